@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+// Pier: the backend a mobile app docks at. Every target names its folder explicitly, so the
+// folder tree is the architecture: Shared/ holds the libraries every service stands on,
+// Services/ one plugin library plus one thin executable per service.
+import PackageDescription
+
+/// Debian's C libraries, wrapped once; only the Shared modules import them.
+func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(
+        name: name, path: "Shared/System/\(name)", pkgConfig: pkgConfig,
+        providers: [.apt(apt)])
+}
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Pier",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pier-auth", targets: ["pier-auth"]),
+        .library(name: "AuthService", targets: ["AuthService"]),
+        .library(name: "PierService", targets: ["PierService"]),
+    ],
+    targets: [
+        system("CPostgres", pkgConfig: "libpq", apt: ["libpq-dev"]),
+        system("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
+        system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
+        system("CArgon2", pkgConfig: "libargon2", apt: ["libargon2-dev"]),
+        system("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
+
+        .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
+        .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
+        .target(name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierRuntime"],
+                path: "Shared/Crypto", swiftSettings: strict),
+        .target(name: "PierPostgres", dependencies: ["CPostgres", "PierRuntime"],
+                path: "Shared/Postgres", swiftSettings: strict),
+        .target(name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierModels"],
+                path: "Shared/HTTP", swiftSettings: strict),
+        .target(name: "PierService",
+                dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels"],
+                path: "Shared/Service", swiftSettings: strict),
+
+        .target(name: "AuthService", dependencies: ["PierService"], path: "Services/Auth",
+                exclude: ["Main"], sources: ["Sources"],
+                resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],
+                swiftSettings: strict),
+        .executableTarget(name: "pier-auth", dependencies: ["AuthService"],
+                          path: "Services/Auth/Main", swiftSettings: strict),
+
+        .testTarget(name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
+                    swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["PierPostgres"],
+                    path: "Tests/PostgresTests", swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["PierHTTP"], path: "Tests/HTTPTests",
+                    swiftSettings: strict),
+        .testTarget(name: "AuthTests", dependencies: ["AuthService", "PierService"],
+                    path: "Tests/AuthTests", swiftSettings: strict),
+    ]
+)

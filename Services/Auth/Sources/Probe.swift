@@ -1,0 +1,1 @@
+enum Probe { static let n = PackageResources.common_passwords_txt.count }
