@@ -1,0 +1,78 @@
+/// One numbered step of a service's schema, from a SQL file in the service's `Migrations/`.
+public struct Migration: Sendable {
+    /// The number in the file name; applied in increasing order.
+    public let version: Int
+    /// The rest of the file name, for the record.
+    public let name: String
+    /// The statements (several are allowed).
+    public let sql: String
+
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+}
+
+/// Applies a service's migrations to its schema, recording them in `<schema>.schema_migrations`.
+///
+/// Everything runs in one transaction under an advisory lock keyed by the schema: when two
+/// replicas start together, one migrates and the other waits, then finds nothing left to do.
+/// A failing migration rolls back entirely.
+public enum Migrator {
+    /// Applies the migrations not yet recorded and returns their versions.
+    @discardableResult
+    public static func migrate(_ pool: PostgresPool, schema: String, migrations: [Migration]) async throws -> [Int] {
+        try checkIdentifier(schema)
+        let sorted = migrations.sorted { $0.version < $1.version }
+        return try await pool.withTransaction { connection in
+            try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("pier.migrate." + schema)))")
+            try connection.executeScript(unsafeSQL: """
+                CREATE SCHEMA IF NOT EXISTS \(schema);
+                CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                );
+                """)
+            let applied = Set(try connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
+                .map { try $0.decode("version", as: Int.self) })
+            var done: [Int] = []
+            for migration in sorted where !applied.contains(migration.version) {
+                do {
+                    try connection.executeScript(unsafeSQL: migration.sql)
+                } catch let error as PostgresError {
+                    throw PostgresError(error.kind, sqlState: error.sqlState,
+                                        message: "migration \(migration.version) \(migration.name): \(error.message)")
+                }
+                try connection.execute("""
+                    INSERT INTO \(unsafeSQL: schema).schema_migrations (version, name)
+                    VALUES (\(migration.version), \(migration.name))
+                    """)
+                done.append(migration.version)
+            }
+            return done
+        }
+    }
+
+    /// The versions in `migrations` that the database has not recorded (readiness: empty).
+    public static func pending(_ pool: PostgresPool, schema: String, migrations: [Migration]) async throws -> [Int] {
+        try checkIdentifier(schema)
+        let applied = try await pool.withConnection { connection -> Set<Int> in
+            let exists = try connection.query("SELECT to_regclass(\(schema + ".schema_migrations")) IS NOT NULL AS found")
+            guard try exists.first?.decode("found", as: Bool.self) == true else { return [] }
+            let rows = try connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
+            return Set(try rows.map { try $0.decode("version", as: Int.self) })
+        }
+        return migrations.map(\.version).filter { !applied.contains($0) }.sorted()
+    }
+
+    /// Schema names are identifiers, which cannot be bound: only `[a-z_][a-z0-9_]*` passes.
+    static func checkIdentifier(_ name: String) throws {
+        let valid = !name.isEmpty && name.utf8.count <= 63 && name.utf8.enumerated().allSatisfy { index, c in
+            (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || c == UInt8(ascii: "_")
+                || (index > 0 && c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9"))
+        }
+        guard valid else { throw PostgresError(.server, message: "invalid schema name \(name)") }
+    }
+}

@@ -1,0 +1,165 @@
+import CPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libpq connection. Its calls block: it is only ever used inside
+/// ``PostgresPool/withConnection(_:)``, on one of the pool's dedicated threads, by one job at
+/// a time.
+///
+/// `@unchecked Sendable`: the pool hands a connection to exactly one job at a time, and the job
+/// runs on a single thread; the connection is never touched concurrently.
+public final class PostgresConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private let configuration: PostgresConfiguration
+    /// True once a statement failed in a way that leaves the connection unusable.
+    private(set) var isBroken = false
+
+    init(configuration: PostgresConfiguration) throws {
+        self.configuration = configuration
+        try connect()
+    }
+
+    deinit { if let handle { PQfinish(handle) } }
+
+    private func connect() throws {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        var options = "-c TimeZone=UTC -c DateStyle=ISO -c client_encoding=UTF8"
+        if configuration.statementTimeoutMilliseconds > 0 {
+            options += " -c statement_timeout=\(configuration.statementTimeoutMilliseconds)"
+        }
+        let keywords = ["dbname", "options", "application_name", "connect_timeout"]
+        let values = [configuration.url, options, configuration.applicationName, String(configuration.connectTimeoutSeconds)]
+        let connection = withCStringArray(keywords) { keywords in
+            withCStringArray(values) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let connection else { throw PostgresError(.connection, message: "out of memory") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = errorMessage(connection)
+            PQfinish(connection)
+            throw PostgresError(.connection, message: message)
+        }
+        // Notices ("relation already exists, skipping") would go to stderr; they are not errors.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+        isBroken = false
+    }
+
+    /// Called when the pool lends the connection: reconnects when the server closed it since
+    /// (a restart), so a request never meets a dead socket left from before.
+    func prepareForUse() throws {
+        guard let handle, !isBroken, PQstatus(handle) == CONNECTION_OK else { return try connect() }
+        // An idle pool connection (never LISTENing) has nothing to read: readable means the
+        // server's termination message or EOF, so the connection is replaced.
+        if CPostgres_socket_readable(handle) != 0 { try connect() }
+    }
+
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    public func query(_ query: PostgresQuery) throws -> [PostgresRow] {
+        try run(query) { result in
+            let rowCount = Int(PQntuples(result))
+            let columnCount = Int(PQnfields(result))
+            let columns = PostgresColumns((0..<columnCount).map { String(cString: PQfname(result, Int32($0))) })
+            var rows: [PostgresRow] = []
+            rows.reserveCapacity(rowCount)
+            for row in 0..<rowCount {
+                var values: [String?] = []
+                values.reserveCapacity(columnCount)
+                for column in 0..<columnCount {
+                    if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
+                        values.append(nil)
+                    } else {
+                        values.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
+                    }
+                }
+                rows.append(PostgresRow(columns: columns, values: values))
+            }
+            return rows
+        }
+    }
+
+    /// Runs one statement and returns how many rows it affected.
+    @discardableResult
+    public func execute(_ query: PostgresQuery) throws -> Int {
+        try run(query) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    }
+
+    /// Runs a script of several statements without parameters (migrations).
+    public func executeScript(unsafeSQL sql: String) throws {
+        guard let handle else { throw PostgresError(.connection, message: "not connected") }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, handle)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
+    public func withTransaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body(self)
+            try execute("COMMIT")
+            return value
+        } catch {
+            if !isBroken { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func run<T>(_ query: PostgresQuery, _ read: (OpaquePointer) throws -> T) throws -> T {
+        guard let handle else { throw PostgresError(.connection, message: "not connected") }
+        let result = withOptionalCStringArray(query.binds) { values in
+            PQexecParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        try check(result, handle)
+        return try read(result!)
+    }
+
+    private func check(_ result: OpaquePointer?, _ handle: OpaquePointer) throws {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            if PQstatus(handle) != CONNECTION_OK {
+                isBroken = true
+                throw PostgresError(.connection, message: errorMessage(handle))
+            }
+            func field(_ code: UInt8) -> String? {
+                guard let result, let value = PQresultErrorField(result, Int32(code)) else { return nil }
+                return String(cString: value)
+            }
+            let message = field(UInt8(ascii: "M")) ?? errorMessage(handle)
+            throw PostgresError(.server, sqlState: field(UInt8(ascii: "C")), message: message,
+                                constraint: field(UInt8(ascii: "n")))
+        }
+    }
+}
+
+private func errorMessage(_ connection: OpaquePointer) -> String {
+    guard let message = PQerrorMessage(connection) else { return "unknown libpq error" }
+    return String(cString: message).trimmingSuffix("\n")
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: Character) -> String {
+        var text = self
+        while text.last == suffix { text.removeLast() }
+        return text
+    }
+}
+
+/// Calls `body` with a NULL-terminated array of C strings that live for the call's duration.
+private func withCStringArray<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+    withOptionalCStringArray(strings.map { Optional($0) }) { body($0!) }
+}
+
+private func withOptionalCStringArray<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+    let copies: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+    defer { for copy in copies { free(copy) } }
+    let pointers = copies.map { UnsafePointer($0) } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PierPostgres
+
+@Suite(.serialized) struct PostgresClientTests {
+    static let url: Task<String, Error> = Task { try await TestDatabase.create("pier_test_postgres") }
+
+    func pool(size: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Int = 10_000) async throws -> PostgresPool {
+        PostgresPool(configuration: PostgresConfiguration(
+            url: try await Self.url.value, poolSize: size, acquireTimeout: acquireTimeout,
+            statementTimeoutMilliseconds: statementTimeout))
+    }
+
+    @Test func interpolationBindsEveryValue() {
+        let email = "x'; DROP TABLE users; --"
+        let limit = 5
+        let query: PostgresQuery = "SELECT * FROM t WHERE email = \(email) AND n < \(limit) ORDER BY \(unsafeSQL: "id")"
+        #expect(query.sql == "SELECT * FROM t WHERE email = $1 AND n < $2 ORDER BY id")
+        #expect(query.binds == [email, "5"])
+        var combined: PostgresQuery = "SELECT 1 WHERE a = \(1)"
+        combined.append(" AND b = \(2) AND c = \(3)")
+        #expect(combined.sql == "SELECT 1 WHERE a = $1 AND b = $2 AND c = $3")
+        #expect(combined.binds == ["1", "2", "3"])
+    }
+
+    @Test func typesRoundTrip() async throws {
+        let pool = try await pool()
+        defer { pool.close() }
+        let id = UUID()
+        let date = Date(timeIntervalSince1970: 1_800_000_000.123456)
+        let text = "héllo 🌍 مرحبا ' \" \\ ; -- $1"
+        let bytes = PostgresBytes([0, 1, 255, 16])
+        let row = try #require(try await pool.query("""
+            SELECT \(text)::text AS t, \(Int.max)::bigint AS i, \(Int32(-7))::int AS i32, \(true)::bool AS b,
+                   \(id)::uuid AS u, \(date)::timestamptz AS d, \(Decimal(string: "12.34")!)::numeric AS n,
+                   \(PostgresJSON(["a": 1]))::jsonb AS j, \(bytes)::bytea AS by, \(2.5)::float8 AS f,
+                   \(PostgresTextArray(["a", "b,c", "d\"e", ""]))::text[] AS arr, \(String?.none)::text AS nothing
+            """).first)
+        #expect(try row.decode("t", as: String.self) == text)
+        #expect(try row.decode("i", as: Int.self) == Int.max)
+        #expect(try row.decode("i32", as: Int32.self) == -7)
+        #expect(try row.decode("b", as: Bool.self) == true)
+        #expect(try row.decode("u", as: UUID.self) == id)
+        #expect(abs(try row.decode("d", as: Date.self).timeIntervalSince(date)) < 0.000_001)
+        #expect(try row.decode("n", as: Decimal.self) == Decimal(string: "12.34"))
+        #expect(try row.decode("j", as: PostgresJSON<[String: Int]>.self).value == ["a": 1])
+        #expect(try row.decode("by", as: PostgresBytes.self) == bytes)
+        #expect(try row.decode("f", as: Double.self) == 2.5)
+        #expect(try row.decode("arr", as: PostgresTextArray.self).values == ["a", "b,c", "d\"e", ""])
+        #expect(try row.decode("nothing", as: String?.self) == nil)
+        #expect(throws: PostgresError.self) { try row.decode("nothing", as: String.self) }
+        #expect(throws: PostgresError.self) { try row.decode("t", as: Int.self) }
+        #expect(throws: PostgresError.self) { try row.decode("missing", as: Int.self) }
+    }
+
+    @Test func datesParseEveryOffsetPostgresPrints() {
+        #expect(Date(postgresText: "1970-01-01 00:00:00+00") == Date(timeIntervalSince1970: 0))
+        #expect(Date(postgresText: "2000-03-01 01:30:00+01:30") == Date(timeIntervalSince1970: 951_868_800))
+        #expect(Date(postgresText: "1969-12-31 23:59:59.5+00") == Date(timeIntervalSince1970: -0.5))
+        #expect(Date(postgresText: "garbage") == nil)
+        #expect(Date(timeIntervalSince1970: 951_868_800).postgresText == "2000-03-01T00:00:00.000000Z")
+    }
+
+    @Test func transactionsCommitOrRollBack() async throws {
+        let pool = try await pool()
+        defer { pool.close() }
+        try await pool.execute("CREATE TABLE IF NOT EXISTS tx_test (id int PRIMARY KEY, note text)")
+        try await pool.execute("TRUNCATE tx_test")
+        struct Boom: Error {}
+        await #expect(throws: Boom.self) {
+            try await pool.withTransaction { connection in
+                try connection.execute("INSERT INTO tx_test VALUES (1, 'rolled back')")
+                throw Boom()
+            }
+        }
+        try await pool.withTransaction { connection in
+            try connection.execute("INSERT INTO tx_test VALUES (2, 'kept')")
+        }
+        let rows = try await pool.query("SELECT id FROM tx_test ORDER BY id")
+        #expect(try rows.map { try $0.decode("id", as: Int.self) } == [2])
+    }
+
+    @Test func serverErrorsKeepTheirSQLState() async throws {
+        let pool = try await pool()
+        defer { pool.close() }
+        try await pool.execute("CREATE TABLE IF NOT EXISTS unique_test (email text UNIQUE)")
+        try await pool.execute("TRUNCATE unique_test")
+        try await pool.execute("INSERT INTO unique_test VALUES (\("a@b.c"))")
+        do {
+            try await pool.execute("INSERT INTO unique_test VALUES (\("a@b.c"))")
+            Issue.record("a duplicate was accepted")
+        } catch let error as PostgresError {
+            #expect(error.isUniqueViolation)
+            #expect(error.constraint == "unique_test_email_key")
+        }
+        await #expect(throws: PostgresError.self) { try await pool.execute("SELEC 1") }
+        // The connection that saw the error is still good.
+        #expect(await pool.isReachable())
+    }
+
+    @Test func statementTimeoutCancels() async throws {
+        let pool = try await pool(statementTimeout: 100)
+        defer { pool.close() }
+        do {
+            try await pool.execute("SELECT pg_sleep(2)")
+            Issue.record("the statement was not cancelled")
+        } catch let error as PostgresError {
+            #expect(error.isQueryCanceled)
+        }
+    }
+
+    @Test func twiceMoreRequestsThanConnectionsAllCompleteWithoutStarving() async throws {
+        let pool = try await pool(size: 4)
+        defer { pool.close() }
+        let finished = Locked(0)
+        let observed = Locked<Int?>(nil)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await pool.execute("SELECT pg_sleep(0.3)")
+                    finished.withLock { $0 += 1 }
+                }
+            }
+            // While eight queries hold or wait for four connections, other async work still runs:
+            // the cooperative pool is never blocked by libpq.
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(50))
+                observed.withLock { $0 = finished.withLock { $0 } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(finished.withLock { $0 } == 8)
+        #expect(observed.withLock { $0 } == 0)
+        #expect(pool.statistics == .init(inUse: 0, idle: 4, waiting: 0))
+    }
+
+    @Test func acquireTimesOutWhenEveryConnectionIsBusy() async throws {
+        let pool = try await pool(size: 1, acquireTimeout: .milliseconds(100))
+        defer { pool.close() }
+        async let slow: Void = { try await pool.execute("SELECT pg_sleep(0.5)") }()
+        try await Task.sleep(for: .milliseconds(50))
+        do {
+            try await pool.execute("SELECT 1")
+            Issue.record("no timeout")
+        } catch let error as PostgresError {
+            #expect(error.kind == .poolTimeout)
+            #expect(error.isTransient)
+        }
+        try await slow
+        #expect(await pool.isReachable())
+    }
+
+    @Test func unreachableServerIsATransientError() async throws {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: "postgresql://postgres@127.0.0.1:1/none",
+                                                                     poolSize: 1, connectTimeoutSeconds: 1))
+        defer { pool.close() }
+        do {
+            try await pool.execute("SELECT 1")
+            Issue.record("connected to nothing")
+        } catch let error as PostgresError {
+            #expect(error.kind == .connection)
+            #expect(error.isTransient)
+        }
+    }
+
+    @Test func migrationsRunOnceUnderALock() async throws {
+        let pool = try await pool()
+        defer { pool.close() }
+        try await pool.execute("DROP SCHEMA IF EXISTS mig_test CASCADE")
+        let migrations = [
+            Migration(version: 2, name: "add_column", sql: "ALTER TABLE mig_test.items ADD COLUMN note text;"),
+            Migration(version: 1, name: "create", sql: "CREATE TABLE mig_test.items (id int); SELECT pg_sleep(0.2);"),
+        ]
+        #expect(try await Migrator.pending(pool, schema: "mig_test", migrations: migrations) == [1, 2])
+        async let first = Migrator.migrate(pool, schema: "mig_test", migrations: migrations)
+        async let second = Migrator.migrate(pool, schema: "mig_test", migrations: migrations)
+        let results = try await [first, second]
+        #expect(results.contains([1, 2]))
+        #expect(results.contains([]))
+        #expect(try await Migrator.pending(pool, schema: "mig_test", migrations: migrations) == [])
+        let broken = migrations + [Migration(version: 3, name: "broken", sql: "CREATE TABLE mig_test.x (id int); SELEC 1;")]
+        await #expect(throws: PostgresError.self) { try await Migrator.migrate(pool, schema: "mig_test", migrations: broken) }
+        // Rolled back entirely: no table x, version 3 still pending.
+        #expect(try await pool.query("SELECT to_regclass('mig_test.x') IS NULL AS gone").first?.decode("gone", as: Bool.self) == true)
+        #expect(try await Migrator.pending(pool, schema: "mig_test", migrations: broken) == [3])
+        await #expect(throws: PostgresError.self) { try await Migrator.migrate(pool, schema: "bad-name; --", migrations: []) }
+    }
+}
+
+/// A value shared between test tasks.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
+}

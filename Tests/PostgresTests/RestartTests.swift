@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+@testable import PierPostgres
+
+/// Restarts the shared test server, so the test script runs this suite on its own, after the
+/// others (`swift test --filter RestartTests`).
+@Suite struct RestartTests {
+    @Test func poolRecoversAfterAServerRestart() async throws {
+        guard ProcessInfo.processInfo.environment["PIER_TEST_RESTART"] == "1" else { return }
+        let url = try await TestDatabase.create("pier_test_restart")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 3))
+        defer { pool.close() }
+        // Open every connection, so each one meets the restart.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<3 { group.addTask { try await pool.execute("SELECT pg_sleep(0.1)") } }
+            try await group.waitForAll()
+        }
+        #expect(pool.statistics.idle == 3)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../scripts/postgres.sh").standardized.path
+        #expect(runCommand(["/bin/bash", script, "restart"]) == 0)
+        // Every idle connection was closed by the restart; each is replaced when lent.
+        for _ in 0..<6 {
+            let rows = try await pool.query("SELECT 1 AS one")
+            #expect(try rows.first?.decode("one", as: Int.self) == 1)
+        }
+    }
+}
+
+/// Runs a command and returns its exit status (posix_spawn + waitpid: Foundation's Process
+/// waits on a run loop that async tests do not turn).
+func runCommand(_ arguments: [String]) -> Int32 {
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    guard posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return (status >> 8) & 0xFF
+}
