@@ -34,7 +34,7 @@ let package = Package(
                 path: "Shared/Crypto", swiftSettings: strict),
         .target(name: "PierPostgres", dependencies: ["CPostgres", "PierRuntime"],
                 path: "Shared/Postgres", swiftSettings: strict),
-        .target(name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierModels"],
+        .target(name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierModels", "PierRuntime"],
                 path: "Shared/HTTP", swiftSettings: strict),
         .target(name: "PierService",
                 dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels"],

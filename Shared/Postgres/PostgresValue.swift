@@ -1,3 +1,4 @@
+import PierRuntime
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -180,20 +181,7 @@ enum PostgresCoders {
 
 extension Date: PostgresEncodable, PostgresDecodable {
     /// ISO 8601 in UTC with microseconds, which PostgreSQL parses for timestamptz.
-    public var postgresText: String {
-        let totalMicros = (timeIntervalSince1970 * 1_000_000).rounded()
-        var seconds = Int64((totalMicros / 1_000_000).rounded(.down))
-        let micros = Int64(totalMicros) - seconds * 1_000_000
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        seconds -= days * 86_400
-        let (year, month, day) = civil(fromDays: days)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):"
-            + "\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(micros, 6))Z"
-    }
+    public var postgresText: String { CivilDate.iso8601(secondsSince1970: timeIntervalSince1970, fractionDigits: 6) }
 
     /// Parses PostgreSQL's ISO output, `2026-11-29 19:50:28.123456+00` (any offset, optional
     /// fraction), which connections produce with `DateStyle=ISO`.
@@ -243,30 +231,9 @@ extension Date: PostgresEncodable, PostgresDecodable {
             }
         }
         guard index == c.count else { return nil }
-        let days = days(fromCivil: year, month, day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         self.init(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }
 
-// Howard Hinnant's civil calendar algorithms (proleptic Gregorian, days since 1970-01-01).
-private func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
-}
-
-private func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-}

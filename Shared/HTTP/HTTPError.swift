@@ -1,0 +1,86 @@
+import PierModels
+
+/// An error that knows the HTTP answer it deserves. Anything thrown by a handler that does not
+/// conform becomes a generic 500, with its detail only in the log.
+public protocol HTTPResponseError: Error {
+    /// The status code.
+    var status: Int { get }
+    /// The problem body (its `requestId` is filled in by the server).
+    var problem: Problem { get }
+    /// Extra headers (`Retry-After`, `Allow`, `WWW-Authenticate`).
+    var headers: HTTPHeaders { get }
+}
+
+/// The common HTTP errors, with a problem body that says which field and why.
+public struct HTTPError: HTTPResponseError, CustomStringConvertible {
+    public let status: Int
+    public let problem: Problem
+    public let headers: HTTPHeaders
+
+    public init(_ status: Int, title: String? = nil, detail: String? = nil, type: String = "about:blank",
+                errors: [Problem.FieldError]? = nil, headers: HTTPHeaders = [:]) {
+        self.status = status
+        self.problem = Problem(type: type, title: title ?? HTTPStatus.reason(status), status: status,
+                               detail: detail, errors: errors)
+        self.headers = headers
+    }
+
+    public var description: String { "HTTP \(status): \(problem.detail ?? problem.title)" }
+
+    public static func badRequest(_ detail: String, errors: [Problem.FieldError]? = nil) -> HTTPError {
+        HTTPError(400, detail: detail, errors: errors)
+    }
+    public static func unauthorized(_ detail: String = "A valid bearer token is required.") -> HTTPError {
+        HTTPError(401, detail: detail, headers: ["WWW-Authenticate": "Bearer"])
+    }
+    public static func forbidden(_ detail: String) -> HTTPError { HTTPError(403, detail: detail) }
+    public static func notFound(_ detail: String = "Nothing lives at this address.") -> HTTPError {
+        HTTPError(404, detail: detail)
+    }
+    public static func conflict(_ detail: String) -> HTTPError { HTTPError(409, detail: detail) }
+    /// 422 with one entry per invalid field.
+    public static func invalid(_ errors: [Problem.FieldError]) -> HTTPError {
+        let fields = errors.map(\.field).joined(separator: ", ")
+        return HTTPError(422, title: "Validation failed", detail: "Invalid field(s): \(fields).", errors: errors)
+    }
+    /// 422 for one field.
+    public static func invalid(_ field: String, _ message: String) -> HTTPError {
+        invalid([Problem.FieldError(field: field, message: message)])
+    }
+    public static func tooManyRequests(retryAfter seconds: Int, _ detail: String) -> HTTPError {
+        HTTPError(429, detail: detail, headers: ["Retry-After": String(max(1, seconds))])
+    }
+    public static func unavailable(retryAfter seconds: Int, _ detail: String) -> HTTPError {
+        HTTPError(503, detail: detail, headers: ["Retry-After": String(max(1, seconds))])
+    }
+}
+
+/// Reason phrases for the statuses Pier uses.
+public enum HTTPStatus {
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "HTTP \(status)"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import PierRuntime
+
+extension HTTPServer {
+    /// Listening address, limits and timeouts. Every limit answers with a clear status.
+    public struct Configuration: Sendable {
+        /// Address to bind; default `127.0.0.1`. `::` or `0.0.0.0` for every interface.
+        public var host: String
+        /// Port; default 8080. 0 picks a free one (tests), readable from ``HTTPServer/port``.
+        public var port: Int
+        /// Threads that parse HTTP and run synchronous handlers; default: the number of cores.
+        public var threads: Int
+        /// Open connections at most; beyond, new ones are refused. Default 1,024.
+        public var maxConnections: Int
+        /// Open connections per client address at most; 0 (default) for no per-address cap.
+        public var maxConnectionsPerClient: Int
+        /// Request body bytes at most (→ 413); default 1 MiB.
+        public var maxBodyBytes: Int
+        /// Request-target bytes at most (→ 414); default 8 KiB.
+        public var maxURLBytes: Int
+        /// Memory per connection for the request line and headers (→ 431); default 32 KiB.
+        public var maxHeaderBytes: Int
+        /// Seconds a connection may stay silent — idle keep-alive, or a client stalling while
+        /// sending headers or body — before it is closed; default 30.
+        public var idleTimeoutSeconds: Int
+        /// Seconds a whole request body may take to arrive, however steadily it trickles; default 30.
+        public var bodyTimeoutSeconds: Double
+        /// On shutdown, how long in-flight requests may take to finish; default 10 s.
+        public var shutdownGracePeriod: Duration
+        /// Writes one log line per request; default true.
+        public var accessLog: Bool
+
+        public init(host: String = "127.0.0.1", port: Int = 8080, threads: Int = System.coreCount,
+                    maxConnections: Int = 1024, maxConnectionsPerClient: Int = 0, maxBodyBytes: Int = 1 << 20,
+                    maxURLBytes: Int = 8192, maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30,
+                    bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true) {
+            self.host = host
+            self.port = port
+            self.threads = threads
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerClient = maxConnectionsPerClient
+            self.maxBodyBytes = maxBodyBytes
+            self.maxURLBytes = maxURLBytes
+            self.maxHeaderBytes = maxHeaderBytes
+            self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.bodyTimeoutSeconds = bodyTimeoutSeconds
+            self.shutdownGracePeriod = shutdownGracePeriod
+            self.accessLog = accessLog
+        }
+    }
+}

@@ -1,0 +1,443 @@
+import CMicroHTTPD
+import PierRuntime
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The HTTP/1.1 server: GNU libmicrohttpd parses and frames (keep-alive, pipelining, chunked
+/// bodies, `Expect: 100-continue`, header limits), this layer applies Pier's limits, runs the
+/// middleware and the router, and answers.
+///
+/// Threads: MHD's own pool (``Configuration/threads``) reads requests and runs synchronous
+/// handlers. An asynchronous handler suspends its connection, runs as a task, and resumes the
+/// connection with the response; blocking work inside handlers goes to dedicated pools (the
+/// database's, the password hasher's), never to the cooperative pool.
+///
+/// `@unchecked Sendable`: the daemon pointer is written in `start` and `shutdown` only, which
+/// the owner calls once each, in order; everything else is immutable or behind a `Mutex`.
+public final class HTTPServer: @unchecked Sendable {
+    public let configuration: Configuration
+    public let router: Router
+    public let middleware: [any Middleware]
+    public let logger: Logger
+    /// Turns errors of other layers (database, pools) into HTTP answers; nil means 500.
+    public let errorMapper: @Sendable (any Error) -> (any HTTPResponseError)?
+
+    private var daemon: OpaquePointer?
+    private var listenSocket: Int32 = -1
+    /// The bound port (useful with port 0).
+    public private(set) var port: Int = 0
+
+    private struct Activity {
+        var inFlight = 0
+        var suspended: [ObjectIdentifier: Exchange] = [:]
+        var stopping = false
+    }
+    private let activity = Mutex(Activity())
+
+    public init(configuration: Configuration, router: Router, middleware: [any Middleware] = [], logger: Logger,
+                errorMapper: @escaping @Sendable (any Error) -> (any HTTPResponseError)? = { _ in nil }) {
+        self.configuration = configuration
+        self.router = router
+        self.middleware = middleware
+        self.logger = logger
+        self.errorMapper = errorMapper
+    }
+
+    /// Binds, listens and starts MHD's threads.
+    public func start() throws {
+        let (socket, family) = try Self.listen(host: configuration.host, port: configuration.port)
+        listenSocket = socket
+        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        if family == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
+        var options: [MHD_OptionItem] = [
+            MHD_OptionItem(option: MHD_OPTION.LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.maxConnections, ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.CONNECTION_TIMEOUT, value: configuration.idleTimeoutSeconds, ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: configuration.maxHeaderBytes, ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
+        ]
+        if configuration.maxConnectionsPerClient > 0 {
+            options.append(MHD_OptionItem(option: MHD_OPTION.PER_IP_CONNECTION_LIMIT,
+                                          value: configuration.maxConnectionsPerClient, ptr_value: nil))
+        }
+        options.append(MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil))
+        // MHD holds this pointer until MHD_stop_daemon; the retain is released in `shutdown`.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        daemon = options.withUnsafeBufferPointer { options in
+            CMicroHTTPD_start(UInt32(flags), 0, accessHandler, context, requestCompleted, uriLogged, options.baseAddress)
+        }
+        guard daemon != nil else {
+            Unmanaged<HTTPServer>.fromOpaque(context).release()
+            close(socket)
+            throw HTTPServerError(message: "libmicrohttpd could not start on \(configuration.host):\(configuration.port)")
+        }
+        port = Int(CMicroHTTPD_bound_port(daemon))
+    }
+
+    /// Stops accepting, lets in-flight requests finish within the grace period, answers the
+    /// rest with 503, then stops MHD's threads.
+    public func shutdown() async {
+        guard let daemon else { return }
+        activity.withLock { $0.stopping = true }
+        let socket = MHD_quiesce_daemon(daemon)
+        if socket >= 0 { close(socket) }
+        let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
+        while activity.withLock({ $0.inFlight > 0 }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        // MHD may not stop while a connection is suspended: answer what is still running.
+        let stuck = activity.withLock { Array($0.suspended.values) }
+        for exchange in stuck {
+            complete(exchange, with: Response.problem(
+                HTTPError.unavailable(retryAfter: 1, "The server is shutting down."), requestID: exchange.requestID))
+        }
+        let settle = ContinuousClock.now + .seconds(1)
+        while activity.withLock({ !$0.suspended.isEmpty || $0.inFlight > 0 }) && ContinuousClock.now < settle {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+        Unmanaged.passUnretained(self).release()
+    }
+
+    /// Requests received and not yet completed.
+    public var inFlight: Int { activity.withLock { $0.inFlight } }
+
+    // MARK: - The per-request state machine
+
+    fileprivate func began(_ uri: String, _ connection: OpaquePointer) -> Exchange {
+        activity.withLock { $0.inFlight += 1 }
+        return Exchange(connection: connection, uri: uri)
+    }
+
+    fileprivate func ended(_ exchange: Exchange) {
+        activity.withLock { activity in
+            activity.inFlight -= 1
+            activity.suspended[ObjectIdentifier(exchange)] = nil
+        }
+    }
+
+    fileprivate func handle(_ exchange: Exchange, method: String, upload: UnsafePointer<CChar>?,
+                            uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
+        switch exchange.phase {
+        case .headers:
+            exchange.method = method
+            exchange.headers = Self.headers(of: exchange.connection)
+            exchange.requestID = Self.requestID(exchange.headers["X-Request-ID"])
+            exchange.bodyStartedAt = MonotonicClock.seconds()
+            if let error = validate(exchange) {
+                // Answering before the body is read makes MHD close the connection afterwards:
+                // nothing of a refused body is ever taken for the next request.
+                return queue(exchange, errorResponse(error, exchange: exchange))
+            }
+            exchange.phase = .body
+            return .YES
+        case .body:
+            if uploadSize.pointee > 0 {
+                let count = uploadSize.pointee
+                uploadSize.pointee = 0
+                if exchange.body.count + count > configuration.maxBodyBytes {
+                    // MHD cannot answer in the middle of a chunked upload: drop the body as it
+                    // comes and answer 413 once it ends (or cut the connection if it never does).
+                    exchange.phase = .refused
+                    exchange.body = []
+                    exchange.discarded = count
+                    return .YES
+                }
+                if MonotonicClock.seconds() - exchange.bodyStartedAt > configuration.bodyTimeoutSeconds {
+                    logger.info("request body timed out", [("request_id", .string(exchange.requestID))])
+                    return .NO
+                }
+                upload!.withMemoryRebound(to: UInt8.self, capacity: count) {
+                    exchange.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+                }
+                return .YES
+            }
+            return dispatch(exchange)
+        case .refused:
+            if uploadSize.pointee > 0 {
+                exchange.discarded += uploadSize.pointee
+                uploadSize.pointee = 0
+                let tooSlow = MonotonicClock.seconds() - exchange.bodyStartedAt > configuration.bodyTimeoutSeconds
+                return tooSlow || exchange.discarded > 16 * configuration.maxBodyBytes ? .NO : .YES
+            }
+            return queue(exchange, errorResponse(tooLarge, exchange: exchange))
+        case .suspended:
+            guard let response = exchange.takeResponse() else { return .YES }
+            return queue(exchange, response)
+        case .answered:
+            uploadSize.pointee = 0
+            return .YES
+        }
+    }
+
+    private var tooLarge: HTTPError {
+        HTTPError(413, detail: "The request body is larger than \(configuration.maxBodyBytes) bytes.")
+    }
+
+    private func validate(_ exchange: Exchange) -> HTTPError? {
+        if exchange.uri.utf8.count > configuration.maxURLBytes {
+            return HTTPError(414, detail: "The request target is longer than \(configuration.maxURLBytes) bytes.")
+        }
+        let lengths = exchange.headers.values("Content-Length")
+        let codings = exchange.headers.values("Transfer-Encoding")
+        let chunked = !codings.isEmpty
+        if lengths.count > 1 { return .badRequest("Send Content-Length once.") }
+        if chunked && (codings.count > 1 || !codings[0].trimmingWhitespace().caseInsensitiveEquals("chunked")) {
+            return .badRequest("Only the chunked transfer coding is supported.")
+        }
+        if chunked && !lengths.isEmpty { return .badRequest("Send either Content-Length or Transfer-Encoding, not both.") }
+        if let length = lengths.first {
+            guard let value = Int(length), value >= 0 else { return .badRequest("Content-Length must be a number.") }
+            if value > configuration.maxBodyBytes { return tooLarge }
+        }
+        return nil
+    }
+
+    private func dispatch(_ exchange: Exchange) -> MHD_Result {
+        var request: Request
+        do {
+            request = try exchange.makeRequest(clientAddress: Self.clientAddress(exchange.connection))
+        } catch {
+            return queue(exchange, errorResponse(error, exchange: exchange))
+        }
+        for (index, middleware) in middleware.enumerated() {
+            if let early = middleware.before(&request) {
+                return queue(exchange, finish(request, early, middlewareCount: index))
+            }
+        }
+        switch router.match(method: request.method, path: request.path) {
+        case .failure(let error):
+            return queue(exchange, finish(request, errorResponse(error, exchange: exchange)))
+        case .success(let (route, parameters)):
+            request.parameters = parameters
+            request.route = route.pattern
+            switch route.handler {
+            case .sync(let handler):
+                let response: Response
+                do { response = try handler(request) } catch { response = errorResponse(error, exchange: exchange) }
+                return queue(exchange, finish(request, response))
+            case .async(let handler):
+                exchange.phase = .suspended
+                activity.withLock { $0.suspended[ObjectIdentifier(exchange)] = exchange }
+                MHD_suspend_connection(exchange.connection)
+                let sendableRequest = request
+                Task {
+                    let response: Response
+                    do { response = try await handler(sendableRequest) } catch {
+                        response = self.errorResponse(error, exchange: exchange)
+                    }
+                    self.complete(exchange, with: self.finish(sendableRequest, response))
+                }
+                return .YES
+            }
+        }
+    }
+
+    /// Hands a response to a suspended connection, once.
+    private func complete(_ exchange: Exchange, with response: Response) {
+        guard exchange.offer(response) else { return }
+        let resume = activity.withLock { $0.suspended.removeValue(forKey: ObjectIdentifier(exchange)) != nil }
+        if resume { MHD_resume_connection(exchange.connection) }
+    }
+
+    /// Runs the `after` of the middleware that ran, sets `X-Request-ID`, writes the access log.
+    private func finish(_ request: Request, _ response: Response, middlewareCount: Int? = nil) -> Response {
+        var response = response
+        for middleware in middleware.prefix(middlewareCount.map { $0 + 1 } ?? middleware.count).reversed() {
+            middleware.after(request, &response)
+        }
+        response.headers.set("X-Request-ID", request.requestID)
+        if configuration.accessLog {
+            let milliseconds = (MonotonicClock.seconds() - request.startedAt) * 1000
+            logger.info("request", [
+                ("request_id", .string(request.requestID)), ("method", .string(request.method)),
+                ("path", .string(request.path)), ("status", .int(response.status)),
+                ("duration_ms", .double((milliseconds * 1000).rounded() / 1000)),
+                ("client", .string(request.clientAddress)),
+            ])
+        }
+        return response
+    }
+
+    func errorResponse(_ error: any Error, exchange: Exchange) -> Response {
+        if let error = error as? any HTTPResponseError {
+            return .problem(error, requestID: exchange.requestID)
+        }
+        if let mapped = errorMapper(error) {
+            return .problem(mapped, requestID: exchange.requestID)
+        }
+        if error is BlockingPool.Overloaded {
+            return .problem(HTTPError.unavailable(retryAfter: 1, "The server is busy; try again shortly."),
+                            requestID: exchange.requestID)
+        }
+        logger.error("unhandled error", [("request_id", .string(exchange.requestID)), ("error", .string(String(describing: error)))])
+        return .problem(HTTPError(500, detail: "Something went wrong on our side; the request id helps us find it."),
+                        requestID: exchange.requestID)
+    }
+
+    private func queue(_ exchange: Exchange, _ response: Response) -> MHD_Result {
+        exchange.phase = .answered
+        let mhdResponse = response.body.withUnsafeBytes { body in
+            MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers {
+            MHD_add_response_header(mhdResponse, name, value)
+        }
+        return MHD_queue_response(exchange.connection, UInt32(response.status), mhdResponse)
+    }
+
+    // MARK: - Helpers
+
+    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        final class Collector { var headers = HTTPHeaders() }
+        let collector = Collector()
+        withExtendedLifetime(collector) {
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, key, value in
+                let collector = Unmanaged<Collector>.fromOpaque(context!).takeUnretainedValue()
+                if let key, let value { collector.headers.add(String(cString: key), String(cString: value)) }
+                return .YES
+            }, Unmanaged.passUnretained(collector).toOpaque())
+        }
+        return collector.headers
+    }
+
+    private static func clientAddress(_ connection: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard CMicroHTTPD_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "unknown" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Keeps a client's id when it is 1–128 visible ASCII characters; otherwise makes one.
+    static func requestID(_ given: String?) -> String {
+        if let given, !given.isEmpty, given.utf8.count <= 128, given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            return given
+        }
+        return UUID().uuidString.lowercased()
+    }
+
+    private static func listen(host: String, port: Int) throws -> (Int32, Int32) {
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw HTTPServerError(message: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(list) }
+        let family = first.pointee.ai_family
+        // SOCK_CLOEXEC: a crash helper or child process must not inherit the listening socket.
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HTTPServerError(message: "socket: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if family == AF_INET6 {
+            var zero: Int32 = 0
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(message)")
+        }
+        guard Glibc.listen(fd, 1024) == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError(message: "listen: \(message)")
+        }
+        return (fd, family)
+    }
+}
+
+/// The server could not start.
+public struct HTTPServerError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// One request's state across MHD's calls.
+///
+/// `@unchecked Sendable`: MHD calls the handler for a connection on one thread at a time; while
+/// the connection is suspended only the task touches it, and `offer`/`takeResponse` hand the
+/// response over under a lock (MHD_resume_connection orders the rest).
+final class Exchange: @unchecked Sendable {
+    enum Phase { case headers, body, refused, suspended, answered }
+
+    let connection: OpaquePointer
+    let uri: String
+    var phase = Phase.headers
+    var method = ""
+    var headers = HTTPHeaders()
+    var body: [UInt8] = []
+    var requestID = ""
+    var bodyStartedAt = 0.0
+    /// Bytes of a refused (too large) body read and thrown away.
+    var discarded = 0
+    private let handoff = Mutex<(offered: Bool, response: Response?)>((false, nil))
+
+    init(connection: OpaquePointer, uri: String) {
+        self.connection = connection
+        self.uri = uri
+    }
+
+    /// Stores the response once; later offers (a late task after a shutdown answer) are ignored.
+    func offer(_ response: Response) -> Bool {
+        handoff.withLock { state in
+            if state.offered { return false }
+            state = (true, response)
+            return true
+        }
+    }
+
+    func takeResponse() -> Response? {
+        handoff.withLock { state in
+            defer { state.response = nil }
+            return state.response
+        }
+    }
+
+    func makeRequest(clientAddress: String) throws(HTTPError) -> Request {
+        let (path, query) = try URLTarget.parse(uri)
+        return Request(method: method, path: path, query: query, headers: headers, body: body,
+                       requestID: requestID, clientAddress: clientAddress)
+    }
+}
+
+// MARK: - C callbacks (static, context through Unmanaged: no captures cross into C)
+
+private func server(_ context: UnsafeMutableRawPointer?) -> HTTPServer {
+    Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+}
+
+private let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+    context, uri, connection in
+    let exchange = server(context).began(uri.map { String(cString: $0) } ?? "/", connection!)
+    return Unmanaged.passRetained(exchange).toOpaque()
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
+    guard let state, let raw = state.pointee else { return }
+    let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeRetainedValue()
+    state.pointee = nil
+    server(context).ended(exchange)
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = { context, _, _, method, _, upload, uploadSize, state in
+    guard let state, let raw = state.pointee, let uploadSize else { return .NO }
+    let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeUnretainedValue()
+    return server(context).handle(exchange, method: method.map { String(cString: $0) } ?? "GET",
+                                  upload: upload, uploadSize: uploadSize)
+}

@@ -1,0 +1,78 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import PierModels
+
+/// The JSON coders every service shares, made once: camelCase keys, ISO 8601 dates.
+public enum JSON {
+    public static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    public static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    /// Decodes a request body, turning every failure into a problem that names the field:
+    /// 400 when the body is not JSON at all, 422 when a field is missing or of the wrong type.
+    public static func decodeBody<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(HTTPError) -> T {
+        guard !bytes.isEmpty else { throw .badRequest("The request body is empty; a JSON object is expected.") }
+        do {
+            return try decoder.decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw problem(for: error)
+        } catch let error as HTTPError {
+            throw error
+        } catch {
+            throw .badRequest("The request body is not valid JSON.")
+        }
+    }
+
+    static func problem(for error: DecodingError) -> HTTPError {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            var text = ""
+            for key in codingPath + (last.map { [$0] } ?? []) {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += text.isEmpty ? key.stringValue : "." + key.stringValue
+                }
+            }
+            return text.isEmpty ? "(body)" : text
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .invalid(path(context.codingPath, key), "is required")
+        case .valueNotFound(let type, let context):
+            return .invalid(path(context.codingPath), "must be \(describe(type)), not null")
+        case .typeMismatch(let type, let context):
+            if context.codingPath.isEmpty { return .badRequest("The request body must be a JSON \(describe(type)).") }
+            return .invalid(path(context.codingPath), "must be \(describe(type))")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty { return .badRequest("The request body is not valid JSON.") }
+            return .invalid(path(context.codingPath), "has an invalid value")
+        @unknown default:
+            return .badRequest("The request body could not be read.")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int32.Type, is Int64.Type: "an integer"
+        case is Double.Type, is Float.Type: "a number"
+        case is Bool.Type: "a boolean"
+        case is UUID.Type: "a UUID"
+        case is Date.Type: "an ISO 8601 date"
+        default:
+            String(describing: type).hasPrefix("Array") ? "an array" : String(describing: type).hasPrefix("Dictionary") ? "an object" : "an object"
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import PierRuntime
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One HTTP request, with its body read in full (within the server's body limit).
+public struct Request: Sendable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The decoded path, without the query.
+    public var path: String
+    /// The query parameters in order, decoded.
+    public var query: [(name: String, value: String)]
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Kept from `X-Request-ID` when the client sent a sane one, generated otherwise.
+    public var requestID: String
+    /// The peer's address (the gateway's, behind one).
+    public var clientAddress: String
+    /// Values of the route's `{name}` segments.
+    public var parameters: [String: String] = [:]
+    /// The matched route's pattern (`/auth/users/{id}`), for metrics and logs.
+    public var route: String?
+    /// When the server started on this request (for durations), in seconds from an arbitrary origin.
+    public let startedAt: Double
+    /// Values that middleware attaches for handlers (the authenticated user, say).
+    public var attachments: [String: any Sendable] = [:]
+
+    public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
+                body: [UInt8] = [], requestID: String = "", clientAddress: String = "127.0.0.1") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.requestID = requestID
+        self.clientAddress = clientAddress
+        self.startedAt = MonotonicClock.seconds()
+    }
+
+    /// The first value of query parameter `name`.
+    public func query(_ name: String) -> String? { query.first { $0.name == name }?.value }
+
+    /// The value of path parameter `name`; routes guarantee it exists.
+    public func parameter(_ name: String) -> String { parameters[name] ?? "" }
+
+    /// The body decoded as JSON, with problems that name the field (400/415/422).
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
+        if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
+            throw HTTPError(415, detail: "Send the body as application/json.")
+        }
+        return try JSON.decodeBody(T.self, from: body)
+    }
+
+    /// The bearer token of the `Authorization` header, if one is present.
+    public var bearerToken: String? {
+        guard let value = headers["Authorization"] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, String(parts[0]).caseInsensitiveEquals("Bearer") else { return nil }
+        return parts[1].trimmingWhitespace()
+    }
+
+    static func isJSON(_ contentType: String) -> Bool {
+        let media = contentType.split(separator: ";", maxSplits: 1)[0].trimmingWhitespace().lowercased()
+        return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
+    }
+}
+
+/// Seconds from an arbitrary origin, never going backwards (for durations).
+public enum MonotonicClock {
+    public static func seconds() -> Double {
+        let now = ContinuousClock.now.duration(to: origin)
+        return -Double(now.components.seconds) - Double(now.components.attoseconds) / 1e18
+    }
+    private static let origin = ContinuousClock.now
+}

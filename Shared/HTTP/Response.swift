@@ -1,0 +1,61 @@
+import PierModels
+
+/// An HTTP response, its body complete.
+public struct Response: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int = 200, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response of `value`.
+    public static func json(_ value: some Encodable, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response {
+        var headers = headers
+        headers.set("Content-Type", "application/json")
+        return Response(status: status, headers: headers, body: Array(try JSON.encoder.encode(value)))
+    }
+
+    /// A plain-text response.
+    public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> Response {
+        Response(status: status, headers: ["Content-Type": contentType], body: Array(text.utf8))
+    }
+
+    /// 204 No Content.
+    public static var noContent: Response { Response(status: 204) }
+
+    /// An `application/problem+json` response for `error`, tagged with the request id.
+    public static func problem(_ error: any HTTPResponseError, requestID: String) -> Response {
+        var problem = error.problem
+        problem.requestId = requestID.isEmpty ? nil : requestID
+        var headers = error.headers
+        headers.set("Content-Type", "application/problem+json")
+        let body = (try? JSON.encoder.encode(problem)).map(Array.init) ?? Array(#"{"title":"Error"}"#.utf8)
+        return Response(status: error.status, headers: headers, body: body)
+    }
+}
+
+/// What a handler may return: a `Response` itself, or any `Encodable` value (200 JSON).
+public protocol ResponseConvertible: Sendable {
+    func response() throws -> Response
+}
+
+extension Response: ResponseConvertible {
+    public func response() throws -> Response { self }
+}
+
+/// A value answered as JSON with a chosen status (201 with `Location`, say).
+public struct JSONResponse<Value: Encodable & Sendable>: ResponseConvertible {
+    public var value: Value
+    public var status: Int
+    public var headers: HTTPHeaders
+    public init(_ value: Value, status: Int = 200, headers: HTTPHeaders = [:]) {
+        self.value = value
+        self.status = status
+        self.headers = headers
+    }
+    public func response() throws -> Response { try .json(value, status: status, headers: headers) }
+}

@@ -1,0 +1,82 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A user as the API shows it.
+public struct User: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var email: String
+    public var displayName: String?
+    /// `user` or `admin`.
+    public var role: String
+    public var createdAt: Date
+
+    public init(id: UUID, email: String, displayName: String?, role: String, createdAt: Date) {
+        self.id = id
+        self.email = email
+        self.displayName = displayName
+        self.role = role
+        self.createdAt = createdAt
+    }
+}
+
+/// What register, login and refresh answer.
+public struct AuthSession: Codable, Sendable, Equatable {
+    public var user: User
+    /// An ES256 JWT for the `Authorization: Bearer` header.
+    public var accessToken: String
+    /// An opaque token for `POST /auth/refresh`; rotated on every use.
+    public var refreshToken: String
+    /// Always `Bearer`.
+    public var tokenType: String
+    /// Seconds until the access token expires.
+    public var expiresIn: Int
+
+    public init(user: User, accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int) {
+        self.user = user
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+    }
+}
+
+/// `POST /auth/register`.
+public struct RegisterRequest: Codable, Sendable {
+    public var email: String
+    public var password: String
+    public var displayName: String?
+    public init(email: String, password: String, displayName: String? = nil) {
+        self.email = email
+        self.password = password
+        self.displayName = displayName
+    }
+}
+
+/// `POST /auth/login`.
+public struct LoginRequest: Codable, Sendable {
+    public var email: String
+    public var password: String
+    public init(email: String, password: String) {
+        self.email = email
+        self.password = password
+    }
+}
+
+/// `POST /auth/refresh` and `POST /auth/logout`.
+public struct RefreshRequest: Codable, Sendable {
+    public var refreshToken: String
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+}
+
+/// `POST /auth/password`.
+public struct PasswordChangeRequest: Codable, Sendable {
+    public var currentPassword: String
+    public var newPassword: String
+    public init(currentPassword: String, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+}

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Structured logs: one JSON object per line on standard output (time, level, service,
+/// message, then the fields). Callers never pass secrets: passwords, tokens and hashes have
+/// no field here and must not be put in messages.
+public struct Logger: Sendable {
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+        case debug, info, warning, error
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+        /// Parses `debug`, `info`, `warning` or `error`.
+        public init?(name: String) {
+            switch name.lowercased() {
+            case "debug": self = .debug
+            case "info": self = .info
+            case "warning", "warn": self = .warning
+            case "error": self = .error
+            default: return nil
+            }
+        }
+    }
+
+    /// A field value: a string, an integer, a number or a boolean.
+    public enum Value: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+        case string(String)
+        case int(Int)
+        case double(Double)
+        case bool(Bool)
+        public init(stringLiteral value: String) { self = .string(value) }
+        public init(integerLiteral value: Int) { self = .int(value) }
+    }
+
+    /// The service name written on every line.
+    public let service: String
+    /// Lines below this level are dropped.
+    public let level: Level
+    /// Where lines go; standard output unless a test captures them.
+    private let sink: @Sendable (String) -> Void
+
+    public init(service: String, level: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {
+        self.service = service
+        self.level = level
+        self.sink = sink ?? { line in
+            var line = line + "\n"
+            line.withUTF8 { buffer in _ = write(1, buffer.baseAddress, buffer.count) }
+        }
+    }
+
+    /// The same logger under another service name (plugins hosted together keep their own).
+    public func named(_ service: String) -> Logger { Logger(service: service, level: level, sink: sink) }
+
+    public func debug(_ message: String, _ fields: [(String, Value)] = []) { log(.debug, message, fields) }
+    public func info(_ message: String, _ fields: [(String, Value)] = []) { log(.info, message, fields) }
+    public func warning(_ message: String, _ fields: [(String, Value)] = []) { log(.warning, message, fields) }
+    public func error(_ message: String, _ fields: [(String, Value)] = []) { log(.error, message, fields) }
+
+    public func log(_ level: Level, _ message: String, _ fields: [(String, Value)]) {
+        guard level >= self.level else { return }
+        var line = "{\"time\":\"" + CivilDate.iso8601(secondsSince1970: Date().timeIntervalSince1970) + "\""
+        line += ",\"level\":\"\(level)\",\"service\":" + Logger.quote(service) + ",\"msg\":" + Logger.quote(message)
+        for (key, value) in fields {
+            line += "," + Logger.quote(key) + ":"
+            switch value {
+            case .string(let text): line += Logger.quote(text)
+            case .int(let number): line += String(number)
+            case .double(let number): line += number.isFinite ? String(number) : "null"
+            case .bool(let flag): line += flag ? "true" : "false"
+            }
+        }
+        sink(line + "}")
+    }
+
+    /// A JSON string literal.
+    public static func quote(_ text: String) -> String {
+        var output = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case let c where c.value < 0x20:
+                let hex = String(c.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output + "\""
+    }
+}

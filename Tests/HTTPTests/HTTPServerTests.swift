@@ -1,0 +1,262 @@
+import Foundation
+import PierModels
+import PierRuntime
+import Synchronization
+import Testing
+@testable import PierHTTP
+
+struct Item: Codable, ResponseConvertible {
+    var id: String
+    var q: String
+}
+
+struct Greeting: Codable, Sendable {
+    var name: String
+    var count: Int
+    var tags: [String]?
+}
+
+struct DatabaseDown: Error, CustomStringConvertible {
+    var description: String { "connection to server at 10.0.0.5 failed: password authentication failed for user secret" }
+}
+
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, logs: LogLines = LogLines()) throws -> HTTPServer {
+    var router = Router()
+    router.sync("GET", "/healthz") { _ in .text("ok") }
+    router.get("/items/{id}") { request in Item(id: request.parameter("id"), q: request.query("q") ?? "") }
+    router.post("/echo", body: Greeting.self) { _, greeting in JSONResponse(greeting, status: 201) }
+    router.on("POST", "/raw") { request in Response(status: 200, body: request.body) }
+    router.get("/slow") { _ in
+        try await Task.sleep(for: .milliseconds(300))
+        return Response.text("done")
+    }
+    router.get("/boom") { _ -> Response in throw DatabaseDown() }
+    router.get("/conflict") { _ -> Response in throw HTTPError.conflict("Already there.") }
+    var configuration = HTTPServer.Configuration(port: 0, threads: 2)
+    configure(&configuration)
+    let server = HTTPServer(configuration: configuration, router: router,
+                            middleware: [CORSMiddleware(allowedOrigins: ["https://app.example"])],
+                            logger: Logger(service: "test", sink: { logs.append($0) }))
+    try server.start()
+    return server
+}
+
+@Suite struct HTTPServerTests {
+    @Test func keepAliveAndPipelining() async throws {
+        let server = try makeServer()
+        let client = try RawClient(port: server.port)
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await client.responses(1).first?.status == 200)
+        client.send("GET /items/42?q=a%20b HTTP/1.1\r\nHost: x\r\n\r\n")
+        let second = await client.responses(1)
+        #expect(second.first?.body == #"{"id":"42","q":"a b"}"#)
+        // Three requests in one write: three answers, in order.
+        let pipelined = try RawClient(port: server.port)
+        pipelined.send("GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /items/3 HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answers = await pipelined.responses(3)
+        #expect(answers.map(\.status) == [200, 200, 200])
+        #expect(answers.count == 3 && answers[0].body.contains("\"1\"") && answers[1].body == "ok" && answers[2].body.contains("\"3\""))
+        await server.shutdown()
+    }
+
+    @Test func chunkedBodiesAndExpectContinue() async throws {
+        let server = try makeServer()
+        let client = try RawClient(port: server.port)
+        client.send("POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        #expect(await client.responses(1).first?.body == "hello world")
+        let expecting = try RawClient(port: server.port)
+        expecting.send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        let interim = await expecting.receive { $0.contains("100 Continue\r\n\r\n") }
+        #expect(interim.hasPrefix("HTTP/1.1 100 Continue"))
+        expecting.send("ping")
+        #expect(await expecting.responses(1).first?.body == "ping")
+        await server.shutdown()
+    }
+
+    @Test func ambiguousFramingIsRefused() async throws {
+        let server = try makeServer()
+        for request in [
+            "POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            "POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            "POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\nhello",
+        ] {
+            let client = try RawClient(port: server.port)
+            client.send(request)
+            let response = await client.receive()
+            #expect(response.hasPrefix("HTTP/1.1 400"), "\(request.debugDescription) → \(response.prefix(40))")
+            // The connection is closed: the body can never be read as a second request.
+            #expect(ParsedResponse.parseAll(response).count == 1)
+        }
+        // Malformed requests get a 400 or, where nothing sensible can be said (not even a
+        // request line), a closed connection — never a handler call.
+        for request in ["BLAH\r\n\r\n", "GET /healthz HTTP/1.1\r\nBad Header Without Colon\r\n\r\n",
+                        "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n",
+                        "POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc"] {
+            let client = try RawClient(port: server.port)
+            client.send(request)
+            let answer = await client.receive()
+            #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4") || answer.hasPrefix("HTTP/1.1 505"), "\(request.debugDescription)")
+        }
+        await server.shutdown()
+    }
+
+    @Test func limitsAnswerWithTheirStatus() async throws {
+        let server = try makeServer { $0.maxBodyBytes = 1000; $0.maxURLBytes = 200; $0.maxHeaderBytes = 8192 }
+        func send(_ text: String) async throws -> String {
+            let client = try RawClient(port: server.port)
+            client.send(text)
+            return await client.receive()
+        }
+        #expect(try await send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n").hasPrefix("HTTP/1.1 413"))
+        let chunk = String(repeating: "a", count: 600)
+        let chunked = try await send("POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n")
+        #expect(chunked.hasPrefix("HTTP/1.1 413"))
+        #expect(try await send("GET /items/\(String(repeating: "x", count: 300)) HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 414"))
+        let bigHeader = try await send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 20000))\r\n\r\n")
+        #expect(bigHeader.hasPrefix("HTTP/1.1 431"))
+        #expect(try await send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n\(String(repeating: "z", count: 1000))").hasPrefix("HTTP/1.1 200"))
+        await server.shutdown()
+    }
+
+    @Test func routingProblemsAndRequestIDs() async throws {
+        let server = try makeServer()
+        let client = try RawClient(port: server.port)
+        client.send("GET /nowhere HTTP/1.1\r\nHost: x\r\nX-Request-ID: trace-123\r\n\r\n")
+        let notFound = try #require(await client.responses(1).first)
+        #expect(notFound.status == 404)
+        #expect(notFound.headers["content-type"] == "application/problem+json")
+        #expect(notFound.headers["x-request-id"] == "trace-123")
+        let problem = try JSONDecoder().decode(Problem.self, from: Data(notFound.body.utf8))
+        #expect(problem.status == 404 && problem.requestId == "trace-123")
+
+        client.send("DELETE /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+        let wrongMethod = try #require(await client.responses(1).first)
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.headers["allow"] == "POST")
+
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-ID: has space\r\n\r\n")
+        let generated = try #require(await client.responses(1).first)
+        #expect(generated.headers["x-request-id"]?.count == 36)
+        await server.shutdown()
+    }
+
+    @Test func jsonBodiesNameTheFieldThatIsWrong() async throws {
+        let server = try makeServer()
+        func post(_ body: String, contentType: String = "application/json") async throws -> ParsedResponse {
+            let client = try RawClient(port: server.port)
+            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            return await client.responses(1).first ?? ParsedResponse(status: 0, headers: [:], body: "")
+        }
+        let ok = try await post(#"{"name":"Ada ✨","count":2,"tags":["a"]}"#)
+        #expect(ok.status == 201)
+        #expect(try JSONDecoder().decode(Greeting.self, from: Data(ok.body.utf8)).name == "Ada ✨")
+        #expect(try await post(#"{"name":"Ada","#).status == 400)
+        #expect(try await post("").status == 400)
+        #expect(try await post("[1,2]").status == 400)
+        let missing = try await post(#"{"name":"Ada"}"#)
+        #expect(missing.status == 422)
+        #expect(try JSONDecoder().decode(Problem.self, from: Data(missing.body.utf8)).errors?.first?.field == "count")
+        let wrongType = try await post(#"{"name":"Ada","count":"two"}"#)
+        #expect(wrongType.status == 422)
+        #expect(try JSONDecoder().decode(Problem.self, from: Data(wrongType.body.utf8)).errors?.first ==
+                Problem.FieldError(field: "count", message: "must be an integer"))
+        let nested = try await post(#"{"name":"Ada","count":1,"tags":["a",3]}"#)
+        #expect(try JSONDecoder().decode(Problem.self, from: Data(nested.body.utf8)).errors?.first?.field == "tags[1]")
+        #expect(try await post(#"{"name":"Ada","count":1}"#, contentType: "text/plain").status == 415)
+        await server.shutdown()
+    }
+
+    @Test func unexpectedErrorsAre500WithoutDetailButLogged() async throws {
+        let logs = LogLines()
+        let server = try makeServer(logs: logs)
+        let client = try RawClient(port: server.port)
+        client.send("GET /boom HTTP/1.1\r\nHost: x\r\nX-Request-ID: r-500\r\n\r\n")
+        let response = try #require(await client.responses(1).first)
+        #expect(response.status == 500)
+        #expect(!response.body.contains("10.0.0.5") && !response.body.contains("password"))
+        #expect(logs.all.contains { $0.contains("r-500") && $0.contains("10.0.0.5") && $0.contains("\"level\":\"error\"") })
+        client.send("GET /conflict HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await client.responses(1).first?.status == 409)
+        #expect(logs.all.contains { $0.contains("\"path\":\"/conflict\"") && $0.contains("\"status\":409") })
+        await server.shutdown()
+    }
+
+    @Test func corsIsOptInPerOrigin() async throws {
+        let server = try makeServer()
+        let client = try RawClient(port: server.port)
+        client.send("OPTIONS /echo HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n\r\n")
+        let preflight = try #require(await client.responses(1).first)
+        #expect(preflight.status == 204 && preflight.headers["access-control-allow-origin"] == "https://app.example")
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\n\r\n")
+        #expect(await client.responses(1).first?.headers["access-control-allow-origin"] == nil)
+        await server.shutdown()
+    }
+
+    @Test func idleAndSlowClientsAreCutOff() async throws {
+        let server = try makeServer { $0.idleTimeoutSeconds = 1; $0.bodyTimeoutSeconds = 1 }
+        let idle = try RawClient(port: server.port, receiveTimeout: 4)
+        #expect(await idle.isClosedByPeer())
+        // A body trickling in a byte at a time, each within the idle timeout, still meets the body deadline.
+        let slow = try RawClient(port: server.port, receiveTimeout: 4)
+        slow.send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        var closed = false
+        for _ in 0..<12 {
+            slow.send("a")
+            try await Task.sleep(for: .milliseconds(300))
+            var probe = [UInt8](repeating: 0, count: 1)
+            if recv(slow.fd, &probe, 1, Int32(MSG_DONTWAIT)) == 0 { closed = true; break }
+        }
+        #expect(closed)
+        await server.shutdown()
+    }
+
+    @Test func connectionCapHolds() async throws {
+        let server = try makeServer { $0.maxConnections = 2 }
+        let first = try RawClient(port: server.port)
+        let second = try RawClient(port: server.port)
+        first.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        second.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let firstStatus = await first.responses(1).first?.status
+        let secondStatus = await second.responses(1).first?.status
+        #expect(firstStatus == 200 && secondStatus == 200)
+        let third = try RawClient(port: server.port, receiveTimeout: 2)
+        third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await third.responses(1).isEmpty)
+        await server.shutdown()
+    }
+
+    @Test func shutdownLetsInFlightRequestsFinish() async throws {
+        let server = try makeServer()
+        let client = try RawClient(port: server.port)
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(50))
+        async let stopped: Void = server.shutdown()
+        let response = await client.responses(1)
+        await stopped
+        #expect(response.first?.body == "done")
+        #expect((try? RawClient(port: server.port)) == nil)
+    }
+
+    @Test func manyConcurrentAsyncRequests() async throws {
+        let server = try makeServer()
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    guard let client = try? RawClient(port: server.port) else { return 0 }
+                    client.send("GET /items/\(index) HTTP/1.1\r\nHost: x\r\n\r\nGET /items/\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+                    return await client.responses(2).filter { $0.status == 200 && $0.body.contains("\"\(index)\"") }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(statuses == 128)
+        await server.shutdown()
+    }
+}

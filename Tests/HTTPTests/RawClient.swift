@@ -1,0 +1,113 @@
+import Foundation
+import PierRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bare TCP client for sending exactly the bytes a test wants, malformed ones included.
+final class RawClient: Sendable {
+    let fd: Int32
+
+    init(port: Int, receiveTimeout: Double = 5) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - Double(Int(receiveTimeout))) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    /// Blocking reads run on threads of their own: a test waiting on a socket must not hold a
+    /// thread of the cooperative pool that the server's handlers need.
+    static let readers = BlockingPool(name: "test readers", threads: 96)
+
+    func receive(until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> String {
+        let fd = fd
+        return (try? await Self.readers.run { RawClient.receive(fd, until: done) }) ?? ""
+    }
+
+    func responses(_ count: Int) async -> [ParsedResponse] {
+        let text = await receive { ParsedResponse.parseAll($0).count >= count }
+        return ParsedResponse.parseAll(text)
+    }
+
+    func isClosedByPeer() async -> Bool {
+        let fd = fd
+        return (try? await Self.readers.run { RawClient.isClosedByPeer(fd) }) ?? false
+    }
+
+    /// Reads until the peer closes, the timeout passes, or `until` says the text is complete.
+    static func receive(_ fd: Int32, until done: (String) -> Bool) -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            data += buffer[0..<n]
+            if done(String(decoding: data, as: UTF8.self)) { break }
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// True when the server has closed the connection (a read returns 0).
+    static func isClosedByPeer(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n == 0 { return true }
+            if n < 0 { return false }
+        }
+    }
+}
+
+struct ParsedResponse {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+
+    static func parseAll(_ text: String) -> [ParsedResponse] {
+        var results: [ParsedResponse] = []
+        var rest = Substring(text)
+        while let headerEnd = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<headerEnd.lowerBound].split(separator: "\r\n")
+            guard let statusLine = head.first, statusLine.hasPrefix("HTTP/1.") else { break }
+            let status = Int(statusLine.split(separator: " ")[1]) ?? 0
+            var headers: [String: String] = [:]
+            for line in head.dropFirst() {
+                if let colon = line.firstIndex(of: ":") {
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+            }
+            let length = Int(headers["content-length"] ?? "0") ?? 0
+            let bodyStart = headerEnd.upperBound
+            if status == 100 {
+                rest = rest[bodyStart...]
+                results.append(ParsedResponse(status: 100, headers: headers, body: ""))
+                continue
+            }
+            guard rest.utf8.distance(from: bodyStart, to: rest.endIndex) >= length else { break }
+            let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length)
+            results.append(ParsedResponse(status: status, headers: headers, body: String(rest[bodyStart..<bodyEnd])))
+            rest = rest[bodyEnd...]
+        }
+        return results
+    }
+}
