@@ -1,0 +1,74 @@
+import CCurl
+import PierRuntime
+
+/// A small blocking HTTP client on libcurl, run on its own threads (JWKS fetches, health
+/// checks). Each call uses a fresh easy handle: simple, and plenty for rare calls.
+public final class HTTPClient: Sendable {
+    /// A transport failure (refused, timed out, DNS), described for logs.
+    public struct Failure: Error, CustomStringConvertible {
+        public let message: String
+        public init(message: String) { self.message = message }
+        public var description: String { message }
+    }
+
+    public struct Response: Sendable {
+        public let status: Int
+        public let body: [UInt8]
+    }
+
+    private let threads: BlockingPool
+    /// Whole-request timeout in seconds.
+    public let timeoutSeconds: Int
+
+    public init(threads: Int = 2, timeoutSeconds: Int = 5) {
+        _ = HTTPClient.globalInit
+        self.threads = BlockingPool(name: "http client", threads: threads, queueLimit: 256)
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    /// GET `url` and return the status and body (bodies above 1 MiB are refused).
+    public func get(_ url: String) async throws -> Response {
+        let timeout = timeoutSeconds
+        return try await threads.run { try HTTPClient.perform(url: url, timeout: timeout) }
+    }
+
+    private final class Sink {
+        var body: [UInt8] = []
+        var overflow = false
+    }
+
+    private static func perform(url: String, timeout: Int) throws -> Response {
+        guard let handle = curl_easy_init() else { throw Failure(message: "curl_easy_init failed") }
+        defer { curl_easy_cleanup(handle) }
+        let sink = Sink()
+        return try withExtendedLifetime(sink) {
+            _ = CCurl_setopt_string(handle, CURLOPT_URL, url)
+            _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT, timeout)
+            _ = CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+            _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+            _ = CCurl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(sink).toOpaque())
+            _ = CCurl_setopt_write_function(handle) { data, size, count, context in
+                let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+                let length = size * count
+                if sink.body.count + length > 1 << 20 {
+                    sink.overflow = true
+                    return 0
+                }
+                data!.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    sink.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+                }
+                return length
+            }
+            let code = curl_easy_perform(handle)
+            guard code == CURLE_OK else {
+                if sink.overflow { throw Failure(message: "\(url): the response is larger than 1 MiB") }
+                throw Failure(message: "\(url): \(String(cString: curl_easy_strerror(code)))")
+            }
+            var status = 0
+            _ = CCurl_response_code(handle, &status)
+            return Response(status: status, body: sink.body)
+        }
+    }
+}

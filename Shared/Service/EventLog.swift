@@ -1,0 +1,44 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import PierHTTP
+import PierPostgres
+
+/// The shared, append-only log of events between services (`account.deleted`, …) in schema
+/// `events`. A producer appends in the same transaction as its own change, so an event exists
+/// exactly when the change does; consumers read after their own stored cursor.
+public enum EventLog {
+    public static let schema = "events"
+
+    public static let migrations = [
+        Migration(version: 1, name: "create_events", sql: """
+            CREATE TABLE events.events (
+                id bigserial PRIMARY KEY,
+                type text NOT NULL CHECK (type ~ '^[a-z]+(\\.[a-z_]+)+$'),
+                payload jsonb NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX events_type_id ON events.events (type, id);
+            """)
+    ]
+
+    /// Appends an event on `connection` (inside the producer's transaction) and wakes
+    /// consumers listening on channel `pier_events`.
+    @discardableResult
+    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) throws -> Int64 {
+        let json = String(decoding: try JSON.encoder.encode(payload), as: UTF8.self)
+        let rows = try connection.query("""
+            INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb) RETURNING id
+            """)
+        try connection.execute("SELECT pg_notify('pier_events', \(type))")
+        return try rows[0].decode("id", as: Int64.self)
+    }
+}
+
+/// The payload of `account.deleted`.
+public struct AccountDeleted: Codable, Sendable, Equatable {
+    public var userId: UUID
+    public init(userId: UUID) { self.userId = userId }
+}

@@ -1,0 +1,78 @@
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import Synchronization
+
+/// Request counters and latency histograms per route, rendered as Prometheus text.
+public final class Metrics: Middleware {
+    /// Upper bounds of the latency buckets, in seconds.
+    static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    private struct Key: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    private struct Histogram {
+        var counts = [Int](repeating: 0, count: Metrics.buckets.count)
+        var sum = 0.0
+        var count = 0
+    }
+
+    private struct State {
+        var requests: [Key: Int] = [:]
+        var latency: [String: Histogram] = [:]
+    }
+
+    private let state = Mutex(State())
+    let service: String
+
+    public init(service: String) { self.service = service }
+
+    public func after(_ request: Request, _ response: inout Response) {
+        // Unmatched paths share one label, so scanners cannot grow the label set without bound.
+        let route = request.route ?? "unmatched"
+        let seconds = MonotonicClock.seconds() - request.startedAt
+        state.withLock { state in
+            state.requests[Key(route: route, method: request.method, status: response.status), default: 0] += 1
+            var histogram = state.latency[route] ?? Histogram()
+            if let index = Metrics.buckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[index] += 1 }
+            histogram.sum += seconds
+            histogram.count += 1
+            state.latency[route] = histogram
+        }
+    }
+
+    /// The Prometheus text exposition, with the pool's gauges.
+    public func render(pools: [PostgresPool]) -> String {
+        let snapshot = state.withLock { $0 }
+        var text = "# HELP pier_http_requests_total Requests answered, by route, method and status.\n"
+        text += "# TYPE pier_http_requests_total counter\n"
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            text += "pier_http_requests_total{service=\"\(service)\",route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
+        }
+        text += "# HELP pier_http_request_duration_seconds Time from request to response, by route.\n"
+        text += "# TYPE pier_http_request_duration_seconds histogram\n"
+        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+            var cumulative = 0
+            for (index, bound) in Metrics.buckets.enumerated() {
+                cumulative += histogram.counts[index]
+                text += "pier_http_request_duration_seconds_bucket{service=\"\(service)\",route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            text += "pier_http_request_duration_seconds_bucket{service=\"\(service)\",route=\"\(route)\",le=\"+Inf\"} \(histogram.count)\n"
+            text += "pier_http_request_duration_seconds_sum{service=\"\(service)\",route=\"\(route)\"} \(histogram.sum)\n"
+            text += "pier_http_request_duration_seconds_count{service=\"\(service)\",route=\"\(route)\"} \(histogram.count)\n"
+        }
+        for pool in pools.prefix(1) {
+            let stats = pool.statistics
+            text += "# HELP pier_db_pool_connections Database connections by state.\n# TYPE pier_db_pool_connections gauge\n"
+            text += "pier_db_pool_connections{service=\"\(service)\",state=\"in_use\"} \(stats.inUse)\n"
+            text += "pier_db_pool_connections{service=\"\(service)\",state=\"idle\"} \(stats.idle)\n"
+            text += "pier_db_pool_waiting{service=\"\(service)\"} \(stats.waiting)\n"
+        }
+        text += "# HELP pier_process_resident_memory_bytes Resident memory.\n# TYPE pier_process_resident_memory_bytes gauge\n"
+        text += "pier_process_resident_memory_bytes{service=\"\(service)\"} \(System.residentMemoryBytes())\n"
+        return text
+    }
+}

@@ -1,0 +1,75 @@
+import PierHTTP
+import PierPostgres
+import PierRuntime
+
+/// What every service reads from the environment. Each service adds its own struct for the rest.
+///
+/// | variable | default | meaning |
+/// |---|---|---|
+/// | `PIER_ENV` | `development` | `production` refuses development shortcuts |
+/// | `PIER_HOST` | `127.0.0.1` | address to bind |
+/// | `PIER_PORT` | per service | port to bind |
+/// | `PIER_DATABASE_URL` | local cluster (development) | libpq URL of the service's database role |
+/// | `PIER_DB_POOL_SIZE` | `10` | connections |
+/// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
+/// | `PIER_DB_STATEMENT_TIMEOUT_MS` | `10000` | `statement_timeout` |
+/// | `PIER_HTTP_THREADS` | cores | HTTP threads |
+/// | `PIER_HTTP_MAX_BODY_BYTES` | `1048576` | larger bodies → 413 |
+/// | `PIER_HTTP_MAX_CONNECTIONS` | `1024` | open connections at most |
+/// | `PIER_HTTP_IDLE_TIMEOUT_S` | `30` | silent connections are closed |
+/// | `PIER_HTTP_ACCESS_LOG` | `true` | one log line per request |
+/// | `PIER_LOG_LEVEL` | `info` | `debug`, `info`, `warning`, `error` |
+/// | `PIER_CORS_ORIGINS` | empty (off) | allowed origins, comma-separated, or `*` |
+/// | `PIER_TOKEN_ISSUER` | `pier` | `iss` of access tokens |
+/// | `PIER_TOKEN_AUDIENCE` | `pier` | `aud` of access tokens |
+/// | `PIER_JWKS_URL` | the auth service on localhost | where services fetch the auth service's keys |
+public struct ServiceConfiguration: Sendable {
+    public var production: Bool
+    public var http: HTTPServer.Configuration
+    public var database: PostgresConfiguration
+    public var logLevel: Logger.Level
+    public var corsOrigins: [String]
+    public var tokenIssuer: String
+    public var tokenAudience: String
+    public var jwksURL: String
+    /// The whole environment, for the service's own settings.
+    public var environment: Environment
+
+    /// The default development database: the cluster that `scripts/postgres.sh` starts.
+    public static let developmentDatabaseURL = "postgresql://postgres@127.0.0.1:54320/pier"
+
+    public init(environment: Environment, defaultPort: Int, applicationName: String) throws(Environment.Failure) {
+        self.environment = environment
+        let mode = environment.string("PIER_ENV", default: "development")
+        guard mode == "development" || mode == "production" else {
+            throw Environment.Failure(variable: "PIER_ENV", problem: "must be development or production, got \"\(mode)\"")
+        }
+        production = mode == "production"
+        let databaseURL = production
+            ? try environment.required("PIER_DATABASE_URL")
+            : environment.string("PIER_DATABASE_URL", default: Self.developmentDatabaseURL)
+        database = PostgresConfiguration(
+            url: databaseURL,
+            poolSize: try environment.int("PIER_DB_POOL_SIZE", default: 10, in: 1...500),
+            acquireTimeout: .milliseconds(try environment.int("PIER_DB_ACQUIRE_TIMEOUT_MS", default: 5000, in: 1...600_000)),
+            statementTimeoutMilliseconds: try environment.int("PIER_DB_STATEMENT_TIMEOUT_MS", default: 10_000),
+            applicationName: applicationName)
+        http = HTTPServer.Configuration(
+            host: environment.string("PIER_HOST", default: "127.0.0.1"),
+            port: try environment.int("PIER_PORT", default: defaultPort, in: 0...65535),
+            threads: try environment.int("PIER_HTTP_THREADS", default: System.coreCount, in: 1...1024),
+            maxConnections: try environment.int("PIER_HTTP_MAX_CONNECTIONS", default: 1024, in: 1...1_000_000),
+            maxBodyBytes: try environment.int("PIER_HTTP_MAX_BODY_BYTES", default: 1 << 20, in: 1...(1 << 30)),
+            idleTimeoutSeconds: try environment.int("PIER_HTTP_IDLE_TIMEOUT_S", default: 30, in: 1...3600),
+            accessLog: try environment.bool("PIER_HTTP_ACCESS_LOG", default: true))
+        let levelName = environment.string("PIER_LOG_LEVEL", default: "info")
+        guard let level = Logger.Level(name: levelName) else {
+            throw Environment.Failure(variable: "PIER_LOG_LEVEL", problem: "must be debug, info, warning or error")
+        }
+        logLevel = level
+        corsOrigins = environment.list("PIER_CORS_ORIGINS")
+        tokenIssuer = environment.string("PIER_TOKEN_ISSUER", default: "pier")
+        tokenAudience = environment.string("PIER_TOKEN_AUDIENCE", default: "pier")
+        jwksURL = environment.string("PIER_JWKS_URL", default: "http://127.0.0.1:8081/auth/.well-known/jwks.json")
+    }
+}

@@ -1,0 +1,61 @@
+import PierHTTP
+import PierPostgres
+import PierRuntime
+
+/// Mounts one or more services behind one router with the operator endpoints: `/healthz`
+/// (alive), `/readyz` (database reachable, migrations applied, services ready) and `/metrics`.
+/// The standalone runner hosts one service; the gateway hosts several the same way.
+public struct ServiceHost: Sendable {
+    /// A hosted service with what readiness needs to know about it.
+    public struct Mounted: Sendable {
+        public let name: String
+        public let schema: String
+        public let migrations: [Migration]
+        public let database: PostgresPool
+        public let service: any Service
+    }
+
+    public let mounted: [Mounted]
+    public let metrics: Metrics
+
+    public init(mounted: [Mounted], metricsName: String) {
+        self.mounted = mounted
+        self.metrics = Metrics(service: metricsName)
+    }
+
+    /// The services' routes plus the operator endpoints.
+    public func router() -> Router {
+        var router = Router()
+        for entry in mounted { entry.service.routes(into: &router) }
+        router.sync("GET", "/healthz") { _ in try .json(["status": "ok"]) }
+        let mounted = mounted
+        router.get("/readyz") { _ in
+            var checks: [String: Bool] = [:]
+            for entry in mounted {
+                let reachable = await entry.database.isReachable()
+                var migrated = false
+                if reachable {
+                    let pending = try? await Migrator.pending(entry.database, schema: entry.schema, migrations: entry.migrations)
+                    migrated = pending?.isEmpty ?? false
+                }
+                checks[entry.name + ".database"] = reachable
+                checks[entry.name + ".migrations"] = migrated
+                checks[entry.name + ".service"] = await entry.service.isReady()
+            }
+            let ready = checks.values.allSatisfy { $0 }
+            return try Response.json(Readiness(status: ready ? "ready" : "unavailable", checks: checks),
+                                     status: ready ? 200 : 503, headers: ready ? [:] : ["Retry-After": "2"])
+        }
+        let metrics = metrics
+        let pools = mounted.map(\.database)
+        router.sync("GET", "/metrics") { _ in
+            .text(metrics.render(pools: pools), contentType: "text/plain; version=0.0.4")
+        }
+        return router
+    }
+}
+
+struct Readiness: Codable, Sendable {
+    var status: String
+    var checks: [String: Bool]
+}

@@ -1,0 +1,154 @@
+import Dispatch
+import PierCrypto
+import PierHTTP
+import PierPostgres
+import PierRuntime
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command line every service executable shares:
+///
+///     pier-<name> [serve] [--migrate]   run the service (default), optionally migrating first
+///     pier-<name> migrate               apply pending migrations and exit
+///     pier-<name> <command> …           a service's own commands (pier-auth create-admin)
+///     pier-<name> --help | --version
+public enum ServiceRunner {
+    /// Runs `S` according to the process's arguments and environment; returns the exit status.
+    public static func main<S: Service>(_ service: S.Type, version: String,
+                                        arguments: [String] = CommandLine.arguments) async -> Int32 {
+        let started = MonotonicClock.seconds()
+        let executable = "pier-\(S.name)"
+        var words = Array(arguments.dropFirst())
+        if words.contains("--help") || words.contains("-h") {
+            print(usage(S.self, executable: executable))
+            return 0
+        }
+        if words.contains("--version") {
+            print("\(executable) \(version)")
+            return 0
+        }
+        let migrateFirst = words.contains("--migrate")
+        words.removeAll { $0 == "--migrate" }
+        let command = words.first ?? "serve"
+
+        let configuration: ServiceConfiguration
+        do {
+            configuration = try ServiceConfiguration(environment: .process, defaultPort: S.defaultPort,
+                                                     applicationName: executable)
+        } catch {
+            printError("\(executable): configuration error: \(error)")
+            return 2
+        }
+        let logger = Logger(service: S.name, level: configuration.logLevel)
+        let pool = PostgresPool(configuration: configuration.database)
+        defer { pool.close() }
+        let context = ServiceContext(configuration: configuration, database: pool, logger: logger,
+                                     authenticator: makeAuthenticator(configuration))
+        do {
+            switch command {
+            case "migrate":
+                try await migrate(S.self, pool: pool, logger: logger)
+                return 0
+            case "serve":
+                if migrateFirst { try await migrate(S.self, pool: pool, logger: logger) }
+                try await serve(S.self, context: context, startedAt: started)
+                return 0
+            default:
+                guard let extra = S.commands.first(where: { $0.name == command }) else {
+                    printError("\(executable): unknown command \(command)\n\n" + usage(S.self, executable: executable))
+                    return 2
+                }
+                try await extra.run(Array(words.dropFirst()), context)
+                return 0
+            }
+        } catch {
+            logger.error("\(command) failed", [("error", .string(String(describing: error)))])
+            printError("\(executable): \(error)")
+            return 1
+        }
+    }
+
+    /// Applies the service's migrations and the shared event log's.
+    public static func migrate<S: Service>(_ service: S.Type, pool: PostgresPool, logger: Logger) async throws {
+        let events = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        let own = try await Migrator.migrate(pool, schema: S.schema, migrations: S.migrations)
+        logger.info("migrated", [("schema", .string(S.schema)), ("applied", .int(own.count + events.count))])
+    }
+
+    static func serve<S: Service>(_ service: S.Type, context: ServiceContext, startedAt: Double) async throws {
+        let instance = try await S.make(context: context)
+        let host = ServiceHost(mounted: [.init(name: S.name, schema: S.schema, migrations: S.migrations,
+                                               database: context.database, service: instance)],
+                               metricsName: S.name)
+        let server = try makeServer(router: host.router(), metrics: host.metrics, context: context)
+        try server.start()
+        let milliseconds = Int((MonotonicClock.seconds() - startedAt) * 1000)
+        context.logger.info("listening", [("host", .string(context.configuration.http.host)), ("port", .int(server.port)),
+                                          ("startup_ms", .int(milliseconds))])
+        let signal = await waitForTermination()
+        context.logger.info("shutting down", [("signal", .int(Int(signal)))])
+        await server.shutdown()
+        await instance.shutdown()
+        context.logger.info("stopped")
+    }
+
+    /// An HTTP server with the shared middleware (metrics, opt-in CORS) and error mapping.
+    public static func makeServer(router: Router, metrics: Metrics, context: ServiceContext) throws -> HTTPServer {
+        var middleware: [any Middleware] = [metrics]
+        if !context.configuration.corsOrigins.isEmpty {
+            middleware.append(CORSMiddleware(allowedOrigins: context.configuration.corsOrigins))
+        }
+        return HTTPServer(configuration: context.configuration.http, router: router, middleware: middleware,
+                          logger: context.logger, errorMapper: ErrorMapping.map)
+    }
+
+    /// Keys from `PIER_TOKEN_PUBLIC_KEY_FILE` (PEM, several keys concatenated; `kid` is the
+    /// key's thumbprint) or, by default, from the auth service's JWKS.
+    static func makeAuthenticator(_ configuration: ServiceConfiguration) -> Authenticator {
+        let provider: any VerificationKeyProvider = JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient())
+        return Authenticator(verifier: AccessTokenVerifier(keys: provider, issuer: configuration.tokenIssuer,
+                                                           audience: configuration.tokenAudience))
+    }
+
+    /// Suspends until SIGTERM or SIGINT and returns which.
+    public static func waitForTermination() async -> Int32 {
+        let stream = AsyncStream<Int32> { continuation in
+            let sources = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { continuation.yield(number) }
+                source.resume()
+                return source
+            }
+            let held = SignalSources(sources)
+            continuation.onTermination = { _ in held.cancel() }
+        }
+        for await number in stream { return number }
+        return SIGTERM
+    }
+
+    static func usage<S: Service>(_ service: S.Type, executable: String) -> String {
+        var text = """
+            usage: \(executable) [serve] [--migrate]   run the service on PIER_HOST:PIER_PORT (default port \(S.defaultPort))
+                   \(executable) migrate               apply pending migrations to schema \(S.schema) and exit
+            """
+        for command in S.commands { text += "\n       \(executable) \(command.usage)" }
+        text += "\n       \(executable) --help | --version\n\nConfiguration comes from PIER_* environment variables; see README.md."
+        return text
+    }
+
+    static func printError(_ text: String) {
+        var line = text + "\n"
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Keeps the signal sources alive for as long as the stream is awaited.
+/// `@unchecked Sendable`: the sources are only cancelled, once, when the stream ends.
+private final class SignalSources: @unchecked Sendable {
+    let sources: [any DispatchSourceSignal]
+    init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
+    func cancel() { sources.forEach { $0.cancel() } }
+}
