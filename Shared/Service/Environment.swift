@@ -23,6 +23,10 @@ public struct Environment: Sendable {
         public let variable: String
         public let problem: String
         public var description: String { "\(variable): \(problem)" }
+        public init(variable: String, problem: String) {
+            self.variable = variable
+            self.problem = problem
+        }
     }
 
     public func string(_ name: String) -> String? {

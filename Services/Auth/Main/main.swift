@@ -1,1 +1,5 @@
-print("hi")
+import AuthService
+import Glibc
+import PierService
+
+exit(await ServiceRunner.main(AuthService.self, version: PierVersion.current))

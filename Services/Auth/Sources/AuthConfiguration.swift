@@ -1,0 +1,58 @@
+import PierCrypto
+import PierService
+
+/// The auth service's own settings, from `PIER_AUTH_*`.
+///
+/// | variable | default | meaning |
+/// |---|---|---|
+/// | `PIER_AUTH_SIGNING_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | PEM P-256 private key that signs access tokens |
+/// | `PIER_AUTH_PREVIOUS_KEY_FILES` | none | comma-separated PEM keys still published and accepted (rotation) |
+/// | `PIER_DATA_DIR` | `.pier` | where development keys are generated |
+/// | `PIER_AUTH_ACCESS_TTL_S` | `900` | access token lifetime |
+/// | `PIER_AUTH_REFRESH_TTL_DAYS` | `30` | refresh token (session) lifetime |
+/// | `PIER_AUTH_REFRESH_GRACE_S` | `30` | a rotated refresh token resent within this window returns the same new pair |
+/// | `PIER_AUTH_PASSWORD_MIN_LENGTH` | `8` | minimum password length (characters) |
+/// | `PIER_AUTH_ARGON2_MEMORY_KIB` / `_ITERATIONS` / `_PARALLELISM` | `19456` / `2` / `1` | Argon2id cost (OWASP minimum) |
+/// | `PIER_AUTH_HASH_THREADS` | cores | password hashes computed at once |
+/// | `PIER_AUTH_HASH_QUEUE` | `64` | hashes waiting; beyond → 503 |
+/// | `PIER_AUTH_THROTTLE_ACCOUNT` | `5` | failed logins per account before back-off |
+/// | `PIER_AUTH_THROTTLE_ADDRESS` | `20` | failed logins per client address before back-off |
+public struct AuthConfiguration: Sendable {
+    public var signingKeyFile: String?
+    public var previousKeyFiles: [String]
+    public var dataDirectory: String
+    public var production: Bool
+    public var accessTokenTTL: Int
+    public var refreshTokenTTLDays: Int
+    public var refreshGraceSeconds: Int
+    public var passwordMinimumLength: Int
+    public var hasher: Argon2idHasher
+    public var hashThreads: Int
+    public var hashQueueLimit: Int
+    public var accountFailureLimit: Int
+    public var addressFailureLimit: Int
+
+    public init(environment: Environment, production: Bool) throws(Environment.Failure) {
+        self.production = production
+        signingKeyFile = environment.string("PIER_AUTH_SIGNING_KEY_FILE")
+        if production && signingKeyFile == nil {
+            throw Environment.Failure(variable: "PIER_AUTH_SIGNING_KEY_FILE", problem: "is required in production")
+        }
+        previousKeyFiles = environment.list("PIER_AUTH_PREVIOUS_KEY_FILES")
+        dataDirectory = environment.string("PIER_DATA_DIR", default: ".pier")
+        accessTokenTTL = try environment.int("PIER_AUTH_ACCESS_TTL_S", default: 900, in: 30...86_400)
+        refreshTokenTTLDays = try environment.int("PIER_AUTH_REFRESH_TTL_DAYS", default: 30, in: 1...365)
+        refreshGraceSeconds = try environment.int("PIER_AUTH_REFRESH_GRACE_S", default: 30, in: 0...300)
+        passwordMinimumLength = try environment.int("PIER_AUTH_PASSWORD_MIN_LENGTH", default: 8, in: 8...128)
+        hasher = Argon2idHasher(
+            memoryKiB: UInt32(try environment.int("PIER_AUTH_ARGON2_MEMORY_KIB", default: 19_456, in: 8...4_194_304)),
+            iterations: UInt32(try environment.int("PIER_AUTH_ARGON2_ITERATIONS", default: 2, in: 1...100)),
+            parallelism: UInt32(try environment.int("PIER_AUTH_ARGON2_PARALLELISM", default: 1, in: 1...64)))
+        hashThreads = try environment.int("PIER_AUTH_HASH_THREADS", default: System.coreCount, in: 1...256)
+        hashQueueLimit = try environment.int("PIER_AUTH_HASH_QUEUE", default: 64, in: 0...100_000)
+        accountFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ACCOUNT", default: 5, in: 1...1000)
+        addressFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ADDRESS", default: 20, in: 1...100_000)
+    }
+}
+
+import PierRuntime

@@ -1,0 +1,306 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+/// The auth endpoints of the HTTP contract.
+struct AuthController: Sendable {
+    let database: PostgresPool
+    let configuration: AuthConfiguration
+    let tokens: TokenIssuer
+    let hasher: BoundedPasswordHasher
+    let authenticator: Authenticator
+    let policy: PasswordPolicy
+    let logger: Logger
+    let throttle: LoginThrottle
+    /// A hash of a random password with the current parameters: unknown emails are checked
+    /// against it, so they take as long as a wrong password.
+    let dummyHash: String
+    let jwksBody: [UInt8]
+
+    init(database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
+         authenticator: Authenticator, policy: PasswordPolicy, logger: Logger) throws {
+        self.database = database
+        self.configuration = configuration
+        self.tokens = tokens
+        self.hasher = hasher
+        self.authenticator = authenticator
+        self.policy = policy
+        self.logger = logger
+        self.throttle = LoginThrottle(database: database, accountLimit: configuration.accountFailureLimit,
+                                      addressLimit: configuration.addressFailureLimit)
+        self.dummyHash = try configuration.hasher.hash(Base64.urlEncoded(SecureRandom.bytes(16)))
+        self.jwksBody = Array(try JSON.encoder.encode(tokens.keys.jwks))
+    }
+
+    func routes(into router: inout Router) {
+        router.post("/auth/register", body: RegisterRequest.self) { try await self.register($0, $1) }
+        router.post("/auth/login", body: LoginRequest.self) { try await self.login($0, $1) }
+        router.post("/auth/refresh", body: RefreshRequest.self) { try await self.refresh($0, $1) }
+        router.post("/auth/logout", body: RefreshRequest.self) { try await self.logout($0, $1) }
+        router.get("/auth/me") { try await self.me($0) }
+        router.post("/auth/password", body: PasswordChangeRequest.self) { try await self.changePassword($0, $1) }
+        router.delete("/auth/me") { try await self.deleteAccount($0) }
+        let jwks = jwksBody
+        router.sync("GET", "/auth/.well-known/jwks.json") { _ in
+            Response(status: 200, headers: ["Content-Type": "application/jwk-set+json",
+                                            "Cache-Control": "public, max-age=300"], body: jwks)
+        }
+    }
+
+    // MARK: - Handlers
+
+    func register(_ request: Request, _ body: RegisterRequest) async throws -> JSONResponse<AuthSession> {
+        var errors: [Problem.FieldError] = []
+        let email = EmailAddress(body.email)
+        if email == nil { errors.append(.init(field: "email", message: "must be an email address such as name@example.com")) }
+        errors += policy.problems(body.password, field: "password", email: email?.address)
+        let displayName = body.displayName?.trimmingWhitespace()
+        if let displayName, displayName.count > 100 {
+            errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
+        }
+        guard let email, errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let hash = try await hasher.hash(body.password)
+        let userID = UUID()
+        let name = displayName.flatMap { $0.isEmpty ? nil : $0 }
+        let refreshDays = configuration.refreshTokenTTLDays
+        let tokens = tokens
+        do {
+            let (user, sessionID, refreshToken) = try await database.withTransaction { connection in
+                let rows = try connection.query("""
+                    INSERT INTO auth.users (id, email, email_key, password_hash, display_name)
+                    VALUES (\(userID), \(email.address), \(email.key), \(hash), \(name))
+                    RETURNING id, email, display_name, role, created_at
+                    """)
+                let user = try AuthController.user(rows[0])
+                let (sessionID, refreshToken) = try AuthController.openSession(connection, userID: userID, days: refreshDays, tokens: tokens)
+                return (user, sessionID, refreshToken)
+            }
+            logger.info("account registered", [("user_id", .string(userID.uuidString.lowercased())), ("request_id", .string(request.requestID))])
+            return JSONResponse(try session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw HTTPError.conflict("An account with this email already exists.")
+        }
+    }
+
+    func login(_ request: Request, _ body: LoginRequest) async throws -> AuthSessionResponse {
+        let key = EmailAddress.key(body.email)
+        let account = LoginThrottle.accountKey(key)
+        let address = LoginThrottle.addressKey(request.clientAddress)
+        if let wait = try await throttle.retryAfter([account, address]) {
+            throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.")
+        }
+        let rows = try await database.query("""
+            SELECT id, email, display_name, role, created_at, password_hash FROM auth.users WHERE email_key = \(key)
+            """)
+        let stored = try rows.first.map { (try AuthController.user($0), try $0.decode("password_hash", as: String.self)) }
+        // An unknown email is checked against a dummy hash: same work, same time, same answer.
+        let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
+        guard let (user, hash) = stored, matches else {
+            try await throttle.recordFailure(account: account, address: address)
+            logger.info("login failed", [("request_id", .string(request.requestID))])
+            throw HTTPError(401, detail: "The email or password is not correct.")
+        }
+        try await throttle.reset(account: account)
+        if hasher.needsRehash(hash) {
+            let upgraded = try await hasher.hash(body.password)
+            try await database.execute("UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
+        }
+        let refreshDays = configuration.refreshTokenTTLDays
+        let tokens = tokens
+        let (sessionID, refreshToken) = try await database.withTransaction { connection in
+            try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
+        }
+        return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken))
+    }
+
+    private enum RefreshOutcome: Sendable {
+        case rotated(User, UUID)
+        case reused(UUID)
+        case invalid
+    }
+
+    func refresh(_ request: Request, _ body: RefreshRequest) async throws -> AuthSessionResponse {
+        guard body.refreshToken.utf8.count <= 256 else { throw HTTPError(401, detail: "The refresh token is not valid.") }
+        let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
+        let successor = tokens.successor(of: body.refreshToken)
+        let successorHash = PostgresBytes(TokenIssuer.hash(successor))
+        let grace = configuration.refreshGraceSeconds
+        let days = configuration.refreshTokenTTLDays
+        let outcome: RefreshOutcome = try await database.withTransaction { connection in
+            let rows = try connection.query("""
+                SELECT t.session_id, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(grace)) AS in_grace,
+                       t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
+                       u.id, u.email, u.display_name, u.role, u.created_at
+                FROM auth.refresh_tokens t
+                JOIN auth.sessions s ON s.id = t.session_id
+                JOIN auth.users u ON u.id = s.user_id
+                WHERE t.token_hash = \(hash)
+                FOR UPDATE OF t, s
+                """)
+            guard let row = rows.first, try row.decode("live", as: Bool.self) else { return .invalid }
+            let sessionID = try row.decode("session_id", as: UUID.self)
+            let user = try AuthController.user(row)
+            if try row.decode("unused", as: Bool.self) {
+                try connection.execute("UPDATE auth.refresh_tokens SET used_at = now() WHERE token_hash = \(hash)")
+                try connection.execute("""
+                    INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
+                    VALUES (\(successorHash), \(sessionID), now() + make_interval(days => \(days)))
+                    """)
+                try connection.execute("UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(days)) WHERE id = \(sessionID)")
+                return .rotated(user, sessionID)
+            }
+            // Used before. Within the grace window, and while its successor is still unused, it
+            // is the same client retrying: answer with the same successor.
+            if try row.decode("in_grace", as: Bool?.self) == true {
+                let next = try connection.query("""
+                    SELECT 1 FROM auth.refresh_tokens WHERE token_hash = \(successorHash) AND used_at IS NULL
+                    """)
+                if !next.isEmpty { return .rotated(user, sessionID) }
+            }
+            try connection.execute("""
+                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse' WHERE id = \(sessionID)
+                """)
+            return .reused(sessionID)
+        }
+        switch outcome {
+        case .rotated(let user, let sessionID):
+            return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: successor))
+        case .reused(let sessionID):
+            logger.warning("refresh token reused; session revoked", [
+                ("session_id", .string(sessionID.uuidString.lowercased())), ("request_id", .string(request.requestID)),
+            ])
+            throw HTTPError(401, detail: "The refresh token is not valid.")
+        case .invalid:
+            throw HTTPError(401, detail: "The refresh token is not valid.")
+        }
+    }
+
+    func logout(_ request: Request, _ body: RefreshRequest) async throws -> Response {
+        let principal = try await authenticator.principal(request)
+        let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
+        try await database.execute("""
+            UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
+            FROM auth.refresh_tokens t
+            WHERE t.token_hash = \(hash) AND t.session_id = s.id AND s.user_id = \(principal.userID) AND s.revoked_at IS NULL
+            """)
+        return .noContent
+    }
+
+    func me(_ request: Request) async throws -> JSONResponse<User> {
+        let principal = try await authenticator.principal(request)
+        return JSONResponse(try await user(principal.userID))
+    }
+
+    func changePassword(_ request: Request, _ body: PasswordChangeRequest) async throws -> Response {
+        let principal = try await authenticator.principal(request)
+        let rows = try await database.query("""
+            SELECT id, email, email_key, display_name, role, created_at, password_hash FROM auth.users WHERE id = \(principal.userID)
+            """)
+        guard let row = rows.first else { throw HTTPError.unauthorized("The account no longer exists.") }
+        let user = try AuthController.user(row)
+        let account = LoginThrottle.accountKey(try row.decode("email_key", as: String.self))
+        let address = LoginThrottle.addressKey(request.clientAddress)
+        if let wait = try await throttle.retryAfter([account, address]) {
+            throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed attempts; try again in \(wait) s.")
+        }
+        guard try await hasher.verify(body.currentPassword, against: try row.decode("password_hash", as: String.self)) else {
+            try await throttle.recordFailure(account: account, address: address)
+            throw HTTPError.invalid("currentPassword", "is not correct")
+        }
+        let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
+        guard problems.isEmpty else { throw HTTPError.invalid(problems) }
+        let hash = try await hasher.hash(body.newPassword)
+        let keep = principal.sessionID
+        try await database.withTransaction { connection in
+            try connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user.id)")
+            try connection.execute("""
+                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password changed'
+                WHERE user_id = \(user.id) AND revoked_at IS NULL AND id IS DISTINCT FROM \(keep)
+                """)
+        }
+        logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.uuidString.lowercased()))])
+        return .noContent
+    }
+
+    func deleteAccount(_ request: Request) async throws -> Response {
+        let principal = try await authenticator.principal(request)
+        let deleted = try await database.withTransaction { connection -> Bool in
+            let rows = try connection.query("DELETE FROM auth.users WHERE id = \(principal.userID) RETURNING id")
+            guard !rows.isEmpty else { return false }
+            // In the same transaction: the event exists exactly when the account is gone.
+            try EventLog.append("account.deleted", payload: AccountDeleted(userId: principal.userID), on: connection)
+            return true
+        }
+        guard deleted else { throw HTTPError.unauthorized("The account no longer exists.") }
+        logger.info("account deleted", [("user_id", .string(principal.userID.uuidString.lowercased()))])
+        return .noContent
+    }
+
+    // MARK: - Helpers
+
+    private func user(_ id: UUID) async throws -> User {
+        let rows = try await database.query("SELECT id, email, display_name, role, created_at FROM auth.users WHERE id = \(id)")
+        guard let row = rows.first else { throw HTTPError.unauthorized("The account no longer exists.") }
+        return try AuthController.user(row)
+    }
+
+    static func user(_ row: PostgresRow) throws -> User {
+        User(id: try row.decode("id"), email: try row.decode("email"), displayName: try row.decode("display_name", as: String?.self),
+             role: try row.decode("role"), createdAt: try row.decode("created_at"))
+    }
+
+    /// Opens a session with its first refresh token.
+    static func openSession(_ connection: PostgresConnection, userID: UUID, days: Int, tokens: TokenIssuer) throws -> (UUID, String) {
+        let sessionID = UUID()
+        let refreshToken = tokens.newRefreshToken()
+        try connection.execute("""
+            INSERT INTO auth.sessions (id, user_id, expires_at) VALUES (\(sessionID), \(userID), now() + make_interval(days => \(days)))
+            """)
+        try connection.execute("""
+            INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
+            VALUES (\(PostgresBytes(TokenIssuer.hash(refreshToken))), \(sessionID), now() + make_interval(days => \(days)))
+            """)
+        return (sessionID, refreshToken)
+    }
+
+    private func session(_ user: User, sessionID: UUID, refreshToken: String) throws -> AuthSession {
+        AuthSession(user: user, accessToken: try tokens.accessToken(userID: user.id, role: user.role, sessionID: sessionID),
+                    refreshToken: refreshToken, expiresIn: tokens.accessTTL)
+    }
+}
+
+/// 200 with the session, marked `Cache-Control: no-store` as token responses must be (RFC 6749 §5.1).
+struct AuthSessionResponse: ResponseConvertible {
+    let value: AuthSession
+    func response() throws -> Response { try .json(value, headers: ["Cache-Control": "no-store"]) }
+}
+
+/// An email address as entered (trimmed) and its normalized key (lowercased).
+struct EmailAddress: Sendable {
+    let address: String
+    let key: String
+
+    /// nil unless `text` looks like `local@domain.tld` (at most 254 characters, no spaces).
+    init?(_ text: String) {
+        let address = text.trimmingWhitespace()
+        guard address.utf8.count <= 254, let at = address.lastIndex(of: "@") else { return nil }
+        let local = address[..<at]
+        let domain = address[address.index(after: at)...]
+        guard !local.isEmpty, local.utf8.count <= 64, domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."),
+            !address.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0 == "\u{7F}" }),
+            !domain.contains("@")
+        else { return nil }
+        self.address = address
+        self.key = EmailAddress.key(address)
+    }
+
+    static func key(_ text: String) -> String { text.trimmingWhitespace().lowercased() }
+}

@@ -1,0 +1,47 @@
+import PierCrypto
+import PierHTTP
+import PierPostgres
+import PierService
+
+/// The auth plugin: accounts, password login, access and refresh tokens, and the JWKS that
+/// every other service verifies tokens with.
+public struct AuthService: Service {
+    public static let name = "auth"
+    public static let prefix = "/auth"
+    public static let schema = "auth"
+    public static let defaultPort = 8081
+    public static let migrations = [
+        Migration(version: 1, name: "create_auth", sql: String(decoding: PackageResources._001_create_auth_sql, as: UTF8.self)),
+    ]
+    public static let commands = [AdminCommand.createAdmin]
+
+    let controller: AuthController
+
+    public static func make(context: ServiceContext) async throws -> AuthService {
+        let configuration = try AuthConfiguration(environment: context.configuration.environment,
+                                                  production: context.configuration.production)
+        let keys = try SigningKeys.load(configuration, logger: context.logger)
+        return try make(context: context, configuration: configuration, keys: keys)
+    }
+
+    /// Builds the service with explicit settings and keys (tests, the gateway).
+    public static func make(context: ServiceContext, configuration: AuthConfiguration, keys: SigningKeys) throws -> AuthService {
+        let tokens = TokenIssuer(keys: keys, issuer: context.configuration.tokenIssuer,
+                                 audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL)
+        // The auth service verifies with its own keys: no JWKS round trip to itself.
+        let authenticator = Authenticator(verifier: AccessTokenVerifier(
+            keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: context.configuration.tokenIssuer,
+            audience: context.configuration.tokenAudience))
+        let hasher = BoundedPasswordHasher(hasher: configuration.hasher, threads: configuration.hashThreads,
+                                           queueLimit: configuration.hashQueueLimit)
+        let controller = try AuthController(
+            database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
+            authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
+            logger: context.logger)
+        return AuthService(controller: controller)
+    }
+
+    public func routes(into router: inout Router) { controller.routes(into: &router) }
+
+    public func shutdown() async { controller.hasher.shutdown() }
+}

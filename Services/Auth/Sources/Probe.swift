@@ -1,1 +1,0 @@
-enum Probe { static let n = PackageResources.common_passwords_txt.count }

@@ -1,0 +1,37 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import PierCrypto
+
+/// Mints access tokens and refresh tokens.
+struct TokenIssuer: Sendable {
+    let keys: SigningKeys
+    let issuer: String
+    let audience: String
+    /// Access token lifetime in seconds.
+    let accessTTL: Int
+
+    func accessToken(userID: UUID, role: String, sessionID: UUID, now: Date = Date()) throws -> String {
+        let issuedAt = Int(now.timeIntervalSince1970)
+        let claims = AccessClaims(iss: issuer, sub: userID.uuidString.lowercased(), aud: audience, iat: issuedAt,
+                                  nbf: issuedAt, exp: issuedAt + accessTTL,
+                                  jti: Base64.urlEncoded(SecureRandom.bytes(16)),
+                                  sid: sessionID.uuidString.lowercased(), role: role)
+        return try keys.signer.sign(claims)
+    }
+
+    /// A new refresh token: 256 random bits.
+    func newRefreshToken() -> String { Base64.urlEncoded(SecureRandom.bytes(32)) }
+
+    /// The token that replaces `token` on rotation. Derived, not random, so that the same token
+    /// resent within the grace window (an app killed mid-refresh) yields the same successor
+    /// without any token being stored in the clear.
+    func successor(of token: String) -> String {
+        Base64.urlEncoded(HMACSHA256.authenticate(Array(token.utf8), key: keys.refreshSecret))
+    }
+
+    /// What the database stores of a refresh token.
+    static func hash(_ token: String) -> [UInt8] { SHA256.hash(token) }
+}
