@@ -47,13 +47,15 @@ let package = Package(
         .executableTarget(name: "pier-auth", dependencies: ["AuthService"],
                           path: "Services/Auth/Main", swiftSettings: strict),
 
+        .target(name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime"],
+                path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
                     swiftSettings: strict),
-        .testTarget(name: "PostgresTests", dependencies: ["PierPostgres"],
+        .testTarget(name: "PostgresTests", dependencies: ["PierPostgres", "PierTestSupport"],
                     path: "Tests/PostgresTests", swiftSettings: strict),
-        .testTarget(name: "HTTPTests", dependencies: ["PierHTTP"], path: "Tests/HTTPTests",
+        .testTarget(name: "HTTPTests", dependencies: ["PierHTTP", "PierTestSupport"], path: "Tests/HTTPTests",
                     swiftSettings: strict),
-        .testTarget(name: "AuthTests", dependencies: ["AuthService", "PierService"],
+        .testTarget(name: "AuthTests", dependencies: ["AuthService", "PierService", "PierTestSupport"],
                     path: "Tests/AuthTests", swiftSettings: strict),
     ]
 )

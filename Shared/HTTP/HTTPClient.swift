@@ -13,6 +13,7 @@ public final class HTTPClient: Sendable {
 
     public struct Response: Sendable {
         public let status: Int
+        public let headers: HTTPHeaders
         public let body: [UInt8]
     }
 
@@ -30,16 +31,24 @@ public final class HTTPClient: Sendable {
 
     /// GET `url` and return the status and body (bodies above 1 MiB are refused).
     public func get(_ url: String) async throws -> Response {
+        try await send("GET", url)
+    }
+
+    /// Sends a request with a complete body and returns the complete response.
+    public func send(_ method: String, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil) async throws -> Response {
         let timeout = timeoutSeconds
-        return try await threads.run { try HTTPClient.perform(url: url, timeout: timeout) }
+        return try await threads.run {
+            try HTTPClient.perform(method: method, url: url, headers: headers, body: body, timeout: timeout)
+        }
     }
 
     private final class Sink {
         var body: [UInt8] = []
+        var headers = HTTPHeaders()
         var overflow = false
     }
 
-    private static func perform(url: String, timeout: Int) throws -> Response {
+    private static func perform(method: String, url: String, headers: HTTPHeaders, body: [UInt8]?, timeout: Int) throws -> Response {
         guard let handle = curl_easy_init() else { throw Failure(message: "curl_easy_init failed") }
         defer { curl_easy_cleanup(handle) }
         let sink = Sink()
@@ -48,7 +57,29 @@ public final class HTTPClient: Sendable {
             _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT, timeout)
             _ = CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
             _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+            _ = CCurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+            if method == "HEAD" { _ = CCurl_setopt_long(handle, CURLOPT_NOBODY, 1) }
+            var list: UnsafeMutablePointer<curl_slist>? = nil
+            defer { curl_slist_free_all(list) }
+            for (name, value) in headers { list = curl_slist_append(list, "\(name): \(value)") }
+            // Without this, curl adds "Expect: 100-continue" to larger bodies and waits for it.
+            list = curl_slist_append(list, "Expect:")
+            _ = CCurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+            let payload = body ?? []
+            if body != nil {
+                _ = CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, payload.count)
+            }
             _ = CCurl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(sink).toOpaque())
+            _ = CCurl_setopt_pointer(handle, CURLOPT_HEADERDATA, Unmanaged.passUnretained(sink).toOpaque())
+            _ = CCurl_setopt_header_function(handle) { data, size, count, context in
+                let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+                let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+                if line.hasPrefix("HTTP/") { sink.headers = HTTPHeaders() }
+                if let colon = line.firstIndex(of: ":") {
+                    sink.headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace())
+                }
+                return size * count
+            }
             _ = CCurl_setopt_write_function(handle) { data, size, count, context in
                 let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
                 let length = size * count
@@ -61,14 +92,19 @@ public final class HTTPClient: Sendable {
                 }
                 return length
             }
-            let code = curl_easy_perform(handle)
+            let code = payload.withUnsafeBytes { bytes -> CURLcode in
+                if body != nil {
+                    _ = CCurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                }
+                return curl_easy_perform(handle)
+            }
             guard code == CURLE_OK else {
                 if sink.overflow { throw Failure(message: "\(url): the response is larger than 1 MiB") }
                 throw Failure(message: "\(url): \(String(cString: curl_easy_strerror(code)))")
             }
             var status = 0
             _ = CCurl_response_code(handle, &status)
-            return Response(status: status, body: sink.body)
+            return Response(status: status, headers: sink.headers, body: sink.body)
         }
     }
 }

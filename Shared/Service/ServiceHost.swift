@@ -13,6 +13,14 @@ public struct ServiceHost: Sendable {
         public let migrations: [Migration]
         public let database: PostgresPool
         public let service: any Service
+
+        public init(name: String, schema: String, migrations: [Migration], database: PostgresPool, service: any Service) {
+            self.name = name
+            self.schema = schema
+            self.migrations = migrations
+            self.database = database
+            self.service = service
+        }
     }
 
     public let mounted: [Mounted]

@@ -4,6 +4,7 @@ import PierRuntime
 import Synchronization
 import Testing
 @testable import PierHTTP
+import PierTestSupport
 
 struct Item: Codable, ResponseConvertible {
     var id: String

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PierPostgres
+import PierTestSupport
 
 @Suite(.serialized) struct PostgresClientTests {
     static let url: Task<String, Error> = Task { try await TestDatabase.create("pier_test_postgres") }

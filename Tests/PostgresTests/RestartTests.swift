@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PierPostgres
+import PierTestSupport
 
 /// Restarts the shared test server, so the test script runs this suite on its own, after the
 /// others (`swift test --filter RestartTests`).
@@ -16,9 +17,7 @@ import Testing
             try await group.waitForAll()
         }
         #expect(pool.statistics.idle == 3)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../scripts/postgres.sh").standardized.path
-        #expect(runCommand(["/bin/bash", script, "restart"]) == 0)
+        #expect(restartTestPostgres() == 0)
         // Every idle connection was closed by the restart; each is replaced when lent.
         for _ in 0..<6 {
             let rows = try await pool.query("SELECT 1 AS one")
@@ -27,14 +26,3 @@ import Testing
     }
 }
 
-/// Runs a command and returns its exit status (posix_spawn + waitpid: Foundation's Process
-/// waits on a run loop that async tests do not turn).
-func runCommand(_ arguments: [String]) -> Int32 {
-    var pid: pid_t = 0
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    guard posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0 else { return -1 }
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
-    return (status >> 8) & 0xFF
-}

@@ -16,6 +16,9 @@ typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, vo
 static inline CURLcode CCurl_setopt_write_function(CURL *handle, CCurl_write_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
+static inline CURLcode CCurl_setopt_header_function(CURL *handle, CCurl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
 static inline CURLcode CCurl_response_code(CURL *handle, long *code) {
     return curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
 }

@@ -5,10 +5,10 @@ import Glibc
 #endif
 
 /// A bare TCP client for sending exactly the bytes a test wants, malformed ones included.
-final class RawClient: Sendable {
-    let fd: Int32
+public final class RawClient: Sendable {
+    public let fd: Int32
 
-    init(port: Int, receiveTimeout: Double = 5) throws {
+    public init(port: Int, receiveTimeout: Double = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -24,9 +24,9 @@ final class RawClient: Sendable {
 
     deinit { close(fd) }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -39,17 +39,17 @@ final class RawClient: Sendable {
     /// thread of the cooperative pool that the server's handlers need.
     static let readers = BlockingPool(name: "test readers", threads: 96)
 
-    func receive(until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> String {
+    public func receive(until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> String {
         let fd = fd
         return (try? await Self.readers.run { RawClient.receive(fd, until: done) }) ?? ""
     }
 
-    func responses(_ count: Int) async -> [ParsedResponse] {
+    public func responses(_ count: Int) async -> [ParsedResponse] {
         let text = await receive { ParsedResponse.parseAll($0).count >= count }
         return ParsedResponse.parseAll(text)
     }
 
-    func isClosedByPeer() async -> Bool {
+    public func isClosedByPeer() async -> Bool {
         let fd = fd
         return (try? await Self.readers.run { RawClient.isClosedByPeer(fd) }) ?? false
     }
@@ -78,12 +78,18 @@ final class RawClient: Sendable {
     }
 }
 
-struct ParsedResponse {
-    var status: Int
-    var headers: [String: String]
-    var body: String
+public struct ParsedResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: String
 
-    static func parseAll(_ text: String) -> [ParsedResponse] {
+    public init(status: Int, headers: [String: String], body: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func parseAll(_ text: String) -> [ParsedResponse] {
         var results: [ParsedResponse] = []
         var rest = Substring(text)
         while let headerEnd = rest.range(of: "\r\n\r\n") {

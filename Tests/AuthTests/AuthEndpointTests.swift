@@ -1,0 +1,249 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import Testing
+@testable import AuthService
+
+@Suite struct AuthEndpointTests {
+    static let harness = Task { try await AuthHarness.start(database: "pier_test_auth") }
+    var auth: AuthHarness { get async throws { try await Self.harness.value } }
+
+    @Test func registerAnswersASessionWhoseTokenVerifies() async throws {
+        let auth = try await auth
+        let reply = try await auth.send("POST", "/auth/register",
+                                        json: #"{"email":"  Grace.Hopper@Example.COM ","password":"pässwörd 🔑 long","displayName":"Grace"}"#)
+        #expect(reply.status == 201)
+        let session = try reply.decode(AuthSession.self)
+        #expect(session.user.email == "Grace.Hopper@Example.COM")
+        #expect(session.user.displayName == "Grace")
+        #expect(session.user.role == "user")
+        #expect(session.tokenType == "Bearer" && session.expiresIn == 900)
+        #expect(Base64.urlDecoded(session.refreshToken)?.count == 32)
+        let verifier = AccessTokenVerifier(keys: StaticKeyProvider(keys: auth.keys.verificationKeys), issuer: "pier", audience: "pier")
+        let claims = try await verifier.verify(session.accessToken)
+        #expect(UUID(uuidString: claims.sub) == session.user.id)
+        #expect(claims.exp - claims.iat == 900 && claims.sid != nil && claims.role == "user")
+        // The refresh token is stored only as its SHA-256.
+        let stored = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.refresh_tokens WHERE token_hash = \(PostgresBytes(SHA256.hash(session.refreshToken)))")
+        #expect(try stored[0].decode("n", as: Int.self) == 1)
+        let plain = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.users WHERE password_hash LIKE '%pässwörd%'")
+        #expect(try plain[0].decode("n", as: Int.self) == 0)
+        // The same address in other case is the same account.
+        let again = try await auth.send("POST", "/auth/register", json: #"{"email":"grace.hopper@example.com","password":"another long passphrase"}"#)
+        #expect(again.status == 409)
+        #expect(again.headers["Content-Type"] == "application/problem+json")
+    }
+
+    @Test(arguments: [
+        (#"{"email":"not-an-email","password":"a long enough passphrase"}"#, 422, "email"),
+        (#"{"email":"a@b","password":"a long enough passphrase"}"#, 422, "email"),
+        (#"{"email":"a b@example.com","password":"a long enough passphrase"}"#, 422, "email"),
+        (#"{"email":"x@example.com","password":"short"}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"password1"}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"PASSWORD1"}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"iloveyou2"}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"x@example.com"}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"\#(String(repeating: "p", count: 129))"}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"a long enough passphrase","displayName":"\#(String(repeating: "n", count: 101))"}"#, 422, "displayName"),
+        (#"{"email":"x@example.com"}"#, 422, "password"),
+        (#"{"password":"a long enough passphrase"}"#, 422, "email"),
+        (#"{"email":42,"password":"a long enough passphrase"}"#, 422, "email"),
+        (#"{"email":"x@example.com","password":null}"#, 422, "password"),
+        (#"{"email":"x@example.com","password":"#, 400, ""),
+        (#"["x@example.com"]"#, 400, ""),
+        ("", 400, ""),
+    ])
+    func registerRefusesBadInput(body: String, status: Int, field: String) async throws {
+        let reply = try await auth.send("POST", "/auth/register", json: body)
+        #expect(reply.status == status, "\(body.prefix(80))")
+        if !field.isEmpty { #expect(reply.problem?.errors?.map(\.field).contains(field) == true, "\(reply.text)") }
+        #expect(reply.problem?.requestId != nil)
+    }
+
+    @Test func exactlyEightCharactersAndAnyUnicodeAreAccepted() async throws {
+        let auth = try await auth
+        _ = try await auth.register(password: "zq8!Lm2#")
+        _ = try await auth.register(password: "Ωμέγα密码🔒🔑ü")
+    }
+
+    @Test func loginIsGenericAndRehashesOldHashes() async throws {
+        let auth = try await auth
+        let (_, email) = try await auth.register()
+        let ok = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email.uppercased())","password":"a long enough passphrase"}"#)
+        #expect(ok.status == 200)
+        #expect(ok.headers["Cache-Control"] == "no-store")
+        let wrong = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"not the passphrase"}"#)
+        let unknown = try await auth.send("POST", "/auth/login", json: #"{"email":"nobody-\#(UUID())@example.com","password":"not the passphrase"}"#)
+        #expect(wrong.status == 401 && unknown.status == 401)
+        #expect(wrong.problem?.detail == unknown.problem?.detail)
+        // A hash made with other parameters is replaced on the next successful login.
+        let old = try Argon2idHasher(memoryKiB: 512, iterations: 1).hash("a long enough passphrase")
+        try await auth.pool.execute("UPDATE auth.users SET password_hash = \(old) WHERE email_key = \(email.lowercased())")
+        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 200)
+        let rows = try await auth.pool.query("SELECT password_hash FROM auth.users WHERE email_key = \(email.lowercased())")
+        #expect(try rows[0].decode("password_hash", as: String.self).hasPrefix("$argon2id$v=19$m=1024,t=1,p=1$"))
+    }
+
+    @Test func failedLoginsBackOffPerAccount() async throws {
+        let auth = try await auth
+        let (_, email) = try await auth.register()
+        for _ in 0..<5 {
+            let reply = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"wrong passphrase"}"#)
+            #expect(reply.status == 401)
+        }
+        // The right password does not get through while the account is backing off.
+        let blocked = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
+        #expect(blocked.status == 429)
+        #expect(Int(blocked.headers["Retry-After"] ?? "") ?? 0 >= 1)
+        // Other accounts are not affected.
+        let (_, other) = try await auth.register()
+        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(other)","password":"a long enough passphrase"}"#).status == 200)
+        // Recorded in the database, so every replica sees it.
+        let rows = try await auth.pool.query("SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
+        #expect(try rows.first?.decode("failures", as: Int.self) == 5)
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 200)
+    }
+
+    @Test func refreshRotatesAndReuseRevokesTheFamily() async throws {
+        let auth = try await auth
+        let (session, _) = try await auth.register()
+        let first = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+        #expect(first.status == 200)
+        let rotated = try first.decode(AuthSession.self)
+        #expect(rotated.refreshToken != session.refreshToken)
+        // Resent at once (an app killed mid-refresh): the same new token, not a revocation.
+        let retry = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+        #expect(retry.status == 200)
+        #expect(try retry.decode(AuthSession.self).refreshToken == rotated.refreshToken)
+        // After the grace window, the old token is a reuse: the whole family is revoked.
+        try await Task.sleep(for: .milliseconds(1200))
+        let reuse = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+        #expect(reuse.status == 401)
+        let afterReuse = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(rotated.refreshToken)"}"#)
+        #expect(afterReuse.status == 401)
+    }
+
+    @Test func refreshAfterTheSuccessorWasUsedIsAReuseEvenInGrace() async throws {
+        let auth = try await auth
+        let (session, _) = try await auth.register()
+        let second = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).decode(AuthSession.self)
+        let third = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(second.refreshToken)"}"#)
+        #expect(third.status == 200)
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 401)
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(try third.decode(AuthSession.self).refreshToken)"}"#).status == 401)
+    }
+
+    @Test func unknownAndMalformedRefreshTokensAre401() async throws {
+        let auth = try await auth
+        for token in ["", "nope", String(repeating: "x", count: 5000), Base64.urlEncoded(SecureRandom.bytes(32))] {
+            #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(token)"}"#).status == 401)
+        }
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":7}"#).status == 422)
+    }
+
+    @Test func logoutEndsTheSession() async throws {
+        let auth = try await auth
+        let (session, _) = try await auth.register()
+        let body = #"{"refreshToken":"\#(session.refreshToken)"}"#
+        #expect(try await auth.send("POST", "/auth/logout", json: body).status == 401)
+        #expect(try await auth.send("POST", "/auth/logout", json: body, token: session.accessToken).status == 204)
+        #expect(try await auth.send("POST", "/auth/refresh", json: body).status == 401)
+        #expect(try await auth.send("POST", "/auth/logout", json: body, token: session.accessToken).status == 204)
+    }
+
+    @Test func meNeedsAValidToken() async throws {
+        let auth = try await auth
+        let (session, email) = try await auth.register()
+        let me = try await auth.send("GET", "/auth/me", token: session.accessToken)
+        #expect(me.status == 200)
+        #expect(try me.decode(User.self).email == email)
+        #expect(try await auth.send("GET", "/auth/me").status == 401)
+        #expect(try await auth.send("GET", "/auth/me", headers: ["Authorization": "Basic abc"]).status == 401)
+        var tampered = Array(session.accessToken)
+        tampered[tampered.count / 2] = tampered[tampered.count / 2] == "A" ? "B" : "A"
+        #expect(try await auth.send("GET", "/auth/me", token: String(tampered)).status == 401)
+        // Signed with the right key but expired.
+        let now = Int(Date().timeIntervalSince1970)
+        let expired = try auth.keys.signer.sign(AccessClaims(iss: "pier", sub: session.user.id.uuidString, aud: "pier",
+                                                             iat: now - 3600, nbf: now - 3600, exp: now - 1800, jti: "x", sid: nil, role: "user"))
+        let reply = try await auth.send("GET", "/auth/me", token: expired)
+        #expect(reply.status == 401)
+        #expect(reply.headers["WWW-Authenticate"] == "Bearer")
+        // Signed by a stranger.
+        let forged = try AccessTokenSigner(key: P256PrivateKey.generate(), kid: auth.keys.signer.kid).sign(
+            AccessClaims(iss: "pier", sub: session.user.id.uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: "y", sid: nil, role: "admin"))
+        #expect(try await auth.send("GET", "/auth/me", token: forged).status == 401)
+    }
+
+    @Test func passwordChangeRevokesOtherSessions() async throws {
+        let auth = try await auth
+        let (phone, email) = try await auth.register()
+        let laptop = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).decode(AuthSession.self)
+        let wrong = try await auth.send("POST", "/auth/password", json: #"{"currentPassword":"nope nope nope","newPassword":"brand new passphrase"}"#, token: phone.accessToken)
+        #expect(wrong.status == 422 && wrong.problem?.errors?.first?.field == "currentPassword")
+        let weak = try await auth.send("POST", "/auth/password", json: #"{"currentPassword":"a long enough passphrase","newPassword":"12345678"}"#, token: phone.accessToken)
+        #expect(weak.status == 422 && weak.problem?.errors?.first?.field == "newPassword")
+        let changed = try await auth.send("POST", "/auth/password", json: #"{"currentPassword":"a long enough passphrase","newPassword":"brand new passphrase"}"#, token: phone.accessToken)
+        #expect(changed.status == 204)
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(laptop.refreshToken)"}"#).status == 401)
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(phone.refreshToken)"}"#).status == 200)
+        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 401)
+        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"brand new passphrase"}"#).status == 200)
+    }
+
+    @Test func deletingTheAccountRemovesItAndRecordsAnEvent() async throws {
+        let auth = try await auth
+        let (session, email) = try await auth.register()
+        #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 204)
+        #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 401)
+        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 401)
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 401)
+        let events = try await auth.pool.query("""
+            SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload->>'userId' = \(session.user.id.uuidString)
+            """)
+        #expect(try events[0].decode("n", as: Int.self) == 1)
+        #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 401)
+    }
+
+    @Test func jwksPublishesTheSigningKey() async throws {
+        let auth = try await auth
+        let reply = try await auth.send("GET", "/auth/.well-known/jwks.json")
+        #expect(reply.status == 200)
+        let set = try reply.decode(JWKSet.self)
+        let (session, _) = try await auth.register()
+        let kid = try JWS(compact: session.accessToken).header.kid
+        let jwk = try #require(set.keys.first { $0.kid == kid })
+        try JWS(compact: session.accessToken).verify(with: jwk.publicKey())
+        #expect(!reply.text.contains("\"d\""))
+    }
+
+    @Test func operatorEndpoints() async throws {
+        let auth = try await auth
+        #expect(try await auth.send("GET", "/healthz").status == 200)
+        let ready = try await auth.send("GET", "/readyz")
+        #expect(ready.status == 200 && ready.text.contains("\"status\":\"ready\""))
+        _ = try await auth.send("GET", "/auth/me")
+        let metrics = try await auth.send("GET", "/metrics")
+        #expect(metrics.text.contains(#"pier_http_requests_total{service="auth",route="/auth/me",method="GET",status="401"}"#))
+        #expect(metrics.text.contains("pier_db_pool_connections"))
+    }
+
+    @Test func twiceMoreConcurrentRequestsThanConnectionsAllComplete() async throws {
+        let auth = try await AuthHarness.start(database: "pier_test_auth_small", settings: ["PIER_DB_POOL_SIZE": "2"])
+        let (session, _) = try await auth.register()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    index % 4 == 0 ? try await auth.send("GET", "/healthz").status
+                        : try await auth.send("GET", "/auth/me", token: session.accessToken).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 16 && statuses.allSatisfy { $0 == 200 })
+        await auth.server.shutdown()
+    }
+}

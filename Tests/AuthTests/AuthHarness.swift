@@ -1,0 +1,87 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+import PierTestSupport
+@testable import AuthService
+
+/// A live auth service on an ephemeral port, on its own database, with cheap password hashing.
+final class AuthHarness: Sendable {
+    let server: HTTPServer
+    let pool: PostgresPool
+    let keys: SigningKeys
+    let base: String
+    let client = HTTPClient(threads: 24, timeoutSeconds: 20)
+
+    static func start(database: String, settings: [String: String] = [:]) async throws -> AuthHarness {
+        let url = try await TestDatabase.create(database)
+        var environment = [
+            "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_HTTP_ACCESS_LOG": "false", "PIER_LOG_LEVEL": "error",
+            "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
+            "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
+        ]
+        environment.merge(settings) { $1 }
+        let configuration = try ServiceConfiguration(environment: Environment(environment), defaultPort: 0,
+                                                     applicationName: "auth-tests")
+        let logger = Logger(service: "auth", level: .error)
+        let pool = PostgresPool(configuration: configuration.database)
+        try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger)
+        let keys = try SigningKeys(signing: P256PrivateKey.generate())
+        let context = ServiceContext(configuration: configuration, database: pool, logger: logger,
+                                     authenticator: Authenticator(verifier: AccessTokenVerifier(
+                                        keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier")))
+        let authConfiguration = try AuthConfiguration(environment: configuration.environment, production: false)
+        let service = try AuthService.make(context: context, configuration: authConfiguration, keys: keys)
+        let host = ServiceHost(mounted: [.init(name: "auth", schema: "auth", migrations: AuthService.migrations,
+                                               database: pool, service: service)], metricsName: "auth")
+        let server = try ServiceRunner.makeServer(router: host.router(), metrics: host.metrics, context: context)
+        try server.start()
+        return AuthHarness(server: server, pool: pool, keys: keys, base: "http://127.0.0.1:\(server.port)")
+    }
+
+    private init(server: HTTPServer, pool: PostgresPool, keys: SigningKeys, base: String) {
+        self.server = server
+        self.pool = pool
+        self.keys = keys
+        self.base = base
+    }
+
+    struct Reply: Sendable {
+        let status: Int
+        let headers: HTTPHeaders
+        let body: [UInt8]
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try JSONDecoder.pier.decode(T.self, from: Data(body))
+        }
+        var problem: Problem? { try? decode(Problem.self) }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    func send(_ method: String, _ path: String, json: String? = nil, token: String? = nil,
+              headers extra: HTTPHeaders = [:]) async throws -> Reply {
+        var headers = extra
+        if json != nil { headers.set("Content-Type", "application/json") }
+        if let token { headers.set("Authorization", "Bearer \(token)") }
+        let response = try await client.send(method, base + path, headers: headers, body: json.map { Array($0.utf8) })
+        return Reply(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// Registers a fresh account and returns its session.
+    func register(_ email: String = "user-\(UUID().uuidString.prefix(8))@example.com",
+                  password: String = "a long enough passphrase") async throws -> (AuthSession, String) {
+        let reply = try await send("POST", "/auth/register", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
+        guard reply.status == 201 else { throw HTTPClient.Failure(message: "register answered \(reply.status): \(reply.text)") }
+        return (try reply.decode(AuthSession.self), email)
+    }
+}
+
+extension JSONDecoder {
+    static let pier: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}

@@ -1,0 +1,43 @@
+import Foundation
+import PierPostgres
+
+
+/// A fresh database per suite on the PostgreSQL that the test script started
+/// (`PIER_TEST_DATABASE_URL`, the admin URL). Tests fail, not skip, without one.
+public enum TestDatabase {
+    public static var adminURL: String {
+        guard let url = ProcessInfo.processInfo.environment["PIER_TEST_DATABASE_URL"] else {
+            fatalError("PIER_TEST_DATABASE_URL is not set: run the tests with `make test`")
+        }
+        return url
+    }
+
+    /// Drops and recreates database `name`, and returns its URL.
+    public static func create(_ name: String) async throws -> String {
+        let admin = PostgresPool(configuration: PostgresConfiguration(url: adminURL, poolSize: 1))
+        defer { admin.close() }
+        try await admin.execute(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+        try await admin.execute(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        let base = adminURL[..<adminURL.lastIndex(of: "/")!]
+        return base + "/" + name
+    }
+}
+
+/// Runs a command and returns its exit status (posix_spawn + waitpid: Foundation's Process
+/// waits on a run loop that async tests do not turn).
+public func runCommand(_ arguments: [String]) -> Int32 {
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    guard posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return (status >> 8) & 0xFF
+}
+
+/// Restarts the test PostgreSQL server (fast shutdown: every connection is cut).
+public func restartTestPostgres() -> Int32 {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../scripts/postgres.sh").standardized.path
+    return runCommand(["/bin/bash", script, "restart"])
+}
