@@ -1,0 +1,18 @@
+# The two commands of the README, and a few conveniences.
+.PHONY: run test build bench clean
+
+run:            ## set up, build, start PostgreSQL under .pier/, migrate and serve the stack
+	deploy/local/run.sh
+
+test:           ## every test, against a real PostgreSQL started under .pier/
+	scripts/test.sh
+
+build:
+	swift build -c release
+
+bench:          ## ratios against nginx and the bare KDF (see bench/README.md)
+	bench/run.sh
+
+clean:
+	scripts/postgres.sh stop
+	rm -rf .build .pier

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The local stack in the foreground: PostgreSQL under .pier/, the database `pier`, migrations,
+# then every service as its own process on its own port, each log line prefixed with the
+# service's name. Ctrl-C (or SIGTERM) stops the services gracefully, then PostgreSQL.
+#   PIER_BUILD=debug deploy/local/run.sh     use a debug build (faster to compile)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+configuration=${PIER_BUILD:-release}
+scripts/setup.sh
+echo "building ($configuration)…"
+swift build -c "$configuration" --product pier-auth
+bin=$(swift build -c "$configuration" --show-bin-path)
+scripts/postgres.sh start
+admin=$(scripts/postgres.sh url)
+PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qtc "SELECT 1 FROM pg_database WHERE datname = 'pier'" | grep -q 1 \
+  || psql "$admin" -qc "CREATE DATABASE pier"
+export PIER_DATABASE_URL="${admin%/*}/pier" PIER_DATA_DIR="$root/.pier"
+
+pids=()
+stop() {
+  trap - INT TERM
+  echo "stopping…"
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  scripts/postgres.sh stop
+  echo "stopped"
+}
+trap stop INT TERM
+
+# name port: one line per service; the gateway joins them in front as services land.
+start() {
+  local name=$1 port=$2
+  PIER_PORT=$port "$bin/pier-$name" serve --migrate 2>&1 | sed -u "s/^/[$name] /" &
+  pids+=($!)
+}
+start auth 8081
+echo "Pier is running: auth on http://127.0.0.1:8081 (try: curl http://127.0.0.1:8081/readyz). Ctrl-C stops it."
+wait

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Starts the real pier-auth executable on a fresh database and checks, with PyJWT (an
+# independent JWT library), that its tokens verify against its JWKS and altered ones do not.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -c "import jwt, cryptography" 2>/dev/null || python3 -m pip install -q "pyjwt[crypto]" 2>/dev/null \
+  || python3 -m pip install -q --break-system-packages "pyjwt[crypto]"
+admin=$(scripts/postgres.sh url)
+PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_interop WITH (FORCE)" -c "CREATE DATABASE pier_interop" >/dev/null
+work=$(mktemp -d)
+port=${PIER_INTEROP_PORT:-18081}
+export PIER_DATABASE_URL="${admin%/*}/pier_interop" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning
+binary=$(swift build --show-bin-path)/pier-auth
+"$binary" serve --migrate > "$work/auth.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
+  sleep 0.1
+done
+python3 Tests/Interop/jwt_interop.py "http://127.0.0.1:$port"
+kill -TERM $pid
+wait $pid
+echo "interop: pier-auth stopped cleanly on SIGTERM"

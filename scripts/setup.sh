@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Pier needs on Debian 12 when it is missing: the C libraries' -dev packages,
+# pkg-config (SwiftPM finds the libraries through it) and PostgreSQL 15. Idempotent.
+set -euo pipefail
+packages=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libargon2-dev libcurl4-openssl-dev postgresql postgresql-contrib curl python3)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "setup: swift is not on PATH (Swift 6 toolchain required)" >&2; exit 1; }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test against a real PostgreSQL that this script starts under .pier/:
+# unit and integration suites (swift test), then the suites that restart the server, then the
+# interoperability check of issued tokens with PyJWT against the live pier-auth executable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/postgres.sh start
+export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
+export SWIFT_BACKTRACE=enable=no
+
+swift build --build-tests -Xswiftc -warnings-as-errors
+swift test --skip-build --skip RestartTests
+PIER_TEST_RESTART=1 swift test --skip-build --filter RestartTests
+scripts/interop.sh
+echo "all tests passed"
