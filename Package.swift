@@ -49,6 +49,9 @@ let package = Package(
 
         .target(name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime"],
                 path: "Tests/Support", swiftSettings: strict),
+        .executableTarget(name: "pier-kdf-bench", dependencies: ["PierCrypto"], path: "bench/KDF",
+                          swiftSettings: strict),
+
         .testTarget(name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
                     swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["PierPostgres", "PierTestSupport"],

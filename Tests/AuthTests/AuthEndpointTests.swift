@@ -3,6 +3,7 @@ import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierTestSupport
 import Testing
 @testable import AuthService
 
@@ -244,6 +245,29 @@ import Testing
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses.count == 16 && statuses.allSatisfy { $0 == 200 })
+        await auth.server.shutdown()
+    }
+}
+
+/// The database going away and coming back: requests in between fail with 503 and
+/// `Retry-After` (never a 500, never a hang), and the service recovers by itself.
+/// Restarts the shared server, so it runs on its own (see scripts/test.sh).
+@Suite struct AuthRestartTests {
+    @Test func serviceRecoversWhenTheDatabaseComesBack() async throws {
+        guard ProcessInfo.processInfo.environment["PIER_TEST_RESTART"] == "1" else { return }
+        let auth = try await AuthHarness.start(database: "pier_test_auth_restart")
+        let (session, _) = try await auth.register()
+        #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
+        let stop = runCommandInRepository(["scripts/postgres.sh", "stop"])
+        #expect(stop == 0)
+        let during = try await auth.send("GET", "/auth/me", token: session.accessToken)
+        #expect(during.status == 503)
+        #expect(during.headers["Retry-After"] != nil)
+        #expect(!during.text.contains("connection") && !during.text.contains("5432"))
+        #expect(try await auth.send("GET", "/readyz").status == 503)
+        #expect(runCommandInRepository(["scripts/postgres.sh", "start"]) == 0)
+        #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
+        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 200)
         await auth.server.shutdown()
     }
 }

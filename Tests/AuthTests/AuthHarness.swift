@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PierCrypto
 import PierHTTP
 import PierModels
@@ -15,18 +16,21 @@ final class AuthHarness: Sendable {
     let keys: SigningKeys
     let base: String
     let client = HTTPClient(threads: 24, timeoutSeconds: 20)
+    /// Every log line the service wrote (access log included).
+    let logs: LogLines
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> AuthHarness {
         let url = try await TestDatabase.create(database)
         var environment = [
-            "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_HTTP_ACCESS_LOG": "false", "PIER_LOG_LEVEL": "error",
+            "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "info",
             "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
             "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
         ]
         environment.merge(settings) { $1 }
         let configuration = try ServiceConfiguration(environment: Environment(environment), defaultPort: 0,
                                                      applicationName: "auth-tests")
-        let logger = Logger(service: "auth", level: .error)
+        let logs = LogLines()
+        let logger = Logger(service: "auth", level: .info, sink: { logs.append($0) })
         let pool = PostgresPool(configuration: configuration.database)
         try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger)
         let keys = try SigningKeys(signing: P256PrivateKey.generate())
@@ -39,10 +43,11 @@ final class AuthHarness: Sendable {
                                                database: pool, service: service)], metricsName: "auth")
         let server = try ServiceRunner.makeServer(router: host.router(), metrics: host.metrics, context: context)
         try server.start()
-        return AuthHarness(server: server, pool: pool, keys: keys, base: "http://127.0.0.1:\(server.port)")
+        return AuthHarness(server: server, pool: pool, keys: keys, base: "http://127.0.0.1:\(server.port)", logs: logs)
     }
 
-    private init(server: HTTPServer, pool: PostgresPool, keys: SigningKeys, base: String) {
+    private init(server: HTTPServer, pool: PostgresPool, keys: SigningKeys, base: String, logs: LogLines) {
+        self.logs = logs
         self.server = server
         self.pool = pool
         self.keys = keys
@@ -84,4 +89,11 @@ extension JSONDecoder {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
+}
+
+/// Log lines captured from a service.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }

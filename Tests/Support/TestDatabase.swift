@@ -35,9 +35,11 @@ public func runCommand(_ arguments: [String]) -> Int32 {
     return (status >> 8) & 0xFF
 }
 
-/// Restarts the test PostgreSQL server (fast shutdown: every connection is cut).
-public func restartTestPostgres() -> Int32 {
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../scripts/postgres.sh").standardized.path
-    return runCommand(["/bin/bash", script, "restart"])
+/// Runs a script of the repository (`scripts/postgres.sh stop`, say) and returns its status.
+public func runCommandInRepository(_ arguments: [String]) -> Int32 {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized.path
+    return runCommand(["/bin/bash", root + "/" + arguments[0]] + arguments.dropFirst())
 }
+
+/// Restarts the test PostgreSQL server (fast shutdown: every connection is cut).
+public func restartTestPostgres() -> Int32 { runCommandInRepository(["scripts/postgres.sh", "restart"]) }

@@ -296,7 +296,7 @@ struct EmailAddress: Sendable {
         let domain = address[address.index(after: at)...]
         guard !local.isEmpty, local.utf8.count <= 64, domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."),
             !address.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0 == "\u{7F}" }),
-            !domain.contains("@")
+            !local.contains("@")
         else { return nil }
         self.address = address
         self.key = EmailAddress.key(address)
