@@ -55,7 +55,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func start() throws {
         let (socket, family) = try Self.listen(host: configuration.host, port: configuration.port)
         listenSocket = socket
-        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
         if family == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: MHD_OPTION.LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
@@ -325,7 +325,7 @@ public final class HTTPServer: @unchecked Sendable {
         if let given, !given.isEmpty, given.utf8.count <= 128, given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
             return given
         }
-        return UUID().uuidString.lowercased()
+        return RequestIDs.next()
     }
 
     private static func listen(host: String, port: Int) throws -> (Int32, Int32) {
@@ -359,6 +359,24 @@ public final class HTTPServer: @unchecked Sendable {
             throw HTTPServerError(message: "listen: \(message)")
         }
         return (fd, family)
+    }
+}
+
+/// Request ids made here: a random prefix per process and a counter. Unique, which is what an
+/// id needs; not secret. (`UUID()` costs a file open and a formatted print on Linux: measured
+/// at a tenth of the server's time on `/healthz`.)
+enum RequestIDs {
+    private static let prefix: String = {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }()
+    private static let counter = Atomic<UInt64>(0)
+
+    static func next() -> String {
+        let number = counter.add(1, ordering: .relaxed).newValue
+        return prefix + "-" + String(number, radix: 16)
     }
 }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -54,10 +55,7 @@ public struct Logger: Sendable {
     public init(service: String, level: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {
         self.service = service
         self.level = level
-        self.sink = sink ?? { line in
-            var line = line + "\n"
-            line.withUTF8 { buffer in _ = write(1, buffer.baseAddress, buffer.count) }
-        }
+        self.sink = sink ?? { line in StandardOutput.shared.write(line) }
     }
 
     /// The same logger under another service name (plugins hosted together keep their own).
@@ -70,7 +68,7 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [(String, Value)]) {
         guard level >= self.level else { return }
-        var line = "{\"time\":\"" + CivilDate.iso8601(secondsSince1970: Date().timeIntervalSince1970) + "\""
+        var line = "{\"time\":\"" + Timestamps.now() + "\""
         line += ",\"level\":\"\(level)\",\"service\":" + Logger.quote(service) + ",\"msg\":" + Logger.quote(message)
         for (key, value) in fields {
             line += "," + Logger.quote(key) + ":"
@@ -82,10 +80,18 @@ public struct Logger: Sendable {
             }
         }
         sink(line + "}")
+        if level >= .warning { StandardOutput.shared.flush() }
     }
+
+    /// Writes out buffered lines now (before exit).
+    public static func flush() { StandardOutput.shared.flush() }
 
     /// A JSON string literal.
     public static func quote(_ text: String) -> String {
+        // Most values (paths, ids, methods) need no escaping: one scan, one concatenation.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var output = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -101,5 +107,68 @@ public struct Logger: Sendable {
             }
         }
         return output + "\""
+    }
+}
+
+/// Standard output, buffered: lines are gathered and written in batches by a background thread
+/// every 50 ms (or at once when 64 KiB have gathered, or for warnings and errors), so logging
+/// costs one system call per batch instead of one per request.
+final class StandardOutput: Sendable {
+    static let shared = StandardOutput()
+    private let buffer = Mutex<[UInt8]>([])
+
+    private init() {
+        let flusher = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { context in
+            let output = Unmanaged<StandardOutput>.fromOpaque(context!).takeUnretainedValue()
+            while true {
+                usleep(50_000)
+                output.flush()
+            }
+        }, flusher)
+        pthread_detach(thread)
+    }
+
+    func write(_ line: String) {
+        let full = buffer.withLock { buffer -> Bool in
+            buffer.append(contentsOf: line.utf8)
+            buffer.append(UInt8(ascii: "\n"))
+            return buffer.count >= 64 << 10
+        }
+        if full { flush() }
+    }
+
+    func flush() {
+        let pending = buffer.withLock { buffer -> [UInt8] in
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        var offset = 0
+        while offset < pending.count {
+            let written = pending[offset...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// The log timestamp, with the date and time down to the second formatted once per second.
+enum Timestamps {
+    private static let cache = Mutex<(second: Int64, text: String)>((-1, ""))
+
+    static func now() -> String {
+        let value = Date().timeIntervalSince1970
+        let second = Int64(value.rounded(.down))
+        let millis = Int((value - Double(second)) * 1000)
+        let prefix = cache.withLock { cache -> String in
+            if cache.second != second {
+                let full = CivilDate.iso8601(secondsSince1970: Double(second), fractionDigits: 0)
+                cache = (second, String(full.dropLast()))
+            }
+            return cache.text
+        }
+        let digits = String(millis)
+        return prefix + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 }

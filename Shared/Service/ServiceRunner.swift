@@ -18,6 +18,16 @@ public enum ServiceRunner {
     /// Runs `S` according to the process's arguments and environment; returns the exit status.
     public static func main<S: Service>(_ service: S.Type, version: String,
                                         arguments: [String] = CommandLine.arguments) async -> Int32 {
+        // Large short-lived buffers (19 MiB per Argon2 hash) are mapped and returned to the
+        // system when freed; glibc's adaptive threshold would otherwise keep them in the heap,
+        // and the resident size would grow with each thread that ever hashed.
+        System.tuneAllocator(mmapThreshold: 1 << 20, arenas: max(2, System.coreCount))
+        let status = await run(S.self, version: version, arguments: arguments)
+        Logger.flush()
+        return status
+    }
+
+    static func run<S: Service>(_ service: S.Type, version: String, arguments: [String]) async -> Int32 {
         let started = MonotonicClock.seconds()
         let executable = "pier-\(S.name)"
         var words = Array(arguments.dropFirst())

@@ -94,13 +94,20 @@ struct AuthController: Sendable {
         let key = EmailAddress.key(body.email)
         let account = LoginThrottle.accountKey(key)
         let address = LoginThrottle.addressKey(request.clientAddress)
-        if let wait = try await throttle.retryAfter([account, address]) {
+        // One round trip for the account and the throttle state of both keys.
+        let rows = try await database.query("""
+            SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
+                   (SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int FROM auth.login_throttle
+                    WHERE key IN (\(account), \(address)) AND blocked_until > now()) AS retry,
+                   EXISTS (SELECT 1 FROM auth.login_throttle WHERE key = \(account)) AS failed_before
+            FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(key)
+            """)
+        let row = rows[0]
+        if let wait = try row.decode("retry", as: Int?.self) {
             throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.")
         }
-        let rows = try await database.query("""
-            SELECT id, email, display_name, role, created_at, password_hash FROM auth.users WHERE email_key = \(key)
-            """)
-        let stored = try rows.first.map { (try AuthController.user($0), try $0.decode("password_hash", as: String.self)) }
+        let stored = try row.decode("id", as: UUID?.self) == nil
+            ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
         // An unknown email is checked against a dummy hash: same work, same time, same answer.
         let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
         guard let (user, hash) = stored, matches else {
@@ -108,14 +115,14 @@ struct AuthController: Sendable {
             logger.info("login failed", [("request_id", .string(request.requestID))])
             throw HTTPError(401, detail: "The email or password is not correct.")
         }
-        try await throttle.reset(account: account)
+        if try row.decode("failed_before", as: Bool.self) { try await throttle.reset(account: account) }
         if hasher.needsRehash(hash) {
             let upgraded = try await hasher.hash(body.password)
             try await database.execute("UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
         }
         let refreshDays = configuration.refreshTokenTTLDays
         let tokens = tokens
-        let (sessionID, refreshToken) = try await database.withTransaction { connection in
+        let (sessionID, refreshToken) = try await database.withConnection { connection in
             try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
         }
         return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken))
@@ -257,16 +264,18 @@ struct AuthController: Sendable {
              role: try row.decode("role"), createdAt: try row.decode("created_at"))
     }
 
-    /// Opens a session with its first refresh token.
+    /// Opens a session with its first refresh token, in one statement (atomic on its own).
     static func openSession(_ connection: PostgresConnection, userID: UUID, days: Int, tokens: TokenIssuer) throws -> (UUID, String) {
         let sessionID = UUID()
         let refreshToken = tokens.newRefreshToken()
         try connection.execute("""
-            INSERT INTO auth.sessions (id, user_id, expires_at) VALUES (\(sessionID), \(userID), now() + make_interval(days => \(days)))
-            """)
-        try connection.execute("""
+            WITH session AS (
+                INSERT INTO auth.sessions (id, user_id, expires_at)
+                VALUES (\(sessionID), \(userID), now() + make_interval(days => \(days)))
+                RETURNING id, expires_at
+            )
             INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
-            VALUES (\(PostgresBytes(TokenIssuer.hash(refreshToken))), \(sessionID), now() + make_interval(days => \(days)))
+            SELECT \(PostgresBytes(TokenIssuer.hash(refreshToken))), id, expires_at FROM session
             """)
         return (sessionID, refreshToken)
     }
