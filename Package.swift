@@ -29,8 +29,7 @@ let package = Package(
         system("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
 
         .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
-        .systemLibrary(name: "CLinux", path: "Shared/System/CLinux"),
-        .target(name: "PierRuntime", dependencies: ["CLinux"], path: "Shared/Runtime", swiftSettings: strict),
+        .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
         .target(name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierRuntime"],
                 path: "Shared/Crypto", swiftSettings: strict),
         .target(name: "PierPostgres", dependencies: ["CPostgres", "PierRuntime"],

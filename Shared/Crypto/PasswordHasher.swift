@@ -11,6 +11,12 @@ public protocol PasswordHasher: Sendable {
     func verify(_ password: String, against encoded: String) throws -> Bool
     /// True when `encoded` was made with other parameters than the current ones.
     func needsRehash(_ encoded: String) -> Bool
+    /// Frees working memory that the calling thread keeps between hashes, if any.
+    func releaseThreadMemory()
+}
+
+extension PasswordHasher {
+    public func releaseThreadMemory() {}
 }
 
 /// Argon2id (RFC 9106) through libargon2, the reference implementation.
@@ -40,35 +46,68 @@ public struct Argon2idHasher: PasswordHasher {
 
     public func hash(_ password: String) throws -> String {
         let salt = SecureRandom.bytes(saltLength)
-        let password = Array(password.utf8)
-        let length = argon2_encodedlen(iterations, memoryKiB, parallelism, UInt32(saltLength),
-                                       UInt32(hashLength), Argon2_id)
-        var encoded = [CChar](repeating: 0, count: length)
-        let result = argon2id_hash_encoded(iterations, memoryKiB, parallelism, password, password.count,
-                                           salt, salt.count, hashLength, &encoded, encoded.count)
-        guard result == ARGON2_OK.rawValue else {
-            throw CryptoError("Argon2id hashing", detail: String(cString: argon2_error_message(result)))
-        }
-        return String(decoding: encoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let digest = try Argon2idHasher.derive(password, salt: salt, memoryKiB: memoryKiB, iterations: iterations,
+                                               parallelism: parallelism, length: hashLength)
+        return "$argon2id$v=19$\(parameters)$" + Base64.encoded(salt, padding: false) + "$"
+            + Base64.encoded(digest, padding: false)
     }
 
     public func verify(_ password: String, against encoded: String) throws -> Bool {
-        guard encoded.hasPrefix("$argon2id$") else {
-            throw CryptoError("Argon2id verification", detail: "not an argon2id hash")
+        guard let phc = PHCString(encoded) else {
+            throw CryptoError("Argon2id verification", detail: "not a valid argon2id PHC string")
         }
-        let password = Array(password.utf8)
-        let result = argon2id_verify(encoded, password, password.count)
-        if result == ARGON2_OK.rawValue { return true }
-        if result == ARGON2_VERIFY_MISMATCH.rawValue { return false }
-        throw CryptoError("Argon2id verification", detail: String(cString: argon2_error_message(result)))
+        let digest = try Argon2idHasher.derive(password, salt: phc.salt, memoryKiB: phc.memoryKiB, iterations: phc.iterations,
+                                               parallelism: phc.parallelism, length: phc.hash.count)
+        return constantTimeEquals(digest, phc.hash)
     }
 
     public func needsRehash(_ encoded: String) -> Bool {
-        // $argon2id$v=19$m=…,t=…,p=…$salt$hash
+        guard let phc = PHCString(encoded) else { return true }
+        return phc.memoryKiB != memoryKiB || phc.iterations != iterations || phc.parallelism != parallelism
+            || phc.salt.count != saltLength || phc.hash.count != hashLength
+    }
+
+    public func releaseThreadMemory() { CArgon2_release_thread_memory() }
+
+    static func derive(_ password: String, salt: [UInt8], memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32,
+                       length: Int) throws -> [UInt8] {
+        let password = Array(password.utf8)
+        var digest = [UInt8](repeating: 0, count: length)
+        let result = CArgon2_argon2id(iterations, memoryKiB, parallelism, password, password.count, salt, salt.count,
+                                      &digest, digest.count)
+        guard result == ARGON2_OK.rawValue else {
+            throw CryptoError("Argon2id", detail: String(cString: argon2_error_message(result)))
+        }
+        return digest
+    }
+}
+
+/// `$argon2id$v=19$m=…,t=…,p=…$salt$hash`, parsed strictly.
+struct PHCString {
+    let memoryKiB: UInt32
+    let iterations: UInt32
+    let parallelism: UInt32
+    let salt: [UInt8]
+    let hash: [UInt8]
+
+    init?(_ encoded: String) {
         let fields = encoded.split(separator: "$", omittingEmptySubsequences: false)
-        guard fields.count == 6, fields[1] == "argon2id", fields[2] == "v=19" else { return true }
-        guard fields[3] == parameters else { return true }
-        return Base64.decoded(fields[4])?.count != saltLength || Base64.decoded(fields[5])?.count != hashLength
+        guard fields.count == 6, fields[0].isEmpty, fields[1] == "argon2id", fields[2] == "v=19" else { return nil }
+        var values: [Substring: UInt32] = [:]
+        for pair in fields[3].split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let value = UInt32(parts[1]) else { return nil }
+            values[parts[0]] = value
+        }
+        guard values.count == 3, let m = values["m"], let t = values["t"], let p = values["p"],
+            let salt = Base64.decoded(fields[4]), let hash = Base64.decoded(fields[5]),
+            salt.count >= 8, hash.count >= 4, t >= 1, p >= 1, m >= 8 * p, m <= 4_194_304
+        else { return nil }
+        memoryKiB = m
+        iterations = t
+        parallelism = p
+        self.salt = salt
+        self.hash = hash
     }
 }
 
@@ -88,14 +127,23 @@ public final class BoundedPasswordHasher: Sendable {
 
     /// See ``PasswordHasher/hash(_:)``.
     public func hash(_ password: String) async throws -> String {
-        let hasher = hasher
-        return try await pool.run { try hasher.hash(password) }
+        try await run { try $0.hash(password) }
     }
 
     /// See ``PasswordHasher/verify(_:against:)``.
     public func verify(_ password: String, against encoded: String) async throws -> Bool {
+        try await run { try $0.verify(password, against: encoded) }
+    }
+
+    /// Runs on a hashing thread; the thread keeps its working memory while more hashes wait
+    /// (a burst of logins pays no page faults) and frees it when the queue is empty.
+    private func run<T: Sendable>(_ body: @escaping @Sendable (any PasswordHasher) throws -> T) async throws -> T {
         let hasher = hasher
-        return try await pool.run { try hasher.verify(password, against: encoded) }
+        let pool = pool
+        return try await pool.run {
+            defer { if pool.waiting == 0 { hasher.releaseThreadMemory() } }
+            return try body(hasher)
+        }
     }
 
     /// See ``PasswordHasher/needsRehash(_:)``.

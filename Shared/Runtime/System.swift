@@ -1,16 +1,9 @@
-import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Facts about the machine and process.
 public enum System {
-    /// Fixes glibc's mmap threshold (allocations above it are returned to the system when
-    /// freed) and caps its arenas.
-    public static func tuneAllocator(mmapThreshold: Int, arenas: Int) {
-        CLinux_tune_malloc(Int32(mmapThreshold), Int32(arenas))
-    }
-
     /// Online CPU cores (at least 1).
     public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 

@@ -18,10 +18,6 @@ public enum ServiceRunner {
     /// Runs `S` according to the process's arguments and environment; returns the exit status.
     public static func main<S: Service>(_ service: S.Type, version: String,
                                         arguments: [String] = CommandLine.arguments) async -> Int32 {
-        // Large short-lived buffers (19 MiB per Argon2 hash) are mapped and returned to the
-        // system when freed; glibc's adaptive threshold would otherwise keep them in the heap,
-        // and the resident size would grow with each thread that ever hashed.
-        System.tuneAllocator(mmapThreshold: 1 << 20, arenas: max(2, System.coreCount))
         let status = await run(S.self, version: version, arguments: arguments)
         Logger.flush()
         return status
@@ -162,3 +158,4 @@ private final class SignalSources: @unchecked Sendable {
     init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
     func cancel() { sources.forEach { $0.cancel() } }
 }
+

@@ -38,7 +38,7 @@ final class AuthHarness: Sendable {
                                      authenticator: Authenticator(verifier: AccessTokenVerifier(
                                         keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier")))
         let authConfiguration = try AuthConfiguration(environment: configuration.environment, production: false)
-        let service = try AuthService.make(context: context, configuration: authConfiguration, keys: keys)
+        let service = try await AuthService.make(context: context, configuration: authConfiguration, keys: keys)
         let host = ServiceHost(mounted: [.init(name: "auth", schema: "auth", migrations: AuthService.migrations,
                                                database: pool, service: service)], metricsName: "auth")
         let server = try ServiceRunner.makeServer(router: host.router(), metrics: host.metrics, context: context)

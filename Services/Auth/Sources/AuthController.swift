@@ -26,7 +26,7 @@ struct AuthController: Sendable {
     let jwksBody: [UInt8]
 
     init(database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
-         authenticator: Authenticator, policy: PasswordPolicy, logger: Logger) throws {
+         authenticator: Authenticator, policy: PasswordPolicy, logger: Logger, dummyHash: String) throws {
         self.database = database
         self.configuration = configuration
         self.tokens = tokens
@@ -36,7 +36,7 @@ struct AuthController: Sendable {
         self.logger = logger
         self.throttle = LoginThrottle(database: database, accountLimit: configuration.accountFailureLimit,
                                       addressLimit: configuration.addressFailureLimit)
-        self.dummyHash = try configuration.hasher.hash(Base64.urlEncoded(SecureRandom.bytes(16)))
+        self.dummyHash = dummyHash
         self.jwksBody = Array(try JSON.encoder.encode(tokens.keys.jwks))
     }
 

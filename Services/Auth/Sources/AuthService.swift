@@ -21,11 +21,11 @@ public struct AuthService: Service {
         let configuration = try AuthConfiguration(environment: context.configuration.environment,
                                                   production: context.configuration.production)
         let keys = try SigningKeys.load(configuration, logger: context.logger)
-        return try make(context: context, configuration: configuration, keys: keys)
+        return try await make(context: context, configuration: configuration, keys: keys)
     }
 
     /// Builds the service with explicit settings and keys (tests, the gateway).
-    public static func make(context: ServiceContext, configuration: AuthConfiguration, keys: SigningKeys) throws -> AuthService {
+    public static func make(context: ServiceContext, configuration: AuthConfiguration, keys: SigningKeys) async throws -> AuthService {
         let tokens = TokenIssuer(keys: keys, issuer: context.configuration.tokenIssuer,
                                  audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL)
         // The auth service verifies with its own keys: no JWKS round trip to itself.
@@ -34,10 +34,12 @@ public struct AuthService: Service {
             audience: context.configuration.tokenAudience))
         let hasher = BoundedPasswordHasher(hasher: configuration.hasher, threads: configuration.hashThreads,
                                            queueLimit: configuration.hashQueueLimit)
+        // Hashed on the hashing threads, whose working memory is reused by every later hash.
+        let dummyHash = try await hasher.hash(Base64.urlEncoded(SecureRandom.bytes(16)))
         let controller = try AuthController(
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
-            logger: context.logger)
+            logger: context.logger, dummyHash: dummyHash)
         return AuthService(controller: controller)
     }
 
