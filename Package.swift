@@ -30,35 +30,47 @@ let package = Package(
 
         .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
         .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
-        .target(name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierRuntime"],
-                path: "Shared/Crypto", swiftSettings: strict),
-        .target(name: "PierPostgres", dependencies: ["CPostgres", "PierRuntime"],
-                path: "Shared/Postgres", swiftSettings: strict),
-        .target(name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierModels", "PierRuntime"],
-                path: "Shared/HTTP", swiftSettings: strict),
-        .target(name: "PierService",
-                dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels"],
-                path: "Shared/Service", swiftSettings: strict),
+        .target(
+            name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierRuntime"],
+            path: "Shared/Crypto", swiftSettings: strict),
+        .target(
+            name: "PierPostgres", dependencies: ["CPostgres", "PierRuntime"],
+            path: "Shared/Postgres", swiftSettings: strict),
+        .target(
+            name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierModels", "PierRuntime"],
+            path: "Shared/HTTP", swiftSettings: strict),
+        .target(
+            name: "PierService",
+            dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels"],
+            path: "Shared/Service", swiftSettings: strict),
 
-        .target(name: "AuthService", dependencies: ["PierService"], path: "Services/Auth",
-                exclude: ["Main"], sources: ["Sources"],
-                resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],
-                swiftSettings: strict),
-        .executableTarget(name: "pier-auth", dependencies: ["AuthService"],
-                          path: "Services/Auth/Main", swiftSettings: strict),
+        .target(
+            name: "AuthService", dependencies: ["PierService"], path: "Services/Auth",
+            exclude: ["Main"], sources: ["Sources"],
+            resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "pier-auth", dependencies: ["AuthService"],
+            path: "Services/Auth/Main", swiftSettings: strict),
 
-        .target(name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime"],
-                path: "Tests/Support", swiftSettings: strict),
-        .executableTarget(name: "pier-kdf-bench", dependencies: ["PierCrypto"], path: "bench/KDF",
-                          swiftSettings: strict),
+        .target(
+            name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime"],
+            path: "Tests/Support", swiftSettings: strict),
+        .executableTarget(
+            name: "pier-kdf-bench", dependencies: ["PierCrypto"], path: "bench/KDF",
+            swiftSettings: strict),
 
-        .testTarget(name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
-                    swiftSettings: strict),
-        .testTarget(name: "PostgresTests", dependencies: ["PierPostgres", "PierTestSupport"],
-                    path: "Tests/PostgresTests", swiftSettings: strict),
-        .testTarget(name: "HTTPTests", dependencies: ["PierHTTP", "PierTestSupport"], path: "Tests/HTTPTests",
-                    swiftSettings: strict),
-        .testTarget(name: "AuthTests", dependencies: ["AuthService", "PierService", "PierTestSupport"],
-                    path: "Tests/AuthTests", swiftSettings: strict),
+        .testTarget(
+            name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
+            swiftSettings: strict),
+        .testTarget(
+            name: "PostgresTests", dependencies: ["PierPostgres", "PierTestSupport"],
+            path: "Tests/PostgresTests", swiftSettings: strict),
+        .testTarget(
+            name: "HTTPTests", dependencies: ["PierHTTP", "PierTestSupport"], path: "Tests/HTTPTests",
+            swiftSettings: strict),
+        .testTarget(
+            name: "AuthTests", dependencies: ["AuthService", "PierService", "PierTestSupport"],
+            path: "Tests/AuthTests", swiftSettings: strict),
     ]
 )

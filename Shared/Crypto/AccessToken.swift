@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The claims of a Pier access token (a JWT, RFC 7519, profiled by RFC 9068).
 public struct AccessClaims: Codable, Sendable, Equatable {
@@ -24,8 +25,10 @@ public struct AccessClaims: Codable, Sendable, Equatable {
     /// The user's role: `user` or `admin`.
     public var role: String
 
-    public init(iss: String, sub: String, aud: String, iat: Int, nbf: Int, exp: Int, jti: String,
-                sid: String?, role: String) {
+    public init(
+        iss: String, sub: String, aud: String, iat: Int, nbf: Int, exp: Int, jti: String,
+        sid: String?, role: String
+    ) {
         self.iss = iss
         self.sub = sub
         self.aud = Audience([aud])
@@ -138,9 +141,11 @@ public final class AccessTokenVerifier: Sendable {
     ///   - leeway: default 30 seconds.
     ///   - cacheLimit: verified tokens kept at most (default 10,000).
     ///   - clock: seconds since 1970; tests move it.
-    public init(keys: any VerificationKeyProvider, issuer: String, audience: String, leeway: Int = 30,
-                maximumLength: Int = 4096, cacheLimit: Int = 10_000,
-                clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }) {
+    public init(
+        keys: any VerificationKeyProvider, issuer: String, audience: String, leeway: Int = 30,
+        maximumLength: Int = 4096, cacheLimit: Int = 10_000,
+        clock: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+    ) {
         self.keys = keys
         self.issuer = issuer
         self.audience = audience

@@ -44,9 +44,10 @@ public enum HMACSHA256 {
         let result = key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { messageBytes in
                 mac.withUnsafeMutableBufferPointer { target in
-                    HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
-                         messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count,
-                         target.baseAddress, &length)
+                    HMAC(
+                        EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                        messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count,
+                        target.baseAddress, &length)
                 }
             }
         }

@@ -32,8 +32,10 @@ public struct Argon2idHasher: PasswordHasher {
     /// Hash bytes; default 32.
     public var hashLength: Int
 
-    public init(memoryKiB: UInt32 = 19_456, iterations: UInt32 = 2, parallelism: UInt32 = 1,
-                saltLength: Int = 16, hashLength: Int = 32) {
+    public init(
+        memoryKiB: UInt32 = 19_456, iterations: UInt32 = 2, parallelism: UInt32 = 1,
+        saltLength: Int = 16, hashLength: Int = 32
+    ) {
         self.memoryKiB = memoryKiB
         self.iterations = iterations
         self.parallelism = parallelism
@@ -46,8 +48,9 @@ public struct Argon2idHasher: PasswordHasher {
 
     public func hash(_ password: String) throws -> String {
         let salt = SecureRandom.bytes(saltLength)
-        let digest = try Argon2idHasher.derive(password, salt: salt, memoryKiB: memoryKiB, iterations: iterations,
-                                               parallelism: parallelism, length: hashLength)
+        let digest = try Argon2idHasher.derive(
+            password, salt: salt, memoryKiB: memoryKiB, iterations: iterations,
+            parallelism: parallelism, length: hashLength)
         return "$argon2id$v=19$\(parameters)$" + Base64.encoded(salt, padding: false) + "$"
             + Base64.encoded(digest, padding: false)
     }
@@ -56,8 +59,9 @@ public struct Argon2idHasher: PasswordHasher {
         guard let phc = PHCString(encoded) else {
             throw CryptoError("Argon2id verification", detail: "not a valid argon2id PHC string")
         }
-        let digest = try Argon2idHasher.derive(password, salt: phc.salt, memoryKiB: phc.memoryKiB, iterations: phc.iterations,
-                                               parallelism: phc.parallelism, length: phc.hash.count)
+        let digest = try Argon2idHasher.derive(
+            password, salt: phc.salt, memoryKiB: phc.memoryKiB, iterations: phc.iterations,
+            parallelism: phc.parallelism, length: phc.hash.count)
         return constantTimeEquals(digest, phc.hash)
     }
 
@@ -69,12 +73,15 @@ public struct Argon2idHasher: PasswordHasher {
 
     public func releaseThreadMemory() { CArgon2_release_thread_memory() }
 
-    static func derive(_ password: String, salt: [UInt8], memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32,
-                       length: Int) throws -> [UInt8] {
+    static func derive(
+        _ password: String, salt: [UInt8], memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32,
+        length: Int
+    ) throws -> [UInt8] {
         let password = Array(password.utf8)
         var digest = [UInt8](repeating: 0, count: length)
-        let result = CArgon2_argon2id(iterations, memoryKiB, parallelism, password, password.count, salt, salt.count,
-                                      &digest, digest.count)
+        let result = CArgon2_argon2id(
+            iterations, memoryKiB, parallelism, password, password.count, salt, salt.count,
+            &digest, digest.count)
         guard result == ARGON2_OK.rawValue else {
             throw CryptoError("Argon2id", detail: String(cString: argon2_error_message(result)))
         }

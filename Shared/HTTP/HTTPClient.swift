@@ -48,7 +48,9 @@ public final class HTTPClient: Sendable {
         var overflow = false
     }
 
-    private static func perform(method: String, url: String, headers: HTTPHeaders, body: [UInt8]?, timeout: Int) throws -> Response {
+    private static func perform(method: String, url: String, headers: HTTPHeaders, body: [UInt8]?, timeout: Int) throws
+        -> Response
+    {
         guard let handle = curl_easy_init() else { throw Failure(message: "curl_easy_init failed") }
         defer { curl_easy_cleanup(handle) }
         let sink = Sink()
@@ -94,7 +96,9 @@ public final class HTTPClient: Sendable {
             }
             let code = payload.withUnsafeBytes { bytes -> CURLcode in
                 if body != nil {
-                    _ = CCurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                    _ = CCurl_setopt_pointer(
+                        handle, CURLOPT_POSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
                 }
                 return curl_easy_perform(handle)
             }

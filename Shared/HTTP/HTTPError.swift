@@ -17,11 +17,14 @@ public struct HTTPError: HTTPResponseError, CustomStringConvertible {
     public let problem: Problem
     public let headers: HTTPHeaders
 
-    public init(_ status: Int, title: String? = nil, detail: String? = nil, type: String = "about:blank",
-                errors: [Problem.FieldError]? = nil, headers: HTTPHeaders = [:]) {
+    public init(
+        _ status: Int, title: String? = nil, detail: String? = nil, type: String = "about:blank",
+        errors: [Problem.FieldError]? = nil, headers: HTTPHeaders = [:]
+    ) {
         self.status = status
-        self.problem = Problem(type: type, title: title ?? HTTPStatus.reason(status), status: status,
-                               detail: detail, errors: errors)
+        self.problem = Problem(
+            type: type, title: title ?? HTTPStatus.reason(status), status: status,
+            detail: detail, errors: errors)
         self.headers = headers
     }
 

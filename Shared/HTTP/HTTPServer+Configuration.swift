@@ -29,10 +29,12 @@ extension HTTPServer {
         /// Writes one log line per request; default true.
         public var accessLog: Bool
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, threads: Int = System.coreCount,
-                    maxConnections: Int = 1024, maxConnectionsPerClient: Int = 0, maxBodyBytes: Int = 1 << 20,
-                    maxURLBytes: Int = 8192, maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30,
-                    bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, threads: Int = System.coreCount,
+            maxConnections: Int = 1024, maxConnectionsPerClient: Int = 0, maxBodyBytes: Int = 1 << 20,
+            maxURLBytes: Int = 8192, maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30,
+            bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true
+        ) {
             self.host = host
             self.port = port
             self.threads = threads

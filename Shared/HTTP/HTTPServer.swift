@@ -3,12 +3,12 @@ import PierRuntime
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The HTTP/1.1 server: GNU libmicrohttpd parses and frames (keep-alive, pipelining, chunked
@@ -42,8 +42,10 @@ public final class HTTPServer: @unchecked Sendable {
     }
     private let activity = Mutex(Activity())
 
-    public init(configuration: Configuration, router: Router, middleware: [any Middleware] = [], logger: Logger,
-                errorMapper: @escaping @Sendable (any Error) -> (any HTTPResponseError)? = { _ in nil }) {
+    public init(
+        configuration: Configuration, router: Router, middleware: [any Middleware] = [], logger: Logger,
+        errorMapper: @escaping @Sendable (any Error) -> (any HTTPResponseError)? = { _ in nil }
+    ) {
         self.configuration = configuration
         self.router = router
         self.middleware = middleware
@@ -66,8 +68,10 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_OptionItem(option: MHD_OPTION.STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
         ]
         if configuration.maxConnectionsPerClient > 0 {
-            options.append(MHD_OptionItem(option: MHD_OPTION.PER_IP_CONNECTION_LIMIT,
-                                          value: configuration.maxConnectionsPerClient, ptr_value: nil))
+            options.append(
+                MHD_OptionItem(
+                    option: MHD_OPTION.PER_IP_CONNECTION_LIMIT,
+                    value: configuration.maxConnectionsPerClient, ptr_value: nil))
         }
         options.append(MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil))
         // MHD holds this pointer until MHD_stop_daemon; the retain is released in `shutdown`.
@@ -97,8 +101,10 @@ public final class HTTPServer: @unchecked Sendable {
         // MHD may not stop while a connection is suspended: answer what is still running.
         let stuck = activity.withLock { Array($0.suspended.values) }
         for exchange in stuck {
-            complete(exchange, with: Response.problem(
-                HTTPError.unavailable(retryAfter: 1, "The server is shutting down."), requestID: exchange.requestID))
+            complete(
+                exchange,
+                with: Response.problem(
+                    HTTPError.unavailable(retryAfter: 1, "The server is shutting down."), requestID: exchange.requestID))
         }
         let settle = ContinuousClock.now + .seconds(1)
         while activity.withLock({ !$0.suspended.isEmpty || $0.inFlight > 0 }) && ContinuousClock.now < settle {
@@ -126,8 +132,10 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    fileprivate func handle(_ exchange: Exchange, method: String, upload: UnsafePointer<CChar>?,
-                            uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
+    fileprivate func handle(
+        _ exchange: Exchange, method: String, upload: UnsafePointer<CChar>?,
+        uploadSize: UnsafeMutablePointer<Int>
+    ) -> MHD_Result {
         switch exchange.phase {
         case .headers:
             exchange.method = method
@@ -259,12 +267,14 @@ public final class HTTPServer: @unchecked Sendable {
         response.headers.set("X-Request-ID", request.requestID)
         if configuration.accessLog {
             let milliseconds = (MonotonicClock.seconds() - request.startedAt) * 1000
-            logger.info("request", [
-                ("request_id", .string(request.requestID)), ("method", .string(request.method)),
-                ("path", .string(request.path)), ("status", .int(response.status)),
-                ("duration_ms", .double((milliseconds * 1000).rounded() / 1000)),
-                ("client", .string(request.clientAddress)),
-            ])
+            logger.info(
+                "request",
+                [
+                    ("request_id", .string(request.requestID)), ("method", .string(request.method)),
+                    ("path", .string(request.path)), ("status", .int(response.status)),
+                    ("duration_ms", .double((milliseconds * 1000).rounded() / 1000)),
+                    ("client", .string(request.clientAddress)),
+                ])
         }
         return response
     }
@@ -277,19 +287,23 @@ public final class HTTPServer: @unchecked Sendable {
             return .problem(mapped, requestID: exchange.requestID)
         }
         if error is BlockingPool.Overloaded {
-            return .problem(HTTPError.unavailable(retryAfter: 1, "The server is busy; try again shortly."),
-                            requestID: exchange.requestID)
+            return .problem(
+                HTTPError.unavailable(retryAfter: 1, "The server is busy; try again shortly."),
+                requestID: exchange.requestID)
         }
-        logger.error("unhandled error", [("request_id", .string(exchange.requestID)), ("error", .string(String(describing: error)))])
-        return .problem(HTTPError(500, detail: "Something went wrong on our side; the request id helps us find it."),
-                        requestID: exchange.requestID)
+        logger.error(
+            "unhandled error", [("request_id", .string(exchange.requestID)), ("error", .string(String(describing: error)))])
+        return .problem(
+            HTTPError(500, detail: "Something went wrong on our side; the request id helps us find it."),
+            requestID: exchange.requestID)
     }
 
     private func queue(_ exchange: Exchange, _ response: Response) -> MHD_Result {
         exchange.phase = .answered
         let mhdResponse = response.body.withUnsafeBytes { body in
-            MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
-                                            .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
+                .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
@@ -305,11 +319,13 @@ public final class HTTPServer: @unchecked Sendable {
         final class Collector { var headers = HTTPHeaders() }
         let collector = Collector()
         withExtendedLifetime(collector) {
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, key, value in
-                let collector = Unmanaged<Collector>.fromOpaque(context!).takeUnretainedValue()
-                if let key, let value { collector.headers.add(String(cString: key), String(cString: value)) }
-                return .YES
-            }, Unmanaged.passUnretained(collector).toOpaque())
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { context, _, key, value in
+                    let collector = Unmanaged<Collector>.fromOpaque(context!).takeUnretainedValue()
+                    if let key, let value { collector.headers.add(String(cString: key), String(cString: value)) }
+                    return .YES
+                }, Unmanaged.passUnretained(collector).toOpaque())
         }
         return collector.headers
     }
@@ -429,8 +445,9 @@ final class Exchange: @unchecked Sendable {
 
     func makeRequest(clientAddress: String) throws(HTTPError) -> Request {
         let (path, query) = try URLTarget.parse(uri)
-        return Request(method: method, path: path, query: query, headers: headers, body: body,
-                       requestID: requestID, clientAddress: clientAddress)
+        return Request(
+            method: method, path: path, query: query, headers: headers, body: body,
+            requestID: requestID, clientAddress: clientAddress)
     }
 }
 
@@ -440,11 +457,12 @@ private func server(_ context: UnsafeMutableRawPointer?) -> HTTPServer {
     Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
 }
 
-private let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    context, uri, connection in
-    let exchange = server(context).began(uri.map { String(cString: $0) } ?? "/", connection!)
-    return Unmanaged.passRetained(exchange).toOpaque()
-}
+private let uriLogged:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        context, uri, connection in
+        let exchange = server(context).began(uri.map { String(cString: $0) } ?? "/", connection!)
+        return Unmanaged.passRetained(exchange).toOpaque()
+    }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
     guard let state, let raw = state.pointee else { return }
@@ -456,6 +474,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, _, state
 private let accessHandler: MHD_AccessHandlerCallback = { context, _, _, method, _, upload, uploadSize, state in
     guard let state, let raw = state.pointee, let uploadSize else { return .NO }
     let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeUnretainedValue()
-    return server(context).handle(exchange, method: method.map { String(cString: $0) } ?? "GET",
-                                  upload: upload, uploadSize: uploadSize)
+    return server(context).handle(
+        exchange, method: method.map { String(cString: $0) } ?? "GET",
+        upload: upload, uploadSize: uploadSize)
 }

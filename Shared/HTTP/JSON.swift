@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The JSON coders every service shares, made once: camelCase keys, ISO 8601 dates.
 public enum JSON {
@@ -72,7 +73,8 @@ public enum JSON {
         case is UUID.Type: "a UUID"
         case is Date.Type: "an ISO 8601 date"
         default:
-            String(describing: type).hasPrefix("Array") ? "an array" : String(describing: type).hasPrefix("Dictionary") ? "an object" : "an object"
+            String(describing: type).hasPrefix("Array")
+                ? "an array" : String(describing: type).hasPrefix("Dictionary") ? "an object" : "an object"
         }
     }
 }

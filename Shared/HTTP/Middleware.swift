@@ -20,8 +20,10 @@ public struct CORSMiddleware: Middleware {
     public let allowedHeaders: String
     public let maxAge: Int
 
-    public init(allowedOrigins: [String], allowedHeaders: String = "Authorization, Content-Type, Idempotency-Key, X-Request-ID",
-                maxAge: Int = 600) {
+    public init(
+        allowedOrigins: [String], allowedHeaders: String = "Authorization, Content-Type, Idempotency-Key, X-Request-ID",
+        maxAge: Int = 600
+    ) {
         self.allowedOrigins = Set(allowedOrigins)
         self.allowedHeaders = allowedHeaders
         self.maxAge = maxAge
@@ -37,13 +39,15 @@ public struct CORSMiddleware: Middleware {
         guard request.method == "OPTIONS", request.headers["Access-Control-Request-Method"] != nil,
             let origin = allowed(request.headers["Origin"])
         else { return nil }
-        return Response(status: 204, headers: [
-            "Access-Control-Allow-Origin": origin,
-            "Access-Control-Allow-Methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
-            "Access-Control-Allow-Headers": allowedHeaders,
-            "Access-Control-Max-Age": String(maxAge),
-            "Vary": "Origin",
-        ])
+        return Response(
+            status: 204,
+            headers: [
+                "Access-Control-Allow-Origin": origin,
+                "Access-Control-Allow-Methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+                "Access-Control-Allow-Headers": allowedHeaders,
+                "Access-Control-Max-Age": String(maxAge),
+                "Vary": "Origin",
+            ])
     }
 
     public func after(_ request: Request, _ response: inout Response) {

@@ -1,8 +1,9 @@
 import PierRuntime
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// One HTTP request, with its body read in full (within the server's body limit).
@@ -28,8 +29,10 @@ public struct Request: Sendable {
     /// Values that middleware attaches for handlers (the authenticated user, say).
     public var attachments: [String: any Sendable] = [:]
 
-    public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
-                body: [UInt8] = [], requestID: String = "", clientAddress: String = "127.0.0.1") {
+    public init(
+        method: String, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
+        body: [UInt8] = [], requestID: String = "", clientAddress: String = "127.0.0.1"
+    ) {
         self.method = method
         self.path = path
         self.query = query

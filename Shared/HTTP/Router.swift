@@ -75,21 +75,27 @@ public struct Router: Sendable {
         }
         if allowed.isEmpty { return .failure(.notFound()) }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
-        return .failure(HTTPError(405, detail: "Use \(allowed.joined(separator: ", ")) here.",
-                                  headers: ["Allow": allowed.joined(separator: ", ")]))
+        return .failure(
+            HTTPError(
+                405, detail: "Use \(allowed.joined(separator: ", ")) here.",
+                headers: ["Allow": allowed.joined(separator: ", ")]))
     }
 }
 
 extension Router {
     /// A route whose handler returns anything convertible to a response.
-    public mutating func on(_ method: String, _ pattern: String,
-                            _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible) {
+    public mutating func on(
+        _ method: String, _ pattern: String,
+        _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible
+    ) {
         add(method, pattern, .async { request in try await handler(request).response() })
     }
 
     /// A route whose handler takes the decoded JSON body.
-    public mutating func on<Body: Decodable & SendableMetatype>(_ method: String, _ pattern: String, body: Body.Type,
-                                             _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible) {
+    public mutating func on<Body: Decodable & SendableMetatype>(
+        _ method: String, _ pattern: String, body: Body.Type,
+        _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible
+    ) {
         add(method, pattern, .async { request in try await handler(request, request.decode()).response() })
     }
 
@@ -98,18 +104,25 @@ extension Router {
         add(method, pattern, .sync(handler))
     }
 
-    public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible) {
+    public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible)
+    {
         on("GET", pattern, handler)
     }
-    public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible) {
+    public mutating func delete(
+        _ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible
+    ) {
         on("DELETE", pattern, handler)
     }
-    public mutating func post<Body: Decodable & SendableMetatype>(_ pattern: String, body: Body.Type,
-                                               _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible) {
+    public mutating func post<Body: Decodable & SendableMetatype>(
+        _ pattern: String, body: Body.Type,
+        _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible
+    ) {
         on("POST", pattern, body: body, handler)
     }
-    public mutating func patch<Body: Decodable & SendableMetatype>(_ pattern: String, body: Body.Type,
-                                                _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible) {
+    public mutating func patch<Body: Decodable & SendableMetatype>(
+        _ pattern: String, body: Body.Type,
+        _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible
+    ) {
         on("PATCH", pattern, body: body, handler)
     }
 }

@@ -26,8 +26,10 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     /// The invalid fields, for validation failures.
     public var errors: [FieldError]?
 
-    public init(type: String = "about:blank", title: String, status: Int, detail: String? = nil,
-                requestId: String? = nil, errors: [FieldError]? = nil) {
+    public init(
+        type: String = "about:blank", title: String, status: Int, detail: String? = nil,
+        requestId: String? = nil, errors: [FieldError]? = nil
+    ) {
         self.type = type
         self.title = title
         self.status = status

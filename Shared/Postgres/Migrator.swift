@@ -27,25 +27,29 @@ public enum Migrator {
         let sorted = migrations.sorted { $0.version < $1.version }
         return try await pool.withTransaction { connection in
             try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("pier.migrate." + schema)))")
-            try connection.executeScript(unsafeSQL: """
-                CREATE SCHEMA IF NOT EXISTS \(schema);
-                CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
-                    version integer PRIMARY KEY,
-                    name text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now()
-                );
-                """)
-            let applied = Set(try connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
-                .map { try $0.decode("version", as: Int.self) })
+            try connection.executeScript(
+                unsafeSQL: """
+                    CREATE SCHEMA IF NOT EXISTS \(schema);
+                    CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
+                        version integer PRIMARY KEY,
+                        name text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    );
+                    """)
+            let applied = Set(
+                try connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
+                    .map { try $0.decode("version", as: Int.self) })
             var done: [Int] = []
             for migration in sorted where !applied.contains(migration.version) {
                 do {
                     try connection.executeScript(unsafeSQL: migration.sql)
                 } catch let error as PostgresError {
-                    throw PostgresError(error.kind, sqlState: error.sqlState,
-                                        message: "migration \(migration.version) \(migration.name): \(error.message)")
+                    throw PostgresError(
+                        error.kind, sqlState: error.sqlState,
+                        message: "migration \(migration.version) \(migration.name): \(error.message)")
                 }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO \(unsafeSQL: schema).schema_migrations (version, name)
                     VALUES (\(migration.version), \(migration.name))
                     """)
@@ -69,10 +73,12 @@ public enum Migrator {
 
     /// Schema names are identifiers, which cannot be bound: only `[a-z_][a-z0-9_]*` passes.
     static func checkIdentifier(_ name: String) throws {
-        let valid = !name.isEmpty && name.utf8.count <= 63 && name.utf8.enumerated().allSatisfy { index, c in
-            (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || c == UInt8(ascii: "_")
-                || (index > 0 && c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9"))
-        }
+        let valid =
+            !name.isEmpty && name.utf8.count <= 63
+            && name.utf8.enumerated().allSatisfy { index, c in
+                (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || c == UInt8(ascii: "_")
+                    || (index > 0 && c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9"))
+            }
         guard valid else { throw PostgresError(.server, message: "invalid schema name \(name)") }
     }
 }

@@ -13,9 +13,11 @@ public struct PostgresConfiguration: Sendable {
     /// Reported to the server as `application_name`.
     public var applicationName: String
 
-    public init(url: String, poolSize: Int = 8, acquireTimeout: Duration = .seconds(5),
-                statementTimeoutMilliseconds: Int = 10_000, connectTimeoutSeconds: Int = 5,
-                applicationName: String = "pier") {
+    public init(
+        url: String, poolSize: Int = 8, acquireTimeout: Duration = .seconds(5),
+        statementTimeoutMilliseconds: Int = 10_000, connectTimeoutSeconds: Int = 5,
+        applicationName: String = "pier"
+    ) {
         self.url = url
         self.poolSize = poolSize
         self.acquireTimeout = acquireTimeout

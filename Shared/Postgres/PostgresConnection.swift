@@ -1,6 +1,7 @@
 import CPostgres
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One libpq connection. Its calls block: it is only ever used inside
@@ -133,8 +134,9 @@ public final class PostgresConnection: @unchecked Sendable {
                 return String(cString: value)
             }
             let message = field(UInt8(ascii: "M")) ?? errorMessage(handle)
-            throw PostgresError(.server, sqlState: field(UInt8(ascii: "C")), message: message,
-                                constraint: field(UInt8(ascii: "n")))
+            throw PostgresError(
+                .server, sqlState: field(UInt8(ascii: "C")), message: message,
+                constraint: field(UInt8(ascii: "n")))
         }
     }
 }

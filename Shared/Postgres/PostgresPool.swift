@@ -168,8 +168,9 @@ public final class PostgresPool: Sendable {
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
             return state.waiters.remove(at: index).continuation
         }
-        expired?.resume(throwing: PostgresError(
-            .poolTimeout, message: "no database connection became free within \(configuration.acquireTimeout)"))
+        expired?.resume(
+            throwing: PostgresError(
+                .poolTimeout, message: "no database connection became free within \(configuration.acquireTimeout)"))
     }
 
     /// Returns a connection (or, with nil, a slot whose connection broke or never opened) to

@@ -1,8 +1,9 @@
 import PierRuntime
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A Swift value that can be bound as a query parameter, in PostgreSQL's text format.
@@ -236,4 +237,3 @@ extension Date: PostgresEncodable, PostgresDecodable {
         self.init(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }
-

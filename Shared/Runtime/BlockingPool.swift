@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fixed set of dedicated OS threads for blocking C calls (libpq, Argon2), awaited from async
@@ -104,11 +104,13 @@ private final class Worker: Sendable {
 private func startThread(_ worker: Worker) {
     var thread = pthread_t()
     let context = Unmanaged.passRetained(worker).toOpaque()
-    let result = pthread_create(&thread, nil, { context in
-        let worker = Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue()
-        worker.loop()
-        return nil
-    }, context)
+    let result = pthread_create(
+        &thread, nil,
+        { context in
+            let worker = Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue()
+            worker.loop()
+            return nil
+        }, context)
     precondition(result == 0, "pthread_create failed: \(result)")
     pthread_detach(thread)
 }

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Structured logs: one JSON object per line on standard output (time, level, service,
@@ -120,13 +121,15 @@ final class StandardOutput: Sendable {
     private init() {
         let flusher = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        pthread_create(&thread, nil, { context in
-            let output = Unmanaged<StandardOutput>.fromOpaque(context!).takeUnretainedValue()
-            while true {
-                usleep(50_000)
-                output.flush()
-            }
-        }, flusher)
+        pthread_create(
+            &thread, nil,
+            { context in
+                let output = Unmanaged<StandardOutput>.fromOpaque(context!).takeUnretainedValue()
+                while true {
+                    usleep(50_000)
+                    output.flush()
+                }
+            }, flusher)
         pthread_detach(thread)
     }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Facts about the machine and process.
@@ -12,15 +12,25 @@ public enum System {
         guard let file = fopen("/proc/self/statm", "r") else { return 0 }
         defer { fclose(file) }
         var size = 0, resident = 0
-        guard withUnsafeMutablePointer(to: &size, { s in withUnsafeMutablePointer(to: &resident) { r in
-            readTwo(file, s, r) } }) else { return 0 }
+        guard
+            withUnsafeMutablePointer(
+                to: &size,
+                { s in
+                    withUnsafeMutablePointer(to: &resident) { r in
+                        readTwo(file, s, r)
+                    }
+                })
+        else { return 0 }
         return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    private static func readTwo(_ file: UnsafeMutablePointer<FILE>, _ a: UnsafeMutablePointer<Int>, _ b: UnsafeMutablePointer<Int>) -> Bool {
+    private static func readTwo(
+        _ file: UnsafeMutablePointer<FILE>, _ a: UnsafeMutablePointer<Int>, _ b: UnsafeMutablePointer<Int>
+    ) -> Bool {
         var buffer = [CChar](repeating: 0, count: 128)
         guard fgets(&buffer, 128, file) != nil else { return false }
-        let fields = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
+        let fields = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(
+            separator: " ")
         guard fields.count >= 2, let first = Int(fields[0]), let second = Int(fields[1]) else { return false }
         a.pointee = first
         b.pointee = second

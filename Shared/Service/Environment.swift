@@ -1,3 +1,5 @@
+import PierRuntime
+
 /// Reads configuration from environment variables, failing with the variable's name.
 public struct Environment: Sendable {
     public let values: [String: String]
@@ -44,7 +46,8 @@ public struct Environment: Sendable {
     public func int(_ name: String, default value: Int, in range: ClosedRange<Int> = 0...Int.max) throws(Failure) -> Int {
         guard let text = string(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
-            throw Failure(variable: name, problem: "must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
+            throw Failure(
+                variable: name, problem: "must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
         }
         return number
     }
@@ -64,6 +67,5 @@ public struct Environment: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import PierRuntime

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierHTTP
 import PierPostgres
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The shared, append-only log of events between services (`account.deleted`, …) in schema
 /// `events`. A producer appends in the same transaction as its own change, so an event exists
@@ -13,23 +14,28 @@ public enum EventLog {
     public static let schema = "events"
 
     public static let migrations = [
-        Migration(version: 1, name: "create_events", sql: """
-            CREATE TABLE events.events (
-                id bigserial PRIMARY KEY,
-                type text NOT NULL CHECK (type ~ '^[a-z]+(\\.[a-z_]+)+$'),
-                payload jsonb NOT NULL,
-                created_at timestamptz NOT NULL DEFAULT now()
-            );
-            CREATE INDEX events_type_id ON events.events (type, id);
-            """)
+        Migration(
+            version: 1, name: "create_events",
+            sql: """
+                CREATE TABLE events.events (
+                    id bigserial PRIMARY KEY,
+                    type text NOT NULL CHECK (type ~ '^[a-z]+(\\.[a-z_]+)+$'),
+                    payload jsonb NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now()
+                );
+                CREATE INDEX events_type_id ON events.events (type, id);
+                """)
     ]
 
     /// Appends an event on `connection` (inside the producer's transaction) and wakes
     /// consumers listening on channel `pier_events`.
     @discardableResult
-    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) throws -> Int64 {
+    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) throws
+        -> Int64
+    {
         let json = String(decoding: try JSON.encoder.encode(payload), as: UTF8.self)
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb) RETURNING id
             """)
         try connection.execute("SELECT pg_notify('pier_events', \(type))")

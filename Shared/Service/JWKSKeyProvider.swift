@@ -1,11 +1,12 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierCrypto
 import PierHTTP
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Public keys from the auth service's JWKS, fetched on first use, cached, and fetched again when
 /// a token names an unknown `kid` (key rotation) — at most once per `refreshInterval`, so

@@ -49,8 +49,11 @@ public final class Metrics: Middleware {
         let snapshot = state.withLock { $0 }
         var text = "# HELP pier_http_requests_total Requests answered, by route, method and status.\n"
         text += "# TYPE pier_http_requests_total counter\n"
-        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            text += "pier_http_requests_total{service=\"\(service)\",route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
+        for (key, count) in snapshot.requests.sorted(by: {
+            ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+        }) {
+            text +=
+                "pier_http_requests_total{service=\"\(service)\",route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
         }
         text += "# HELP pier_http_request_duration_seconds Time from request to response, by route.\n"
         text += "# TYPE pier_http_request_duration_seconds histogram\n"
@@ -58,9 +61,11 @@ public final class Metrics: Middleware {
             var cumulative = 0
             for (index, bound) in Metrics.buckets.enumerated() {
                 cumulative += histogram.counts[index]
-                text += "pier_http_request_duration_seconds_bucket{service=\"\(service)\",route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+                text +=
+                    "pier_http_request_duration_seconds_bucket{service=\"\(service)\",route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
             }
-            text += "pier_http_request_duration_seconds_bucket{service=\"\(service)\",route=\"\(route)\",le=\"+Inf\"} \(histogram.count)\n"
+            text +=
+                "pier_http_request_duration_seconds_bucket{service=\"\(service)\",route=\"\(route)\",le=\"+Inf\"} \(histogram.count)\n"
             text += "pier_http_request_duration_seconds_sum{service=\"\(service)\",route=\"\(route)\"} \(histogram.sum)\n"
             text += "pier_http_request_duration_seconds_count{service=\"\(service)\",route=\"\(route)\"} \(histogram.count)\n"
         }

@@ -45,7 +45,8 @@ public struct ServiceConfiguration: Sendable {
             throw Environment.Failure(variable: "PIER_ENV", problem: "must be development or production, got \"\(mode)\"")
         }
         production = mode == "production"
-        let databaseURL = production
+        let databaseURL =
+            production
             ? try environment.required("PIER_DATABASE_URL")
             : environment.string("PIER_DATABASE_URL", default: Self.developmentDatabaseURL)
         database = PostgresConfiguration(

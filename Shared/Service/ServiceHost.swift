@@ -52,8 +52,9 @@ public struct ServiceHost: Sendable {
                 checks[entry.name + ".service"] = await entry.service.isReady()
             }
             let ready = checks.values.allSatisfy { $0 }
-            return try Response.json(Readiness(status: ready ? "ready" : "unavailable", checks: checks),
-                                     status: ready ? 200 : 503, headers: ready ? [:] : ["Retry-After": "2"])
+            return try Response.json(
+                Readiness(status: ready ? "ready" : "unavailable", checks: checks),
+                status: ready ? 200 : 503, headers: ready ? [:] : ["Retry-After": "2"])
         }
         let metrics = metrics
         let pools = mounted.map(\.database)

@@ -5,7 +5,7 @@ import PierPostgres
 import PierRuntime
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The command line every service executable shares:
@@ -16,8 +16,10 @@ import Glibc
 ///     pier-<name> --help | --version
 public enum ServiceRunner {
     /// Runs `S` according to the process's arguments and environment; returns the exit status.
-    public static func main<S: Service>(_ service: S.Type, version: String,
-                                        arguments: [String] = CommandLine.arguments) async -> Int32 {
+    public static func main<S: Service>(
+        _ service: S.Type, version: String,
+        arguments: [String] = CommandLine.arguments
+    ) async -> Int32 {
         let status = await run(S.self, version: version, arguments: arguments)
         Logger.flush()
         return status
@@ -41,8 +43,9 @@ public enum ServiceRunner {
 
         let configuration: ServiceConfiguration
         do {
-            configuration = try ServiceConfiguration(environment: .process, defaultPort: S.defaultPort,
-                                                     applicationName: executable)
+            configuration = try ServiceConfiguration(
+                environment: .process, defaultPort: S.defaultPort,
+                applicationName: executable)
         } catch {
             printError("\(executable): configuration error: \(error)")
             return 2
@@ -50,8 +53,9 @@ public enum ServiceRunner {
         let logger = Logger(service: S.name, level: configuration.logLevel)
         let pool = PostgresPool(configuration: configuration.database)
         defer { pool.close() }
-        let context = ServiceContext(configuration: configuration, database: pool, logger: logger,
-                                     authenticator: makeAuthenticator(configuration))
+        let context = ServiceContext(
+            configuration: configuration, database: pool, logger: logger,
+            authenticator: makeAuthenticator(configuration))
         do {
             switch command {
             case "migrate":
@@ -85,14 +89,22 @@ public enum ServiceRunner {
 
     static func serve<S: Service>(_ service: S.Type, context: ServiceContext, startedAt: Double) async throws {
         let instance = try await S.make(context: context)
-        let host = ServiceHost(mounted: [.init(name: S.name, schema: S.schema, migrations: S.migrations,
-                                               database: context.database, service: instance)],
-                               metricsName: S.name)
+        let host = ServiceHost(
+            mounted: [
+                .init(
+                    name: S.name, schema: S.schema, migrations: S.migrations,
+                    database: context.database, service: instance)
+            ],
+            metricsName: S.name)
         let server = try makeServer(router: host.router(), metrics: host.metrics, context: context)
         try server.start()
         let milliseconds = Int((MonotonicClock.seconds() - startedAt) * 1000)
-        context.logger.info("listening", [("host", .string(context.configuration.http.host)), ("port", .int(server.port)),
-                                          ("startup_ms", .int(milliseconds))])
+        context.logger.info(
+            "listening",
+            [
+                ("host", .string(context.configuration.http.host)), ("port", .int(server.port)),
+                ("startup_ms", .int(milliseconds)),
+            ])
         let signal = await waitForTermination()
         context.logger.info("shutting down", [("signal", .int(Int(signal)))])
         await server.shutdown()
@@ -106,16 +118,19 @@ public enum ServiceRunner {
         if !context.configuration.corsOrigins.isEmpty {
             middleware.append(CORSMiddleware(allowedOrigins: context.configuration.corsOrigins))
         }
-        return HTTPServer(configuration: context.configuration.http, router: router, middleware: middleware,
-                          logger: context.logger, errorMapper: ErrorMapping.map)
+        return HTTPServer(
+            configuration: context.configuration.http, router: router, middleware: middleware,
+            logger: context.logger, errorMapper: ErrorMapping.map)
     }
 
     /// Keys from `PIER_TOKEN_PUBLIC_KEY_FILE` (PEM, several keys concatenated; `kid` is the
     /// key's thumbprint) or, by default, from the auth service's JWKS.
     static func makeAuthenticator(_ configuration: ServiceConfiguration) -> Authenticator {
         let provider: any VerificationKeyProvider = JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient())
-        return Authenticator(verifier: AccessTokenVerifier(keys: provider, issuer: configuration.tokenIssuer,
-                                                           audience: configuration.tokenAudience))
+        return Authenticator(
+            verifier: AccessTokenVerifier(
+                keys: provider, issuer: configuration.tokenIssuer,
+                audience: configuration.tokenAudience))
     }
 
     /// Suspends until SIGTERM or SIGINT and returns which.
@@ -141,7 +156,8 @@ public enum ServiceRunner {
                    \(executable) migrate               apply pending migrations to schema \(S.schema) and exit
             """
         for command in S.commands { text += "\n       \(executable) \(command.usage)" }
-        text += "\n       \(executable) --help | --version\n\nConfiguration comes from PIER_* environment variables; see README.md."
+        text +=
+            "\n       \(executable) --help | --version\n\nConfiguration comes from PIER_* environment variables; see README.md."
         return text
     }
 
@@ -158,4 +174,3 @@ private final class SignalSources: @unchecked Sendable {
     init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
     func cancel() { sources.forEach { $0.cancel() } }
 }
-

@@ -5,6 +5,7 @@ import PierModels
 import PierPostgres
 import PierTestSupport
 import Testing
+
 @testable import AuthService
 
 @Suite struct AuthEndpointTests {
@@ -13,8 +14,9 @@ import Testing
 
     @Test func registerAnswersASessionWhoseTokenVerifies() async throws {
         let auth = try await auth
-        let reply = try await auth.send("POST", "/auth/register",
-                                        json: #"{"email":"  Grace.Hopper@Example.COM ","password":"pässwörd 🔑 long","displayName":"Grace"}"#)
+        let reply = try await auth.send(
+            "POST", "/auth/register",
+            json: #"{"email":"  Grace.Hopper@Example.COM ","password":"pässwörd 🔑 long","displayName":"Grace"}"#)
         #expect(reply.status == 201)
         let session = try reply.decode(AuthSession.self)
         #expect(session.user.email == "Grace.Hopper@Example.COM")
@@ -22,17 +24,21 @@ import Testing
         #expect(session.user.role == "user")
         #expect(session.tokenType == "Bearer" && session.expiresIn == 900)
         #expect(Base64.urlDecoded(session.refreshToken)?.count == 32)
-        let verifier = AccessTokenVerifier(keys: StaticKeyProvider(keys: auth.keys.verificationKeys), issuer: "pier", audience: "pier")
+        let verifier = AccessTokenVerifier(
+            keys: StaticKeyProvider(keys: auth.keys.verificationKeys), issuer: "pier", audience: "pier")
         let claims = try await verifier.verify(session.accessToken)
         #expect(UUID(uuidString: claims.sub) == session.user.id)
         #expect(claims.exp - claims.iat == 900 && claims.sid != nil && claims.role == "user")
         // The refresh token is stored only as its SHA-256.
-        let stored = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.refresh_tokens WHERE token_hash = \(PostgresBytes(SHA256.hash(session.refreshToken)))")
+        let stored = try await auth.pool.query(
+            "SELECT count(*)::int AS n FROM auth.refresh_tokens WHERE token_hash = \(PostgresBytes(SHA256.hash(session.refreshToken)))"
+        )
         #expect(try stored[0].decode("n", as: Int.self) == 1)
         let plain = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.users WHERE password_hash LIKE '%pässwörd%'")
         #expect(try plain[0].decode("n", as: Int.self) == 0)
         // The same address in other case is the same account.
-        let again = try await auth.send("POST", "/auth/register", json: #"{"email":"grace.hopper@example.com","password":"another long passphrase"}"#)
+        let again = try await auth.send(
+            "POST", "/auth/register", json: #"{"email":"grace.hopper@example.com","password":"another long passphrase"}"#)
         #expect(again.status == 409)
         #expect(again.headers["Content-Type"] == "application/problem+json")
     }
@@ -47,7 +53,10 @@ import Testing
         (#"{"email":"x@example.com","password":"iloveyou2"}"#, 422, "password"),
         (#"{"email":"x@example.com","password":"x@example.com"}"#, 422, "password"),
         (#"{"email":"x@example.com","password":"\#(String(repeating: "p", count: 129))"}"#, 422, "password"),
-        (#"{"email":"x@example.com","password":"a long enough passphrase","displayName":"\#(String(repeating: "n", count: 101))"}"#, 422, "displayName"),
+        (
+            #"{"email":"x@example.com","password":"a long enough passphrase","displayName":"\#(String(repeating: "n", count: 101))"}"#,
+            422, "displayName"
+        ),
         (#"{"email":"x@example.com"}"#, 422, "password"),
         (#"{"password":"a long enough passphrase"}"#, 422, "email"),
         (#"{"email":42,"password":"a long enough passphrase"}"#, 422, "email"),
@@ -72,17 +81,21 @@ import Testing
     @Test func loginIsGenericAndRehashesOldHashes() async throws {
         let auth = try await auth
         let (_, email) = try await auth.register()
-        let ok = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email.uppercased())","password":"a long enough passphrase"}"#)
+        let ok = try await auth.send(
+            "POST", "/auth/login", json: #"{"email":"\#(email.uppercased())","password":"a long enough passphrase"}"#)
         #expect(ok.status == 200)
         #expect(ok.headers["Cache-Control"] == "no-store")
         let wrong = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"not the passphrase"}"#)
-        let unknown = try await auth.send("POST", "/auth/login", json: #"{"email":"nobody-\#(UUID())@example.com","password":"not the passphrase"}"#)
+        let unknown = try await auth.send(
+            "POST", "/auth/login", json: #"{"email":"nobody-\#(UUID())@example.com","password":"not the passphrase"}"#)
         #expect(wrong.status == 401 && unknown.status == 401)
         #expect(wrong.problem?.detail == unknown.problem?.detail)
         // A hash made with other parameters is replaced on the next successful login.
         let old = try Argon2idHasher(memoryKiB: 512, iterations: 1).hash("a long enough passphrase")
         try await auth.pool.execute("UPDATE auth.users SET password_hash = \(old) WHERE email_key = \(email.lowercased())")
-        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 200)
+        #expect(
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
+                .status == 200)
         let rows = try await auth.pool.query("SELECT password_hash FROM auth.users WHERE email_key = \(email.lowercased())")
         #expect(try rows[0].decode("password_hash", as: String.self).hasPrefix("$argon2id$v=19$m=1024,t=1,p=1$"))
     }
@@ -95,17 +108,23 @@ import Testing
             #expect(reply.status == 401)
         }
         // The right password does not get through while the account is backing off.
-        let blocked = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
+        let blocked = try await auth.send(
+            "POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
         #expect(blocked.status == 429)
         #expect(Int(blocked.headers["Retry-After"] ?? "") ?? 0 >= 1)
         // Other accounts are not affected.
         let (_, other) = try await auth.register()
-        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(other)","password":"a long enough passphrase"}"#).status == 200)
+        #expect(
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(other)","password":"a long enough passphrase"}"#)
+                .status == 200)
         // Recorded in the database, so every replica sees it.
-        let rows = try await auth.pool.query("SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
+        let rows = try await auth.pool.query(
+            "SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
         #expect(try rows.first?.decode("failures", as: Int.self) == 5)
         try await Task.sleep(for: .milliseconds(1100))
-        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 200)
+        #expect(
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
+                .status == 200)
     }
 
     @Test func refreshRotatesAndReuseRevokesTheFamily() async throws {
@@ -130,11 +149,15 @@ import Testing
     @Test func refreshAfterTheSuccessorWasUsedIsAReuseEvenInGrace() async throws {
         let auth = try await auth
         let (session, _) = try await auth.register()
-        let second = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).decode(AuthSession.self)
+        let second = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).decode(
+            AuthSession.self)
         let third = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(second.refreshToken)"}"#)
         #expect(third.status == 200)
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 401)
-        #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(try third.decode(AuthSession.self).refreshToken)"}"#).status == 401)
+        #expect(
+            try await auth.send(
+                "POST", "/auth/refresh", json: #"{"refreshToken":"\#(try third.decode(AuthSession.self).refreshToken)"}"#
+            ).status == 401)
     }
 
     @Test func unknownAndMalformedRefreshTokensAre401() async throws {
@@ -168,31 +191,48 @@ import Testing
         #expect(try await auth.send("GET", "/auth/me", token: String(tampered)).status == 401)
         // Signed with the right key but expired.
         let now = Int(Date().timeIntervalSince1970)
-        let expired = try auth.keys.signer.sign(AccessClaims(iss: "pier", sub: session.user.id.uuidString, aud: "pier",
-                                                             iat: now - 3600, nbf: now - 3600, exp: now - 1800, jti: "x", sid: nil, role: "user"))
+        let expired = try auth.keys.signer.sign(
+            AccessClaims(
+                iss: "pier", sub: session.user.id.uuidString, aud: "pier",
+                iat: now - 3600, nbf: now - 3600, exp: now - 1800, jti: "x", sid: nil, role: "user"))
         let reply = try await auth.send("GET", "/auth/me", token: expired)
         #expect(reply.status == 401)
         #expect(reply.headers["WWW-Authenticate"] == "Bearer")
         // Signed by a stranger.
         let forged = try AccessTokenSigner(key: P256PrivateKey.generate(), kid: auth.keys.signer.kid).sign(
-            AccessClaims(iss: "pier", sub: session.user.id.uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: "y", sid: nil, role: "admin"))
+            AccessClaims(
+                iss: "pier", sub: session.user.id.uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: "y", sid: nil,
+                role: "admin"))
         #expect(try await auth.send("GET", "/auth/me", token: forged).status == 401)
     }
 
     @Test func passwordChangeRevokesOtherSessions() async throws {
         let auth = try await auth
         let (phone, email) = try await auth.register()
-        let laptop = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).decode(AuthSession.self)
-        let wrong = try await auth.send("POST", "/auth/password", json: #"{"currentPassword":"nope nope nope","newPassword":"brand new passphrase"}"#, token: phone.accessToken)
+        let laptop = try await auth.send(
+            "POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#
+        ).decode(AuthSession.self)
+        let wrong = try await auth.send(
+            "POST", "/auth/password", json: #"{"currentPassword":"nope nope nope","newPassword":"brand new passphrase"}"#,
+            token: phone.accessToken)
         #expect(wrong.status == 422 && wrong.problem?.errors?.first?.field == "currentPassword")
-        let weak = try await auth.send("POST", "/auth/password", json: #"{"currentPassword":"a long enough passphrase","newPassword":"12345678"}"#, token: phone.accessToken)
+        let weak = try await auth.send(
+            "POST", "/auth/password", json: #"{"currentPassword":"a long enough passphrase","newPassword":"12345678"}"#,
+            token: phone.accessToken)
         #expect(weak.status == 422 && weak.problem?.errors?.first?.field == "newPassword")
-        let changed = try await auth.send("POST", "/auth/password", json: #"{"currentPassword":"a long enough passphrase","newPassword":"brand new passphrase"}"#, token: phone.accessToken)
+        let changed = try await auth.send(
+            "POST", "/auth/password",
+            json: #"{"currentPassword":"a long enough passphrase","newPassword":"brand new passphrase"}"#,
+            token: phone.accessToken)
         #expect(changed.status == 204)
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(laptop.refreshToken)"}"#).status == 401)
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(phone.refreshToken)"}"#).status == 200)
-        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 401)
-        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"brand new passphrase"}"#).status == 200)
+        #expect(
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
+                .status == 401)
+        #expect(
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"brand new passphrase"}"#).status
+                == 200)
     }
 
     @Test func deletingTheAccountRemovesItAndRecordsAnEvent() async throws {
@@ -200,9 +240,12 @@ import Testing
         let (session, email) = try await auth.register()
         #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 204)
         #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 401)
-        #expect(try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#).status == 401)
+        #expect(
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
+                .status == 401)
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 401)
-        let events = try await auth.pool.query("""
+        let events = try await auth.pool.query(
+            """
             SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload->>'userId' = \(session.user.id.uuidString)
             """)
         #expect(try events[0].decode("n", as: Int.self) == 1)
@@ -238,7 +281,8 @@ import Testing
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<16 {
                 group.addTask {
-                    index % 4 == 0 ? try await auth.send("GET", "/healthz").status
+                    index % 4 == 0
+                        ? try await auth.send("GET", "/healthz").status
                         : try await auth.send("GET", "/auth/me", token: session.accessToken).status
                 }
             }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import PierCrypto
 import PierHTTP
 import PierModels
@@ -7,6 +6,8 @@ import PierPostgres
 import PierRuntime
 import PierService
 import PierTestSupport
+import Synchronization
+
 @testable import AuthService
 
 /// A live auth service on an ephemeral port, on its own database, with cheap password hashing.
@@ -27,20 +28,27 @@ final class AuthHarness: Sendable {
             "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
         ]
         environment.merge(settings) { $1 }
-        let configuration = try ServiceConfiguration(environment: Environment(environment), defaultPort: 0,
-                                                     applicationName: "auth-tests")
+        let configuration = try ServiceConfiguration(
+            environment: Environment(environment), defaultPort: 0,
+            applicationName: "auth-tests")
         let logs = LogLines()
         let logger = Logger(service: "auth", level: .info, sink: { logs.append($0) })
         let pool = PostgresPool(configuration: configuration.database)
         try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger)
         let keys = try SigningKeys(signing: P256PrivateKey.generate())
-        let context = ServiceContext(configuration: configuration, database: pool, logger: logger,
-                                     authenticator: Authenticator(verifier: AccessTokenVerifier(
-                                        keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier")))
+        let context = ServiceContext(
+            configuration: configuration, database: pool, logger: logger,
+            authenticator: Authenticator(
+                verifier: AccessTokenVerifier(
+                    keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier")))
         let authConfiguration = try AuthConfiguration(environment: configuration.environment, production: false)
         let service = try await AuthService.make(context: context, configuration: authConfiguration, keys: keys)
-        let host = ServiceHost(mounted: [.init(name: "auth", schema: "auth", migrations: AuthService.migrations,
-                                               database: pool, service: service)], metricsName: "auth")
+        let host = ServiceHost(
+            mounted: [
+                .init(
+                    name: "auth", schema: "auth", migrations: AuthService.migrations,
+                    database: pool, service: service)
+            ], metricsName: "auth")
         let server = try ServiceRunner.makeServer(router: host.router(), metrics: host.metrics, context: context)
         try server.start()
         return AuthHarness(server: server, pool: pool, keys: keys, base: "http://127.0.0.1:\(server.port)", logs: logs)
@@ -65,8 +73,10 @@ final class AuthHarness: Sendable {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    func send(_ method: String, _ path: String, json: String? = nil, token: String? = nil,
-              headers extra: HTTPHeaders = [:]) async throws -> Reply {
+    func send(
+        _ method: String, _ path: String, json: String? = nil, token: String? = nil,
+        headers extra: HTTPHeaders = [:]
+    ) async throws -> Reply {
         var headers = extra
         if json != nil { headers.set("Content-Type", "application/json") }
         if let token { headers.set("Authorization", "Bearer \(token)") }
@@ -75,8 +85,10 @@ final class AuthHarness: Sendable {
     }
 
     /// Registers a fresh account and returns its session.
-    func register(_ email: String = "user-\(UUID().uuidString.prefix(8))@example.com",
-                  password: String = "a long enough passphrase") async throws -> (AuthSession, String) {
+    func register(
+        _ email: String = "user-\(UUID().uuidString.prefix(8))@example.com",
+        password: String = "a long enough passphrase"
+    ) async throws -> (AuthSession, String) {
         let reply = try await send("POST", "/auth/register", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
         guard reply.status == 201 else { throw HTTPClient.Failure(message: "register answered \(reply.status): \(reply.text)") }
         return (try reply.decode(AuthSession.self), email)

@@ -4,6 +4,7 @@ import PierHTTP
 import PierModels
 import PierService
 import Testing
+
 @testable import AuthService
 
 @Suite struct ServiceLayerTests {
@@ -52,8 +53,10 @@ import Testing
     @Test func emailAddresses() {
         #expect(EmailAddress(" Ada@Example.COM ")?.key == "ada@example.com")
         #expect(EmailAddress(" Ada@Example.COM ")?.address == "Ada@Example.COM")
-        for bad in ["", "ada", "@example.com", "ada@", "ada@example", "ada@.com", "ada@example.com.", "a da@example.com",
-                    "ada@@example.com", String(repeating: "a", count: 65) + "@example.com", "ada\u{0}@example.com"] {
+        for bad in [
+            "", "ada", "@example.com", "ada@", "ada@example", "ada@.com", "ada@example.com.", "a da@example.com",
+            "ada@@example.com", String(repeating: "a", count: 65) + "@example.com", "ada\u{0}@example.com",
+        ] {
             #expect(EmailAddress(bad) == nil, "\(bad)")
         }
     }
@@ -63,7 +66,8 @@ import Testing
     @Test func servicesVerifyTokensWithKeysFetchedFromTheJWKS() async throws {
         let auth = try await AuthEndpointTests.harness.value
         let (session, _) = try await auth.register()
-        let provider = JWKSKeyProvider(url: auth.base + "/auth/.well-known/jwks.json", client: HTTPClient(), refreshInterval: .seconds(60))
+        let provider = JWKSKeyProvider(
+            url: auth.base + "/auth/.well-known/jwks.json", client: HTTPClient(), refreshInterval: .seconds(60))
         let verifier = AccessTokenVerifier(keys: provider, issuer: "pier", audience: "pier")
         let claims = try await verifier.verify(session.accessToken)
         #expect(UUID(uuidString: claims.sub) == session.user.id)
@@ -83,8 +87,10 @@ import Testing
         let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
         _ = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"wrong \#(password)"}"#)
         _ = try await auth.send("GET", "/auth/me", token: session.accessToken)
-        let secrets = [password, session.accessToken, session.refreshToken,
-                       try login.decode(AuthSession.self).refreshToken, try refreshed.decode(AuthSession.self).refreshToken, "$argon2id$"]
+        let secrets = [
+            password, session.accessToken, session.refreshToken,
+            try login.decode(AuthSession.self).refreshToken, try refreshed.decode(AuthSession.self).refreshToken, "$argon2id$",
+        ]
         let lines = auth.logs.all
         #expect(lines.contains { $0.contains("/auth/login") })
         for secret in secrets {

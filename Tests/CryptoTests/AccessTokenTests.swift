@@ -1,5 +1,6 @@
-import Testing
 import Synchronization
+import Testing
+
 @testable import PierCrypto
 
 @Suite struct AccessTokenTests {
@@ -13,14 +14,16 @@ import Synchronization
     }
 
     func claims(exp: Int? = nil, nbf: Int? = nil, iss: String = "pier", aud: String = "pier-api") -> AccessClaims {
-        AccessClaims(iss: iss, sub: "0b0f5b8e-4d3a-4c57-9a0e-111111111111", aud: aud, iat: now, nbf: nbf ?? now,
-                     exp: exp ?? now + 900, jti: "j", sid: "s", role: "user")
+        AccessClaims(
+            iss: iss, sub: "0b0f5b8e-4d3a-4c57-9a0e-111111111111", aud: aud, iat: now, nbf: nbf ?? now,
+            exp: exp ?? now + 900, jti: "j", sid: "s", role: "user")
     }
 
     func verifier(at time: Int? = nil, keys: [String: P256PublicKey]? = nil) throws -> AccessTokenVerifier {
         let clock = time ?? now
-        return AccessTokenVerifier(keys: StaticKeyProvider(keys: try keys ?? ["k1": key.publicKey]),
-                                   issuer: "pier", audience: "pier-api", clock: { clock })
+        return AccessTokenVerifier(
+            keys: StaticKeyProvider(keys: try keys ?? ["k1": key.publicKey]),
+            issuer: "pier", audience: "pier-api", clock: { clock })
     }
 
     @Test func roundTrip() async throws {
@@ -41,8 +44,9 @@ import Synchronization
 
     @Test func cachedTokensStillExpire() async throws {
         let clock = Mutex(now)
-        let verifier = AccessTokenVerifier(keys: StaticKeyProvider(keys: ["k1": try key.publicKey]), issuer: "pier",
-                                           audience: "pier-api", clock: { clock.withLock { $0 } })
+        let verifier = AccessTokenVerifier(
+            keys: StaticKeyProvider(keys: ["k1": try key.publicKey]), issuer: "pier",
+            audience: "pier-api", clock: { clock.withLock { $0 } })
         let token = try signer.sign(claims())
         _ = try await verifier.verify(token)
         clock.withLock { $0 = now + 2000 }
@@ -78,12 +82,15 @@ import Synchronization
         let token = try signer.sign(claims())
         let parts = token.split(separator: ".").map(String.init)
         let payload = String(decoding: Base64.urlDecoded(parts[1])!, as: UTF8.self)
-        let edits = [("\"role\":\"user\"", "\"role\":\"admin\""), ("\"sub\":\"0b0f", "\"sub\":\"1b0f"),
-                     ("\"exp\":\(now + 900)", "\"exp\":\(now + 90000)"), ("\"iss\":\"pier\"", "\"iss\":\"pier \""),
-                     ("\"aud\":\"pier-api\"", "\"aud\":[\"pier-api\"]"), ("\"jti\":\"j\"", "\"jti\":\"k\"")]
+        let edits = [
+            ("\"role\":\"user\"", "\"role\":\"admin\""), ("\"sub\":\"0b0f", "\"sub\":\"1b0f"),
+            ("\"exp\":\(now + 900)", "\"exp\":\(now + 90000)"), ("\"iss\":\"pier\"", "\"iss\":\"pier \""),
+            ("\"aud\":\"pier-api\"", "\"aud\":[\"pier-api\"]"), ("\"jti\":\"j\"", "\"jti\":\"k\""),
+        ]
         for (from, to) in edits {
             #expect(payload.contains(from), "\(from)")
-            let forged = parts[0] + "." + Base64.urlEncoded(Array(payload.replacingOccurrences(of: from, with: to).utf8)) + "." + parts[2]
+            let forged =
+                parts[0] + "." + Base64.urlEncoded(Array(payload.replacingOccurrences(of: from, with: to).utf8)) + "." + parts[2]
             await #expect(throws: TokenError.malformed(.badSignature)) { try await verifier().verify(forged) }
         }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PierCrypto
 
 /// RFC 7515, appendix A.3: the ES256 example.
@@ -6,7 +7,8 @@ enum RFC7515A3 {
     static let x = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     static let y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
     static let d = "jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI"
-    static let token = "eyJhbGciOiJFUzI1NiJ9"
+    static let token =
+        "eyJhbGciOiJFUzI1NiJ9"
         + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
         + ".DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
     static var publicKey: P256PublicKey {
@@ -23,8 +25,9 @@ enum RFC7515A3 {
     }
 
     @Test func privateKeyFromTheRFCSignsWhatItsPublicKeyVerifies() throws {
-        let key = try P256PrivateKey(d: Base64.urlDecoded(RFC7515A3.d)!, x: Base64.urlDecoded(RFC7515A3.x)!,
-                                     y: Base64.urlDecoded(RFC7515A3.y)!)
+        let key = try P256PrivateKey(
+            d: Base64.urlDecoded(RFC7515A3.d)!, x: Base64.urlDecoded(RFC7515A3.x)!,
+            y: Base64.urlDecoded(RFC7515A3.y)!)
         #expect(Base64.urlEncoded(try key.publicKey.x) == RFC7515A3.x)
         let token = try JWS.sign(payload: Array("{\"iss\":\"joe\"}".utf8), header: JWSHeader(), key: key)
         try JWS(compact: token).verify(with: RFC7515A3.publicKey)
@@ -80,9 +83,13 @@ enum RFC7515A3 {
         let decoded = try jwk.publicKey()
         let token = try JWS.sign(payload: [1, 2, 3], header: JWSHeader(kid: "k1"), key: key)
         try JWS(compact: token).verify(with: decoded)
-        #expect(throws: CryptoError.self) { try P256PrivateKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n") }
+        #expect(throws: CryptoError.self) {
+            try P256PrivateKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        }
         // A point off the curve is refused.
-        #expect(throws: CryptoError.self) { try P256PublicKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32)) }
+        #expect(throws: CryptoError.self) {
+            try P256PublicKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))
+        }
     }
 
     @Test func anotherKeyDoesNotVerify() throws {

@@ -1,10 +1,11 @@
 import Foundation
 import PierModels
 import PierRuntime
+import PierTestSupport
 import Synchronization
 import Testing
+
 @testable import PierHTTP
-import PierTestSupport
 
 struct Item: Codable, ResponseConvertible {
     var id: String
@@ -27,7 +28,9 @@ final class LogLines: Sendable {
     var all: [String] { lines.withLock { $0 } }
 }
 
-func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, logs: LogLines = LogLines()) throws -> HTTPServer {
+func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, logs: LogLines = LogLines()) throws
+    -> HTTPServer
+{
     var router = Router()
     router.sync("GET", "/healthz") { _ in .text("ok") }
     router.get("/items/{id}") { request in Item(id: request.parameter("id"), q: request.query("q") ?? "") }
@@ -41,9 +44,10 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     router.get("/conflict") { _ -> Response in throw HTTPError.conflict("Already there.") }
     var configuration = HTTPServer.Configuration(port: 0, threads: 2)
     configure(&configuration)
-    let server = HTTPServer(configuration: configuration, router: router,
-                            middleware: [CORSMiddleware(allowedOrigins: ["https://app.example"])],
-                            logger: Logger(service: "test", sink: { logs.append($0) }))
+    let server = HTTPServer(
+        configuration: configuration, router: router,
+        middleware: [CORSMiddleware(allowedOrigins: ["https://app.example"])],
+        logger: Logger(service: "test", sink: { logs.append($0) }))
     try server.start()
     return server
 }
@@ -59,10 +63,14 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(second.first?.body == #"{"id":"42","q":"a b"}"#)
         // Three requests in one write: three answers, in order.
         let pipelined = try RawClient(port: server.port)
-        pipelined.send("GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /items/3 HTTP/1.1\r\nHost: x\r\n\r\n")
+        pipelined.send(
+            "GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /items/3 HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
         let answers = await pipelined.responses(3)
         #expect(answers.map(\.status) == [200, 200, 200])
-        #expect(answers.count == 3 && answers[0].body.contains("\"1\"") && answers[1].body == "ok" && answers[2].body.contains("\"3\""))
+        #expect(
+            answers.count == 3 && answers[0].body.contains("\"1\"") && answers[1].body == "ok"
+                && answers[2].body.contains("\"3\""))
         await server.shutdown()
     }
 
@@ -97,19 +105,25 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         }
         // Malformed requests get a 400 or, where nothing sensible can be said (not even a
         // request line), a closed connection — never a handler call.
-        for request in ["BLAH\r\n\r\n", "GET /healthz HTTP/1.1\r\nBad Header Without Colon\r\n\r\n",
-                        "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n",
-                        "POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc"] {
+        for request in [
+            "BLAH\r\n\r\n", "GET /healthz HTTP/1.1\r\nBad Header Without Colon\r\n\r\n",
+            "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n",
+            "POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc",
+        ] {
             let client = try RawClient(port: server.port)
             client.send(request)
             let answer = await client.receive()
-            #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4") || answer.hasPrefix("HTTP/1.1 505"), "\(request.debugDescription)")
+            #expect(
+                answer.isEmpty || answer.hasPrefix("HTTP/1.1 4") || answer.hasPrefix("HTTP/1.1 505"),
+                "\(request.debugDescription)")
         }
         await server.shutdown()
     }
 
     @Test func limitsAnswerWithTheirStatus() async throws {
-        let server = try makeServer { $0.maxBodyBytes = 1000; $0.maxURLBytes = 200; $0.maxHeaderBytes = 8192 }
+        let server = try makeServer {
+            $0.maxBodyBytes = 1000; $0.maxURLBytes = 200; $0.maxHeaderBytes = 8192
+        }
         func send(_ text: String) async throws -> String {
             let client = try RawClient(port: server.port)
             client.send(text)
@@ -117,12 +131,18 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         }
         #expect(try await send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n").hasPrefix("HTTP/1.1 413"))
         let chunk = String(repeating: "a", count: 600)
-        let chunked = try await send("POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n")
+        let chunked = try await send(
+            "POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n")
         #expect(chunked.hasPrefix("HTTP/1.1 413"))
-        #expect(try await send("GET /items/\(String(repeating: "x", count: 300)) HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 414"))
-        let bigHeader = try await send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 20000))\r\n\r\n")
+        #expect(
+            try await send("GET /items/\(String(repeating: "x", count: 300)) HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix(
+                "HTTP/1.1 414"))
+        let bigHeader = try await send(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 20000))\r\n\r\n")
         #expect(bigHeader.hasPrefix("HTTP/1.1 431"))
-        #expect(try await send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n\(String(repeating: "z", count: 1000))").hasPrefix("HTTP/1.1 200"))
+        #expect(
+            try await send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n\(String(repeating: "z", count: 1000))")
+                .hasPrefix("HTTP/1.1 200"))
         await server.shutdown()
     }
 
@@ -155,7 +175,9 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         let server = try makeServer()
         func post(_ body: String, contentType: String = "application/json") async throws -> ParsedResponse {
             let client = try RawClient(port: server.port)
-            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            client.send(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
             return await client.responses(1).first ?? ParsedResponse(status: 0, headers: [:], body: "")
         }
         let ok = try await post(#"{"name":"Ada ✨","count":2,"tags":["a"]}"#)
@@ -169,8 +191,9 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(try JSONDecoder().decode(Problem.self, from: Data(missing.body.utf8)).errors?.first?.field == "count")
         let wrongType = try await post(#"{"name":"Ada","count":"two"}"#)
         #expect(wrongType.status == 422)
-        #expect(try JSONDecoder().decode(Problem.self, from: Data(wrongType.body.utf8)).errors?.first ==
-                Problem.FieldError(field: "count", message: "must be an integer"))
+        #expect(
+            try JSONDecoder().decode(Problem.self, from: Data(wrongType.body.utf8)).errors?.first
+                == Problem.FieldError(field: "count", message: "must be an integer"))
         let nested = try await post(#"{"name":"Ada","count":1,"tags":["a",3]}"#)
         #expect(try JSONDecoder().decode(Problem.self, from: Data(nested.body.utf8)).errors?.first?.field == "tags[1]")
         #expect(try await post(#"{"name":"Ada","count":1}"#, contentType: "text/plain").status == 415)
@@ -195,7 +218,8 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     @Test func corsIsOptInPerOrigin() async throws {
         let server = try makeServer()
         let client = try RawClient(port: server.port)
-        client.send("OPTIONS /echo HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n\r\n")
+        client.send(
+            "OPTIONS /echo HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n\r\n")
         let preflight = try #require(await client.responses(1).first)
         #expect(preflight.status == 204 && preflight.headers["access-control-allow-origin"] == "https://app.example")
         client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\n\r\n")
@@ -204,7 +228,9 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     }
 
     @Test func idleAndSlowClientsAreCutOff() async throws {
-        let server = try makeServer { $0.idleTimeoutSeconds = 1; $0.bodyTimeoutSeconds = 1 }
+        let server = try makeServer {
+            $0.idleTimeoutSeconds = 1; $0.bodyTimeoutSeconds = 1
+        }
         let idle = try RawClient(port: server.port, receiveTimeout: 4)
         #expect(await idle.isClosedByPeer())
         // A body trickling in a byte at a time, each within the idle timeout, still meets the body deadline.

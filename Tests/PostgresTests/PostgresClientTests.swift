@@ -1,16 +1,19 @@
 import Foundation
+import PierTestSupport
 import Synchronization
 import Testing
+
 @testable import PierPostgres
-import PierTestSupport
 
 @Suite(.serialized) struct PostgresClientTests {
     static let url: Task<String, Error> = Task { try await TestDatabase.create("pier_test_postgres") }
 
-    func pool(size: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Int = 10_000) async throws -> PostgresPool {
-        PostgresPool(configuration: PostgresConfiguration(
-            url: try await Self.url.value, poolSize: size, acquireTimeout: acquireTimeout,
-            statementTimeoutMilliseconds: statementTimeout))
+    func pool(size: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Int = 10_000) async throws -> PostgresPool
+    {
+        PostgresPool(
+            configuration: PostgresConfiguration(
+                url: try await Self.url.value, poolSize: size, acquireTimeout: acquireTimeout,
+                statementTimeoutMilliseconds: statementTimeout))
     }
 
     @Test func interpolationBindsEveryValue() {
@@ -32,12 +35,15 @@ import PierTestSupport
         let date = Date(timeIntervalSince1970: 1_800_000_000.123456)
         let text = "héllo 🌍 مرحبا ' \" \\ ; -- $1"
         let bytes = PostgresBytes([0, 1, 255, 16])
-        let row = try #require(try await pool.query("""
-            SELECT \(text)::text AS t, \(Int.max)::bigint AS i, \(Int32(-7))::int AS i32, \(true)::bool AS b,
-                   \(id)::uuid AS u, \(date)::timestamptz AS d, \(Decimal(string: "12.34")!)::numeric AS n,
-                   \(PostgresJSON(["a": 1]))::jsonb AS j, \(bytes)::bytea AS by, \(2.5)::float8 AS f,
-                   \(PostgresTextArray(["a", "b,c", "d\"e", ""]))::text[] AS arr, \(String?.none)::text AS nothing
-            """).first)
+        let row = try #require(
+            try await pool.query(
+                """
+                SELECT \(text)::text AS t, \(Int.max)::bigint AS i, \(Int32(-7))::int AS i32, \(true)::bool AS b,
+                       \(id)::uuid AS u, \(date)::timestamptz AS d, \(Decimal(string: "12.34")!)::numeric AS n,
+                       \(PostgresJSON(["a": 1]))::jsonb AS j, \(bytes)::bytea AS by, \(2.5)::float8 AS f,
+                       \(PostgresTextArray(["a", "b,c", "d\"e", ""]))::text[] AS arr, \(String?.none)::text AS nothing
+                """
+            ).first)
         #expect(try row.decode("t", as: String.self) == text)
         #expect(try row.decode("i", as: Int.self) == Int.max)
         #expect(try row.decode("i32", as: Int32.self) == -7)
@@ -153,8 +159,10 @@ import PierTestSupport
     }
 
     @Test func unreachableServerIsATransientError() async throws {
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: "postgresql://postgres@127.0.0.1:1/none",
-                                                                     poolSize: 1, connectTimeoutSeconds: 1))
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(
+                url: "postgresql://postgres@127.0.0.1:1/none",
+                poolSize: 1, connectTimeoutSeconds: 1))
         defer { pool.close() }
         do {
             try await pool.execute("SELECT 1")
@@ -183,7 +191,8 @@ import PierTestSupport
         let broken = migrations + [Migration(version: 3, name: "broken", sql: "CREATE TABLE mig_test.x (id int); SELEC 1;")]
         await #expect(throws: PostgresError.self) { try await Migrator.migrate(pool, schema: "mig_test", migrations: broken) }
         // Rolled back entirely: no table x, version 3 still pending.
-        #expect(try await pool.query("SELECT to_regclass('mig_test.x') IS NULL AS gone").first?.decode("gone", as: Bool.self) == true)
+        #expect(
+            try await pool.query("SELECT to_regclass('mig_test.x') IS NULL AS gone").first?.decode("gone", as: Bool.self) == true)
         #expect(try await Migrator.pending(pool, schema: "mig_test", migrations: broken) == [3])
         await #expect(throws: PostgresError.self) { try await Migrator.migrate(pool, schema: "bad-name; --", migrations: []) }
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PierPostgres
 import PierTestSupport
+import Testing
+
+@testable import PierPostgres
 
 /// Restarts the shared test server, so the test script runs this suite on its own, after the
 /// others (`swift test --filter RestartTests`).
@@ -25,4 +26,3 @@ import PierTestSupport
         }
     }
 }
-

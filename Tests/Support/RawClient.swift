@@ -1,7 +1,8 @@
 import Foundation
 import PierRuntime
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A bare TCP client for sending exactly the bytes a test wants, malformed ones included.

@@ -1,7 +1,6 @@
 import Foundation
 import PierPostgres
 
-
 /// A fresh database per suite on the PostgreSQL that the test script started
 /// (`PIER_TEST_DATABASE_URL`, the admin URL). Tests fail, not skip, without one.
 public enum TestDatabase {

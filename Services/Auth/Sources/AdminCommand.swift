@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierPostgres
 import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `pier-auth create-admin --email <address>`: creates an admin account, or makes an existing
 /// account an admin with the new password. The password comes from `PIER_ADMIN_PASSWORD` or
@@ -18,15 +19,17 @@ enum AdminCommand {
             let email = EmailAddress(arguments[flag + 1])
         else { throw CommandError(description: "create-admin needs --email <address>") }
         let password = context.configuration.environment.string("PIER_ADMIN_PASSWORD") ?? readLine(strippingNewline: true) ?? ""
-        let configuration = try AuthConfiguration(environment: context.configuration.environment,
-                                                  production: context.configuration.production)
+        let configuration = try AuthConfiguration(
+            environment: context.configuration.environment,
+            production: context.configuration.production)
         let problems = PasswordPolicy(minimumLength: configuration.passwordMinimumLength)
             .problems(password, field: "password", email: email.address)
         guard problems.isEmpty else {
             throw CommandError(description: "password " + problems.map(\.message).joined(separator: "; "))
         }
         let hash = try configuration.hasher.hash(password)
-        let rows = try await context.database.query("""
+        let rows = try await context.database.query(
+            """
             INSERT INTO auth.users (id, email, email_key, password_hash, role)
             VALUES (\(UUID()), \(email.address), \(email.key), \(hash), 'admin')
             ON CONFLICT (email_key) DO UPDATE SET role = 'admin', password_hash = excluded.password_hash, updated_at = now()

@@ -1,4 +1,5 @@
 import PierCrypto
+import PierRuntime
 import PierService
 
 /// The auth service's own settings, from `PIER_AUTH_*`.
@@ -54,5 +55,3 @@ public struct AuthConfiguration: Sendable {
         addressFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ADDRESS", default: 20, in: 1...100_000)
     }
 }
-
-import PierRuntime

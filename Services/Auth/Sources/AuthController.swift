@@ -1,14 +1,15 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
 import PierRuntime
 import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The auth endpoints of the HTTP contract.
 struct AuthController: Sendable {
@@ -25,8 +26,10 @@ struct AuthController: Sendable {
     let dummyHash: String
     let jwksBody: [UInt8]
 
-    init(database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
-         authenticator: Authenticator, policy: PasswordPolicy, logger: Logger, dummyHash: String) throws {
+    init(
+        database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
+        authenticator: Authenticator, policy: PasswordPolicy, logger: Logger, dummyHash: String
+    ) throws {
         self.database = database
         self.configuration = configuration
         self.tokens = tokens
@@ -34,8 +37,9 @@ struct AuthController: Sendable {
         self.authenticator = authenticator
         self.policy = policy
         self.logger = logger
-        self.throttle = LoginThrottle(database: database, accountLimit: configuration.accountFailureLimit,
-                                      addressLimit: configuration.addressFailureLimit)
+        self.throttle = LoginThrottle(
+            database: database, accountLimit: configuration.accountFailureLimit,
+            addressLimit: configuration.addressFailureLimit)
         self.dummyHash = dummyHash
         self.jwksBody = Array(try JSON.encoder.encode(tokens.keys.jwks))
     }
@@ -50,8 +54,12 @@ struct AuthController: Sendable {
         router.delete("/auth/me") { try await self.deleteAccount($0) }
         let jwks = jwksBody
         router.sync("GET", "/auth/.well-known/jwks.json") { _ in
-            Response(status: 200, headers: ["Content-Type": "application/jwk-set+json",
-                                            "Cache-Control": "public, max-age=300"], body: jwks)
+            Response(
+                status: 200,
+                headers: [
+                    "Content-Type": "application/jwk-set+json",
+                    "Cache-Control": "public, max-age=300",
+                ], body: jwks)
         }
     }
 
@@ -74,16 +82,20 @@ struct AuthController: Sendable {
         let tokens = tokens
         do {
             let (user, sessionID, refreshToken) = try await database.withTransaction { connection in
-                let rows = try connection.query("""
+                let rows = try connection.query(
+                    """
                     INSERT INTO auth.users (id, email, email_key, password_hash, display_name)
                     VALUES (\(userID), \(email.address), \(email.key), \(hash), \(name))
                     RETURNING id, email, display_name, role, created_at
                     """)
                 let user = try AuthController.user(rows[0])
-                let (sessionID, refreshToken) = try AuthController.openSession(connection, userID: userID, days: refreshDays, tokens: tokens)
+                let (sessionID, refreshToken) = try AuthController.openSession(
+                    connection, userID: userID, days: refreshDays, tokens: tokens)
                 return (user, sessionID, refreshToken)
             }
-            logger.info("account registered", [("user_id", .string(userID.uuidString.lowercased())), ("request_id", .string(request.requestID))])
+            logger.info(
+                "account registered",
+                [("user_id", .string(userID.uuidString.lowercased())), ("request_id", .string(request.requestID))])
             return JSONResponse(try session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
         } catch let error as PostgresError where error.isUniqueViolation {
             throw HTTPError.conflict("An account with this email already exists.")
@@ -95,7 +107,8 @@ struct AuthController: Sendable {
         let account = LoginThrottle.accountKey(key)
         let address = LoginThrottle.addressKey(request.clientAddress)
         // One round trip for the account and the throttle state of both keys.
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
                    (SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int FROM auth.login_throttle
                     WHERE key IN (\(account), \(address)) AND blocked_until > now()) AS retry,
@@ -106,7 +119,8 @@ struct AuthController: Sendable {
         if let wait = try row.decode("retry", as: Int?.self) {
             throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.")
         }
-        let stored = try row.decode("id", as: UUID?.self) == nil
+        let stored =
+            try row.decode("id", as: UUID?.self) == nil
             ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
         // An unknown email is checked against a dummy hash: same work, same time, same answer.
         let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
@@ -118,7 +132,8 @@ struct AuthController: Sendable {
         if try row.decode("failed_before", as: Bool.self) { try await throttle.reset(account: account) }
         if hasher.needsRehash(hash) {
             let upgraded = try await hasher.hash(body.password)
-            try await database.execute("UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
+            try await database.execute(
+                "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
         }
         let refreshDays = configuration.refreshTokenTTLDays
         let tokens = tokens
@@ -142,7 +157,8 @@ struct AuthController: Sendable {
         let grace = configuration.refreshGraceSeconds
         let days = configuration.refreshTokenTTLDays
         let outcome: RefreshOutcome = try await database.withTransaction { connection in
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT t.session_id, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(grace)) AS in_grace,
                        t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
                        u.id, u.email, u.display_name, u.role, u.created_at
@@ -157,22 +173,26 @@ struct AuthController: Sendable {
             let user = try AuthController.user(row)
             if try row.decode("unused", as: Bool.self) {
                 try connection.execute("UPDATE auth.refresh_tokens SET used_at = now() WHERE token_hash = \(hash)")
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
                     VALUES (\(successorHash), \(sessionID), now() + make_interval(days => \(days)))
                     """)
-                try connection.execute("UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(days)) WHERE id = \(sessionID)")
+                try connection.execute(
+                    "UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(days)) WHERE id = \(sessionID)")
                 return .rotated(user, sessionID)
             }
             // Used before. Within the grace window, and while its successor is still unused, it
             // is the same client retrying: answer with the same successor.
             if try row.decode("in_grace", as: Bool?.self) == true {
-                let next = try connection.query("""
+                let next = try connection.query(
+                    """
                     SELECT 1 FROM auth.refresh_tokens WHERE token_hash = \(successorHash) AND used_at IS NULL
                     """)
                 if !next.isEmpty { return .rotated(user, sessionID) }
             }
-            try connection.execute("""
+            try connection.execute(
+                """
                 UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse' WHERE id = \(sessionID)
                 """)
             return .reused(sessionID)
@@ -181,9 +201,11 @@ struct AuthController: Sendable {
         case .rotated(let user, let sessionID):
             return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: successor))
         case .reused(let sessionID):
-            logger.warning("refresh token reused; session revoked", [
-                ("session_id", .string(sessionID.uuidString.lowercased())), ("request_id", .string(request.requestID)),
-            ])
+            logger.warning(
+                "refresh token reused; session revoked",
+                [
+                    ("session_id", .string(sessionID.uuidString.lowercased())), ("request_id", .string(request.requestID)),
+                ])
             throw HTTPError(401, detail: "The refresh token is not valid.")
         case .invalid:
             throw HTTPError(401, detail: "The refresh token is not valid.")
@@ -193,7 +215,8 @@ struct AuthController: Sendable {
     func logout(_ request: Request, _ body: RefreshRequest) async throws -> Response {
         let principal = try await authenticator.principal(request)
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
-        try await database.execute("""
+        try await database.execute(
+            """
             UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
             FROM auth.refresh_tokens t
             WHERE t.token_hash = \(hash) AND t.session_id = s.id AND s.user_id = \(principal.userID) AND s.revoked_at IS NULL
@@ -208,7 +231,8 @@ struct AuthController: Sendable {
 
     func changePassword(_ request: Request, _ body: PasswordChangeRequest) async throws -> Response {
         let principal = try await authenticator.principal(request)
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT id, email, email_key, display_name, role, created_at, password_hash FROM auth.users WHERE id = \(principal.userID)
             """)
         guard let row = rows.first else { throw HTTPError.unauthorized("The account no longer exists.") }
@@ -228,7 +252,8 @@ struct AuthController: Sendable {
         let keep = principal.sessionID
         try await database.withTransaction { connection in
             try connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user.id)")
-            try connection.execute("""
+            try connection.execute(
+                """
                 UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password changed'
                 WHERE user_id = \(user.id) AND revoked_at IS NULL AND id IS DISTINCT FROM \(keep)
                 """)
@@ -260,15 +285,20 @@ struct AuthController: Sendable {
     }
 
     static func user(_ row: PostgresRow) throws -> User {
-        User(id: try row.decode("id"), email: try row.decode("email"), displayName: try row.decode("display_name", as: String?.self),
-             role: try row.decode("role"), createdAt: try row.decode("created_at"))
+        User(
+            id: try row.decode("id"), email: try row.decode("email"),
+            displayName: try row.decode("display_name", as: String?.self),
+            role: try row.decode("role"), createdAt: try row.decode("created_at"))
     }
 
     /// Opens a session with its first refresh token, in one statement (atomic on its own).
-    static func openSession(_ connection: PostgresConnection, userID: UUID, days: Int, tokens: TokenIssuer) throws -> (UUID, String) {
+    static func openSession(_ connection: PostgresConnection, userID: UUID, days: Int, tokens: TokenIssuer) throws -> (
+        UUID, String
+    ) {
         let sessionID = UUID()
         let refreshToken = tokens.newRefreshToken()
-        try connection.execute("""
+        try connection.execute(
+            """
             WITH session AS (
                 INSERT INTO auth.sessions (id, user_id, expires_at)
                 VALUES (\(sessionID), \(userID), now() + make_interval(days => \(days)))
@@ -281,8 +311,9 @@ struct AuthController: Sendable {
     }
 
     private func session(_ user: User, sessionID: UUID, refreshToken: String) throws -> AuthSession {
-        AuthSession(user: user, accessToken: try tokens.accessToken(userID: user.id, role: user.role, sessionID: sessionID),
-                    refreshToken: refreshToken, expiresIn: tokens.accessTTL)
+        AuthSession(
+            user: user, accessToken: try tokens.accessToken(userID: user.id, role: user.role, sessionID: sessionID),
+            refreshToken: refreshToken, expiresIn: tokens.accessTTL)
     }
 }
 

@@ -11,29 +11,35 @@ public struct AuthService: Service {
     public static let schema = "auth"
     public static let defaultPort = 8081
     public static let migrations = [
-        Migration(version: 1, name: "create_auth", sql: String(decoding: PackageResources._001_create_auth_sql, as: UTF8.self)),
+        Migration(version: 1, name: "create_auth", sql: String(decoding: PackageResources._001_create_auth_sql, as: UTF8.self))
     ]
     public static let commands = [AdminCommand.createAdmin]
 
     let controller: AuthController
 
     public static func make(context: ServiceContext) async throws -> AuthService {
-        let configuration = try AuthConfiguration(environment: context.configuration.environment,
-                                                  production: context.configuration.production)
+        let configuration = try AuthConfiguration(
+            environment: context.configuration.environment,
+            production: context.configuration.production)
         let keys = try SigningKeys.load(configuration, logger: context.logger)
         return try await make(context: context, configuration: configuration, keys: keys)
     }
 
     /// Builds the service with explicit settings and keys (tests, the gateway).
-    public static func make(context: ServiceContext, configuration: AuthConfiguration, keys: SigningKeys) async throws -> AuthService {
-        let tokens = TokenIssuer(keys: keys, issuer: context.configuration.tokenIssuer,
-                                 audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL)
+    public static func make(context: ServiceContext, configuration: AuthConfiguration, keys: SigningKeys) async throws
+        -> AuthService
+    {
+        let tokens = TokenIssuer(
+            keys: keys, issuer: context.configuration.tokenIssuer,
+            audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL)
         // The auth service verifies with its own keys: no JWKS round trip to itself.
-        let authenticator = Authenticator(verifier: AccessTokenVerifier(
-            keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: context.configuration.tokenIssuer,
-            audience: context.configuration.tokenAudience))
-        let hasher = BoundedPasswordHasher(hasher: configuration.hasher, threads: configuration.hashThreads,
-                                           queueLimit: configuration.hashQueueLimit)
+        let authenticator = Authenticator(
+            verifier: AccessTokenVerifier(
+                keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: context.configuration.tokenIssuer,
+                audience: context.configuration.tokenAudience))
+        let hasher = BoundedPasswordHasher(
+            hasher: configuration.hasher, threads: configuration.hashThreads,
+            queueLimit: configuration.hashQueueLimit)
         // Hashed on the hashing threads, whose working memory is reused by every later hash.
         let dummyHash = try await hasher.hash(Base64.urlEncoded(SecureRandom.bytes(16)))
         let controller = try AuthController(

@@ -14,7 +14,8 @@ struct LoginThrottle: Sendable {
     /// Seconds to wait when any of the keys is blocked now; nil when none is.
     func retryAfter(_ keys: [String]) async throws -> Int? {
         let keys = PostgresTextArray(keys)
-        let rows = try await database.query("""
+        let rows = try await database.query(
+            """
             SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int AS retry
             FROM auth.login_throttle WHERE key = ANY(\(keys)::text[]) AND blocked_until > now()
             """)
@@ -26,7 +27,8 @@ struct LoginThrottle: Sendable {
         let accountLimit = accountLimit, addressLimit = addressLimit
         try await database.withConnection { connection in
             for (key, limit) in [(account, accountLimit), (address, addressLimit)] {
-                try connection.execute("""
+                try connection.execute(
+                    """
                     WITH previous AS (SELECT failures, last_failure_at FROM auth.login_throttle WHERE key = \(key)),
                     next AS (
                         SELECT CASE WHEN p.last_failure_at IS NULL OR p.last_failure_at < now() - interval '1 hour'

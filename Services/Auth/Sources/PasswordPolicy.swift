@@ -28,7 +28,8 @@ struct PasswordPolicy: Sendable {
         if PasswordPolicy.common.contains(lowered) {
             return [Problem.FieldError(field: field, message: "is one of the most common passwords; choose another")]
         }
-        if let email, lowered == email.lowercased() || lowered == email.lowercased().split(separator: "@").first.map(String.init) {
+        if let email, lowered == email.lowercased() || lowered == email.lowercased().split(separator: "@").first.map(String.init)
+        {
             return [Problem.FieldError(field: field, message: "must not be your email address")]
         }
         return []

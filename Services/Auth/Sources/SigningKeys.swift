@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierCrypto
 import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The keys that sign access tokens (the newest) and verify them (all), with their JWKS.
 public struct SigningKeys: Sendable {
@@ -31,12 +32,14 @@ public struct SigningKeys: Sendable {
         }
         verificationKeys = keys
         self.jwks = JWKSet(keys: jwks)
-        refreshSecret = HMACSHA256.authenticate(Array("pier refresh rotation".utf8), key: Array(try signing.pemRepresentation().utf8))
+        refreshSecret = HMACSHA256.authenticate(
+            Array("pier refresh rotation".utf8), key: Array(try signing.pemRepresentation().utf8))
     }
 
     /// The RFC 7638 JWK thumbprint: a `kid` that names the key itself.
     static func thumbprint(_ key: P256PublicKey) -> String {
-        let canonical = #"{"crv":"P-256","kty":"EC","x":""# + Base64.urlEncoded(key.x) + #"","y":""# + Base64.urlEncoded(key.y) + #""}"#
+        let canonical =
+            #"{"crv":"P-256","kty":"EC","x":""# + Base64.urlEncoded(key.x) + #"","y":""# + Base64.urlEncoded(key.y) + #""}"#
         return Base64.urlEncoded(SHA256.hash(canonical))
     }
 
@@ -52,8 +55,9 @@ public struct SigningKeys: Sendable {
             } else {
                 signing = try P256PrivateKey.generate()
                 try writeFile(path, try signing.pemRepresentation())
-                logger.warning("generated a development signing key; set PIER_AUTH_SIGNING_KEY_FILE in production",
-                               [("path", .string(path))])
+                logger.warning(
+                    "generated a development signing key; set PIER_AUTH_SIGNING_KEY_FILE in production",
+                    [("path", .string(path))])
             }
         }
         var previous: [P256PublicKey] = []
@@ -70,7 +74,9 @@ struct FileError: Error, CustomStringConvertible {
 }
 
 func readFile(_ path: String) throws -> String {
-    guard let file = fopen(path, "r") else { throw FileError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
+    guard let file = fopen(path, "r") else {
+        throw FileError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+    }
     defer { fclose(file) }
     var bytes = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 4096)
@@ -94,5 +100,5 @@ func writeFile(_ path: String, _ text: String) throws {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PierCrypto
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Mints access tokens and refresh tokens.
 struct TokenIssuer: Sendable {
@@ -15,10 +16,11 @@ struct TokenIssuer: Sendable {
 
     func accessToken(userID: UUID, role: String, sessionID: UUID, now: Date = Date()) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
-        let claims = AccessClaims(iss: issuer, sub: userID.uuidString.lowercased(), aud: audience, iat: issuedAt,
-                                  nbf: issuedAt, exp: issuedAt + accessTTL,
-                                  jti: Base64.urlEncoded(SecureRandom.bytes(16)),
-                                  sid: sessionID.uuidString.lowercased(), role: role)
+        let claims = AccessClaims(
+            iss: issuer, sub: userID.uuidString.lowercased(), aud: audience, iat: issuedAt,
+            nbf: issuedAt, exp: issuedAt + accessTTL,
+            jti: Base64.urlEncoded(SecureRandom.bytes(16)),
+            sid: sessionID.uuidString.lowercased(), role: role)
         return try keys.signer.sign(claims)
     }
 
