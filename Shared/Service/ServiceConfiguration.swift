@@ -13,7 +13,7 @@ import PierRuntime
 /// | `PIER_DB_POOL_SIZE` | `10` | connections |
 /// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
 /// | `PIER_DB_STATEMENT_TIMEOUT_MS` | `10000` | `statement_timeout` |
-/// | `PIER_HTTP_THREADS` | cores | HTTP threads |
+/// | `PIER_HTTP_THREADS` | 2 × cores | HTTP threads |
 /// | `PIER_HTTP_MAX_BODY_BYTES` | `1048576` | larger bodies → 413 |
 /// | `PIER_HTTP_MAX_CONNECTIONS` | `1024` | open connections at most |
 /// | `PIER_HTTP_IDLE_TIMEOUT_S` | `30` | silent connections are closed |
@@ -58,7 +58,7 @@ public struct ServiceConfiguration: Sendable {
         http = HTTPServer.Configuration(
             host: environment.string("PIER_HOST", default: "127.0.0.1"),
             port: try environment.int("PIER_PORT", default: defaultPort, in: 0...65535),
-            threads: try environment.int("PIER_HTTP_THREADS", default: System.coreCount, in: 1...1024),
+            threads: try environment.int("PIER_HTTP_THREADS", default: 2 * System.coreCount, in: 1...1024),
             maxConnections: try environment.int("PIER_HTTP_MAX_CONNECTIONS", default: 1024, in: 1...1_000_000),
             maxBodyBytes: try environment.int("PIER_HTTP_MAX_BODY_BYTES", default: 1 << 20, in: 1...(1 << 30)),
             idleTimeoutSeconds: try environment.int("PIER_HTTP_IDLE_TIMEOUT_S", default: 30, in: 1...3600),
