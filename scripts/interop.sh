@@ -11,7 +11,21 @@ work=$(mktemp -d)
 port=${PIER_INTEROP_PORT:-18081}
 export PIER_DATABASE_URL="${admin%/*}/pier_interop" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning
 binary=$(swift build --show-bin-path)/pier-auth
-"$binary" serve --migrate > "$work/auth.log" 2>&1 &
+
+# The command line: help, version, refusals that name what is wrong.
+"$binary" --help | grep -q "create-admin --email"
+"$binary" --version | grep -q "^pier-auth "
+status=0; "$binary" frobnicate 2>/dev/null || status=$?
+[ "$status" = 2 ] || { echo "interop: an unknown command should exit 2, got $status" >&2; exit 1; }
+status=0; PIER_PORT=eighty "$binary" serve 2> "$work/err" || status=$?
+[ "$status" = 2 ] && grep -q "PIER_PORT" "$work/err" || { echo "interop: a bad PIER_PORT should be named" >&2; exit 1; }
+status=0; PIER_ENV=production "$binary" serve 2> "$work/err" || status=$?
+[ "$status" = 2 ] || { echo "interop: production without a signing key must refuse to start" >&2; exit 1; }
+
+"$binary" migrate > /dev/null
+PIER_ADMIN_PASSWORD="interop admin passphrase" "$binary" create-admin --email admin@example.com | grep -q "admin admin@example.com ready"
+echo "weak" | "$binary" create-admin --email other@example.com 2>/dev/null && { echo "interop: a weak admin password was accepted" >&2; exit 1; }
+"$binary" serve > "$work/auth.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do

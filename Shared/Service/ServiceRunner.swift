@@ -73,6 +73,9 @@ public enum ServiceRunner {
                 try await extra.run(Array(words.dropFirst()), context)
                 return 0
             }
+        } catch let error as Environment.Failure {
+            printError("\(executable): configuration error: \(error)")
+            return 2
         } catch {
             logger.error("\(command) failed", [("error", .string(String(describing: error)))])
             printError("\(executable): \(error)")

@@ -65,4 +65,10 @@ for name, forged in altered.items():
     assert status == 401, (name, status)
 status, me = call("GET", "/auth/me", token=token)
 assert status == 200 and me["id"] == session["user"]["id"]
+
+# The admin made by `pier-auth create-admin` logs in with the admin role in its token.
+status, admin = call("POST", "/auth/login", {"email": "admin@example.com", "password": "interop admin passphrase"})
+assert status == 200 and admin["user"]["role"] == "admin", (status, admin)
+admin_claims = jwt.decode(admin["accessToken"], keys[kid], algorithms=["ES256"], audience="pier", issuer="pier")
+assert admin_claims["role"] == "admin", admin_claims
 print(f"interop: PyJWT {jwt.__version__} verified the token and refused {len(altered)} alterations; so did pier-auth")
