@@ -38,6 +38,7 @@ public final class HTTPServer: @unchecked Sendable {
     private struct Activity {
         var inFlight = 0
         var suspended: [ObjectIdentifier: Exchange] = [:]
+        var streams: [ObjectIdentifier: BodyWriter] = [:]
         var stopping = false
     }
     private let activity = Mutex(Activity())
@@ -98,8 +99,10 @@ public final class HTTPServer: @unchecked Sendable {
         while activity.withLock({ $0.inFlight > 0 }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        // MHD may not stop while a connection is suspended: answer what is still running.
-        let stuck = activity.withLock { Array($0.suspended.values) }
+        // MHD may not stop while a connection is suspended: answer what is still running and
+        // cut streams still being produced.
+        let (stuck, streams) = activity.withLock { (Array($0.suspended.values), Array($0.streams.values)) }
+        streams.forEach { $0.abort() }
         for exchange in stuck {
             complete(
                 exchange,
@@ -107,7 +110,9 @@ public final class HTTPServer: @unchecked Sendable {
                     HTTPError.unavailable(retryAfter: 1, "The server is shutting down."), requestID: exchange.requestID))
         }
         let settle = ContinuousClock.now + .seconds(1)
-        while activity.withLock({ !$0.suspended.isEmpty || $0.inFlight > 0 }) && ContinuousClock.now < settle {
+        while activity.withLock({ !$0.suspended.isEmpty || !$0.streams.isEmpty || $0.inFlight > 0 })
+            && ContinuousClock.now < settle
+        {
             try? await Task.sleep(for: .milliseconds(10))
         }
         MHD_stop_daemon(daemon)
@@ -300,6 +305,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func queue(_ exchange: Exchange, _ response: Response) -> MHD_Result {
         exchange.phase = .answered
+        if let producer = response.stream { return queueStream(exchange, response, producer) }
         let mhdResponse = response.body.withUnsafeBytes { body in
             MHD_create_response_from_buffer(
                 body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
@@ -311,6 +317,48 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_add_response_header(mhdResponse, name, value)
         }
         return MHD_queue_response(exchange.connection, UInt32(response.status), mhdResponse)
+    }
+
+    private func queueStream(
+        _ exchange: Exchange, _ response: Response,
+        _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
+    ) -> MHD_Result {
+        let writer = BodyWriter(connection: exchange.connection)
+        let context = Unmanaged.passRetained(StreamContext(server: self, writer: writer)).toOpaque()
+        guard
+            let mhdResponse = MHD_create_response_from_callback(
+                CMicroHTTPD_size_unknown(), 32 << 10, streamReader,
+                context, streamClosed)
+        else {
+            Unmanaged<StreamContext>.fromOpaque(context).release()
+            return .NO
+        }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers {
+            MHD_add_response_header(mhdResponse, name, value)
+        }
+        activity.withLock { $0.streams[ObjectIdentifier(writer)] = writer }
+        let requestID = exchange.requestID
+        let logger = logger
+        Task {
+            do {
+                try await producer(writer)
+                writer.finish()
+            } catch is BodyWriter.Closed {
+                writer.abort()
+            } catch {
+                logger.error(
+                    "streamed response failed",
+                    [("request_id", .string(requestID)), ("error", .string(String(describing: error)))])
+                writer.abort()
+            }
+        }
+        return MHD_queue_response(exchange.connection, UInt32(response.status), mhdResponse)
+    }
+
+    fileprivate func streamEnded(_ writer: BodyWriter) {
+        writer.close()
+        activity.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(writer)) }
     }
 
     // MARK: - Helpers
@@ -469,6 +517,26 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, _, state
     let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeRetainedValue()
     state.pointee = nil
     server(context).ended(exchange)
+}
+
+/// What MHD holds for a streamed response until it destroys it.
+private final class StreamContext: Sendable {
+    let server: HTTPServer
+    let writer: BodyWriter
+    init(server: HTTPServer, writer: BodyWriter) {
+        self.server = server
+        self.writer = writer
+    }
+}
+
+private let streamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in
+    let stream = Unmanaged<StreamContext>.fromOpaque(context!).takeUnretainedValue()
+    return stream.writer.read(into: buffer!, capacity: capacity)
+}
+
+private let streamClosed: MHD_ContentReaderFreeCallback = { context in
+    let stream = Unmanaged<StreamContext>.fromOpaque(context!).takeRetainedValue()
+    stream.server.streamEnded(stream.writer)
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = { context, _, _, method, _, upload, uploadSize, state in

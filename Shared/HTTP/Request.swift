@@ -1,3 +1,4 @@
+import PierModels
 import PierRuntime
 
 #if canImport(FoundationEssentials)
@@ -53,6 +54,17 @@ public struct Request: Sendable {
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
         if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
             throw HTTPError(415, detail: "Send the body as application/json.")
+        }
+        return try JSON.decodeBody(T.self, from: body)
+    }
+
+    /// The body decoded as JSON, refusing with 422 any top-level field not in `knownFields`
+    /// (so a typo in a client is an error, not silently ignored data).
+    public func decode<T: Decodable>(_ type: T.Type = T.self, knownFields: Set<String>) throws(HTTPError) -> T {
+        let object: [String: JSONValue] = try decode()
+        let unknown = object.keys.filter { !knownFields.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            throw .invalid(unknown.map { Problem.FieldError(field: $0, message: "is not a known field") })
         }
         return try JSON.decodeBody(T.self, from: body)
     }

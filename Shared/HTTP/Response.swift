@@ -5,11 +5,23 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// When set, the body is produced by this function as it is sent (chunked), instead of `body`.
+    public var stream: (@Sendable (BodyWriter) async throws -> Void)?
 
     public init(status: Int = 200, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body `producer` writes while it is being sent, in bounded memory.
+    public static func streaming(
+        status: Int = 200, headers: HTTPHeaders,
+        _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
+    ) -> Response {
+        var response = Response(status: status, headers: headers)
+        response.stream = producer
+        return response
     }
 
     /// A JSON response of `value`.

@@ -41,6 +41,15 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         return Response.text("done")
     }
     router.get("/boom") { _ -> Response in throw DatabaseDown() }
+    router.get("/stream") { request in
+        let count = Int(request.query("lines") ?? "10") ?? 10
+        return Response.streaming(headers: ["Content-Type": "application/x-ndjson"]) { writer in
+            for index in 0..<count {
+                try await writer.write("{\"line\":\(index),\"pad\":\"\(String(repeating: "x", count: 100))\"}\n")
+                if index % 1000 == 0 { await Task.yield() }
+            }
+        }
+    }
     router.get("/conflict") { _ -> Response in throw HTTPError.conflict("Already there.") }
     var configuration = HTTPServer.Configuration(port: 0, threads: 2)
     configure(&configuration)
@@ -272,6 +281,39 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         await stopped
         #expect(response.first?.body == "done")
         #expect((try? RawClient(port: server.port)) == nil)
+    }
+
+    @Test func streamedBodiesArriveWholeAndChunked() async throws {
+        let server = try makeServer()
+        let client = try RawClient(port: server.port, receiveTimeout: 10)
+        client.send("GET /stream?lines=20000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        let raw = await client.receive { $0.hasSuffix("\r\n0\r\n\r\n") }
+        #expect(raw.hasPrefix("HTTP/1.1 200"))
+        #expect(raw.lowercased().contains("transfer-encoding: chunked"))
+        // De-chunk and count the lines.
+        var body = Substring(raw[raw.range(of: "\r\n\r\n")!.upperBound...])
+        var lines = 0
+        while let end = body.range(of: "\r\n"), let size = Int(body[..<end.lowerBound], radix: 16), size > 0 {
+            let start = end.upperBound
+            let chunk = body.utf8[start...].prefix(size)
+            lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+            body = body[body.utf8.index(start, offsetBy: size + 2)...]
+        }
+        #expect(lines == 20000)
+        // The connection stays usable after a streamed response.
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await client.responses(1).first?.body == "ok")
+        // A client that leaves in the middle stops the producer; the server carries on.
+        let leaving = try RawClient(port: server.port)
+        leaving.send("GET /stream?lines=2000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = await leaving.receive { $0.count > 100_000 }
+        shutdown(leaving.fd, Int32(SHUT_RDWR))
+        try await Task.sleep(for: .milliseconds(200))
+        let after = try RawClient(port: server.port)
+        after.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await after.responses(1).first?.status == 200)
+        await server.shutdown()
+        #expect(server.inFlight == 0)
     }
 
     @Test func manyConcurrentAsyncRequests() async throws {
