@@ -18,6 +18,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pier-auth", targets: ["pier-auth"]),
+        .executable(name: "pier-feedback", targets: ["pier-feedback"]),
+        .library(name: "FeedbackService", targets: ["FeedbackService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
     ],
@@ -54,6 +56,14 @@ let package = Package(
             path: "Services/Auth/Main", swiftSettings: strict),
 
         .target(
+            name: "FeedbackService", dependencies: ["PierService"], path: "Services/Feedback",
+            exclude: ["Main"], sources: ["Sources"], resources: [.embedInCode("Migrations")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "pier-feedback", dependencies: ["FeedbackService"],
+            path: "Services/Feedback/Main", swiftSettings: strict),
+
+        .target(
             name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime"],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
@@ -69,6 +79,9 @@ let package = Package(
         .testTarget(
             name: "HTTPTests", dependencies: ["PierHTTP", "PierTestSupport"], path: "Tests/HTTPTests",
             swiftSettings: strict),
+        .testTarget(
+            name: "FeedbackTests", dependencies: ["FeedbackService", "PierService", "PierTestSupport"],
+            path: "Tests/FeedbackTests", swiftSettings: strict),
         .testTarget(
             name: "AuthTests", dependencies: ["AuthService", "PierService", "PierTestSupport"],
             path: "Tests/AuthTests", swiftSettings: strict),

@@ -28,11 +28,35 @@ public enum JSON {
         do {
             return try decoder.decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                let value = try? decoder.decode(JSONValue.self, from: Data(bytes))
+            {
+                // Valid JSON refused as "not valid JSON": Foundation's way of saying a number
+                // did not fit the integer it was decoded into. Name the numbers that cannot.
+                let fields = nonIntegers(in: value, path: "")
+                throw .invalid(
+                    fields.isEmpty
+                        ? [Problem.FieldError(field: "(body)", message: "has a value of the wrong type")]
+                        : fields.map { Problem.FieldError(field: $0, message: "must be an integer") })
+            }
             throw problem(for: error)
         } catch let error as HTTPError {
             throw error
         } catch {
             throw .badRequest("The request body is not valid JSON.")
+        }
+    }
+
+    private static func nonIntegers(in value: JSONValue, path: String) -> [String] {
+        switch value {
+        case .number(let number):
+            return number.rounded() == number && abs(number) < 9.2e18 ? [] : [path.isEmpty ? "(body)" : path]
+        case .array(let values):
+            return values.enumerated().flatMap { nonIntegers(in: $1, path: path + "[\($0)]") }
+        case .object(let members):
+            return members.sorted { $0.key < $1.key }.flatMap { nonIntegers(in: $1, path: path.isEmpty ? $0 : path + "." + $0) }
+        default:
+            return []
         }
     }
 

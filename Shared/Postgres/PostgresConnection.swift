@@ -56,6 +56,24 @@ public final class PostgresConnection: @unchecked Sendable {
         if CPostgres_socket_readable(handle) != 0 { try connect() }
     }
 
+    enum NotificationOutcome { case notified, timedOut, broken }
+
+    /// Waits for a NOTIFY on a LISTENing connection (used by ``PostgresListener`` only).
+    func awaitNotification(timeoutMilliseconds: Int32) -> NotificationOutcome {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return .broken }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if ready < 0 { return errno == EINTR ? .timedOut : .broken }
+        if ready == 0 { return .timedOut }
+        guard PQconsumeInput(handle) == 1 else { return .broken }
+        var notified = false
+        while let notification = PQnotifies(handle) {
+            notified = true
+            PQfreemem(notification)
+        }
+        return notified ? .notified : (PQstatus(handle) == CONNECTION_OK ? .timedOut : .broken)
+    }
+
     /// Runs one statement and returns its rows.
     @discardableResult
     public func query(_ query: PostgresQuery) throws -> [PostgresRow] {

@@ -78,7 +78,7 @@ final class AuthHarness: Sendable {
         headers extra: HTTPHeaders = [:]
     ) async throws -> Reply {
         var headers = extra
-        if json != nil { headers.set("Content-Type", "application/json") }
+        if json != nil, headers["Content-Type"] == nil { headers.set("Content-Type", "application/json") }
         if let token { headers.set("Authorization", "Bearer \(token)") }
         let response = try await client.send(method, base + path, headers: headers, body: json.map { Array($0.utf8) })
         return Reply(status: response.status, headers: response.headers, body: response.body)

@@ -1,0 +1,5 @@
+import FeedbackService
+import Glibc
+import PierService
+
+exit(await ServiceRunner.main(FeedbackService.self, version: PierVersion.current))

@@ -1,0 +1,109 @@
+import PierHTTP
+import PierModels
+import PierPostgres
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The vocabulary of the feedback API.
+enum Vocabulary {
+    static let categories: Set<String> = ["bug", "idea", "praise", "question", "other"]
+    static let platforms: Set<String> = ["ios", "ipados", "macos", "watchos", "tvos", "visionos", "android", "web", "other"]
+    static let statuses: Set<String> = ["new", "triaged", "planned", "in_progress", "done", "closed", "duplicate"]
+    static let moderation: Set<String> = ["pending", "approved", "rejected"]
+
+    static func list(_ values: Set<String>) -> String { values.sorted().joined(separator: ", ") }
+}
+
+/// The admin filters of `GET /feedback` and `GET /feedback/export`, from the query string.
+struct FeedbackFilter: Sendable {
+    var statuses: [String] = []
+    var categories: [String] = []
+    var platforms: [String] = []
+    var ratingMin: Int?
+    var ratingMax: Int?
+    var createdFrom: Date?
+    var createdTo: Date?
+    var appVersion: String?
+    var text: String?
+    /// nil: every moderation state; the default view shows approved items only.
+    var moderation: String? = "approved"
+
+    init(_ request: Request) throws(HTTPError) {
+        var errors: [Problem.FieldError] = []
+        func values(_ name: String, _ allowed: Set<String>) -> [String] {
+            guard let text = request.query(name) else { return [] }
+            let values = text.split(separator: ",").map(String.init)
+            if values.isEmpty || !values.allSatisfy(allowed.contains) {
+                errors.append(.init(field: name, message: "must be one or more of \(Vocabulary.list(allowed)), comma-separated"))
+            }
+            return values
+        }
+        func rating(_ name: String) -> Int? {
+            guard let text = request.query(name) else { return nil }
+            guard let value = Int(text), (1...5).contains(value) else {
+                errors.append(.init(field: name, message: "must be an integer from 1 to 5"))
+                return nil
+            }
+            return value
+        }
+        func date(_ name: String) -> Date? {
+            guard let text = request.query(name) else { return nil }
+            guard let value = FeedbackFilter.parseDate(text) else {
+                errors.append(.init(field: name, message: "must be an ISO 8601 date or date-time"))
+                return nil
+            }
+            return value
+        }
+        statuses = values("status", Vocabulary.statuses)
+        categories = values("category", Vocabulary.categories)
+        platforms = values("platform", Vocabulary.platforms)
+        ratingMin = rating("ratingMin")
+        ratingMax = rating("ratingMax")
+        createdFrom = date("createdFrom")
+        createdTo = date("createdTo")
+        appVersion = request.query("appVersion")
+        if let q = request.query("q") {
+            if q.trimmingWhitespace().isEmpty || q.count > 200 {
+                errors.append(.init(field: "q", message: "must be 1 to 200 characters"))
+            } else {
+                text = q
+            }
+        }
+        if let value = request.query("moderation") {
+            if value == "all" {
+                moderation = nil
+            } else if Vocabulary.moderation.contains(value) {
+                moderation = value
+            } else {
+                errors.append(.init(field: "moderation", message: "must be pending, approved, rejected or all"))
+            }
+        }
+        guard errors.isEmpty else { throw .invalid(errors) }
+    }
+
+    /// `WHERE …` for these filters (always a valid clause).
+    var condition: PostgresQuery {
+        var query: PostgresQuery = "WHERE true"
+        if !statuses.isEmpty { query.append(" AND status = ANY(\(PostgresTextArray(statuses))::text[])") }
+        if !categories.isEmpty { query.append(" AND category = ANY(\(PostgresTextArray(categories))::text[])") }
+        if !platforms.isEmpty { query.append(" AND platform = ANY(\(PostgresTextArray(platforms))::text[])") }
+        if let ratingMin { query.append(" AND rating >= \(ratingMin)") }
+        if let ratingMax { query.append(" AND rating <= \(ratingMax)") }
+        if let createdFrom { query.append(" AND created_at >= \(createdFrom)") }
+        if let createdTo { query.append(" AND created_at < \(createdTo)") }
+        if let appVersion { query.append(" AND app_version = \(appVersion)") }
+        if let text { query.append(" AND search @@ websearch_to_tsquery('simple', \(text))") }
+        if let moderation { query.append(" AND moderation = \(moderation)") }
+        return query
+    }
+
+    /// `2026-11-29`, `2026-11-29T10:00:00Z` or with an offset.
+    static func parseDate(_ text: String) -> Date? {
+        if text.utf8.count == 10 { return Date(postgresText: text + "T00:00:00Z") }
+        return Date(postgresText: text)
+    }
+}

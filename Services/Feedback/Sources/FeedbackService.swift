@@ -1,0 +1,40 @@
+import PierHTTP
+import PierPostgres
+import PierService
+
+/// The feedback plugin: intake from apps (anonymous or signed in, safe to retry), and triage
+/// for the app's team.
+public struct FeedbackService: Service {
+    public static let name = "feedback"
+    public static let prefix = "/feedback"
+    public static let schema = "feedback"
+    public static let defaultPort = 8082
+    public static let migrations = [
+        Migration(
+            version: 1, name: "create_feedback", sql: String(decoding: PackageResources._001_create_feedback_sql, as: UTF8.self))
+    ]
+
+    let controller: FeedbackController
+    let worker: FeedbackWorker
+
+    public static func make(context: ServiceContext) async throws -> FeedbackService {
+        let configuration = try FeedbackConfiguration(environment: context.configuration.environment)
+        return make(context: context, configuration: configuration)
+    }
+
+    /// Builds the service with explicit settings (tests, the gateway) and starts its background
+    /// work: anonymizing the feedback of deleted accounts, expiring idempotency keys.
+    public static func make(context: ServiceContext, configuration: FeedbackConfiguration) -> FeedbackService {
+        let worker = FeedbackWorker(database: context.database, logger: context.logger, configuration: configuration)
+        worker.start()
+        return FeedbackService(
+            controller: FeedbackController(
+                database: context.database, configuration: configuration,
+                authenticator: context.authenticator, logger: context.logger),
+            worker: worker)
+    }
+
+    public func routes(into router: inout Router) { controller.routes(into: &router) }
+
+    public func shutdown() async { await worker.stop() }
+}

@@ -1,0 +1,73 @@
+import PierPostgres
+import PierRuntime
+import PierService
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Background work: anonymizes the feedback of deleted accounts (from the shared event log)
+/// and forgets expired idempotency keys.
+final class FeedbackWorker: Sendable {
+    let consumer: EventConsumer
+    private let database: PostgresPool
+    private let logger: Logger
+    private let idempotencyHours: Int
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
+
+    init(database: PostgresPool, logger: Logger, configuration: FeedbackConfiguration) {
+        self.database = database
+        self.logger = logger
+        self.idempotencyHours = configuration.idempotencyHours
+        consumer = EventConsumer(
+            name: "feedback", cursorTable: "feedback.event_cursor", types: ["account.deleted"], database: database,
+            logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
+        ) { event, connection in
+            let deleted = try event.decode(AccountDeleted.self)
+            try FeedbackWorker.anonymize(deleted.userId, on: connection)
+        }
+    }
+
+    /// The sender's feedback stays (the team still needs it) but no longer points to them.
+    static func anonymize(_ userID: UUID, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(userID)
+            """)
+        try connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.uuidString.lowercased())")
+    }
+
+    func start() {
+        consumer.start()
+        let hours = idempotencyHours
+        let database = database
+        let logger = logger
+        let task = Task {
+            while !Task.isCancelled {
+                do {
+                    try await database.execute(
+                        """
+                        DELETE FROM feedback.idempotency_keys WHERE created_at < now() - make_interval(hours => \(hours))
+                        """)
+                } catch {
+                    logger.warning("idempotency key sweep will retry", [("error", .string("\(error)"))])
+                }
+                try? await Task.sleep(for: .seconds(600))
+            }
+        }
+        sweeper.withLock { $0 = task }
+    }
+
+    func stop() async {
+        await consumer.stop()
+        let task = sweeper.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+    }
+}

@@ -1,0 +1,115 @@
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Reads the shared event log after its own stored cursor and applies each event exactly once:
+/// the effect and the cursor move commit in the same transaction. Replicas take turns (the
+/// cursor row is locked). It wakes on NOTIFY `pier_events` and polls as a fallback.
+public final class EventConsumer: Sendable {
+    /// One event of the log.
+    public struct Event: Sendable {
+        public let id: Int64
+        public let type: String
+        public let payload: String
+
+        /// The payload decoded as `T`.
+        public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try JSON.decoder.decode(T.self, from: Data(payload.utf8))
+        }
+    }
+
+    public let name: String
+    public let cursorTable: String
+    public let types: [String]
+    public let pollInterval: Duration
+    private let database: PostgresPool
+    private let logger: Logger
+    private let handler: @Sendable (Event, PostgresConnection) throws -> Void
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let listener: PostgresListener
+
+    /// - Parameters:
+    ///   - name: the consumer's row in `cursorTable` (a `consumer text, last_event_id bigint` table).
+    ///   - handler: applies one event on the transaction's connection; throwing retries later.
+    public init(
+        name: String, cursorTable: String, types: [String], database: PostgresPool, logger: Logger,
+        pollInterval: Duration = .seconds(5),
+        handler: @escaping @Sendable (Event, PostgresConnection) throws -> Void
+    ) {
+        self.name = name
+        self.cursorTable = cursorTable
+        self.types = types
+        self.database = database
+        self.logger = logger
+        self.pollInterval = pollInterval
+        self.handler = handler
+        self.listener = PostgresListener(configuration: database.configuration, channel: "pier_events")
+    }
+
+    /// Starts consuming in the background.
+    public func start() {
+        listener.start()
+        let loop = Task { [self] in
+            while !Task.isCancelled {
+                do {
+                    while try await consumeBatch() > 0 {}
+                } catch {
+                    logger.warning("event consumer will retry", [("consumer", .string(name)), ("error", .string("\(error)"))])
+                }
+                await listener.wait(upTo: pollInterval)
+            }
+        }
+        task.withLock { $0 = loop }
+    }
+
+    /// Stops consuming.
+    public func stop() async {
+        let loop = task.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        loop?.cancel()
+        listener.stop()
+        await loop?.value
+    }
+
+    /// Applies the next events (at most 100) and returns how many.
+    @discardableResult
+    public func consumeBatch() async throws -> Int {
+        let name = name, table = cursorTable, types = PostgresTextArray(types), handler = handler
+        return try await database.withTransaction { connection in
+            try connection.execute(
+                "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING")
+            let cursor = try connection.query(
+                "SELECT last_event_id FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE")[0]
+                .decode("last_event_id", as: Int64.self)
+            let rows = try connection.query(
+                """
+                SELECT id, type, payload::text AS payload FROM events.events
+                WHERE id > \(cursor) AND txid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY id LIMIT 100
+                """)
+            var last = cursor
+            var applied = 0
+            for row in rows {
+                let event = Event(id: try row.decode("id"), type: try row.decode("type"), payload: try row.decode("payload"))
+                if types.values.contains(event.type) {
+                    try handler(event, connection)
+                    applied += 1
+                }
+                last = event.id
+            }
+            if last != cursor {
+                try connection.execute("UPDATE \(unsafeSQL: table) SET last_event_id = \(last) WHERE consumer = \(name)")
+            }
+            return rows.count
+        }
+    }
+}

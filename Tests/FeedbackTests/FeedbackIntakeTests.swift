@@ -1,0 +1,205 @@
+import Foundation
+import PierHTTP
+import PierModels
+import PierPostgres
+import Testing
+
+@testable import FeedbackService
+
+@Suite struct FeedbackIntakeTests {
+    static let harness = Task { try await FeedbackHarness.start(database: "pier_test_feedback") }
+    var feedback: FeedbackHarness { get async throws { try await Self.harness.value } }
+
+    @Test func anonymousFeedbackIsStoredExactly() async throws {
+        let feedback = try await feedback
+        let message = "  Crash on launch 💥 — لا يعمل التطبيق 'quoted' \"double\" ; DROP TABLE feedback.items; -- \\ %_  "
+        let reply = try await feedback.send(
+            "POST", "/feedback",
+            json: """
+                {"message":\(quoted(message)),"rating":2,"category":"bug","email":" Ada@Example.com ","appVersion":"2.3.1",
+                 "build":"451","platform":"ios","osVersion":"18.1","device":"iPhone16,2","locale":"ar-EG",
+                 "requestIds":["abc-123","c4016978899e44ce-1"],"metadata":{"screen":"checkout","attempt":3,"ratio":0.5}}
+                """)
+        #expect(reply.status == 201)
+        let item = try reply.decode(FeedbackItem.self)
+        #expect(reply.headers["Location"] == "/feedback/\(item.id.uuidString.lowercased())")
+        #expect(item.message == message.trimmingCharacters(in: .whitespaces))
+        #expect(item.rating == 2 && item.category == "bug" && item.status == "new" && item.platform == "ios")
+        #expect(item.requestIds == ["abc-123", "c4016978899e44ce-1"])
+        #expect(item.metadata == ["screen": .string("checkout"), "attempt": .number(3), "ratio": .number(0.5)])
+        // The sender's view carries no team fields.
+        #expect(item.email == nil && item.tags == nil && item.internalNote == nil && item.userId == nil)
+        let stored = try await feedback.pool.query("SELECT message, email, user_id FROM feedback.items WHERE id = \(item.id)")
+        #expect(try stored[0].decode("message", as: String.self) == item.message)
+        #expect(try stored[0].decode("email", as: String?.self) == "Ada@Example.com")
+        let tableStillThere = try await feedback.pool.query("SELECT to_regclass('feedback.items') IS NOT NULL AS present")
+        #expect(try tableStillThere[0].decode("present", as: Bool.self))
+    }
+
+    @Test func signedInFeedbackBelongsToTheUserAndDropsTheEmail() async throws {
+        let feedback = try await feedback
+        let user = UUID()
+        let item = try await feedback.post(#"{"message":"Love it","email":"me@example.com"}"#, token: feedback.token(user))
+        #expect(item.category == "other")
+        let stored = try await feedback.pool.query("SELECT email, user_id FROM feedback.items WHERE id = \(item.id)")
+        #expect(try stored[0].decode("email", as: String?.self) == nil)
+        #expect(try stored[0].decode("user_id", as: UUID?.self) == user)
+        // A present but invalid token is a 401, never silently anonymous.
+        let forged = try await feedback.send("POST", "/feedback", json: #"{"message":"x"}"#, token: "not.a.token")
+        #expect(forged.status == 401)
+    }
+
+    @Test(arguments: [
+        (#"{"message":""}"#, "message"),
+        (#"{"message":"   \n\t  "}"#, "message"),
+        (#"{"message":"\#(String(repeating: "a", count: 5001))"}"#, "message"),
+        (#"{"message":"x","rating":0}"#, "rating"),
+        (#"{"message":"x","rating":6}"#, "rating"),
+        (#"{"message":"x","rating":"5"}"#, "rating"),
+        (#"{"message":"x","rating":4.5}"#, "rating"),
+        (#"{"message":"x","category":"rant"}"#, "category"),
+        (#"{"message":"x","platform":"symbian"}"#, "platform"),
+        (#"{"message":"x","email":"not-an-email"}"#, "email"),
+        (#"{"message":"x","appVersion":"\#(String(repeating: "9", count: 65))"}"#, "appVersion"),
+        (#"{"message":"x","locale":"\#(String(repeating: "e", count: 36))"}"#, "locale"),
+        (#"{"message":"x","requestIds":[\#((0..<21).map { "\"r\($0)\"" }.joined(separator: ","))]}"#, "requestIds"),
+        (#"{"message":"x","requestIds":["has space"]}"#, "requestIds[0]"),
+        (#"{"message":"x","requestIds":"abc"}"#, "requestIds"),
+        (#"{"message":"x","metadata":{"nested":{"a":1}}}"#, "metadata.nested"),
+        (#"{"message":"x","metadata":{"list":[1,2]}}"#, "metadata.list"),
+        (#"{"message":"x","metadata":{"flag":true}}"#, "metadata.flag"),
+        (#"{"message":"x","metadata":{"big":"\#(String(repeating: "m", count: 4100))"}}"#, "metadata"),
+        (#"{"message":"x","metadata":[1]}"#, "metadata"),
+        (#"{"message":"x","bogus":1,"extra":"y"}"#, "bogus"),
+        (#"{"rating":5}"#, "message"),
+        (#"{"message":42}"#, "message"),
+        (#"{"message":null}"#, "message"),
+        (#"{"message":"x","id":"not-a-uuid"}"#, "id"),
+    ])
+    func badInputNamesTheField(body: String, field: String) async throws {
+        let reply = try await feedback.send("POST", "/feedback", json: body)
+        #expect(reply.status == 422, "\(body.prefix(60)) → \(reply.status)")
+        #expect(reply.fields.contains(field), "\(body.prefix(60)) → \(reply.text.prefix(300))")
+    }
+
+    @Test func malformedBodiesAre400() async throws {
+        let feedback = try await feedback
+        for body in [#"{"message":"x""#, "[]", "\"text\"", "", "{\"message\":\"x\"} trailing"] {
+            #expect(try await feedback.send("POST", "/feedback", json: body).status == 400, "\(body)")
+        }
+        #expect(
+            try await feedback.send("POST", "/feedback", json: #"{"message":"x"}"#, headers: ["Content-Type": "text/plain"])
+                .status == 415)
+        let huge = "{\"message\":\"" + String(repeating: "a", count: 1_100_000) + "\"}"
+        #expect(try await feedback.send("POST", "/feedback", json: huge).status == 413)
+    }
+
+    @Test func exactlyFiveThousandCharactersAreAccepted() async throws {
+        let item = try await feedback.post(#"{"message":"\#(String(repeating: "é", count: 5000))"}"#)
+        #expect(item.message.count == 5000)
+    }
+
+    @Test func retriesWithTheSameKeyCreateOneItem() async throws {
+        let feedback = try await feedback
+        let key = UUID().uuidString
+        let body = #"{"message":"retry me \#(key)"}"#
+        let first = try await feedback.send("POST", "/feedback", json: body, headers: ["Idempotency-Key": key])
+        let second = try await feedback.send("POST", "/feedback", json: body, headers: ["Idempotency-Key": key])
+        #expect(first.status == 201 && second.status == 201)
+        #expect(first.body == second.body)
+        #expect(second.headers["Idempotent-Replayed"] == "true")
+        #expect(first.headers["Location"] == second.headers["Location"])
+        let different = try await feedback.send(
+            "POST", "/feedback", json: #"{"message":"something else"}"#, headers: ["Idempotency-Key": key])
+        #expect(different.status == 422)
+        #expect(different.fields == ["Idempotency-Key"])
+        let count = try await feedback.pool.query(
+            "SELECT count(*)::int AS n FROM feedback.items WHERE message = \("retry me " + key)")
+        #expect(try count[0].decode("n", as: Int.self) == 1)
+    }
+
+    @Test func aClientGeneratedIDIsAnIdempotencyKey() async throws {
+        let feedback = try await feedback
+        let id = UUID()
+        let body = #"{"id":"\#(id.uuidString)","message":"with my own id"}"#
+        let first = try await feedback.post(body)
+        let second = try await feedback.post(body)
+        #expect(first.id == id && second.id == id)
+        #expect(
+            try await feedback.send("POST", "/feedback", json: #"{"id":"\#(id.uuidString)","message":"changed"}"#).status == 422)
+    }
+
+    @Test func concurrentDuplicatesMakeExactlyOneRow() async throws {
+        let feedback = try await feedback
+        let key = UUID().uuidString
+        let body = #"{"message":"at the same instant \#(key)","rating":4}"#
+        let replies = try await withThrowingTaskGroup(of: FeedbackHarness.Reply.self) { group in
+            for _ in 0..<12 {
+                group.addTask { try await feedback.send("POST", "/feedback", json: body, headers: ["Idempotency-Key": key]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(replies.allSatisfy { $0.status == 201 })
+        #expect(Set(replies.map(\.body)).count == 1)
+        let count = try await feedback.pool.query(
+            "SELECT count(*)::int AS n FROM feedback.items WHERE message = \("at the same instant " + key)")
+        #expect(try count[0].decode("n", as: Int.self) == 1)
+    }
+
+    @Test func keysAreScopedToTheSender() async throws {
+        let feedback = try await feedback
+        let key = UUID().uuidString
+        let a = try await feedback.post(#"{"message":"a"}"#, token: feedback.token(UUID()), headers: ["Idempotency-Key": key])
+        let b = try await feedback.post(#"{"message":"b"}"#, token: feedback.token(UUID()), headers: ["Idempotency-Key": key])
+        #expect(a.id != b.id)
+    }
+}
+
+@Suite struct FeedbackAbuseTests {
+    @Test func quotasPerUserAndPerAddress() async throws {
+        let feedback = try await FeedbackHarness.start(
+            database: "pier_test_feedback_quota",
+            settings: ["PIER_FEEDBACK_QUOTA_PER_MINUTE": "3", "PIER_FEEDBACK_QUOTA_PER_DAY": "5"])
+        let user = try feedback.token(UUID())
+        for index in 0..<3 { try await feedback.post(#"{"message":"m\#(index)"}"#, token: user) }
+        let limited = try await feedback.send("POST", "/feedback", json: #"{"message":"too many"}"#, token: user)
+        #expect(limited.status == 429)
+        let retry = Int(limited.headers["Retry-After"] ?? "") ?? 0
+        #expect((1...60).contains(retry))
+        // A retry of an accepted request is not counted again.
+        let key = UUID().uuidString
+        let other = try feedback.token(UUID())
+        try await feedback.post(#"{"message":"keyed"}"#, token: other, headers: ["Idempotency-Key": key])
+        for _ in 0..<5 { try await feedback.post(#"{"message":"keyed"}"#, token: other, headers: ["Idempotency-Key": key]) }
+        // Anonymous senders are counted per client address.
+        for index in 0..<3 { try await feedback.post(#"{"message":"anon \#(index)"}"#) }
+        #expect(try await feedback.send("POST", "/feedback", json: #"{"message":"anon 4"}"#).status == 429)
+        // The daily quota, once the minute has passed for older items.
+        try await feedback.pool.execute("UPDATE feedback.items SET created_at = now() - interval '2 hours'")
+        for index in 0..<2 { try await feedback.post(#"{"message":"later \#(index)"}"#, token: user) }
+        let daily = try await feedback.send("POST", "/feedback", json: #"{"message":"over the day"}"#, token: user)
+        #expect(daily.status == 429)
+        #expect((Int(daily.headers["Retry-After"] ?? "") ?? 0) > 3600)
+        await feedback.stop()
+    }
+
+    @Test func anonymousFeedbackCanWaitForModeration() async throws {
+        let feedback = try await FeedbackHarness.start(
+            database: "pier_test_feedback_moderation",
+            settings: ["PIER_FEEDBACK_MODERATE_ANONYMOUS": "true"])
+        let admin = try feedback.admin()
+        let anonymous = try await feedback.post(#"{"message":"buy cheap pills"}"#)
+        let signedIn = try await feedback.post(#"{"message":"real user"}"#, token: feedback.token(UUID()))
+        let view = try await feedback.send("GET", "/feedback", token: admin).decode(FeedbackPage.self)
+        #expect(view.items.map(\.id) == [signedIn.id])
+        let pending = try await feedback.send("GET", "/feedback?moderation=pending", token: admin).decode(FeedbackPage.self)
+        #expect(pending.items.map(\.id) == [anonymous.id])
+        #expect(pending.items.first?.moderation == "pending")
+        let approved = try await feedback.send(
+            "PATCH", "/feedback/\(anonymous.id)", json: #"{"moderation":"approved"}"#, token: admin)
+        #expect(approved.status == 200)
+        let after = try await feedback.send("GET", "/feedback", token: admin).decode(FeedbackPage.self)
+        #expect(Set(after.items.map(\.id)) == [signedIn.id, anonymous.id])
+        await feedback.stop()
+    }
+}
