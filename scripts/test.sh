@@ -11,10 +11,12 @@ export SWIFT_BACKTRACE=enable=no
 
 swift format lint --strict -r Shared Services Tests bench Package.swift
 swift build --build-tests -Xswiftc -warnings-as-errors
-swift test --skip-build --skip RestartTests
-# Suites that restart the shared server run one at a time, after everything else.
+swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests
+# Suites that restart the shared server, or measure this process's memory, run one at a
+# time, after everything else.
 for suite in PostgresTests.RestartTests AuthTests.AuthRestartTests; do
   PIER_TEST_RESTART=1 swift test --skip-build --filter "$suite"
 done
+PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
 scripts/interop.sh
 echo "all tests passed"

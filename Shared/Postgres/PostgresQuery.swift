@@ -31,9 +31,11 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation {
 
     /// Appends another query, renumbering its placeholders (for statements built in parts,
     /// such as optional filters).
+    /// A space is put between the parts when neither side has one, so clauses never run together.
     public mutating func append(_ other: PostgresQuery) {
         var interpolation = StringInterpolation(literalCapacity: 0, interpolationCount: 0)
-        interpolation.sql = sql
+        let needsSpace = !(sql.last?.isWhitespace ?? true) && !(other.sql.first?.isWhitespace ?? true)
+        interpolation.sql = needsSpace ? sql + " " : sql
         interpolation.binds = binds
         interpolation.appendInterpolation(other)
         sql = interpolation.sql

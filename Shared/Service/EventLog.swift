@@ -24,7 +24,13 @@ public enum EventLog {
                     created_at timestamptz NOT NULL DEFAULT now()
                 );
                 CREATE INDEX events_type_id ON events.events (type, id);
-                """)
+                """),
+        // Ids are taken when a transaction inserts, not when it commits, so a reader could pass
+        // an id whose transaction commits later. Readers only take events whose transaction
+        // is older than every transaction still running (pg_snapshot_xmin): no event is skipped.
+        Migration(
+            version: 2, name: "add_transaction_id",
+            sql: "ALTER TABLE events.events ADD COLUMN txid xid8 NOT NULL DEFAULT pg_current_xact_id();"),
     ]
 
     /// Appends an event on `connection` (inside the producer's transaction) and wakes

@@ -26,6 +26,9 @@ import Testing
         combined.append(" AND b = \(2) AND c = \(3)")
         #expect(combined.sql == "SELECT 1 WHERE a = $1 AND b = $2 AND c = $3")
         #expect(combined.binds == ["1", "2", "3"])
+        var glued: PostgresQuery = "SELECT * FROM t"
+        glued.append("WHERE a = \(1)")
+        #expect(glued.sql == "SELECT * FROM t WHERE a = $1")
     }
 
     @Test func typesRoundTrip() async throws {

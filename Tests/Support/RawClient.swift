@@ -38,7 +38,7 @@ public final class RawClient: Sendable {
 
     /// Blocking reads run on threads of their own: a test waiting on a socket must not hold a
     /// thread of the cooperative pool that the server's handlers need.
-    static let readers = BlockingPool(name: "test readers", threads: 96)
+    public static let readers = BlockingPool(name: "test readers", threads: 96)
 
     public func receive(until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> String {
         let fd = fd

@@ -10,6 +10,7 @@ configuration=${PIER_BUILD:-release}
 scripts/setup.sh
 echo "building ($configuration)…"
 swift build -c "$configuration" --product pier-auth
+swift build -c "$configuration" --product pier-feedback
 bin=$(swift build -c "$configuration" --show-bin-path)
 scripts/postgres.sh start
 admin=$(scripts/postgres.sh url)
@@ -35,5 +36,6 @@ start() {
   pids+=($!)
 }
 start auth 8081
-echo "Pier is running: auth on http://127.0.0.1:8081 (try: curl http://127.0.0.1:8081/readyz). Ctrl-C stops it."
+start feedback 8082
+echo "Pier is running: auth on http://127.0.0.1:8081, feedback on http://127.0.0.1:8082 (try: curl http://127.0.0.1:8082/readyz). Ctrl-C stops it."
 wait

@@ -328,7 +328,7 @@ struct FeedbackController: Sendable {
         if let from, let to, from > to { errors.append(.init(field: "from", message: "must not be after to")) }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         let range: PostgresQuery =
-            "WHERE created_at >= coalesce(\(from), '-infinity') AND created_at < coalesce(\(to), 'infinity')"
+            "WHERE created_at >= coalesce(\(from)::timestamptz, '-infinity') AND created_at < coalesce(\(to)::timestamptz, 'infinity')"
         let stats = try await database.withConnection { connection -> FeedbackStats in
             func counts(_ column: String) throws -> [String: Int] {
                 var query: PostgresQuery =
@@ -343,7 +343,7 @@ struct FeedbackController: Sendable {
             var ratings: PostgresQuery = """
                 SELECT app_version, round(avg(rating), 2)::float8 AS average, count(rating)::int AS n FROM feedback.items
                 """
-            ratings.append(range)
+            ratings.append(" \(range)")
             ratings.append(" GROUP BY app_version ORDER BY app_version NULLS LAST")
             let byVersion = try connection.query(ratings).map { row in
                 FeedbackStats.AppVersionRating(

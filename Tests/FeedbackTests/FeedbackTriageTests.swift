@@ -1,0 +1,289 @@
+import Foundation
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+import PierTestSupport
+import Testing
+
+@testable import FeedbackService
+
+@Suite struct FeedbackTriageTests {
+    var feedback: FeedbackHarness { get async throws { try await FeedbackIntakeTests.harness.value } }
+
+    @Test func onlyTheOwnerOrAnAdminReadsAnItem() async throws {
+        let feedback = try await feedback
+        let alice = UUID(), bob = UUID()
+        let item = try await feedback.post(#"{"message":"alice's"}"#, token: feedback.token(alice))
+        let own = try await feedback.send("GET", "/feedback/\(item.id)", token: feedback.token(alice))
+        #expect(own.status == 200)
+        #expect(try own.decode(FeedbackItem.self).internalNote == nil)
+        let other = try await feedback.send("GET", "/feedback/\(item.id)", token: feedback.token(bob))
+        let missing = try await feedback.send("GET", "/feedback/\(UUID())", token: feedback.token(bob))
+        #expect(other.status == 404 && missing.status == 404)
+        #expect(other.problem?.detail == missing.problem?.detail)
+        #expect(try await feedback.send("GET", "/feedback/not-a-uuid", token: feedback.token(bob)).status == 404)
+        #expect(try await feedback.send("GET", "/feedback/\(item.id)").status == 401)
+        let admin = try await feedback.send("GET", "/feedback/\(item.id)", token: feedback.admin())
+        #expect(try admin.decode(FeedbackItem.self).userId == alice)
+        // Users cannot triage, list or export.
+        #expect(
+            try await feedback.send("PATCH", "/feedback/\(item.id)", json: #"{"status":"triaged"}"#, token: feedback.token(alice))
+                .status == 403)
+        #expect(try await feedback.send("GET", "/feedback", token: feedback.token(alice)).status == 403)
+        #expect(try await feedback.send("GET", "/feedback/export", token: feedback.token(alice)).status == 403)
+        #expect(try await feedback.send("GET", "/feedback/stats", token: feedback.token(alice)).status == 403)
+    }
+
+    @Test func minePagesAreStableWhileNewItemsArrive() async throws {
+        let feedback = try await feedback
+        let user = try feedback.token(UUID())
+        var posted: [UUID] = []
+        for index in 0..<25 { posted.append(try await feedback.post(#"{"message":"page item \#(index)"}"#, token: user).id) }
+        let first = try await feedback.send("GET", "/feedback/mine?limit=10", token: user).decode(FeedbackPage.self)
+        #expect(first.items.map(\.id) == Array(posted.reversed().prefix(10)))
+        // New items in between do not shift the next page.
+        for index in 0..<3 { try await feedback.post(#"{"message":"newer \#(index)"}"#, token: user) }
+        let cursor = try #require(first.nextCursor)
+        let second = try await feedback.send("GET", "/feedback/mine?limit=10&cursor=\(cursor)", token: user).decode(
+            FeedbackPage.self)
+        #expect(second.items.map(\.id) == Array(posted.reversed().dropFirst(10).prefix(10)))
+        let third = try await feedback.send(
+            "GET", "/feedback/mine?limit=10&cursor=\(try #require(second.nextCursor))", token: user
+        )
+        .decode(FeedbackPage.self)
+        #expect(third.items.map(\.id) == Array(posted.reversed().dropFirst(20)))
+        #expect(third.nextCursor == nil)
+        #expect(try await feedback.send("GET", "/feedback/mine?limit=101", token: user).fields == ["limit"])
+        #expect(try await feedback.send("GET", "/feedback/mine?limit=0", token: user).fields == ["limit"])
+        #expect(try await feedback.send("GET", "/feedback/mine?cursor=garbage", token: user).fields == ["cursor"])
+        #expect(try await feedback.send("GET", "/feedback/mine").status == 401)
+    }
+
+    @Test func statusMovesAlongTheWorkflowAndEveryChangeIsRecorded() async throws {
+        let feedback = try await feedback
+        let adminID = UUID()
+        let admin = try feedback.token(adminID, role: "admin")
+        let item = try await feedback.post(#"{"message":"triage me"}"#)
+        func patch(_ json: String) async throws -> FeedbackHarness.Reply {
+            try await feedback.send("PATCH", "/feedback/\(item.id)", json: json, token: admin)
+        }
+        #expect(try await patch(#"{"status":"done"}"#).status == 409)
+        #expect(try await patch(#"{"status":"planned"}"#).status == 409)
+        for status in ["triaged", "planned", "in_progress", "done"] {
+            #expect(try await patch(#"{"status":"\#(status)"}"#).status == 200, "\(status)")
+        }
+        #expect(try await patch(#"{"status":"triaged"}"#).status == 409)
+        let tagged = try await patch(#"{"tags":["Crash "," crash","iOS"],"internalNote":"seen in 2.3.1"}"#)
+        let updated = try tagged.decode(FeedbackItem.self)
+        #expect(updated.tags == ["crash", "ios"])
+        #expect(updated.internalNote == "seen in 2.3.1")
+        #expect(updated.status == "done")
+        let history = try #require(updated.history)
+        #expect(history.count == 5)
+        #expect(history.allSatisfy { $0.actor == adminID })
+        #expect(history[0].changes["status"] == .init(from: .string("new"), to: .string("triaged")))
+        #expect(history[4].changes["internalNote"]?.to == .string("seen in 2.3.1"))
+        // The sender never sees the note or the tags.
+        let senderView = try await feedback.send("GET", "/feedback/\(item.id)", token: feedback.token(UUID()))
+        #expect(senderView.status == 404)
+
+        #expect(try await patch(#"{"status":"bogus"}"#).fields == ["status"])
+        #expect(try await patch(#"{"priority":"high"}"#).fields == ["priority"])
+        #expect(try await patch(#"{"tags":["\#(String(repeating: "t", count: 33))"]}"#).fields == ["tags"])
+        #expect(try await patch(#"{}"#).status == 400)
+        #expect(try await feedback.send("PATCH", "/feedback/\(UUID())", json: #"{"tags":["x"]}"#, token: admin).status == 404)
+    }
+
+    @Test func duplicatesPointToTheirOriginal() async throws {
+        let feedback = try await feedback
+        let admin = try feedback.admin()
+        let original = try await feedback.post(#"{"message":"original"}"#)
+        let copy = try await feedback.post(#"{"message":"copy"}"#)
+        func patch(_ json: String) async throws -> FeedbackHarness.Reply {
+            try await feedback.send("PATCH", "/feedback/\(copy.id)", json: json, token: admin)
+        }
+        #expect(try await patch(#"{"status":"duplicate"}"#).fields == ["duplicateOf"])
+        #expect(try await patch(#"{"status":"duplicate","duplicateOf":"\#(UUID())"}"#).fields == ["duplicateOf"])
+        #expect(try await patch(#"{"status":"duplicate","duplicateOf":"\#(copy.id)"}"#).fields == ["duplicateOf"])
+        let marked = try await patch(#"{"status":"duplicate","duplicateOf":"\#(original.id)"}"#)
+        #expect(try marked.decode(FeedbackItem.self).duplicateOf == original.id)
+        let reopened = try await patch(#"{"status":"triaged"}"#).decode(FeedbackItem.self)
+        #expect(reopened.status == "triaged" && reopened.duplicateOf == nil)
+    }
+
+    @Test func adminListFiltersAndSearches() async throws {
+        let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_list")
+        let admin = try feedback.admin()
+        let tag = UUID().uuidString.prefix(8).lowercased()
+        try await feedback.post(
+            #"{"message":"The checkout button crashes \#(tag)","rating":1,"category":"bug","platform":"ios","appVersion":"2.0"}"#)
+        try await feedback.post(
+            #"{"message":"Dark mode please","rating":4,"category":"idea","platform":"android","appVersion":"2.1"}"#)
+        try await feedback.post(
+            #"{"message":"Crashing again on checkout","rating":2,"category":"bug","platform":"android","appVersion":"2.1"}"#)
+        func list(_ query: String) async throws -> FeedbackPage {
+            let reply = try await feedback.send("GET", "/feedback?\(query)", token: admin)
+            #expect(reply.status == 200, "\(query): \(reply.text)")
+            return try reply.decode(FeedbackPage.self)
+        }
+        #expect(try await list("category=bug").items.count == 2)
+        #expect(try await list("platform=android&category=bug").items.count == 1)
+        #expect(try await list("ratingMin=2&ratingMax=4").items.count == 2)
+        #expect(try await list("appVersion=2.1").items.count == 2)
+        #expect(try await list("q=checkout").items.count == 2)
+        #expect(try await list("q=\(tag)").items.count == 1)
+        #expect(try await list("status=new,triaged&includeTotal=true").total == 3)
+        #expect(try await list("createdFrom=2000-01-01&createdTo=2000-01-02").items.isEmpty)
+        let paged = try await list("limit=2&includeTotal=true")
+        #expect(paged.items.count == 2 && paged.total == 3 && paged.nextCursor != nil)
+        for bad in ["status=open", "ratingMin=0", "ratingMax=six", "createdFrom=yesterday", "moderation=maybe", "category="] {
+            #expect(try await feedback.send("GET", "/feedback?\(bad)", token: admin).status == 422, "\(bad)")
+        }
+        let statsReply = try await feedback.send("GET", "/feedback/stats", token: admin)
+        #expect(statsReply.status == 200, "\(statsReply.text)")
+        let stats = try statsReply.decode(FeedbackStats.self)
+        #expect(stats.total == 3)
+        #expect(stats.byCategory == ["bug": 2, "idea": 1])
+        #expect(stats.byPlatform == ["ios": 1, "android": 2])
+        #expect(stats.byStatus == ["new": 3])
+        let v21 = try #require(stats.ratingByAppVersion.first { $0.appVersion == "2.1" })
+        #expect(v21.averageRating == 3 && v21.ratings == 2)
+        #expect(try await feedback.send("GET", "/feedback/stats?from=2030-01-01&to=2020-01-01", token: admin).status == 422)
+        let empty = try await feedback.send("GET", "/feedback/stats?from=2000-01-01&to=2000-02-01", token: admin).decode(
+            FeedbackStats.self)
+        #expect(empty.total == 0)
+        await feedback.stop()
+    }
+
+    @Test func exportStreamsNDJSONAndCSV() async throws {
+        let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_export_small")
+        let admin = try feedback.admin()
+        try await feedback.post(#"{"message":"=HYPERLINK(\"evil\"), with \"quotes\"\nand a newline","rating":3}"#)
+        try await feedback.post(#"{"message":"plain","category":"praise"}"#)
+        let ndjson = try await feedback.send("GET", "/feedback/export", token: admin)
+        #expect(ndjson.headers["Content-Type"] == "application/x-ndjson")
+        let lines = ndjson.text.split(separator: "\n")
+        #expect(lines.count == 2)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try decoder.decode(FeedbackItem.self, from: Data(lines[1].utf8)).message.hasPrefix("=HYPERLINK"))
+        let csv = try await feedback.send("GET", "/feedback/export?format=csv&category=other", token: admin)
+        #expect(csv.headers["Content-Type"] == "text/csv; charset=utf-8")
+        #expect(csv.text.hasPrefix("id,createdAt,status"))
+        #expect(csv.text.contains(#""'=HYPERLINK(""evil""), with ""quotes"""#))
+        #expect(!csv.text.contains("plain"))
+        #expect(try await feedback.send("GET", "/feedback/export?format=xml", token: admin).fields == ["format"])
+        await feedback.stop()
+    }
+
+    @Test func deletedAccountsAreAnonymized() async throws {
+        let feedback = try await feedback
+        let user = UUID()
+        let item = try await feedback.post(#"{"message":"from a soon deleted account"}"#, token: feedback.token(user))
+        let kept = try await feedback.post(#"{"message":"someone else"}"#, token: feedback.token(UUID()))
+        try await feedback.pool.withTransaction { connection in
+            try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
+        }
+        var anonymized = false
+        for _ in 0..<100 where !anonymized {
+            let rows = try await feedback.pool.query("SELECT user_id FROM feedback.items WHERE id = \(item.id)")
+            anonymized = try rows[0].decode("user_id", as: UUID?.self) == nil
+            if !anonymized { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(anonymized)
+        let rows = try await feedback.pool.query("SELECT message FROM feedback.items WHERE id = \(item.id)")
+        #expect(try rows[0].decode("message", as: String.self) == "from a soon deleted account")
+        #expect(
+            try await feedback.send("GET", "/feedback/mine", token: feedback.token(user)).decode(FeedbackPage.self).items.isEmpty)
+        let other = try await feedback.pool.query("SELECT user_id FROM feedback.items WHERE id = \(kept.id)")
+        #expect(try other[0].decode("user_id", as: UUID?.self) != nil)
+        // Applying the same event again changes nothing (the cursor moved with the effect).
+        #expect(try await feedback.service.worker.consumer.consumeBatch() == 0)
+    }
+}
+
+/// 100,000 rows exported with the server's memory staying flat. Runs on its own (it measures
+/// this process's memory), after the other suites.
+@Suite struct FeedbackExportMemoryTests {
+    @Test func exportingAHundredThousandRowsStreamsInBoundedMemory() async throws {
+        guard ProcessInfo.processInfo.environment["PIER_TEST_ISOLATED"] == "1" else { return }
+        let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_export")
+        try await feedback.pool.execute(
+            """
+            INSERT INTO feedback.items (id, message, category, app_version, created_at)
+            SELECT gen_random_uuid(), repeat('feedback ', 150) || i, 'other', 'bulk', now() - i * interval '1 second'
+            FROM generate_series(1, 100000) AS i
+            """)
+        let client = try RawClient(port: feedback.port, receiveTimeout: 60)
+        let before = System.residentMemoryBytes()
+        client.send(
+            "GET /feedback/export?format=csv&appVersion=bulk HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(try feedback.admin())\r\n\r\n"
+        )
+        let (bytes, rows, peak) = await RawClient.readers.runDraining(client.fd)
+        #expect(rows == 100_001)  // the header and every row
+        #expect(bytes > 130_000_000)
+        // The body is well over 130 MB; the process grew by a fraction of it.
+        #expect(peak - before < 48_000_000, "grew \((peak - before) / 1_000_000) MB while streaming \(bytes / 1_000_000) MB")
+        await feedback.stop()
+    }
+}
+
+extension BlockingPool {
+    /// Reads a chunked response to its end: the body's bytes, its rows (lines ending in
+    /// "\r\n" inside the de-chunked body), and the peak resident memory seen meanwhile.
+    func runDraining(_ fd: Int32) async -> (Int, Int, Int) {
+        (try? await run {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            var body = 0, rows = 0, peak = System.residentMemoryBytes()
+            var headerDone = false, pending = [UInt8]()
+            var remaining = 0, previous: UInt8 = 0, sizeLine = [UInt8]()
+            var skipCRLF = 0, finished = false
+            while !finished {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                var bytes = buffer[0..<count][...]
+                if !headerDone {
+                    pending += bytes
+                    guard let end = pending.indices.first(where: { pending[$0...].starts(with: Array("\r\n\r\n".utf8)) }) else {
+                        continue
+                    }
+                    headerDone = true
+                    bytes = pending[(end + 4)...]
+                }
+                var index = bytes.startIndex
+                while index < bytes.endIndex {
+                    if skipCRLF > 0 {
+                        skipCRLF -= 1
+                        index += 1
+                    } else if remaining > 0 {
+                        let take = min(remaining, bytes.endIndex - index)
+                        for byte in bytes[index..<(index + take)] {
+                            if byte == UInt8(ascii: "\n") && previous == UInt8(ascii: "\r") { rows += 1 }
+                            previous = byte
+                        }
+                        body += take
+                        remaining -= take
+                        index += take
+                        if remaining == 0 { skipCRLF = 2 }
+                    } else {
+                        let byte = bytes[index]
+                        index += 1
+                        if byte == UInt8(ascii: "\n") {
+                            let size =
+                                Int(String(decoding: sizeLine.filter { $0 != UInt8(ascii: "\r") }, as: UTF8.self), radix: 16) ?? 0
+                            sizeLine = []
+                            if size == 0 { finished = true; break }
+                            remaining = size
+                        } else {
+                            sizeLine.append(byte)
+                        }
+                    }
+                }
+                peak = max(peak, System.residentMemoryBytes())
+            }
+            return (body, rows, peak)
+        }) ?? (0, 0, 0)
+    }
+}
