@@ -10,8 +10,9 @@ test:           ## every test, against a real PostgreSQL started under .pier/
 build:
 	swift build -c release
 
-bench:          ## ratios against nginx and the bare KDF (see bench/README.md)
+bench:          ## ratios against references run side by side (nginx, the bare KDF, pgbench)
 	bench/run.sh
+	bench/feedback.sh
 
 clean:
 	scripts/postgres.sh stop

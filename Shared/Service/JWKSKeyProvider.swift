@@ -15,6 +15,8 @@ public final class JWKSKeyProvider: VerificationKeyProvider {
     private struct Cache {
         var keys: [String: P256PublicKey] = [:]
         var fetchedAt: ContinuousClock.Instant?
+        /// The fetch in progress: concurrent callers wait for it instead of failing or fetching again.
+        var fetching: Task<Void, Error>?
     }
 
     public let url: String
@@ -29,18 +31,24 @@ public final class JWKSKeyProvider: VerificationKeyProvider {
     }
 
     public func key(for kid: String) async throws -> P256PublicKey? {
-        let (key, mayFetch) = cache.withLock { cache in
-            (cache.keys[kid], cache.fetchedAt.map { ContinuousClock.now - $0 >= refreshInterval } ?? true)
+        let (key, fetch) = cache.withLock { cache -> (P256PublicKey?, Task<Void, Error>?) in
+            if let key = cache.keys[kid] { return (key, nil) }
+            if let fetching = cache.fetching { return (nil, fetching) }
+            guard cache.fetchedAt.map({ ContinuousClock.now - $0 >= refreshInterval }) ?? true else { return (nil, nil) }
+            cache.fetchedAt = .now
+            let task = Task { try await self.refresh() }
+            cache.fetching = task
+            return (nil, task)
         }
         if let key { return key }
-        guard mayFetch else { return nil }
-        try await refresh()
+        guard let fetch else { return nil }
+        try await fetch.value
         return cache.withLock { $0.keys[kid] }
     }
 
     /// Fetches the key set now.
     public func refresh() async throws {
-        cache.withLock { $0.fetchedAt = .now }
+        defer { cache.withLock { $0.fetching = nil } }
         let response = try await client.get(url)
         guard response.status == 200 else {
             throw HTTPClient.Failure(message: "JWKS answered \(response.status)")

@@ -71,6 +71,15 @@ import Testing
         let verifier = AccessTokenVerifier(keys: provider, issuer: "pier", audience: "pier")
         let claims = try await verifier.verify(session.accessToken)
         #expect(UUID(uuidString: claims.sub) == session.user.id)
+        // Requests arriving together before the first fetch all wait for it: none is refused.
+        let fresh = AccessTokenVerifier(
+            keys: JWKSKeyProvider(url: auth.base + "/auth/.well-known/jwks.json", client: HTTPClient()),
+            issuer: "pier", audience: "pier")
+        let verified = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 { group.addTask { (try? await fresh.verify(session.accessToken)) != nil } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(verified.count == 20 && verified.allSatisfy { $0 })
         // An unknown kid triggers one refetch, then is refused without fetching again.
         #expect(try await provider.key(for: "unknown-kid") == nil)
         let unreachable = JWKSKeyProvider(url: "http://127.0.0.1:1/jwks.json", client: HTTPClient(timeoutSeconds: 1))

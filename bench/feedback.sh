@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# POST /feedback against pgbench running the same INSERT at the same concurrency, in one run,
+# and GET /feedback/mine (20 items) against pgbench running the same SELECT.
+# Feedback comes from 200 signed-in users (registered through pier-auth first), so quotas work
+# as in production: the quota check reads a sender's recent items, at most a quota's worth.
+# Usage: bench/feedback.sh [seconds per run, default 10]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+clients=16
+scripts/setup.sh
+command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
+swift build -c release --product pier-auth >/dev/null
+swift build -c release --product pier-feedback >/dev/null
+bin=$(swift build -c release --show-bin-path)
+scripts/postgres.sh start
+admin=$(scripts/postgres.sh url)
+PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_bench_feedback WITH (FORCE)" \
+  -c "CREATE DATABASE pier_bench_feedback" >/dev/null
+url="${admin%/*}/pier_bench_feedback"
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+rps() { awk '/Requests\/sec/ {print $2}'; }
+tps() { awk '/^tps/ {print $3}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+PIER_DATABASE_URL=$url PIER_PORT=18281 PIER_DATA_DIR="$work" "$bin/pier-auth" serve --migrate > "$work/auth.log" 2>&1 &
+pids+=($!)
+PIER_DATABASE_URL=$url PIER_PORT=18282 PIER_JWKS_URL=http://127.0.0.1:18281/auth/.well-known/jwks.json \
+  PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=100000 \
+  "$bin/pier-feedback" serve --migrate > "$work/feedback.log" 2>&1 &
+pids+=($!)
+for port in 18281 18282; do
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+done
+
+echo "registering 200 users…"
+for i in $(seq 1 200); do
+  curl -sf -XPOST http://127.0.0.1:18281/auth/register -H 'Content-Type: application/json' \
+    -d "{\"email\":\"bench$i@example.com\",\"password\":\"bench passphrase $i\"}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])' >> "$work/tokens"
+done
+
+cat > "$work/post.lua" <<LUA
+local tokens = {}
+for line in io.lines("$work/tokens") do tokens[#tokens + 1] = line end
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("POST", "/feedback", {
+    ["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1],
+  }, '{"message":"The checkout button does nothing on iOS 18","rating":3,"category":"bug","platform":"ios","appVersion":"2.3.1"}')
+end
+LUA
+cat > "$work/insert.sql" <<'SQL'
+\set r random(1, 5)
+INSERT INTO feedback.items (id, user_id, message, rating, category, platform, app_version, request_ids, metadata, moderation, client_address)
+VALUES (gen_random_uuid(), gen_random_uuid(), 'The checkout button does nothing on iOS 18', :r, 'bug', 'ios', '2.3.1', '{}', '{}', 'approved', '127.0.0.1')
+RETURNING *;
+SQL
+
+echo "== POST /feedback vs pgbench INSERT (concurrency $clients, ${duration}s each)"
+insert_tps=$(pgbench -n -c $clients -j 2 -T "$duration" -f "$work/insert.sql" "$url" 2>/dev/null | tps)
+post_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/post.lua" http://127.0.0.1:18282/feedback | rps)
+non201=$(grep -c '"path":"/feedback","status":[^2]' "$work/feedback.log" || true)
+echo "pgbench INSERT  $insert_tps tps"
+echo "POST /feedback  $post_rps req/s  (non-2xx answers: $non201)"
+echo "ratio           $(ratio "$post_rps" "$insert_tps")   (target >= 0.7)"
+
+echo "== GET /feedback/mine (20 items) vs pgbench running the same SELECT"
+token=$(head -n 1 "$work/tokens")
+user=$(python3 -c 'import base64,json,sys; p=sys.argv[1].split(".")[1]; print(json.loads(base64.urlsafe_b64decode(p + "=="))["sub"])' "$token")
+cat > "$work/mine.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer $token"
+LUA
+cat > "$work/select.sql" <<SQL
+SELECT id, message, rating, category, status, duplicate_of, app_version, build, platform, os_version, device, locale,
+       request_ids, metadata::text AS metadata, created_at, updated_at, user_id, email, moderation, tags, internal_note,
+       (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
+FROM feedback.items WHERE user_id = '$user' ORDER BY created_at DESC, id DESC LIMIT 21;
+SQL
+count=$(curl -sf "http://127.0.0.1:18282/feedback/mine?limit=20" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+select_tps=$(pgbench -n -c $clients -j 2 -T "$duration" -f "$work/select.sql" "$url" 2>/dev/null | tps)
+mine_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/mine.lua" "http://127.0.0.1:18282/feedback/mine?limit=20" | rps)
+echo "pgbench SELECT        $select_tps tps"
+echo "GET /feedback/mine    $mine_rps req/s  ($count items per page)"
+echo "ratio                 $(ratio "$mine_rps" "$select_tps")"
