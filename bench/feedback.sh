@@ -29,7 +29,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 PIER_DATABASE_URL=$url PIER_PORT=18281 PIER_DATA_DIR="$work" "$bin/pier-auth" serve --migrate > "$work/auth.log" 2>&1 &
 pids+=($!)
 PIER_DATABASE_URL=$url PIER_PORT=18282 PIER_JWKS_URL=http://127.0.0.1:18281/auth/.well-known/jwks.json \
-  PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=100000 \
+  PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=100000 PIER_DB_POOL_SIZE=$clients \
   "$bin/pier-feedback" serve --migrate > "$work/feedback.log" 2>&1 &
 pids+=($!)
 for port in 18281 18282; do
@@ -64,6 +64,7 @@ SQL
 
 echo "== POST /feedback vs pgbench INSERT (concurrency $clients, ${duration}s each)"
 insert_tps=$(pgbench -n -c $clients -j 2 -T "$duration" -f "$work/insert.sql" "$url" 2>/dev/null | tps)
+if [ -n "${PIER_BENCH_PROFILE:-}" ]; then (sleep 3; top -b -n1 | head -16 | tail -10) & fi
 post_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/post.lua" http://127.0.0.1:18282/feedback | rps)
 non201=$(grep -c '"path":"/feedback","status":[^2]' "$work/feedback.log" || true)
 echo "pgbench INSERT  $insert_tps tps"

@@ -174,9 +174,10 @@ import Testing
         // Anonymous senders are counted per client address.
         for index in 0..<3 { try await feedback.post(#"{"message":"anon \#(index)"}"#) }
         #expect(try await feedback.send("POST", "/feedback", json: #"{"message":"anon 4"}"#).status == 429)
-        // The daily quota, once the minute has passed for older items.
-        try await feedback.pool.execute("UPDATE feedback.items SET created_at = now() - interval '2 hours'")
-        for index in 0..<2 { try await feedback.post(#"{"message":"later \#(index)"}"#, token: user) }
+        // The daily quota, once the minute window has passed. Refused attempts count too, so
+        // a sender who keeps pushing stays refused: this user has 3 stored and 1 refused.
+        try await feedback.pool.execute("UPDATE feedback.quota SET minute_start = minute_start - interval '2 minutes'")
+        try await feedback.post(#"{"message":"later"}"#, token: user)
         let daily = try await feedback.send("POST", "/feedback", json: #"{"message":"over the day"}"#, token: user)
         #expect(daily.status == 429)
         #expect((Int(daily.headers["Retry-After"] ?? "") ?? 0) > 3600)

@@ -48,61 +48,72 @@ struct FeedbackController: Sendable {
         let address = request.clientAddress
         let moderation = principal == nil && configuration.moderateAnonymous ? "pending" : "approved"
         let perMinute = configuration.quotaPerMinute, perDay = configuration.quotaPerDay
-        let sender: PostgresQuery =
-            principal.map { "user_id = \($0.userID)" } ?? "user_id IS NULL AND client_address = \(address)"
-        let senderKey = "feedback:" + (principal?.userID.uuidString.lowercased() ?? "address:" + address)
+        let sender = principal.map { "user:" + $0.userID.uuidString.lowercased() } ?? "address:" + address
 
-        let outcome: Created = try await database.withTransaction { connection in
-            // Same key, or same sender: one at a time, so concurrent duplicates make one row and
-            // quotas cannot be raced past.
-            if let key {
-                try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("feedback-key:" + scope + ":" + key)))")
+        // One statement counts the attempt against the sender's quota (its row lock makes
+        // concurrent requests of one sender count exactly) and stores the item only when
+        // within quota.
+        let store: PostgresQuery = """
+            WITH quota AS (
+                INSERT INTO feedback.quota AS q (sender, minute_start, minute_count, day_start, day_count)
+                VALUES (\(sender), now(), 1, now(), 1)
+                ON CONFLICT (sender) DO UPDATE SET
+                    minute_start = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN now() ELSE q.minute_start END,
+                    minute_count = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN 1 ELSE q.minute_count + 1 END,
+                    day_start = CASE WHEN q.day_start <= now() - interval '1 day' THEN now() ELSE q.day_start END,
+                    day_count = CASE WHEN q.day_start <= now() - interval '1 day' THEN 1 ELSE q.day_count + 1 END
+                RETURNING minute_count, day_count,
+                    ceil(extract(epoch FROM minute_start + interval '1 minute' - now()))::int AS minute_retry,
+                    ceil(extract(epoch FROM day_start + interval '1 day' - now()))::int AS day_retry
+            ), item AS (
+                INSERT INTO feedback.items (id, user_id, email, message, rating, category, app_version, build, platform,
+                    os_version, device, locale, request_ids, metadata, moderation, client_address)
+                SELECT \(id), \(principal?.userID), \(feedback.email), \(feedback.message), \(feedback.rating),
+                    \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
+                    \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
+                    \(PostgresJSON(feedback.metadata))::jsonb, \(moderation), \(address)
+                FROM quota WHERE quota.minute_count <= \(perMinute) AND quota.day_count <= \(perDay)
+                RETURNING \(unsafeSQL: FeedbackRows.columns)
+            )
+            SELECT * FROM quota LEFT JOIN item ON true
+            """
+        @Sendable func stored(_ rows: [PostgresRow]) throws -> Created {
+            let row = rows[0]
+            if try row.decode("id", as: UUID?.self) == nil {
+                if try row.decode("minute_count", as: Int.self) > perMinute {
+                    return .overQuota(try row.decode("minute_retry", as: Int.self), "\(perMinute) per minute")
+                }
+                return .overQuota(try row.decode("day_retry", as: Int.self), "\(perDay) per day")
             }
-            try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\(senderKey)))")
-            if let key {
-                let stored = try connection.query(
+            return .created(
+                String(decoding: try JSON.encoder.encode(try FeedbackRows.item(row, admin: false)), as: UTF8.self), id)
+        }
+
+        let outcome: Created
+        if let key {
+            outcome = try await database.withTransaction { connection in
+                // Concurrent requests with one key take turns: the first stores, the others replay.
+                try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("feedback-key:" + scope + ":" + key)))")
+                let existing = try connection.query(
                     """
                     SELECT request_hash, response, item_id FROM feedback.idempotency_keys WHERE scope = \(scope) AND key = \(key)
                     """)
-                if let row = stored.first {
+                if let row = existing.first {
                     guard try row.decode("request_hash", as: PostgresBytes.self) == requestHash else { return .keyReused }
                     return .replayed(try row.decode("response"), try row.decode("item_id"))
                 }
+                let result = try stored(try connection.query(store))
+                if case .created(let response, _) = result {
+                    try connection.execute(
+                        """
+                        INSERT INTO feedback.idempotency_keys (scope, key, request_hash, item_id, response)
+                        VALUES (\(scope), \(key), \(requestHash), \(id), \(response))
+                        """)
+                }
+                return result
             }
-            var quota: PostgresQuery = """
-                SELECT count(*) FILTER (WHERE created_at > now() - interval '1 minute')::int AS minute, count(*)::int AS day,
-                       ceil(extract(epoch FROM min(created_at) FILTER (WHERE created_at > now() - interval '1 minute')
-                                    + interval '1 minute' - now()))::int AS minute_retry,
-                       ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int AS day_retry
-                FROM feedback.items WHERE
-                """
-            quota.append(" \(sender) AND created_at > now() - interval '1 day'")
-            let usage = try connection.query(quota)[0]
-            if try usage.decode("minute", as: Int.self) >= perMinute {
-                return .overQuota(try usage.decode("minute_retry", as: Int?.self) ?? 60, "\(perMinute) per minute")
-            }
-            if try usage.decode("day", as: Int.self) >= perDay {
-                return .overQuota(try usage.decode("day_retry", as: Int?.self) ?? 3600, "\(perDay) per day")
-            }
-            let rows = try connection.query(
-                """
-                INSERT INTO feedback.items (id, user_id, email, message, rating, category, app_version, build, platform,
-                    os_version, device, locale, request_ids, metadata, moderation, client_address)
-                VALUES (\(id), \(principal?.userID), \(feedback.email), \(feedback.message), \(feedback.rating),
-                    \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
-                    \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds)),
-                    \(PostgresJSON(feedback.metadata))::jsonb, \(moderation), \(address))
-                RETURNING \(unsafeSQL: FeedbackRows.columns)
-                """)
-            let response = String(decoding: try JSON.encoder.encode(try FeedbackRows.item(rows[0], admin: false)), as: UTF8.self)
-            if let key {
-                try connection.execute(
-                    """
-                    INSERT INTO feedback.idempotency_keys (scope, key, request_hash, item_id, response)
-                    VALUES (\(scope), \(key), \(requestHash), \(id), \(response))
-                    """)
-            }
-            return .created(response, id)
+        } else {
+            outcome = try await database.withConnection { connection in try stored(try connection.query(store)) }
         }
 
         switch outcome {

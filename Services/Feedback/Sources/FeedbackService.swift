@@ -11,7 +11,9 @@ public struct FeedbackService: Service {
     public static let defaultPort = 8082
     public static let migrations = [
         Migration(
-            version: 1, name: "create_feedback", sql: String(decoding: PackageResources._001_create_feedback_sql, as: UTF8.self))
+            version: 1, name: "create_feedback", sql: String(decoding: PackageResources._001_create_feedback_sql, as: UTF8.self)),
+        Migration(
+            version: 2, name: "quota_counters", sql: String(decoding: PackageResources._002_quota_counters_sql, as: UTF8.self)),
     ]
 
     let controller: FeedbackController

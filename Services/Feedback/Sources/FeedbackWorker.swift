@@ -52,6 +52,7 @@ final class FeedbackWorker: Sendable {
                         """
                         DELETE FROM feedback.idempotency_keys WHERE created_at < now() - make_interval(hours => \(hours))
                         """)
+                    try await database.execute("DELETE FROM feedback.quota WHERE day_start < now() - interval '2 days'")
                 } catch {
                     logger.warning("idempotency key sweep will retry", [("error", .string("\(error)"))])
                 }
