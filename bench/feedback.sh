@@ -64,7 +64,9 @@ SQL
 
 echo "== POST /feedback vs pgbench INSERT (concurrency $clients, ${duration}s each)"
 insert_tps=$(pgbench -n -c $clients -j 2 -T "$duration" -f "$work/insert.sql" "$url" 2>/dev/null | tps)
-if [ -n "${PIER_BENCH_PROFILE:-}" ]; then (sleep 3; top -b -n1 | head -16 | tail -10) & fi
+if [ -n "${PIER_BENCH_PROFILE:-}" ]; then
+  (sleep 2; perf record -F 999 -g -p "$(pgrep -f 'pier-feedback serve' | head -1)" -o "$PIER_BENCH_PROFILE" -- sleep 4 >/dev/null 2>&1) &
+fi
 post_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/post.lua" http://127.0.0.1:18282/feedback | rps)
 non201=$(grep -c '"path":"/feedback","status":[^2]' "$work/feedback.log" || true)
 echo "pgbench INSERT  $insert_tps tps"
