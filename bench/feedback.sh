@@ -72,6 +72,28 @@ non201=$(grep -c '"path":"/feedback","status":[^2]' "$work/feedback.log" || true
 echo "pgbench INSERT  $insert_tps tps"
 echo "POST /feedback  $post_rps req/s  (non-2xx answers: $non201)"
 echo "ratio           $(ratio "$post_rps" "$insert_tps")   (target >= 0.7)"
+# Where the gap is: pgbench running the service's own statement (quota counter + INSERT).
+cat > "$work/intake.sql" <<'SQL'
+\set u random(1, 200)
+WITH quota AS (
+    INSERT INTO feedback.quota AS q (sender, minute_start, minute_count, day_start, day_count)
+    VALUES ('bench:' || :u, now(), 1, now(), 1)
+    ON CONFLICT (sender) DO UPDATE SET
+        minute_start = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN now() ELSE q.minute_start END,
+        minute_count = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN 1 ELSE q.minute_count + 1 END,
+        day_start = CASE WHEN q.day_start <= now() - interval '1 day' THEN now() ELSE q.day_start END,
+        day_count = CASE WHEN q.day_start <= now() - interval '1 day' THEN 1 ELSE q.day_count + 1 END
+    RETURNING minute_count, day_count
+), item AS (
+    INSERT INTO feedback.items (id, user_id, message, rating, category, platform, app_version, request_ids, metadata, moderation, client_address)
+    SELECT gen_random_uuid(), gen_random_uuid(), 'The checkout button does nothing on iOS 18', 3, 'bug', 'ios', '2.3.1', '{}', '{}', 'approved', '127.0.0.1'
+    FROM quota WHERE quota.minute_count <= 1000000
+    RETURNING *
+)
+SELECT * FROM quota LEFT JOIN item ON true;
+SQL
+intake_tps=$(pgbench -n -c $clients -j 2 -T "$duration" -f "$work/intake.sql" "$url" 2>/dev/null | tps)
+echo "pgbench running the service's statement (quota + INSERT): $intake_tps tps; POST /feedback is $(ratio "$post_rps" "$intake_tps") of it"
 
 echo "== GET /feedback/mine (20 items) vs pgbench running the same SELECT"
 token=$(head -n 1 "$work/tokens")

@@ -36,7 +36,7 @@ public struct ServiceConfiguration: Sendable {
     public var environment: Environment
 
     /// The default development database: the cluster that `scripts/postgres.sh` starts.
-    public static let developmentDatabaseURL = "postgresql://postgres@127.0.0.1:54320/pier"
+    public static let developmentDatabaseURL = "postgresql://postgres@127.0.0.1:15432/pier"
 
     public init(environment: Environment, defaultPort: Int, applicationName: String) throws(Environment.Failure) {
         self.environment = environment
