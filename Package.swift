@@ -64,10 +64,10 @@ let package = Package(
             path: "Services/Feedback/Main", swiftSettings: strict),
 
         .target(
-            name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime"],
+            name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels"],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
-            name: "pier-kdf-bench", dependencies: ["PierCrypto"], path: "bench/KDF",
+            name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",
             swiftSettings: strict),
 
         .testTarget(

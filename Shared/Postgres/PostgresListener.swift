@@ -1,4 +1,5 @@
 import CPostgres
+import PierRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -26,16 +27,7 @@ public final class PostgresListener: Sendable {
             return true
         }
         guard started else { return }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(
-            &thread, nil,
-            { context in
-                let listener = Unmanaged<PostgresListener>.fromOpaque(context!).takeRetainedValue()
-                listener.loop()
-                return nil
-            }, context)
-        pthread_detach(thread)
+        startDetachedThread { self.loop() }
     }
 
     /// Stops listening (within a second) and wakes every waiter.

@@ -52,7 +52,7 @@ public final class BlockingPool: Sendable {
         self.queueLimit = queueLimit
         for _ in 0..<threads {
             let worker = Worker(pool: self)
-            startThread(worker)
+            startDetachedThread { worker.loop() }
         }
     }
 
@@ -99,18 +99,4 @@ private final class Worker: Sendable {
     func loop() {
         while let job = pool.nextJob() { job() }
     }
-}
-
-private func startThread(_ worker: Worker) {
-    var thread = pthread_t()
-    let context = Unmanaged.passRetained(worker).toOpaque()
-    let result = pthread_create(
-        &thread, nil,
-        { context in
-            let worker = Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue()
-            worker.loop()
-            return nil
-        }, context)
-    precondition(result == 0, "pthread_create failed: \(result)")
-    pthread_detach(thread)
 }

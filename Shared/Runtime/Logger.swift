@@ -119,18 +119,12 @@ final class StandardOutput: Sendable {
     private let buffer = Mutex<[UInt8]>([])
 
     private init() {
-        let flusher = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        pthread_create(
-            &thread, nil,
-            { context in
-                let output = Unmanaged<StandardOutput>.fromOpaque(context!).takeUnretainedValue()
-                while true {
-                    usleep(50_000)
-                    output.flush()
-                }
-            }, flusher)
-        pthread_detach(thread)
+        startDetachedThread { [self] in
+            while true {
+                usleep(50_000)
+                flush()
+            }
+        }
     }
 
     func write(_ line: String) {

@@ -16,7 +16,7 @@ final class AuthHarness: Sendable {
     let pool: PostgresPool
     let keys: SigningKeys
     let base: String
-    let client = HTTPClient(threads: 24, timeoutSeconds: 20)
+    let http: ServiceClient
     /// Every log line the service wrote (access log included).
     let logs: LogLines
 
@@ -60,28 +60,14 @@ final class AuthHarness: Sendable {
         self.pool = pool
         self.keys = keys
         self.base = base
-    }
-
-    struct Reply: Sendable {
-        let status: Int
-        let headers: HTTPHeaders
-        let body: [UInt8]
-        func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            try JSONDecoder.pier.decode(T.self, from: Data(body))
-        }
-        var problem: Problem? { try? decode(Problem.self) }
-        var text: String { String(decoding: body, as: UTF8.self) }
+        self.http = ServiceClient(base: base)
     }
 
     func send(
         _ method: String, _ path: String, json: String? = nil, token: String? = nil,
-        headers extra: HTTPHeaders = [:]
+        headers: HTTPHeaders = [:]
     ) async throws -> Reply {
-        var headers = extra
-        if json != nil, headers["Content-Type"] == nil { headers.set("Content-Type", "application/json") }
-        if let token { headers.set("Authorization", "Bearer \(token)") }
-        let response = try await client.send(method, base + path, headers: headers, body: json.map { Array($0.utf8) })
-        return Reply(status: response.status, headers: response.headers, body: response.body)
+        try await http.send(method, path, json: json, token: token, headers: headers)
     }
 
     /// Registers a fresh account and returns its session.

@@ -18,7 +18,7 @@ final class FeedbackHarness: Sendable {
     let base: String
     let port: Int
     let signer: AccessTokenSigner
-    let client = HTTPClient(threads: 24, timeoutSeconds: 30)
+    let http: ServiceClient
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> FeedbackHarness {
         let url = try await TestDatabase.create(database)
@@ -58,6 +58,7 @@ final class FeedbackHarness: Sendable {
         self.signer = signer
         self.port = port
         self.base = "http://127.0.0.1:\(port)"
+        self.http = ServiceClient(base: base)
     }
 
     func stop() async {
@@ -76,29 +77,11 @@ final class FeedbackHarness: Sendable {
 
     func admin() throws -> String { try token(UUID(), role: "admin") }
 
-    struct Reply: Sendable {
-        let status: Int
-        let headers: HTTPHeaders
-        let body: [UInt8]
-        func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            return try decoder.decode(T.self, from: Data(body))
-        }
-        var problem: Problem? { try? decode(Problem.self) }
-        var text: String { String(decoding: body, as: UTF8.self) }
-        var fields: [String] { problem?.errors?.map(\.field) ?? [] }
-    }
-
     func send(
         _ method: String, _ path: String, json: String? = nil, token: String? = nil,
-        headers extra: HTTPHeaders = [:]
+        headers: HTTPHeaders = [:]
     ) async throws -> Reply {
-        var headers = extra
-        if json != nil, headers["Content-Type"] == nil { headers.set("Content-Type", "application/json") }
-        if let token { headers.set("Authorization", "Bearer \(token)") }
-        let response = try await client.send(method, base + path, headers: headers, body: json.map { Array($0.utf8) })
-        return Reply(status: response.status, headers: response.headers, body: response.body)
+        try await http.send(method, path, json: json, token: token, headers: headers)
     }
 
     /// Posts feedback and returns the stored item (201 expected).

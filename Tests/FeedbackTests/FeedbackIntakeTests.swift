@@ -2,6 +2,7 @@ import Foundation
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierTestSupport
 import Testing
 
 @testable import FeedbackService
@@ -133,7 +134,7 @@ import Testing
         let feedback = try await feedback
         let key = UUID().uuidString
         let body = #"{"message":"at the same instant \#(key)","rating":4}"#
-        let replies = try await withThrowingTaskGroup(of: FeedbackHarness.Reply.self) { group in
+        let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
             for _ in 0..<12 {
                 group.addTask { try await feedback.send("POST", "/feedback", json: body, headers: ["Idempotency-Key": key]) }
             }

@@ -66,7 +66,7 @@ import Testing
         let adminID = UUID()
         let admin = try feedback.token(adminID, role: "admin")
         let item = try await feedback.post(#"{"message":"triage me"}"#)
-        func patch(_ json: String) async throws -> FeedbackHarness.Reply {
+        func patch(_ json: String) async throws -> Reply {
             try await feedback.send("PATCH", "/feedback/\(item.id)", json: json, token: admin)
         }
         #expect(try await patch(#"{"status":"done"}"#).status == 409)
@@ -101,7 +101,7 @@ import Testing
         let admin = try feedback.admin()
         let original = try await feedback.post(#"{"message":"original"}"#)
         let copy = try await feedback.post(#"{"message":"copy"}"#)
-        func patch(_ json: String) async throws -> FeedbackHarness.Reply {
+        func patch(_ json: String) async throws -> Reply {
             try await feedback.send("PATCH", "/feedback/\(copy.id)", json: json, token: admin)
         }
         #expect(try await patch(#"{"status":"duplicate"}"#).fields == ["duplicateOf"])

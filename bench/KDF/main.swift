@@ -4,6 +4,7 @@
 import Dispatch
 import Glibc
 import PierCrypto
+import PierRuntime
 import Synchronization
 
 let arguments = CommandLine.arguments
@@ -19,7 +20,7 @@ let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
 let group = DispatchGroup()
 for _ in 0..<threads {
     group.enter()
-    Thread.detach {
+    startDetachedThread {
         while DispatchTime.now().uptimeNanoseconds < deadline {
             _ = try? hasher.verify("bench passphrase 1", against: encoded)
             done.add(1, ordering: .relaxed)
@@ -29,22 +30,3 @@ for _ in 0..<threads {
 }
 group.wait()
 print((Double(done.load(ordering: .relaxed)) / seconds * 10).rounded() / 10)
-
-/// A detached OS thread (Foundation's Thread is not needed for this).
-enum Thread {
-    static func detach(_ body: @escaping @Sendable () -> Void) {
-        final class Box: Sendable {
-            let body: @Sendable () -> Void
-            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-        }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        pthread_create(
-            &thread, nil,
-            { context in
-                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-                return nil
-            }, context)
-        pthread_detach(thread)
-    }
-}
