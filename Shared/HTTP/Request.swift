@@ -58,15 +58,17 @@ public struct Request: Sendable {
         return try JSON.decodeBody(T.self, from: body)
     }
 
-    /// The body decoded as JSON, refusing with 422 any top-level field not in `knownFields`
-    /// (so a typo in a client is an error, not silently ignored data).
-    public func decode<T: Decodable>(_ type: T.Type = T.self, knownFields: Set<String>) throws(HTTPError) -> T {
-        let object: [String: JSONValue] = try decode()
-        let unknown = object.keys.filter { !knownFields.contains($0) }.sorted()
-        if !unknown.isEmpty {
-            throw .invalid(unknown.map { Problem.FieldError(field: $0, message: "is not a known field") })
+    /// The body decoded as JSON, refusing with 422 any top-level field that `T` does not know
+    /// (so a typo in a client is an error, not silently ignored data). One parse does both.
+    public func decodeStrictly<T: StrictDecodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
+        if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
+            throw HTTPError(415, detail: "Send the body as application/json.")
         }
-        return try JSON.decodeBody(T.self, from: body)
+        let checked = try JSON.decodeBody(StrictBody<T>.self, from: body)
+        if !checked.unknown.isEmpty {
+            throw .invalid(checked.unknown.map { Problem.FieldError(field: $0, message: "is not a known field") })
+        }
+        return checked.value
     }
 
     /// The bearer token of the `Authorization` header, if one is present.
@@ -90,4 +92,23 @@ public enum MonotonicClock {
         return -Double(now.components.seconds) - Double(now.components.attoseconds) / 1e18
     }
     private static let origin = ContinuousClock.now
+}
+
+/// Decodes `T` and, from the same parse, lists the top-level keys it does not know.
+struct StrictBody<T: StrictDecodable>: Decodable {
+    let value: T
+    let unknown: [String]
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        unknown = keys.filter { !T.fields.contains($0) }.sorted()
+        value = try T(from: decoder)
+    }
 }

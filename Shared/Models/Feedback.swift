@@ -5,7 +5,7 @@
 #endif
 
 /// `POST /feedback`.
-public struct CreateFeedback: Codable, Sendable {
+public struct CreateFeedback: Codable, Sendable, StrictDecodable {
     /// A client-generated id: a retry with the same id creates nothing new.
     public var id: UUID?
     public var message: String
@@ -147,7 +147,7 @@ public struct FeedbackPage: Codable, Sendable {
 }
 
 /// `PATCH /feedback/{id}` (admins).
-public struct UpdateFeedback: Codable, Sendable {
+public struct UpdateFeedback: Codable, Sendable, StrictDecodable {
     public var status: String?
     public var duplicateOf: UUID?
     public var tags: [String]?

@@ -41,3 +41,9 @@ public enum JSONValue: Codable, Sendable, Equatable {
         }
     }
 }
+
+/// A request body that names its fields, so that unknown ones can be refused.
+public protocol StrictDecodable: Decodable {
+    /// The top-level keys the type reads.
+    static var fields: Set<String> { get }
+}

@@ -39,7 +39,7 @@ struct FeedbackController: Sendable {
 
     func create(_ request: Request) async throws -> Response {
         let principal = try await authenticator.optionalPrincipal(request)
-        let body = try request.decode(CreateFeedback.self, knownFields: CreateFeedback.fields)
+        let body = try request.decodeStrictly(CreateFeedback.self)
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
         let scope = principal?.userID.uuidString.lowercased() ?? "anonymous"
@@ -227,7 +227,7 @@ struct FeedbackController: Sendable {
     func update(_ request: Request) async throws -> JSONResponse<FeedbackItem> {
         let admin = try await authenticator.admin(request)
         guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
-        let patch = try request.decode(UpdateFeedback.self, knownFields: UpdateFeedback.fields)
+        let patch = try request.decodeStrictly(UpdateFeedback.self)
         var errors: [Problem.FieldError] = []
         if let status = patch.status, !Vocabulary.statuses.contains(status) {
             errors.append(.init(field: "status", message: "must be one of \(Vocabulary.list(Vocabulary.statuses))"))

@@ -19,7 +19,10 @@ enum FeedbackRows {
 
     /// The item as its sender sees it, or with the team's fields when `admin`.
     static func item(_ row: PostgresRow, admin: Bool) throws -> FeedbackItem {
-        let metadata = try row.decode("metadata", as: PostgresJSON<[String: JSONValue]>.self).value
+        // Most feedback has no metadata: no JSON to parse then.
+        let metadata =
+            try row.decode("metadata", as: String.self) == "{}"
+            ? [:] : try row.decode("metadata", as: PostgresJSON<[String: JSONValue]>.self).value
         return FeedbackItem(
             id: try row.decode("id"), message: try row.decode("message"), rating: try row.decode("rating", as: Int?.self),
             category: try row.decode("category"), status: try row.decode("status"),
