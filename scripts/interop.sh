@@ -3,8 +3,12 @@
 # independent JWT library), that its tokens verify against its JWKS and altered ones do not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -c "import jwt, cryptography" 2>/dev/null || python3 -m pip install -q "pyjwt[crypto]" 2>/dev/null \
-  || python3 -m pip install -q --break-system-packages "pyjwt[crypto]"
+# PyJWT from PyPI, or from Debian when pip is not there.
+if ! python3 -c "import jwt, cryptography" 2>/dev/null; then
+  python3 -m pip install -q "pyjwt[crypto]" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "pyjwt[crypto]" 2>/dev/null \
+    || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-jwt python3-cryptography >/dev/null; }
+fi
 admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_interop WITH (FORCE)" -c "CREATE DATABASE pier_interop" >/dev/null
 work=$(mktemp -d)
