@@ -13,7 +13,8 @@ public enum TestDatabase {
 
     /// Drops and recreates database `name`, and returns its URL.
     public static func create(_ name: String) async throws -> String {
-        let admin = PostgresPool(configuration: PostgresConfiguration(url: adminURL, poolSize: 1))
+        let admin = PostgresPool(
+            configuration: PostgresConfiguration(url: adminURL, poolSize: 1, statementTimeoutMilliseconds: 0))
         defer { admin.close() }
         try await admin.execute(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
         try await admin.execute(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
