@@ -76,13 +76,12 @@ echo "ratio           $(ratio "$post_rps" "$insert_tps")   (target >= 0.7)"
 cat > "$work/intake.sql" <<'SQL'
 \set u random(1, 200)
 WITH quota AS (
-    INSERT INTO feedback.quota AS q (sender, minute_start, minute_count, day_start, day_count)
-    VALUES ('bench:' || :u, now(), 1, now(), 1)
-    ON CONFLICT (sender) DO UPDATE SET
+    UPDATE feedback.quota AS q SET
         minute_start = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN now() ELSE q.minute_start END,
         minute_count = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN 1 ELSE q.minute_count + 1 END,
         day_start = CASE WHEN q.day_start <= now() - interval '1 day' THEN now() ELSE q.day_start END,
         day_count = CASE WHEN q.day_start <= now() - interval '1 day' THEN 1 ELSE q.day_count + 1 END
+    WHERE q.sender = 'bench:' || :u
     RETURNING minute_count, day_count
 ), item AS (
     INSERT INTO feedback.items (id, user_id, message, rating, category, platform, app_version, request_ids, metadata, moderation, client_address)
@@ -92,6 +91,7 @@ WITH quota AS (
 )
 SELECT * FROM quota LEFT JOIN item ON true;
 SQL
+psql "$url" -qc "INSERT INTO feedback.quota SELECT 'bench:' || i, now(), 0, now(), 0 FROM generate_series(1, 200) i ON CONFLICT DO NOTHING"
 intake_tps=$(pgbench -n -c $clients -j 2 -T "$duration" -f "$work/intake.sql" "$url" 2>/dev/null | tps)
 echo "pgbench running the service's statement (quota + INSERT): $intake_tps tps; POST /feedback is $(ratio "$post_rps" "$intake_tps") of it"
 
