@@ -1,8 +1,11 @@
 # The two commands of the README, and a few conveniences.
-.PHONY: run test build bench clean
+.PHONY: run run-embedded test build bench clean
 
 run:            ## set up, build, start PostgreSQL under .pier/, migrate and serve the stack
 	deploy/local/run.sh
+
+run-embedded:   ## the same stack in one process: pier-gateway --embed auth,feedback on 8080
+	PIER_EMBED=1 deploy/local/run.sh
 
 test:           ## every test, against a real PostgreSQL started under .pier/
 	scripts/test.sh

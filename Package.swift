@@ -19,6 +19,7 @@ let package = Package(
     products: [
         .executable(name: "pier-auth", targets: ["pier-auth"]),
         .executable(name: "pier-feedback", targets: ["pier-feedback"]),
+        .executable(name: "pier-gateway", targets: ["pier-gateway"]),
         .library(name: "FeedbackService", targets: ["FeedbackService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
@@ -64,6 +65,13 @@ let package = Package(
             path: "Services/Feedback/Main", swiftSettings: strict),
 
         .target(
+            name: "Gateway", dependencies: ["AuthService", "FeedbackService", "PierService"],
+            path: "Services/Gateway/Sources", swiftSettings: strict),
+        .executableTarget(
+            name: "pier-gateway", dependencies: ["Gateway"], path: "Services/Gateway/Main",
+            swiftSettings: strict),
+
+        .target(
             name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels"],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
@@ -79,6 +87,9 @@ let package = Package(
         .testTarget(
             name: "HTTPTests", dependencies: ["PierHTTP", "PierTestSupport"], path: "Tests/HTTPTests",
             swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests", dependencies: ["Gateway", "PierService", "PierTestSupport"],
+            path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(
             name: "FeedbackTests", dependencies: ["FeedbackService", "PierService", "PierTestSupport"],
             path: "Tests/FeedbackTests", swiftSettings: strict),

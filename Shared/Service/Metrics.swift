@@ -45,7 +45,8 @@ public final class Metrics: Middleware {
     }
 
     /// The Prometheus text exposition, with the pool's gauges.
-    public func render(pools: [PostgresPool]) -> String {
+    /// - Parameter pools: each hosted service's name and pool.
+    public func render(pools: [(name: String, pool: PostgresPool)]) -> String {
         let snapshot = state.withLock { $0 }
         var text = "# HELP pier_http_requests_total Requests answered, by route, method and status.\n"
         text += "# TYPE pier_http_requests_total counter\n"
@@ -69,12 +70,14 @@ public final class Metrics: Middleware {
             text += "pier_http_request_duration_seconds_sum{service=\"\(service)\",route=\"\(route)\"} \(histogram.sum)\n"
             text += "pier_http_request_duration_seconds_count{service=\"\(service)\",route=\"\(route)\"} \(histogram.count)\n"
         }
-        for pool in pools.prefix(1) {
-            let stats = pool.statistics
+        if !pools.isEmpty {
             text += "# HELP pier_db_pool_connections Database connections by state.\n# TYPE pier_db_pool_connections gauge\n"
-            text += "pier_db_pool_connections{service=\"\(service)\",state=\"in_use\"} \(stats.inUse)\n"
-            text += "pier_db_pool_connections{service=\"\(service)\",state=\"idle\"} \(stats.idle)\n"
-            text += "pier_db_pool_waiting{service=\"\(service)\"} \(stats.waiting)\n"
+        }
+        for (name, pool) in pools {
+            let stats = pool.statistics
+            text += "pier_db_pool_connections{service=\"\(name)\",state=\"in_use\"} \(stats.inUse)\n"
+            text += "pier_db_pool_connections{service=\"\(name)\",state=\"idle\"} \(stats.idle)\n"
+            text += "pier_db_pool_waiting{service=\"\(name)\"} \(stats.waiting)\n"
         }
         text += "# HELP pier_process_resident_memory_bytes Resident memory.\n# TYPE pier_process_resident_memory_bytes gauge\n"
         text += "pier_process_resident_memory_bytes{service=\"\(service)\"} \(System.residentMemoryBytes())\n"

@@ -57,7 +57,7 @@ public struct ServiceHost: Sendable {
                 status: ready ? 200 : 503, headers: ready ? [:] : ["Retry-After": "2"])
         }
         let metrics = metrics
-        let pools = mounted.map(\.database)
+        let pools = mounted.map { (name: $0.name, pool: $0.database) }
         router.sync("GET", "/metrics") { _ in
             .text(metrics.render(pools: pools), contentType: "text/plain; version=0.0.4")
         }

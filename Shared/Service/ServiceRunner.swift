@@ -99,7 +99,8 @@ public enum ServiceRunner {
                     database: context.database, service: instance)
             ],
             metricsName: S.name)
-        let server = try makeServer(router: host.router(), metrics: host.metrics, context: context)
+        let server = try makeServer(
+            router: host.router(), metrics: host.metrics, configuration: context.configuration, logger: context.logger)
         try server.start()
         let milliseconds = Int((MonotonicClock.seconds() - startedAt) * 1000)
         context.logger.info(
@@ -116,19 +117,22 @@ public enum ServiceRunner {
     }
 
     /// An HTTP server with the shared middleware (metrics, opt-in CORS) and error mapping.
-    public static func makeServer(router: Router, metrics: Metrics, context: ServiceContext) throws -> HTTPServer {
+    public static func makeServer(
+        router: Router, metrics: Metrics, configuration: ServiceConfiguration,
+        logger: Logger
+    ) throws -> HTTPServer {
         var middleware: [any Middleware] = [metrics]
-        if !context.configuration.corsOrigins.isEmpty {
-            middleware.append(CORSMiddleware(allowedOrigins: context.configuration.corsOrigins))
+        if !configuration.corsOrigins.isEmpty {
+            middleware.append(CORSMiddleware(allowedOrigins: configuration.corsOrigins))
         }
         return HTTPServer(
-            configuration: context.configuration.http, router: router, middleware: middleware,
-            logger: context.logger, errorMapper: ErrorMapping.map)
+            configuration: configuration.http, router: router, middleware: middleware,
+            logger: logger, errorMapper: ErrorMapping.map)
     }
 
     /// Keys from `PIER_TOKEN_PUBLIC_KEY_FILE` (PEM, several keys concatenated; `kid` is the
     /// key's thumbprint) or, by default, from the auth service's JWKS.
-    static func makeAuthenticator(_ configuration: ServiceConfiguration) -> Authenticator {
+    public static func makeAuthenticator(_ configuration: ServiceConfiguration) -> Authenticator {
         let provider: any VerificationKeyProvider = JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient())
         return Authenticator(
             verifier: AccessTokenVerifier(
@@ -164,7 +168,7 @@ public enum ServiceRunner {
         return text
     }
 
-    static func printError(_ text: String) {
+    public static func printError(_ text: String) {
         var line = text + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }

@@ -49,7 +49,8 @@ final class AuthHarness: Sendable {
                     name: "auth", schema: "auth", migrations: AuthService.migrations,
                     database: pool, service: service)
             ], metricsName: "auth")
-        let server = try ServiceRunner.makeServer(router: host.router(), metrics: host.metrics, context: context)
+        let server = try ServiceRunner.makeServer(
+            router: host.router(), metrics: host.metrics, configuration: context.configuration, logger: context.logger)
         try server.start()
         return AuthHarness(server: server, pool: pool, keys: keys, base: "http://127.0.0.1:\(server.port)", logs: logs)
     }

@@ -46,7 +46,8 @@ final class FeedbackHarness: Sendable {
                     name: "feedback", schema: "feedback", migrations: FeedbackService.migrations,
                     database: pool, service: service)
             ], metricsName: "feedback")
-        let server = try ServiceRunner.makeServer(router: host.router(), metrics: host.metrics, context: context)
+        let server = try ServiceRunner.makeServer(
+            router: host.router(), metrics: host.metrics, configuration: context.configuration, logger: context.logger)
         try server.start()
         return FeedbackHarness(server: server, pool: pool, service: service, signer: signer, port: server.port)
     }

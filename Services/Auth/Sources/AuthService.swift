@@ -17,6 +17,10 @@ public struct AuthService: Service {
 
     let controller: AuthController
 
+    /// Verifies tokens with this service's own keys: what services hosted in the same process
+    /// use, instead of fetching the JWKS over HTTP from themselves.
+    public var authenticator: Authenticator { controller.authenticator }
+
     public static func make(context: ServiceContext) async throws -> AuthService {
         let configuration = try AuthConfiguration(
             environment: context.configuration.environment,

@@ -1,0 +1,4 @@
+import Gateway
+import Glibc
+
+exit(await Gateway.main())

@@ -1,0 +1,154 @@
+import AuthService
+import FeedbackService
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import PierService
+
+/// Hosts several plugins in one process behind one port, with exactly the paths and behaviour
+/// they have when run apart: each keeps its own pool (its own database role, when
+/// `PIER_<NAME>_DATABASE_URL` is set), its own logger name and its own migrations.
+public enum Gateway {
+    /// The plugins this build can host, by name.
+    public static let plugins: [String: any Service.Type] = [
+        AuthService.name: AuthService.self,
+        FeedbackService.name: FeedbackService.self,
+    ]
+
+    /// What runs when plugins are embedded.
+    public struct Embedded: Sendable {
+        public let server: HTTPServer
+        public let services: [any Service]
+        public let pools: [PostgresPool]
+
+        /// Stops accepting, finishes in-flight requests, stops the plugins, closes the pools.
+        public func shutdown() async {
+            await server.shutdown()
+            for service in services { await service.shutdown() }
+            pools.forEach { $0.close() }
+        }
+    }
+
+    /// Builds and starts the named plugins (auth first, so the others verify tokens with its
+    /// keys in-process).
+    public static func embed(
+        _ names: [String], configuration: ServiceConfiguration, logger: Logger,
+        migrate: Bool
+    ) async throws -> Embedded {
+        let ordered = names.sorted { ($0 == AuthService.name ? 0 : 1, $0) < ($1 == AuthService.name ? 0 : 1, $1) }
+        var mounted: [ServiceHost.Mounted] = []
+        var pools: [PostgresPool] = []
+        var authenticator: Authenticator?
+        for name in ordered {
+            guard let type = plugins[name] else {
+                throw Environment.Failure(variable: "--embed", problem: "unknown plugin \(name)")
+            }
+            var database = configuration.database
+            database.url = configuration.environment.string("PIER_\(name.uppercased())_DATABASE_URL") ?? database.url
+            database.applicationName = "pier-gateway/\(name)"
+            let pool = PostgresPool(configuration: database)
+            pools.append(pool)
+            let serviceLogger = logger.named(name)
+            if migrate { try await ServiceRunner.migrate(type, pool: pool, logger: serviceLogger) }
+            let context = ServiceContext(
+                configuration: configuration, database: pool, logger: serviceLogger,
+                authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration))
+            let service = try await make(type, context: context)
+            if let auth = service as? AuthService { authenticator = auth.authenticator }
+            mounted.append(.init(name: name, schema: type.schema, migrations: type.migrations, database: pool, service: service))
+        }
+        guard !mounted.isEmpty else { throw Environment.Failure(variable: "--embed", problem: "names no plugin") }
+        let host = ServiceHost(mounted: mounted, metricsName: "gateway")
+        let server = try ServiceRunner.makeServer(
+            router: host.router(), metrics: host.metrics, configuration: configuration,
+            logger: logger)
+        try server.start()
+        return Embedded(server: server, services: mounted.map(\.service), pools: pools)
+    }
+
+    private static func make<S: Service>(_ type: S.Type, context: ServiceContext) async throws -> any Service {
+        try await S.make(context: context)
+    }
+
+    /// `pier-gateway --embed auth,feedback [--migrate]`, or `pier-gateway migrate --embed …`.
+    public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
+        let started = MonotonicClock.seconds()
+        var words = Array(arguments.dropFirst())
+        let usage = """
+            usage: pier-gateway [serve] --embed <plugins> [--migrate]   host plugins in one process on PIER_PORT (default 8080)
+                   pier-gateway migrate --embed <plugins>             apply their migrations and exit
+                   pier-gateway --help | --version
+            plugins: \(plugins.keys.sorted().joined(separator: ", ")) (comma-separated; or PIER_GATEWAY_EMBED)
+            """
+        if words.contains("--help") || words.contains("-h") {
+            print(usage)
+            return 0
+        }
+        if words.contains("--version") {
+            print("pier-gateway \(PierVersion.current)")
+            return 0
+        }
+        let environment = Environment.process
+        var embed = environment.list("PIER_GATEWAY_EMBED")
+        if let flag = words.firstIndex(of: "--embed") {
+            guard flag + 1 < words.count else {
+                ServiceRunner.printError("pier-gateway: --embed needs a list of plugins\n\n" + usage)
+                return 2
+            }
+            embed = words[flag + 1].split(separator: ",").map { String($0) }
+            words.removeSubrange(flag...(flag + 1))
+        }
+        let migrateFirst = words.contains("--migrate")
+        words.removeAll { $0 == "--migrate" }
+        let command = words.first ?? "serve"
+        guard ["serve", "migrate"].contains(command), words.count <= 1 else {
+            ServiceRunner.printError("pier-gateway: unknown arguments \(words.joined(separator: " "))\n\n" + usage)
+            return 2
+        }
+        let unknown = embed.filter { plugins[$0] == nil }
+        guard !embed.isEmpty, unknown.isEmpty else {
+            ServiceRunner.printError(
+                "pier-gateway: embed one or more of \(plugins.keys.sorted().joined(separator: ", "))"
+                    + (unknown.isEmpty ? "" : "; unknown: \(unknown.joined(separator: ", "))") + "\n\n" + usage)
+            return 2
+        }
+        let configuration: ServiceConfiguration
+        do {
+            configuration = try ServiceConfiguration(environment: environment, defaultPort: 8080, applicationName: "pier-gateway")
+        } catch {
+            ServiceRunner.printError("pier-gateway: configuration error: \(error)")
+            return 2
+        }
+        let logger = Logger(service: "gateway", level: configuration.logLevel)
+        defer { Logger.flush() }
+        do {
+            if command == "migrate" {
+                for name in embed {
+                    let pool = PostgresPool(configuration: configuration.database)
+                    defer { pool.close() }
+                    try await ServiceRunner.migrate(plugins[name]!, pool: pool, logger: logger.named(name))
+                }
+                return 0
+            }
+            let embedded = try await Gateway.embed(embed, configuration: configuration, logger: logger, migrate: migrateFirst)
+            logger.info(
+                "listening",
+                [
+                    ("port", .int(embedded.server.port)), ("embedded", .string(embed.joined(separator: ","))),
+                    ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
+                ])
+            let signal = await ServiceRunner.waitForTermination()
+            logger.info("shutting down", [("signal", .int(Int(signal)))])
+            await embedded.shutdown()
+            logger.info("stopped")
+            return 0
+        } catch let error as Environment.Failure {
+            ServiceRunner.printError("pier-gateway: configuration error: \(error)")
+            return 2
+        } catch {
+            logger.error("gateway failed", [("error", .string(String(describing: error)))])
+            ServiceRunner.printError("pier-gateway: \(error)")
+            return 1
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import PierModels
+import PierRuntime
+import PierService
+import PierTestSupport
+import Testing
+
+@testable import Gateway
+
+/// Auth and feedback hosted in one process answer exactly as they do apart.
+@Suite struct EmbeddedGatewayTests {
+    @Test func theWholeFlowThroughOnePort() async throws {
+        let url = try await TestDatabase.create("pier_test_gateway")
+        let configuration = try ServiceConfiguration(
+            environment: Environment([
+                "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
+                "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
+                "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-gateway-\(UUID())").path,
+            ]), defaultPort: 0, applicationName: "gateway-tests")
+        let gateway = try await Gateway.embed(
+            ["feedback", "auth"], configuration: configuration,
+            logger: Logger(service: "gateway", level: .error), migrate: true)
+        let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
+
+        let registered = try await client.send(
+            "POST", "/auth/register", json: #"{"email":"gw@example.com","password":"gateway passphrase"}"#)
+        #expect(registered.status == 201)
+        let session = try registered.decode(AuthSession.self)
+        let posted = try await client.send(
+            "POST", "/feedback", json: #"{"message":"through the gateway"}"#, token: session.accessToken)
+        #expect(posted.status == 201)
+        let mine = try await client.send("GET", "/feedback/mine", token: session.accessToken).decode(FeedbackPage.self)
+        #expect(mine.items.map(\.message) == ["through the gateway"])
+        // Tokens are checked with auth's keys in-process: a forged one is refused by feedback too.
+        #expect(try await client.send("GET", "/feedback/mine", token: session.accessToken + "x").status == 401)
+
+        let ready = try await client.send("GET", "/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.text.contains("\"auth.migrations\":true") && ready.text.contains("\"feedback.migrations\":true"))
+        let metrics = try await client.send("GET", "/metrics").text
+        #expect(metrics.contains(#"pier_db_pool_connections{service="auth",state="idle"}"#))
+        #expect(metrics.contains(#"pier_db_pool_connections{service="feedback",state="idle"}"#))
+        #expect(try await client.send("GET", "/nowhere").status == 404)
+        await gateway.shutdown()
+    }
+
+    @Test func unknownPluginsAreRefused() async throws {
+        let configuration = try ServiceConfiguration(
+            environment: Environment(["PIER_PORT": "0"]), defaultPort: 0, applicationName: "t")
+        await #expect(throws: Environment.Failure.self) {
+            _ = try await Gateway.embed(
+                ["billing"], configuration: configuration, logger: Logger(service: "g", level: .error), migrate: false)
+        }
+    }
+}
