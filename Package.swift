@@ -66,7 +66,8 @@ let package = Package(
 
         .target(
             name: "Gateway", dependencies: ["AuthService", "FeedbackService", "PierService"],
-            path: "Services/Gateway/Sources", swiftSettings: strict),
+            path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
+            resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
         .executableTarget(
             name: "pier-gateway", dependencies: ["Gateway"], path: "Services/Gateway/Main",
             swiftSettings: strict),

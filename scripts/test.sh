@@ -19,4 +19,5 @@ for suite in PostgresTests.RestartTests AuthTests.AuthRestartTests; do
 done
 PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
 scripts/interop.sh
+scripts/fuzz.sh
 echo "all tests passed"

@@ -41,6 +41,16 @@ import Testing
         #expect(metrics.contains(#"pier_db_pool_connections{service="auth",state="idle"}"#))
         #expect(metrics.contains(#"pier_db_pool_connections{service="feedback",state="idle"}"#))
         #expect(try await client.send("GET", "/nowhere").status == 404)
+
+        // The OpenAPI document describes exactly the routes that exist.
+        let document = try await client.send("GET", "/openapi.json")
+        #expect(document.status == 200)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(document.body)) as? [String: Any])
+        let paths = try #require(object["paths"] as? [String: [String: Any]])
+        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
+        let routed = Set(gateway.server.router.endpoints.map { "\($0.method) \($0.pattern)" })
+        #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
+        #expect(routed.subtracting(documented).isEmpty, "routed but not documented: \(routed.subtracting(documented).sorted())")
         await gateway.shutdown()
     }
 

@@ -59,9 +59,15 @@ public enum Gateway {
         }
         guard !mounted.isEmpty else { throw Environment.Failure(variable: "--embed", problem: "names no plugin") }
         let host = ServiceHost(mounted: mounted, metricsName: "gateway")
+        var router = host.router()
+        let document = PackageResources.openapi_json
+        router.sync("GET", "/openapi.json") { _ in
+            Response(
+                status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"], body: document
+            )
+        }
         let server = try ServiceRunner.makeServer(
-            router: host.router(), metrics: host.metrics, configuration: configuration,
-            logger: logger)
+            router: router, metrics: host.metrics, configuration: configuration, logger: logger)
         try server.start()
         return Embedded(server: server, services: mounted.map(\.service), pools: pools)
     }
