@@ -73,7 +73,7 @@ let package = Package(
             swiftSettings: strict),
 
         .target(
-            name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels"],
+            name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService"],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",

@@ -21,38 +21,23 @@ final class AuthHarness: Sendable {
     let logs: LogLines
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> AuthHarness {
-        let url = try await TestDatabase.create(database)
         var environment = [
-            "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "info",
-            "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
-            "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
+            "PIER_LOG_LEVEL": "info", "PIER_HTTP_ACCESS_LOG": "true", "PIER_AUTH_ARGON2_MEMORY_KIB": "1024",
+            "PIER_AUTH_ARGON2_ITERATIONS": "1", "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
         ]
         environment.merge(settings) { $1 }
-        let configuration = try ServiceConfiguration(
-            environment: Environment(environment), defaultPort: 0,
-            applicationName: "auth-tests")
         let logs = LogLines()
-        let logger = Logger(service: "auth", level: .info, sink: { logs.append($0) })
-        let pool = PostgresPool(configuration: configuration.database)
-        try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger)
         let keys = try SigningKeys(signing: P256PrivateKey.generate())
-        let context = ServiceContext(
-            configuration: configuration, database: pool, logger: logger,
-            authenticator: Authenticator(
-                verifier: AccessTokenVerifier(
-                    keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier")))
-        let authConfiguration = try AuthConfiguration(environment: configuration.environment, production: false)
-        let service = try await AuthService.make(context: context, configuration: authConfiguration, keys: keys)
-        let host = ServiceHost(
-            mounted: [
-                .init(
-                    name: "auth", schema: "auth", migrations: AuthService.migrations,
-                    database: pool, service: service)
-            ], metricsName: "auth")
-        let server = try ServiceRunner.makeServer(
-            router: host.router(), metrics: host.metrics, configuration: context.configuration, logger: context.logger)
-        try server.start()
-        return AuthHarness(server: server, pool: pool, keys: keys, base: "http://127.0.0.1:\(server.port)", logs: logs)
+        let authenticator = Authenticator(
+            verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier"))
+        let live = try await LiveService<AuthService>.start(
+            database: database, settings: environment, logger: Logger(service: "auth", level: .info, sink: { logs.append($0) }),
+            authenticator: authenticator
+        ) { context in
+            let configuration = try AuthConfiguration(environment: context.configuration.environment, production: false)
+            return try await AuthService.make(context: context, configuration: configuration, keys: keys)
+        }
+        return AuthHarness(server: live.server, pool: live.pool, keys: keys, base: live.base, logs: logs)
     }
 
     private init(server: HTTPServer, pool: PostgresPool, keys: SigningKeys, base: String, logs: LogLines) {

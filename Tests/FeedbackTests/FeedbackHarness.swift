@@ -21,35 +21,25 @@ final class FeedbackHarness: Sendable {
     let http: ServiceClient
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> FeedbackHarness {
-        let url = try await TestDatabase.create(database)
-        var environment = [
-            "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_HTTP_ACCESS_LOG": "false", "PIER_LOG_LEVEL": "error",
-            "PIER_FEEDBACK_QUOTA_PER_MINUTE": "1000", "PIER_FEEDBACK_QUOTA_PER_DAY": "100000", "PIER_FEEDBACK_EVENT_POLL_S": "1",
-        ]
-        environment.merge(settings) { $1 }
-        let configuration = try ServiceConfiguration(
-            environment: Environment(environment), defaultPort: 0, applicationName: "feedback-tests")
-        let logger = Logger(service: "feedback", level: .error)
-        let pool = PostgresPool(configuration: configuration.database)
-        try await ServiceRunner.migrate(FeedbackService.self, pool: pool, logger: logger)
         let key = try P256PrivateKey.generate()
-        let signer = AccessTokenSigner(key: key, kid: "test")
         let authenticator = Authenticator(
             verifier: AccessTokenVerifier(
                 keys: StaticKeyProvider(keys: ["test": try key.publicKey]), issuer: "pier", audience: "pier"))
-        let context = ServiceContext(configuration: configuration, database: pool, logger: logger, authenticator: authenticator)
-        let service = FeedbackService.make(
-            context: context, configuration: try FeedbackConfiguration(environment: configuration.environment))
-        let host = ServiceHost(
-            mounted: [
-                .init(
-                    name: "feedback", schema: "feedback", migrations: FeedbackService.migrations,
-                    database: pool, service: service)
-            ], metricsName: "feedback")
-        let server = try ServiceRunner.makeServer(
-            router: host.router(), metrics: host.metrics, configuration: context.configuration, logger: context.logger)
-        try server.start()
-        return FeedbackHarness(server: server, pool: pool, service: service, signer: signer, port: server.port)
+        var environment = [
+            "PIER_LOG_LEVEL": "error", "PIER_FEEDBACK_QUOTA_PER_MINUTE": "1000", "PIER_FEEDBACK_QUOTA_PER_DAY": "100000",
+            "PIER_FEEDBACK_EVENT_POLL_S": "1",
+        ]
+        environment.merge(settings) { $1 }
+        let live = try await LiveService<FeedbackService>.start(
+            database: database, settings: environment, logger: Logger(service: "feedback", level: .error),
+            authenticator: authenticator
+        ) { context in
+            FeedbackService.make(
+                context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment))
+        }
+        return FeedbackHarness(
+            server: live.server, pool: live.pool, service: live.service, signer: AccessTokenSigner(key: key, kid: "test"),
+            port: live.port)
     }
 
     private init(server: HTTPServer, pool: PostgresPool, service: FeedbackService, signer: AccessTokenSigner, port: Int) {

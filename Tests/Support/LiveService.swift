@@ -1,0 +1,44 @@
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import PierService
+
+/// A service running for real in the test process: its own fresh database (migrated), a pool,
+/// and its routes with the operator endpoints on an ephemeral port.
+public struct LiveService<S: Service>: Sendable {
+    public let service: S
+    public let server: HTTPServer
+    public let pool: PostgresPool
+    public let configuration: ServiceConfiguration
+    public let http: ServiceClient
+    public var base: String { http.base }
+    public var port: Int { server.port }
+
+    /// - Parameters:
+    ///   - settings: environment variables on top of the test defaults (port 0, no access log).
+    ///   - make: builds the service from its context.
+    public static func start(
+        database: String, settings: [String: String], logger: Logger, authenticator: Authenticator,
+        make: (ServiceContext) async throws -> S
+    ) async throws -> LiveService {
+        var environment = [
+            "PIER_DATABASE_URL": try await TestDatabase.create(database), "PIER_PORT": "0", "PIER_HTTP_ACCESS_LOG": "false",
+        ]
+        environment.merge(settings) { $1 }
+        let configuration = try ServiceConfiguration(
+            environment: Environment(environment), defaultPort: 0, applicationName: "\(S.name)-tests")
+        let pool = PostgresPool(configuration: configuration.database)
+        try await ServiceRunner.migrate(S.self, pool: pool, logger: logger)
+        let context = ServiceContext(configuration: configuration, database: pool, logger: logger, authenticator: authenticator)
+        let service = try await make(context)
+        let host = ServiceHost(
+            mounted: [.init(name: S.name, schema: S.schema, migrations: S.migrations, database: pool, service: service)],
+            metricsName: S.name)
+        let server = try ServiceRunner.makeServer(
+            router: host.router(), metrics: host.metrics, configuration: configuration, logger: logger)
+        try server.start()
+        return LiveService(
+            service: service, server: server, pool: pool, configuration: configuration,
+            http: ServiceClient(base: "http://127.0.0.1:\(server.port)"))
+    }
+}
