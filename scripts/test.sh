@@ -20,4 +20,5 @@ done
 PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
 scripts/interop.sh
 scripts/fuzz.sh
+scripts/check-deploy.sh
 echo "all tests passed"
