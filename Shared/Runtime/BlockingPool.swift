@@ -15,6 +15,7 @@ public final class BlockingPool: Sendable {
     public struct Overloaded: Error, CustomStringConvertible {
         public let pool: String
         public var description: String { "the \(pool) pool is overloaded" }
+        public init(pool: String) { self.pool = pool }
     }
 
     private struct State {

@@ -54,6 +54,16 @@ import Testing
         await gateway.shutdown()
     }
 
+    @Test func eachPluginMayHaveItsOwnDatabase() throws {
+        let configuration = try ServiceConfiguration(
+            environment: Environment([
+                "PIER_DATABASE_URL": "postgresql://shared@db/pier", "PIER_FEEDBACK_DATABASE_URL": "postgresql://feedback@db/pier",
+            ]), defaultPort: 0, applicationName: "t")
+        #expect(Gateway.database(for: "feedback", configuration).url == "postgresql://feedback@db/pier")
+        #expect(Gateway.database(for: "auth", configuration).url == "postgresql://shared@db/pier")
+        #expect(Gateway.database(for: "auth", configuration).applicationName == "pier-gateway/auth")
+    }
+
     @Test func unknownPluginsAreRefused() async throws {
         let configuration = try ServiceConfiguration(
             environment: Environment(["PIER_PORT": "0"]), defaultPort: 0, applicationName: "t")

@@ -51,6 +51,7 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         }
     }
     router.get("/conflict") { _ -> Response in throw HTTPError.conflict("Already there.") }
+    router.get("/busy") { _ -> Response in throw BlockingPool.Overloaded(pool: "password hashing") }
     var configuration = HTTPServer.Configuration(port: 0, threads: 2)
     configure(&configuration)
     let server = HTTPServer(
@@ -218,6 +219,9 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(response.status == 500)
         #expect(!response.body.contains("10.0.0.5") && !response.body.contains("password"))
         #expect(logs.all.contains { $0.contains("r-500") && $0.contains("10.0.0.5") && $0.contains("\"level\":\"error\"") })
+        client.send("GET /busy HTTP/1.1\r\nHost: x\r\n\r\n")
+        let busy = try #require(await client.responses(1).first)
+        #expect(busy.status == 503 && busy.headers["retry-after"] == "1")
         client.send("GET /conflict HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(await client.responses(1).first?.status == 409)
         #expect(logs.all.contains { $0.contains("\"path\":\"/conflict\"") && $0.contains("\"status\":409") })

@@ -43,10 +43,7 @@ public enum Gateway {
             guard let type = plugins[name] else {
                 throw Environment.Failure(variable: "--embed", problem: "unknown plugin \(name)")
             }
-            var database = configuration.database
-            database.url = configuration.environment.string("PIER_\(name.uppercased())_DATABASE_URL") ?? database.url
-            database.applicationName = "pier-gateway/\(name)"
-            let pool = PostgresPool(configuration: database)
+            let pool = PostgresPool(configuration: database(for: name, configuration))
             pools.append(pool)
             let serviceLogger = logger.named(name)
             if migrate { try await ServiceRunner.migrate(type, pool: pool, logger: serviceLogger) }
@@ -70,6 +67,14 @@ public enum Gateway {
             router: router, metrics: host.metrics, configuration: configuration, logger: logger)
         try server.start()
         return Embedded(server: server, services: mounted.map(\.service), pools: pools)
+    }
+
+    /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL.
+    static func database(for name: String, _ configuration: ServiceConfiguration) -> PostgresConfiguration {
+        var database = configuration.database
+        database.url = configuration.environment.string("PIER_\(name.uppercased())_DATABASE_URL") ?? database.url
+        database.applicationName = "pier-gateway/\(name)"
+        return database
     }
 
     private static func make<S: Service>(_ type: S.Type, context: ServiceContext) async throws -> any Service {
@@ -130,7 +135,7 @@ public enum Gateway {
         do {
             if command == "migrate" {
                 for name in embed {
-                    let pool = PostgresPool(configuration: configuration.database)
+                    let pool = PostgresPool(configuration: database(for: name, configuration))
                     defer { pool.close() }
                     try await ServiceRunner.migrate(plugins[name]!, pool: pool, logger: logger.named(name))
                 }
