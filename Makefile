@@ -4,7 +4,7 @@
 run:            ## set up, build, start PostgreSQL under .pier/, migrate and serve the stack
 	deploy/local/run.sh
 
-run-embedded:   ## the same stack in one process: pier-gateway --embed auth,feedback on 8080
+run-embedded:   ## the same stack in one process: pier-gateway --embed auth,feedback,subscriptions on 8080
 	PIER_EMBED=1 deploy/local/run.sh
 
 test:           ## every test, against a real PostgreSQL started under .pier/
@@ -16,6 +16,7 @@ build:
 bench:          ## ratios against references run side by side (nginx, the bare KDF, pgbench)
 	bench/run.sh
 	bench/feedback.sh
+	bench/subscriptions.sh
 
 clean:
 	scripts/postgres.sh stop

@@ -19,8 +19,10 @@ let package = Package(
     products: [
         .executable(name: "pier-auth", targets: ["pier-auth"]),
         .executable(name: "pier-feedback", targets: ["pier-feedback"]),
+        .executable(name: "pier-subscriptions", targets: ["pier-subscriptions"]),
         .executable(name: "pier-gateway", targets: ["pier-gateway"]),
         .library(name: "FeedbackService", targets: ["FeedbackService"]),
+        .library(name: "SubscriptionsService", targets: ["SubscriptionsService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
     ],
@@ -65,7 +67,16 @@ let package = Package(
             path: "Services/Feedback/Main", swiftSettings: strict),
 
         .target(
-            name: "Gateway", dependencies: ["AuthService", "FeedbackService", "PierService"],
+            name: "SubscriptionsService", dependencies: ["PierService"], path: "Services/Subscriptions",
+            exclude: ["Main"], sources: ["Sources"],
+            resources: [.embedInCode("Migrations"), .embedInCode("Resources/AppleRootCA-G3.pem")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "pier-subscriptions", dependencies: ["SubscriptionsService"],
+            path: "Services/Subscriptions/Main", swiftSettings: strict),
+
+        .target(
+            name: "Gateway", dependencies: ["AuthService", "FeedbackService", "SubscriptionsService", "PierService"],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
         .executableTarget(
@@ -73,7 +84,8 @@ let package = Package(
             swiftSettings: strict),
 
         .target(
-            name: "PierTestSupport", dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService"],
+            name: "PierTestSupport",
+            dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService", "PierCrypto"],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",
@@ -94,6 +106,10 @@ let package = Package(
         .testTarget(
             name: "FeedbackTests", dependencies: ["FeedbackService", "PierService", "PierTestSupport"],
             path: "Tests/FeedbackTests", swiftSettings: strict),
+        .testTarget(
+            name: "SubscriptionsTests",
+            dependencies: ["SubscriptionsService", "PierService", "PierTestSupport", "COpenSSL"],
+            path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "AuthTests", dependencies: ["AuthService", "PierService", "PierTestSupport"],
             path: "Tests/AuthTests", swiftSettings: strict),

@@ -8,40 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
 clients=16
-scripts/setup.sh
-command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
-swift build -c release --product pier-auth >/dev/null
-swift build -c release --product pier-feedback >/dev/null
-bin=$(swift build -c release --show-bin-path)
-scripts/postgres.sh start
-admin=$(scripts/postgres.sh url)
-PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_bench_feedback WITH (FORCE)" \
-  -c "CREATE DATABASE pier_bench_feedback" >/dev/null
-url="${admin%/*}/pier_bench_feedback"
-work=$(mktemp -d)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-rps() { awk '/Requests\/sec/ {print $2}'; }
-tps() { awk '/^tps/ {print $3}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-
-PIER_DATABASE_URL=$url PIER_PORT=18281 PIER_DATA_DIR="$work" "$bin/pier-auth" serve --migrate > "$work/auth.log" 2>&1 &
-pids+=($!)
-PIER_DATABASE_URL=$url PIER_PORT=18282 PIER_JWKS_URL=http://127.0.0.1:18281/auth/.well-known/jwks.json \
-  PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=100000 PIER_DB_POOL_SIZE=$clients \
-  "$bin/pier-feedback" serve --migrate > "$work/feedback.log" 2>&1 &
-pids+=($!)
-for port in 18281 18282; do
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-done
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_prepare pier_bench_feedback pier-auth pier-feedback
+bench_serve 18281 auth
+bench_serve 18282 feedback PIER_JWKS_URL=http://127.0.0.1:18281/auth/.well-known/jwks.json \
+  PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=100000 PIER_DB_POOL_SIZE=$clients
 
 echo "registering 200 users…"
-for i in $(seq 1 200); do
-  curl -sf -XPOST http://127.0.0.1:18281/auth/register -H 'Content-Type: application/json' \
-    -d "{\"email\":\"bench$i@example.com\",\"password\":\"bench passphrase $i\"}" \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])' >> "$work/tokens"
-done
+bench_users 18281 200 "$work/tokens"
 
 cat > "$work/post.lua" <<LUA
 local tokens = {}

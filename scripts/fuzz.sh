@@ -16,7 +16,7 @@ port=${PIER_FUZZ_PORT:-18480}
 PIER_DATABASE_URL="${admin%/*}/pier_fuzz" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning PIER_HTTP_ACCESS_LOG=false \
   PIER_AUTH_ARGON2_MEMORY_KIB=1024 PIER_AUTH_ARGON2_ITERATIONS=1 PIER_AUTH_THROTTLE_ADDRESS=100000 \
   PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=1000000 \
-  "$(swift build --show-bin-path)/pier-gateway" --embed auth,feedback --migrate > "$work/gateway.log" 2>&1 &
+  "$(swift build --show-bin-path)/pier-gateway" --embed auth,feedback,subscriptions --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done

@@ -17,14 +17,11 @@ final class FeedbackHarness: Sendable {
     let service: FeedbackService
     let base: String
     let port: Int
-    let signer: AccessTokenSigner
+    let tokens: TestTokens
     let http: ServiceClient
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> FeedbackHarness {
-        let key = try P256PrivateKey.generate()
-        let authenticator = Authenticator(
-            verifier: AccessTokenVerifier(
-                keys: StaticKeyProvider(keys: ["test": try key.publicKey]), issuer: "pier", audience: "pier"))
+        let tokens = try TestTokens()
         var environment = [
             "PIER_LOG_LEVEL": "error", "PIER_FEEDBACK_QUOTA_PER_MINUTE": "1000", "PIER_FEEDBACK_QUOTA_PER_DAY": "100000",
             "PIER_FEEDBACK_EVENT_POLL_S": "1",
@@ -32,21 +29,21 @@ final class FeedbackHarness: Sendable {
         environment.merge(settings) { $1 }
         let live = try await LiveService<FeedbackService>.start(
             database: database, settings: environment, logger: Logger(service: "feedback", level: .error),
-            authenticator: authenticator
+            authenticator: tokens.authenticator
         ) { context in
             FeedbackService.make(
                 context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment))
         }
         return FeedbackHarness(
-            server: live.server, pool: live.pool, service: live.service, signer: AccessTokenSigner(key: key, kid: "test"),
+            server: live.server, pool: live.pool, service: live.service, tokens: tokens,
             port: live.port)
     }
 
-    private init(server: HTTPServer, pool: PostgresPool, service: FeedbackService, signer: AccessTokenSigner, port: Int) {
+    private init(server: HTTPServer, pool: PostgresPool, service: FeedbackService, tokens: TestTokens, port: Int) {
         self.server = server
         self.pool = pool
         self.service = service
-        self.signer = signer
+        self.tokens = tokens
         self.port = port
         self.base = "http://127.0.0.1:\(port)"
         self.http = ServiceClient(base: base)
@@ -58,15 +55,9 @@ final class FeedbackHarness: Sendable {
     }
 
     /// An access token for `user` with `role`.
-    func token(_ user: UUID, role: String = "user") throws -> String {
-        let now = Int(Date().timeIntervalSince1970)
-        return try signer.sign(
-            AccessClaims(
-                iss: "pier", sub: user.uuidString, aud: "pier", iat: now, nbf: now,
-                exp: now + 600, jti: UUID().uuidString, sid: nil, role: role))
-    }
+    func token(_ user: UUID, role: String = "user") throws -> String { try tokens.token(user, role: role) }
 
-    func admin() throws -> String { try token(UUID(), role: "admin") }
+    func admin() throws -> String { try tokens.admin() }
 
     func send(
         _ method: String, _ path: String, json: String? = nil, token: String? = nil,

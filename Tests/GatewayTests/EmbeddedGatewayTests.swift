@@ -7,7 +7,7 @@ import Testing
 
 @testable import Gateway
 
-/// Auth and feedback hosted in one process answer exactly as they do apart.
+/// Auth, feedback and subscriptions hosted in one process answer exactly as they do apart.
 @Suite struct EmbeddedGatewayTests {
     @Test func theWholeFlowThroughOnePort() async throws {
         let url = try await TestDatabase.create("pier_test_gateway")
@@ -18,7 +18,7 @@ import Testing
                 "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-gateway-\(UUID())").path,
             ]), defaultPort: 0, applicationName: "gateway-tests")
         let gateway = try await Gateway.embed(
-            ["feedback", "auth"], configuration: configuration,
+            ["feedback", "auth", "subscriptions"], configuration: configuration,
             logger: Logger(service: "gateway", level: .error), migrate: true)
         let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
 
@@ -33,6 +33,9 @@ import Testing
         #expect(mine.items.map(\.message) == ["through the gateway"])
         // Tokens are checked with auth's keys in-process: a forged one is refused by feedback too.
         #expect(try await client.send("GET", "/feedback/mine", token: session.accessToken + "x").status == 401)
+        let status = try await client.send("GET", "/subscriptions/me", token: session.accessToken)
+        #expect(try status.decode(SubscriptionStatus.self).status == "none")
+        #expect(try await client.send("GET", "/subscriptions/plans").status == 200)
 
         let ready = try await client.send("GET", "/readyz")
         #expect(ready.status == 200)
@@ -40,6 +43,7 @@ import Testing
         let metrics = try await client.send("GET", "/metrics").text
         #expect(metrics.contains(#"pier_db_pool_connections{service="auth",state="idle"}"#))
         #expect(metrics.contains(#"pier_db_pool_connections{service="feedback",state="idle"}"#))
+        #expect(metrics.contains(#"pier_db_pool_connections{service="subscriptions",state="idle"}"#))
         #expect(try await client.send("GET", "/nowhere").status == 404)
 
         // The OpenAPI document describes exactly the routes that exist.

@@ -4,6 +4,7 @@ import PierHTTP
 import PierPostgres
 import PierRuntime
 import PierService
+import SubscriptionsService
 
 /// Hosts several plugins in one process behind one port, with exactly the paths and behaviour
 /// they have when run apart: each keeps its own pool (its own database role, when
@@ -13,6 +14,7 @@ public enum Gateway {
     public static let plugins: [String: any Service.Type] = [
         AuthService.name: AuthService.self,
         FeedbackService.name: FeedbackService.self,
+        SubscriptionsService.name: SubscriptionsService.self,
     ]
 
     /// What runs when plugins are embedded.

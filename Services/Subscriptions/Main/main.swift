@@ -1,0 +1,5 @@
+import Glibc
+import PierService
+import SubscriptionsService
+
+exit(await ServiceRunner.main(SubscriptionsService.self, version: PierVersion.current))

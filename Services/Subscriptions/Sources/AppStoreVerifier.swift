@@ -1,0 +1,215 @@
+import PierCrypto
+import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A verified StoreKit 2 transaction (`JWSTransactionDecodedPayload`): the fields Pier reads.
+/// Dates are milliseconds since 1970, as Apple sends them.
+struct AppStoreTransaction: Decodable, Sendable {
+    var transactionId: String
+    var originalTransactionId: String
+    var bundleId: String
+    var productId: String
+    var type: String
+    var purchaseDate: Int64
+    var expiresDate: Int64?
+    var revocationDate: Int64?
+    var revocationReason: Int?
+    var offerType: Int?
+    var appAccountToken: String?
+    var environment: String
+    var signedDate: Int64
+
+    static let autoRenewable = "Auto-Renewable Subscription"
+}
+
+/// A verified renewal info (`JWSRenewalInfoDecodedPayload`).
+struct AppStoreRenewalInfo: Decodable, Sendable {
+    var originalTransactionId: String
+    var autoRenewStatus: Int
+    var autoRenewProductId: String?
+    var isInBillingRetryPeriod: Bool?
+    var gracePeriodExpiresDate: Int64?
+    var expirationIntent: Int?
+    var environment: String
+    var signedDate: Int64
+}
+
+/// A verified App Store Server Notification V2 (`responseBodyV2DecodedPayload`).
+struct AppStoreNotification: Decodable, Sendable {
+    struct Payload: Decodable, Sendable {
+        var appAppleId: Int?
+        var bundleId: String?
+        var environment: String?
+        var signedTransactionInfo: String?
+        var signedRenewalInfo: String?
+        var status: Int?
+    }
+    var notificationType: String
+    var subtype: String?
+    var notificationUUID: UUID
+    var signedDate: Int64
+    var data: Payload?
+}
+
+/// One verified piece of signed App Store data: its typed fields and the whole payload (kept
+/// as the record of what Apple said).
+struct Verified<Value: Sendable>: Sendable {
+    var value: Value
+    var payload: JSONValue
+    /// `production` or `sandbox`.
+    var environment: String
+}
+
+/// Verifies App Store signed data (JWS with an `x5c` chain) the way Apple's App Store Server
+/// Library does: ES256 only; exactly three certificates; the intermediate carries the WWDR OID
+/// and the leaf the receipt-signing OID; the chain validates to a trusted root as of the
+/// payload's `signedDate`; the signature verifies with the leaf's key; then the app's bundle id
+/// (and, in production, its Apple ID) and the environment must match the configuration.
+struct AppStoreVerifier: Sendable {
+    /// Why signed data was refused; the reason is safe to return to the client.
+    struct Failure: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    static let intermediateOID = "1.2.840.113635.100.6.2.1"
+    static let leafOID = "1.2.840.113635.100.6.11.1"
+    /// A notification carries two signed payloads of its own, each with a certificate chain.
+    static let maximumLength = 64 * 1024
+
+    let chain: CertificateChainVerifier
+    let bundleID: String
+    let appAppleID: Int?
+    let acceptSandbox: Bool
+    let production: Bool
+
+    init(configuration: SubscriptionsConfiguration) {
+        chain = CertificateChainVerifier(roots: configuration.roots)
+        bundleID = configuration.bundleID
+        appAppleID = configuration.appAppleID
+        acceptSandbox = configuration.acceptSandbox
+        production = configuration.production
+    }
+
+    func transaction(_ compact: String) throws(Failure) -> Verified<AppStoreTransaction> {
+        let (transaction, payload) = try verify(compact, as: AppStoreTransaction.self)
+        guard transaction.bundleId == bundleID else {
+            throw Failure(reason: "the transaction is for bundle id \(transaction.bundleId), not this app's")
+        }
+        return Verified(value: transaction, payload: payload, environment: try environment(transaction.environment))
+    }
+
+    func renewalInfo(_ compact: String) throws(Failure) -> Verified<AppStoreRenewalInfo> {
+        let (renewal, payload) = try verify(compact, as: AppStoreRenewalInfo.self)
+        return Verified(value: renewal, payload: payload, environment: try environment(renewal.environment))
+    }
+
+    /// The notification and its embedded signed transaction and renewal info, all verified.
+    func notification(_ compact: String) throws(Failure) -> (
+        notification: Verified<AppStoreNotification>, transaction: Verified<AppStoreTransaction>?,
+        renewal: Verified<AppStoreRenewalInfo>?
+    ) {
+        let (notification, payload) = try verify(compact, as: AppStoreNotification.self)
+        let data = notification.data
+        // Summary and external-purchase notifications carry no `data`; they are stored as sandbox
+        // or production by their own payload, and refused when neither can be told.
+        guard let data, let declared = data.environment else {
+            throw Failure(reason: "the notification carries no data.environment")
+        }
+        let environment = try environment(declared)
+        guard data.bundleId == bundleID else {
+            throw Failure(reason: "the notification is for bundle id \(data.bundleId ?? "none"), not this app's")
+        }
+        if environment == "production", let appAppleID, data.appAppleId != appAppleID {
+            throw Failure(
+                reason: "the notification is for app Apple ID \(data.appAppleId.map(String.init) ?? "none"), not this app's")
+        }
+        let transaction = try data.signedTransactionInfo.map { (jws) throws(Failure) in try self.transaction(jws) }
+        let renewal = try data.signedRenewalInfo.map { (jws) throws(Failure) in try self.renewalInfo(jws) }
+        return (Verified(value: notification, payload: payload, environment: environment), transaction, renewal)
+    }
+
+    private func environment(_ declared: String) throws(Failure) -> String {
+        switch declared {
+        case "Production": return "production"
+        case "Sandbox":
+            guard acceptSandbox else { throw Failure(reason: "sandbox purchases are not accepted here") }
+            return "sandbox"
+        default: throw Failure(reason: "the environment \(declared) is not accepted")
+        }
+    }
+
+    private struct SignedDate: Decodable { var signedDate: Int64? }
+
+    /// The generic checks of every piece of App Store signed data; returns the decoded payload.
+    func verify<T: Decodable>(_ compact: String, as type: T.Type) throws(Failure) -> (T, JSONValue) {
+        let jws: JWS
+        do {
+            jws = try JWS(compact: compact, maximumLength: Self.maximumLength)
+        } catch {
+            throw Failure(reason: "\(error)")
+        }
+        guard jws.header.alg == "ES256" else { throw Failure(reason: "the algorithm \(jws.header.alg) is not accepted") }
+        guard let x5c = jws.header.x5c else { throw Failure(reason: "the header has no x5c certificate chain") }
+        guard x5c.count == 3 else {
+            throw Failure(reason: "the x5c chain must hold exactly 3 certificates, it holds \(x5c.count)")
+        }
+        var certificates: [Certificate] = []
+        for (index, encoded) in x5c.enumerated() {
+            guard let der = Base64.decoded(encoded), let certificate = try? Certificate(der: der) else {
+                throw Failure(reason: "certificate \(index) of x5c is not a base64 DER certificate")
+            }
+            certificates.append(certificate)
+        }
+        let (leaf, intermediate, root) = (certificates[0], certificates[1], certificates[2])
+        guard chain.roots.contains(where: { $0.der == root.der }) else {
+            throw Failure(reason: "the chain does not end at a trusted root")
+        }
+        guard intermediate.hasExtension(oid: Self.intermediateOID) else {
+            throw Failure(reason: "the intermediate certificate lacks the Apple WWDR marker (\(Self.intermediateOID))")
+        }
+        guard leaf.hasExtension(oid: Self.leafOID) else {
+            throw Failure(reason: "the leaf certificate lacks the App Store signing marker (\(Self.leafOID))")
+        }
+        // The chain must have been valid when Apple signed, not necessarily now (Apple's rule).
+        let signed = (try? JSONDecoder().decode(SignedDate.self, from: Data(jws.payload)))?.signedDate
+        let date = signed.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
+        do {
+            try chain.verify(leaf: leaf, intermediates: [intermediate], at: date)
+        } catch {
+            throw Failure(reason: error.reason)
+        }
+        let key: P256PublicKey
+        do {
+            key = try leaf.p256PublicKey()
+        } catch {
+            throw Failure(reason: "the leaf certificate's key is not a P-256 key")
+        }
+        guard jws.signature.count == 64, key.isValidSignature(jws.signature, for: jws.signingInput) else {
+            throw Failure(reason: "the signature does not verify")
+        }
+        guard signed != nil else { throw Failure(reason: "the payload has no signedDate") }
+        do {
+            let decoder = JSONDecoder()
+            return (
+                try decoder.decode(T.self, from: Data(jws.payload)), try decoder.decode(JSONValue.self, from: Data(jws.payload))
+            )
+        } catch {
+            throw Failure(reason: "the payload is not a valid \(T.self): \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?: "\(key.stringValue) is missing"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
+            "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
+        default: "it is not JSON"
+        }
+    }
+}

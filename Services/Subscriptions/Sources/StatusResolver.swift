@@ -1,0 +1,99 @@
+import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One thing that may give a user access: a grant, or an App Store subscription (the deciding
+/// transaction of one original transaction, with its latest renewal info).
+struct AccessSource: Sendable, Equatable {
+    enum Kind: String, Sendable { case grant, appstore }
+
+    var kind: Kind
+    var reference: String
+    /// Nil when an App Store product is not mapped to any plan yet.
+    var plan: PlanReference?
+    var entitlements: [String]
+    var periodStart: Date?
+    /// Nil for a purchase that never expires.
+    var periodEnd: Date?
+    var revoked: Bool
+    var graceUntil: Date? = nil
+    var billingRetry: Bool = false
+    var willRenew: Bool = false
+    var trial: Bool = false
+    var environment: String? = nil
+}
+
+/// Computes a user's status from their sources and the current time: nothing has to run in
+/// the background for an expiry to show.
+enum StatusResolver {
+    enum State: String, Sendable {
+        case active, trialing, gracePeriod = "grace_period", billingRetry = "billing_retry", expired, revoked, none
+
+        var givesAccess: Bool { self == .active || self == .trialing || self == .gracePeriod }
+    }
+
+    static func state(of source: AccessSource, at now: Date) -> State {
+        if source.revoked { return .revoked }
+        if source.periodEnd.map({ now < $0 }) ?? true {
+            if let start = source.periodStart, now < start { return .expired }
+            return source.trial ? .trialing : .active
+        }
+        if let grace = source.graceUntil, now < grace { return .gracePeriod }
+        if source.billingRetry { return .billingRetry }
+        return .expired
+    }
+
+    /// Until when a source gives access, when it does.
+    static func accessEnd(of source: AccessSource, state: State) -> Date {
+        if state == .gracePeriod, let grace = source.graceUntil { return grace }
+        return source.periodEnd ?? .distantFuture
+    }
+
+    static func resolve(_ sources: [AccessSource], at now: Date, recheckSeconds: Int) -> SubscriptionStatus {
+        let states = sources.map { (source: $0, state: state(of: $0, at: now)) }
+        let giving = states.filter(\.state.givesAccess)
+
+        // The deciding source: the one giving access the longest; else one in billing retry;
+        // else the most recent to end.
+        func end(_ entry: (source: AccessSource, state: State)) -> Date {
+            entry.state.givesAccess ? accessEnd(of: entry.source, state: entry.state) : entry.source.periodEnd ?? .distantPast
+        }
+        let deciding =
+            giving.max { end($0) < end($1) }
+            ?? states.filter { $0.state == .billingRetry }.max { end($0) < end($1) }
+            ?? states.max { end($0) < end($1) }
+
+        var expiries: [String: Date] = [:]
+        for entry in giving {
+            let until = accessEnd(of: entry.source, state: entry.state)
+            for key in entry.source.entitlements { expiries[key] = max(expiries[key] ?? until, until) }
+        }
+
+        // The answer can change at the next boundary of any source, or after a while anyway
+        // (a renewal or a refund arrives as a new fact).
+        var next = now.addingTimeInterval(Double(recheckSeconds))
+        for source in sources where !source.revoked {
+            for boundary in [source.periodStart, source.periodEnd, source.graceUntil] {
+                if let boundary, boundary > now, boundary < next { next = boundary }
+            }
+        }
+
+        guard let deciding else {
+            return SubscriptionStatus(
+                status: State.none.rawValue, active: false, plan: nil, entitlements: [], currentPeriodStart: nil,
+                currentPeriodEnd: nil, graceUntil: nil, willRenew: false, source: nil, environment: nil, checkAgainAt: next)
+        }
+        let source = deciding.source
+        return SubscriptionStatus(
+            status: deciding.state.rawValue, active: deciding.state.givesAccess, plan: source.plan,
+            entitlements: expiries.sorted { $0.key < $1.key }.map { Entitlement(key: $0.key, expiresAt: $0.value) },
+            currentPeriodStart: source.periodStart, currentPeriodEnd: source.periodEnd,
+            graceUntil: deciding.state == .gracePeriod || deciding.state == .billingRetry ? source.graceUntil : nil,
+            willRenew: source.willRenew && !source.revoked && deciding.state != .expired, source: source.kind.rawValue,
+            environment: source.environment, checkAgainAt: next)
+    }
+}

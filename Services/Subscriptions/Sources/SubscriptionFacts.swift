@@ -1,0 +1,177 @@
+import PierModels
+import PierPostgres
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Reading and recording the facts a status is computed from. Every recording is an upsert
+/// that a newer signed fact wins: facts may arrive in any order, any number of times.
+enum SubscriptionFacts {
+    /// Every source of one user in one statement: grants, and per App Store subscription the
+    /// transaction that decides it (one giving access now, else the latest) with its renewal info.
+    static func sourcesQuery(user: UUID, at now: Date) -> PostgresQuery {
+        """
+        SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
+            g.starts_at AS period_start, g.ends_at AS period_end, g.revoked_at IS NOT NULL AS revoked,
+            NULL::timestamptz AS grace_until, false AS billing_retry, false AS will_renew, false AS trial, NULL::text AS environment
+        FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
+        WHERE g.user_id = \(user)
+        UNION ALL
+        SELECT 'appstore', o.original_transaction_id, p.id, p.name, coalesce(p.entitlements, '{}'),
+            t.purchase_date, t.expires_date, t.revocation_date IS NOT NULL,
+            r.grace_period_expires_date, coalesce(r.billing_retry, false), coalesce(r.auto_renew, true), t.offer_type = 1,
+            t.environment
+        FROM subscriptions.appstore_owners o
+        CROSS JOIN LATERAL (
+            SELECT * FROM subscriptions.appstore_transactions x
+            WHERE x.original_transaction_id = o.original_transaction_id
+            ORDER BY (x.revocation_date IS NULL AND coalesce(x.expires_date > \(now), true)) DESC,
+                x.expires_date DESC NULLS FIRST, x.signed_date DESC
+            LIMIT 1
+        ) t
+        LEFT JOIN subscriptions.appstore_renewals r ON r.original_transaction_id = o.original_transaction_id
+        LEFT JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
+        WHERE o.user_id = \(user)
+        """
+    }
+
+    static func sources(_ rows: [PostgresRow]) throws -> [AccessSource] {
+        try rows.map { row in
+            let planID = try row.decode("plan_id", as: String?.self)
+            return AccessSource(
+                kind: AccessSource.Kind(rawValue: try row.decode("kind")) ?? .grant,
+                reference: try row.decode("reference"),
+                plan: try planID.map { PlanReference(id: $0, name: try row.decode("plan_name")) },
+                entitlements: (try row.decode("entitlements", as: PostgresTextArray.self)).values,
+                periodStart: try row.decode("period_start"), periodEnd: try row.decode("period_end"),
+                revoked: try row.decode("revoked"), graceUntil: try row.decode("grace_until"),
+                billingRetry: try row.decode("billing_retry"), willRenew: try row.decode("will_renew"),
+                trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"))
+        }
+    }
+
+    static func date(_ milliseconds: Int64?) -> Date? {
+        milliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+    }
+
+    /// Records a transaction unless the same one, signed later, is already known.
+    static func record(_ verified: Verified<AppStoreTransaction>, on connection: PostgresConnection) throws {
+        let transaction = verified.value
+        try connection.execute(
+            """
+            INSERT INTO subscriptions.appstore_transactions AS t (transaction_id, original_transaction_id, product_id,
+                purchase_date, expires_date, revocation_date, revocation_reason, offer_type, environment, signed_date, payload)
+            VALUES (\(transaction.transactionId), \(transaction.originalTransactionId), \(transaction.productId),
+                \(date(transaction.purchaseDate)), \(date(transaction.expiresDate)), \(date(transaction.revocationDate)),
+                \(transaction.revocationReason), \(transaction.offerType), \(verified.environment),
+                \(date(transaction.signedDate)), \(PostgresJSON(verified.payload))::jsonb)
+            ON CONFLICT (transaction_id) DO UPDATE SET
+                product_id = EXCLUDED.product_id, purchase_date = EXCLUDED.purchase_date,
+                expires_date = EXCLUDED.expires_date, revocation_date = EXCLUDED.revocation_date,
+                revocation_reason = EXCLUDED.revocation_reason, offer_type = EXCLUDED.offer_type,
+                signed_date = EXCLUDED.signed_date, payload = EXCLUDED.payload, updated_at = now()
+            WHERE t.signed_date < EXCLUDED.signed_date
+            """)
+    }
+
+    /// Records a renewal info unless a later-signed one is already known.
+    static func record(_ verified: Verified<AppStoreRenewalInfo>, on connection: PostgresConnection) throws {
+        let renewal = verified.value
+        try connection.execute(
+            """
+            INSERT INTO subscriptions.appstore_renewals AS r (original_transaction_id, auto_renew, auto_renew_product_id,
+                billing_retry, grace_period_expires_date, expiration_intent, environment, signed_date, payload)
+            VALUES (\(renewal.originalTransactionId), \(renewal.autoRenewStatus == 1), \(renewal.autoRenewProductId),
+                \(renewal.isInBillingRetryPeriod ?? false), \(date(renewal.gracePeriodExpiresDate)),
+                \(renewal.expirationIntent), \(verified.environment), \(date(renewal.signedDate)),
+                \(PostgresJSON(verified.payload))::jsonb)
+            ON CONFLICT (original_transaction_id) DO UPDATE SET
+                auto_renew = EXCLUDED.auto_renew, auto_renew_product_id = EXCLUDED.auto_renew_product_id,
+                billing_retry = EXCLUDED.billing_retry, grace_period_expires_date = EXCLUDED.grace_period_expires_date,
+                expiration_intent = EXCLUDED.expiration_intent, signed_date = EXCLUDED.signed_date,
+                payload = EXCLUDED.payload, updated_at = now()
+            WHERE r.signed_date < EXCLUDED.signed_date
+            """)
+    }
+
+    /// Links an App Store subscription to a user; returns the owner it now has (another user's
+    /// id when it was already linked to them).
+    static func link(_ originalTransactionID: String, to user: UUID, on connection: PostgresConnection) throws -> UUID? {
+        let rows = try connection.query(
+            """
+            INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, user_id) VALUES (\(originalTransactionID), \(user))
+            ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
+                WHERE o.user_id IS NULL
+            RETURNING user_id
+            """)
+        if let row = rows.first { return try row.decode("user_id") }
+        return try connection.query(
+            "SELECT user_id FROM subscriptions.appstore_owners WHERE original_transaction_id = \(originalTransactionID)"
+        ).first?.decode("user_id")
+    }
+
+    /// Everything recorded about one user, oldest first, for admins.
+    static func history(of user: UUID, on connection: PostgresConnection) throws -> [SubscriptionFact] {
+        var facts: [SubscriptionFact] = []
+        for row in try connection.query(
+            """
+            SELECT id, plan_id, starts_at, ends_at, reason, granted_by, created_at, revoked_at, cancelled_at
+            FROM subscriptions.grants WHERE user_id = \(user)
+            """)
+        {
+            var details: [String: JSONValue] = [
+                "planId": .string(try row.decode("plan_id")), "reason": .string(try row.decode("reason")),
+                "startsAt": .string(iso(try row.decode("starts_at"))), "endsAt": .string(iso(try row.decode("ends_at"))),
+                "grantedBy": .string((try row.decode("granted_by", as: UUID.self)).uuidString.lowercased()),
+            ]
+            if let revoked = try row.decode("revoked_at", as: Date?.self) { details["revokedAt"] = .string(iso(revoked)) }
+            if let cancelled = try row.decode("cancelled_at", as: Date?.self) { details["cancelledAt"] = .string(iso(cancelled)) }
+            facts.append(
+                SubscriptionFact(
+                    kind: "grant", reference: (try row.decode("id", as: UUID.self)).uuidString.lowercased(),
+                    at: try row.decode("created_at"), details: details))
+        }
+        for (kind, query) in [
+            (
+                "appstore.transaction",
+                """
+                SELECT transaction_id AS reference, signed_date AS at, payload::text AS details
+                FROM subscriptions.appstore_transactions WHERE original_transaction_id IN (
+                    SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                """
+            ),
+            (
+                "appstore.renewal",
+                """
+                SELECT original_transaction_id AS reference, signed_date AS at, payload::text AS details
+                FROM subscriptions.appstore_renewals WHERE original_transaction_id IN (
+                    SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                """
+            ),
+            (
+                "appstore.notification",
+                """
+                SELECT notification_uuid::text AS reference, signed_date AS at,
+                    jsonb_build_object('notificationType', notification_type, 'subtype', subtype,
+                        'originalTransactionId', original_transaction_id, 'environment', environment)::text AS details
+                FROM subscriptions.appstore_notifications WHERE original_transaction_id IN (
+                    SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                """
+            ),
+        ] as [(String, PostgresQuery)] {
+            for row in try connection.query(query) {
+                let text: String = try row.decode("details")
+                let details = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))) ?? [:]
+                facts.append(
+                    SubscriptionFact(
+                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"), details: details))
+            }
+        }
+        return facts.sorted { ($0.at, $0.kind) < ($1.at, $1.kind) }
+    }
+
+    static func iso(_ date: Date) -> String { date.postgresText }
+}

@@ -1,0 +1,59 @@
+import PierCrypto
+import PierRuntime
+import PierService
+
+/// The subscriptions service's own settings, from `PIER_SUBSCRIPTIONS_*`.
+///
+/// | variable | default | meaning |
+/// |---|---|---|
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID` | `dev.pier.app` in development; required in production | the app's bundle id; signed data for any other app is refused |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID` | none; required in production | the app's Apple ID (number); production notifications must carry it |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_ROOTS` | Apple Root CA - G3 (shipped in `Services/Subscriptions/Resources/`) | comma-separated PEM files of the trusted roots |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX` | `true` in development, `false` in production | accept sandbox purchases and notifications |
+/// | `PIER_SUBSCRIPTIONS_RECHECK_S` | `300` | the longest `checkAgainAt` / `max-age` of a status answer |
+/// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
+public struct SubscriptionsConfiguration: Sendable {
+    public var bundleID: String
+    public var appAppleID: Int?
+    public var roots: [Certificate]
+    public var acceptSandbox: Bool
+    public var production: Bool
+    public var recheckSeconds: Int
+    public var eventPollSeconds: Int
+
+    /// Apple Root CA - G3, the root App Store signed data chains to.
+    public static let appleRootG3 = String(decoding: PackageResources.AppleRootCA_G3_pem, as: UTF8.self)
+
+    public init(environment: Environment, production: Bool) throws(Environment.Failure) {
+        self.production = production
+        if production {
+            bundleID = try environment.required("PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID")
+            let appleID = try environment.required("PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID")
+            guard let number = Int(appleID), number > 0 else {
+                throw Environment.Failure(
+                    variable: "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID", problem: "must be a positive number, got \"\(appleID)\""
+                )
+            }
+            appAppleID = number
+        } else {
+            bundleID = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID", default: "dev.pier.app")
+            let appleID = try environment.int("PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID", default: 0, in: 0...Int.max)
+            appAppleID = appleID == 0 ? nil : appleID
+        }
+        acceptSandbox = try environment.bool("PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX", default: !production)
+        recheckSeconds = try environment.int("PIER_SUBSCRIPTIONS_RECHECK_S", default: 300, in: 1...86_400)
+        eventPollSeconds = try environment.int("PIER_SUBSCRIPTIONS_EVENT_POLL_S", default: 5, in: 1...3600)
+        let files = environment.list("PIER_SUBSCRIPTIONS_APPSTORE_ROOTS")
+        do {
+            roots =
+                files.isEmpty
+                ? [try Certificate(pem: Self.appleRootG3)]
+                : try files.flatMap { try Certificate.all(pem: try readFile($0)) }
+        } catch {
+            throw Environment.Failure(variable: "PIER_SUBSCRIPTIONS_APPSTORE_ROOTS", problem: "\(error)")
+        }
+        if roots.isEmpty {
+            throw Environment.Failure(variable: "PIER_SUBSCRIPTIONS_APPSTORE_ROOTS", problem: "holds no PEM certificate")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import PierHTTP
+import PierPostgres
+import PierService
+
+/// The subscriptions plugin: plans, one status answer merged from every source (App Store
+/// purchases verified against Apple's certificates, grants by the team), computed from the
+/// stored facts and the current time.
+public struct SubscriptionsService: Service {
+    public static let name = "subscriptions"
+    public static let prefix = "/subscriptions"
+    public static let schema = "subscriptions"
+    public static let defaultPort = 8083
+    public static let migrations = [
+        Migration(
+            version: 1, name: "create_subscriptions",
+            sql: String(decoding: PackageResources._001_create_subscriptions_sql, as: UTF8.self))
+    ]
+
+    let controller: SubscriptionsController
+    let worker: SubscriptionsWorker
+
+    public static func make(context: ServiceContext) async throws -> SubscriptionsService {
+        let configuration = try SubscriptionsConfiguration(
+            environment: context.configuration.environment, production: context.configuration.production)
+        return make(context: context, configuration: configuration)
+    }
+
+    /// Builds the service with explicit settings (tests, the gateway) and starts detaching the
+    /// facts of deleted accounts.
+    public static func make(context: ServiceContext, configuration: SubscriptionsConfiguration) -> SubscriptionsService {
+        let worker = SubscriptionsWorker(
+            database: context.database, logger: context.logger, pollSeconds: configuration.eventPollSeconds)
+        worker.start()
+        return SubscriptionsService(
+            controller: SubscriptionsController(
+                database: context.database, configuration: configuration,
+                verifier: AppStoreVerifier(configuration: configuration), authenticator: context.authenticator,
+                logger: context.logger),
+            worker: worker)
+    }
+
+    public func routes(into router: inout Router) { controller.routes(into: &router) }
+
+    public func shutdown() async { await worker.stop() }
+}

@@ -1,0 +1,41 @@
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Detaches the subscription facts of deleted accounts (from the shared event log): they stay
+/// for accounting, pointing to nobody.
+final class SubscriptionsWorker: Sendable {
+    let consumer: EventConsumer
+
+    init(database: PostgresPool, logger: Logger, pollSeconds: Int) {
+        consumer = EventConsumer(
+            name: "subscriptions", cursorTable: "subscriptions.event_cursor", types: ["account.deleted"],
+            database: database, logger: logger, pollInterval: .seconds(pollSeconds)
+        ) { event, connection in
+            try SubscriptionsWorker.detach(try event.decode(AccountDeleted.self).userId, on: connection)
+        }
+    }
+
+    /// Idempotent: a second run finds nothing left that points to the user.
+    static func detach(_ userID: UUID, on connection: PostgresConnection) throws {
+        let token = userID.uuidString.lowercased()
+        try connection.execute(
+            """
+            UPDATE subscriptions.appstore_transactions SET payload = payload - 'appAccountToken', updated_at = now()
+            WHERE original_transaction_id IN (SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(userID))
+                OR lower(payload ->> 'appAccountToken') = \(token)
+            """)
+        try connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
+        try connection.execute("UPDATE subscriptions.grants SET user_id = NULL WHERE user_id = \(userID)")
+    }
+
+    func start() { consumer.start() }
+
+    func stop() async { await consumer.stop() }
+}

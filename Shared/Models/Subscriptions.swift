@@ -1,0 +1,242 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A plan an app sells (or the team grants): what it costs and what it unlocks.
+public struct Plan: Codable, Sendable, Equatable {
+    /// A slug: lowercase letters, digits, `-` and `_`.
+    public var id: String
+    public var name: String
+    public var description: String
+    /// In minor units of `currency` (cents for USD).
+    public var price: Int
+    /// ISO 4217, uppercase.
+    public var currency: String
+    /// ISO 8601 duration: `P1W`, `P1M`, `P1Y`…
+    public var billingPeriod: String
+    public var trialPeriod: String?
+    /// The keys this plan unlocks (`pro`, …).
+    public var entitlements: [String]
+    /// The App Store products that are this plan.
+    public var appStoreProductIds: [String]
+    public var active: Bool
+
+    public init(
+        id: String, name: String, description: String, price: Int, currency: String, billingPeriod: String,
+        trialPeriod: String?, entitlements: [String], appStoreProductIds: [String], active: Bool
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.price = price
+        self.currency = currency
+        self.billingPeriod = billingPeriod
+        self.trialPeriod = trialPeriod
+        self.entitlements = entitlements
+        self.appStoreProductIds = appStoreProductIds
+        self.active = active
+    }
+}
+
+/// `POST /subscriptions/plans`.
+public struct CreatePlan: Codable, Sendable, StrictDecodable {
+    public var id: String
+    public var name: String
+    public var description: String?
+    public var price: Int
+    public var currency: String
+    public var billingPeriod: String
+    public var trialPeriod: String?
+    public var entitlements: [String]
+    public var appStoreProductIds: [String]?
+    public var active: Bool?
+
+    public static let fields: Set<String> = [
+        "id", "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements",
+        "appStoreProductIds", "active",
+    ]
+}
+
+/// `PATCH /subscriptions/plans/{id}`: only the fields present change (`trialPeriod: ""` removes the trial).
+public struct UpdatePlan: Codable, Sendable, StrictDecodable {
+    public var name: String?
+    public var description: String?
+    public var price: Int?
+    public var currency: String?
+    public var billingPeriod: String?
+    public var trialPeriod: String?
+    public var entitlements: [String]?
+    public var appStoreProductIds: [String]?
+    public var active: Bool?
+
+    public static let fields: Set<String> = [
+        "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements", "appStoreProductIds",
+        "active",
+    ]
+}
+
+/// The plan a status refers to.
+public struct PlanReference: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public init(id: String, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// One unlocked key and until when (the latest expiry over every source that gives it).
+public struct Entitlement: Codable, Sendable, Equatable {
+    public var key: String
+    public var expiresAt: Date
+    public init(key: String, expiresAt: Date) {
+        self.key = key
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `GET /subscriptions/me`: one answer merged from every source of the user.
+public struct SubscriptionStatus: Codable, Sendable, Equatable {
+    /// `active`, `trialing`, `grace_period`, `billing_retry`, `expired`, `revoked` or `none`.
+    public var status: String
+    /// True when the status gives access (active, trialing, grace period).
+    public var active: Bool
+    public var plan: PlanReference?
+    public var entitlements: [Entitlement]
+    public var currentPeriodStart: Date?
+    public var currentPeriodEnd: Date?
+    public var graceUntil: Date?
+    public var willRenew: Bool
+    /// `appstore` or `grant`.
+    public var source: String?
+    /// `production` or `sandbox` (App Store sources).
+    public var environment: String?
+    /// When this answer can change next; `Cache-Control: max-age` matches it.
+    public var checkAgainAt: Date
+
+    public init(
+        status: String, active: Bool, plan: PlanReference?, entitlements: [Entitlement], currentPeriodStart: Date?,
+        currentPeriodEnd: Date?, graceUntil: Date?, willRenew: Bool, source: String?, environment: String?,
+        checkAgainAt: Date
+    ) {
+        self.status = status
+        self.active = active
+        self.plan = plan
+        self.entitlements = entitlements
+        self.currentPeriodStart = currentPeriodStart
+        self.currentPeriodEnd = currentPeriodEnd
+        self.graceUntil = graceUntil
+        self.willRenew = willRenew
+        self.source = source
+        self.environment = environment
+        self.checkAgainAt = checkAgainAt
+    }
+}
+
+/// `GET /subscriptions/me/entitlements/{key}`.
+public struct EntitlementStatus: Codable, Sendable, Equatable {
+    public var key: String
+    public var active: Bool
+    public var expiresAt: Date?
+    public init(key: String, active: Bool, expiresAt: Date?) {
+        self.key = key
+        self.active = active
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /subscriptions/appstore/transactions`.
+public struct AppStoreTransactionRequest: Codable, Sendable, StrictDecodable {
+    /// The JWS StoreKit 2 gives the app (`Transaction.jwsRepresentation`).
+    public var signedTransaction: String
+    public init(signedTransaction: String) { self.signedTransaction = signedTransaction }
+    public static let fields: Set<String> = ["signedTransaction"]
+}
+
+/// `POST /subscriptions/appstore/notifications` (App Store Server Notifications V2).
+public struct AppStoreNotificationRequest: Codable, Sendable, StrictDecodable {
+    public var signedPayload: String
+    public init(signedPayload: String) { self.signedPayload = signedPayload }
+    public static let fields: Set<String> = ["signedPayload"]
+}
+
+/// `POST /subscriptions/grants`: `duration` (ISO 8601, from now) or `until`, not both.
+public struct CreateGrant: Codable, Sendable, StrictDecodable {
+    public var userId: UUID
+    public var planId: String
+    public var duration: String?
+    public var until: Date?
+    public var reason: String
+    public init(userId: UUID, planId: String, duration: String? = nil, until: Date? = nil, reason: String) {
+        self.userId = userId
+        self.planId = planId
+        self.duration = duration
+        self.until = until
+        self.reason = reason
+    }
+    public static let fields: Set<String> = ["userId", "planId", "duration", "until", "reason"]
+}
+
+/// A grant of a plan to a user by the team.
+public struct Grant: Codable, Sendable, Equatable {
+    public var id: UUID
+    /// Absent once the account was deleted.
+    public var userId: UUID?
+    public var planId: String
+    public var startsAt: Date
+    public var endsAt: Date
+    public var reason: String
+    public var grantedBy: UUID
+    public var createdAt: Date
+    public var revokedAt: Date?
+    public var cancelledAt: Date?
+
+    public init(
+        id: UUID, userId: UUID?, planId: String, startsAt: Date, endsAt: Date, reason: String, grantedBy: UUID,
+        createdAt: Date, revokedAt: Date?, cancelledAt: Date?
+    ) {
+        self.id = id
+        self.userId = userId
+        self.planId = planId
+        self.startsAt = startsAt
+        self.endsAt = endsAt
+        self.reason = reason
+        self.grantedBy = grantedBy
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+        self.cancelledAt = cancelledAt
+    }
+}
+
+/// One fact behind a status, for admins: what arrived, when, from where.
+public struct SubscriptionFact: Codable, Sendable, Equatable {
+    /// `grant`, `appstore.transaction`, `appstore.renewal` or `appstore.notification`.
+    public var kind: String
+    /// The grant id, transaction id, original transaction id or notification UUID.
+    public var reference: String
+    /// When the fact was signed (App Store) or made (grants).
+    public var at: Date
+    public var details: [String: JSONValue]
+
+    public init(kind: String, reference: String, at: Date, details: [String: JSONValue]) {
+        self.kind = kind
+        self.reference = reference
+        self.at = at
+        self.details = details
+    }
+}
+
+/// `GET /subscriptions/users/{userId}`: the status and the facts it was computed from.
+public struct SubscriptionHistory: Codable, Sendable, Equatable {
+    public var userId: UUID
+    public var subscription: SubscriptionStatus
+    public var facts: [SubscriptionFact]
+
+    public init(userId: UUID, subscription: SubscriptionStatus, facts: [SubscriptionFact]) {
+        self.userId = userId
+        self.subscription = subscription
+        self.facts = facts
+    }
+}

@@ -1,0 +1,485 @@
+import Foundation
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierService
+import PierTestSupport
+import Testing
+
+@testable import SubscriptionsService
+
+/// The subscriptions service over HTTP, on a real PostgreSQL.
+@Suite(.serialized) struct SubscriptionsEndpointTests {
+    static let hour: TimeInterval = 3600
+    static let day: TimeInterval = 86_400
+
+    func withService(_ body: (SubscriptionsHarness) async throws -> Void) async throws {
+        let harness = try await SubscriptionsHarness.start(database: "pier_test_subscriptions")
+        do {
+            try await harness.createPlans()
+            try await body(harness)
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    // MARK: - Plans
+
+    @Test func plansAreManagedByAdminsAndListedForEveryone() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            let list = try await service.send("GET", "/subscriptions/plans")
+            #expect(list.status == 200)
+            let plans = try list.decode([Plan].self)
+            #expect(plans.map(\.id) == ["pro-monthly", "team-yearly"])
+            #expect(plans[0].trialPeriod == "P7D" && plans[0].appStoreProductIds == ["pier.pro.monthly"])
+            #expect(list.headers["Cache-Control"] == "public, max-age=60")
+            let tag = try #require(list.headers["ETag"])
+            let cached = try await service.send("GET", "/subscriptions/plans", headers: ["If-None-Match": tag])
+            #expect(cached.status == 304 && cached.body.isEmpty)
+
+            // Deactivated: gone from the public list (and the ETag changes), still there for admins.
+            let patched = try await service.send(
+                "PATCH", "/subscriptions/plans/team-yearly", json: #"{"active":false,"price":8900}"#, token: admin)
+            #expect(patched.status == 200)
+            #expect(try patched.decode(Plan.self).price == 8900)
+            let after = try await service.send("GET", "/subscriptions/plans", headers: ["If-None-Match": tag])
+            #expect(after.status == 200)
+            #expect(try after.decode([Plan].self).map(\.id) == ["pro-monthly"])
+            let all = try await service.send("GET", "/subscriptions/plans?all=true", token: admin)
+            #expect(try all.decode([Plan].self).count == 2)
+            #expect(try await service.send("GET", "/subscriptions/plans?all=true").status == 401)
+
+            let user = try service.token(UUID())
+            let body = #"{"id":"x","name":"X","price":1,"currency":"USD","billingPeriod":"P1M","entitlements":["x"]}"#
+            #expect(try await service.send("POST", "/subscriptions/plans", json: body).status == 401)
+            #expect(try await service.send("POST", "/subscriptions/plans", json: body, token: user).status == 403)
+            #expect(try await service.send("PATCH", "/subscriptions/plans/pro-monthly", json: "{}", token: user).status == 403)
+            #expect(try await service.send("PATCH", "/subscriptions/plans/nope", json: "{}", token: admin).status == 404)
+        }
+    }
+
+    @Test func planValidationNamesEveryBadField() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            let bad = try await service.send(
+                "POST", "/subscriptions/plans",
+                json:
+                    #"{"id":"Pro Plan","name":"","price":-1,"currency":"usd","billingPeriod":"monthly","trialPeriod":"P0D","entitlements":[]}"#,
+                token: admin)
+            #expect(bad.status == 422)
+            #expect(
+                Set(bad.fields) == ["id", "name", "price", "currency", "billingPeriod", "trialPeriod", "entitlements"])
+            let wrongType = try await service.send(
+                "POST", "/subscriptions/plans",
+                json: #"{"id":"a","name":"A","price":"4.99","currency":"USD","billingPeriod":"P1M","entitlements":["a"]}"#,
+                token: admin)
+            #expect(wrongType.status == 422 && wrongType.fields == ["price"])
+            let unknown = try await service.send(
+                "POST", "/subscriptions/plans",
+                json:
+                    #"{"id":"a","name":"A","price":1,"currency":"USD","billingPeriod":"P1M","entitlements":["a"],"color":"red"}"#,
+                token: admin)
+            #expect(unknown.status == 422 && unknown.fields == ["color"])
+
+            let duplicate = try await service.send(
+                "POST", "/subscriptions/plans",
+                json:
+                    #"{"id":"pro-monthly","name":"Again","price":1,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"]}"#,
+                token: admin)
+            #expect(duplicate.status == 409)
+            let sameProduct = try await service.send(
+                "POST", "/subscriptions/plans",
+                json:
+                    #"{"id":"pro-2","name":"Pro 2","price":1,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"]}"#,
+                token: admin)
+            #expect(sameProduct.status == 409)
+            #expect(sameProduct.problem?.detail?.contains("pier.pro.monthly") == true)
+            let badPatch = try await service.send(
+                "PATCH", "/subscriptions/plans/pro-monthly", json: #"{"billingPeriod":"P1X","currency":"EURO"}"#, token: admin)
+            #expect(badPatch.status == 422 && Set(badPatch.fields) == ["billingPeriod", "currency"])
+        }
+    }
+
+    @Test func aPlanInUseIsDeactivatedNotDeleted() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            let created = try await service.send(
+                "POST", "/subscriptions/plans",
+                json: #"{"id":"unused","name":"Unused","price":0,"currency":"USD","billingPeriod":"P1W","entitlements":["x"]}"#,
+                token: admin)
+            #expect(created.status == 201 && created.headers["Location"] == "/subscriptions/plans/unused")
+            #expect(try await service.send("DELETE", "/subscriptions/plans/unused", token: admin).status == 204)
+            #expect(try await service.send("DELETE", "/subscriptions/plans/unused", token: admin).status == 404)
+
+            let grant = #"{"userId":"\#(UUID())","planId":"pro-monthly","duration":"P1M","reason":"support"}"#
+            #expect(try await service.send("POST", "/subscriptions/grants", json: grant, token: admin).status == 201)
+            let refused = try await service.send("DELETE", "/subscriptions/plans/pro-monthly", token: admin)
+            #expect(refused.status == 409 && refused.problem?.detail?.contains("deactivate") == true)
+        }
+    }
+
+    // MARK: - Grants, status, cancel
+
+    @Test func aGrantGivesAccessUntilRevoked() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            let user = UUID()
+            #expect(try await service.status(user).status == "none")
+            let missing = try await service.send(
+                "GET", "/subscriptions/me/entitlements/pro", token: try service.token(user))
+            #expect(try missing.decode(EntitlementStatus.self) == EntitlementStatus(key: "pro", active: false, expiresAt: nil))
+
+            let reply = try await service.send(
+                "POST", "/subscriptions/grants",
+                json: #"{"userId":"\#(user)","planId":"team-yearly","duration":"P14D","reason":"conference promo"}"#,
+                token: admin)
+            #expect(reply.status == 201)
+            let grant = try reply.decode(Grant.self)
+            #expect(abs(grant.endsAt.timeIntervalSince(grant.startsAt) - 14 * Self.day) < 1)
+
+            let me = try await service.send("GET", "/subscriptions/me", token: try service.token(user))
+            let status = try me.decode(SubscriptionStatus.self)
+            #expect(status.status == "active" && status.active && status.source == "grant")
+            #expect(status.plan == PlanReference(id: "team-yearly", name: "Team"))
+            #expect(status.entitlements.map(\.key) == ["pro", "team"])
+            #expect(!status.willRenew)
+            let maxAge = Int(me.headers["Cache-Control"]?.split(separator: "=").last ?? "") ?? -1
+            #expect((250...300).contains(maxAge))
+
+            let pro = try await service.send("GET", "/subscriptions/me/entitlements/pro", token: try service.token(user))
+            let entitlement = try pro.decode(EntitlementStatus.self)
+            #expect(entitlement.active && entitlement.expiresAt != nil)
+            let bad = try await service.send(
+                "GET", "/subscriptions/me/entitlements/NOT%20A%20KEY", token: try service.token(user))
+            #expect(bad.status == 422)
+
+            let listed = try await service.send("GET", "/subscriptions/grants?userId=\(user)", token: admin)
+            #expect(try listed.decode([Grant].self).map(\.id) == [grant.id])
+            let revoked = try await service.send("DELETE", "/subscriptions/grants/\(grant.id)", token: admin)
+            #expect(try revoked.decode(Grant.self).revokedAt != nil)
+            let after = try await service.status(user)
+            #expect(after.status == "revoked" && !after.active && after.entitlements.isEmpty)
+            #expect(try await service.send("DELETE", "/subscriptions/grants/\(UUID())", token: admin).status == 404)
+        }
+    }
+
+    @Test func grantRequestsAreValidatedAndAdminOnly() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            let user = UUID()
+            func post(_ json: String, token: String? = nil) async throws -> Reply {
+                try await service.send("POST", "/subscriptions/grants", json: json, token: token ?? admin)
+            }
+            let both = try await post(
+                #"{"userId":"\#(user)","planId":"pro-monthly","duration":"P1M","until":"2099-01-01T00:00:00Z","reason":"x"}"#)
+            #expect(both.status == 422 && both.fields == ["duration"])
+            let neither = try await post(#"{"userId":"\#(user)","planId":"pro-monthly","reason":"x"}"#)
+            #expect(neither.status == 422 && neither.fields == ["duration"])
+            let past = try await post(
+                #"{"userId":"\#(user)","planId":"pro-monthly","until":"2001-01-01T00:00:00Z","reason":"x"}"#)
+            #expect(past.status == 422 && past.fields == ["until"])
+            let noReason = try await post(#"{"userId":"\#(user)","planId":"pro-monthly","duration":"P1M","reason":"  "}"#)
+            #expect(noReason.status == 422 && noReason.fields == ["reason"])
+            let noPlan = try await post(#"{"userId":"\#(user)","planId":"nope","duration":"P1M","reason":"x"}"#)
+            #expect(noPlan.status == 422 && noPlan.fields == ["planId"])
+            let badUser = try await post(#"{"userId":"me","planId":"pro-monthly","duration":"P1M","reason":"x"}"#)
+            #expect(badUser.status == 422 && badUser.fields == ["userId"])
+            let until = try await post(
+                #"{"userId":"\#(user)","planId":"pro-monthly","until":"2099-01-01T00:00:00Z","reason":"lifetime deal"}"#)
+            #expect(until.status == 201)
+            #expect(
+                try await post(
+                    #"{"userId":"\#(user)","planId":"pro-monthly","duration":"P1M","reason":"x"}"#, token: try service.token(user)
+                ).status == 403)
+            #expect(try await service.send("GET", "/subscriptions/grants", token: admin).status == 422)
+            #expect(try await service.send("GET", "/subscriptions/users/\(user)", token: try service.token(user)).status == 403)
+        }
+    }
+
+    @Test func cancellingIsForGrantsAndTheAppStoreSaysWhere() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            let user = UUID()
+            let nothing = try await service.send("POST", "/subscriptions/me/cancel", token: try service.token(user))
+            #expect(nothing.status == 409)
+
+            _ = try await service.send(
+                "POST", "/subscriptions/grants",
+                json: #"{"userId":"\#(user)","planId":"pro-monthly","duration":"P1M","reason":"trial extension"}"#, token: admin)
+            let cancelled = try await service.send("POST", "/subscriptions/me/cancel", token: try service.token(user))
+            #expect(cancelled.status == 200)
+            let status = try cancelled.decode(SubscriptionStatus.self)
+            #expect(status.active && !status.willRenew)
+            let history = try await service.send("GET", "/subscriptions/users/\(user)", token: admin).decode(
+                SubscriptionHistory.self)
+            #expect(history.facts.first?.details["cancelledAt"] != nil)
+
+            let buyer = UUID()
+            let jws = try service.ca.sign(
+                AppStorePayload.transaction(
+                    id: "900", original: "900", purchased: Date(), expires: Date().addingTimeInterval(Self.day), user: buyer))
+            #expect(try await service.postTransaction(jws, user: buyer).status == 200)
+            let appStore = try await service.send("POST", "/subscriptions/me/cancel", token: try service.token(buyer))
+            #expect(appStore.status == 409 && appStore.problem?.detail?.contains("App Store") == true)
+        }
+    }
+
+    // MARK: - App Store transactions
+
+    @Test func aVerifiedPurchaseGivesAccessAtOnceAndIsIdempotent() async throws {
+        try await withService { service in
+            let user = UUID()
+            let expires = Date().addingTimeInterval(30 * Self.day)
+            let jws = try service.ca.sign(
+                AppStorePayload.transaction(id: "1001", original: "1000", purchased: Date(), expires: expires, user: user))
+            let first = try await service.postTransaction(jws, user: user)
+            #expect(first.status == 200)
+            let status = try first.decode(SubscriptionStatus.self)
+            #expect(status.status == "active" && status.source == "appstore" && status.environment == "sandbox")
+            #expect(status.plan?.id == "pro-monthly" && status.willRenew)
+            #expect(abs((status.currentPeriodEnd ?? .distantPast).timeIntervalSince(expires)) < 1)
+
+            let again = try await service.postTransaction(jws, user: user)
+            #expect(try again.decode(SubscriptionStatus.self).status == "active")
+            let count = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.appstore_transactions")
+            #expect(try count[0].decode("n", as: Int.self) == 1)
+
+            // Someone else cannot claim it, with or without an account token.
+            let thief = UUID()
+            let stolen = try await service.postTransaction(jws, user: thief)
+            #expect(stolen.status == 403)
+            let untagged = try service.ca.sign(
+                AppStorePayload.transaction(id: "1002", original: "1000", purchased: Date(), expires: expires))
+            #expect(try await service.postTransaction(untagged, user: thief).status == 409)
+            #expect(try await service.status(thief).status == "none")
+        }
+    }
+
+    @Test func refusedTransactionsSayWhyAndStoreNothing() async throws {
+        try await withService { service in
+            let user = UUID()
+            let foreign = try TestCA().sign(
+                AppStorePayload.transaction(id: "1", original: "1", purchased: Date(), expires: Date().addingTimeInterval(60)))
+            let refused = try await service.postTransaction(foreign, user: user)
+            #expect(refused.status == 422 && refused.fields == ["signedTransaction"])
+            #expect(refused.problem?.errors?.first?.message.contains("trusted root") == true)
+            let otherApp = try service.ca.sign(
+                AppStorePayload.transaction(
+                    id: "2", original: "2", purchased: Date(), expires: Date().addingTimeInterval(60), bundle: "com.other"))
+            #expect(try await service.postTransaction(otherApp, user: user).status == 422)
+            let consumable = try service.ca.sign(
+                AppStorePayload.transaction(
+                    id: "3", original: "3", purchased: Date(), expires: Date().addingTimeInterval(60), type: "Consumable"))
+            #expect(try await service.postTransaction(consumable, user: user).status == 422)
+            let garbage = try await service.send(
+                "POST", "/subscriptions/appstore/transactions", json: #"{"signedTransaction":42}"#, token: try service.token(user)
+            )
+            #expect(garbage.status == 422 && garbage.fields == ["signedTransaction"])
+            #expect(
+                try await service.send("POST", "/subscriptions/appstore/transactions", json: #"{"signedTransaction":"x"}"#).status
+                    == 401)
+            let stored = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.appstore_transactions")
+            #expect(try stored[0].decode("n", as: Int.self) == 0)
+        }
+    }
+
+    // MARK: - Notifications
+
+    @Test func notificationsAreStoredOnceAndApplied() async throws {
+        try await withService { service in
+            let user = UUID()
+            let ca = service.ca
+            let now = Date()
+            let purchase = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "5001", original: "5000", purchased: now, expires: now.addingTimeInterval(Self.day), signed: now,
+                    user: user))
+            let uuid = UUID()
+            let subscribed = try ca.sign(
+                AppStorePayload.notification(
+                    "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: uuid, transaction: purchase,
+                    renewal: try ca.sign(AppStorePayload.renewal(original: "5000", signed: now))))
+            #expect(try await service.postNotification(subscribed).status == 200)
+            #expect(try await service.postNotification(subscribed).status == 200)
+            let rows = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.appstore_notifications")
+            #expect(try rows[0].decode("n", as: Int.self) == 1)
+            // Linked by appAccountToken before the app reported anything.
+            #expect(try await service.status(user).status == "active")
+
+            // Auto-renew turned off.
+            let off = try ca.sign(
+                AppStorePayload.notification(
+                    "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", transaction: purchase,
+                    renewal: try ca.sign(
+                        AppStorePayload.renewal(original: "5000", autoRenew: false, signed: now.addingTimeInterval(1)))))
+            #expect(try await service.postNotification(off).status == 200)
+            #expect(try await service.status(user).willRenew == false)
+
+            // A refund revokes at once.
+            let refunded = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "5001", original: "5000", purchased: now, expires: now.addingTimeInterval(Self.day),
+                    signed: now.addingTimeInterval(2), revoked: now.addingTimeInterval(2), user: user))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(AppStorePayload.notification("REFUND", transaction: refunded, renewal: nil))
+                ).status == 200)
+            let status = try await service.status(user)
+            #expect(status.status == "revoked" && !status.active)
+
+            // TEST and unknown types are stored and acknowledged, changing nothing.
+            for type in ["TEST", "SOMETHING_NEW"] {
+                let reply = try await service.postNotification(
+                    try ca.sign(AppStorePayload.notification(type, transaction: nil, renewal: nil)))
+                #expect(reply.status == 200)
+            }
+            let all = try await service.pool.query(
+                "SELECT notification_type FROM subscriptions.appstore_notifications ORDER BY received_at")
+            #expect(try all.map { try $0.decode("notification_type", as: String.self) }.contains("SOMETHING_NEW"))
+
+            // Bad signatures are refused (Apple would retry; nothing is stored).
+            let forged = try TestCA().sign(AppStorePayload.notification("TEST", transaction: nil, renewal: nil))
+            let refused = try await service.postNotification(forged)
+            #expect(refused.status == 422 && refused.fields == ["signedPayload"])
+
+            let history = try await service.send("GET", "/subscriptions/users/\(user)", token: try service.admin()).decode(
+                SubscriptionHistory.self)
+            #expect(history.subscription.status == "revoked")
+            #expect(Set(history.facts.map(\.kind)) == ["appstore.transaction", "appstore.renewal", "appstore.notification"])
+        }
+    }
+
+    @Test func aLateOlderNotificationNeverOverwritesANewerState() async throws {
+        try await withService { service in
+            let user = UUID()
+            let ca = service.ca
+            let start = Date().addingTimeInterval(-40 * Self.day)
+            // Renewed: the new period's transaction, signed today.
+            let renewed = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "7002", original: "7000", purchased: Date().addingTimeInterval(-Self.hour),
+                    expires: Date().addingTimeInterval(30 * Self.day), signed: Date(), user: user))
+            let newRenewal = try ca.sign(AppStorePayload.renewal(original: "7000", autoRenew: true, signed: Date()))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(AppStorePayload.notification("DID_RENEW", transaction: renewed, renewal: newRenewal))
+                ).status == 200)
+
+            // Then, late, the notification from the first purchase 40 days ago, and an old renewal
+            // info that said auto-renew was off.
+            let first = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "7001", original: "7000", purchased: start, expires: start.addingTimeInterval(30 * Self.day),
+                    signed: start, user: user))
+            let oldRenewal = try ca.sign(AppStorePayload.renewal(original: "7000", autoRenew: false, signed: start))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(
+                        AppStorePayload.notification("SUBSCRIBED", signed: start, transaction: first, renewal: oldRenewal))
+                ).status == 200)
+            let status = try await service.status(user)
+            #expect(status.status == "active" && status.willRenew)
+            #expect((status.currentPeriodEnd ?? .distantPast) > Date().addingTimeInterval(29 * Self.day))
+
+            // The same transaction re-signed earlier (an out-of-order copy) does not undo a refund.
+            let refunded = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "7002", original: "7000", purchased: Date().addingTimeInterval(-Self.hour),
+                    expires: Date().addingTimeInterval(30 * Self.day), signed: Date().addingTimeInterval(5),
+                    revoked: Date(), user: user))
+            _ = try await service.postNotification(
+                try ca.sign(AppStorePayload.notification("REFUND", transaction: refunded, renewal: nil)))
+            _ = try await service.postTransaction(renewed, user: user)
+            #expect(try await service.status(user).status == "revoked")
+        }
+    }
+
+    @Test func failedRenewalsGoThroughGraceAndBillingRetry() async throws {
+        try await withService { service in
+            let user = UUID()
+            let ca = service.ca
+            let ended = Date().addingTimeInterval(-Self.hour)
+            let transaction = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "8001", original: "8000", purchased: ended.addingTimeInterval(-30 * Self.day), expires: ended,
+                    signed: ended, user: user))
+            let grace = try ca.sign(
+                AppStorePayload.renewal(
+                    original: "8000", signed: Date(), billingRetry: true, graceUntil: Date().addingTimeInterval(6 * Self.day)))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(
+                        AppStorePayload.notification(
+                            "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", transaction: transaction, renewal: grace))
+                ).status == 200)
+            var status = try await service.status(user)
+            #expect(status.status == "grace_period" && status.active && status.graceUntil != nil)
+
+            let graceOver = try ca.sign(
+                AppStorePayload.renewal(
+                    original: "8000", signed: Date().addingTimeInterval(1), billingRetry: true,
+                    graceUntil: Date().addingTimeInterval(-1)))
+            _ = try await service.postNotification(
+                try ca.sign(AppStorePayload.notification("GRACE_PERIOD_EXPIRED", transaction: transaction, renewal: graceOver)))
+            status = try await service.status(user)
+            #expect(status.status == "billing_retry" && !status.active)
+
+            let gaveUp = try ca.sign(
+                AppStorePayload.renewal(original: "8000", autoRenew: false, signed: Date().addingTimeInterval(2)))
+            _ = try await service.postNotification(
+                try ca.sign(
+                    AppStorePayload.notification("EXPIRED", subtype: "BILLING_RETRY", transaction: transaction, renewal: gaveUp)))
+            status = try await service.status(user)
+            #expect(status.status == "expired" && !status.active && !status.willRenew)
+
+            // Apple extends the period (RENEWAL_EXTENDED re-signs the transaction with a later expiry).
+            let extended = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "8001", original: "8000", purchased: ended.addingTimeInterval(-30 * Self.day),
+                    expires: Date().addingTimeInterval(7 * Self.day), signed: Date().addingTimeInterval(3), user: user))
+            _ = try await service.postNotification(
+                try ca.sign(AppStorePayload.notification("RENEWAL_EXTENDED", transaction: extended, renewal: nil)))
+            #expect(try await service.status(user).status == "active")
+        }
+    }
+
+    // MARK: - Accounts
+
+    @Test func aDeletedAccountsFactsAreDetachedAndKept() async throws {
+        try await withService { service in
+            let user = UUID()
+            let admin = try service.admin()
+            _ = try await service.send(
+                "POST", "/subscriptions/grants",
+                json: #"{"userId":"\#(user)","planId":"pro-monthly","duration":"P1M","reason":"support"}"#, token: admin)
+            let jws = try service.ca.sign(
+                AppStorePayload.transaction(
+                    id: "9001", original: "9000", purchased: Date(), expires: Date().addingTimeInterval(Self.day), user: user))
+            #expect(try await service.postTransaction(jws, user: user).status == 200)
+
+            try await service.pool.withTransaction { connection in
+                try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
+                try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
+            }
+            var remaining = 1
+            for _ in 0..<100 where remaining > 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                remaining = try await service.pool.query(
+                    """
+                    SELECT (SELECT count(*) FROM subscriptions.grants WHERE user_id = \(user))
+                        + (SELECT count(*) FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                        + (SELECT count(*) FROM subscriptions.appstore_transactions WHERE payload ? 'appAccountToken') AS n
+                    """)[0].decode("n", as: Int.self)
+            }
+            #expect(remaining == 0)
+            #expect(try await service.status(user).status == "none")
+            let kept = try await service.pool.query(
+                "SELECT (SELECT count(*) FROM subscriptions.grants) + (SELECT count(*) FROM subscriptions.appstore_transactions) AS n"
+            )
+            #expect(try kept[0].decode("n", as: Int.self) == 2)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+import PierTestSupport
+
+@testable import SubscriptionsService
+
+/// A live subscriptions service on an ephemeral port and its own database, trusting a test CA
+/// (shaped like Apple's) and a test token key.
+final class SubscriptionsHarness: Sendable {
+    let live: LiveService<SubscriptionsService>
+    let tokens: TestTokens
+    let ca: TestCA
+    var pool: PostgresPool { live.pool }
+
+    static let bundleID = "dev.pier.tests"
+    static let appAppleID = 1_234_567_890
+
+    static func start(database: String, ca: TestCA? = nil, settings: [String: String] = [:]) async throws -> SubscriptionsHarness
+    {
+        let ca = try ca ?? TestCA()
+        let tokens = try TestTokens()
+        var environment = [
+            "PIER_LOG_LEVEL": "error", "PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID": bundleID,
+            "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID": String(appAppleID), "PIER_SUBSCRIPTIONS_EVENT_POLL_S": "1",
+        ]
+        environment.merge(settings) { $1 }
+        let live = try await LiveService<SubscriptionsService>.start(
+            database: database, settings: environment, logger: Logger(service: "subscriptions", level: .error),
+            authenticator: tokens.authenticator
+        ) { context in
+            var configuration = try SubscriptionsConfiguration(
+                environment: context.configuration.environment, production: false)
+            configuration.roots = [ca.root.certificate]
+            return SubscriptionsService.make(context: context, configuration: configuration)
+        }
+        return SubscriptionsHarness(live: live, tokens: tokens, ca: ca)
+    }
+
+    private init(live: LiveService<SubscriptionsService>, tokens: TestTokens, ca: TestCA) {
+        self.live = live
+        self.tokens = tokens
+        self.ca = ca
+    }
+
+    func stop() async {
+        await live.server.shutdown()
+        await live.service.shutdown()
+    }
+
+    func token(_ user: UUID, role: String = "user") throws -> String { try tokens.token(user, role: role) }
+
+    func admin() throws -> String { try tokens.admin() }
+
+    func send(_ method: String, _ path: String, json: String? = nil, token: String? = nil, headers: HTTPHeaders = [:])
+        async throws -> Reply
+    {
+        try await live.http.send(method, path, json: json, token: token, headers: headers)
+    }
+
+    /// Creates the plan `pro-monthly` (entitlement `pro`, product `pier.pro.monthly`) and
+    /// `team-yearly` (entitlements `pro`, `team`).
+    func createPlans() async throws {
+        let admin = try admin()
+        for body in [
+            #"{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","trialPeriod":"P7D","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"]}"#,
+            #"{"id":"team-yearly","name":"Team","price":9900,"currency":"EUR","billingPeriod":"P1Y","entitlements":["pro","team"],"appStoreProductIds":["pier.team.yearly"]}"#,
+        ] {
+            let reply = try await send("POST", "/subscriptions/plans", json: body, token: admin)
+            guard reply.status == 201 else { throw TestCAError("plan creation answered \(reply.status): \(reply.text)") }
+        }
+    }
+
+    func status(_ user: UUID) async throws -> SubscriptionStatus {
+        try await send("GET", "/subscriptions/me", token: try token(user)).decode(SubscriptionStatus.self)
+    }
+
+    func postTransaction(_ jws: String, user: UUID) async throws -> Reply {
+        try await send(
+            "POST", "/subscriptions/appstore/transactions", json: #"{"signedTransaction":"\#(jws)"}"#, token: try token(user))
+    }
+
+    func postNotification(_ jws: String) async throws -> Reply {
+        try await send("POST", "/subscriptions/appstore/notifications", json: #"{"signedPayload":"\#(jws)"}"#)
+    }
+}
+
+/// App Store payloads as Apple shapes them (dates in milliseconds).
+enum AppStorePayload {
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    static func transaction(
+        id: String, original: String, product: String = "pier.pro.monthly", purchased: Date, expires: Date,
+        signed: Date = Date(), revoked: Date? = nil, user: UUID? = nil, environment: String = "Sandbox",
+        bundle: String = SubscriptionsHarness.bundleID, offerType: Int? = nil,
+        type: String = "Auto-Renewable Subscription"
+    ) -> [String: Any] {
+        var payload: [String: Any] = [
+            "transactionId": id, "originalTransactionId": original, "webOrderLineItemId": id + "0", "bundleId": bundle,
+            "productId": product, "subscriptionGroupIdentifier": "21000000", "purchaseDate": ms(purchased),
+            "originalPurchaseDate": ms(purchased), "expiresDate": ms(expires), "quantity": 1, "type": type,
+            "inAppOwnershipType": "PURCHASED", "signedDate": ms(signed), "environment": environment, "storefront": "USA",
+            "storefrontId": "143441", "transactionReason": "PURCHASE", "price": 4990, "currency": "USD",
+        ]
+        if let revoked {
+            payload["revocationDate"] = ms(revoked)
+            payload["revocationReason"] = 0
+        }
+        if let user { payload["appAccountToken"] = user.uuidString.lowercased() }
+        if let offerType { payload["offerType"] = offerType }
+        return payload
+    }
+
+    static func renewal(
+        original: String, autoRenew: Bool = true, signed: Date = Date(), billingRetry: Bool = false, graceUntil: Date? = nil,
+        environment: String = "Sandbox"
+    ) -> [String: Any] {
+        var payload: [String: Any] = [
+            "originalTransactionId": original, "autoRenewProductId": "pier.pro.monthly", "productId": "pier.pro.monthly",
+            "autoRenewStatus": autoRenew ? 1 : 0, "isInBillingRetryPeriod": billingRetry, "signedDate": ms(signed),
+            "environment": environment, "recentSubscriptionStartDate": ms(signed),
+        ]
+        if let graceUntil { payload["gracePeriodExpiresDate"] = ms(graceUntil) }
+        return payload
+    }
+
+    static func notification(
+        _ type: String, subtype: String? = nil, uuid: UUID = UUID(), signed: Date = Date(), transaction: String?,
+        renewal: String?, environment: String = "Sandbox", bundle: String = SubscriptionsHarness.bundleID,
+        appAppleID: Int = SubscriptionsHarness.appAppleID
+    ) -> [String: Any] {
+        var data: [String: Any] = [
+            "appAppleId": appAppleID, "bundleId": bundle, "bundleVersion": "42", "environment": environment, "status": 1,
+        ]
+        if let transaction { data["signedTransactionInfo"] = transaction }
+        if let renewal { data["signedRenewalInfo"] = renewal }
+        var payload: [String: Any] = [
+            "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
+            "signedDate": ms(signed), "data": data,
+        ]
+        if let subtype { payload["subtype"] = subtype }
+        return payload
+    }
+}

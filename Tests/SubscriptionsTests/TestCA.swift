@@ -1,0 +1,134 @@
+import COpenSSL
+import Foundation
+import PierCrypto
+
+/// A certificate authority made in the test, shaped like Apple's: root → intermediate with the
+/// WWDR marker → leaf with the receipt-signing marker and a P-256 key. Each part can be made
+/// wrong on purpose.
+final class TestCA: @unchecked Sendable {
+    struct Issued {
+        let certificate: Certificate
+        let key: OpaquePointer
+        var der: [UInt8] { certificate.der }
+    }
+
+    let root: Issued
+    let intermediate: Issued
+    let leaf: Issued
+    /// The leaf's key, to sign JWS with.
+    let signingKey: P256PrivateKey
+
+    struct Options {
+        var intermediateOID = true
+        var leafOID = true
+        var leafValidity: (from: Date, to: Date) = (
+            Date().addingTimeInterval(-86_400 * 400), Date().addingTimeInterval(86_400 * 365)
+        )
+    }
+
+    init(_ options: Options = Options()) throws {
+        let now = Date()
+        root = try Self.issue(
+            "Test Root CA", issuer: nil, ca: true, oid: nil, from: now.addingTimeInterval(-86_400 * 500),
+            to: now.addingTimeInterval(86_400 * 3650))
+        intermediate = try Self.issue(
+            "Test WWDR CA", issuer: root, ca: true, oid: options.intermediateOID ? "1.2.840.113635.100.6.2.1" : nil,
+            from: now.addingTimeInterval(-86_400 * 500), to: now.addingTimeInterval(86_400 * 3650))
+        leaf = try Self.issue(
+            "Test App Store Signing", issuer: intermediate, ca: false,
+            oid: options.leafOID ? "1.2.840.113635.100.6.11.1" : nil, from: options.leafValidity.from,
+            to: options.leafValidity.to)
+        signingKey = try P256PrivateKey(pem: try Self.privatePEM(leaf.key))
+    }
+
+    deinit {
+        for issued in [root, intermediate, leaf] { EVP_PKEY_free(issued.key) }
+    }
+
+    /// The `x5c` header value: leaf, intermediate, root, each base64 DER.
+    var x5c: [String] { [leaf, intermediate, root].map { Data($0.der).base64EncodedString() } }
+
+    var rootPEM: String {
+        "-----BEGIN CERTIFICATE-----\n" + Data(root.der).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END CERTIFICATE-----\n"
+    }
+
+    /// A compact JWS of `payload` signed by the leaf, with this CA's chain.
+    func sign(_ payload: [String: Any], alg: String = "ES256", x5c: [String]? = nil) throws -> String {
+        let bytes = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        return try JWS.sign(payload: Array(bytes), header: JWSHeader(alg: alg, x5c: x5c ?? self.x5c), key: signingKey)
+    }
+
+    private static func issue(
+        _ name: String, issuer: Issued?, ca: Bool, oid: String?, from: Date, to: Date
+    ) throws -> Issued {
+        guard let key = COpenSSL_generate_p256(), let x509 = X509_new() else { throw TestCAError("allocation") }
+        defer { X509_free(x509) }
+        X509_set_version(x509, 2)
+        ASN1_INTEGER_set(X509_get_serialNumber(x509), Int(UInt16.random(in: 1...UInt16.max)))
+        ASN1_TIME_set(X509_getm_notBefore(x509), time_t(from.timeIntervalSince1970))
+        ASN1_TIME_set(X509_getm_notAfter(x509), time_t(to.timeIntervalSince1970))
+        X509_set_pubkey(x509, key)
+        let subject = X509_get_subject_name(x509)
+        X509_NAME_add_entry_by_txt(subject, "CN", 0x1001, name, -1, -1, 0)
+        X509_NAME_add_entry_by_txt(subject, "O", 0x1001, "Pier Tests", -1, -1, 0)
+        let issuerX509 = issuer.map { $0.certificate.x509Copy() } ?? nil
+        defer { if let issuerX509 { X509_free(issuerX509) } }
+        X509_set_issuer_name(x509, issuerX509.map { X509_get_subject_name($0) } ?? subject)
+
+        var context = X509V3_CTX()
+        X509V3_set_ctx(&context, issuerX509 ?? x509, x509, nil, nil, 0)
+        let constraints: [(Int32, String)] = [
+            (NID_basic_constraints, ca ? "critical,CA:TRUE" : "critical,CA:FALSE"),
+            (NID_key_usage, ca ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature"),
+            (NID_subject_key_identifier, "hash"),
+        ]
+        for (nid, value) in constraints {
+            guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { throw TestCAError("extension \(nid)") }
+            X509_add_ext(x509, ext, -1)
+            X509_EXTENSION_free(ext)
+        }
+        if let oid {
+            let object = OBJ_txt2obj(oid, 1)
+            let value = ASN1_OCTET_STRING_new()
+            ASN1_OCTET_STRING_set(value, [0x05, 0x00], 2)  // DER NULL, as Apple's markers hold
+            guard let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, value) else { throw TestCAError("marker") }
+            X509_add_ext(x509, ext, -1)
+            X509_EXTENSION_free(ext)
+            ASN1_OCTET_STRING_free(value)
+            ASN1_OBJECT_free(object)
+        }
+        guard X509_sign(x509, issuer?.key ?? key, EVP_sha256()) > 0 else { throw TestCAError("signing") }
+        let length = i2d_X509(x509, nil)
+        var der = [UInt8](repeating: 0, count: Int(length))
+        _ = der.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return i2d_X509(x509, &cursor)
+        }
+        return Issued(certificate: try Certificate(der: der), key: key)
+    }
+
+    private static func privatePEM(_ key: OpaquePointer) throws -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw TestCAError("BIO") }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else { throw TestCAError("PEM") }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        let length = COpenSSL_BIO_get_mem_data(bio, &data)
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    }
+}
+
+struct TestCAError: Error {
+    let what: String
+    init(_ what: String) { self.what = what }
+}
+
+extension Certificate {
+    /// A new `X509` parsed from the DER (the test owns and frees it).
+    fileprivate func x509Copy() -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_X509(nil, &cursor, buffer.count)
+        }
+    }
+}

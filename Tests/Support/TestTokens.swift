@@ -1,0 +1,30 @@
+import Foundation
+import PierCrypto
+import PierService
+
+/// Access tokens signed with a key made for the test, which the service under test trusts as
+/// it would trust the auth service's keys.
+public struct TestTokens: Sendable {
+    public let signer: AccessTokenSigner
+    public let authenticator: Authenticator
+
+    public init() throws {
+        let key = try P256PrivateKey.generate()
+        signer = AccessTokenSigner(key: key, kid: "test")
+        authenticator = Authenticator(
+            verifier: AccessTokenVerifier(
+                keys: StaticKeyProvider(keys: ["test": try key.publicKey]), issuer: "pier", audience: "pier"))
+    }
+
+    /// A token for `user` with `role`, valid for ten minutes.
+    public func token(_ user: UUID, role: String = "user") throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        return try signer.sign(
+            AccessClaims(
+                iss: "pier", sub: user.uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString,
+                sid: nil, role: role))
+    }
+
+    /// A token of a new admin.
+    public func admin() throws -> String { try token(UUID(), role: "admin") }
+}
