@@ -91,10 +91,18 @@ echo "a sample user's status: $active"
 echo "== GET /subscriptions/me vs pgbench running the same SELECT ($users users, concurrency $clients, ${duration}s each)"
 # shellcheck disable=SC2046
 select_tps=$(pgbench -n -c $clients -j 2 -T "$duration" $(cat "$work/scripts") "$url" 2>/dev/null | tps)
+# The service prepares its statements once per connection (the server plans each once); the
+# same scripts in pgbench's prepared mode are the like-for-like reference.
+# shellcheck disable=SC2046
+prepared_tps=$(pgbench -n -M prepared -c $clients -j 2 -T "$duration" $(cat "$work/scripts") "$url" 2>/dev/null | tps)
+if [ -n "${PIER_BENCH_PROFILE:-}" ]; then
+  (sleep 2; perf record -F 999 -g -p "$(pgrep -f 'pier-subscriptions serve' | head -1)" -o "$PIER_BENCH_PROFILE" -- sleep 4 >/dev/null 2>&1) &
+fi
 me_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/rotate.lua" http://127.0.0.1:18293/subscriptions/me | rps)
 pro_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/rotate.lua" http://127.0.0.1:18293/subscriptions/me/entitlements/pro | rps)
 non200=$(grep -c '"status":[^2]' "$work/subscriptions.log" || true)
-echo "pgbench SELECT                         $select_tps tps"
-echo "GET /subscriptions/me                  $me_rps req/s   ratio $(ratio "$me_rps" "$select_tps")   (target >= 0.7)"
-echo "GET /subscriptions/me/entitlements/pro $pro_rps req/s   ratio $(ratio "$pro_rps" "$select_tps")   (target >= 0.7)"
+echo "pgbench SELECT (simple protocol)        $select_tps tps"
+echo "pgbench SELECT (prepared, like Pier)     $prepared_tps tps"
+echo "GET /subscriptions/me                    $me_rps req/s   ratio $(ratio "$me_rps" "$prepared_tps") vs prepared (target >= 0.7), $(ratio "$me_rps" "$select_tps") vs simple"
+echo "GET /subscriptions/me/entitlements/pro   $pro_rps req/s   ratio $(ratio "$pro_rps" "$prepared_tps") vs prepared (target >= 0.7), $(ratio "$pro_rps" "$select_tps") vs simple"
 echo "non-2xx answers: $non200"
