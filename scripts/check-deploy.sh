@@ -13,6 +13,6 @@ bin=$(swift build --show-bin-path)
 for unit in deploy/systemd/*.service; do
   sed -e "s|/usr/local/bin/|$bin/|" -e "s|/etc/pier/|$work/|g" "$unit" > "$work/$(basename "$unit")"
 done
-touch "$work/pier.env" "$work/auth-signing-key.pem"
+touch "$work/pier.env" "$work/subscriptions.env" "$work/auth-signing-key.pem"
 (cd "$work" && systemd-analyze verify ./*.service)
 echo "deploy: systemd units verified"
