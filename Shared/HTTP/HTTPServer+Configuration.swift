@@ -30,12 +30,15 @@ extension HTTPServer {
         public var shutdownGracePeriod: Duration
         /// Writes one log line per request; default true.
         public var accessLog: Bool
+        /// Peers whose `X-Forwarded-For` names the client; default none.
+        public var trustedProxies: TrustedProxies
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, threads: Int = 2 * System.coreCount,
             maxConnections: Int = 1024, maxConnectionsPerClient: Int = 0, maxBodyBytes: Int = 1 << 20,
             maxURLBytes: Int = 8192, maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30,
-            bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true
+            bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true,
+            trustedProxies: TrustedProxies = .none
         ) {
             self.host = host
             self.port = port
@@ -49,6 +52,7 @@ extension HTTPServer {
             self.bodyTimeoutSeconds = bodyTimeoutSeconds
             self.shutdownGracePeriod = shutdownGracePeriod
             self.accessLog = accessLog
+            self.trustedProxies = trustedProxies
         }
     }
 }

@@ -219,7 +219,8 @@ public final class HTTPServer: @unchecked Sendable {
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
         var request: Request
         do {
-            request = try exchange.makeRequest(clientAddress: Self.clientAddress(exchange.connection))
+            let peer = Self.clientAddress(exchange.connection)
+            request = try exchange.makeRequest(peerAddress: peer, trustedProxies: configuration.trustedProxies)
         } catch {
             return queue(exchange, errorResponse(error, exchange: exchange))
         }
@@ -491,11 +492,14 @@ final class Exchange: @unchecked Sendable {
         }
     }
 
-    func makeRequest(clientAddress: String) throws(HTTPError) -> Request {
+    func makeRequest(peerAddress: String, trustedProxies: TrustedProxies) throws(HTTPError) -> Request {
         let (path, query) = try URLTarget.parse(uri)
-        return Request(
-            method: method, path: path, query: query, headers: headers, body: body,
-            requestID: requestID, clientAddress: clientAddress)
+        var request = Request(
+            method: method, path: path, query: query, headers: headers, body: body, requestID: requestID,
+            clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers["X-Forwarded-For"]))
+        request.peerAddress = peerAddress
+        request.target = uri
+        return request
     }
 }
 

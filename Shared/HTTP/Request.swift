@@ -21,6 +21,10 @@ public struct Request: Sendable {
     public var requestID: String
     /// The peer's address (the gateway's, behind one).
     public var clientAddress: String
+    /// The request target as received (path and query, still percent-encoded): what a proxy forwards.
+    public var target: String = ""
+    /// The TCP peer: the client itself, or the proxy in front of it.
+    public var peerAddress: String = ""
     /// Values of the route's `{name}` segments.
     public var parameters: [String: String] = [:]
     /// The matched route's pattern (`/auth/users/{id}`), for metrics and logs.

@@ -23,6 +23,9 @@ public struct Router: Sendable {
     private(set) var routes: [Route] = []
     /// Exact paths, for the common case without parameters: one dictionary lookup.
     private var exact: [String: [String: Int]] = [:]
+    /// Whole subtrees (`/feedback` and everything below it), any method: what no other route
+    /// matches goes there (the gateway's proxied routes).
+    private var prefixes: [(prefix: String, route: Route)] = []
 
     public init() {}
 
@@ -40,9 +43,17 @@ public struct Router: Sendable {
         }
     }
 
+    /// Sends every request for `prefix` or below it (`prefix/…`), whatever its method, to
+    /// `handler`, unless another route matches it. Its route label is `prefix/*`.
+    public mutating func prefix(_ prefix: String, _ handler: Handler) {
+        prefixes.append((prefix, Route(method: "*", pattern: prefix + "/*", segments: [], handler: handler)))
+        prefixes.sort { $0.prefix.count > $1.prefix.count }
+    }
+
     /// Adds every route of another router (a plugin's routes into the gateway's).
     public mutating func merge(_ other: Router) {
         for route in other.routes { add(route.method, route.pattern, route.handler) }
+        for entry in other.prefixes { prefix(entry.prefix, entry.route.handler) }
     }
 
     /// The patterns and methods, for documentation checks.
@@ -72,6 +83,9 @@ public struct Router: Sendable {
                 return .success((route, parameters))
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        for entry in prefixes where path == entry.prefix || path.hasPrefix(entry.prefix + "/") {
+            return .success((entry.route, [:]))
         }
         if allowed.isEmpty { return .failure(.notFound()) }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }

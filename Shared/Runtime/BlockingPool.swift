@@ -64,17 +64,22 @@ public final class BlockingPool: Sendable {
     /// - Throws: ``Overloaded`` when the queue is full, or whatever `body` throws.
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-            let admitted = state.withLock { state -> Bool in
-                guard !state.stopping, state.queued < queueLimit else { return false }
-                state.jobs.append { continuation.resume(with: Result { try body() }) }
-                return true
-            }
-            if admitted {
-                available.signal()
-            } else {
+            if !submit({ continuation.resume(with: Result { try body() }) }) {
                 continuation.resume(throwing: Overloaded(pool: name))
             }
         }
+    }
+
+    /// Queues `job` for one of the pool's threads without waiting for it; false when the queue
+    /// is full or the pool is stopping (the job will not run).
+    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.stopping, state.queued < queueLimit else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        if admitted { available.signal() }
+        return admitted
     }
 
     /// Lets the threads finish the queued jobs and exit.

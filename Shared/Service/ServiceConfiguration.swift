@@ -35,6 +35,15 @@ public struct ServiceConfiguration: Sendable {
     /// The whole environment, for the service's own settings.
     public var environment: Environment
 
+    /// `PIER_TRUSTED_PROXIES`: the addresses or CIDR blocks whose `X-Forwarded-For` is believed.
+    static func trustedProxies(_ environment: Environment) throws(Environment.Failure) -> TrustedProxies {
+        do {
+            return try TrustedProxies(environment.list("PIER_TRUSTED_PROXIES"))
+        } catch {
+            throw Environment.Failure(variable: "PIER_TRUSTED_PROXIES", problem: error.description)
+        }
+    }
+
     /// The default development database: the cluster that `scripts/postgres.sh` starts.
     public static let developmentDatabaseURL = "postgresql://postgres@127.0.0.1:15432/pier"
 
@@ -62,7 +71,8 @@ public struct ServiceConfiguration: Sendable {
             maxConnections: try environment.int("PIER_HTTP_MAX_CONNECTIONS", default: 1024, in: 1...1_000_000),
             maxBodyBytes: try environment.int("PIER_HTTP_MAX_BODY_BYTES", default: 1 << 20, in: 1...(1 << 30)),
             idleTimeoutSeconds: try environment.int("PIER_HTTP_IDLE_TIMEOUT_S", default: 30, in: 1...3600),
-            accessLog: try environment.bool("PIER_HTTP_ACCESS_LOG", default: true))
+            accessLog: try environment.bool("PIER_HTTP_ACCESS_LOG", default: true),
+            trustedProxies: try Self.trustedProxies(environment))
         let levelName = environment.string("PIER_LOG_LEVEL", default: "info")
         guard let level = Logger.Level(name: levelName) else {
             throw Environment.Failure(variable: "PIER_LOG_LEVEL", problem: "must be debug, info, warning or error")

@@ -25,10 +25,19 @@ public struct ServiceHost: Sendable {
 
     public let mounted: [Mounted]
     public let metrics: Metrics
+    /// More readiness checks (the gateway's proxied routes), merged into `/readyz`.
+    let extraChecks: @Sendable () async -> [String: Bool]
+    /// More Prometheus text (the gateway's upstreams), appended to `/metrics`.
+    let extraMetrics: @Sendable () -> String
 
-    public init(mounted: [Mounted], metricsName: String) {
+    public init(
+        mounted: [Mounted], metricsName: String, extraChecks: @escaping @Sendable () async -> [String: Bool] = { [:] },
+        extraMetrics: @escaping @Sendable () -> String = { "" }
+    ) {
         self.mounted = mounted
         self.metrics = Metrics(service: metricsName)
+        self.extraChecks = extraChecks
+        self.extraMetrics = extraMetrics
     }
 
     /// The services' routes plus the operator endpoints.
@@ -38,8 +47,9 @@ public struct ServiceHost: Sendable {
         let alive = Array(#"{"status":"ok"}"#.utf8)
         router.sync("GET", "/healthz") { _ in Response(status: 200, headers: ["Content-Type": "application/json"], body: alive) }
         let mounted = mounted
+        let extraChecks = extraChecks
         router.get("/readyz") { _ in
-            var checks: [String: Bool] = [:]
+            var checks = await extraChecks()
             for entry in mounted {
                 let reachable = await entry.database.isReachable()
                 var migrated = false
@@ -58,8 +68,9 @@ public struct ServiceHost: Sendable {
         }
         let metrics = metrics
         let pools = mounted.map { (name: $0.name, pool: $0.database) }
+        let extraMetrics = extraMetrics
         router.sync("GET", "/metrics") { _ in
-            .text(metrics.render(pools: pools), contentType: "text/plain; version=0.0.4")
+            .text(metrics.render(pools: pools) + extraMetrics(), contentType: "text/plain; version=0.0.4")
         }
         return router
     }

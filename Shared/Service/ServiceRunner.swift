@@ -119,9 +119,9 @@ public enum ServiceRunner {
     /// An HTTP server with the shared middleware (metrics, opt-in CORS) and error mapping.
     public static func makeServer(
         router: Router, metrics: Metrics, configuration: ServiceConfiguration,
-        logger: Logger
+        logger: Logger, middleware extra: [any Middleware] = []
     ) throws -> HTTPServer {
-        var middleware: [any Middleware] = [metrics]
+        var middleware: [any Middleware] = [metrics] + extra
         if !configuration.corsOrigins.isEmpty {
             middleware.append(CORSMiddleware(allowedOrigins: configuration.corsOrigins))
         }

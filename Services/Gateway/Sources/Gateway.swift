@@ -17,24 +17,28 @@ public enum Gateway {
         SubscriptionsService.name: SubscriptionsService.self,
     ]
 
-    /// What runs when plugins are embedded.
+    /// What runs: the server, the embedded plugins and the proxy.
     public struct Embedded: Sendable {
         public let server: HTTPServer
         public let services: [any Service]
         public let pools: [PostgresPool]
+        let proxy: Proxy?
 
-        /// Stops accepting, finishes in-flight requests, stops the plugins, closes the pools.
+        /// Stops accepting, finishes in-flight requests, stops the plugins and health checks,
+        /// closes the pools.
         public func shutdown() async {
             await server.shutdown()
+            await proxy?.stop()
             for service in services { await service.shutdown() }
             pools.forEach { $0.close() }
         }
     }
 
     /// Builds and starts the named plugins (auth first, so the others verify tokens with its
-    /// keys in-process).
+    /// keys in-process), and proxies the routes of `proxy` to their upstreams; either may be
+    /// empty, not both. Embedded routes answer first; a proxied prefix takes the rest below it.
     public static func embed(
-        _ names: [String], configuration: ServiceConfiguration, logger: Logger,
+        _ names: [String], proxy settings: ProxySettings? = nil, configuration: ServiceConfiguration, logger: Logger,
         migrate: Bool
     ) async throws -> Embedded {
         let ordered = names.sorted { ($0 == AuthService.name ? 0 : 1, $0) < ($1 == AuthService.name ? 0 : 1, $1) }
@@ -56,19 +60,37 @@ public enum Gateway {
             if let auth = service as? AuthService { authenticator = auth.authenticator }
             mounted.append(.init(name: name, schema: type.schema, migrations: type.migrations, database: pool, service: service))
         }
-        guard !mounted.isEmpty else { throw Environment.Failure(variable: "--embed", problem: "names no plugin") }
-        let host = ServiceHost(mounted: mounted, metricsName: "gateway")
+        let routes = settings?.routes ?? []
+        guard !mounted.isEmpty || !routes.isEmpty else {
+            throw Environment.Failure(variable: "--embed", problem: "names no plugin and no route is proxied")
+        }
+        let proxy = settings.flatMap { settings in
+            settings.routes.isEmpty
+                ? nil
+                : Proxy(
+                    settings: settings, authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration),
+                    trusted: configuration.http.trustedProxies, logger: logger.named("proxy"))
+        }
+        let host = ServiceHost(
+            mounted: mounted, metricsName: "gateway", extraChecks: { proxy?.readiness() ?? [:] },
+            extraMetrics: { proxy?.renderMetrics() ?? "" })
         var router = host.router()
+        proxy?.routes(into: &router)
         let document = PackageResources.openapi_json
         router.sync("GET", "/openapi.json") { _ in
             Response(
                 status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"], body: document
             )
         }
+        var middleware: [any Middleware] = []
+        if let settings, settings.rateLimit > 0 {
+            middleware.append(RateLimiter(rate: settings.rateLimit, burst: settings.rateBurst))
+        }
         let server = try ServiceRunner.makeServer(
-            router: router, metrics: host.metrics, configuration: configuration, logger: logger)
+            router: router, metrics: host.metrics, configuration: configuration, logger: logger, middleware: middleware)
         try server.start()
-        return Embedded(server: server, services: mounted.map(\.service), pools: pools)
+        proxy?.startChecks()
+        return Embedded(server: server, services: mounted.map(\.service), pools: pools, proxy: proxy)
     }
 
     /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL.
@@ -83,15 +105,19 @@ public enum Gateway {
         try await S.make(context: context)
     }
 
-    /// `pier-gateway --embed auth,feedback [--migrate]`, or `pier-gateway migrate --embed …`.
+    /// `pier-gateway [--embed auth,…] [--route /prefix=http://host:port …] [--migrate]`, or
+    /// `pier-gateway migrate --embed …`.
     public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
         let started = MonotonicClock.seconds()
         var words = Array(arguments.dropFirst())
         let usage = """
-            usage: pier-gateway [serve] --embed <plugins> [--migrate]   host plugins in one process on PIER_PORT (default 8080)
-                   pier-gateway migrate --embed <plugins>             apply their migrations and exit
+            usage: pier-gateway [serve] [--embed <plugins>] [--route <route>]… [--migrate]
+                       host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)
+                   pier-gateway migrate --embed <plugins>   apply the embedded plugins' migrations and exit
                    pier-gateway --help | --version
             plugins: \(plugins.keys.sorted().joined(separator: ", ")) (comma-separated; or PIER_GATEWAY_EMBED)
+            route:   /prefix=http://host:port[|http://host2:port…][;connect=ms;timeout=ms;retries=n;bearer=pass|verify|require;required=true|false]
+                     (or PIER_GATEWAY_ROUTES, comma-separated)
             """
         if words.contains("--help") || words.contains("-h") {
             print(usage)
@@ -111,6 +137,15 @@ public enum Gateway {
             embed = words[flag + 1].split(separator: ",").map { String($0) }
             words.removeSubrange(flag...(flag + 1))
         }
+        var routeSpecs: [String] = []
+        while let flag = words.firstIndex(of: "--route") {
+            guard flag + 1 < words.count else {
+                ServiceRunner.printError("pier-gateway: --route needs a route\n\n" + usage)
+                return 2
+            }
+            routeSpecs.append(words[flag + 1])
+            words.removeSubrange(flag...(flag + 1))
+        }
         let migrateFirst = words.contains("--migrate")
         words.removeAll { $0 == "--migrate" }
         let command = words.first ?? "serve"
@@ -118,18 +153,23 @@ public enum Gateway {
             ServiceRunner.printError("pier-gateway: unknown arguments \(words.joined(separator: " "))\n\n" + usage)
             return 2
         }
-        let unknown = embed.filter { plugins[$0] == nil }
-        guard !embed.isEmpty, unknown.isEmpty else {
-            ServiceRunner.printError(
-                "pier-gateway: embed one or more of \(plugins.keys.sorted().joined(separator: ", "))"
-                    + (unknown.isEmpty ? "" : "; unknown: \(unknown.joined(separator: ", "))") + "\n\n" + usage)
-            return 2
-        }
         let configuration: ServiceConfiguration
+        let proxy: ProxySettings
         do {
             configuration = try ServiceConfiguration(environment: environment, defaultPort: 8080, applicationName: "pier-gateway")
+            proxy = try ProxySettings(environment: environment, extraRoutes: routeSpecs)
         } catch {
             ServiceRunner.printError("pier-gateway: configuration error: \(error)")
+            return 2
+        }
+        let unknown = embed.filter { plugins[$0] == nil }
+        let proxied = Set(proxy.routes.map(\.prefix))
+        let both = embed.filter { proxied.contains("/" + $0) }
+        guard !embed.isEmpty || (!proxy.routes.isEmpty && command == "serve"), unknown.isEmpty, both.isEmpty else {
+            ServiceRunner.printError(
+                "pier-gateway: embed one or more of \(plugins.keys.sorted().joined(separator: ", ")), or proxy routes"
+                    + (unknown.isEmpty ? "" : "; unknown: \(unknown.joined(separator: ", "))")
+                    + (both.isEmpty ? "" : "; both embedded and proxied: \(both.joined(separator: ", "))") + "\n\n" + usage)
             return 2
         }
         let logger = Logger(service: "gateway", level: configuration.logLevel)
@@ -143,11 +183,13 @@ public enum Gateway {
                 }
                 return 0
             }
-            let embedded = try await Gateway.embed(embed, configuration: configuration, logger: logger, migrate: migrateFirst)
+            let embedded = try await Gateway.embed(
+                embed, proxy: proxy, configuration: configuration, logger: logger, migrate: migrateFirst)
             logger.info(
                 "listening",
                 [
                     ("port", .int(embedded.server.port)), ("embedded", .string(embed.joined(separator: ","))),
+                    ("proxied", .string(proxy.routes.map { $0.prefix + "=" + $0.upstreams.joined(separator: "|") }.joined(separator: ","))),
                     ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
                 ])
             let signal = await ServiceRunner.waitForTermination()

@@ -22,4 +22,10 @@ static inline CURLcode CCurl_setopt_header_function(CURL *handle, CCurl_write_ca
 static inline CURLcode CCurl_response_code(CURL *handle, long *code) {
     return curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
 }
+static inline CURLcode CCurl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLcode CCurl_getinfo_double(CURL *handle, CURLINFO info, double *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 #endif

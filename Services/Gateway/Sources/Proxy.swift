@@ -1,0 +1,283 @@
+import PierHTTP
+import PierModels
+import PierRuntime
+import PierService
+import Synchronization
+
+/// Forwards the requests of proxied routes to their upstreams: chooses a healthy upstream,
+/// rewrites the forwarding headers, retries what is safe to retry, streams the response back.
+final class Proxy: Sendable {
+    struct RouteState: Sendable {
+        let route: ProxyRoute
+        let balancer: Balancer
+    }
+
+    let routes: [RouteState]
+    let settings: ProxySettings
+    let client: UpstreamClient
+    let checker: HTTPClient
+    let authenticator: Authenticator
+    let trusted: TrustedProxies
+    let logger: Logger
+    private let checks = Mutex<Task<Void, Never>?>(nil)
+
+    /// Responses up to this size (with a `Content-Length`) are read whole and answered with
+    /// their length; larger or unsized ones stream.
+    static let bufferedResponseLimit = 256 << 10
+
+    init(settings: ProxySettings, authenticator: Authenticator, trusted: TrustedProxies, logger: Logger) {
+        self.settings = settings
+        routes = settings.routes.map { route in
+            RouteState(
+                route: route,
+                balancer: Balancer(
+                    upstreams: route.upstreams.map { Upstream(base: $0, route: route.prefix) }, balance: settings.balance))
+        }
+        client = UpstreamClient(threads: settings.upstreamThreads)
+        checker = HTTPClient(threads: 2, timeoutSeconds: 1)
+        self.authenticator = authenticator
+        self.trusted = trusted
+        self.logger = logger
+    }
+
+    func routes(into router: inout Router) {
+        for state in routes {
+            router.prefix(state.route.prefix, .async { [self] request in try await forward(request, state) })
+        }
+    }
+
+    // MARK: - Health
+
+    /// Checks every upstream's `/readyz` every interval, until stopped.
+    func startChecks() {
+        let upstreams = routes.flatMap(\.balancer.upstreams)
+        guard !upstreams.isEmpty else { return }
+        let interval = settings.healthIntervalMilliseconds
+        let task = Task { [checker, logger] in
+            while !Task.isCancelled {
+                await withTaskGroup(of: Void.self) { group in
+                    for upstream in upstreams {
+                        group.addTask {
+                            let passed = (try? await checker.get(upstream.base + "/readyz"))?.status == 200
+                            let before = upstream.snapshot.checkPassed
+                            upstream.checked(passed: passed)
+                            if before != passed {
+                                logger.warning(
+                                    passed ? "upstream healthy" : "upstream unhealthy",
+                                    [("route", .string(upstream.route)), ("upstream", .string(upstream.base))])
+                            }
+                        }
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(interval))
+            }
+        }
+        checks.withLock { $0 = task }
+    }
+
+    func stop() async {
+        let task = checks.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+    }
+
+    /// `/readyz` entries: each route (has a healthy upstream), each upstream (is healthy).
+    func readiness() -> [String: Bool] {
+        var checks: [String: Bool] = [:]
+        let now = MonotonicClock.seconds()
+        for state in routes {
+            let healthy = state.balancer.hasAvailable()
+            // An optional route's state is shown without making the gateway unready.
+            checks["route \(state.route.prefix)"] = healthy || !state.route.required
+            for upstream in state.balancer.upstreams {
+                checks["upstream \(state.route.prefix) \(upstream.base)"] = upstream.isAvailable(at: now)
+            }
+        }
+        return checks
+    }
+
+    // MARK: - Forwarding
+
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
+        "transfer-encoding", "upgrade",
+    ]
+    /// Set by the gateway itself, never passed on as received.
+    static let rewritten: Set<String> = [
+        "host", "content-length", "expect", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "forwarded",
+        "x-request-id",
+    ]
+    /// The gateway's server adds its own.
+    static let responseOwn: Set<String> = ["content-length", "date", "x-request-id", "server"]
+
+    static func isIdempotent(_ request: Request) -> Bool {
+        ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method) || request.headers["Idempotency-Key"] != nil
+    }
+
+    /// Headers named by `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
+    static func connectionListed(_ headers: HTTPHeaders) -> Set<String> {
+        Set(
+            headers.values("Connection").flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingWhitespace().lowercased()
+            })
+    }
+
+    func upstreamHeaders(_ request: Request) -> HTTPHeaders {
+        let listed = Self.connectionListed(request.headers)
+        var headers = HTTPHeaders()
+        for (name, value) in request.headers {
+            let lower = name.lowercased()
+            if Self.hopByHop.contains(lower) || Self.rewritten.contains(lower) || listed.contains(lower) { continue }
+            headers.add(name, value)
+        }
+        // What trusted proxies in front said is kept; anything else a client sent is dropped.
+        let fromTrusted = trusted.contains(request.peerAddress)
+        let host = request.headers["Host"] ?? ""
+        let priorFor = fromTrusted ? request.headers["X-Forwarded-For"] : nil
+        headers.set("X-Forwarded-For", priorFor.map { $0 + ", " + request.peerAddress } ?? request.peerAddress)
+        let proto = (fromTrusted ? request.headers["X-Forwarded-Proto"] : nil) ?? "http"
+        headers.set("X-Forwarded-Proto", proto)
+        headers.set("X-Forwarded-Host", (fromTrusted ? request.headers["X-Forwarded-Host"] : nil) ?? host)
+        let node = request.peerAddress.contains(":") ? "\"[\(request.peerAddress)]\"" : request.peerAddress
+        var element = "for=\(node);proto=\(proto)"
+        if !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) {
+            element += ";host=\"\(host)\""
+        }
+        let priorForwarded = fromTrusted ? request.headers["Forwarded"] : nil
+        headers.set("Forwarded", priorForwarded.map { $0 + ", " + element } ?? element)
+        headers.set("X-Request-ID", request.requestID)
+        return headers
+    }
+
+    func forward(_ request: Request, _ state: RouteState) async throws -> Response {
+        let route = state.route
+        switch route.bearer {
+        case .pass: break
+        case .verify: _ = try await authenticator.optionalPrincipal(request)
+        case .require: _ = try await authenticator.principal(request)
+        }
+        let target = request.target.isEmpty ? request.path : request.target
+        let headers = upstreamHeaders(request)
+        var tried: Set<String> = []
+        var lastFailure: UpstreamClient.Failure?
+        let idempotent = Self.isIdempotent(request)
+        for attempt in 0...route.retries {
+            guard let upstream = state.balancer.choose(excluding: tried) else { break }
+            tried.insert(upstream.base)
+            upstream.begin(retry: attempt > 0)
+            let started = MonotonicClock.seconds()
+            let response: UpstreamClient.Response
+            do {
+                response = try await client.send(
+                    UpstreamClient.Request(
+                        method: request.method, url: upstream.base + target, headers: headers, body: request.body,
+                        connectTimeoutMilliseconds: route.connectTimeoutMilliseconds,
+                        timeoutMilliseconds: route.timeoutMilliseconds))
+            } catch {
+                upstream.end(
+                    success: false, seconds: MonotonicClock.seconds() - started, ejectAfter: settings.ejectAfter,
+                    ejectSeconds: settings.ejectSeconds)
+                lastFailure = error
+                logger.warning(
+                    "upstream failed",
+                    [
+                        ("route", .string(route.prefix)), ("upstream", .string(upstream.base)),
+                        ("error", .string(error.description)), ("request_id", .string(request.requestID)),
+                    ])
+                // Nothing of a response was seen. Retry what is idempotent; anything else only
+                // when the connection was never made (the request cannot have reached it).
+                if case .connect = error { continue }
+                if idempotent { continue }
+                break
+            }
+            upstream.end(
+                success: true, seconds: MonotonicClock.seconds() - started, ejectAfter: settings.ejectAfter,
+                ejectSeconds: settings.ejectSeconds)
+            return try await relay(response, request: request)
+        }
+        switch lastFailure {
+        case .timeout?:
+            throw HTTPError(504, detail: "The \(route.prefix) service did not answer in time.")
+        case .reset?:
+            throw HTTPError(
+                502, detail: "The \(route.prefix) service closed the connection before answering; try again.",
+                headers: ["Retry-After": "1"])
+        default:
+            throw HTTPError.unavailable(retryAfter: 1, "The \(route.prefix) service is unavailable; try again shortly.")
+        }
+    }
+
+    /// The upstream's response, with its own framing and hop-by-hop headers removed; small
+    /// sized bodies are read whole, others stream.
+    func relay(_ upstream: UpstreamClient.Response, request: Request) async throws -> Response {
+        let listed = Self.connectionListed(upstream.headers)
+        var headers = HTTPHeaders()
+        for (name, value) in upstream.headers {
+            let lower = name.lowercased()
+            if Self.hopByHop.contains(lower) || Self.responseOwn.contains(lower) || listed.contains(lower) { continue }
+            headers.add(name, value)
+        }
+        if let length = upstream.headers["Content-Length"].flatMap(Int.init), length <= Self.bufferedResponseLimit {
+            let body = try await upstream.body.collect(maximum: Self.bufferedResponseLimit)
+            return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : body)
+        }
+        let body = upstream.body
+        return Response.streaming(status: upstream.status, headers: headers) { writer in
+            do {
+                while let chunk = try await body.next() { try await writer.write(chunk) }
+            } catch {
+                body.cancel()
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Metrics
+
+    func renderMetrics() -> String {
+        var text = "# HELP pier_gateway_upstream_requests_total Exchanges with each upstream.\n"
+        text += "# TYPE pier_gateway_upstream_requests_total counter\n"
+        let upstreams = routes.flatMap(\.balancer.upstreams)
+        let snapshots = upstreams.map { ($0, $0.snapshot) }
+        func labels(_ upstream: Upstream) -> String { "route=\"\(upstream.route)\",upstream=\"\(upstream.base)\"" }
+        for (upstream, state) in snapshots {
+            text += "pier_gateway_upstream_requests_total{\(labels(upstream))} \(state.requests)\n"
+        }
+        text += "# HELP pier_gateway_upstream_failures_total Exchanges that got no response head.\n"
+        text += "# TYPE pier_gateway_upstream_failures_total counter\n"
+        for (upstream, state) in snapshots {
+            text += "pier_gateway_upstream_failures_total{\(labels(upstream))} \(state.failures)\n"
+        }
+        text += "# HELP pier_gateway_upstream_retries_total Exchanges that were retries of a failed one.\n"
+        text += "# TYPE pier_gateway_upstream_retries_total counter\n"
+        for (upstream, state) in snapshots {
+            text += "pier_gateway_upstream_retries_total{\(labels(upstream))} \(state.retries)\n"
+        }
+        text += "# HELP pier_gateway_upstream_in_flight Exchanges in progress.\n# TYPE pier_gateway_upstream_in_flight gauge\n"
+        for (upstream, state) in snapshots {
+            text += "pier_gateway_upstream_in_flight{\(labels(upstream))} \(state.inFlight)\n"
+        }
+        text += "# HELP pier_gateway_upstream_healthy 1 when the upstream takes requests.\n"
+        text += "# TYPE pier_gateway_upstream_healthy gauge\n"
+        let now = MonotonicClock.seconds()
+        for (upstream, _) in snapshots {
+            text += "pier_gateway_upstream_healthy{\(labels(upstream))} \(upstream.isAvailable(at: now) ? 1 : 0)\n"
+        }
+        text += "# HELP pier_gateway_upstream_head_seconds Time to the upstream's response head.\n"
+        text += "# TYPE pier_gateway_upstream_head_seconds histogram\n"
+        for (upstream, state) in snapshots {
+            var cumulative = 0
+            for (index, bound) in Upstream.buckets.enumerated() {
+                cumulative += state.latency[index]
+                text += "pier_gateway_upstream_head_seconds_bucket{\(labels(upstream)),le=\"\(bound)\"} \(cumulative)\n"
+            }
+            text += "pier_gateway_upstream_head_seconds_bucket{\(labels(upstream)),le=\"+Inf\"} \(state.observed)\n"
+            text += "pier_gateway_upstream_head_seconds_sum{\(labels(upstream))} \(state.latencySum)\n"
+            text += "pier_gateway_upstream_head_seconds_count{\(labels(upstream))} \(state.observed)\n"
+        }
+        return text
+    }
+}
