@@ -271,7 +271,8 @@ public final class HTTPServer: @unchecked Sendable {
             middleware.after(request, &response)
         }
         response.headers.set("X-Request-ID", request.requestID)
-        if configuration.accessLog {
+        // Passing readiness probes (a gateway checks every second) would drown the log.
+        if configuration.accessLog && !(request.path == "/readyz" && response.status == 200) {
             let milliseconds = (MonotonicClock.seconds() - request.startedAt) * 1000
             logger.info(
                 "request",

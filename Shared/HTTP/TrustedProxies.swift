@@ -26,7 +26,7 @@ public struct TrustedProxies: Sendable, Equatable {
         var blocks: [Block] = []
         for entry in entries {
             let parts = entry.split(separator: "/", maxSplits: 1)
-            guard let bytes = Self.parse(String(parts[0])) else { throw InvalidEntry(entry: entry) }
+            guard let address = parts.first, let bytes = Self.parse(String(address)) else { throw InvalidEntry(entry: entry) }
             var prefix = bytes.count * 8
             if parts.count == 2 {
                 guard let given = Int(parts[1]), (0...prefix).contains(given) else { throw InvalidEntry(entry: entry) }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The local stack in the foreground: PostgreSQL under .pier/, the database `pier`, migrations,
-# then every service as its own process on its own port, each log line prefixed with the
-# service's name. Ctrl-C (or SIGTERM) stops the services gracefully, then PostgreSQL.
+# then every service as its own process on its own port and the gateway in front of them on
+# 8080, each log line prefixed with its name. Ctrl-C (or SIGTERM) stops everything gracefully,
+# then PostgreSQL.
 #   PIER_BUILD=debug deploy/local/run.sh     use a debug build (faster to compile)
 #   PIER_EMBED=1 deploy/local/run.sh         one process instead: pier-gateway --embed auth,feedback,subscriptions on 8080
 set -euo pipefail
@@ -29,11 +30,15 @@ stop() {
 }
 trap stop INT TERM
 
-# name port: one line per service; the gateway joins them in front as services land.
+# name port: one line per service.
 start() {
   local name=$1 port=$2
-  PIER_PORT=$port "$bin/pier-$name" serve --migrate 2>&1 | sed -u "s/^/[$name] /" &
+  PIER_PORT=$port PIER_TRUSTED_PROXIES=127.0.0.1 "$bin/pier-$name" serve --migrate 2>&1 | sed -u "s/^/[$name] /" &
   pids+=($!)
+}
+ready() {
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0; sleep 0.1; done
+  echo "a service on port $1 did not become ready" >&2
 }
 if [ "${PIER_EMBED:-0}" = 1 ]; then
   PIER_PORT=8080 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions --migrate 2>&1 | sed -u "s/^/[gateway] /" &
@@ -43,6 +48,13 @@ else
   start auth 8081
   start feedback 8082
   start subscriptions 8083
-  echo "Pier is running: auth on http://127.0.0.1:8081, feedback on http://127.0.0.1:8082, subscriptions on http://127.0.0.1:8083 (try: curl http://127.0.0.1:8082/readyz). Ctrl-C stops it."
+  for port in 8081 8082 8083; do ready $port; done
+  # The gateway trusts nothing in front of it here; the services trust the gateway's address.
+  PIER_PORT=8080 "$bin/pier-gateway" serve \
+    --route /auth=http://127.0.0.1:8081 --route /feedback=http://127.0.0.1:8082 \
+    --route /subscriptions=http://127.0.0.1:8083 2>&1 | sed -u "s/^/[gateway] /" &
+  pids+=($!)
+  ready 8080
+  echo "Pier is running on http://127.0.0.1:8080 (the gateway; try: curl http://127.0.0.1:8080/readyz), with auth on :8081, feedback on :8082 and subscriptions on :8083. Ctrl-C stops it."
 fi
 wait

@@ -189,7 +189,10 @@ public enum Gateway {
                 "listening",
                 [
                     ("port", .int(embedded.server.port)), ("embedded", .string(embed.joined(separator: ","))),
-                    ("proxied", .string(proxy.routes.map { $0.prefix + "=" + $0.upstreams.joined(separator: "|") }.joined(separator: ","))),
+                    (
+                        "proxied",
+                        .string(proxy.routes.map { $0.prefix + "=" + $0.upstreams.joined(separator: "|") }.joined(separator: ","))
+                    ),
                     ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
                 ])
             let signal = await ServiceRunner.waitForTermination()
