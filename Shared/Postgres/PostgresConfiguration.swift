@@ -2,6 +2,8 @@
 public struct PostgresConfiguration: Sendable {
     /// A libpq connection URI or key/value string, e.g. `postgresql://pier@127.0.0.1:5432/pier`.
     public var url: String
+    /// The password, when it is not in the URL (read from a secret file); never logged.
+    public var password: String?
     /// Connections at most; default 8.
     public var poolSize: Int
     /// How long a request waits for a free connection before failing (→ 503); default 5 s.

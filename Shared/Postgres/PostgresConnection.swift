@@ -36,8 +36,12 @@ public final class PostgresConnection: @unchecked Sendable {
         if configuration.statementTimeoutMilliseconds > 0 {
             options += " -c statement_timeout=\(configuration.statementTimeoutMilliseconds)"
         }
-        let keywords = ["dbname", "options", "application_name", "connect_timeout"]
-        let values = [configuration.url, options, configuration.applicationName, String(configuration.connectTimeoutSeconds)]
+        var keywords = ["dbname", "options", "application_name", "connect_timeout"]
+        var values = [configuration.url, options, configuration.applicationName, String(configuration.connectTimeoutSeconds)]
+        if let password = configuration.password {
+            keywords.append("password")
+            values.append(password)
+        }
         let connection = withCStringArray(keywords) { keywords in
             withCStringArray(values) { values in PQconnectdbParams(keywords, values, 1) }
         }

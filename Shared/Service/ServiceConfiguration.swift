@@ -9,6 +9,7 @@ import PierRuntime
 /// | `PIER_ENV` | `development` | `production` refuses development shortcuts |
 /// | `PIER_HOST` | `127.0.0.1` | address to bind |
 /// | `PIER_PORT` | per service | port to bind |
+/// | `PIER_DATABASE_PASSWORD_FILE` | none | a file holding the database password (a container secret), when the URL has none |
 /// | `PIER_DATABASE_URL` | local cluster (development) | libpq URL of the service's database role |
 /// | `PIER_DB_POOL_SIZE` | `10` | connections |
 /// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
@@ -18,6 +19,7 @@ import PierRuntime
 /// | `PIER_HTTP_MAX_CONNECTIONS` | `1024` | open connections at most |
 /// | `PIER_HTTP_IDLE_TIMEOUT_S` | `30` | silent connections are closed |
 /// | `PIER_HTTP_ACCESS_LOG` | `true` | one log line per request |
+/// | `PIER_TRUSTED_PROXIES` | none | addresses or CIDR blocks whose `X-Forwarded-For` names the client (the gateway, a load balancer) |
 /// | `PIER_LOG_LEVEL` | `info` | `debug`, `info`, `warning`, `error` |
 /// | `PIER_CORS_ORIGINS` | empty (off) | allowed origins, comma-separated, or `*` |
 /// | `PIER_TOKEN_ISSUER` | `pier` | `iss` of access tokens |
@@ -47,7 +49,11 @@ public struct ServiceConfiguration: Sendable {
     /// The default development database: the cluster that `scripts/postgres.sh` starts.
     public static let developmentDatabaseURL = "postgresql://postgres@127.0.0.1:15432/pier"
 
-    public init(environment: Environment, defaultPort: Int, applicationName: String) throws(Environment.Failure) {
+    /// - Parameter needsDatabase: false for a process that opens no database (a gateway that
+    ///   only proxies): production then does not require `PIER_DATABASE_URL`.
+    public init(
+        environment: Environment, defaultPort: Int, applicationName: String, needsDatabase: Bool = true
+    ) throws(Environment.Failure) {
         self.environment = environment
         let mode = environment.string("PIER_ENV", default: "development")
         guard mode == "development" || mode == "production" else {
@@ -55,7 +61,7 @@ public struct ServiceConfiguration: Sendable {
         }
         production = mode == "production"
         let databaseURL =
-            production
+            production && needsDatabase
             ? try environment.required("PIER_DATABASE_URL")
             : environment.string("PIER_DATABASE_URL", default: Self.developmentDatabaseURL)
         database = PostgresConfiguration(
@@ -64,6 +70,13 @@ public struct ServiceConfiguration: Sendable {
             acquireTimeout: .milliseconds(try environment.int("PIER_DB_ACQUIRE_TIMEOUT_MS", default: 5000, in: 1...600_000)),
             statementTimeoutMilliseconds: try environment.int("PIER_DB_STATEMENT_TIMEOUT_MS", default: 10_000),
             applicationName: applicationName)
+        if let file = environment.string("PIER_DATABASE_PASSWORD_FILE") {
+            do {
+                database.password = try readFile(file).trimmingWhitespace()
+            } catch {
+                throw Environment.Failure(variable: "PIER_DATABASE_PASSWORD_FILE", problem: "\(error)")
+            }
+        }
         http = HTTPServer.Configuration(
             host: environment.string("PIER_HOST", default: "127.0.0.1"),
             port: try environment.int("PIER_PORT", default: defaultPort, in: 0...65535),

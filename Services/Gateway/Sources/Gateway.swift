@@ -156,7 +156,8 @@ public enum Gateway {
         let configuration: ServiceConfiguration
         let proxy: ProxySettings
         do {
-            configuration = try ServiceConfiguration(environment: environment, defaultPort: 8080, applicationName: "pier-gateway")
+            configuration = try ServiceConfiguration(
+                environment: environment, defaultPort: 8080, applicationName: "pier-gateway", needsDatabase: !embed.isEmpty)
             proxy = try ProxySettings(environment: environment, extraRoutes: routeSpecs)
         } catch {
             ServiceRunner.printError("pier-gateway: configuration error: \(error)")

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Runs once, when PostgreSQL's data directory is first initialized (docker-entrypoint-initdb.d;
+# used by deploy/docker/compose.yaml and this overlay): one
+# login role per service, each owning its own schema and nothing else. The shared event log
+# (schema events) belongs to auth, its producer; the others read it and keep their cursors in
+# their own schemas. Passwords come from the secrets, never from this file.
+set -eu
+password() { tr -d '\n' < "/run/secrets/$1"; }
+psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
+  -v auth="$(password auth_db_password)" \
+  -v feedback="$(password feedback_db_password)" \
+  -v subscriptions="$(password subscriptions_db_password)" <<'SQL'
+REVOKE CREATE ON DATABASE :"DBNAME" FROM PUBLIC;
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+CREATE ROLE pier_auth LOGIN PASSWORD :'auth';
+CREATE ROLE pier_feedback LOGIN PASSWORD :'feedback';
+CREATE ROLE pier_subscriptions LOGIN PASSWORD :'subscriptions';
+CREATE SCHEMA auth AUTHORIZATION pier_auth;
+CREATE SCHEMA feedback AUTHORIZATION pier_feedback;
+CREATE SCHEMA subscriptions AUTHORIZATION pier_subscriptions;
+CREATE SCHEMA events AUTHORIZATION pier_auth;
+-- Readers of the event log: they may see it, and its migration ledger, but not change it.
+GRANT USAGE, CREATE ON SCHEMA events TO pier_feedback, pier_subscriptions;
+ALTER DEFAULT PRIVILEGES FOR ROLE pier_auth IN SCHEMA events GRANT SELECT ON TABLES TO pier_feedback, pier_subscriptions;
+SQL
