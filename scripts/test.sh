@@ -21,4 +21,5 @@ PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExpo
 scripts/interop.sh
 scripts/fuzz.sh
 scripts/check-deploy.sh
+scripts/separate-hosts.sh
 echo "all tests passed"

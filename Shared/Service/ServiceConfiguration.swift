@@ -64,7 +64,7 @@ public struct ServiceConfiguration: Sendable {
             production && needsDatabase
             ? try environment.required("PIER_DATABASE_URL")
             : environment.string("PIER_DATABASE_URL", default: Self.developmentDatabaseURL)
-        database = PostgresConfiguration(
+        var database = PostgresConfiguration(
             url: databaseURL,
             poolSize: try environment.int("PIER_DB_POOL_SIZE", default: 10, in: 1...500),
             acquireTimeout: .milliseconds(try environment.int("PIER_DB_ACQUIRE_TIMEOUT_MS", default: 5000, in: 1...600_000)),
@@ -77,6 +77,7 @@ public struct ServiceConfiguration: Sendable {
                 throw Environment.Failure(variable: "PIER_DATABASE_PASSWORD_FILE", problem: "\(error)")
             }
         }
+        self.database = database
         http = HTTPServer.Configuration(
             host: environment.string("PIER_HOST", default: "127.0.0.1"),
             port: try environment.int("PIER_PORT", default: defaultPort, in: 0...65535),
