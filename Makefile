@@ -17,6 +17,7 @@ bench:          ## ratios against references run side by side (nginx, the bare K
 	bench/run.sh
 	bench/feedback.sh
 	bench/subscriptions.sh
+	bench/gateway.sh
 
 clean:
 	scripts/postgres.sh stop

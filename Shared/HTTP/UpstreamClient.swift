@@ -56,7 +56,14 @@ public final class UpstreamClient: Sendable {
         public let status: Int
         public let headers: HTTPHeaders
         public let body: Body
+        /// The whole body, when it was small enough (a `Content-Length` up to
+        /// ``UpstreamClient/wholeBodyLimit``) to be read before answering: one hand-over
+        /// instead of a stream. `body` then has nothing more to read.
+        public let wholeBody: [UInt8]?
     }
+
+    /// Bodies announced up to this size are read whole before the response is handed over.
+    public static let wholeBodyLimit = 64 << 10
 
     /// The body of a response, read chunk by chunk as it arrives.
     public final class Body: Sendable {
@@ -216,8 +223,12 @@ private final class UpstreamExchange: @unchecked Sendable {
     private var head: CheckedContinuation<UpstreamClient.Response, Error>?
     private var status = 0
     private var headers = HTTPHeaders()
+    /// Set while a small body is read whole before the head is handed over.
+    private var whole: [UInt8]?
 
-    init(request: UpstreamClient.Request, body: UpstreamClient.Body, head: CheckedContinuation<UpstreamClient.Response, Error>) {
+    init(
+        request: UpstreamClient.Request, body: UpstreamClient.Body, head: CheckedContinuation<UpstreamClient.Response, Error>
+    ) {
         self.request = request
         self.body = body
         self.head = head
@@ -229,7 +240,7 @@ private final class UpstreamExchange: @unchecked Sendable {
     }
 
     private func deliverHead() {
-        head?.resume(returning: UpstreamClient.Response(status: status, headers: headers, body: body))
+        head?.resume(returning: UpstreamClient.Response(status: status, headers: headers, body: body, wholeBody: whole))
         head = nil
     }
 
@@ -265,10 +276,12 @@ private final class UpstreamExchange: @unchecked Sendable {
         _ = CCurl_setopt_write_function(handle) { data, size, count, context in
             let exchange = Unmanaged<UpstreamExchange>.fromOpaque(context!).takeUnretainedValue()
             let length = size * count
-            let chunk = data!.withMemoryRebound(to: UInt8.self, capacity: length) {
-                Array(UnsafeBufferPointer(start: $0, count: length))
+            let bytes = UnsafeRawBufferPointer(start: data, count: length)
+            if exchange.whole != nil {
+                exchange.whole! += bytes
+                return length
             }
-            return exchange.body.push(chunk) ? length : 0
+            return exchange.body.push(Array(bytes)) ? length : 0
         }
         let payload = request.body
         let code = payload.withUnsafeBytes { bytes -> CURLcode in
@@ -309,8 +322,15 @@ private final class UpstreamExchange: @unchecked Sendable {
             let parts = line.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
         } else if line == "\r\n" || line == "\n" {
-            // The end of a head: a final one is the response's; from here on, nothing is retried.
-            if status >= 200 { deliverHead() }
+            // The end of a head: a final one is the response's. A small body is read whole
+            // first; otherwise the head goes now, and from here on nothing is retried.
+            guard status >= 200 else { return }
+            if let length = headers["Content-Length"].flatMap(Int.init), length <= UpstreamClient.wholeBodyLimit {
+                whole = []
+                whole!.reserveCapacity(length)
+            } else {
+                deliverHead()
+            }
         } else if let colon = line.firstIndex(of: ":") {
             headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace())
         }

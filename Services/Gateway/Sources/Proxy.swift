@@ -220,6 +220,9 @@ final class Proxy: Sendable {
             if Self.hopByHop.contains(lower) || Self.responseOwn.contains(lower) || listed.contains(lower) { continue }
             headers.add(name, value)
         }
+        if let whole = upstream.wholeBody {
+            return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : whole)
+        }
         if let length = upstream.headers["Content-Length"].flatMap(Int.init), length <= Self.bufferedResponseLimit {
             let body = try await upstream.body.collect(maximum: Self.bufferedResponseLimit)
             return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : body)
