@@ -253,6 +253,22 @@ public final class HTTPServer: @unchecked Sendable {
                     self.complete(exchange, with: self.finish(sendableRequest, response))
                 }
                 return .YES
+            case .deferred(let handler):
+                exchange.phase = .suspended
+                activity.withLock { $0.suspended[ObjectIdentifier(exchange)] = exchange }
+                MHD_suspend_connection(exchange.connection)
+                let sendableRequest = request
+                handler(
+                    sendableRequest,
+                    Responder { result in
+                        let response: Response
+                        switch result {
+                        case .success(let answer): response = answer
+                        case .failure(let error): response = self.errorResponse(error, exchange: exchange)
+                        }
+                        self.complete(exchange, with: self.finish(sendableRequest, response))
+                    })
+                return .YES
             }
         }
     }

@@ -1,8 +1,23 @@
 /// Handles a request. Synchronous handlers run on the server's own threads and answer without a
-/// thread hop (health checks, static documents); asynchronous ones run as tasks.
+/// thread hop (health checks, static documents); asynchronous ones run as tasks; deferred ones
+/// start on the server's thread and answer later from any thread through their ``Responder``
+/// (the gateway's proxy, whose answers come from its transfer thread).
 public enum Handler: Sendable {
     case sync(@Sendable (Request) throws -> Response)
     case async(@Sendable (Request) async throws -> Response)
+    case deferred(@Sendable (Request, Responder) -> Void)
+}
+
+/// How a deferred handler answers: exactly once, from any thread.
+public struct Responder: Sendable {
+    let answer: @Sendable (Result<Response, any Error>) -> Void
+
+    public init(_ answer: @escaping @Sendable (Result<Response, any Error>) -> Void) { self.answer = answer }
+
+    public func respond(_ response: Response) { answer(.success(response)) }
+
+    /// Answers with the error's problem, as a throwing handler's error is answered.
+    public func fail(_ error: any Error) { answer(.failure(error)) }
 }
 
 /// Routes by method and path; `{name}` segments capture parameters. A path that exists with

@@ -1,12 +1,12 @@
 import CCurl
-import Dispatch
 import PierRuntime
 import Synchronization
 
-/// Forwards requests to upstream servers with libcurl: kept-alive connections (each easy
-/// handle keeps its own, and handles are reused), the response head returned as soon as it
-/// arrives and the body streamed after it with back-pressure, so a response of any size passes
-/// in bounded memory. Each exchange holds one of the client's threads while it lasts.
+/// Forwards requests to upstream servers with libcurl's multi interface, all on one transfer
+/// thread: connections are kept alive and shared by every exchange, the response head is handed
+/// over as soon as it arrives (small bodies with it), and larger bodies stream after it with
+/// back-pressure (a transfer is paused while its reader is behind), so a response of any size
+/// passes in bounded memory.
 public final class UpstreamClient: Sendable {
     public struct Request: Sendable {
         public var method: String
@@ -38,7 +38,7 @@ public final class UpstreamClient: Sendable {
         case timeout(String)
         /// The connection was reset or closed before a response head.
         case reset(String)
-        /// Every thread is busy and the queue is full.
+        /// Too many exchanges are in flight.
         case overloaded
 
         public var description: String {
@@ -46,19 +46,19 @@ public final class UpstreamClient: Sendable {
             case .connect(let why): "connect: \(why)"
             case .timeout(let why): "timeout: \(why)"
             case .reset(let why): "reset: \(why)"
-            case .overloaded: "the upstream client is overloaded"
+            case .overloaded: "too many exchanges in flight"
             }
         }
     }
 
-    /// A response head, and its body to read.
+    /// A response head, and its body.
     public struct Response: Sendable {
         public let status: Int
         public let headers: HTTPHeaders
+        /// The rest of the body, to read as it arrives (empty when `wholeBody` holds it).
         public let body: Body
-        /// The whole body, when it was small enough (a `Content-Length` up to
-        /// ``UpstreamClient/wholeBodyLimit``) to be read before answering: one hand-over
-        /// instead of a stream. `body` then has nothing more to read.
+        /// The whole body, when its `Content-Length` was at most ``UpstreamClient/wholeBodyLimit``:
+        /// read before the head is handed over, one hand-over instead of a stream.
         public let wholeBody: [UInt8]?
     }
 
@@ -72,78 +72,82 @@ public final class UpstreamClient: Sendable {
             public let description: String
         }
 
+        fileprivate enum Push { case accepted, full, cancelled }
+
         private struct State {
             var chunks: [[UInt8]] = []
             var buffered = 0
             var finished = false
             var failure: String?
             var cancelled = false
+            /// The transfer is paused until the reader makes room.
+            var paused = false
             var reader: CheckedContinuation<[UInt8]?, Error>?
         }
         private let state = Mutex(State())
-        private let space = DispatchSemaphore(value: 0)
-        /// Bytes buffered at most before the upstream is no longer read.
+        /// Bytes buffered at most before the transfer pauses.
         let limit: Int
+        /// Asks the transfer thread to continue a paused transfer.
+        private let unpause: @Sendable () -> Void
 
-        init(limit: Int) { self.limit = limit }
+        fileprivate init(limit: Int, unpause: @escaping @Sendable () -> Void) {
+            self.limit = limit
+            self.unpause = unpause
+        }
 
         /// The next chunk, or nil at the end.
         /// - Throws: ``Interrupted`` when the upstream failed mid-body.
         public func next() async throws -> [UInt8]? {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, Error>) in
-                let outcome = state.withLock { state -> Result<[UInt8]?, Error>? in
+                let (outcome, resume) = state.withLock { state -> (Result<[UInt8]?, Error>?, Bool) in
                     if !state.chunks.isEmpty {
                         let chunk = state.chunks.removeFirst()
                         state.buffered -= chunk.count
-                        return .success(chunk)
+                        let resume = state.paused && state.buffered < limit
+                        if resume { state.paused = false }
+                        return (.success(chunk), resume)
                     }
-                    if let failure = state.failure { return .failure(Interrupted(description: failure)) }
-                    if state.finished { return .success(nil) }
+                    if let failure = state.failure { return (.failure(Interrupted(description: failure)), false) }
+                    if state.finished { return (.success(nil), false) }
                     state.reader = continuation
-                    return nil
+                    let resume = state.paused
+                    state.paused = false
+                    return (nil, resume)
                 }
-                space.signal()
+                if resume { unpause() }
                 if let outcome { continuation.resume(with: outcome) }
             }
         }
 
-        /// Reads the whole body, refusing more than `maximum` bytes.
-        public func collect(maximum: Int) async throws -> [UInt8] {
-            var bytes: [UInt8] = []
-            while let chunk = try await next() {
-                bytes += chunk
-                if bytes.count > maximum {
-                    cancel()
-                    throw Interrupted(description: "the body is larger than \(maximum) bytes")
-                }
-            }
-            return bytes
-        }
-
-        /// Stops reading the upstream (the client went away).
+        /// Stops the transfer (the client went away).
         public func cancel() {
-            state.withLock { $0.cancelled = true }
-            space.signal()
+            let resume = state.withLock { state -> Bool in
+                state.cancelled = true
+                defer { state.paused = false }
+                return state.paused
+            }
+            if resume { unpause() }
         }
 
-        /// From the transfer thread: false when the reader cancelled. Waits while the buffer is full.
-        fileprivate func push(_ chunk: [UInt8]) -> Bool {
-            while true {
-                let (accepted, reader) = state.withLock { state -> (Bool?, CheckedContinuation<[UInt8]?, Error>?) in
-                    if state.cancelled { return (false, nil) }
-                    if let reader = state.reader {
-                        state.reader = nil
-                        return (true, reader)
-                    }
-                    guard state.buffered < limit else { return (nil, nil) }
-                    state.chunks.append(chunk)
-                    state.buffered += chunk.count
-                    return (true, nil)
+        /// From the transfer thread: hands a chunk over, or says to pause (the chunk is then
+        /// delivered again when the transfer continues) or to stop.
+        fileprivate func push(_ chunk: UnsafeRawBufferPointer) -> Push {
+            let (outcome, reader) = state.withLock { state -> (Push, CheckedContinuation<[UInt8]?, Error>?) in
+                if state.cancelled { return (.cancelled, nil) }
+                if let reader = state.reader {
+                    state.reader = nil
+                    return (.accepted, reader)
                 }
-                if let reader { reader.resume(returning: chunk) }
-                if let accepted { return accepted }
-                space.wait()
+                guard state.buffered < limit else {
+                    state.paused = true
+                    return (.full, nil)
+                }
+                state.chunks.append(Array(chunk))
+                state.buffered += chunk.count
+                return (.accepted, nil)
             }
+            reader?.resume(returning: Array(chunk))
+            return outcome
         }
 
         fileprivate func finish(failure: String?) {
@@ -161,104 +165,169 @@ public final class UpstreamClient: Sendable {
         }
     }
 
-    private let threads: BlockingPool
-    /// Idle easy handles, each with its live connections.
-    private let handles = Mutex<[CurlHandle]>([])
-    private let connectionsPerHandle: Int
+    private let loop: TransferLoop
     private let bufferLimit: Int
 
     /// - Parameters:
-    ///   - threads: exchanges in flight at most (a streamed response holds its thread to the end).
-    ///   - queue: exchanges waiting for a thread; beyond it, ``Failure/overloaded``.
-    public init(threads: Int, queue: Int = 1024, connectionsPerHandle: Int = 8, bufferLimit: Int = 256 << 10) {
+    ///   - maximumInFlight: exchanges at once; beyond, ``Failure/overloaded``.
+    ///   - bufferLimit: bytes of a streamed body held at most before its transfer pauses.
+    public init(maximumInFlight: Int = 4096, bufferLimit: Int = 256 << 10) {
         _ = Self.globalInit
-        self.threads = BlockingPool(name: "upstream", threads: threads, queueLimit: queue)
-        self.connectionsPerHandle = connectionsPerHandle
+        loop = TransferLoop(maximumInFlight: maximumInFlight)
         self.bufferLimit = bufferLimit
-    }
-
-    deinit {
-        threads.shutdown()
-        for handle in handles.withLock({ $0 }) { curl_easy_cleanup(handle.pointer) }
     }
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    /// Sends the request; returns when the response head arrived (the body follows in
-    /// `response.body`), or throws ``Failure`` when none did.
-    public func send(_ request: Request) async throws(Failure) -> Response {
-        let body = Body(limit: bufferLimit)
-        do {
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, Error>) in
-                let exchange = UpstreamExchange(request: request, body: body, head: continuation)
-                let admitted = threads.submit { [self] in
-                    let reused = handles.withLock { $0.popLast() }
-                    guard let handle = reused ?? curl_easy_init().map(CurlHandle.init) else {
-                        exchange.fail(.connect("curl_easy_init failed"))
-                        return
-                    }
-                    exchange.perform(on: handle.pointer, connections: connectionsPerHandle)
-                    handles.withLock { $0.append(handle) }
-                }
-                if !admitted { exchange.fail(.overloaded) }
-            }
-        } catch let failure as Failure {
-            throw failure
-        } catch {
-            throw .reset("\(error)")
+    /// Exchanges in progress.
+    public var inFlight: Int { loop.inFlight }
+
+    /// Sends the request; `completion` runs on the transfer thread with the response head (the
+    /// body follows in `response.body`), or with the ``Failure`` that left no head.
+    public func send(_ request: Request, completion: @escaping @Sendable (Result<Response, Failure>) -> Void) {
+        let loop = loop
+        let exchange = UpstreamExchange(request: request, completion: completion)
+        exchange.body = Body(limit: bufferLimit) { [weak exchange] in
+            if let exchange { loop.unpause(exchange) }
         }
+        loop.add(exchange)
+    }
+
+    /// The same, awaited.
+    public func send(_ request: Request) async throws(Failure) -> Response {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, Failure>, Never>) in
+            send(request) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
     }
 }
 
-/// An idle easy handle: used by one transfer thread at a time, parked in between.
-private struct CurlHandle: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer
+/// The transfer thread: one libcurl multi handle driving every exchange.
+private final class TransferLoop: @unchecked Sendable {
+    private enum Command {
+        case add(UpstreamExchange)
+        case unpause(UpstreamExchange)
+    }
+
+    // Touched by the transfer thread only.
+    private let multi: UnsafeMutableRawPointer
+    private var active: [UnsafeMutableRawPointer: UpstreamExchange] = [:]
+    private var idle: [UnsafeMutableRawPointer] = []
+    // Shared.
+    private let commands = Mutex<[Command]>([])
+    private let count = Atomic<Int>(0)
+    let maximumInFlight: Int
+
+    init(maximumInFlight: Int) {
+        self.maximumInFlight = maximumInFlight
+        multi = curl_multi_init()!
+        let loop = self
+        startDetachedThread { loop.run() }
+    }
+
+    var inFlight: Int { count.load(ordering: .relaxed) }
+
+    func add(_ exchange: UpstreamExchange) {
+        guard count.add(1, ordering: .relaxed).newValue <= maximumInFlight else {
+            count.subtract(1, ordering: .relaxed)
+            exchange.fail(.overloaded)
+            return
+        }
+        commands.withLock { $0.append(.add(exchange)) }
+        curl_multi_wakeup(multi)
+    }
+
+    func unpause(_ exchange: UpstreamExchange) {
+        commands.withLock { $0.append(.unpause(exchange)) }
+        curl_multi_wakeup(multi)
+    }
+
+    private func run() {
+        var running: Int32 = 0
+        var descriptors: Int32 = 0
+        while true {
+            let pending = commands.withLock { commands -> [Command] in
+                defer { commands.removeAll(keepingCapacity: true) }
+                return commands
+            }
+            for command in pending {
+                switch command {
+                case .add(let exchange):
+                    guard let handle = idle.popLast() ?? curl_easy_init() else {
+                        count.subtract(1, ordering: .relaxed)
+                        exchange.fail(.connect("curl_easy_init failed"))
+                        continue
+                    }
+                    exchange.configure(handle)
+                    active[handle] = exchange
+                    curl_multi_add_handle(multi, handle)
+                case .unpause(let exchange):
+                    if let handle = exchange.handle, active[handle] === exchange { curl_easy_pause(handle, CURLPAUSE_CONT) }
+                }
+            }
+            curl_multi_perform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+                let code = message.pointee.data.result
+                curl_multi_remove_handle(multi, handle)
+                if let exchange = active.removeValue(forKey: handle) {
+                    exchange.finish(code)
+                    count.subtract(1, ordering: .relaxed)
+                }
+                idle.append(handle)
+            }
+            curl_multi_poll(multi, nil, 0, 1000, &descriptors)
+        }
+    }
 }
 
 /// One exchange, from the transfer thread's side.
 private final class UpstreamExchange: @unchecked Sendable {
     let request: UpstreamClient.Request
-    let body: UpstreamClient.Body
-    /// Resumed once: with the head, or with a failure before it.
-    private var head: CheckedContinuation<UpstreamClient.Response, Error>?
+    /// Set once, before the exchange reaches the transfer thread.
+    var body: UpstreamClient.Body!
+    private(set) var handle: UnsafeMutableRawPointer?
+    /// Called once: with the head, or with a failure before it.
+    private var completion: (@Sendable (Result<UpstreamClient.Response, UpstreamClient.Failure>) -> Void)?
     private var status = 0
     private var headers = HTTPHeaders()
     /// Set while a small body is read whole before the head is handed over.
     private var whole: [UInt8]?
+    private var list: UnsafeMutablePointer<curl_slist>?
 
     init(
-        request: UpstreamClient.Request, body: UpstreamClient.Body, head: CheckedContinuation<UpstreamClient.Response, Error>
+        request: UpstreamClient.Request,
+        completion: @escaping @Sendable (Result<UpstreamClient.Response, UpstreamClient.Failure>) -> Void
     ) {
         self.request = request
-        self.body = body
-        self.head = head
+        self.completion = completion
     }
 
+    deinit { curl_slist_free_all(list) }
+
     func fail(_ failure: UpstreamClient.Failure) {
-        head?.resume(throwing: failure)
-        head = nil
+        completion?(.failure(failure))
+        completion = nil
     }
 
     private func deliverHead() {
-        head?.resume(returning: UpstreamClient.Response(status: status, headers: headers, body: body, wholeBody: whole))
-        head = nil
+        completion?(.success(UpstreamClient.Response(status: status, headers: headers, body: body, wholeBody: whole)))
+        completion = nil
     }
 
-    func perform(on handle: UnsafeMutableRawPointer, connections: Int) {
+    func configure(_ handle: UnsafeMutableRawPointer) {
+        self.handle = handle
         curl_easy_reset(handle)
         _ = CCurl_setopt_string(handle, CURLOPT_URL, request.url)
         _ = CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-        _ = CCurl_setopt_long(handle, CURLOPT_MAXCONNECTS, connections)
         _ = CCurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
         _ = CCurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
         _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
         _ = CCurl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
-        _ = CCurl_setopt_long(handle, CURLOPT_HTTP_TRANSFER_DECODING, 1)
         _ = CCurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
         if request.method == "HEAD" { _ = CCurl_setopt_long(handle, CURLOPT_NOBODY, 1) }
-        var list: UnsafeMutablePointer<curl_slist>? = nil
-        defer { curl_slist_free_all(list) }
         for (name, value) in request.headers { list = curl_slist_append(list, "\(name): \(value)") }
         // curl would add these on its own; the client's request decides.
         list = curl_slist_append(list, "Expect:")
@@ -269,53 +338,58 @@ private final class UpstreamExchange: @unchecked Sendable {
         _ = CCurl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
         _ = CCurl_setopt_header_function(handle) { data, size, count, context in
             let exchange = Unmanaged<UpstreamExchange>.fromOpaque(context!).takeUnretainedValue()
-            let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-            exchange.headerLine(line)
+            exchange.headerLine(UnsafeRawBufferPointer(start: data, count: size * count))
             return size * count
         }
         _ = CCurl_setopt_write_function(handle) { data, size, count, context in
             let exchange = Unmanaged<UpstreamExchange>.fromOpaque(context!).takeUnretainedValue()
-            let length = size * count
-            let bytes = UnsafeRawBufferPointer(start: data, count: length)
+            let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
             if exchange.whole != nil {
                 exchange.whole! += bytes
-                return length
+                return bytes.count
             }
-            return exchange.body.push(Array(bytes)) ? length : 0
+            switch exchange.body.push(bytes) {
+            case .accepted: return bytes.count
+            case .full: return Int(CURL_WRITEFUNC_PAUSE)
+            case .cancelled: return 0
+            }
         }
-        let payload = request.body
-        let code = payload.withUnsafeBytes { bytes -> CURLcode in
-            if !payload.isEmpty || request.method == "POST" || request.method == "PUT" || request.method == "PATCH" {
-                _ = CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, payload.count)
+        if !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method) {
+            // COPYPOSTFIELDS: curl keeps its own copy for the whole transfer.
+            _ = CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, request.body.count)
+            request.body.withUnsafeBytes { bytes in
                 _ = CCurl_setopt_pointer(
-                    handle, CURLOPT_POSTFIELDS,
+                    handle, CURLOPT_COPYPOSTFIELDS,
                     UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
             }
-            return curl_easy_perform(handle)
         }
-        // A body-less response (204, HEAD) has its head complete only now.
+    }
+
+    /// The transfer ended: the head (a body-less response's comes complete only now) and the end
+    /// of the body, or the failure.
+    func finish(_ code: CURLcode) {
+        handle = nil
         if code == CURLE_OK {
             deliverHead()
             body.finish(failure: nil)
             return
         }
         let reason = String(cString: curl_easy_strerror(code))
-        if head == nil {
-            body.finish(failure: reason)
-            return
-        }
-        switch code {
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            fail(.connect(reason))
-        case CURLE_OPERATION_TIMEDOUT:
-            fail(.timeout(reason))
-        default:
-            fail(.reset(reason))
+        if completion != nil {
+            switch code {
+            case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+                fail(.connect(reason))
+            case CURLE_OPERATION_TIMEDOUT:
+                fail(.timeout(reason))
+            default:
+                fail(.reset(reason))
+            }
         }
         body.finish(failure: reason)
     }
 
-    private func headerLine(_ line: String) {
+    private func headerLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             // A new head (after a 1xx, curl reports each): start over.
             headers = HTTPHeaders()

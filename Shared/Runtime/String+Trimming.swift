@@ -3,8 +3,14 @@ extension StringProtocol {
     /// included) — what `trimmingCharacters(in: .whitespacesAndNewlines)` does, without
     /// needing full Foundation.
     public func trimmingWhitespace() -> String {
+        // Most text has nothing to trim, and begins and ends in visible ASCII (header values):
+        // answer without looking up Unicode properties or rebuilding it.
+        let visible = utf8.withContiguousStorageIfAvailable { bytes in
+            guard let head = bytes.first, let tail = bytes.last else { return false }
+            return (0x21...0x7E).contains(head) && (0x21...0x7E).contains(tail)
+        }
+        if visible == true { return String(self) }
         let scalars = unicodeScalars
-        // Most text has nothing to trim: answer without rebuilding it.
         if let head = scalars.first, let tail = scalars.last, !head.properties.isWhitespace, !tail.properties.isWhitespace {
             return String(self)
         }

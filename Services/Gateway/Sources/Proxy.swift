@@ -21,10 +21,6 @@ final class Proxy: Sendable {
     let logger: Logger
     private let checks = Mutex<Task<Void, Never>?>(nil)
 
-    /// Responses up to this size (with a `Content-Length`) are read whole and answered with
-    /// their length; larger or unsized ones stream.
-    static let bufferedResponseLimit = 256 << 10
-
     init(settings: ProxySettings, authenticator: Authenticator, trusted: TrustedProxies, logger: Logger) {
         self.settings = settings
         routes = settings.routes.map { route in
@@ -33,7 +29,7 @@ final class Proxy: Sendable {
                 balancer: Balancer(
                     upstreams: route.upstreams.map { Upstream(base: $0, route: route.prefix) }, balance: settings.balance))
         }
-        client = UpstreamClient(threads: settings.upstreamThreads)
+        client = UpstreamClient(maximumInFlight: settings.maximumInFlight)
         checker = HTTPClient(threads: 2, timeoutSeconds: 1)
         self.authenticator = authenticator
         self.trusted = trusted
@@ -42,7 +38,7 @@ final class Proxy: Sendable {
 
     func routes(into router: inout Router) {
         for state in routes {
-            router.prefix(state.route.prefix, .async { [self] request in try await forward(request, state) })
+            router.prefix(state.route.prefix, .deferred { [self] request, responder in forward(request, state, responder) })
         }
     }
 
@@ -152,67 +148,88 @@ final class Proxy: Sendable {
         return headers
     }
 
-    func forward(_ request: Request, _ state: RouteState) async throws -> Response {
-        let route = state.route
-        switch route.bearer {
-        case .pass: break
-        case .verify: _ = try await authenticator.optionalPrincipal(request)
-        case .require: _ = try await authenticator.principal(request)
+    /// Answers from the transfer thread, without a task, unless the route checks tokens first.
+    func forward(_ request: Request, _ state: RouteState, _ responder: Responder) {
+        switch state.route.bearer {
+        case .pass:
+            attempt(request, state, responder, headers: upstreamHeaders(request), tried: [], number: 0, last: nil)
+        case .verify, .require:
+            Task {
+                do {
+                    if state.route.bearer == .require {
+                        _ = try await authenticator.principal(request)
+                    } else {
+                        _ = try await authenticator.optionalPrincipal(request)
+                    }
+                } catch {
+                    return responder.fail(error)
+                }
+                attempt(request, state, responder, headers: upstreamHeaders(request), tried: [], number: 0, last: nil)
+            }
         }
+    }
+
+    /// One attempt on a healthy upstream not tried yet; on a failure without a response, the
+    /// next, while retries remain and retrying is safe.
+    private func attempt(
+        _ request: Request, _ state: RouteState, _ responder: Responder, headers: HTTPHeaders, tried: Set<String>,
+        number: Int, last: UpstreamClient.Failure?
+    ) {
+        let route = state.route
+        guard number <= route.retries, let upstream = state.balancer.choose(excluding: tried) else {
+            return responder.fail(Self.problem(for: last, route: route))
+        }
+        upstream.begin(retry: number > 0)
+        let started = MonotonicClock.seconds()
         let target = request.target.isEmpty ? request.path : request.target
-        let headers = upstreamHeaders(request)
-        var tried: Set<String> = []
-        var lastFailure: UpstreamClient.Failure?
-        let idempotent = Self.isIdempotent(request)
-        for attempt in 0...route.retries {
-            guard let upstream = state.balancer.choose(excluding: tried) else { break }
-            tried.insert(upstream.base)
-            upstream.begin(retry: attempt > 0)
-            let started = MonotonicClock.seconds()
-            let response: UpstreamClient.Response
-            do {
-                response = try await client.send(
-                    UpstreamClient.Request(
-                        method: request.method, url: upstream.base + target, headers: headers, body: request.body,
-                        connectTimeoutMilliseconds: route.connectTimeoutMilliseconds,
-                        timeoutMilliseconds: route.timeoutMilliseconds))
-            } catch {
+        client.send(
+            UpstreamClient.Request(
+                method: request.method, url: upstream.base + target, headers: headers, body: request.body,
+                connectTimeoutMilliseconds: route.connectTimeoutMilliseconds, timeoutMilliseconds: route.timeoutMilliseconds)
+        ) { [self] result in
+            let seconds = MonotonicClock.seconds() - started
+            switch result {
+            case .success(let response):
                 upstream.end(
-                    success: false, seconds: MonotonicClock.seconds() - started, ejectAfter: settings.ejectAfter,
-                    ejectSeconds: settings.ejectSeconds)
-                lastFailure = error
+                    success: true, seconds: seconds, ejectAfter: settings.ejectAfter, ejectSeconds: settings.ejectSeconds)
+                responder.respond(relay(response, request: request))
+            case .failure(let failure):
+                upstream.end(
+                    success: false, seconds: seconds, ejectAfter: settings.ejectAfter, ejectSeconds: settings.ejectSeconds)
                 logger.warning(
                     "upstream failed",
                     [
                         ("route", .string(route.prefix)), ("upstream", .string(upstream.base)),
-                        ("error", .string(error.description)), ("request_id", .string(request.requestID)),
+                        ("error", .string(failure.description)), ("request_id", .string(request.requestID)),
                     ])
                 // Nothing of a response was seen. Retry what is idempotent; anything else only
                 // when the connection was never made (the request cannot have reached it).
-                if case .connect = error { continue }
-                if idempotent { continue }
-                break
+                var retry = Self.isIdempotent(request)
+                if case .connect = failure { retry = true }
+                guard retry else { return responder.fail(Self.problem(for: failure, route: route)) }
+                attempt(
+                    request, state, responder, headers: headers, tried: tried.union([upstream.base]), number: number + 1,
+                    last: failure)
             }
-            upstream.end(
-                success: true, seconds: MonotonicClock.seconds() - started, ejectAfter: settings.ejectAfter,
-                ejectSeconds: settings.ejectSeconds)
-            return try await relay(response, request: request)
-        }
-        switch lastFailure {
-        case .timeout?:
-            throw HTTPError(504, detail: "The \(route.prefix) service did not answer in time.")
-        case .reset?:
-            throw HTTPError(
-                502, detail: "The \(route.prefix) service closed the connection before answering; try again.",
-                headers: ["Retry-After": "1"])
-        default:
-            throw HTTPError.unavailable(retryAfter: 1, "The \(route.prefix) service is unavailable; try again shortly.")
         }
     }
 
-    /// The upstream's response, with its own framing and hop-by-hop headers removed; small
-    /// sized bodies are read whole, others stream.
-    func relay(_ upstream: UpstreamClient.Response, request: Request) async throws -> Response {
+    static func problem(for failure: UpstreamClient.Failure?, route: ProxyRoute) -> HTTPError {
+        switch failure {
+        case .timeout?:
+            HTTPError(504, detail: "The \(route.prefix) service did not answer in time.")
+        case .reset?:
+            HTTPError(
+                502, detail: "The \(route.prefix) service closed the connection before answering; try again.",
+                headers: ["Retry-After": "1"])
+        default:
+            HTTPError.unavailable(retryAfter: 1, "The \(route.prefix) service is unavailable; try again shortly.")
+        }
+    }
+
+    /// The upstream's response, with its own framing and hop-by-hop headers removed: small
+    /// bodies came whole, others stream.
+    func relay(_ upstream: UpstreamClient.Response, request: Request) -> Response {
         let listed = Self.connectionListed(upstream.headers)
         var headers = HTTPHeaders()
         for (name, value) in upstream.headers {
@@ -222,10 +239,6 @@ final class Proxy: Sendable {
         }
         if let whole = upstream.wholeBody {
             return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : whole)
-        }
-        if let length = upstream.headers["Content-Length"].flatMap(Int.init), length <= Self.bufferedResponseLimit {
-            let body = try await upstream.body.collect(maximum: Self.bufferedResponseLimit)
-            return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : body)
         }
         let body = upstream.body
         return Response.streaming(status: upstream.status, headers: headers) { writer in

@@ -89,7 +89,7 @@ public struct ProxyRoute: Sendable, Equatable {
 /// | `PIER_GATEWAY_EJECT_AFTER` | `3` | consecutive failures that take an upstream out |
 /// | `PIER_GATEWAY_EJECT_S` | `10` | how long it stays out (an active check that passes brings it back sooner) |
 /// | `PIER_GATEWAY_HEALTH_INTERVAL_MS` | `1000` | active checks of every upstream's `/readyz` |
-/// | `PIER_GATEWAY_UPSTREAM_THREADS` | `64` | exchanges with upstreams in flight at most |
+/// | `PIER_GATEWAY_MAX_IN_FLIGHT` | `4096` | exchanges with upstreams at once; beyond, 503 |
 public struct ProxySettings: Sendable {
     public enum Balance: String, Sendable { case roundRobin = "round-robin", leastBusy = "least-busy" }
 
@@ -100,7 +100,7 @@ public struct ProxySettings: Sendable {
     public var ejectAfter: Int
     public var ejectSeconds: Int
     public var healthIntervalMilliseconds: Int
-    public var upstreamThreads: Int
+    public var maximumInFlight: Int
 
     public init(environment: Environment, extraRoutes: [String] = []) throws(Environment.Failure) {
         var routes: [ProxyRoute] = []
@@ -123,6 +123,6 @@ public struct ProxySettings: Sendable {
         ejectAfter = try environment.int("PIER_GATEWAY_EJECT_AFTER", default: 3, in: 1...1000)
         ejectSeconds = try environment.int("PIER_GATEWAY_EJECT_S", default: 10, in: 1...3600)
         healthIntervalMilliseconds = try environment.int("PIER_GATEWAY_HEALTH_INTERVAL_MS", default: 1000, in: 100...600_000)
-        upstreamThreads = try environment.int("PIER_GATEWAY_UPSTREAM_THREADS", default: 64, in: 1...10_000)
+        maximumInFlight = try environment.int("PIER_GATEWAY_MAX_IN_FLIGHT", default: 4096, in: 1...1_000_000)
     }
 }
