@@ -47,6 +47,11 @@ final class EchoUpstream: Sendable {
             router.on(method, "/svc/echo", echo)
             router.on(method, "/svc/echo/{rest}", echo)
         }
+        router.get("/svc/cached") { request in
+            if request.headers["If-None-Match"] == "\"v1\"" { return Response(status: 304, headers: ["ETag": "\"v1\""]) }
+            return Response(status: 200, headers: ["ETag": "\"v1\"", "Content-Type": "text/plain"], body: Array("fresh".utf8))
+        }
+        router.on("DELETE", "/svc/gone") { _ in Response.noContent }
         router.get("/svc/slow") { _ in
             try await Task.sleep(for: .milliseconds(1500))
             return Response.text("late")
@@ -164,6 +169,13 @@ final class EchoUpstream: Sendable {
         #expect(echo.headers["forwarded"]?.hasPrefix("for=127.0.0.1;proto=http") == true)
         #expect(echo.headers["x-forwarded-proto"] == "http")
         #expect(try await client.send("GET", "/elsewhere").status == 404)
+        // Bodiless answers pass as such: a 304 for a cached resource, a 204.
+        let fresh = try await client.send("GET", "/svc/cached")
+        #expect(fresh.status == 200 && fresh.text == "fresh" && fresh.headers["ETag"] == "\"v1\"")
+        let cached = try await client.send("GET", "/svc/cached", headers: ["If-None-Match": "\"v1\""])
+        #expect(cached.status == 304 && cached.body.isEmpty && cached.headers["Transfer-Encoding"] == nil)
+        let deleted = try await client.send("DELETE", "/svc/gone")
+        #expect(deleted.status == 204 && deleted.body.isEmpty && deleted.headers["Transfer-Encoding"] == nil)
         await gateway.shutdown()
         await upstream.stop()
     }

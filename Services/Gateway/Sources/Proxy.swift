@@ -241,6 +241,11 @@ final class Proxy: Sendable {
             return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : whole)
         }
         let body = upstream.body
+        // No body by definition (RFC 9110 §6.4.1): answered as such, never as an empty stream.
+        if request.method == "HEAD" || upstream.status == 204 || upstream.status == 304 {
+            body.cancel()
+            return Response(status: upstream.status, headers: headers)
+        }
         return Response.streaming(status: upstream.status, headers: headers) { writer in
             do {
                 while let chunk = try await body.next() { try await writer.write(chunk) }
