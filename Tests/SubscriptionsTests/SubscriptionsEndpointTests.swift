@@ -149,6 +149,18 @@ import Testing
             let maxAge = Int(me.headers["Cache-Control"]?.split(separator: "=").last ?? "") ?? -1
             #expect((250...300).contains(maxAge))
 
+            // A token seen before is answered from the verifier's cache: the same answer.
+            let reused = try service.token(user)
+            let first = try await service.send("GET", "/subscriptions/me", token: reused)
+            let again = try await service.send("GET", "/subscriptions/me", token: reused)
+            #expect(first.status == 200 && again.status == 200)
+            #expect(try first.decode(SubscriptionStatus.self).entitlements == again.decode(SubscriptionStatus.self).entitlements)
+            #expect(try await service.send("GET", "/subscriptions/me").status == 401)
+            #expect(try await service.send("GET", "/subscriptions/me", token: reused + "x").status == 401)
+            #expect(
+                try await service.send("GET", "/subscriptions/me/entitlements/pro", headers: ["Authorization": "Basic eDp5"])
+                    .status == 401)
+
             let pro = try await service.send("GET", "/subscriptions/me/entitlements/pro", token: try service.token(user))
             let entitlement = try pro.decode(EntitlementStatus.self)
             #expect(entitlement.active && entitlement.expiresAt != nil)
