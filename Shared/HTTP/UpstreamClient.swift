@@ -182,6 +182,9 @@ public final class UpstreamClient: Sendable {
     /// Exchanges in progress.
     public var inFlight: Int { loop.inFlight }
 
+    /// Ends every exchange still in progress (as failed) and stops the transfer thread.
+    public func close() { loop.stop() }
+
     /// Sends the request; `completion` runs on the transfer thread with the response head (the
     /// body follows in `response.body`), or with the ``Failure`` that left no head.
     public func send(_ request: Request, completion: @escaping @Sendable (Result<Response, Failure>) -> Void) {
@@ -207,6 +210,7 @@ private final class TransferLoop: @unchecked Sendable {
     private enum Command {
         case add(UpstreamExchange)
         case unpause(UpstreamExchange)
+        case stop
     }
 
     // Touched by the transfer thread only.
@@ -214,7 +218,9 @@ private final class TransferLoop: @unchecked Sendable {
     private var active: [UnsafeMutableRawPointer: UpstreamExchange] = [:]
     private var idle: [UnsafeMutableRawPointer] = []
     // Shared.
-    private let commands = Mutex<[Command]>([])
+    /// Commands for the transfer thread, and whether it stopped (then nothing more is taken:
+    /// the multi handle is gone). Wake-ups happen under this lock, never after a stop.
+    private let commands = Mutex<(queue: [Command], stopped: Bool)>(([], false))
     private let count = Atomic<Int>(0)
     let maximumInFlight: Int
 
@@ -233,24 +239,35 @@ private final class TransferLoop: @unchecked Sendable {
             exchange.fail(.overloaded)
             return
         }
-        commands.withLock { $0.append(.add(exchange)) }
-        curl_multi_wakeup(multi)
+        let taken = send(.add(exchange))
+        if !taken {
+            count.subtract(1, ordering: .relaxed)
+            exchange.fail(.overloaded)
+        }
     }
 
-    func unpause(_ exchange: UpstreamExchange) {
-        commands.withLock { $0.append(.unpause(exchange)) }
-        curl_multi_wakeup(multi)
+    private func send(_ command: Command) -> Bool {
+        commands.withLock { state in
+            guard !state.stopped else { return false }
+            state.queue.append(command)
+            curl_multi_wakeup(multi)
+            return true
+        }
     }
+
+    func unpause(_ exchange: UpstreamExchange) { _ = send(.unpause(exchange)) }
+
+    func stop() { _ = send(.stop) }
 
     private func run() {
         var running: Int32 = 0
         var descriptors: Int32 = 0
         while true {
-            let pending = commands.withLock { commands -> [Command] in
-                defer { commands.removeAll(keepingCapacity: true) }
-                return commands
+            let pending = commands.withLock { state -> [Command] in
+                defer { state.queue.removeAll(keepingCapacity: true) }
+                return state.queue
             }
-            for command in pending {
+            for (index, command) in pending.enumerated() {
                 switch command {
                 case .add(let exchange):
                     guard let handle = idle.popLast() ?? curl_easy_init() else {
@@ -263,6 +280,26 @@ private final class TransferLoop: @unchecked Sendable {
                     curl_multi_add_handle(multi, handle)
                 case .unpause(let exchange):
                     if let handle = exchange.handle, active[handle] === exchange { curl_easy_pause(handle, CURLPAUSE_CONT) }
+                case .stop:
+                    let late = commands.withLock { state -> [Command] in
+                        state.stopped = true
+                        return state.queue
+                    }
+                    // Exchanges that came with or after the stop never started: they fail.
+                    for case .add(let exchange) in pending[(index + 1)...] + late {
+                        count.subtract(1, ordering: .relaxed)
+                        exchange.fail(.overloaded)
+                    }
+                    for (handle, exchange) in active {
+                        curl_multi_remove_handle(multi, handle)
+                        exchange.finish(CURLE_ABORTED_BY_CALLBACK)
+                        curl_easy_cleanup(handle)
+                    }
+                    active = [:]
+                    idle.forEach { curl_easy_cleanup($0) }
+                    idle = []
+                    curl_multi_cleanup(multi)
+                    return
                 }
             }
             curl_multi_perform(multi, &running)

@@ -78,6 +78,7 @@ final class Proxy: Sendable {
         }
         task?.cancel()
         await task?.value
+        client.close()
     }
 
     /// `/readyz` entries: each route (has a healthy upstream), each upstream (is healthy).
