@@ -1,0 +1,34 @@
+import PierHTTP
+import Testing
+
+@Suite struct UpstreamClientTests {
+    static func request(_ url: String) -> UpstreamClient.Request {
+        UpstreamClient.Request(
+            method: "GET", url: url, headers: [:], body: [], connectTimeoutMilliseconds: 500, timeoutMilliseconds: 1000)
+    }
+
+    @Test func failuresBeforeAnyResponseAreTold() async throws {
+        let client = UpstreamClient()
+        // Nothing listens on the discard port here: refused, so the request never arrived.
+        do {
+            _ = try await client.send(Self.request("http://127.0.0.1:9/"))
+            Issue.record("a refused connection answered")
+        } catch {
+            guard case .connect = error else { Issue.record("expected a connect failure, got \(error)"); return }
+        }
+        client.close()
+    }
+
+    @Test func aClosedClientFailsInsteadOfHanging() async throws {
+        let client = UpstreamClient()
+        client.close()
+        try await Task.sleep(for: .milliseconds(50))
+        do {
+            _ = try await client.send(Self.request("http://127.0.0.1:9/"))
+            Issue.record("a closed client sent a request")
+        } catch {
+            #expect(error == .overloaded)
+        }
+        #expect(client.inFlight == 0)
+    }
+}
