@@ -18,18 +18,8 @@ bench_serve 18282 feedback PIER_JWKS_URL=http://127.0.0.1:18281/auth/.well-known
 echo "registering 200 users…"
 bench_users 18281 200 "$work/tokens"
 
-cat > "$work/post.lua" <<LUA
-local tokens = {}
-for line in io.lines("$work/tokens") do tokens[#tokens + 1] = line end
-local counter = 0
-request = function()
-  counter = counter + 1
-  return wrk.format("POST", "/feedback", {
-    ["Content-Type"] = "application/json",
-    ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1],
-  }, '{"message":"The checkout button does nothing on iOS 18","rating":3,"category":"bug","platform":"ios","appVersion":"2.3.1"}')
-end
-LUA
+bench_rotating POST '{"message":"The checkout button does nothing on iOS 18","rating":3,"category":"bug","platform":"ios","appVersion":"2.3.1"}' \
+  > "$work/post.lua"
 cat > "$work/insert.sql" <<'SQL'
 \set r random(1, 5)
 INSERT INTO feedback.items (id, user_id, message, rating, category, platform, app_version, request_ids, metadata, moderation, client_address)

@@ -5,6 +5,8 @@
 #   bench_serve PORT NAME ENV...        runs $bin/pier-NAME serve --migrate with ENV, logging to
 #                                       $work/NAME.log, and waits until it is ready
 #   bench_users PORT COUNT FILE         registers COUNT users through pier-auth, one access token per line
+#   bench_rotating METHOD BODY > FILE   a wrk script sending each request with the next token of
+#                                       $work/tokens (BODY empty: none)
 #   rps / tps / ratio                   read wrk's requests/s, pgbench's tps; divide two figures
 bench_prepare() {
   local database=$1
@@ -47,6 +49,23 @@ bench_users() {
       -d "{\"email\":\"bench$i@example.com\",\"password\":\"bench passphrase $i\"}" \
       | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])' >> "$file"
   done
+}
+
+bench_rotating() {
+  local method=$1 body=$2
+  cat <<LUA
+local tokens = {}
+for line in io.lines("$work/tokens") do tokens[#tokens + 1] = line end
+local counter = 0
+local body = [[$body]]
+request = function()
+  counter = counter + 1
+  local headers = { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] }
+  if body == "" then return wrk.format("$method", nil, headers) end
+  headers["Content-Type"] = "application/json"
+  return wrk.format("$method", nil, headers, body)
+end
+LUA
 }
 
 rps() { awk '/Requests\/sec/ {print $2}'; }

@@ -75,15 +75,7 @@ SQL
   echo "-f $work/select-$n.sql" >> "$work/scripts"
 done < "$work/users"
 
-cat > "$work/rotate.lua" <<LUA
-local tokens = {}
-for line in io.lines("$work/tokens") do tokens[#tokens + 1] = line end
-local counter = 0
-request = function()
-  counter = counter + 1
-  return wrk.format("GET", nil, { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] })
-end
-LUA
+bench_rotating GET "" > "$work/rotate.lua"
 first=$(head -n 1 "$work/tokens")
 active=$(curl -sf http://127.0.0.1:18293/subscriptions/me -H "Authorization: Bearer $first" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
 echo "a sample user's status: $active"

@@ -260,37 +260,27 @@ final class Proxy: Sendable {
     // MARK: - Metrics
 
     func renderMetrics() -> String {
-        var text = "# HELP pier_gateway_upstream_requests_total Exchanges with each upstream.\n"
-        text += "# TYPE pier_gateway_upstream_requests_total counter\n"
-        let upstreams = routes.flatMap(\.balancer.upstreams)
-        let snapshots = upstreams.map { ($0, $0.snapshot) }
-        func labels(_ upstream: Upstream) -> String { "route=\"\(upstream.route)\",upstream=\"\(upstream.base)\"" }
-        for (upstream, state) in snapshots {
-            text += "pier_gateway_upstream_requests_total{\(labels(upstream))} \(state.requests)\n"
-        }
-        text += "# HELP pier_gateway_upstream_failures_total Exchanges that got no response head.\n"
-        text += "# TYPE pier_gateway_upstream_failures_total counter\n"
-        for (upstream, state) in snapshots {
-            text += "pier_gateway_upstream_failures_total{\(labels(upstream))} \(state.failures)\n"
-        }
-        text += "# HELP pier_gateway_upstream_retries_total Exchanges that were retries of a failed one.\n"
-        text += "# TYPE pier_gateway_upstream_retries_total counter\n"
-        for (upstream, state) in snapshots {
-            text += "pier_gateway_upstream_retries_total{\(labels(upstream))} \(state.retries)\n"
-        }
-        text += "# HELP pier_gateway_upstream_in_flight Exchanges in progress.\n# TYPE pier_gateway_upstream_in_flight gauge\n"
-        for (upstream, state) in snapshots {
-            text += "pier_gateway_upstream_in_flight{\(labels(upstream))} \(state.inFlight)\n"
-        }
-        text += "# HELP pier_gateway_upstream_healthy 1 when the upstream takes requests.\n"
-        text += "# TYPE pier_gateway_upstream_healthy gauge\n"
         let now = MonotonicClock.seconds()
-        for (upstream, _) in snapshots {
-            text += "pier_gateway_upstream_healthy{\(labels(upstream))} \(upstream.isAvailable(at: now) ? 1 : 0)\n"
+        let snapshots = routes.flatMap(\.balancer.upstreams).map { ($0, $0.snapshot, $0.isAvailable(at: now)) }
+        func labels(_ upstream: Upstream) -> String { "route=\"\(upstream.route)\",upstream=\"\(upstream.base)\"" }
+        let series: [(name: String, type: String, help: String, value: (Upstream.State, Bool) -> String)] = [
+            ("requests_total", "counter", "Exchanges with each upstream.", { state, _ in "\(state.requests)" }),
+            ("failures_total", "counter", "Exchanges that got no response head.", { state, _ in "\(state.failures)" }),
+            ("retries_total", "counter", "Exchanges that were retries of a failed one.", { state, _ in "\(state.retries)" }),
+            ("in_flight", "gauge", "Exchanges in progress.", { state, _ in "\(state.inFlight)" }),
+            ("healthy", "gauge", "1 when the upstream takes requests.", { _, healthy in healthy ? "1" : "0" }),
+        ]
+        var text = ""
+        for entry in series {
+            text += "# HELP pier_gateway_upstream_\(entry.name) \(entry.help)\n"
+            text += "# TYPE pier_gateway_upstream_\(entry.name) \(entry.type)\n"
+            for (upstream, state, healthy) in snapshots {
+                text += "pier_gateway_upstream_\(entry.name){\(labels(upstream))} \(entry.value(state, healthy))\n"
+            }
         }
         text += "# HELP pier_gateway_upstream_head_seconds Time to the upstream's response head.\n"
         text += "# TYPE pier_gateway_upstream_head_seconds histogram\n"
-        for (upstream, state) in snapshots {
+        for (upstream, state, _) in snapshots {
             var cumulative = 0
             for (index, bound) in Upstream.buckets.enumerated() {
                 cumulative += state.latency[index]
