@@ -425,14 +425,11 @@ private final class UpstreamExchange: @unchecked Sendable {
         body.finish(failure: reason)
     }
 
-    private func headerLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            // A new head (after a 1xx, curl reports each): start over.
-            headers = HTTPHeaders()
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        } else if line == "\r\n" || line == "\n" {
+    private func headerLine(_ line: UnsafeRawBufferPointer) {
+        // Bytes, not Strings, until a field is known: every line of every head passes here.
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        if end == 0 {
             // The end of a head: a final one is the response's. A small body is read whole
             // first; otherwise the head goes now, and from here on nothing is retried.
             guard status >= 200 else { return }
@@ -442,8 +439,31 @@ private final class UpstreamExchange: @unchecked Sendable {
             } else {
                 deliverHead()
             }
-        } else if let colon = line.firstIndex(of: ":") {
-            headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace())
+            return
         }
+        if end > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+            line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/")
+        {
+            // A new head (after a 1xx, curl reports each): start over.
+            headers = HTTPHeaders()
+            var index = 5
+            while index < end, line[index] != 0x20 { index += 1 }
+            var code = 0
+            index += 1
+            while index < end, (0x30...0x39).contains(line[index]) {
+                code = code * 10 + Int(line[index] - 0x30)
+                index += 1
+            }
+            status = code
+            return
+        }
+        guard let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else { return }
+        var start = colon + 1
+        while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        var stop = end
+        while stop > start, line[stop - 1] == 0x20 || line[stop - 1] == 0x09 { stop -= 1 }
+        headers.add(
+            String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
+            String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self))
     }
 }
