@@ -60,7 +60,8 @@ public enum JSON {
         }
     }
 
-    static func problem(for error: DecodingError) -> HTTPError {
+    /// A decoding failure as a problem that names the field (`items[2].rating`) and why.
+    public static func problem(for error: DecodingError) -> HTTPError {
         func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
             var text = ""
             for key in codingPath + (last.map { [$0] } ?? []) {

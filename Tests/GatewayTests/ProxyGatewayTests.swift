@@ -72,6 +72,52 @@ final class EchoUpstream: Sendable {
     func stop() async { await server.shutdown() }
 }
 
+/// A server that accepts connections and closes them without answering: an upstream that
+/// resets before any response (yet passes its readiness checks, so only requests meet it).
+final class ClosingListener: Sendable {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else { throw TestFailure("cannot listen") }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                // Read the request, then close: the client sees the connection end with no answer.
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = recv(client, &buffer, buffer.count, 0)
+                if count > 0, String(decoding: buffer.prefix(count), as: UTF8.self).hasPrefix("GET /readyz ") {
+                    let ready = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                    _ = send(client, ready, ready.count, 0)
+                }
+                close(client)
+            }
+        }
+    }
+
+    func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+}
+
+struct TestFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
 @Suite(.serialized) struct ProxyGatewayTests {
     static func gateway(
         _ routes: [String], settings extra: [String: String] = [:], embed: [String] = [], database: String? = nil
@@ -257,6 +303,25 @@ final class EchoUpstream: Sendable {
         let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
         let slow = try await client.send("GET", "/svc/slow")
         #expect(slow.status == 504 && slow.problem?.detail?.contains("/svc") == true)
+        // An upstream that takes the request and closes without a word: 502, and a GET is
+        // retried on the other upstream before that.
+        let closing = try ClosingListener()
+        let resetting = try await Self.gateway(["/svc=http://127.0.0.1:\(closing.port)"])
+        let reset = try await ServiceClient(base: "http://127.0.0.1:\(resetting.server.port)").send("GET", "/svc/echo")
+        #expect(reset.status == 502 && reset.headers["Retry-After"] == "1")
+        #expect(reset.problem?.detail?.contains("closed the connection") == true)
+        // (Not taken out after failures here, so that both kinds of request keep meeting it.)
+        let mixed = try await Self.gateway(
+            ["/svc=http://127.0.0.1:\(closing.port)|\(upstream.base)"], settings: ["PIER_GATEWAY_EJECT_AFTER": "1000"])
+        let mixedClient = ServiceClient(base: "http://127.0.0.1:\(mixed.server.port)")
+        for _ in 0..<4 { #expect(try await mixedClient.send("GET", "/svc/echo").status == 200) }
+        // A POST without an Idempotency-Key may have arrived: not retried, 502.
+        var posts: [Int] = []
+        for _ in 0..<4 { posts.append(try await mixedClient.send("POST", "/svc/echo", json: "{}").status) }
+        #expect(posts.contains(502) && posts.contains(200))
+        await mixed.shutdown()
+        await resetting.shutdown()
+        closing.stop()
         // Nothing listens here: refused.
         let nowhere = try await Self.gateway(["/svc=http://127.0.0.1:9;retries=0"])
         let refused = try await ServiceClient(base: "http://127.0.0.1:\(nowhere.server.port)").send("GET", "/svc/echo")

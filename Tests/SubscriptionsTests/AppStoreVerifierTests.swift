@@ -136,7 +136,7 @@ import Testing
         // A payload that verifies but lacks a field Pier needs.
         var missing = payload()
         missing["productId"] = nil
-        #expect(try refusal(try Self.ca.sign(missing))?.contains("productId is missing") == true)
+        #expect(try refusal(try Self.ca.sign(missing))?.contains("productId is required") == true)
     }
 
     @Test func notificationsAreVerifiedWithTheirEmbeddedData() throws {
@@ -163,6 +163,30 @@ import Testing
         #expect(try refusal(otherApp, production)?.contains("app Apple ID") == true)
         let otherBundle = AppStorePayload.notification("TEST", transaction: nil, renewal: nil, bundle: "com.example.other")
         #expect(try refusal(otherBundle, try verifier())?.contains("bundle id") == true)
+        // Notifications without `data`: a renewal-extension summary, an external purchase token.
+        let summary: [String: Any] = [
+            "notificationType": "RENEWAL_EXTENSION", "subtype": "SUMMARY", "notificationUUID": UUID().uuidString,
+            "signedDate": AppStorePayload.ms(Date()), "version": "2.0",
+            "summary": [
+                "environment": "Sandbox", "bundleId": SubscriptionsHarness.bundleID,
+                "appAppleId": SubscriptionsHarness.appAppleID,
+                "requestIdentifier": UUID().uuidString, "succeededCount": 12, "failedCount": 0,
+            ],
+        ]
+        let summarized = try verifier().notification(try Self.ca.sign(summary))
+        #expect(summarized.notification.environment == "sandbox" && summarized.transaction == nil)
+        var token = summary
+        token["summary"] = nil
+        token["notificationType"] = "EXTERNAL_PURCHASE_TOKEN"
+        token["externalPurchaseToken"] = [
+            "externalPurchaseId": "SANDBOX_3b5f1a", "bundleId": SubscriptionsHarness.bundleID,
+            "appAppleId": SubscriptionsHarness.appAppleID, "tokenCreationDate": AppStorePayload.ms(Date()),
+        ]
+        #expect(try verifier().notification(try Self.ca.sign(token)).notification.environment == "sandbox")
+        #expect(try refusal(token, production)?.contains("sandbox") == true)
+        var neither = summary
+        neither["summary"] = nil
+        #expect(try refusal(neither, try verifier())?.contains("no data, summary or externalPurchaseToken") == true)
         // The embedded transaction is verified too: one from a foreign CA sinks the notification.
         let foreign = try TestCA().sign(payload())
         let smuggled = AppStorePayload.notification("DID_RENEW", transaction: foreign, renewal: nil)

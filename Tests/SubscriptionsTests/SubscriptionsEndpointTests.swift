@@ -342,15 +342,20 @@ import Testing
             let status = try await service.status(user)
             #expect(status.status == "revoked" && !status.active)
 
-            // TEST and unknown types are stored and acknowledged, changing nothing.
+            // TEST, unknown types and summaries are stored and acknowledged, changing nothing.
             for type in ["TEST", "SOMETHING_NEW"] {
                 let reply = try await service.postNotification(
                     try ca.sign(AppStorePayload.notification(type, transaction: nil, renewal: nil)))
                 #expect(reply.status == 200)
             }
+            var summary = AppStorePayload.notification("RENEWAL_EXTENSION", subtype: "SUMMARY", transaction: nil, renewal: nil)
+            summary["summary"] = summary.removeValue(forKey: "data")
+            #expect(try await service.postNotification(try ca.sign(summary)).status == 200)
+            #expect(try await service.status(user).status == "revoked")
             let all = try await service.pool.query(
                 "SELECT notification_type FROM subscriptions.appstore_notifications ORDER BY received_at")
-            #expect(try all.map { try $0.decode("notification_type", as: String.self) }.contains("SOMETHING_NEW"))
+            let types = try all.map { try $0.decode("notification_type", as: String.self) }
+            #expect(types.contains("SOMETHING_NEW") && types.contains("RENEWAL_EXTENSION"))
 
             // Bad signatures are refused (Apple would retry; nothing is stored).
             let forged = try TestCA().sign(AppStorePayload.notification("TEST", transaction: nil, renewal: nil))

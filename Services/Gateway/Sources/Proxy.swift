@@ -286,9 +286,9 @@ final class Proxy: Sendable {
                 cumulative += state.latency[index]
                 text += "pier_gateway_upstream_head_seconds_bucket{\(labels(upstream)),le=\"\(bound)\"} \(cumulative)\n"
             }
-            text += "pier_gateway_upstream_head_seconds_bucket{\(labels(upstream)),le=\"+Inf\"} \(state.observed)\n"
+            text += "pier_gateway_upstream_head_seconds_bucket{\(labels(upstream)),le=\"+Inf\"} \(state.ended)\n"
             text += "pier_gateway_upstream_head_seconds_sum{\(labels(upstream))} \(state.latencySum)\n"
-            text += "pier_gateway_upstream_head_seconds_count{\(labels(upstream))} \(state.observed)\n"
+            text += "pier_gateway_upstream_head_seconds_count{\(labels(upstream))} \(state.ended)\n"
         }
         return text
     }

@@ -19,7 +19,8 @@ final class Upstream: Sendable {
         var retries = 0
         var latency = [Int](repeating: 0, count: Upstream.buckets.count)
         var latencySum = 0.0
-        var observed = 0
+        /// Exchanges that ended (each one measured).
+        var ended: Int { requests - inFlight }
     }
 
     static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -55,7 +56,6 @@ final class Upstream: Sendable {
             state.inFlight -= 1
             if let index = Upstream.buckets.firstIndex(where: { seconds <= $0 }) { state.latency[index] += 1 }
             state.latencySum += seconds
-            state.observed += 1
             if success {
                 state.consecutiveFailures = 0
                 return

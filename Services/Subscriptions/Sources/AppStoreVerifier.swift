@@ -1,4 +1,5 @@
 import PierCrypto
+import PierHTTP
 import PierModels
 
 #if canImport(FoundationEssentials)
@@ -39,7 +40,9 @@ struct AppStoreRenewalInfo: Decodable, Sendable {
     var signedDate: Int64
 }
 
-/// A verified App Store Server Notification V2 (`responseBodyV2DecodedPayload`).
+/// A verified App Store Server Notification V2 (`responseBodyV2DecodedPayload`). It carries
+/// one of `data` (about a subscription), `summary` (a renewal-extension request's outcome) or
+/// `externalPurchaseToken`; each names the app, and the environment one way or another.
 struct AppStoreNotification: Decodable, Sendable {
     struct Payload: Decodable, Sendable {
         var appAppleId: Int?
@@ -49,11 +52,29 @@ struct AppStoreNotification: Decodable, Sendable {
         var signedRenewalInfo: String?
         var status: Int?
     }
+    struct ExternalPurchaseToken: Decodable, Sendable {
+        var externalPurchaseId: String?
+        var appAppleId: Int?
+        var bundleId: String?
+    }
     var notificationType: String
     var subtype: String?
     var notificationUUID: UUID
     var signedDate: Int64
     var data: Payload?
+    var summary: Payload?
+    var externalPurchaseToken: ExternalPurchaseToken?
+
+    /// The app and environment the notification declares, from whichever part it carries.
+    var declared: (bundleId: String?, appAppleId: Int?, environment: String?)? {
+        if let part = data ?? summary { return (part.bundleId, part.appAppleId, part.environment) }
+        if let token = externalPurchaseToken {
+            // Apple's rule: sandbox tokens' ids start with SANDBOX.
+            let sandbox = token.externalPurchaseId?.hasPrefix("SANDBOX") ?? false
+            return (token.bundleId, token.appAppleId, sandbox ? "Sandbox" : "Production")
+        }
+        return nil
+    }
 }
 
 /// One verified piece of signed App Store data: its typed fields and the whole payload (kept
@@ -115,22 +136,20 @@ struct AppStoreVerifier: Sendable {
         renewal: Verified<AppStoreRenewalInfo>?
     ) {
         let (notification, payload) = try verify(compact, as: AppStoreNotification.self)
-        let data = notification.data
-        // Summary and external-purchase notifications carry no `data`; they are stored as sandbox
-        // or production by their own payload, and refused when neither can be told.
-        guard let data, let declared = data.environment else {
-            throw Failure(reason: "the notification carries no data.environment")
+        guard let declared = notification.declared, let environmentName = declared.environment else {
+            throw Failure(reason: "the notification carries no data, summary or externalPurchaseToken with an environment")
         }
-        let environment = try environment(declared)
-        guard data.bundleId == bundleID else {
-            throw Failure(reason: "the notification is for bundle id \(data.bundleId ?? "none"), not this app's")
+        let environment = try environment(environmentName)
+        guard declared.bundleId == bundleID else {
+            throw Failure(reason: "the notification is for bundle id \(declared.bundleId ?? "none"), not this app's")
         }
-        if environment == "production", let appAppleID, data.appAppleId != appAppleID {
+        if environment == "production", let appAppleID, declared.appAppleId != appAppleID {
             throw Failure(
-                reason: "the notification is for app Apple ID \(data.appAppleId.map(String.init) ?? "none"), not this app's")
+                reason: "the notification is for app Apple ID \(declared.appAppleId.map(String.init) ?? "none"), not this app's")
         }
-        let transaction = try data.signedTransactionInfo.map { (jws) throws(Failure) in try self.transaction(jws) }
-        let renewal = try data.signedRenewalInfo.map { (jws) throws(Failure) in try self.renewalInfo(jws) }
+        let data = notification.data
+        let transaction = try data?.signedTransactionInfo.map { (jws) throws(Failure) in try self.transaction(jws) }
+        let renewal = try data?.signedRenewalInfo.map { (jws) throws(Failure) in try self.renewalInfo(jws) }
         return (Verified(value: notification, payload: payload, environment: environment), transaction, renewal)
     }
 
@@ -143,8 +162,6 @@ struct AppStoreVerifier: Sendable {
         default: throw Failure(reason: "the environment \(declared) is not accepted")
         }
     }
-
-    private struct SignedDate: Decodable { var signedDate: Int64? }
 
     /// The generic checks of every piece of App Store signed data; returns the decoded payload.
     func verify<T: Decodable>(_ compact: String, as type: T.Type) throws(Failure) -> (T, JSONValue) {
@@ -177,8 +194,10 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "the leaf certificate lacks the App Store signing marker (\(Self.leafOID))")
         }
         // The chain must have been valid when Apple signed, not necessarily now (Apple's rule).
-        let signed = (try? JSONDecoder().decode(SignedDate.self, from: Data(jws.payload)))?.signedDate
-        let date = signed.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
+        let payload = try? JSON.decoder.decode(JSONValue.self, from: Data(jws.payload))
+        let signed: Double? =
+            if case .number(let milliseconds)? = payload?.objectValue?["signedDate"] { milliseconds } else { nil }
+        let date = signed.map { Date(timeIntervalSince1970: $0 / 1000) } ?? Date()
         do {
             try chain.verify(leaf: leaf, intermediates: [intermediate], at: date)
         } catch {
@@ -193,23 +212,14 @@ struct AppStoreVerifier: Sendable {
         guard jws.signature.count == 64, key.isValidSignature(jws.signature, for: jws.signingInput) else {
             throw Failure(reason: "the signature does not verify")
         }
-        guard signed != nil else { throw Failure(reason: "the payload has no signedDate") }
+        guard let payload, signed != nil else { throw Failure(reason: "the payload has no signedDate") }
         do {
-            let decoder = JSONDecoder()
-            return (
-                try decoder.decode(T.self, from: Data(jws.payload)), try decoder.decode(JSONValue.self, from: Data(jws.payload))
-            )
+            return (try JSON.decoder.decode(T.self, from: Data(jws.payload)), payload)
+        } catch let error as DecodingError {
+            let field = JSON.problem(for: error).problem.errors?.first
+            throw Failure(reason: "the payload's \(field?.field ?? "content") \(field?.message ?? "is not valid")")
         } catch {
-            throw Failure(reason: "the payload is not a valid \(T.self): \(Self.describe(error))")
-        }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        switch error as? DecodingError {
-        case .keyNotFound(let key, _)?: "\(key.stringValue) is missing"
-        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
-            "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
-        default: "it is not JSON"
+            throw Failure(reason: "the payload is not JSON")
         }
     }
 }

@@ -163,11 +163,10 @@ enum SubscriptionFacts {
             ),
         ] as [(String, PostgresQuery)] {
             for row in try connection.query(query) {
-                let text: String = try row.decode("details")
-                let details = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))) ?? [:]
                 facts.append(
                     SubscriptionFact(
-                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"), details: details))
+                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"),
+                        details: try row.decode("details", as: PostgresJSON<[String: JSONValue]>.self).value))
             }
         }
         return facts.sorted { ($0.at, $0.kind) < ($1.at, $1.kind) }

@@ -281,9 +281,15 @@ struct SubscriptionsController: Sendable {
         let notification = verified.notification.value
         let original = verified.transaction?.value.originalTransactionId ?? verified.renewal?.value.originalTransactionId
         // The signed blobs are recorded as the facts they carry, not twice.
-        let data = (verified.notification.payload.objectValue?["data"]?.objectValue ?? [:]).filter {
-            $0.key != "signedTransactionInfo" && $0.key != "signedRenewalInfo"
+        // What the notification says beside the signed data (kept as the facts it carries).
+        var details = verified.notification.payload.objectValue ?? [:]
+        for key in ["notificationType", "subtype", "notificationUUID", "signedDate"] { details[key] = nil }
+        if var inner = details["data"]?.objectValue {
+            inner["signedTransactionInfo"] = nil
+            inner["signedRenewalInfo"] = nil
+            details["data"] = .object(inner)
         }
+        let stored = PostgresJSON(JSONValue.object(details))
         let applies = Self.appliedTypes.contains(notification.notificationType)
         let fresh = try await database.withTransaction { connection -> Bool in
             let inserted = try connection.query(
@@ -292,7 +298,7 @@ struct SubscriptionsController: Sendable {
                     original_transaction_id, environment, signed_date, data)
                 VALUES (\(notification.notificationUUID), \(notification.notificationType), \(notification.subtype),
                     \(original), \(verified.notification.environment), \(SubscriptionFacts.date(notification.signedDate)),
-                    \(PostgresJSON(JSONValue.object(data)))::jsonb)
+                    \(stored)::jsonb)
                 ON CONFLICT (notification_uuid) DO NOTHING
                 RETURNING notification_uuid
                 """)
