@@ -19,7 +19,9 @@ PIER_DATABASE_URL="${admin%/*}/pier_fuzz" PIER_PORT=$port PIER_DATA_DIR="$work" 
   "$(swift build --show-bin-path)/pier-gateway" --embed auth,feedback,subscriptions --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+# Migrations of three services first: wait for readiness itself (up to a minute), not a fixed time.
+for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || { echo "fuzz: the gateway did not become ready; see its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
 token=$(curl -sf "http://127.0.0.1:$port/auth/register" -H 'Content-Type: application/json' \
   -d '{"email":"fuzz@example.com","password":"fuzz passphrase 1"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])')
 schemathesis run "http://127.0.0.1:$port/openapi.json" --checks not_a_server_error --exclude-method DELETE \

@@ -32,10 +32,11 @@ echo "weak" | "$binary" create-admin --email other@example.com 2>/dev/null && { 
 "$binary" serve > "$work/auth.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
   sleep 0.1
 done
+curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || { echo "interop: pier-auth did not become ready; see its log:" >&2; cat "$work/auth.log" >&2; exit 1; }
 python3 Tests/Interop/jwt_interop.py "http://127.0.0.1:$port"
 kill -TERM $pid
 wait $pid

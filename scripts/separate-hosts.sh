@@ -103,8 +103,8 @@ start() {
   pid[$host]=$!
   disown
 }
-ready() { # ready URL: waits up to 20 s
-  for _ in $(seq 1 200); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
+ready() { # ready URL: waits for readiness itself, up to a minute (migrations on a slow machine)
+  for _ in $(seq 1 600); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
   fail "$1 did not become ready"
 }
 start auth pier-auth 8081
@@ -160,14 +160,14 @@ others=$(sort "$work/auth.codes" "$work/subscriptions.codes" | uniq -c | tr -s '
 [ "$others" = " 100 200;" ] || fail "with feedback down, /auth and /subscriptions answered: $others"
 start feedback pier-feedback 8082
 restored=0
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   if [ "$(curl -s -o /dev/null -w '%{http_code}' "$gateway/feedback/mine" -H "Authorization: Bearer $token")" = 200 ]; then
     restored=1
     break
   fi
   sleep 0.1
 done
-[ $restored = 1 ] || fail "/feedback did not come back after feedback restarted"
+[ $restored = 1 ] || fail "/feedback did not come back within a minute of feedback restarting"
 kill -0 "$gateway_pid" || fail "the gateway is gone"
 echo "separate-hosts: feedback killed → /feedback 503 after ${after_ms} ms; /auth and /subscriptions answered 100 of 100;" \
   "feedback restarted → /feedback back, same gateway process"
@@ -194,21 +194,22 @@ retried=$(curl -s "$gateway/metrics" | awk '/^pier_gateway_upstream_retries_tota
 echo "separate-hosts: replicas served $share1 and $share2 of 100; one killed under load (600 requests, 4 clients):" \
   "600 answered 200, $retried retried on the other"
 
-# 4. A 100 MB export through the gateway, in bounded memory.
+# 4. A 50 MB export through the gateway, in bounded memory (the gateway holds no body: it grows
+# by a megabyte or so whatever the size, so half the body is a bound that buffering cannot meet).
 on auth env PIER_DATABASE_URL="$database" PIER_DATA_DIR="$work" PIER_ADMIN_PASSWORD="separate hosts admin" \
   PIER_AUTH_ARGON2_MEMORY_KIB=1024 PIER_AUTH_ARGON2_ITERATIONS=1 "$bin/pier-auth" create-admin --email admin@example.com \
   >> "$work/auth.log" 2>&1 || fail "create-admin"
 admin=$(curl -sf "$gateway/auth/login" -H 'Content-Type: application/json' \
   -d '{"email":"admin@example.com","password":"separate hosts admin"}' | json '["accessToken"]') || fail "admin login"
 psql -q "$database" -c "INSERT INTO feedback.items (id, message, category, metadata, request_ids)
-  SELECT gen_random_uuid(), repeat('Exported through the gateway. ', 40), 'idea', '{}', '{}' FROM generate_series(1, 80000)"
+  SELECT gen_random_uuid(), repeat('Exported through the gateway. ', 40), 'idea', '{}', '{}' FROM generate_series(1, 40000)"
 rss_before=$(awk '/VmHWM/ {print $2}' "/proc/$gateway_pid/status")
 bytes=$(curl -sf -o /dev/null -w '%{size_download}' "$gateway/feedback/export?format=ndjson" -H "Authorization: Bearer $admin") \
   || fail "the export through the gateway"
 rss_after=$(awk '/VmHWM/ {print $2}' "/proc/$gateway_pid/status")
-[ "$bytes" -ge 100000000 ] || fail "the export was only $bytes bytes"
+[ "$bytes" -ge 48000000 ] || fail "the export was only $bytes bytes"
 growth=$(((rss_after - rss_before) / 1024))
-[ "$growth" -lt 64 ] || fail "the gateway's peak memory grew by $growth MB while streaming $bytes bytes"
+[ "$growth" -lt $((bytes / 2000000)) ] || fail "the gateway's peak memory grew by $growth MB while streaming $bytes bytes"
 echo "separate-hosts: an export of $((bytes / 1000000)) MB streamed through the gateway; its peak RSS grew by $growth MB" \
   "($((rss_before / 1024)) → $((rss_after / 1024)) MB)"
 echo "separate-hosts ($mode): passed"

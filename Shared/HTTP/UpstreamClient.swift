@@ -40,6 +40,8 @@ public final class UpstreamClient: Sendable {
         case reset(String)
         /// Too many exchanges are in flight.
         case overloaded
+        /// The client was closed (the gateway is shutting down): nothing more is sent.
+        case closed
 
         public var description: String {
             switch self {
@@ -47,6 +49,7 @@ public final class UpstreamClient: Sendable {
             case .timeout(let why): "timeout: \(why)"
             case .reset(let why): "reset: \(why)"
             case .overloaded: "too many exchanges in flight"
+            case .closed: "the upstream client is closed"
             }
         }
     }
@@ -242,7 +245,7 @@ private final class TransferLoop: @unchecked Sendable {
         let taken = send(.add(exchange))
         if !taken {
             count.subtract(1, ordering: .relaxed)
-            exchange.fail(.overloaded)
+            exchange.fail(.closed)
         }
     }
 
@@ -288,7 +291,7 @@ private final class TransferLoop: @unchecked Sendable {
                     // Exchanges that came with or after the stop never started: they fail.
                     for case .add(let exchange) in pending[(index + 1)...] + late {
                         count.subtract(1, ordering: .relaxed)
-                        exchange.fail(.overloaded)
+                        exchange.fail(.closed)
                     }
                     for (handle, exchange) in active {
                         curl_multi_remove_handle(multi, handle)

@@ -278,20 +278,10 @@ struct TestFailure: Error {
         #expect(down.headers["Content-Type"] == "application/problem+json")
         #expect(Date().timeIntervalSince(started) < 1)
         // Active checks (every 200 ms here) take the dead upstream out of /readyz too.
-        var ready = 200
-        for _ in 0..<20 where ready == 200 {
-            try await Task.sleep(for: .milliseconds(100))
-            ready = try await client.send("GET", "/readyz").status
-        }
-        #expect(ready == 503)
+        #expect(try await eventually { try await client.send("GET", "/readyz").status == 503 })
 
         let again = try EchoUpstream("again", port: port)
-        var status = 0
-        for _ in 0..<30 where status != 200 {
-            try await Task.sleep(for: .milliseconds(100))
-            status = try await client.send("GET", "/svc/echo").status
-        }
-        #expect(status == 200)
+        #expect(try await eventually { try await client.send("GET", "/svc/echo").status == 200 })
         #expect(try await client.send("GET", "/readyz").status == 200)
         await gateway.shutdown()
         await again.stop()

@@ -22,12 +22,12 @@ import Testing
     @Test func aClosedClientFailsInsteadOfHanging() async throws {
         let client = UpstreamClient()
         client.close()
-        try await Task.sleep(for: .milliseconds(50))
+        // Whether the transfer thread has taken the stop yet or not, the request fails as closed.
         do {
             _ = try await client.send(Self.request("http://127.0.0.1:9/"))
             Issue.record("a closed client sent a request")
         } catch {
-            #expect(error == .overloaded)
+            #expect(error == .closed)
         }
         #expect(client.inFlight == 0)
     }

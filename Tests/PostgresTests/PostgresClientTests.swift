@@ -128,7 +128,9 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    try await pool.execute("SELECT pg_sleep(0.3)")
+                    // Long enough that no query can be done when the observer below runs, however
+                    // slow the machine: the observer only has to get a thread.
+                    try await pool.execute("SELECT pg_sleep(1)")
                     finished.withLock { $0 += 1 }
                 }
             }
@@ -148,8 +150,9 @@ import Testing
     @Test func acquireTimesOutWhenEveryConnectionIsBusy() async throws {
         let pool = try await pool(size: 1, acquireTimeout: .milliseconds(100))
         defer { pool.close() }
-        async let slow: Void = { try await pool.execute("SELECT pg_sleep(0.5)") }()
-        try await Task.sleep(for: .milliseconds(50))
+        async let slow: Void = { try await pool.execute("SELECT pg_sleep(1)") }()
+        // The only connection is lent to the slow query before the second one asks.
+        #expect(await eventually(interval: .milliseconds(5)) { pool.statistics.inUse == 1 })
         do {
             try await pool.execute("SELECT 1")
             Issue.record("no timeout")

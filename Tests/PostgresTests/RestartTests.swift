@@ -6,9 +6,9 @@ import Testing
 
 /// Restarts the shared test server, so the test script runs this suite on its own, after the
 /// others (`swift test --filter RestartTests`).
-@Suite struct RestartTests {
+@Suite(.enabled(if: TestEnvironment.mayRestartTheServer, "restarts the shared server: scripts/test.sh runs it alone"))
+struct RestartTests {
     @Test func poolRecoversAfterAServerRestart() async throws {
-        guard ProcessInfo.processInfo.environment["PIER_TEST_RESTART"] == "1" else { return }
         let url = try await TestDatabase.create("pier_test_restart")
         let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 3))
         defer { pool.close() }

@@ -481,17 +481,15 @@ import Testing
                 try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
                 try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
             }
-            var remaining = 1
-            for _ in 0..<100 where remaining > 0 {
-                try await Task.sleep(for: .milliseconds(100))
-                remaining = try await service.pool.query(
-                    """
-                    SELECT (SELECT count(*) FROM subscriptions.grants WHERE user_id = \(user))
-                        + (SELECT count(*) FROM subscriptions.appstore_owners WHERE user_id = \(user))
-                        + (SELECT count(*) FROM subscriptions.appstore_transactions WHERE payload ? 'appAccountToken') AS n
-                    """)[0].decode("n", as: Int.self)
-            }
-            #expect(remaining == 0)
+            #expect(
+                try await eventually {
+                    try await service.pool.query(
+                        """
+                        SELECT (SELECT count(*) FROM subscriptions.grants WHERE user_id = \(user))
+                            + (SELECT count(*) FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                            + (SELECT count(*) FROM subscriptions.appstore_transactions WHERE payload ? 'appAccountToken') AS n
+                        """)[0].decode("n", as: Int.self) == 0
+                })
             #expect(try await service.status(user).status == "none")
             let kept = try await service.pool.query(
                 "SELECT (SELECT count(*) FROM subscriptions.grants) + (SELECT count(*) FROM subscriptions.appstore_transactions) AS n"

@@ -43,3 +43,23 @@ public func runCommandInRepository(_ arguments: [String]) -> Int32 {
 
 /// Restarts the test PostgreSQL server (fast shutdown: every connection is cut).
 public func restartTestPostgres() -> Int32 { runCommandInRepository(["scripts/postgres.sh", "restart"]) }
+
+/// Switches for the suites that the test script runs alone, after the others: they are
+/// skipped (and reported as skipped, not passed) anywhere else.
+public enum TestEnvironment {
+    /// `PIER_TEST_RESTART=1`: the suite may restart the shared PostgreSQL server.
+    public static let mayRestartTheServer = ProcessInfo.processInfo.environment["PIER_TEST_RESTART"] == "1"
+    /// `PIER_TEST_ISOLATED=1`: the suite measures this process's memory, so nothing else may run.
+    public static let runsAlone = ProcessInfo.processInfo.environment["PIER_TEST_ISOLATED"] == "1"
+}
+
+extension TestDatabase {
+    /// Runs setup statements (bulk inserts, say) on `url` without the request path's
+    /// statement timeout: how long test data takes to write depends on the machine, and a
+    /// slower one must not turn setup into a failure.
+    public static func setUp(_ url: String, _ statements: [PostgresQuery]) async throws {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1, statementTimeoutMilliseconds: 0))
+        defer { pool.close() }
+        for statement in statements { try await pool.execute(statement) }
+    }
+}

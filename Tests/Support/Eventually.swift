@@ -1,0 +1,24 @@
+/// Waits for an effect that happens asynchronously (a consumer applying an event, a health
+/// check ejecting an upstream, a server noticing a client left) by checking the condition
+/// itself, never by sleeping a fixed time that a slower machine may not honour.
+///
+/// The bound is generous on purpose: it only decides how long a failing test takes to fail,
+/// never whether a passing one passes.
+///
+/// - Parameters:
+///   - timeout: how long to keep checking (default 30 seconds).
+///   - interval: pause between checks.
+///   - condition: true once the effect is visible.
+/// - Returns: whether the condition became true in time; tests `#expect` it.
+@discardableResult
+public func eventually(
+    timeout: Duration = .seconds(30), interval: Duration = .milliseconds(20),
+    _ condition: () async throws -> Bool
+) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try await condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: interval)
+    }
+}
