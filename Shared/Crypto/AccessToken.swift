@@ -185,14 +185,16 @@ public final class AccessTokenVerifier: Sendable {
     }
 
     private func checkTimes(_ claims: AccessClaims, now: Int) throws(TokenError) {
-        guard now < claims.exp + leeway else { throw .expired }
-        guard now + leeway >= claims.nbf else { throw .notYetValid }
+        // Arithmetic on `now` only: a signed claim may hold any integer, Int.max included, and
+        // `claims.exp + leeway` would overflow.
+        guard claims.exp > now - leeway else { throw .expired }
+        guard claims.nbf <= now + leeway else { throw .notYetValid }
     }
 
     private func remember(_ token: String, _ claims: AccessClaims, now: Int) {
         cache.withLock { cache in
             if cache.count >= cacheLimit {
-                cache = cache.filter { $0.value.exp + leeway > now }
+                cache = cache.filter { $0.value.exp > now - leeway }
                 // Still full of live tokens: start over rather than grow without bound.
                 if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
             }

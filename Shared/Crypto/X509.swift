@@ -105,7 +105,11 @@ public struct CertificateChainVerifier: Sendable {
             ERR_clear_error()
             throw Failure(reason: "could not start the chain verification")
         }
-        X509_STORE_CTX_set_time(context, 0, time_t(date.timeIntervalSince1970.rounded(.down)))
+        // `time_t(_:)` would trap on a date beyond its range: such a date is a refusal.
+        guard let time = time_t(exactly: date.timeIntervalSince1970.rounded(.down)) else {
+            throw Failure(reason: "the date to verify the chain at is out of range")
+        }
+        X509_STORE_CTX_set_time(context, 0, time)
         let verified = X509_verify_cert(context)
         ERR_clear_error()
         guard verified == 1 else {

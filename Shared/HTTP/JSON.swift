@@ -1,4 +1,5 @@
 import PierModels
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -17,7 +18,15 @@ public enum JSON {
 
     public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        // Strict ISO 8601: Foundation's strategy accepts 2026-02-30 as 2 March and year 0.
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            guard let seconds = CivilDate.parse(try container.decode(String.self)) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "must be an ISO 8601 date-time, such as 2026-11-30T12:00:00Z")
+            }
+            return Date(timeIntervalSince1970: seconds)
+        }
         return decoder
     }()
 
@@ -25,6 +34,7 @@ public enum JSON {
     /// 400 when the body is not JSON at all, 422 when a field is missing or of the wrong type.
     public static func decodeBody<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(HTTPError) -> T {
         guard !bytes.isEmpty else { throw .badRequest("The request body is empty; a JSON object is expected.") }
+        try refuseNUL(in: bytes)
         do {
             return try decoder.decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
@@ -44,6 +54,38 @@ public enum JSON {
             throw error
         } catch {
             throw .badRequest("The request body is not valid JSON.")
+        }
+    }
+
+    /// PostgreSQL text cannot hold U+0000 (libpq would cut the string there, jsonb refuses it):
+    /// a body whose strings carry one is refused, naming each field, rather than stored changed.
+    /// The escape is looked for first, so ordinary bodies are parsed once.
+    private static func refuseNUL(in bytes: [UInt8]) throws(HTTPError) {
+        let escape = Array(#"\u0000"#.utf8)
+        guard bytes.count >= escape.count,
+            (0...(bytes.count - escape.count)).contains(where: {
+                bytes[$0] == escape[0] && bytes[$0..<($0 + escape.count)].elementsEqual(escape)
+            }),
+            let value = try? decoder.decode(JSONValue.self, from: Data(bytes))
+        else { return }
+        let fields = nulStrings(in: value, path: "")
+        guard !fields.isEmpty else { return }
+        throw .invalid(fields.map { Problem.FieldError(field: $0, message: "must not contain the NUL character (U+0000)") })
+    }
+
+    private static func nulStrings(in value: JSONValue, path: String) -> [String] {
+        switch value {
+        case .string(let text):
+            return text.utf8.contains(0) ? [path.isEmpty ? "(body)" : path] : []
+        case .array(let values):
+            return values.enumerated().flatMap { nulStrings(in: $1, path: path + "[\($0)]") }
+        case .object(let members):
+            return members.sorted { $0.key < $1.key }.flatMap { key, member in
+                let name = path.isEmpty ? key : path + "." + key
+                return key.utf8.contains(0) ? [name] : nulStrings(in: member, path: name)
+            }
+        default:
+            return []
         }
     }
 
@@ -83,7 +125,10 @@ public enum JSON {
             return .invalid(path(context.codingPath), "must be \(describe(type))")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return .badRequest("The request body is not valid JSON.") }
-            return .invalid(path(context.codingPath), "has an invalid value")
+            // Pier's own decoders say what is expected ("must be …"); Foundation's wording is not
+            // meant for clients.
+            let message = context.debugDescription.hasPrefix("must ") ? context.debugDescription : "has an invalid value"
+            return .invalid(path(context.codingPath), message)
         @unknown default:
             return .badRequest("The request body could not be read.")
         }

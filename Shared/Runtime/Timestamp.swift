@@ -25,9 +25,12 @@ public enum CivilDate {
     }
 
     /// `2026-11-29T19:50:28.123456Z` for seconds since 1970, with `fractionDigits` (0, 3 or 6).
+    /// Times outside years 0001–9999 are written as the nearest end of that range: callers
+    /// validate what they accept (``parse(_:)`` does), and formatting never traps.
     public static func iso8601(secondsSince1970 value: Double, fractionDigits: Int = 3) -> String {
         let scale = fractionDigits == 6 ? 1_000_000.0 : fractionDigits == 3 ? 1000.0 : 1.0
-        let total = Int64((value * scale).rounded(.down))
+        let bounded = value.isNaN ? 0 : min(max(value, earliest), latest)
+        let total = Int64((bounded * scale).rounded(.down))
         let unit = Int64(scale)
         var seconds = total >= 0 ? total / unit : (total - unit + 1) / unit
         let fraction = total - seconds * unit
@@ -44,5 +47,73 @@ public enum CivilDate {
     private static func pad(_ value: Int64, _ width: Int) -> String {
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+
+    /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z, in seconds since 1970: the times
+    /// that ISO 8601 without extensions and PostgreSQL's timestamps both hold.
+    public static let earliest = -62_135_596_800.0
+    public static let latest = 253_402_300_799.999_999
+
+    /// Reads `2026-11-29`, `2026-11-29T10:00:00Z`, `2026-11-29T10:00:00.5Z` or with an offset
+    /// (`+01:00`); nil for anything else, impossible dates (`2026-02-30`, `25:00`) included.
+    /// Nothing is normalized: what is accepted means exactly what it says.
+    public static func parse(_ text: String) -> Double? {
+        let c = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int64? {
+            guard start + count <= c.count else { return nil }
+            var value: Int64 = 0
+            for byte in c[start..<(start + count)] {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            return value
+        }
+        guard c.count >= 10, c[4] == UInt8(ascii: "-"), c[7] == UInt8(ascii: "-"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            (1...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
+        var seconds = Double(days(year: year, month: month, day: day) * 86_400)
+        if c.count == 10 { return seconds }
+        guard c.count >= 20, c[10] == UInt8(ascii: "T") || c[10] == UInt8(ascii: "t"), c[13] == UInt8(ascii: ":"),
+            c[16] == UInt8(ascii: ":"), let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+        seconds += Double(hour * 3600 + minute * 60 + second)
+        var index = 19
+        if c[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while index < c.count, c[index] >= 0x30, c[index] <= 0x39 {
+                seconds += Double(c[index] - 0x30) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start, index - start <= 9 else { return nil }
+        }
+        guard index < c.count else { return nil }
+        switch c[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard index + 6 == c.count, c[index + 3] == UInt8(ascii: ":"), let hours = number(index + 1, 2),
+                let minutes = number(index + 4, 2), hours < 24, minutes < 60
+            else { return nil }
+            seconds -= Double((c[index] == UInt8(ascii: "+") ? 1 : -1) * (hours * 3600 + minutes * 60))
+            index += 6
+        default:
+            return nil
+        }
+        guard index == c.count, seconds >= earliest, seconds <= latest else { return nil }
+        return seconds
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar.
+    public static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }

@@ -18,6 +18,8 @@ import Testing
             "POST", "/auth/register",
             json: #"{"email":"  Grace.Hopper@Example.COM ","password":"pässwörd 🔑 long","displayName":"Grace"}"#)
         #expect(reply.status == 201)
+        // A token response: never cached by the client's or a proxy's cache (RFC 6749 §5.1).
+        #expect(reply.headers["Cache-Control"] == "no-store")
         let session = try reply.decode(AuthSession.self)
         #expect(session.user.email == "Grace.Hopper@Example.COM")
         #expect(session.user.displayName == "Grace")

@@ -110,3 +110,56 @@ extension String {
         split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
+
+/// Every numeric claim of a correctly signed token, set to numbers at and beyond the edges of
+/// what the verifier's integers hold: each is refused or accepted by the rules, and none can
+/// make an overflow trap (which would end the process serving every other request).
+@Suite struct AccessTokenExtremeNumberTests {
+    /// JSON number texts, and the strings that look like numbers to a careless reader.
+    static let extremes = [
+        "1e300", "-1e300", "1.8e308", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+        "-9223372036854775809", "0", "-1", "1.5", "-0", "\"NaN\"", "\"Infinity\"", "\"1800000000\"", "null", "[]", "{}",
+    ]
+    static let now = 1_800_000_000
+
+    func token(_ claim: String, _ value: String, key: P256PrivateKey) throws -> String {
+        var claims = [
+            "iss": "\"pier\"", "sub": "\"0b0f5b8e-4d3a-4c57-9a0e-111111111111\"", "aud": "\"pier-api\"",
+            "iat": "\(Self.now)", "nbf": "\(Self.now)", "exp": "\(Self.now + 900)", "jti": "\"j\"", "role": "\"user\"",
+        ]
+        claims[claim] = value
+        let json = "{" + claims.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
+        return try JWS.sign(payload: Array(json.utf8), header: JWSHeader(alg: "ES256", kid: "k1", typ: "at+jwt"), key: key)
+    }
+
+    @Test(arguments: ["iat", "nbf", "exp"])
+    func extremeTimesAreJudgedWithoutOverflow(claim: String) async throws {
+        let key = try P256PrivateKey.generate()
+        let verifier = AccessTokenVerifier(
+            keys: StaticKeyProvider(keys: ["k1": try key.publicKey]), issuer: "pier", audience: "pier-api",
+            clock: { Self.now })
+        for value in Self.extremes {
+            let signed = try token(claim, value, key: key)
+            let outcome: Result<AccessClaims, TokenError>
+            do { outcome = .success(try await verifier.verify(signed)) } catch { outcome = .failure(error) }
+            switch (claim, value) {
+            case ("exp", "9223372036854775807"):
+                // Never expires by the clock: accepted (it is validly signed), and no `exp + leeway`.
+                #expect((try? outcome.get()) != nil, "\(claim)=\(value)")
+            case ("exp", "0"), ("exp", "-1"), ("exp", "-0"), ("exp", "-9223372036854775808"):
+                #expect(outcome == .failure(.expired), "\(claim)=\(value)")
+            case ("nbf", "9223372036854775807"):
+                #expect(outcome == .failure(.notYetValid), "\(claim)=\(value)")
+            case ("iat", "0"), ("iat", "-1"), ("iat", "-0"), ("iat", "-9223372036854775808"), ("iat", "9223372036854775807"),
+                ("nbf", "0"), ("nbf", "-1"), ("nbf", "-0"), ("nbf", "-9223372036854775808"):
+                #expect((try? outcome.get()) != nil, "\(claim)=\(value)")
+            default:
+                // Not an integer that fits: the claims are malformed.
+                guard case .failure(.malformed) = outcome else {
+                    Issue.record("\(claim)=\(value) gave \(outcome)")
+                    continue
+                }
+            }
+        }
+    }
+}

@@ -146,7 +146,7 @@ import Testing
         let verified = try verifier().notification(try Self.ca.sign(body))
         #expect(verified.notification.value.notificationType == "DID_RENEW")
         #expect(verified.transaction?.value.transactionId == "2000000001")
-        #expect(verified.renewal?.value.autoRenewStatus == 1)
+        #expect(verified.renewal?.value.autoRenewStatus.value == 1)
 
         func refusal(_ body: [String: Any], _ verifier: AppStoreVerifier) throws -> String? {
             let jws = try Self.ca.sign(body)

@@ -20,8 +20,10 @@ final class SubscriptionsHarness: Sendable {
     static let bundleID = "dev.pier.tests"
     static let appAppleID = 1_234_567_890
 
-    static func start(database: String, ca: TestCA? = nil, settings: [String: String] = [:]) async throws -> SubscriptionsHarness
-    {
+    /// - Parameter roots: the trusted roots (default: the test CA's root only).
+    static func start(
+        database: String, ca: TestCA? = nil, roots: [Certificate]? = nil, settings: [String: String] = [:]
+    ) async throws -> SubscriptionsHarness {
         let ca = try ca ?? TestCA()
         let tokens = try TestTokens()
         var environment = [
@@ -35,7 +37,7 @@ final class SubscriptionsHarness: Sendable {
         ) { context in
             var configuration = try SubscriptionsConfiguration(
                 environment: context.configuration.environment, production: false)
-            configuration.roots = [ca.root.certificate]
+            configuration.roots = roots ?? [ca.root.certificate]
             return SubscriptionsService.make(context: context, configuration: configuration)
         }
         return SubscriptionsHarness(live: live, tokens: tokens, ca: ca)

@@ -65,7 +65,7 @@ struct AuthController: Sendable {
 
     // MARK: - Handlers
 
-    func register(_ request: Request, _ body: RegisterRequest) async throws -> JSONResponse<AuthSession> {
+    func register(_ request: Request, _ body: RegisterRequest) async throws -> AuthSessionResponse {
         var errors: [Problem.FieldError] = []
         let email = EmailAddress(body.email)
         if email == nil { errors.append(.init(field: "email", message: "must be an email address such as name@example.com")) }
@@ -96,7 +96,7 @@ struct AuthController: Sendable {
             logger.info(
                 "account registered",
                 [("user_id", .string(userID.uuidString.lowercased())), ("request_id", .string(request.requestID))])
-            return JSONResponse(try session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
+            return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
         } catch let error as PostgresError where error.isUniqueViolation {
             throw HTTPError.conflict("An account with this email already exists.")
         }
@@ -317,8 +317,10 @@ struct AuthController: Sendable {
     }
 }
 
-/// 200 with the session, marked `Cache-Control: no-store` as token responses must be (RFC 6749 §5.1).
+/// The session (201 on register, 200 otherwise), marked `Cache-Control: no-store` as token
+/// responses must be (RFC 6749 §5.1).
 struct AuthSessionResponse: ResponseConvertible {
     let value: AuthSession
-    func response() throws -> Response { try .json(value, headers: ["Cache-Control": "no-store"]) }
+    var status = 200
+    func response() throws -> Response { try .json(value, status: status, headers: ["Cache-Control": "no-store"]) }
 }

@@ -420,8 +420,8 @@ struct FeedbackController: Sendable {
     }
 }
 
-/// CSV (RFC 4180) of feedback items. Cells that a spreadsheet would run as a formula
-/// (=, +, -, @) are prefixed with an apostrophe.
+/// CSV (RFC 4180) of feedback items. Cells that a spreadsheet would run as a formula are
+/// prefixed with an apostrophe (OWASP's CSV injection guidance).
 enum CSVExport {
     static let header =
         "id,createdAt,status,category,rating,platform,appVersion,build,osVersion,device,locale,message,tags,userId,email,moderation\r\n"
@@ -439,9 +439,24 @@ enum CSVExport {
 
     static func cell(_ value: String) -> String {
         var value = value
-        if let first = value.first, "=+-@".contains(first) { value = "'" + value }
+        if startsLikeAFormula(value) { value = "'" + value }
         guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// True when the first Unicode scalar that a spreadsheet does not skip is `=`, `+`, `-` or
+    /// `@`, or the cell starts with a tab or carriage return. Scalars, not characters: `=`
+    /// followed by a combining mark or a zero-width joiner is one character that is not "=".
+    static func startsLikeAFormula(_ value: String) -> Bool {
+        let scalars = value.unicodeScalars
+        if let first = scalars.first, first == "\t" || first == "\r" { return true }
+        let visible = scalars.first { scalar in
+            !(scalar.properties.isWhitespace || scalar.properties.generalCategory == .format
+                || scalar.properties.isDefaultIgnorableCodePoint)
+        }
+        guard let visible else { return false }
+        return visible == "=" || visible == "+" || visible == "-" || visible == "@"
+            || visible == "\u{FF1D}" || visible == "\u{FF0B}" || visible == "\u{FF0D}" || visible == "\u{FF20}"
     }
 }
 

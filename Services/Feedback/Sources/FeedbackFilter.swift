@@ -1,6 +1,7 @@
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -101,9 +102,9 @@ struct FeedbackFilter: Sendable {
         return query
     }
 
-    /// `2026-11-29`, `2026-11-29T10:00:00Z` or with an offset.
+    /// `2026-11-29`, `2026-11-29T10:00:00Z` or with an offset; impossible dates and years
+    /// outside 0001–9999 are refused (``CivilDate/parse(_:)``).
     static func parseDate(_ text: String) -> Date? {
-        if text.utf8.count == 10 { return Date(postgresText: text + "T00:00:00Z") }
-        return Date(postgresText: text)
+        CivilDate.parse(text).map { Date(timeIntervalSince1970: $0) }
     }
 }

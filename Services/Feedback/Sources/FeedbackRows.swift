@@ -60,7 +60,10 @@ struct PageCursor: Sendable {
     init(_ text: String) throws(HTTPError) {
         guard let bytes = Base64.urlDecoded(text) else { throw .invalid("cursor", "is not a cursor from this API") }
         let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":")
-        guard parts.count == 3, parts[0] == "v1", let micros = Int64(parts[1]), let id = UUID(uuidString: String(parts[2]))
+        // Bounded like every stored time (1970 to 9999): a forged cursor with a huge number
+        // must not reach PostgreSQL's interval arithmetic, which would overflow.
+        guard parts.count == 3, parts[0] == "v1", let micros = Int64(parts[1]), (0...253_402_300_799_999_999).contains(micros),
+            let id = UUID(uuidString: String(parts[2]))
         else { throw .invalid("cursor", "is not a cursor from this API") }
         self.micros = micros
         self.id = id

@@ -8,22 +8,86 @@ import PierModels
     import Foundation
 #endif
 
+/// The values a bounded App Store integer may take, and how to say so.
+protocol AppStoreIntegerRange {
+    static var range: ClosedRange<Int64> { get }
+    /// What the field must be, for the refusal ("must be …").
+    static var expected: String { get }
+}
+
+/// An integer from App Store signed data, read through a JSON number and refused — as a
+/// decoding error that names the field — unless it is whole and within `Range`. Foundation's
+/// own integer decoding reports an out-of-range number as an unreadable document, naming no
+/// field, and a number that fits `Int64` can still overflow a date or a column.
+struct AppStoreInteger<Range: AppStoreIntegerRange>: Decodable, Sendable, Equatable {
+    let value: Int64
+
+    init?(value: Int64) {
+        guard Range.range.contains(value) else { return nil }
+        self.value = value
+    }
+
+    init?(json: JSONValue) {
+        guard case .number(let number) = json, number.rounded() == number, let value = Int64(exactly: number) else {
+            return nil
+        }
+        self.init(value: value)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let value = Self(json: try container.decode(JSONValue.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be \(Range.expected)")
+        }
+        self = value
+    }
+}
+
+/// Milliseconds since 1970, as Apple sends times: up to the end of the year 9999, what
+/// PostgreSQL's timestamps and ISO 8601 hold.
+enum Milliseconds: AppStoreIntegerRange {
+    static let range: ClosedRange<Int64> = 0...253_402_300_799_999
+    static let expected = "milliseconds since 1970, before the year 10000"
+}
+
+/// Apple's small enumerations (`offerType`, `autoRenewStatus`, …), kept in `int` columns.
+enum Code: AppStoreIntegerRange {
+    static let range: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
+    static let expected = "an integer from \(Int32.min) to \(Int32.max)"
+}
+
+/// Identifiers such as `appAppleId`: integers a JSON number holds exactly.
+enum Identifier: AppStoreIntegerRange {
+    static let range: ClosedRange<Int64> = -(1 << 53)...(1 << 53)
+    static let expected = "an integer of at most 16 digits"
+}
+
+typealias AppStoreDate = AppStoreInteger<Milliseconds>
+typealias AppStoreCode = AppStoreInteger<Code>
+
+extension AppStoreInteger where Range == Milliseconds {
+    var date: Date { Date(timeIntervalSince1970: Double(value) / 1000) }
+}
+
+extension AppStoreInteger where Range == Code {
+    var int32: Int32 { Int32(value) }
+}
+
 /// A verified StoreKit 2 transaction (`JWSTransactionDecodedPayload`): the fields Pier reads.
-/// Dates are milliseconds since 1970, as Apple sends them.
 struct AppStoreTransaction: Decodable, Sendable {
     var transactionId: String
     var originalTransactionId: String
     var bundleId: String
     var productId: String
     var type: String
-    var purchaseDate: Int64
-    var expiresDate: Int64?
-    var revocationDate: Int64?
-    var revocationReason: Int?
-    var offerType: Int?
+    var purchaseDate: AppStoreDate
+    var expiresDate: AppStoreDate?
+    var revocationDate: AppStoreDate?
+    var revocationReason: AppStoreCode?
+    var offerType: AppStoreCode?
     var appAccountToken: String?
     var environment: String
-    var signedDate: Int64
+    var signedDate: AppStoreDate
 
     static let autoRenewable = "Auto-Renewable Subscription"
 }
@@ -31,13 +95,13 @@ struct AppStoreTransaction: Decodable, Sendable {
 /// A verified renewal info (`JWSRenewalInfoDecodedPayload`).
 struct AppStoreRenewalInfo: Decodable, Sendable {
     var originalTransactionId: String
-    var autoRenewStatus: Int
+    var autoRenewStatus: AppStoreCode
     var autoRenewProductId: String?
     var isInBillingRetryPeriod: Bool?
-    var gracePeriodExpiresDate: Int64?
-    var expirationIntent: Int?
+    var gracePeriodExpiresDate: AppStoreDate?
+    var expirationIntent: AppStoreCode?
     var environment: String
-    var signedDate: Int64
+    var signedDate: AppStoreDate
 }
 
 /// A verified App Store Server Notification V2 (`responseBodyV2DecodedPayload`). It carries
@@ -45,33 +109,33 @@ struct AppStoreRenewalInfo: Decodable, Sendable {
 /// `externalPurchaseToken`; each names the app, and the environment one way or another.
 struct AppStoreNotification: Decodable, Sendable {
     struct Payload: Decodable, Sendable {
-        var appAppleId: Int?
+        var appAppleId: AppStoreInteger<Identifier>?
         var bundleId: String?
         var environment: String?
         var signedTransactionInfo: String?
         var signedRenewalInfo: String?
-        var status: Int?
+        var status: AppStoreCode?
     }
     struct ExternalPurchaseToken: Decodable, Sendable {
         var externalPurchaseId: String?
-        var appAppleId: Int?
+        var appAppleId: AppStoreInteger<Identifier>?
         var bundleId: String?
     }
     var notificationType: String
     var subtype: String?
     var notificationUUID: UUID
-    var signedDate: Int64
+    var signedDate: AppStoreDate
     var data: Payload?
     var summary: Payload?
     var externalPurchaseToken: ExternalPurchaseToken?
 
     /// The app and environment the notification declares, from whichever part it carries.
-    var declared: (bundleId: String?, appAppleId: Int?, environment: String?)? {
-        if let part = data ?? summary { return (part.bundleId, part.appAppleId, part.environment) }
+    var declared: (bundleId: String?, appAppleId: Int64?, environment: String?)? {
+        if let part = data ?? summary { return (part.bundleId, part.appAppleId?.value, part.environment) }
         if let token = externalPurchaseToken {
             // Apple's rule: sandbox tokens' ids start with SANDBOX.
             let sandbox = token.externalPurchaseId?.hasPrefix("SANDBOX") ?? false
-            return (token.bundleId, token.appAppleId, sandbox ? "Sandbox" : "Production")
+            return (token.bundleId, token.appAppleId?.value, sandbox ? "Sandbox" : "Production")
         }
         return nil
     }
@@ -143,7 +207,7 @@ struct AppStoreVerifier: Sendable {
         guard declared.bundleId == bundleID else {
             throw Failure(reason: "the notification is for bundle id \(declared.bundleId ?? "none"), not this app's")
         }
-        if environment == "production", let appAppleID, declared.appAppleId != appAppleID {
+        if environment == "production", let appAppleID, declared.appAppleId != Int64(appAppleID) {
             throw Failure(
                 reason: "the notification is for app Apple ID \(declared.appAppleId.map(String.init) ?? "none"), not this app's")
         }
@@ -194,12 +258,16 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "the leaf certificate lacks the App Store signing marker (\(Self.leafOID))")
         }
         // The chain must have been valid when Apple signed, not necessarily now (Apple's rule).
+        // The date is read before the signature is checked, so it is untrusted here: anything
+        // but a whole number of milliseconds from 1970 to 9999 is refused before any use.
         let payload = try? JSON.decoder.decode(JSONValue.self, from: Data(jws.payload))
-        let signed: Double? =
-            if case .number(let milliseconds)? = payload?.objectValue?["signedDate"] { milliseconds } else { nil }
-        let date = signed.map { Date(timeIntervalSince1970: $0 / 1000) } ?? Date()
+        guard let payload, let object = payload.objectValue else { throw Failure(reason: "the payload is not a JSON object") }
+        guard let signedValue = object["signedDate"] else { throw Failure(reason: "the payload has no signedDate") }
+        guard let signed = AppStoreDate(json: signedValue) else {
+            throw Failure(reason: "the payload's signedDate must be \(Milliseconds.expected)")
+        }
         do {
-            try chain.verify(leaf: leaf, intermediates: [intermediate], at: date)
+            try chain.verify(leaf: leaf, intermediates: [intermediate], at: signed.date)
         } catch {
             throw Failure(reason: error.reason)
         }
@@ -212,7 +280,6 @@ struct AppStoreVerifier: Sendable {
         guard jws.signature.count == 64, key.isValidSignature(jws.signature, for: jws.signingInput) else {
             throw Failure(reason: "the signature does not verify")
         }
-        guard let payload, signed != nil else { throw Failure(reason: "the payload has no signedDate") }
         do {
             return (try JSON.decoder.decode(T.self, from: Data(jws.payload)), payload)
         } catch let error as DecodingError {

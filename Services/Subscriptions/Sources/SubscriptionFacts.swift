@@ -53,9 +53,7 @@ enum SubscriptionFacts {
         }
     }
 
-    static func date(_ milliseconds: Int64?) -> Date? {
-        milliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-    }
+    static func date(_ date: AppStoreDate?) -> Date? { date?.date }
 
     /// Records a transaction unless the same one, signed later, is already known.
     static func record(_ verified: Verified<AppStoreTransaction>, on connection: PostgresConnection) throws {
@@ -66,7 +64,7 @@ enum SubscriptionFacts {
                 purchase_date, expires_date, revocation_date, revocation_reason, offer_type, environment, signed_date, payload)
             VALUES (\(transaction.transactionId), \(transaction.originalTransactionId), \(transaction.productId),
                 \(date(transaction.purchaseDate)), \(date(transaction.expiresDate)), \(date(transaction.revocationDate)),
-                \(transaction.revocationReason), \(transaction.offerType), \(verified.environment),
+                \(transaction.revocationReason?.int32), \(transaction.offerType?.int32), \(verified.environment),
                 \(date(transaction.signedDate)), \(PostgresJSON(verified.payload))::jsonb)
             ON CONFLICT (transaction_id) DO UPDATE SET
                 product_id = EXCLUDED.product_id, purchase_date = EXCLUDED.purchase_date,
@@ -84,9 +82,9 @@ enum SubscriptionFacts {
             """
             INSERT INTO subscriptions.appstore_renewals AS r (original_transaction_id, auto_renew, auto_renew_product_id,
                 billing_retry, grace_period_expires_date, expiration_intent, environment, signed_date, payload)
-            VALUES (\(renewal.originalTransactionId), \(renewal.autoRenewStatus == 1), \(renewal.autoRenewProductId),
+            VALUES (\(renewal.originalTransactionId), \(renewal.autoRenewStatus.value == 1), \(renewal.autoRenewProductId),
                 \(renewal.isInBillingRetryPeriod ?? false), \(date(renewal.gracePeriodExpiresDate)),
-                \(renewal.expirationIntent), \(verified.environment), \(date(renewal.signedDate)),
+                \(renewal.expirationIntent?.int32), \(verified.environment), \(date(renewal.signedDate)),
                 \(PostgresJSON(verified.payload))::jsonb)
             ON CONFLICT (original_transaction_id) DO UPDATE SET
                 auto_renew = EXCLUDED.auto_renew, auto_renew_product_id = EXCLUDED.auto_renew_product_id,
