@@ -36,12 +36,22 @@ public final class PostgresListener: Sendable {
         notifyAll()
     }
 
-    /// Returns when a notification arrives, or after `timeout`.
-    public func wait(upTo timeout: Duration) async {
+    /// Counts notifications (and stops): read it before looking for work, and pass it to
+    /// ``wait(upTo:since:)``, so that a notification arriving in between is not missed.
+    public var generation: Int { state.withLock { $0.generation } }
+
+    /// Returns when a notification has arrived since `generation` was read (at once if one
+    /// already has), or after `timeout`.
+    public func wait(upTo timeout: Duration, since generation: Int) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
-                    self.state.withLock { $0.waiters.append(continuation) }
+                    let missed = self.state.withLock { state -> Bool in
+                        if state.generation != generation { return true }
+                        state.waiters.append(continuation)
+                        return false
+                    }
+                    if missed { continuation.resume() }
                 }
             }
             group.addTask {
@@ -58,6 +68,7 @@ public final class PostgresListener: Sendable {
     private func notifyAll() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state.waiters = [] }
+            state.generation &+= 1
             return state.waiters
         }
         waiters.forEach { $0.resume() }

@@ -115,10 +115,16 @@ public struct Logger: Sendable {
 /// every 50 ms (or at once when 64 KiB have gathered, or for warnings and errors), so logging
 /// costs one system call per batch instead of one per request.
 final class StandardOutput: Sendable {
-    static let shared = StandardOutput()
+    static let shared = StandardOutput(descriptor: 1)
+    private let descriptor: Int32
     private let buffer = Mutex<[UInt8]>([])
+    /// Held while a batch is written, so batches (taken in order under it) never interleave,
+    /// even when a write is partial.
+    private let writing = Mutex<Void>(())
 
-    private init() {
+    /// - Parameter descriptor: where batches go (standard output; a pipe in tests).
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
         startDetachedThread { [self] in
             while true {
                 usleep(50_000)
@@ -137,15 +143,18 @@ final class StandardOutput: Sendable {
     }
 
     func flush() {
-        let pending = buffer.withLock { buffer -> [UInt8] in
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
-        }
-        var offset = 0
-        while offset < pending.count {
-            let written = pending[offset...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
-            if written <= 0 { return }
-            offset += written
+        writing.withLock { _ in
+            let pending = buffer.withLock { buffer -> [UInt8] in
+                defer { buffer.removeAll(keepingCapacity: true) }
+                return buffer
+            }
+            var offset = 0
+            while offset < pending.count {
+                let written = pending[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
         }
     }
 }

@@ -58,12 +58,13 @@ public final class EventConsumer: Sendable {
         listener.start()
         let loop = Task { [self] in
             while !Task.isCancelled {
+                let seen = listener.generation
                 do {
                     while try await consumeBatch() > 0 {}
                 } catch {
                     logger.warning("event consumer will retry", [("consumer", .string(name)), ("error", .string("\(error)"))])
                 }
-                await listener.wait(upTo: pollInterval)
+                await listener.wait(upTo: pollInterval, since: seen)
             }
         }
         task.withLock { $0 = loop }

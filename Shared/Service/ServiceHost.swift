@@ -3,7 +3,8 @@ import PierPostgres
 import PierRuntime
 
 /// Mounts one or more services behind one router with the operator endpoints: `/healthz`
-/// (alive), `/readyz` (database reachable, migrations applied, services ready) and `/metrics`.
+/// (alive), `/readyz` (database reachable, migrations applied, services ready: checked in the
+/// background, answered at once; see ``ReadinessMonitor``) and `/metrics`.
 /// The standalone runner hosts one service; the gateway hosts several the same way.
 public struct ServiceHost: Sendable {
     /// A hosted service with what readiness needs to know about it.
@@ -25,8 +26,8 @@ public struct ServiceHost: Sendable {
 
     public let mounted: [Mounted]
     public let metrics: Metrics
-    /// More readiness checks (the gateway's proxied routes), merged into `/readyz`.
-    let extraChecks: @Sendable () async -> [String: Bool]
+    /// Readiness, kept fresh in the background while `/readyz` is asked.
+    let readiness: ReadinessMonitor
     /// More Prometheus text (the gateway's upstreams), appended to `/metrics`.
     let extraMetrics: @Sendable () -> String
 
@@ -36,7 +37,7 @@ public struct ServiceHost: Sendable {
     ) {
         self.mounted = mounted
         self.metrics = Metrics(service: metricsName)
-        self.extraChecks = extraChecks
+        self.readiness = ReadinessMonitor(mounted: mounted, extraChecks: extraChecks)
         self.extraMetrics = extraMetrics
     }
 
@@ -46,21 +47,9 @@ public struct ServiceHost: Sendable {
         for entry in mounted { entry.service.routes(into: &router) }
         let alive = Array(#"{"status":"ok"}"#.utf8)
         router.sync("GET", "/healthz") { _ in Response(status: 200, headers: ["Content-Type": "application/json"], body: alive) }
-        let mounted = mounted
-        let extraChecks = extraChecks
+        let readiness = readiness
         router.get("/readyz") { _ in
-            var checks = await extraChecks()
-            for entry in mounted {
-                let reachable = await entry.database.isReachable()
-                var migrated = false
-                if reachable {
-                    let pending = try? await Migrator.pending(entry.database, schema: entry.schema, migrations: entry.migrations)
-                    migrated = pending?.isEmpty ?? false
-                }
-                checks[entry.name + ".database"] = reachable
-                checks[entry.name + ".migrations"] = migrated
-                checks[entry.name + ".service"] = await entry.service.isReady()
-            }
+            let checks = await readiness.current()
             let ready = checks.values.allSatisfy { $0 }
             return try Response.json(
                 Readiness(status: ready ? "ready" : "unavailable", checks: checks),

@@ -287,6 +287,28 @@ import Testing
         #expect(metrics.text.contains("pier_db_pool_connections"))
     }
 
+    /// Every connection of the request pool busy (a slow burst) is load, not ill health: the
+    /// probe is answered at once from the background checks, which have a connection of their
+    /// own, instead of queueing past the pool's acquire timeout into a 503.
+    @Test func aSaturatedPoolDoesNotFailReadiness() async throws {
+        let auth = try await AuthHarness.start(
+            database: "pier_test_auth_readiness", settings: ["PIER_DB_POOL_SIZE": "2", "PIER_DB_ACQUIRE_TIMEOUT_MS": "1000"])
+        #expect(try await auth.send("GET", "/readyz").status == 200)
+        let token = try await auth.register().0.accessToken
+        async let first: Void = { try await auth.pool.execute("SELECT pg_sleep(4)") }()
+        async let second: Void = { try await auth.pool.execute("SELECT pg_sleep(4)") }()
+        #expect(await eventually(interval: .milliseconds(5)) { auth.pool.statistics.inUse == 2 })
+        // A request that needs the pool meets its acquire timeout meanwhile...
+        #expect(try await auth.send("GET", "/auth/me", token: token).status == 503)
+        // ...while readiness, checked on its own connection, stays ready.
+        for _ in 0..<3 {
+            let ready = try await auth.send("GET", "/readyz")
+            #expect(ready.status == 200, "\(ready.text)")
+        }
+        _ = try await (first, second)
+        await auth.server.shutdown()
+    }
+
     @Test func twiceMoreConcurrentRequestsThanConnectionsAllComplete() async throws {
         let auth = try await AuthHarness.start(database: "pier_test_auth_small", settings: ["PIER_DB_POOL_SIZE": "2"])
         let (session, _) = try await auth.register()
@@ -320,7 +342,8 @@ struct AuthRestartTests {
         #expect(during.status == 503)
         #expect(during.headers["Retry-After"] != nil)
         #expect(!during.text.contains("connection") && !during.text.contains("5432"))
-        #expect(try await auth.send("GET", "/readyz").status == 503)
+        // Readiness is checked in the background every second: it turns within a few.
+        #expect(try await eventually { try await auth.send("GET", "/readyz").status == 503 })
         #expect(runCommandInRepository(["scripts/postgres.sh", "start"]) == 0)
         #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 200)

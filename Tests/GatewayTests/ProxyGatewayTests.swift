@@ -282,7 +282,7 @@ struct TestFailure: Error {
 
         let again = try EchoUpstream("again", port: port)
         #expect(try await eventually { try await client.send("GET", "/svc/echo").status == 200 })
-        #expect(try await client.send("GET", "/readyz").status == 200)
+        #expect(try await eventually { try await client.send("GET", "/readyz").status == 200 })
         await gateway.shutdown()
         await again.stop()
     }

@@ -210,3 +210,41 @@ final class Locked<Value: Sendable>: Sendable {
     init(_ value: Value) { mutex = Mutex(value) }
     func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }
+
+/// A notification that arrives while a consumer is busy (after it looked for work, before it
+/// waits) is not lost: the wait returns at once instead of sleeping out its timeout.
+@Suite struct PostgresListenerTests {
+    @Test func aNotificationBeforeTheWaitIsNotMissed() async throws {
+        let url = try await TestDatabase.create("pier_test_listener")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { pool.close() }
+        let listener = PostgresListener(configuration: pool.configuration, channel: "pier_test")
+        listener.start()
+        defer { listener.stop() }
+        // Listening has begun once a notification is seen.
+        #expect(
+            try await eventually {
+                let before = listener.generation
+                try await pool.execute("NOTIFY pier_test")
+                return await eventually(timeout: .seconds(1)) { listener.generation != before }
+            })
+        let seen = listener.generation
+        try await pool.execute("NOTIFY pier_test")
+        #expect(await eventually { listener.generation != seen })
+        // The wait starts after the notification: it must not sleep for its full minute.
+        let returned = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await listener.wait(upTo: .seconds(60), since: seen)
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(20))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(returned)
+    }
+}

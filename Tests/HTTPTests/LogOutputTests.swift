@@ -1,0 +1,52 @@
+import Synchronization
+import Testing
+
+@testable import PierRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Log lines written from many threads at once arrive whole and unmixed: batches are taken and
+/// written one at a time, even when a batch is large and written in several parts.
+@Suite struct LogOutputTests {
+    @Test func batchesFromManyThreadsNeverInterleave() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        let output = StandardOutput(descriptor: writeEnd)
+        let writers = 8, lines = 5_000
+        let reader = BlockingPool(name: "log reader", threads: 1)
+        async let received: [UInt8] = reader.run {
+            var all = [UInt8](), buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count <= 0 { break }
+                all += buffer[0..<count]
+            }
+            return all
+        }
+        let pool = BlockingPool(name: "log writers", threads: writers)
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    _ = try? await pool.run {
+                        // Long lines fill the 64 KiB batch often, so writers flush while the
+                        // background thread does too.
+                        for line in 0..<lines {
+                            output.write("w\(writer) l\(line) " + String(repeating: "x", count: 200) + " end")
+                        }
+                    }
+                }
+            }
+        }
+        output.flush()
+        close(writeEnd)
+        let text = String(decoding: try await received, as: UTF8.self)
+        let all = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(all.count == writers * lines)
+        let intact = all.filter { $0.hasPrefix("w") && $0.hasSuffix(" end") && $0.utf8.count < 230 }
+        #expect(intact.count == writers * lines)
+        close(readEnd)
+    }
+}
