@@ -2,7 +2,9 @@ import Foundation
 import PierCrypto
 import PierHTTP
 import PierModels
+import PierRuntime
 import PierService
+import PierTestSupport
 import Testing
 
 @testable import AuthService
@@ -82,9 +84,68 @@ import Testing
         #expect(verified.count == 20 && verified.allSatisfy { $0 })
         // An unknown kid triggers one refetch, then is refused without fetching again.
         #expect(try await provider.key(for: "unknown-kid") == nil)
-        let unreachable = JWKSKeyProvider(url: "http://127.0.0.1:1/jwks.json", client: HTTPClient(timeoutSeconds: 1))
-        await #expect(throws: TokenError.keysUnavailable) {
-            try await AccessTokenVerifier(keys: unreachable, issuer: "pier", audience: "pier").verify(session.accessToken)
+    }
+
+    /// A JWKS that cannot be reached is an outage: 503 with `Retry-After` for every token whose
+    /// key is not known yet — on the first call and every one after — never a 401 that would
+    /// sign the user out; keys already fetched keep working; it recovers by itself.
+    @Test func anUnreachableJWKSIsA503NeverA401() async throws {
+        let signing = try P256PrivateKey.generate(), other = try P256PrivateKey.generate()
+        let set = try JSON.encoder.encode(JWKSet(keys: [JWK(key: try signing.publicKey, kid: "current")]))
+        func jwks(port: Int) throws -> HTTPServer {
+            var router = Router()
+            router.sync("GET", "/jwks.json") { _ in
+                Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(set))
+            }
+            let server = HTTPServer(
+                configuration: HTTPServer.Configuration(port: port, threads: 1, accessLog: false), router: router,
+                middleware: [], logger: Logger(service: "jwks", level: .error))
+            try server.start()
+            return server
+        }
+        // A port that was just free: nothing listens there until the JWKS is started below.
+        let probe = try jwks(port: 0)
+        let port = probe.port
+        await probe.shutdown()
+        let provider = JWKSKeyProvider(
+            url: "http://127.0.0.1:\(port)/jwks.json", client: HTTPClient(timeoutSeconds: 2),
+            refreshInterval: .milliseconds(200), retryInterval: .milliseconds(100))
+        let authenticator = Authenticator(verifier: AccessTokenVerifier(keys: provider, issuer: "pier", audience: "pier"))
+        func request(_ key: P256PrivateKey, kid: String) throws -> Request {
+            let now = Int(Date().timeIntervalSince1970)
+            let token = try AccessTokenSigner(key: key, kid: kid).sign(
+                AccessClaims(
+                    iss: "pier", sub: UUID().uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: "j", sid: nil,
+                    role: "user"))
+            return Request(method: "GET", path: "/", headers: ["Authorization": "Bearer \(token)"])
+        }
+        func status(_ request: Request) async -> Int {
+            do {
+                _ = try await authenticator.principal(request)
+                return 200
+            } catch {
+                #expect(error.status != 503 || error.headers["Retry-After"] != nil)
+                return error.status
+            }
+        }
+        let current = try request(signing, kid: "current")
+        // Down from the start: 503 now, and for every call after, however soon or late.
+        for _ in 0..<5 {
+            #expect(await status(current) == 503)
+            try await Task.sleep(for: .milliseconds(60))
+        }
+        // Back: the same token verifies, with no restart.
+        let server = try jwks(port: port)
+        #expect(await eventually { await status(current) == 200 })
+        // Down again: the known key goes on verifying; a key the cache does not know is an
+        // outage again, not a bad token.
+        await server.shutdown()
+        try await Task.sleep(for: .milliseconds(250))  // past refreshInterval: an unknown kid is looked up
+        let unknown = try request(other, kid: "rotated")
+        for _ in 0..<5 {
+            #expect(await status(current) == 200)
+            #expect(await status(unknown) == 503)
+            try await Task.sleep(for: .milliseconds(60))
         }
     }
 
