@@ -32,7 +32,8 @@ public final class JWKSKeyProvider: VerificationKeyProvider {
     private let client: HTTPClient
     private let cache = Mutex(Cache())
 
-    public init(url: String, client: HTTPClient, refreshInterval: Duration = .seconds(10), retryInterval: Duration = .seconds(1)) {
+    public init(url: String, client: HTTPClient, refreshInterval: Duration = .seconds(10), retryInterval: Duration = .seconds(1))
+    {
         self.url = url
         self.client = client
         self.refreshInterval = refreshInterval
