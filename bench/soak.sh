@@ -18,7 +18,8 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-PIER_DATABASE_URL=$url PIER_PORT=18381 PIER_DATA_DIR="$work" "$bin/pier-auth" serve --migrate > /dev/null 2>&1 &
+PIER_DATABASE_URL=$url PIER_PORT=18381 PIER_DATA_DIR="$work" PIER_AUTH_HASHES_PER_ADDRESS=10000 \
+  PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE=100000000 "$bin/pier-auth" serve --migrate > /dev/null 2>&1 &
 auth=$!
 pids+=($auth)
 PIER_DATABASE_URL=$url PIER_PORT=18382 PIER_JWKS_URL=http://127.0.0.1:18381/auth/.well-known/jwks.json \

@@ -47,3 +47,16 @@ for kustomization in deploy/k8s/base deploy/k8s/overlays/local; do
   fi
   echo "deploy: $kustomization: $(grep -c '^kind:' "$work/$name.yaml") manifests valid"
 done
+
+# The gateway behind an ingress must know the ingress' addresses, or all clients count as one.
+python3 - "$work/deploy-k8s-overlays-local.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+gateway = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "pier-gateway")
+env = {e["name"]: e for e in gateway["spec"]["template"]["spec"]["containers"][0]["env"]}
+ref = env.get("PIER_TRUSTED_PROXIES", {}).get("valueFrom", {}).get("configMapKeyRef", {})
+maps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
+assert ref and not ref.get("optional") and maps.get(ref["name"], {}).get("data", {}).get(ref["key"]), \
+    "the Kubernetes gateway must take PIER_TRUSTED_PROXIES from a required ConfigMap key"
+print("deploy: the Kubernetes gateway trusts the ingress' forwarding headers (" + maps[ref["name"]]["data"][ref["key"]] + ")")
+PY

@@ -17,6 +17,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
     }
 
+    /// A list field as one value: its lines joined with ", " in order, as RFC 9110 §5.3 says
+    /// repeated lines mean (`X-Forwarded-For`, `Forwarded`); nil when absent.
+    public func list(_ name: String) -> String? {
+        let all = values(name)
+        return all.isEmpty ? nil : all.joined(separator: ", ")
+    }
+
     /// Appends a field (a name may repeat).
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 

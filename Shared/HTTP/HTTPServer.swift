@@ -513,7 +513,7 @@ final class Exchange: @unchecked Sendable {
         let (path, query) = try URLTarget.parse(uri)
         var request = Request(
             method: method, path: path, query: query, headers: headers, body: body, requestID: requestID,
-            clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers["X-Forwarded-For"]))
+            clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers.list("X-Forwarded-For")))
         request.peerAddress = peerAddress
         request.target = uri
         return request

@@ -89,15 +89,6 @@ public struct Request: Sendable {
     }
 }
 
-/// Seconds from an arbitrary origin, never going backwards (for durations).
-public enum MonotonicClock {
-    public static func seconds() -> Double {
-        let now = ContinuousClock.now.duration(to: origin)
-        return -Double(now.components.seconds) - Double(now.components.attoseconds) / 1e18
-    }
-    private static let origin = ContinuousClock.now
-}
-
 /// Decodes `T` and, from the same parse, lists the top-level keys it does not know.
 struct StrictBody<T: StrictDecodable>: Decodable {
     let value: T

@@ -87,3 +87,22 @@ public struct TrustedProxies: Sendable, Equatable {
         return nil
     }
 }
+
+extension Request {
+    /// What per-client limits count under (login throttle, anonymous quotas, rate limits,
+    /// connection caps): an IPv4 address as it is; an IPv6 address by its /64, which one
+    /// subscriber gets whole and could otherwise spend one address per request from.
+    public var clientKey: String { TrustedProxies.limitKey(clientAddress) }
+}
+
+extension TrustedProxies {
+    /// See ``Request/clientKey``: `2001:db8:1:2::/64` for any address in that /64.
+    public static func limitKey(_ address: String) -> String {
+        guard let bytes = parse(address) else { return address }
+        guard bytes.count == 16 else {
+            return bytes.map(String.init).joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+}

@@ -350,3 +350,103 @@ struct AuthRestartTests {
         await auth.server.shutdown()
     }
 }
+
+/// Guessing and flooding, from one address and from many.
+@Suite struct LoginAbuseTests {
+    /// The attempt is reserved before the password is hashed: concurrent guesses queue on the
+    /// account's row and those past the limit are refused unhashed.
+    @Test func concurrentGuessesCannotOutrunTheLimit() async throws {
+        let auth = try await AuthHarness.start(database: "pier_test_auth_guesses")
+        let (_, email) = try await auth.register()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"wrong passphrase"}"#)
+                        .status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let checked = statuses.filter { $0 == 401 }.count
+        #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 })
+        #expect(checked <= 10, "\(checked) of 64 guesses were checked")
+        #expect(checked == 5)  // the limit exactly: each guess is counted before it is checked
+        let rows = try await auth.pool.query(
+            "SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
+        #expect(try rows.first?.decode("failures", as: Int.self) == 5)
+        await auth.server.shutdown()
+    }
+
+    /// One address flooding logins with its own valid password cannot take the hashing threads
+    /// from another: the other's logins all succeed, promptly.
+    @Test func oneAddressFloodingLeavesLoginsToOthers() async throws {
+        // Real Argon2 cost and two hashing threads, as on a small production replica.
+        let auth = try await AuthHarness.start(
+            database: "pier_test_auth_flood",
+            settings: [
+                "PIER_AUTH_ARGON2_MEMORY_KIB": "19456", "PIER_AUTH_ARGON2_ITERATIONS": "2", "PIER_AUTH_HASH_THREADS": "2",
+                "PIER_AUTH_HASHES_PER_ADDRESS": "2", "PIER_TRUSTED_PROXIES": "127.0.0.1",
+            ])
+        let (_, flooder) = try await auth.register()
+        let (_, other) = try await auth.register()
+        let login: @Sendable (String, String) async throws -> Int = { email, address in
+            try await auth.send(
+                "POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#,
+                headers: ["X-Forwarded-For": address]
+            ).status
+        }
+        let flooding = Locked(true)
+        let floodStatuses = Locked<[Int: Int]>([:])
+        let flood = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<80 {
+                    group.addTask {
+                        while flooding.withLock({ $0 }) {
+                            let status = try await login(flooder, "198.51.100.1")
+                            floodStatuses.withLock { $0[status, default: 0] += 1 }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(await eventually { floodStatuses.withLock { $0.values.reduce(0, +) } > 100 })
+        var durations: [Double] = []
+        var statuses: [Int] = []
+        for _ in 0..<10 {
+            let started = ContinuousClock.now
+            statuses.append(try await login(other, "203.0.113.7"))
+            let elapsed = ContinuousClock.now - started
+            durations.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        flooding.withLock { $0 = false }
+        try await flood.value
+        let median = durations.sorted()[durations.count / 2]
+        print("flood: \(floodStatuses.withLock { $0 }); other address: \(statuses), median \(Int(median * 1000)) ms")
+        #expect(statuses == Array(repeating: 200, count: 10))
+        #expect(median < 1, "median \(median) s")
+        #expect(floodStatuses.withLock { $0[429, default: 0] } > 0)
+        await auth.server.shutdown()
+    }
+
+    /// Successful logins count too: a client cannot keep the hashing threads busy with its own
+    /// valid password; another address is not affected.
+    @Test func loginsPerAddressAreRateLimited() async throws {
+        let auth = try await AuthHarness.start(
+            database: "pier_test_auth_login_rate",
+            settings: ["PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "3", "PIER_TRUSTED_PROXIES": "127.0.0.1"])
+        let (_, email) = try await auth.register()
+        func login(from address: String) async throws -> Reply {
+            try await auth.send(
+                "POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#,
+                headers: ["X-Forwarded-For": address])
+        }
+        for _ in 0..<3 { #expect(try await login(from: "2001:db8:7:7::1").status == 200) }
+        // Another address of the same /64 is the same client.
+        let limited = try await login(from: "2001:db8:7:7::2")
+        #expect(limited.status == 429)
+        #expect(Int(limited.headers["Retry-After"] ?? "") ?? 0 >= 1)
+        #expect(try await login(from: "2001:db8:7:8::1").status == 200)
+        await auth.server.shutdown()
+    }
+}

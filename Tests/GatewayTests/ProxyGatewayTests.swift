@@ -241,6 +241,42 @@ struct TestFailure: Error {
         await upstream.stop()
     }
 
+    /// Repeated `X-Forwarded-For` lines are one list (RFC 9110 §5.3): a line the client wrote
+    /// in front of the load balancer's cannot win, at a service or at the gateway.
+    @Test func repeatedForwardingLinesAreOneList() async throws {
+        let upstream = try EchoUpstream("one", trusted: try TrustedProxies(["127.0.0.1"]))
+        let raw = try RawClient(port: upstream.server.port)
+        raw.send(
+            "GET /svc/echo HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 6.6.6.6\r\nX-Forwarded-For: 198.51.100.7\r\n\r\n")
+        let direct = try #require(await raw.responses(1).first)
+        let echo = try JSONDecoder().decode(EchoUpstream.Echo.self, from: Data(direct.body.utf8))
+        #expect(echo.headers["client-address"] == "198.51.100.7")
+        let gateway = try await Self.gateway(["/svc=\(upstream.base)"], settings: ["PIER_TRUSTED_PROXIES": "127.0.0.1"])
+        let viaGateway = try RawClient(port: gateway.server.port)
+        viaGateway.send(
+            "GET /svc/echo HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 6.6.6.6\r\nForwarded: for=6.6.6.6\r\n"
+                + "X-Forwarded-For: 198.51.100.7\r\nForwarded: for=198.51.100.7\r\n\r\n")
+        let forwarded = try #require(await viaGateway.responses(1).first)
+        let seen = try JSONDecoder().decode(EchoUpstream.Echo.self, from: Data(forwarded.body.utf8))
+        #expect(seen.headers["x-forwarded-for"] == "6.6.6.6, 198.51.100.7, 127.0.0.1")
+        #expect(seen.headers["forwarded"]?.hasPrefix("for=6.6.6.6, for=198.51.100.7, for=127.0.0.1") == true)
+        #expect(seen.headers["client-address"] == "198.51.100.7")
+        await gateway.shutdown()
+        await upstream.stop()
+    }
+
+    /// Per-client limits key IPv6 clients by their /64: one subscriber cannot take a fresh
+    /// address per request to escape them.
+    @Test func limitsCountIPv6ClientsByTheirSlash64() {
+        let key = TrustedProxies.limitKey("2001:db8:1:2:aaaa:bbbb:cccc:dddd")
+        #expect(key == "2001:db8:1:2::/64")
+        #expect(TrustedProxies.limitKey("2001:db8:1:2::1") == key)
+        #expect(TrustedProxies.limitKey("2001:db8:1:3::1") != key)
+        #expect(TrustedProxies.limitKey("203.0.113.9") == "203.0.113.9")
+        #expect(TrustedProxies.limitKey("::ffff:203.0.113.9") == "203.0.113.9")
+        #expect(Request(method: "GET", path: "/", clientAddress: "2001:db8:0:0:1::9").clientKey == "2001:db8:0:0::/64")
+    }
+
     @Test func replicasShareTheLoadAndADeadOneLosesNothingRetried() async throws {
         let one = try EchoUpstream("one")
         let two = try EchoUpstream("two")

@@ -204,13 +204,6 @@ import Testing
     }
 }
 
-/// A value shared between test tasks.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
-}
-
 /// A notification that arrives while a consumer is busy (after it looked for work, before it
 /// waits) is not lost: the wait returns at once instead of sleeping out its timeout.
 @Suite struct PostgresListenerTests {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Waits for an effect that happens asynchronously (a consumer applying an event, a health
 /// check ejecting an upstream, a server noticing a client left) by checking the condition
 /// itself, never by sleeping a fixed time that a slower machine may not honour.
@@ -21,4 +23,11 @@ public func eventually(
         if ContinuousClock.now >= deadline { return false }
         try? await Task.sleep(for: interval)
     }
+}
+
+/// A value shared between test tasks.
+public final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    public init(_ value: Value) { mutex = Mutex(value) }
+    public func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }

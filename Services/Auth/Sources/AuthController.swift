@@ -21,6 +21,12 @@ struct AuthController: Sendable {
     let policy: PasswordPolicy
     let logger: Logger
     let throttle: LoginThrottle
+    /// Password hashes in flight per client address.
+    let hashSlots: InFlightLimiter
+    /// Logins per client address, successful or not.
+    let loginRate: TokenBuckets
+    var accountLimit: Int { configuration.accountFailureLimit }
+    var addressLimit: Int { configuration.addressFailureLimit }
     /// A hash of a random password with the current parameters: unknown emails are checked
     /// against it, so they take as long as a wrong password.
     let dummyHash: String
@@ -41,6 +47,9 @@ struct AuthController: Sendable {
             database: database, accountLimit: configuration.accountFailureLimit,
             addressLimit: configuration.addressFailureLimit)
         self.dummyHash = dummyHash
+        self.hashSlots = InFlightLimiter(limit: configuration.hashesPerAddress)
+        self.loginRate = TokenBuckets(
+            rate: Double(configuration.loginsPerAddressPerMinute) / 60, burst: Double(configuration.loginsPerAddressPerMinute))
         self.jwksBody = Array(try JSON.encoder.encode(tokens.keys.jwks))
     }
 
@@ -75,7 +84,7 @@ struct AuthController: Sendable {
             errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
         }
         guard let email, errors.isEmpty else { throw HTTPError.invalid(errors) }
-        let hash = try await hasher.hash(body.password)
+        let hash = try await hashing(request.clientKey) { try await hasher.hash(body.password) }
         let userID = UUID()
         let name = displayName.flatMap { $0.isEmpty ? nil : $0 }
         let refreshDays = configuration.refreshTokenTTLDays
@@ -103,38 +112,64 @@ struct AuthController: Sendable {
     }
 
     func login(_ request: Request, _ body: LoginRequest) async throws -> AuthSessionResponse {
+        let client = request.clientKey
+        // Every login counts against the client's rate, successful ones too: a client cannot
+        // keep the hashing threads busy with its own valid password either.
+        let rate = loginRate.take(client)
+        guard rate.allowed else {
+            throw HTTPError.tooManyRequests(
+                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
+        }
         let key = EmailAddress.key(body.email)
         let account = LoginThrottle.accountKey(key)
-        let address = LoginThrottle.addressKey(request.clientAddress)
-        // One round trip for the account and the throttle state of both keys.
-        let rows = try await database.query(
-            """
-            SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
-                   (SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int FROM auth.login_throttle
-                    WHERE key IN (\(account), \(address)) AND blocked_until > now()) AS retry,
-                   EXISTS (SELECT 1 FROM auth.login_throttle WHERE key = \(account)) AS failed_before
-            FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(key)
-            """)
-        let row = rows[0]
-        if let wait = try row.decode("retry", as: Int?.self) {
-            throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.")
+        let address = LoginThrottle.addressKey(client)
+        return try await hashing(client) { () async throws -> AuthSessionResponse in
+            // One round trip for the account and the address's back-off.
+            let rows = try await database.query(
+                """
+                SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
+                       (SELECT ceil(extract(epoch FROM blocked_until - now()))::int FROM auth.login_throttle
+                        WHERE key = \(address) AND blocked_until > now()) AS retry
+                FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(key)
+                """)
+            let row = rows[0]
+            var wait = try row.decode("retry", as: Int?.self)
+            if wait == nil { wait = try await throttle.reserve(account, limit: accountLimit) }
+            if let wait { throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.") }
+            let stored =
+                try row.decode("id", as: UUID?.self) == nil
+                ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
+            // An unknown email is checked against a dummy hash: same work, same time, same answer.
+            let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
+            guard let (user, hash) = stored, matches else {
+                try await throttle.recordFailure(address, limit: addressLimit)
+                logger.info("login failed", [("request_id", .string(request.requestID))])
+                throw HTTPError(401, detail: "The email or password is not correct.")
+            }
+            // The attempt was reserved as a failure: the right password clears the count.
+            try await throttle.reset(account: account)
+            if hasher.needsRehash(hash) {
+                let upgraded = try await hasher.hash(body.password)
+                try await database.execute(
+                    "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
+            }
+            return try await signIn(user)
         }
-        let stored =
-            try row.decode("id", as: UUID?.self) == nil
-            ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
-        // An unknown email is checked against a dummy hash: same work, same time, same answer.
-        let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
-        guard let (user, hash) = stored, matches else {
-            try await throttle.recordFailure(account: account, address: address)
-            logger.info("login failed", [("request_id", .string(request.requestID))])
-            throw HTTPError(401, detail: "The email or password is not correct.")
+    }
+
+    /// Runs password hashing for `client` while it has fewer than its share of hashes in flight
+    /// (`PIER_AUTH_HASHES_PER_ADDRESS`); beyond, 429 at once: one client flooding logins, even
+    /// with its own valid password, cannot fill the hashing queue that everyone shares.
+    private func hashing<T: Sendable>(_ client: String, _ body: () async throws -> T) async throws -> T {
+        guard let result = try await hashSlots.run(client, body) else {
+            throw HTTPError.tooManyRequests(
+                retryAfter: 1, "Too many password checks in progress from your network; try again in a second.")
         }
-        if try row.decode("failed_before", as: Bool.self) { try await throttle.reset(account: account) }
-        if hasher.needsRehash(hash) {
-            let upgraded = try await hasher.hash(body.password)
-            try await database.execute(
-                "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
-        }
+        return result
+    }
+
+    /// A new session for `user`, answered with its tokens.
+    private func signIn(_ user: User) async throws -> AuthSessionResponse {
         let refreshDays = configuration.refreshTokenTTLDays
         let tokens = tokens
         let (sessionID, refreshToken) = try await database.withConnection { connection in
@@ -238,17 +273,22 @@ struct AuthController: Sendable {
         guard let row = rows.first else { throw HTTPError.unauthorized("The account no longer exists.") }
         let user = try AuthController.user(row)
         let account = LoginThrottle.accountKey(try row.decode("email_key", as: String.self))
-        let address = LoginThrottle.addressKey(request.clientAddress)
-        if let wait = try await throttle.retryAfter([account, address]) {
-            throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed attempts; try again in \(wait) s.")
+        let address = LoginThrottle.addressKey(request.clientKey)
+        let stored = try row.decode("password_hash", as: String.self)
+        // The same guard as login: a stolen access token must not be a way to guess passwords.
+        let hash = try await hashing(request.clientKey) { () async throws -> String in
+            var wait = try await throttle.retryAfter([address])
+            if wait == nil { wait = try await throttle.reserve(account, limit: accountLimit) }
+            if let wait { throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed attempts; try again in \(wait) s.") }
+            guard try await hasher.verify(body.currentPassword, against: stored) else {
+                try await throttle.recordFailure(address, limit: addressLimit)
+                throw HTTPError.invalid("currentPassword", "is not correct")
+            }
+            try await throttle.reset(account: account)
+            let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
+            guard problems.isEmpty else { throw HTTPError.invalid(problems) }
+            return try await hasher.hash(body.newPassword)
         }
-        guard try await hasher.verify(body.currentPassword, against: try row.decode("password_hash", as: String.self)) else {
-            try await throttle.recordFailure(account: account, address: address)
-            throw HTTPError.invalid("currentPassword", "is not correct")
-        }
-        let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
-        guard problems.isEmpty else { throw HTTPError.invalid(problems) }
-        let hash = try await hasher.hash(body.newPassword)
         let keep = principal.sessionID
         try await database.withTransaction { connection in
             try connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user.id)")

@@ -3,6 +3,13 @@ import PierPostgres
 /// Failed-login back-off per account and per client address, kept in the database so that it
 /// holds across replicas: after `limit` failures within an hour, each further failure doubles
 /// the wait (1 s, 2 s, 4 s, … up to 15 minutes).
+///
+/// An account's attempt is reserved — counted as a failure — before its password is hashed, in
+/// one statement that locks the key's row: concurrent guesses queue on it, and once the limit is
+/// reached the rest are refused unhashed (checking first and counting after let 64 concurrent
+/// guesses through a limit of 5). A correct password then clears the account's count. The
+/// address count is checked before and incremented after a failure, atomically; how many
+/// hashes one address has in flight is bounded separately (``AddressSlots``).
 struct LoginThrottle: Sendable {
     let database: PostgresPool
     let accountLimit: Int
@@ -22,35 +29,52 @@ struct LoginThrottle: Sendable {
         return try rows.first?.decode("retry", as: Int?.self)
     }
 
-    /// Counts a failure against the account and the address.
-    func recordFailure(account: String, address: String) async throws {
-        let accountLimit = accountLimit, addressLimit = addressLimit
-        try await database.withConnection { connection in
-            for (key, limit) in [(account, accountLimit), (address, addressLimit)] {
-                try connection.execute(
-                    """
-                    WITH previous AS (SELECT failures, last_failure_at FROM auth.login_throttle WHERE key = \(key)),
-                    next AS (
-                        SELECT CASE WHEN p.last_failure_at IS NULL OR p.last_failure_at < now() - interval '1 hour'
-                                    THEN 1 ELSE p.failures + 1 END AS failures
-                        FROM (SELECT 1) one LEFT JOIN previous p ON true
-                    )
-                    INSERT INTO auth.login_throttle (key, failures, last_failure_at, blocked_until)
-                    SELECT \(key), next.failures, now(),
-                           CASE WHEN next.failures >= \(limit)
-                                THEN now() + least(interval '15 minutes',
-                                                   interval '1 second' * power(2, least(next.failures - \(limit), 20)))
-                           END
-                    FROM next
-                    ON CONFLICT (key) DO UPDATE SET failures = excluded.failures,
-                        last_failure_at = excluded.last_failure_at, blocked_until = excluded.blocked_until
-                    """)
-            }
-        }
+    /// Reserves an attempt on `key`: nil when it may go ahead (and is counted as a failure until
+    /// ``reset(account:)``), or the seconds to wait while the key is blocked (not counted).
+    func reserve(_ key: String, limit: Int) async throws -> Int? {
+        let rows = try await database.query(Self.count(key, limit: limit, returning: true))
+        let row = rows[0]
+        guard try !row.decode("admitted", as: Bool.self) else { return nil }
+        return max(1, try row.decode("retry", as: Int?.self) ?? 1)
+    }
+
+    /// Counts a failure against `key` (an atomic increment: concurrent failures all count).
+    func recordFailure(_ key: String, limit: Int) async throws {
+        try await database.execute(Self.count(key, limit: limit, returning: false))
     }
 
     /// Forgets an account's failures after a successful login.
     func reset(account: String) async throws {
         try await database.execute("DELETE FROM auth.login_throttle WHERE key = \(account)")
+    }
+
+    /// One attempt against `key`, unless it is blocked now. The `DO UPDATE` reads the row as
+    /// locked (its newest version), so concurrent attempts are counted one after another.
+    /// `admitted`: this statement moved `last_failure_at` to its own transaction's `now()`.
+    private static func count(_ key: String, limit: Int, returning: Bool) -> PostgresQuery {
+        var query: PostgresQuery = """
+            INSERT INTO auth.login_throttle AS t (key, failures, last_failure_at, blocked_until)
+            VALUES (\(key), 1, now(), CASE WHEN 1 >= \(limit) THEN now() + interval '1 second' END)
+            ON CONFLICT (key) DO UPDATE SET
+                failures = CASE WHEN t.blocked_until > now() THEN t.failures
+                                WHEN t.last_failure_at < now() - interval '1 hour' THEN 1
+                                ELSE t.failures + 1 END,
+                last_failure_at = CASE WHEN t.blocked_until > now() THEN t.last_failure_at ELSE now() END,
+                blocked_until = CASE
+                    WHEN t.blocked_until > now() THEN t.blocked_until
+                    WHEN t.last_failure_at >= now() - interval '1 hour' AND t.failures + 1 >= \(limit)
+                        THEN now() + least(interval '15 minutes',
+                                           interval '1 second' * power(2, least(t.failures + 1 - \(limit), 20)))
+                    WHEN 1 >= \(limit) THEN now() + interval '1 second'
+                END
+            """
+        if returning {
+            query.append(
+                """
+                 RETURNING t.last_failure_at = now() AS admitted,
+                    ceil(extract(epoch FROM t.blocked_until - now()))::int AS retry
+                """)
+        }
+        return query
     }
 }

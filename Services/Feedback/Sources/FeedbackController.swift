@@ -48,7 +48,7 @@ struct FeedbackController: Sendable {
         let address = request.clientAddress
         let moderation = principal == nil && configuration.moderateAnonymous ? "pending" : "approved"
         let perMinute = configuration.quotaPerMinute, perDay = configuration.quotaPerDay
-        let sender = principal.map { "user:" + $0.userID.uuidString.lowercased() } ?? "address:" + address
+        let sender = principal.map { "user:" + $0.userID.uuidString.lowercased() } ?? "address:" + request.clientKey
 
         // One statement counts the attempt against the sender's quota (its row lock makes
         // concurrent requests of one sender count exactly) and stores the item only when

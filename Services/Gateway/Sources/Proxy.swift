@@ -133,7 +133,7 @@ final class Proxy: Sendable {
         // What trusted proxies in front said is kept; anything else a client sent is dropped.
         let fromTrusted = trusted.contains(request.peerAddress)
         let host = request.headers["Host"] ?? ""
-        let priorFor = fromTrusted ? request.headers["X-Forwarded-For"] : nil
+        let priorFor = fromTrusted ? request.headers.list("X-Forwarded-For") : nil
         headers.set("X-Forwarded-For", priorFor.map { $0 + ", " + request.peerAddress } ?? request.peerAddress)
         let proto = (fromTrusted ? request.headers["X-Forwarded-Proto"] : nil) ?? "http"
         headers.set("X-Forwarded-Proto", proto)
@@ -143,7 +143,7 @@ final class Proxy: Sendable {
         if !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) {
             element += ";host=\"\(host)\""
         }
-        let priorForwarded = fromTrusted ? request.headers["Forwarded"] : nil
+        let priorForwarded = fromTrusted ? request.headers.list("Forwarded") : nil
         headers.set("Forwarded", priorForwarded.map { $0 + ", " + element } ?? element)
         headers.set("X-Request-ID", request.requestID)
         return headers

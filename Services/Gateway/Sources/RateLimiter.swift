@@ -7,46 +7,24 @@ import Synchronization
 /// `burst`. Over the limit: 429 with `Retry-After` and the `RateLimit-*` headers. The operator
 /// endpoints (`/healthz`, `/readyz`, `/metrics`) are not limited.
 final class RateLimiter: Middleware {
-    private struct Bucket {
-        var tokens: Double
-        var updated: Double
-    }
-
-    let rate: Double
-    let burst: Double
-    private let buckets = Mutex<[String: Bucket]>([:])
-    /// Buckets kept at most; beyond it, full ones (idle clients) are forgotten.
-    static let maximumClients = 100_000
+    let buckets: TokenBuckets
     static let exempt: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
     init(rate: Int, burst: Int) {
-        self.rate = Double(rate)
-        self.burst = Double(burst)
+        buckets = TokenBuckets(rate: Double(rate), burst: Double(burst))
     }
+
+    var rate: Double { buckets.rate }
+    var burst: Double { buckets.burst }
 
     /// Takes a token; returns the seconds until one is available when none is.
     func take(_ client: String, now: Double = MonotonicClock.seconds()) -> (allowed: Bool, remaining: Int, retryAfter: Int) {
-        buckets.withLock { buckets in
-            var bucket = buckets[client] ?? Bucket(tokens: burst, updated: now)
-            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated) * rate)
-            bucket.updated = now
-            defer {
-                buckets[client] = bucket
-                if buckets.count > Self.maximumClients {
-                    buckets = buckets.filter { $0.value.tokens + (now - $0.value.updated) * rate < burst }
-                }
-            }
-            guard bucket.tokens >= 1 else {
-                return (false, 0, max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))))
-            }
-            bucket.tokens -= 1
-            return (true, Int(bucket.tokens), 0)
-        }
+        buckets.take(client, now: now)
     }
 
     func before(_ request: inout Request) -> Response? {
         guard !Self.exempt.contains(request.path) else { return nil }
-        let (allowed, _, retryAfter) = take(request.clientAddress)
+        let (allowed, _, retryAfter) = take(request.clientKey)
         guard !allowed else { return nil }
         var response = Response.problem(
             HTTPError.tooManyRequests(
