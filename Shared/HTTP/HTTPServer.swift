@@ -510,12 +510,12 @@ final class Exchange: @unchecked Sendable {
     }
 
     func makeRequest(peerAddress: String, trustedProxies: TrustedProxies) throws(HTTPError) -> Request {
-        let (path, query) = try URLTarget.parse(uri)
+        let (path, query, target) = try URLTarget.parse(uri)
         var request = Request(
             method: method, path: path, query: query, headers: headers, body: body, requestID: requestID,
             clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers.list("X-Forwarded-For")))
         request.peerAddress = peerAddress
-        request.target = uri
+        request.target = target
         return request
     }
 }

@@ -1,13 +1,24 @@
 /// Splits a request target into its decoded path and query parameters.
 enum URLTarget {
-    static func parse(_ target: String) throws(HTTPError) -> (String, [(name: String, value: String)]) {
+    /// The decoded path, the query parameters, and the target with its path normalized (what a
+    /// proxy forwards).
+    ///
+    /// Dot segments are removed before anything routes on the path (RFC 3986 §5.2.4), so
+    /// `/feedback/../metrics` is `/metrics` here and upstream alike. Encodings whose meaning
+    /// differs between servers are refused: an encoded `/` or `\` (one segment or two?), an
+    /// encoded dot segment (`%2e%2e`), an encoded NUL.
+    static func parse(_ target: String) throws(HTTPError) -> (
+        path: String, query: [(name: String, value: String)], target: String
+    ) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard let rawPath = parts.first, rawPath.hasPrefix("/") else {
             throw .badRequest("The request target must be an absolute path.")
         }
-        guard let path = percentDecode(rawPath, plusIsSpace: false) else {
+        let normalized = try normalize(rawPath)
+        guard let path = percentDecode(normalized[...], plusIsSpace: false) else {
             throw .badRequest("The path has an invalid percent-encoding.")
         }
+        let normalizedTarget = parts.count == 2 ? normalized + "?" + parts[1] : normalized
         var query: [(name: String, value: String)] = []
         if parts.count == 2 {
             for pair in parts[1].split(separator: "&") where !pair.isEmpty {
@@ -18,7 +29,36 @@ enum URLTarget {
                 query.append((name, value))
             }
         }
-        return (path, query)
+        return (path, query, normalizedTarget)
+    }
+
+    /// The raw path with its dot segments removed; refuses ambiguous encodings.
+    static func normalize(_ rawPath: Substring) throws(HTTPError) -> String {
+        let segments = rawPath.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        var output: [Substring] = []
+        for (index, segment) in segments.enumerated() {
+            if segment.utf8.contains(UInt8(ascii: "%")) {
+                let lowered = segment.lowercased()
+                if lowered.contains("%2f") || lowered.contains("%5c") || lowered.contains("%00") {
+                    throw .badRequest("The path has an encoded slash, backslash or NUL, which servers read differently.")
+                }
+                let decoded = percentDecode(segment, plusIsSpace: false)
+                if decoded == "." || decoded == ".." {
+                    throw .badRequest("The path has an encoded dot segment, which servers read differently.")
+                }
+            }
+            let last = index == segments.count - 1
+            switch segment {
+            case ".":
+                if last { output.append("") }
+            case "..":
+                if !output.isEmpty { output.removeLast() }
+                if last { output.append("") }
+            default:
+                output.append(segment)
+            }
+        }
+        return "/" + output.joined(separator: "/")
     }
 
     /// Decodes `%XX` (and `+` in queries); nil on a bad escape or invalid UTF-8.

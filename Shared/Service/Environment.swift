@@ -44,7 +44,12 @@ public struct Environment: Sendable {
     }
 
     public func int(_ name: String, default value: Int, in range: ClosedRange<Int> = 0...Int.max) throws(Failure) -> Int {
-        guard let text = string(name) else { return value }
+        try optionalInt(name, in: range) ?? value
+    }
+
+    /// The integer `name` holds, or nil when it is unset.
+    public func optionalInt(_ name: String, in range: ClosedRange<Int> = 0...Int.max) throws(Failure) -> Int? {
+        guard let text = string(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw Failure(
                 variable: name, problem: "must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")

@@ -14,6 +14,8 @@ import PierRuntime
 /// | `PIER_DB_POOL_SIZE` | `10` | connections |
 /// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
 /// | `PIER_DB_STATEMENT_TIMEOUT_MS` | `10000` | `statement_timeout` |
+/// | `PIER_ADMIN_PORT` | none | a separate listener for `/readyz` and `/metrics`, which then leave the main port (`/healthz` stays on both) |
+/// | `PIER_ADMIN_HOST` | `PIER_HOST` | address the admin listener binds |
 /// | `PIER_HTTP_THREADS` | 2 × cores | HTTP threads |
 /// | `PIER_HTTP_MAX_BODY_BYTES` | `1048576` | larger bodies → 413 |
 /// | `PIER_HTTP_MAX_CONNECTIONS` | `1024` | open connections at most |
@@ -28,6 +30,9 @@ import PierRuntime
 public struct ServiceConfiguration: Sendable {
     public var production: Bool
     public var http: HTTPServer.Configuration
+    /// The operator listener (`PIER_ADMIN_PORT`), when set: `/readyz` and `/metrics` are served
+    /// there only, so a public port never shows readiness details or metrics.
+    public var admin: HTTPServer.Configuration?
     public var database: PostgresConfiguration
     public var logLevel: Logger.Level
     public var corsOrigins: [String]
@@ -87,6 +92,11 @@ public struct ServiceConfiguration: Sendable {
             idleTimeoutSeconds: try environment.int("PIER_HTTP_IDLE_TIMEOUT_S", default: 30, in: 1...3600),
             accessLog: try environment.bool("PIER_HTTP_ACCESS_LOG", default: true),
             trustedProxies: try Self.trustedProxies(environment))
+        if let port = try environment.optionalInt("PIER_ADMIN_PORT", in: 0...65535) {
+            admin = HTTPServer.Configuration(
+                host: environment.string("PIER_ADMIN_HOST", default: http.host), port: port, threads: 1, maxConnections: 64,
+                accessLog: false)
+        }
         let levelName = environment.string("PIER_LOG_LEVEL", default: "info")
         guard let level = Logger.Level(name: levelName) else {
             throw Environment.Failure(variable: "PIER_LOG_LEVEL", problem: "must be debug, info, warning or error")

@@ -41,12 +41,26 @@ public struct ServiceHost: Sendable {
         self.extraMetrics = extraMetrics
     }
 
-    /// The services' routes plus the operator endpoints.
-    public func router() -> Router {
+    /// The services' routes plus the operator endpoints: all three, or only `/healthz` when
+    /// `/readyz` and `/metrics` are on an admin listener of their own (``operatorRouter()``).
+    public func router(operatorEndpoints: Bool = true) -> Router {
         var router = Router()
         for entry in mounted { entry.service.routes(into: &router) }
+        addOperatorEndpoints(into: &router, all: operatorEndpoints)
+        return router
+    }
+
+    /// `/healthz`, `/readyz` and `/metrics` alone, for the admin listener (`PIER_ADMIN_PORT`).
+    public func operatorRouter() -> Router {
+        var router = Router()
+        addOperatorEndpoints(into: &router, all: true)
+        return router
+    }
+
+    private func addOperatorEndpoints(into router: inout Router, all: Bool) {
         let alive = Array(#"{"status":"ok"}"#.utf8)
         router.sync("GET", "/healthz") { _ in Response(status: 200, headers: ["Content-Type": "application/json"], body: alive) }
+        guard all else { return }
         let readiness = readiness
         router.get("/readyz") { _ in
             let checks = await readiness.current()
@@ -61,7 +75,6 @@ public struct ServiceHost: Sendable {
         router.sync("GET", "/metrics") { _ in
             .text(metrics.render(pools: pools) + extraMetrics(), contentType: "text/plain; version=0.0.4")
         }
-        return router
     }
 }
 

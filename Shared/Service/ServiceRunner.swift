@@ -99,21 +99,55 @@ public enum ServiceRunner {
                     database: context.database, service: instance)
             ],
             metricsName: S.name)
-        let server = try makeServer(
-            router: host.router(), metrics: host.metrics, configuration: context.configuration, logger: context.logger)
-        try server.start()
+        let listeners = try makeListeners(
+            host: host, router: host.router(operatorEndpoints: context.configuration.admin == nil),
+            configuration: context.configuration, logger: context.logger)
+        try listeners.start()
+        let server = listeners.main
         let milliseconds = Int((MonotonicClock.seconds() - startedAt) * 1000)
         context.logger.info(
             "listening",
             [
                 ("host", .string(context.configuration.http.host)), ("port", .int(server.port)),
-                ("startup_ms", .int(milliseconds)),
+                ("admin_port", .int(listeners.admin?.port ?? 0)), ("startup_ms", .int(milliseconds)),
             ])
         let signal = await waitForTermination()
         context.logger.info("shutting down", [("signal", .int(Int(signal)))])
-        await server.shutdown()
+        await listeners.shutdown()
         await instance.shutdown()
         context.logger.info("stopped")
+    }
+
+    /// The main listener, and the admin one when `PIER_ADMIN_PORT` is set.
+    public struct Listeners: Sendable {
+        public let main: HTTPServer
+        public let admin: HTTPServer?
+
+        public func start() throws {
+            try main.start()
+            try admin?.start()
+        }
+
+        public func shutdown() async {
+            await main.shutdown()
+            await admin?.shutdown()
+        }
+    }
+
+    /// The main server over `router`, and with `PIER_ADMIN_PORT` an admin server with the
+    /// operator endpoints (not counted in the request metrics, not access-logged).
+    public static func makeListeners(
+        host: ServiceHost, router: Router, configuration: ServiceConfiguration, logger: Logger,
+        middleware: [any Middleware] = []
+    ) throws -> Listeners {
+        let main = try makeServer(
+            router: router, metrics: host.metrics, configuration: configuration, logger: logger, middleware: middleware)
+        let admin = configuration.admin.map { admin in
+            HTTPServer(
+                configuration: admin, router: host.operatorRouter(), middleware: [], logger: logger,
+                errorMapper: ErrorMapping.map)
+        }
+        return Listeners(main: main, admin: admin)
     }
 
     /// An HTTP server with the shared middleware (metrics, opt-in CORS) and error mapping.

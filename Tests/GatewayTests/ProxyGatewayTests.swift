@@ -265,6 +265,58 @@ struct TestFailure: Error {
         await upstream.stop()
     }
 
+    /// A path that climbs out of a proxied prefix is normalized before routing: it reaches
+    /// what its normalized form names (the gateway's own endpoints), never another service's
+    /// operator endpoints; what is forwarded is the normalized path.
+    @Test func dotSegmentsCannotEscapeAPrefix() async throws {
+        let upstream = try EchoUpstream("one")
+        let gateway = try await Self.gateway(["/svc=\(upstream.base)"])
+        func get(_ target: String) async -> ParsedResponse? {
+            guard let client = try? RawClient(port: gateway.server.port) else { return nil }
+            client.send("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+            return await client.responses(1).first
+        }
+        let metrics = await get("/svc/../metrics")
+        #expect(metrics?.status == 200 && metrics?.body.contains("pier_gateway") == true)
+        // Prometheus text of the gateway, not the upstream's JSON echo of a forwarded request.
+        #expect(metrics?.body.hasPrefix("{") == false)
+        let echoed = try #require(await get("/svc/a/./b/../../echo?x=1"))
+        #expect(echoed.status == 200)
+        #expect(try JSONDecoder().decode(EchoUpstream.Echo.self, from: Data(echoed.body.utf8)).target == "/svc/echo?x=1")
+        #expect(await get("/svc/%2e%2e/metrics")?.status == 400)
+        #expect(await get("/svc/a%2F..%2F..%2Fmetrics")?.status == 400)
+        await gateway.shutdown()
+        await upstream.stop()
+    }
+
+    /// With an admin port, readiness (which names upstream URLs) and metrics leave the public
+    /// port: only `/healthz` stays there; the admin listener has all three.
+    @Test func operatorEndpointsMoveToTheAdminPort() async throws {
+        let upstream = try EchoUpstream("one")
+        let gateway = try await Self.gateway(["/svc=\(upstream.base)"], settings: ["PIER_ADMIN_PORT": "0"])
+        let admin = try #require(gateway.admin)
+        let public_ = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
+        let operators = ServiceClient(base: "http://127.0.0.1:\(admin.port)")
+        #expect(try await public_.send("GET", "/healthz").status == 200)
+        for path in ["/readyz", "/metrics"] {
+            let hidden = try await public_.send("GET", path)
+            #expect(hidden.status == 404 && !hidden.text.contains(upstream.base), "\(path)")
+        }
+        #expect(try await operators.send("GET", "/healthz").status == 200)
+        let ready = try await operators.send("GET", "/readyz")
+        #expect(ready.status == 200 && ready.text.contains("route /svc"))
+        #expect(try await operators.send("GET", "/metrics").text.contains("pier_gateway_upstream"))
+        // The proxied routes are not on the admin port.
+        #expect(try await operators.send("GET", "/svc/echo").status == 404)
+        #expect(try await public_.send("GET", "/svc/echo").status == 200)
+        #expect(throws: Environment.Failure.self) {
+            _ = try ServiceConfiguration(
+                environment: Environment(["PIER_ADMIN_PORT": "70000"]), defaultPort: 0, applicationName: "t")
+        }
+        await gateway.shutdown()
+        await upstream.stop()
+    }
+
     /// Per-client limits key IPv6 clients by their /64: one subscriber cannot take a fresh
     /// address per request to escape them.
     @Test func limitsCountIPv6ClientsByTheirSlash64() {

@@ -20,6 +20,8 @@ public enum Gateway {
     /// What runs: the server, the embedded plugins and the proxy.
     public struct Embedded: Sendable {
         public let server: HTTPServer
+        /// The operator listener, with `PIER_ADMIN_PORT`.
+        public let admin: HTTPServer?
         public let services: [any Service]
         public let pools: [PostgresPool]
         let proxy: Proxy?
@@ -28,6 +30,7 @@ public enum Gateway {
         /// closes the pools.
         public func shutdown() async {
             await server.shutdown()
+            await admin?.shutdown()
             await proxy?.stop()
             for service in services { await service.shutdown() }
             pools.forEach { $0.close() }
@@ -74,7 +77,7 @@ public enum Gateway {
         let host = ServiceHost(
             mounted: mounted, metricsName: "gateway", extraChecks: { proxy?.readiness() ?? [:] },
             extraMetrics: { proxy?.renderMetrics() ?? "" })
-        var router = host.router()
+        var router = host.router(operatorEndpoints: configuration.admin == nil)
         proxy?.routes(into: &router)
         let document = PackageResources.openapi_json
         router.sync("GET", "/openapi.json") { _ in
@@ -86,11 +89,12 @@ public enum Gateway {
         if let settings, settings.rateLimit > 0 {
             middleware.append(RateLimiter(rate: settings.rateLimit, burst: settings.rateBurst))
         }
-        let server = try ServiceRunner.makeServer(
-            router: router, metrics: host.metrics, configuration: configuration, logger: logger, middleware: middleware)
-        try server.start()
+        let listeners = try ServiceRunner.makeListeners(
+            host: host, router: router, configuration: configuration, logger: logger, middleware: middleware)
+        try listeners.start()
         proxy?.startChecks()
-        return Embedded(server: server, services: mounted.map(\.service), pools: pools, proxy: proxy)
+        return Embedded(
+            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service), pools: pools, proxy: proxy)
     }
 
     /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL.
