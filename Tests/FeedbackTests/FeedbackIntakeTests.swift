@@ -154,6 +154,50 @@ import Testing
         let b = try await feedback.post(#"{"message":"b"}"#, token: feedback.token(UUID()), headers: ["Idempotency-Key": key])
         #expect(a.id != b.id)
     }
+
+    /// Anonymous senders do not share one scope: two apps that pick the same key each get their
+    /// own item (nothing dropped, nothing of the other's shown); one app's retry still replays.
+    @Test func anonymousKeysAreScopedToTheInstallationOrAddress() async throws {
+        let feedback = try await feedback
+        let key = UUID().uuidString
+        let first = try await feedback.post(
+            #"{"message":"from app one"}"#, headers: ["Idempotency-Key": key, "X-Installation-ID": "install-one"])
+        let second = try await feedback.post(
+            #"{"message":"from app two"}"#, headers: ["Idempotency-Key": key, "X-Installation-ID": "install-two"])
+        #expect(first.id != second.id && second.message == "from app two")
+        let retry = try await feedback.post(
+            #"{"message":"from app one"}"#, headers: ["Idempotency-Key": key, "X-Installation-ID": "install-one"])
+        #expect(retry.id == first.id)
+        // Without an installation id, the scope is the address: another key space again.
+        let byAddress = try await feedback.post(#"{"message":"from app one"}"#, headers: ["Idempotency-Key": key])
+        #expect(byAddress.id != first.id)
+        for bad in [String(repeating: "x", count: 129), "has space", "tab\there"] {
+            let reply = try await feedback.send(
+                "POST", "/feedback", json: #"{"message":"m"}"#, headers: ["X-Installation-ID": bad])
+            #expect(reply.status == 422 && reply.fields == ["X-Installation-ID"], "\(bad.debugDescription)")
+        }
+    }
+
+    /// A client id that another sender's item has is not a 409 (which would confirm the item
+    /// exists): the new item gets an id of its own, and the other item is neither shown nor changed.
+    @Test func anotherSendersIDRevealsNothing() async throws {
+        let feedback = try await feedback
+        let owner = UUID()
+        let id = UUID()
+        let original = try await feedback.post(
+            #"{"id":"\#(id.uuidString)","message":"the owner's words"}"#, token: feedback.token(owner))
+        #expect(original.id == id)
+        for token in [try feedback.token(UUID()), nil] {
+            let reply = try await feedback.send(
+                "POST", "/feedback", json: #"{"id":"\#(id.uuidString)","message":"a probe"}"#, token: token,
+                headers: ["X-Installation-ID": "prober"])
+            #expect(reply.status == 201)
+            let item = try reply.decode(FeedbackItem.self)
+            #expect(item.id != id && item.message == "a probe")
+        }
+        let kept = try await feedback.send("GET", "/feedback/\(id)", token: feedback.token(owner))
+        #expect(try kept.decode(FeedbackItem.self).message == "the owner's words")
+    }
 }
 
 @Suite struct FeedbackAbuseTests {

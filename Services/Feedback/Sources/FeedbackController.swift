@@ -42,9 +42,17 @@ struct FeedbackController: Sendable {
         let body = try request.decodeStrictly(CreateFeedback.self)
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
-        let scope = principal?.userID.uuidString.lowercased() ?? "anonymous"
+        let scope = try principal.map { $0.userID.uuidString.lowercased() } ?? anonymousScope(request)
         let requestHash = PostgresBytes(SHA256.hash(request.body))
-        let id = body.id ?? UUID()
+        // A client id that an item already has (another sender's: the sender's own retry is
+        // answered from its idempotency key before anything is stored): this item gets a fresh
+        // one, so that the answer is a 201 either way and says nothing of the other item.
+        let id: UUID
+        if let chosen = body.id, try await database.query("SELECT 1 FROM feedback.items WHERE id = \(chosen)").isEmpty {
+            id = chosen
+        } else {
+            id = UUID()
+        }
         let address = request.clientAddress
         let moderation = principal == nil && configuration.moderateAnonymous ? "pending" : "approved"
         let perMinute = configuration.quotaPerMinute, perDay = configuration.quotaPerDay
@@ -146,6 +154,16 @@ struct FeedbackController: Sendable {
         var headers: HTTPHeaders = ["Content-Type": "application/json", "Location": "/feedback/\(id.uuidString.lowercased())"]
         if replayed { headers.set("Idempotent-Replayed", "true") }
         return Response(status: 201, headers: headers, body: Array(body.utf8))
+    }
+
+    /// Where an anonymous sender's idempotency keys and ids live: its installation
+    /// (`X-Installation-ID`, which the client library sends) or else its address, so that two
+    /// apps choosing the same key never meet.
+    private func anonymousScope(_ request: Request) throws(HTTPError) -> String {
+        guard let installation = request.headers["X-Installation-ID"] else { return "anonymous:address:" + request.clientKey }
+        guard !installation.isEmpty, installation.utf8.count <= 128, installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { throw .invalid("X-Installation-ID", "must be 1 to 128 visible ASCII characters") }
+        return "anonymous:installation:" + installation
     }
 
     /// The `Idempotency-Key` header, or the client-generated `id`.
