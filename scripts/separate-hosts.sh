@@ -139,6 +139,30 @@ grep -q "\"path\":\"/auth/login\",\"status\":200,.*\"client\":\"$client\"" "$wor
 echo "separate-hosts: the flow register → login → feedback → subscription status works through the gateway;" \
   "auth saw the client as $client"
 
+# 1b. A logout is effective in every service within a second: each process learns it from the
+# event log (LISTEN/NOTIFY), with no database lookup per request.
+second=$(curl -sf "$gateway/auth/login" -H 'Content-Type: application/json' \
+  -d '{"email":"ada@example.com","password":"separate hosts passphrase"}') || fail "second login"
+old_token=$(echo "$second" | json '["accessToken"]')
+old_refresh=$(echo "$second" | json '["refreshToken"]')
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$gateway/feedback/mine" -H "Authorization: Bearer $old_token")" = 200 ] \
+  || fail "the second session's token was refused before logout"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$gateway/auth/logout" -H "Authorization: Bearer $old_token" \
+  -H 'Content-Type: application/json' -d "{\"refreshToken\":\"$old_refresh\"}")" = 204 ] || fail "logout"
+logged_out=$(date +%s%N)
+while true; do
+  mine=$(curl -s -o /dev/null -w '%{http_code}' "$gateway/feedback/mine" -H "Authorization: Bearer $old_token")
+  status=$(curl -s -o /dev/null -w '%{http_code}' "$gateway/subscriptions/me" -H "Authorization: Bearer $old_token")
+  [ "$mine" = 401 ] && [ "$status" = 401 ] && break
+  [ $(($(date +%s%N) - logged_out)) -lt 1000000000 ] \
+    || fail "a second after logout, the old token still got /feedback $mine and /subscriptions $status"
+done
+revoked_ms=$((($(date +%s%N) - logged_out) / 1000000))
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$gateway/feedback/mine" -H "Authorization: Bearer $token")" = 200 ] \
+  || fail "the other session's token was refused"
+echo "separate-hosts: after a logout, feedback and subscriptions (each its own host) refused the old token" \
+  "within ${revoked_ms} ms; the other session went on"
+
 # 2. Feedback dies: 503 at once for /feedback, nothing else affected; it comes back by itself.
 loop() { # loop PATH COUNT OUTPUT: statuses of COUNT requests
   for _ in $(seq 1 "$2"); do curl -s -o /dev/null -w '%{http_code}\n' "$gateway$1" -H "Authorization: Bearer $token"; done > "$3"

@@ -21,8 +21,19 @@ public struct Principal: Sendable, Equatable {
 /// the caller to handlers.
 public struct Authenticator: Sendable {
     public let verifier: AccessTokenVerifier
+    /// Tokens revoked before they expire (logouts, deleted accounts); nil where there is no
+    /// database to learn them from (a gateway that only proxies: the services behind check).
+    public let revocations: RevocationList?
 
-    public init(verifier: AccessTokenVerifier) { self.verifier = verifier }
+    public init(verifier: AccessTokenVerifier, revocations: RevocationList? = nil) {
+        self.verifier = verifier
+        self.revocations = revocations
+    }
+
+    /// The same verifier, with `revocations` checked.
+    public func checking(_ revocations: RevocationList?) -> Authenticator {
+        Authenticator(verifier: verifier, revocations: revocations)
+    }
 
     /// The caller, or 401 with a problem that says why in general terms.
     public func principal(_ request: Request) async throws(HTTPError) -> Principal {
@@ -36,6 +47,11 @@ public struct Authenticator: Sendable {
             throw .unauthorized("The access token has expired; refresh it.")
         } catch {
             throw .unauthorized("The access token is not valid.")
+        }
+        switch revocations?.verdict(for: claims) ?? .valid {
+        case .valid: break
+        case .revoked: throw .unauthorized("The session has ended; sign in again.")
+        case .unknown: throw .unavailable(retryAfter: 2, "Whether the token was revoked cannot be checked right now.")
         }
         guard let userID = UUID(uuidString: claims.sub) else { throw .unauthorized("The access token is not valid.") }
         return Principal(userID: userID, role: claims.role, sessionID: claims.sid.flatMap(UUID.init(uuidString:)))

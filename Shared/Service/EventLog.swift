@@ -51,6 +51,24 @@ public enum EventLog {
 
 /// The payload of `account.deleted`.
 public struct AccountDeleted: Codable, Sendable, Equatable {
+    public static let type = "account.deleted"
     public var userId: UUID
     public init(userId: UUID) { self.userId = userId }
+}
+
+/// The payload of `session.revoked`: a session ended before its tokens expired (a logout, a
+/// password change ending the other sessions, a reused refresh token). Its access tokens are
+/// refused everywhere until `until`, when the last of them has expired anyway.
+public struct SessionRevoked: Codable, Sendable, Equatable {
+    public static let type = "session.revoked"
+    public var sessionId: UUID
+    public var userId: UUID
+    /// Seconds since 1970 after which no access token of the session is valid.
+    public var until: Int
+
+    public init(sessionId: UUID, userId: UUID, until: Int) {
+        self.sessionId = sessionId
+        self.userId = userId
+        self.until = until
+    }
 }

@@ -90,7 +90,13 @@ public enum ServiceRunner {
         logger.info("migrated", [("schema", .string(S.schema)), ("applied", .int(own.count + events.count))])
     }
 
-    static func serve<S: Service>(_ service: S.Type, context: ServiceContext, startedAt: Double) async throws {
+    static func serve<S: Service>(_ service: S.Type, context base: ServiceContext, startedAt: Double) async throws {
+        // Revoked tokens, learned from the event log, refused by this process's authenticator.
+        let revocations = RevocationList(database: base.database)
+        await revocations.start()
+        let context = ServiceContext(
+            configuration: base.configuration, database: base.database, logger: base.logger,
+            authenticator: base.authenticator.checking(revocations))
         let instance = try await S.make(context: context)
         let host = ServiceHost(
             mounted: [
@@ -115,6 +121,7 @@ public enum ServiceRunner {
         context.logger.info("shutting down", [("signal", .int(Int(signal)))])
         await listeners.shutdown()
         await instance.shutdown()
+        await revocations.stop()
         context.logger.info("stopped")
     }
 

@@ -187,7 +187,10 @@ import Testing
         #expect(try await auth.send("POST", "/auth/logout", json: body).status == 401)
         #expect(try await auth.send("POST", "/auth/logout", json: body, token: session.accessToken).status == 204)
         #expect(try await auth.send("POST", "/auth/refresh", json: body).status == 401)
-        #expect(try await auth.send("POST", "/auth/logout", json: body, token: session.accessToken).status == 204)
+        // The access token of the ended session is refused too, as soon as the revocation is read.
+        #expect(try await eventually { try await auth.send("GET", "/auth/me", token: session.accessToken).status == 401 })
+        let again = try await auth.send("POST", "/auth/logout", json: body, token: session.accessToken)
+        #expect(again.status == 401 && again.problem?.detail?.contains("ended") == true)
     }
 
     @Test func meNeedsAValidToken() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import PierCrypto
 import PierHTTP
 import PierModels
+import PierPostgres
 import PierRuntime
 import PierService
 import PierTestSupport
@@ -165,6 +166,67 @@ import Testing
         #expect(lines.contains { $0.contains("/auth/login") })
         for secret in secrets {
             #expect(!lines.contains { $0.contains(secret) })
+        }
+    }
+}
+
+/// The list every service checks tokens against: what the event log says is revoked is refused,
+/// forgotten once its tokens have expired, and while the log cannot be read the answer is
+/// "unknown" (a 503), never "valid".
+@Suite struct RevocationListTests {
+    func claims(sid: UUID?, sub: UUID, iat: Int) -> AccessClaims {
+        AccessClaims(
+            iss: "pier", sub: sub.uuidString, aud: "pier", iat: iat, nbf: iat, exp: iat + 900, jti: "j",
+            sid: sid?.uuidString, role: "user")
+    }
+
+    @Test func revocationsAreLearnedRefusedForgottenAndNeverGuessed() async throws {
+        let url = try await TestDatabase.create("pier_test_revocations")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        let list = RevocationList(database: pool, staleAfter: .milliseconds(500), pollInterval: .milliseconds(50))
+        let now = Int(Date().timeIntervalSince1970)
+        let (ended, expired, live, deletedUser, user) = (UUID(), UUID(), UUID(), UUID(), UUID())
+        // Nothing read yet: nothing can be vouched for.
+        #expect(list.verdict(for: claims(sid: live, sub: user, iat: now)) == .unknown)
+        try await list.sync()
+        #expect(list.verdict(for: claims(sid: live, sub: user, iat: now)) == .valid)
+        try await pool.withTransaction { connection in
+            try EventLog.append(
+                SessionRevoked.type, payload: SessionRevoked(sessionId: ended, userId: user, until: now + 600), on: connection)
+            try EventLog.append(
+                SessionRevoked.type, payload: SessionRevoked(sessionId: expired, userId: user, until: now - 1), on: connection)
+            try EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: deletedUser), on: connection)
+        }
+        try await list.sync()
+        #expect(list.verdict(for: claims(sid: ended, sub: user, iat: now)) == .revoked)
+        #expect(list.verdict(for: claims(sid: live, sub: user, iat: now)) == .valid)
+        // Every token of the deleted account issued up to the deletion is refused.
+        #expect(list.verdict(for: claims(sid: UUID(), sub: deletedUser, iat: now - 60)) == .revoked)
+        #expect(list.verdict(for: claims(sid: nil, sub: deletedUser, iat: now)) == .revoked)
+        // An entry whose tokens have all expired is not kept.
+        #expect(list.verdict(for: claims(sid: expired, sub: user, iat: now)) == .valid)
+        #expect(list.count == (1, 1))
+        // Read again: nothing twice.
+        try await list.sync()
+        #expect(list.count == (1, 1))
+        // The database goes away: within staleAfter the list still answers; after it, unknown.
+        pool.close()
+        await #expect(throws: (any Error).self) { try await list.sync() }
+        #expect(await eventually { list.verdict(for: claims(sid: live, sub: user, iat: now)) == .unknown })
+        // Which an authenticator answers with 503 and Retry-After, not with access.
+        let key = try P256PrivateKey.generate()
+        let authenticator = Authenticator(
+            verifier: AccessTokenVerifier(
+                keys: StaticKeyProvider(keys: ["k": try key.publicKey]), issuer: "pier", audience: "pier"),
+            revocations: list)
+        let token = try AccessTokenSigner(key: key, kid: "k").sign(claims(sid: live, sub: user, iat: now))
+        do {
+            _ = try await authenticator.principal(
+                Request(method: "GET", path: "/", headers: ["Authorization": "Bearer \(token)"]))
+            Issue.record("a token was accepted while revocations could not be read")
+        } catch {
+            #expect(error.status == 503 && error.headers["Retry-After"] != nil)
         }
     }
 }

@@ -193,8 +193,12 @@ import Testing
             })
         let rows = try await feedback.pool.query("SELECT message FROM feedback.items WHERE id = \(item.id)")
         #expect(try rows[0].decode("message", as: String.self) == "from a soon deleted account")
+        // The account's tokens are refused from then on: nothing more is read or sent in its name.
         #expect(
-            try await feedback.send("GET", "/feedback/mine", token: feedback.token(user)).decode(FeedbackPage.self).items.isEmpty)
+            try await eventually { try await feedback.send("GET", "/feedback/mine", token: feedback.token(user)).status == 401 })
+        let late = try await feedback.send(
+            "POST", "/feedback", json: #"{"message":"after deletion"}"#, token: feedback.token(user))
+        #expect(late.status == 401)
         let other = try await feedback.pool.query("SELECT user_id FROM feedback.items WHERE id = \(kept.id)")
         #expect(try other[0].decode("user_id", as: UUID?.self) != nil)
         // Applying the same event again changes nothing (the cursor moved with the effect).

@@ -76,4 +76,76 @@ import Testing
                 ["billing"], configuration: configuration, logger: Logger(service: "g", level: .error), migrate: false)
         }
     }
+
+    /// Logout, a password change and account deletion take effect at once everywhere: the old
+    /// access token is refused by every hosted service within a second of the answer, with no
+    /// database lookup per request; the tokens of other sessions go on working.
+    @Test func revokedTokensAreRefusedEverywhereWithinASecond() async throws {
+        let url = try await TestDatabase.create("pier_test_gateway_revocation")
+        let configuration = try ServiceConfiguration(
+            environment: Environment([
+                "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
+                "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
+                "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-gateway-\(UUID())").path,
+            ]), defaultPort: 0, applicationName: "gateway-tests")
+        let gateway = try await Gateway.embed(
+            ["feedback", "auth", "subscriptions"], configuration: configuration,
+            logger: Logger(service: "gateway", level: .error), migrate: true)
+        let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
+        let credentials = #"{"email":"revoke@example.com","password":"revocation passphrase"}"#
+        let first = try await client.send("POST", "/auth/register", json: credentials).decode(AuthSession.self)
+        let second = try await client.send("POST", "/auth/login", json: credentials).decode(AuthSession.self)
+        let third = try await client.send("POST", "/auth/login", json: credentials).decode(AuthSession.self)
+
+        /// How long after `start` every service refused `token` (nil: not within 5 s).
+        func refusedEverywhere(_ token: String, since start: ContinuousClock.Instant) async throws -> Duration? {
+            let refused = try await eventually(timeout: .seconds(5), interval: .milliseconds(10)) {
+                let statuses = [
+                    try await client.send("GET", "/auth/me", token: token).status,
+                    try await client.send("GET", "/feedback/mine", token: token).status,
+                    try await client.send("GET", "/subscriptions/me", token: token).status,
+                    // A revoked bearer is a 401 even where anonymous is allowed, never anonymous.
+                    try await client.send("POST", "/feedback", json: #"{"message":"late"}"#, token: token).status,
+                ]
+                return statuses.allSatisfy { $0 == 401 }
+            }
+            return refused ? ContinuousClock.now - start : nil
+        }
+        for token in [first.accessToken, second.accessToken, third.accessToken] {
+            #expect(try await client.send("GET", "/feedback/mine", token: token).status == 200)
+        }
+
+        // Logout.
+        var start = ContinuousClock.now
+        #expect(
+            try await client.send(
+                "POST", "/auth/logout", json: #"{"refreshToken":"\#(first.refreshToken)"}"#, token: first.accessToken
+            ).status == 204)
+        let afterLogout = try await refusedEverywhere(first.accessToken, since: start)
+        #expect(afterLogout.map { $0 < .seconds(1) } == true, "logout: \(String(describing: afterLogout))")
+        #expect(try await client.send("GET", "/feedback/mine", token: second.accessToken).status == 200)
+
+        // A password change ends the other sessions, not the one that changed it.
+        start = ContinuousClock.now
+        #expect(
+            try await client.send(
+                "POST", "/auth/password",
+                json: #"{"currentPassword":"revocation passphrase","newPassword":"another revocation passphrase"}"#,
+                token: second.accessToken
+            ).status == 204)
+        let afterChange = try await refusedEverywhere(third.accessToken, since: start)
+        #expect(afterChange.map { $0 < .seconds(1) } == true, "password change: \(String(describing: afterChange))")
+        #expect(try await client.send("GET", "/subscriptions/me", token: second.accessToken).status == 200)
+
+        // Account deletion: every token of the account, and nothing it sends is kept.
+        start = ContinuousClock.now
+        #expect(try await client.send("DELETE", "/auth/me", token: second.accessToken).status == 204)
+        let afterDeletion = try await refusedEverywhere(second.accessToken, since: start)
+        #expect(afterDeletion.map { $0 < .seconds(1) } == true, "deletion: \(String(describing: afterDeletion))")
+        print(
+            "revocation: refused everywhere \(String(describing: afterLogout)) after logout, "
+                + "\(String(describing: afterChange)) after a password change, \(String(describing: afterDeletion)) after deletion"
+        )
+        await gateway.shutdown()
+    }
 }

@@ -490,7 +490,14 @@ import Testing
                             + (SELECT count(*) FROM subscriptions.appstore_transactions WHERE payload ? 'appAccountToken') AS n
                         """)[0].decode("n", as: Int.self) == 0
                 })
-            #expect(try await service.status(user).status == "none")
+            // The account's own tokens are refused now; its status, as an admin sees it, is none.
+            #expect(
+                try await eventually {
+                    try await service.send("GET", "/subscriptions/me", token: try service.token(user)).status == 401
+                })
+            let history = try await service.send("GET", "/subscriptions/users/\(user)", token: admin).decode(
+                SubscriptionHistory.self)
+            #expect(history.subscription.status == "none")
             let kept = try await service.pool.query(
                 "SELECT (SELECT count(*) FROM subscriptions.grants) + (SELECT count(*) FROM subscriptions.appstore_transactions) AS n"
             )

@@ -58,6 +58,7 @@ public struct AuthConfiguration: Sendable {
         accountFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ACCOUNT", default: 5, in: 1...1000)
         addressFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ADDRESS", default: 20, in: 1...100_000)
         hashesPerAddress = try environment.int("PIER_AUTH_HASHES_PER_ADDRESS", default: 2, in: 1...10_000)
-        loginsPerAddressPerMinute = try environment.int("PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE", default: 60, in: 1...1_000_000)
+        loginsPerAddressPerMinute = try environment.int(
+            "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE", default: 60, in: 1...1_000_000_000)
     }
 }

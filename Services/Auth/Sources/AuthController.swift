@@ -230,6 +230,7 @@ struct AuthController: Sendable {
                 """
                 UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse' WHERE id = \(sessionID)
                 """)
+            try revoked([sessionID], of: user.id, on: connection)
             return .reused(sessionID)
         }
         switch outcome {
@@ -247,16 +248,33 @@ struct AuthController: Sendable {
         }
     }
 
+    /// Ends the session of the refresh token and of the access token (usually one and the
+    /// same); their access tokens are refused everywhere within a second.
     func logout(_ request: Request, _ body: RefreshRequest) async throws -> Response {
         let principal = try await authenticator.principal(request)
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
-        try await database.execute(
-            """
-            UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
-            FROM auth.refresh_tokens t
-            WHERE t.token_hash = \(hash) AND t.session_id = s.id AND s.user_id = \(principal.userID) AND s.revoked_at IS NULL
-            """)
+        let user = principal.userID, current = principal.sessionID
+        try await database.withTransaction { connection in
+            let ended = try connection.query(
+                """
+                UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
+                WHERE s.user_id = \(user) AND s.revoked_at IS NULL
+                  AND (s.id = \(current) OR s.id IN (SELECT session_id FROM auth.refresh_tokens WHERE token_hash = \(hash)))
+                RETURNING s.id
+                """)
+            try revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+        }
         return .noContent
+    }
+
+    /// Publishes, in the transaction that ended them, that these sessions' access tokens are
+    /// revoked until the last of them would have expired.
+    private func revoked(_ sessions: [UUID], of user: UUID, on connection: PostgresConnection) throws {
+        let until = Int(Date().timeIntervalSince1970) + tokens.accessTTL + 60
+        for session in sessions {
+            try EventLog.append(
+                SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: until), on: connection)
+        }
     }
 
     func me(_ request: Request) async throws -> JSONResponse<User> {
@@ -292,11 +310,13 @@ struct AuthController: Sendable {
         let keep = principal.sessionID
         try await database.withTransaction { connection in
             try connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user.id)")
-            try connection.execute(
+            let ended = try connection.query(
                 """
                 UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password changed'
                 WHERE user_id = \(user.id) AND revoked_at IS NULL AND id IS DISTINCT FROM \(keep)
+                RETURNING id
                 """)
+            try revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user.id, on: connection)
         }
         logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.uuidString.lowercased()))])
         return .noContent
@@ -308,7 +328,7 @@ struct AuthController: Sendable {
             let rows = try connection.query("DELETE FROM auth.users WHERE id = \(principal.userID) RETURNING id")
             guard !rows.isEmpty else { return false }
             // In the same transaction: the event exists exactly when the account is gone.
-            try EventLog.append("account.deleted", payload: AccountDeleted(userId: principal.userID), on: connection)
+            try EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: principal.userID), on: connection)
             return true
         }
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.") }

@@ -40,7 +40,8 @@ public struct AuthService: Service {
         let authenticator = Authenticator(
             verifier: AccessTokenVerifier(
                 keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: context.configuration.tokenIssuer,
-                audience: context.configuration.tokenAudience))
+                audience: context.configuration.tokenAudience),
+            revocations: context.authenticator.revocations)
         let hasher = BoundedPasswordHasher(
             hasher: configuration.hasher, threads: configuration.hashThreads,
             queueLimit: configuration.hashQueueLimit)

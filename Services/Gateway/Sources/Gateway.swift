@@ -25,6 +25,8 @@ public enum Gateway {
         public let services: [any Service]
         public let pools: [PostgresPool]
         let proxy: Proxy?
+        /// Revoked tokens, for every authenticator of the process (nil without a database).
+        public let revocations: RevocationList?
 
         /// Stops accepting, finishes in-flight requests, stops the plugins and health checks,
         /// closes the pools.
@@ -33,6 +35,7 @@ public enum Gateway {
             await admin?.shutdown()
             await proxy?.stop()
             for service in services { await service.shutdown() }
+            await revocations?.stop()
             pools.forEach { $0.close() }
         }
     }
@@ -48,6 +51,7 @@ public enum Gateway {
         var mounted: [ServiceHost.Mounted] = []
         var pools: [PostgresPool] = []
         var authenticator: Authenticator?
+        var revocations: RevocationList?
         for name in ordered {
             guard let type = plugins[name] else {
                 throw Environment.Failure(variable: "--embed", problem: "unknown plugin \(name)")
@@ -56,9 +60,16 @@ public enum Gateway {
             pools.append(pool)
             let serviceLogger = logger.named(name)
             if migrate { try await ServiceRunner.migrate(type, pool: pool, logger: serviceLogger) }
+            if revocations == nil {
+                // One list for the process, read through the first plugin's pool (every role
+                // reads the shared events schema), once its migrations made that schema.
+                let list = RevocationList(database: pool)
+                await list.start()
+                revocations = list
+            }
             let context = ServiceContext(
                 configuration: configuration, database: pool, logger: serviceLogger,
-                authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration))
+                authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration).checking(revocations))
             let service = try await make(type, context: context)
             if let auth = service as? AuthService { authenticator = auth.authenticator }
             mounted.append(.init(name: name, schema: type.schema, migrations: type.migrations, database: pool, service: service))
@@ -71,7 +82,8 @@ public enum Gateway {
             settings.routes.isEmpty
                 ? nil
                 : Proxy(
-                    settings: settings, authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration),
+                    settings: settings,
+                    authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration).checking(revocations),
                     trusted: configuration.http.trustedProxies, logger: logger.named("proxy"))
         }
         let host = ServiceHost(
@@ -94,7 +106,8 @@ public enum Gateway {
         try listeners.start()
         proxy?.startChecks()
         return Embedded(
-            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service), pools: pools, proxy: proxy)
+            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service), pools: pools, proxy: proxy,
+            revocations: revocations)
     }
 
     /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL.

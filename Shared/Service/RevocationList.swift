@@ -1,0 +1,151 @@
+import PierCrypto
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Access tokens revoked before they expire, as every service learns them from the shared event
+/// log: `session.revoked` (a logout, a password change ending other sessions, a refresh token
+/// reused) refuses the tokens of that session; `account.deleted` refuses every token of that
+/// user issued up to the deletion. Kept in memory, so checking a token costs two dictionary
+/// lookups and no database round trip; each entry is forgotten once every token it could match
+/// has expired, so memory is bounded by what is revoked within a token's lifetime.
+///
+/// A background loop reads new events whenever `pier_events` is notified, and every
+/// `pollInterval` in any case. While it cannot read (the database is away), it cannot know what
+/// was revoked meanwhile: once the last successful read is older than `staleAfter`, tokens are
+/// answered with ``Verdict/unknown`` (a 503) rather than accepted. So a revoked token is
+/// accepted at most `staleAfter` after its revocation, whatever fails.
+public final class RevocationList: Sendable {
+    public enum Verdict: Sendable, Equatable {
+        case valid
+        case revoked
+        /// The list is out of date: whether the token was revoked cannot be told.
+        case unknown
+    }
+
+    private struct State {
+        /// Session id → until when its tokens may exist (seconds since 1970).
+        var sessions: [String: Double] = [:]
+        /// User id (lowercased) → (deleted at, kept until).
+        var users: [String: (at: Double, until: Double)] = [:]
+        /// Every event up to this id has been read (those above it may still be settling).
+        var cursor: Int64 = 0
+        var syncedAt: ContinuousClock.Instant?
+        var task: Task<Void, Never>?
+    }
+
+    /// The longest an access token can live (`PIER_AUTH_ACCESS_TTL_S` at most), plus leeway:
+    /// how long an `account.deleted` is kept, and how far back a starting process reads.
+    public static let longestTokenLife: Double = 86_400 + 60
+
+    public let staleAfter: Duration
+    public let pollInterval: Duration
+    private let database: PostgresPool
+    private let listener: PostgresListener
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - database: a pool on the database that holds the `events` schema.
+    ///   - staleAfter: how old the last read may be before tokens are answered `unknown`.
+    ///   - pollInterval: how often the log is read without a notification.
+    public init(database: PostgresPool, staleAfter: Duration = .seconds(5), pollInterval: Duration = .seconds(1)) {
+        self.database = database
+        self.staleAfter = staleAfter
+        self.pollInterval = pollInterval
+        listener = PostgresListener(configuration: database.configuration, channel: "pier_events")
+    }
+
+    /// Whether a verified token may be used.
+    public func verdict(for claims: AccessClaims) -> Verdict {
+        state.withLock { state in
+            guard let synced = state.syncedAt, ContinuousClock.now - synced <= staleAfter else { return .unknown }
+            if let sid = claims.sid, state.sessions[sid.lowercased()] != nil { return .revoked }
+            if let deleted = state.users[claims.sub.lowercased()], Double(claims.iat) <= deleted.at.rounded(.up) {
+                return .revoked
+            }
+            return .valid
+        }
+    }
+
+    /// Reads the log once (so that tokens are not answered `unknown` while the first read is on
+    /// its way; a database not there yet is retried by the loop), then goes on in the background.
+    public func start() async {
+        try? await sync()
+        listener.start()
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                let seen = listener.generation
+                try? await sync()
+                await listener.wait(upTo: pollInterval, since: seen)
+            }
+        }
+        state.withLock { $0.task = task }
+    }
+
+    /// Stops reading.
+    public func stop() async {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+        listener.stop()
+        await task?.value
+    }
+
+    /// Reads the events after the cursor (all of the last day on the first read) and forgets
+    /// entries whose tokens have all expired.
+    public func sync() async throws {
+        let cursor = state.withLock { $0.cursor }
+        let types = PostgresTextArray([SessionRevoked.type, AccountDeleted.type])
+        let rows = try await database.query(
+            """
+            SELECT id, type, payload::text AS payload, extract(epoch FROM created_at)::float8 AS at,
+                   txid < pg_snapshot_xmin(pg_current_snapshot()) AS settled
+            FROM events.events
+            WHERE id > \(cursor) AND type = ANY(\(types)::text[])
+              AND created_at > now() - make_interval(secs => \(Self.longestTokenLife))
+            ORDER BY id LIMIT 10000
+            """)
+        var sessions: [(String, Double)] = []
+        var users: [(String, Double)] = []
+        var next = cursor
+        var settled = true
+        for row in rows {
+            let type = try row.decode("type", as: String.self)
+            let payload = Data(try row.decode("payload", as: String.self).utf8)
+            let at = try row.decode("at", as: Double.self)
+            if type == SessionRevoked.type {
+                let event = try JSON.decoder.decode(SessionRevoked.self, from: payload)
+                sessions.append((event.sessionId.uuidString.lowercased(), Double(event.until)))
+            } else {
+                let event = try JSON.decoder.decode(AccountDeleted.self, from: payload)
+                users.append((event.userId.uuidString.lowercased(), at))
+            }
+            // The cursor only passes events that no running transaction can still precede:
+            // those above it are read again next time (adding them twice changes nothing).
+            let isSettled = try row.decode("settled", as: Bool.self)
+            settled = settled && isSettled
+            if settled { next = try row.decode("id", as: Int64.self) }
+        }
+        let now = Date().timeIntervalSince1970
+        state.withLock { state in
+            for (sid, until) in sessions { state.sessions[sid] = max(until, state.sessions[sid] ?? 0) }
+            for (user, at) in users { state.users[user] = (at, at + Self.longestTokenLife) }
+            state.sessions = state.sessions.filter { $0.value > now }
+            state.users = state.users.filter { $0.value.until > now }
+            state.cursor = next
+            state.syncedAt = .now
+        }
+    }
+
+    /// Revoked sessions and deleted users currently kept (for metrics and tests).
+    public var count: (sessions: Int, users: Int) { state.withLock { ($0.sessions.count, $0.users.count) } }
+}
