@@ -9,8 +9,9 @@ import Testing
 
 /// Auth, feedback and subscriptions hosted in one process answer exactly as they do apart.
 @Suite struct EmbeddedGatewayTests {
-    @Test func theWholeFlowThroughOnePort() async throws {
-        let url = try await TestDatabase.create("pier_test_gateway")
+    /// Auth, feedback and subscriptions in one gateway on a fresh database, and a client for it.
+    static func embedAll(database: String) async throws -> (Gateway.Embedded, ServiceClient) {
+        let url = try await TestDatabase.create(database)
         let configuration = try ServiceConfiguration(
             environment: Environment([
                 "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
@@ -20,7 +21,11 @@ import Testing
         let gateway = try await Gateway.embed(
             ["feedback", "auth", "subscriptions"], configuration: configuration,
             logger: Logger(service: "gateway", level: .error), migrate: true)
-        let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
+        return (gateway, ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)"))
+    }
+
+    @Test func theWholeFlowThroughOnePort() async throws {
+        let (gateway, client) = try await Self.embedAll(database: "pier_test_gateway")
 
         let registered = try await client.send(
             "POST", "/auth/register", json: #"{"email":"gw@example.com","password":"gateway passphrase"}"#)
@@ -81,17 +86,7 @@ import Testing
     /// access token is refused by every hosted service within a second of the answer, with no
     /// database lookup per request; the tokens of other sessions go on working.
     @Test func revokedTokensAreRefusedEverywhereWithinASecond() async throws {
-        let url = try await TestDatabase.create("pier_test_gateway_revocation")
-        let configuration = try ServiceConfiguration(
-            environment: Environment([
-                "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
-                "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
-                "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-gateway-\(UUID())").path,
-            ]), defaultPort: 0, applicationName: "gateway-tests")
-        let gateway = try await Gateway.embed(
-            ["feedback", "auth", "subscriptions"], configuration: configuration,
-            logger: Logger(service: "gateway", level: .error), migrate: true)
-        let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
+        let (gateway, client) = try await Self.embedAll(database: "pier_test_gateway_revocation")
         let credentials = #"{"email":"revoke@example.com","password":"revocation passphrase"}"#
         let first = try await client.send("POST", "/auth/register", json: credentials).decode(AuthSession.self)
         let second = try await client.send("POST", "/auth/login", json: credentials).decode(AuthSession.self)
