@@ -11,15 +11,21 @@ extension HTTPServer {
         /// thread owns its connections, so more threads than cores balance uneven connections;
         /// measured: 2 threads 95k req/s, 4 threads 115k on 2 cores).
         public var threads: Int
-        /// Open connections at most; beyond, new ones are refused. Default 1,024.
+        /// Open connections at most; beyond, new ones are refused. Default 16,384 (bounded by
+        /// the process's file limit, which the server raises to its hard limit).
         public var maxConnections: Int
-        /// Open connections per client address at most; 0 (default) for no per-address cap.
+        /// Open connections per client address (IPv6: per /64) at most; trusted proxies are not
+        /// capped; 0 for no cap. Default 256.
         public var maxConnectionsPerClient: Int
+        /// Seconds a connection may take to send a whole request head, from its start or from
+        /// the end of its previous response, however the bytes trickle in; default 10.
+        public var headTimeoutSeconds: Double
         /// Request body bytes at most (→ 413); default 1 MiB.
         public var maxBodyBytes: Int
         /// Request-target bytes at most (→ 414); default 8 KiB.
         public var maxURLBytes: Int
-        /// Memory per connection for the request line and headers (→ 431); default 32 KiB.
+        /// Request line and headers bytes at most (→ 431, as problem+json up to twice this size;
+        /// libmicrohttpd answers larger heads itself, in HTML); default 32 KiB.
         public var maxHeaderBytes: Int
         /// Seconds a connection may stay silent — idle keep-alive, or a client stalling while
         /// sending headers or body — before it is closed; default 30.
@@ -35,7 +41,8 @@ extension HTTPServer {
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, threads: Int = 2 * System.coreCount,
-            maxConnections: Int = 1024, maxConnectionsPerClient: Int = 0, maxBodyBytes: Int = 1 << 20,
+            maxConnections: Int = 16_384, maxConnectionsPerClient: Int = 256, headTimeoutSeconds: Double = 10,
+            maxBodyBytes: Int = 1 << 20,
             maxURLBytes: Int = 8192, maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30,
             bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true,
             trustedProxies: TrustedProxies = .none
@@ -45,6 +52,7 @@ extension HTTPServer {
             self.threads = threads
             self.maxConnections = maxConnections
             self.maxConnectionsPerClient = maxConnectionsPerClient
+        self.headTimeoutSeconds = headTimeoutSeconds
             self.maxBodyBytes = maxBodyBytes
             self.maxURLBytes = maxURLBytes
             self.maxHeaderBytes = maxHeaderBytes

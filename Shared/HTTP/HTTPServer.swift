@@ -32,6 +32,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     private var daemon: OpaquePointer?
     private var listenSocket: Int32 = -1
+    /// Per-client connection caps and the request-head deadline.
+    let connections: ConnectionGuard
+    private var sweeper: Task<Void, Never>?
     /// The bound port (useful with port 0).
     public private(set) var port: Int = 0
 
@@ -52,10 +55,15 @@ public final class HTTPServer: @unchecked Sendable {
         self.middleware = middleware
         self.logger = logger
         self.errorMapper = errorMapper
+        connections = ConnectionGuard(
+            capPerClient: configuration.maxConnectionsPerClient,
+            headTimeout: .milliseconds(Int(configuration.headTimeoutSeconds * 1000)),
+            trusted: configuration.trustedProxies)
     }
 
     /// Binds, listens and starts MHD's threads.
     public func start() throws {
+        let files = System.raiseFileLimit()
         let (socket, family) = try Self.listen(host: configuration.host, port: configuration.port)
         listenSocket = socket
         var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
@@ -63,22 +71,22 @@ public final class HTTPServer: @unchecked Sendable {
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: MHD_OPTION.LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
             MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
-            MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.maxConnections, ptr_value: nil),
+            // Room for the process's other files (database connections, logs) under the limit.
+            MHD_OptionItem(
+                option: MHD_OPTION.CONNECTION_LIMIT, value: max(1, min(configuration.maxConnections, files - 256)),
+                ptr_value: nil),
             MHD_OptionItem(option: MHD_OPTION.CONNECTION_TIMEOUT, value: configuration.idleTimeoutSeconds, ptr_value: nil),
-            MHD_OptionItem(option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: configuration.maxHeaderBytes, ptr_value: nil),
+            // Twice the head limit: heads between the two get Pier's own 431 (problem+json).
+            MHD_OptionItem(
+                option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: 2 * configuration.maxHeaderBytes + 4096, ptr_value: nil),
             MHD_OptionItem(option: MHD_OPTION.STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
         ]
-        if configuration.maxConnectionsPerClient > 0 {
-            options.append(
-                MHD_OptionItem(
-                    option: MHD_OPTION.PER_IP_CONNECTION_LIMIT,
-                    value: configuration.maxConnectionsPerClient, ptr_value: nil))
-        }
         options.append(MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil))
         // MHD holds this pointer until MHD_stop_daemon; the retain is released in `shutdown`.
         let context = Unmanaged.passRetained(self).toOpaque()
         daemon = options.withUnsafeBufferPointer { options in
-            CMicroHTTPD_start(UInt32(flags), 0, accessHandler, context, requestCompleted, uriLogged, options.baseAddress)
+            CMicroHTTPD_start(
+                UInt32(flags), 0, accessHandler, context, requestCompleted, uriLogged, connectionNotified, options.baseAddress)
         }
         guard daemon != nil else {
             Unmanaged<HTTPServer>.fromOpaque(context).release()
@@ -86,6 +94,13 @@ public final class HTTPServer: @unchecked Sendable {
             throw HTTPServerError(message: "libmicrohttpd could not start on \(configuration.host):\(configuration.port)")
         }
         port = Int(CMicroHTTPD_bound_port(daemon))
+        let connections = connections
+        sweeper = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                connections.sweep()
+            }
+        }
     }
 
     /// Stops accepting, lets in-flight requests finish within the grace period, answers the
@@ -115,6 +130,7 @@ public final class HTTPServer: @unchecked Sendable {
         {
             try? await Task.sleep(for: .milliseconds(10))
         }
+        sweeper?.cancel()
         MHD_stop_daemon(daemon)
         self.daemon = nil
         Unmanaged.passUnretained(self).release()
@@ -143,6 +159,7 @@ public final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         switch exchange.phase {
         case .headers:
+            connections.headReceived(UInt(bitPattern: exchange.connection))
             exchange.method = method
             exchange.headers = Self.headers(of: exchange.connection)
             exchange.requestID = Self.requestID(exchange.headers["X-Request-ID"])
@@ -200,6 +217,12 @@ public final class HTTPServer: @unchecked Sendable {
     private func validate(_ exchange: Exchange) -> HTTPError? {
         if exchange.uri.utf8.count > configuration.maxURLBytes {
             return HTTPError(414, detail: "The request target is longer than \(configuration.maxURLBytes) bytes.")
+        }
+        let headBytes = exchange.headers.reduce(exchange.uri.utf8.count + exchange.method.utf8.count + 12) {
+            $0 + $1.name.utf8.count + $1.value.utf8.count + 4
+        }
+        if headBytes > configuration.maxHeaderBytes {
+            return HTTPError(431, detail: "The request line and headers are larger than \(configuration.maxHeaderBytes) bytes.")
         }
         let lengths = exchange.headers.values("Content-Length")
         let codings = exchange.headers.values("Transfer-Encoding")
@@ -396,6 +419,8 @@ public final class HTTPServer: @unchecked Sendable {
         return collector.headers
     }
 
+    static func peerAddress(_ connection: OpaquePointer) -> String { clientAddress(connection) }
+
     private static func clientAddress(_ connection: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard CMicroHTTPD_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "unknown" }
@@ -533,11 +558,27 @@ private let uriLogged:
         return Unmanaged.passRetained(exchange).toOpaque()
     }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, state, _ in
+    if let connection { server(context).connections.answered(UInt(bitPattern: connection)) }
     guard let state, let raw = state.pointee else { return }
     let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeRetainedValue()
     state.pointee = nil
     server(context).ended(exchange)
+}
+
+private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, _, code in
+    guard let connection else { return }
+    let server = server(context)
+    let key = UInt(bitPattern: connection)
+    if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+        let fd = CMicroHTTPD_connection_fd(connection)
+        if !server.connections.started(key, fd: fd, peer: HTTPServer.peerAddress(connection)) {
+            // Over its client's share: cut now; the connection closes without being read.
+            shutdown(fd, Int32(SHUT_RDWR))
+        }
+    } else {
+        server.connections.closed(key)
+    }
 }
 
 /// What MHD holds for a streamed response until it destroys it.

@@ -24,6 +24,20 @@ public enum System {
         return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// Raises this process's open-file limit to its hard limit (a server holding thousands of
+    /// connections needs more than the usual 1,024) and returns the limit now in force.
+    @discardableResult
+    public static func raiseFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+    }
+
     private static func readTwo(
         _ file: UnsafeMutablePointer<FILE>, _ a: UnsafeMutablePointer<Int>, _ b: UnsafeMutablePointer<Int>
     ) -> Bool {

@@ -18,7 +18,9 @@ import PierRuntime
 /// | `PIER_ADMIN_HOST` | `PIER_HOST` | address the admin listener binds |
 /// | `PIER_HTTP_THREADS` | 2 × cores | HTTP threads |
 /// | `PIER_HTTP_MAX_BODY_BYTES` | `1048576` | larger bodies → 413 |
-/// | `PIER_HTTP_MAX_CONNECTIONS` | `1024` | open connections at most |
+/// | `PIER_HTTP_MAX_CONNECTIONS` | `16384` | open connections at most (the file limit is raised to its hard limit) |
+/// | `PIER_HTTP_MAX_CONNECTIONS_PER_CLIENT` | `256` | open connections per client address (IPv6: /64); trusted proxies are exempt; 0 for none |
+/// | `PIER_HTTP_HEAD_TIMEOUT_S` | `10` | a whole request head must arrive within this, however it trickles |
 /// | `PIER_HTTP_IDLE_TIMEOUT_S` | `30` | silent connections are closed |
 /// | `PIER_HTTP_ACCESS_LOG` | `true` | one log line per request |
 /// | `PIER_TRUSTED_PROXIES` | none | addresses or CIDR blocks whose `X-Forwarded-For` names the client (the gateway, a load balancer) |
@@ -87,7 +89,9 @@ public struct ServiceConfiguration: Sendable {
             host: environment.string("PIER_HOST", default: "127.0.0.1"),
             port: try environment.int("PIER_PORT", default: defaultPort, in: 0...65535),
             threads: try environment.int("PIER_HTTP_THREADS", default: 2 * System.coreCount, in: 1...1024),
-            maxConnections: try environment.int("PIER_HTTP_MAX_CONNECTIONS", default: 1024, in: 1...1_000_000),
+            maxConnections: try environment.int("PIER_HTTP_MAX_CONNECTIONS", default: 16_384, in: 1...1_000_000),
+            maxConnectionsPerClient: try environment.int("PIER_HTTP_MAX_CONNECTIONS_PER_CLIENT", default: 256, in: 0...1_000_000),
+            headTimeoutSeconds: Double(try environment.int("PIER_HTTP_HEAD_TIMEOUT_S", default: 10, in: 1...3600)),
             maxBodyBytes: try environment.int("PIER_HTTP_MAX_BODY_BYTES", default: 1 << 20, in: 1...(1 << 30)),
             idleTimeoutSeconds: try environment.int("PIER_HTTP_IDLE_TIMEOUT_S", default: 30, in: 1...3600),
             accessLog: try environment.bool("PIER_HTTP_ACCESS_LOG", default: true),

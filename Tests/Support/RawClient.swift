@@ -9,8 +9,23 @@ import PierRuntime
 public final class RawClient: Sendable {
     public let fd: Int32
 
-    public init(port: Int, receiveTimeout: Double = 15) throws {
+    /// - Parameters:
+    ///   - source: the local IPv4 address to connect from (any of 127.0.0.0/8 on loopback), so
+    ///     that one test can be many clients.
+    public init(port: Int, receiveTimeout: Double = 15, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw POSIXError(.EADDRNOTAVAIL)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -18,7 +33,10 @@ public final class RawClient: Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard result == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - Double(Int(receiveTimeout))) * 1e6))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -116,5 +134,39 @@ public struct ParsedResponse: Sendable {
             rest = rest[bodyEnd...]
         }
         return results
+    }
+}
+
+extension RawClient {
+    /// Opens `count` connections from `addresses` client addresses (127.0.0.2 upwards), each
+    /// sending half a request head, as slow clients trickling their headers do; then asks
+    /// `/healthz` ten times from another address. Returns the slow connections that were
+    /// accepted (and are held open until the body returns) and each fresh answer's status and
+    /// seconds.
+    public static func freshClientsAmongSlowOnes(port: Int, count: Int, addresses: Int) async throws -> (
+        held: Int, fresh: [(status: Int, seconds: Double)]
+    ) {
+        var slow: [RawClient] = []
+        slow.reserveCapacity(count)
+        for index in 0..<count {
+            let client = try RawClient(port: port, from: "127.0.0.\(2 + index % addresses)")
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            slow.append(client)
+        }
+        var fresh: [(Int, Double)] = []
+        for _ in 0..<10 {
+            let started = ContinuousClock.now
+            let client = try RawClient(port: port, receiveTimeout: 5, from: "127.0.0.250")
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let status = await client.responses(1).first?.status ?? 0
+            let elapsed = ContinuousClock.now - started
+            fresh.append((status, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        }
+        // Still open from the client's side: the server kept them, the fresh clients came through.
+        let held = slow.filter { client in
+            var probe = [UInt8](repeating: 0, count: 1)
+            return recv(client.fd, &probe, 1, Int32(MSG_DONTWAIT)) < 0 && errno == EAGAIN
+        }.count
+        return (held, fresh)
     }
 }

@@ -14,11 +14,20 @@ static inline struct MHD_Daemon *CMicroHTTPD_start(unsigned int flags, uint16_t 
         MHD_AccessHandlerCallback handler, void *context,
         MHD_RequestCompletedCallback completed,
         void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection),
+        MHD_NotifyConnectionCallback connection_notify,
         const struct MHD_OptionItem *options) {
     return MHD_start_daemon(flags, port, NULL, NULL, handler, context,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, context,
                             MHD_OPTION_URI_LOG_CALLBACK, uri_log, context,
+                            MHD_OPTION_NOTIFY_CONNECTION, connection_notify, context,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// MHD_get_connection_info is variadic: the connection's socket, or -1.
+static inline int CMicroHTTPD_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
 }
 
 /// MHD_get_connection_info is variadic: the client address, formatted into `buffer`.
