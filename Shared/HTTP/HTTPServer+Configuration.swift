@@ -52,7 +52,7 @@ extension HTTPServer {
             self.threads = threads
             self.maxConnections = maxConnections
             self.maxConnectionsPerClient = maxConnectionsPerClient
-        self.headTimeoutSeconds = headTimeoutSeconds
+            self.headTimeoutSeconds = headTimeoutSeconds
             self.maxBodyBytes = maxBodyBytes
             self.maxURLBytes = maxURLBytes
             self.maxHeaderBytes = maxHeaderBytes

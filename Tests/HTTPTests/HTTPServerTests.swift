@@ -280,12 +280,7 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         slow.send("POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
         // The body deadline is not reset by each byte: the server closes within about a
         // second however the bytes keep coming.
-        let closed = await eventually(timeout: .seconds(20), interval: .milliseconds(300)) {
-            slow.send("a")
-            var probe = [UInt8](repeating: 0, count: 1)
-            return recv(slow.fd, &probe, 1, Int32(MSG_DONTWAIT)) == 0
-        }
-        #expect(closed)
+        #expect(await slow.isCut(whileTrickling: "a"))
         await server.shutdown()
     }
 
@@ -297,12 +292,7 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         }
         let trickling = try RawClient(port: server.port, receiveTimeout: 20)
         trickling.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        let cut = await eventually(timeout: .seconds(20), interval: .milliseconds(300)) {
-            trickling.send("X-More: a\r\n")
-            var probe = [UInt8](repeating: 0, count: 1)
-            return recv(trickling.fd, &probe, 1, Int32(MSG_DONTWAIT)) == 0
-        }
-        #expect(cut)
+        #expect(await trickling.isCut(whileTrickling: "X-More: a\r\n"))
         let idle = try RawClient(port: server.port, receiveTimeout: 20)
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(await idle.responses(1).first?.status == 200)

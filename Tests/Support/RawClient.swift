@@ -138,6 +138,16 @@ public struct ParsedResponse: Sendable {
 }
 
 extension RawClient {
+    /// Sends `text` every 300 ms, as a slow client does, until the server closes the
+    /// connection (true) or 20 s have passed (false).
+    public func isCut(whileTrickling text: String) async -> Bool {
+        await eventually(timeout: .seconds(20), interval: .milliseconds(300)) {
+            send(text)
+            var probe = [UInt8](repeating: 0, count: 1)
+            return recv(fd, &probe, 1, Int32(MSG_DONTWAIT)) == 0
+        }
+    }
+
     /// Opens `count` connections from `addresses` client addresses (127.0.0.2 upwards), each
     /// sending half a request head, as slow clients trickling their headers do; then asks
     /// `/healthz` ten times from another address. Returns the slow connections that were
