@@ -79,12 +79,21 @@ echo "pier-auth $pier_rps req/s  (access log on)"
 echo "ratio     $(ratio "$pier_rps" "$nginx_rps")   (target >= 0.7)"
 
 echo "== POST /auth/login vs the bare KDF (Argon2id m=19456 t=2 p=1, $threads threads)"
-curl -sf -XPOST http://127.0.0.1:18181/auth/register -H 'Content-Type: application/json' \
-  -d '{"email":"bench@example.com","password":"bench passphrase 1"}' >/dev/null
+# 64 accounts, taken in turn: many users logging in, not one account hammered by every
+# connection (which the per-account throttle answers with 429 once 5 attempts are in flight).
+for n in $(seq 0 63); do
+  curl -sf -XPOST http://127.0.0.1:18181/auth/register -H 'Content-Type: application/json' \
+    -d "{\"email\":\"bench$n@example.com\",\"password\":\"bench passphrase 1\"}" >/dev/null
+done
 cat > "$work/login.lua" <<'LUA'
 wrk.method = "POST"
-wrk.body = '{"email":"bench@example.com","password":"bench passphrase 1"}'
 wrk.headers["Content-Type"] = "application/json"
+local counter = 0
+request = function()
+  counter = counter + 1
+  local body = string.format('{"email":"bench%d@example.com","password":"bench passphrase 1"}', counter % 64)
+  return wrk.format(nil, nil, nil, body)
+end
 LUA
 kdf=$("$bin/pier-kdf-bench" "$threads" "$duration")
 login=$(wrk -t2 -c16 -d${duration}s -s "$work/login.lua" http://127.0.0.1:18181/auth/login | rps)

@@ -124,18 +124,11 @@ struct AuthController: Sendable {
         let account = LoginThrottle.accountKey(key)
         let address = LoginThrottle.addressKey(client)
         return try await hashing(client) { () async throws -> AuthSessionResponse in
-            // One round trip for the account and the address's back-off.
-            let rows = try await database.query(
-                """
-                SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
-                       (SELECT ceil(extract(epoch FROM blocked_until - now()))::int FROM auth.login_throttle
-                        WHERE key = \(address) AND blocked_until > now()) AS retry
-                FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(key)
-                """)
-            let row = rows[0]
-            var wait = try row.decode("retry", as: Int?.self)
-            if wait == nil { wait = try await throttle.reserve(account, limit: accountLimit) }
-            if let wait { throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.") }
+            // One round trip: the address's back-off, the account's reservation, the account.
+            let row = try await throttle.reserve(account, emailKey: key, address: address)
+            if let wait = try row.decode("retry", as: Int?.self) {
+                throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.")
+            }
             let stored =
                 try row.decode("id", as: UUID?.self) == nil
                 ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
@@ -146,14 +139,14 @@ struct AuthController: Sendable {
                 logger.info("login failed", [("request_id", .string(request.requestID))])
                 throw HTTPError(401, detail: "The email or password is not correct.")
             }
-            // The attempt was reserved as a failure: the right password clears the count.
-            try await throttle.reset(account: account)
             if hasher.needsRehash(hash) {
                 let upgraded = try await hasher.hash(body.password)
                 try await database.execute(
                     "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
             }
-            return try await signIn(user)
+            // The attempt was reserved as a failure: the right password clears the count, in
+            // the transaction that opens the session.
+            return try await signIn(user, clearing: account)
         }
     }
 
@@ -169,11 +162,12 @@ struct AuthController: Sendable {
     }
 
     /// A new session for `user`, answered with its tokens.
-    private func signIn(_ user: User) async throws -> AuthSessionResponse {
+    private func signIn(_ user: User, clearing account: String) async throws -> AuthSessionResponse {
         let refreshDays = configuration.refreshTokenTTLDays
         let tokens = tokens
-        let (sessionID, refreshToken) = try await database.withConnection { connection in
-            try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
+        let (sessionID, refreshToken) = try await database.withTransaction { connection in
+            try LoginThrottle.reset(account, on: connection)
+            return try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
         }
         return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken))
     }

@@ -29,8 +29,30 @@ struct LoginThrottle: Sendable {
         return try rows.first?.decode("retry", as: Int?.self)
     }
 
-    /// Reserves an attempt on `key`: nil when it may go ahead (and is counted as a failure until
-    /// ``reset(account:)``), or the seconds to wait while the key is blocked (not counted).
+    /// Reserves an attempt on `account` unless `address` is blocked, and looks the account up,
+    /// in one statement: the account's row (columns of `auth.users`, null when unknown) with
+    /// `retry`, the seconds to wait when the address or the account is blocked (nothing is then
+    /// counted). Otherwise the attempt counts as a failure until ``reset(account:on:)``.
+    func reserve(_ account: String, emailKey: String, address: String) async throws -> PostgresRow {
+        var query: PostgresQuery = """
+            WITH address AS (
+                SELECT ceil(extract(epoch FROM blocked_until - now()))::int AS retry FROM auth.login_throttle
+                WHERE key = \(address) AND blocked_until > now()
+            ), reservation AS (
+            """
+        query.append(Self.count(account, limit: accountLimit, returning: true, unless: "SELECT 1 FROM address"))
+        query.append(
+            """
+            )
+            SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
+                   coalesce((SELECT retry FROM address),
+                            (SELECT CASE WHEN admitted THEN NULL ELSE greatest(retry, 1) END FROM reservation)) AS retry
+            FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(emailKey)
+            """)
+        return try await database.query(query)[0]
+    }
+
+    /// Reserves an attempt on `key` alone (a password change: the account is known).
     func reserve(_ key: String, limit: Int) async throws -> Int? {
         let rows = try await database.query(Self.count(key, limit: limit, returning: true))
         let row = rows[0]
@@ -45,16 +67,35 @@ struct LoginThrottle: Sendable {
 
     /// Forgets an account's failures after a successful login.
     func reset(account: String) async throws {
-        try await database.execute("DELETE FROM auth.login_throttle WHERE key = \(account)")
+        try await database.execute(Self.reset(account))
+    }
+
+    /// The same, on `connection` (in the transaction that opens the session).
+    static func reset(_ account: String, on connection: PostgresConnection) throws {
+        try connection.execute(reset(account))
+    }
+
+    private static func reset(_ account: String) -> PostgresQuery {
+        "DELETE FROM auth.login_throttle WHERE key = \(account)"
     }
 
     /// One attempt against `key`, unless it is blocked now. The `DO UPDATE` reads the row as
     /// locked (its newest version), so concurrent attempts are counted one after another.
     /// `admitted`: this statement moved `last_failure_at` to its own transaction's `now()`.
-    private static func count(_ key: String, limit: Int, returning: Bool) -> PostgresQuery {
+    /// `unless`: a query that, when it returns a row, makes the statement count nothing.
+    private static func count(_ key: String, limit: Int, returning: Bool, unless: PostgresQuery? = nil) -> PostgresQuery {
         var query: PostgresQuery = """
             INSERT INTO auth.login_throttle AS t (key, failures, last_failure_at, blocked_until)
-            VALUES (\(key), 1, now(), CASE WHEN 1 >= \(limit) THEN now() + interval '1 second' END)
+            SELECT \(key), 1, now(), CASE WHEN 1 >= \(limit) THEN now() + interval '1 second' END
+            """
+        if let unless {
+            query.append(" WHERE NOT EXISTS (")
+            query.append(unless)
+            query.append(")")
+        }
+        query.append(
+            """
+
             ON CONFLICT (key) DO UPDATE SET
                 failures = CASE WHEN t.blocked_until > now() THEN t.failures
                                 WHEN t.last_failure_at < now() - interval '1 hour' THEN 1
@@ -67,7 +108,7 @@ struct LoginThrottle: Sendable {
                                            interval '1 second' * power(2, least(t.failures + 1 - \(limit), 20)))
                     WHEN 1 >= \(limit) THEN now() + interval '1 second'
                 END
-            """
+            """)
         if returning {
             query.append(
                 """
