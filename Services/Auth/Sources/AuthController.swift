@@ -25,8 +25,6 @@ struct AuthController: Sendable {
     let hashSlots: InFlightLimiter
     /// Logins per client address, successful or not.
     let loginRate: TokenBuckets
-    var accountLimit: Int { configuration.accountFailureLimit }
-    var addressLimit: Int { configuration.addressFailureLimit }
     /// A hash of a random password with the current parameters: unknown emails are checked
     /// against it, so they take as long as a wrong password.
     let dummyHash: String
@@ -124,30 +122,45 @@ struct AuthController: Sendable {
         let account = LoginThrottle.accountKey(key)
         let address = LoginThrottle.addressKey(client)
         return try await hashing(client) { () async throws -> AuthSessionResponse in
-            // One round trip: the address's back-off, the account's reservation, the account.
-            let row = try await throttle.reserve(account, emailKey: key, address: address)
-            if let wait = try row.decode("retry", as: Int?.self) {
-                throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed logins; try again in \(wait) s.")
+            let outcome = try await throttle.reserving(account) { () async throws -> LoginOutcome in
+                // Read after taking a place: failures recorded by attempts that held one are seen.
+                let (row, inFlight) = try await throttle.lookUp(emailKey: key, account: account, address: address)
+                if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }
+                let failures = try row.decode("failures", as: Int.self)
+                guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
+                let stored =
+                    try row.decode("id", as: UUID?.self) == nil
+                    ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
+                // An unknown email is checked against a dummy hash: same work, same time, same answer.
+                let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
+                guard let (user, hash) = stored, matches else {
+                    try await throttle.recordFailure(account: account, address: address)
+                    return .failed
+                }
+                if failures > 0 { try await throttle.reset(account: account) }
+                return .succeeded(user, hash)
             }
-            let stored =
-                try row.decode("id", as: UUID?.self) == nil
-                ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
-            // An unknown email is checked against a dummy hash: same work, same time, same answer.
-            let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
-            guard let (user, hash) = stored, matches else {
-                try await throttle.recordFailure(address, limit: addressLimit)
+            switch outcome ?? .wait(1) {
+            case .wait(let seconds):
+                throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
+            case .failed:
                 logger.info("login failed", [("request_id", .string(request.requestID))])
                 throw HTTPError(401, detail: "The email or password is not correct.")
+            case .succeeded(let user, let hash):
+                if hasher.needsRehash(hash) {
+                    let upgraded = try await hasher.hash(body.password)
+                    try await database.execute(
+                        "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
+                }
+                return try await signIn(user)
             }
-            if hasher.needsRehash(hash) {
-                let upgraded = try await hasher.hash(body.password)
-                try await database.execute(
-                    "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
-            }
-            // The attempt was reserved as a failure: the right password clears the count, in
-            // the transaction that opens the session.
-            return try await signIn(user, clearing: account)
         }
+    }
+
+    private enum LoginOutcome: Sendable {
+        case wait(Int)
+        case failed
+        case succeeded(User, String)
     }
 
     /// Runs password hashing for `client` while it has fewer than its share of hashes in flight
@@ -162,12 +175,11 @@ struct AuthController: Sendable {
     }
 
     /// A new session for `user`, answered with its tokens.
-    private func signIn(_ user: User, clearing account: String) async throws -> AuthSessionResponse {
+    private func signIn(_ user: User) async throws -> AuthSessionResponse {
         let refreshDays = configuration.refreshTokenTTLDays
         let tokens = tokens
-        let (sessionID, refreshToken) = try await database.withTransaction { connection in
-            try LoginThrottle.reset(account, on: connection)
-            return try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
+        let (sessionID, refreshToken) = try await database.withConnection { connection in
+            try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
         }
         return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken))
     }
@@ -289,14 +301,21 @@ struct AuthController: Sendable {
         let stored = try row.decode("password_hash", as: String.self)
         // The same guard as login: a stolen access token must not be a way to guess passwords.
         let hash = try await hashing(request.clientKey) { () async throws -> String in
-            var wait = try await throttle.retryAfter([address])
-            if wait == nil { wait = try await throttle.reserve(account, limit: accountLimit) }
-            if let wait { throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed attempts; try again in \(wait) s.") }
-            guard try await hasher.verify(body.currentPassword, against: stored) else {
-                try await throttle.recordFailure(address, limit: addressLimit)
-                throw HTTPError.invalid("currentPassword", "is not correct")
+            if let wait = try await throttle.retryAfter([account, address]) {
+                throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed attempts; try again in \(wait) s.")
             }
-            try await throttle.reset(account: account)
+            // The same reservation as login: a stolen access token is no way to guess faster.
+            let checked = try await throttle.reserving(account) { () async throws -> Bool in
+                guard throttle.admits(failures: 0, inFlight: throttle.inFlight(account)) else { return false }
+                guard try await hasher.verify(body.currentPassword, against: stored) else {
+                    try await throttle.recordFailure(account: account, address: address)
+                    throw HTTPError.invalid("currentPassword", "is not correct")
+                }
+                return true
+            }
+            guard checked == true else {
+                throw HTTPError.tooManyRequests(retryAfter: 1, "Too many attempts at once; try again in a second.")
+            }
             let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
             guard problems.isEmpty else { throw HTTPError.invalid(problems) }
             return try await hasher.hash(body.newPassword)
