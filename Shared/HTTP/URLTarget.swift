@@ -26,6 +26,10 @@ enum URLTarget {
                 guard let name = percentDecode(nameValue[0], plusIsSpace: true),
                     let value = percentDecode(nameValue.count > 1 ? nameValue[1] : "", plusIsSpace: true)
                 else { throw .badRequest("The query has an invalid percent-encoding.") }
+                // U+0000 cannot be stored or bound (libpq would cut the text there).
+                if name.utf8.contains(0) || value.utf8.contains(0) {
+                    throw .badRequest("The query has an encoded NUL (%00).")
+                }
                 query.append((name, value))
             }
         }

@@ -198,6 +198,28 @@ import Testing
         let kept = try await feedback.send("GET", "/feedback/\(id)", token: feedback.token(owner))
         #expect(try kept.decode(FeedbackItem.self).message == "the owner's words")
     }
+
+    /// Two senders choosing the same new id at the same instant both get a 201 and an item of
+    /// their own: the one that meets the primary key takes a fresh id, not a 409.
+    @Test func twoSendersRacingForOneIDBothSucceed() async throws {
+        let feedback = try await feedback
+        for _ in 0..<20 {
+            let id = UUID()
+            let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
+                for sender in 0..<2 {
+                    group.addTask {
+                        try await feedback.send(
+                            "POST", "/feedback", json: #"{"id":"\#(id.uuidString)","message":"racer \#(sender)"}"#,
+                            token: try feedback.token(UUID()))
+                    }
+                }
+                return try await group.reduce(into: [Reply]()) { $0.append($1) }
+            }
+            #expect(replies.allSatisfy { $0.status == 201 }, "\(replies.map(\.status))")
+            let ids = Set(try replies.map { try $0.decode(FeedbackItem.self).id })
+            #expect(ids.count == 2 && ids.contains(id))
+        }
+    }
 }
 
 @Suite struct FeedbackAbuseTests {

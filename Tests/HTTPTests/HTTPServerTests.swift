@@ -178,7 +178,7 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(try await status("/items/x/../y?q=1").1.contains(#""id":"y""#))
         for target in [
             "/items/%2e%2e/healthz", "/items/.%2E/healthz", "/items/%2e/x", "/items/a%2Fb", "/items/a%2fb", "/items/a%5cb",
-            "/items/a%00b",
+            "/items/a%00b", "/items/x?q=a%00b", "/items/x?a%00=b",
         ] {
             #expect(try await status(target).0 == 400, "\(target)")
         }
