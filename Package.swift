@@ -46,11 +46,13 @@ let package = Package(
             path: "Shared/HTTP", swiftSettings: strict),
         .target(
             name: "PierService",
-            dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels"],
+            dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
             path: "Shared/Service", swiftSettings: strict),
 
         .target(
-            name: "AuthService", dependencies: ["PierService"], path: "Services/Auth",
+            name: "AuthService",
+            dependencies: ["PierService", "PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],
             swiftSettings: strict),
@@ -59,7 +61,9 @@ let package = Package(
             path: "Services/Auth/Main", swiftSettings: strict),
 
         .target(
-            name: "FeedbackService", dependencies: ["PierService"], path: "Services/Feedback",
+            name: "FeedbackService",
+            dependencies: ["PierService", "PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            path: "Services/Feedback",
             exclude: ["Main"], sources: ["Sources"], resources: [.embedInCode("Migrations")],
             swiftSettings: strict),
         .executableTarget(
@@ -67,7 +71,9 @@ let package = Package(
             path: "Services/Feedback/Main", swiftSettings: strict),
 
         .target(
-            name: "SubscriptionsService", dependencies: ["PierService"], path: "Services/Subscriptions",
+            name: "SubscriptionsService",
+            dependencies: ["PierService", "PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            path: "Services/Subscriptions",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("Resources/AppleRootCA-G3.pem")],
             swiftSettings: strict),
@@ -76,7 +82,12 @@ let package = Package(
             path: "Services/Subscriptions/Main", swiftSettings: strict),
 
         .target(
-            name: "Gateway", dependencies: ["AuthService", "FeedbackService", "SubscriptionsService", "PierService"],
+            // libcurl's multi interface (the proxy's upstream client) is the gateway's alone.
+            name: "Gateway",
+            dependencies: [
+                "AuthService", "FeedbackService", "SubscriptionsService", "PierService", "PierHTTP", "PierPostgres",
+                "PierModels", "PierRuntime", "CCurl",
+            ],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
         .executableTarget(
@@ -98,20 +109,35 @@ let package = Package(
             name: "PostgresTests", dependencies: ["PierPostgres", "PierTestSupport"],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
-            name: "HTTPTests", dependencies: ["PierHTTP", "PierTestSupport"], path: "Tests/HTTPTests",
+            name: "HTTPTests", dependencies: ["PierHTTP", "PierModels", "PierRuntime", "PierTestSupport"],
+            path: "Tests/HTTPTests",
             swiftSettings: strict),
         .testTarget(
-            name: "GatewayTests", dependencies: ["Gateway", "PierService", "PierTestSupport"],
+            name: "GatewayTests",
+            dependencies: [
+                "Gateway", "FeedbackService", "PierService", "PierHTTP", "PierModels", "PierRuntime", "PierTestSupport",
+            ],
             path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(
-            name: "FeedbackTests", dependencies: ["FeedbackService", "PierService", "PierTestSupport"],
+            name: "FeedbackTests",
+            dependencies: [
+                "FeedbackService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "PierTestSupport",
+            ],
             path: "Tests/FeedbackTests", swiftSettings: strict),
         .testTarget(
             name: "SubscriptionsTests",
-            dependencies: ["SubscriptionsService", "PierService", "PierTestSupport", "COpenSSL"],
+            dependencies: [
+                "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "PierTestSupport", "COpenSSL",
+            ],
             path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "AuthTests", dependencies: ["AuthService", "PierService", "PierTestSupport"],
+            name: "AuthTests",
+            dependencies: [
+                "AuthService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "PierTestSupport",
+            ],
             path: "Tests/AuthTests", swiftSettings: strict),
     ]
 )

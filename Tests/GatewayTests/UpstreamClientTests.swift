@@ -1,6 +1,8 @@
 import PierHTTP
 import Testing
 
+@testable import Gateway
+
 @Suite struct UpstreamClientTests {
     static func request(_ url: String) -> UpstreamClient.Request {
         UpstreamClient.Request(

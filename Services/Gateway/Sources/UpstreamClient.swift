@@ -1,4 +1,5 @@
 import CCurl
+import PierHTTP
 import PierRuntime
 import Synchronization
 
