@@ -242,7 +242,7 @@ public final class HTTPServer: @unchecked Sendable {
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
         var request: Request
         do {
-            let peer = Self.clientAddress(exchange.connection)
+            let peer = Self.peerAddress(exchange.connection)
             request = try exchange.makeRequest(peerAddress: peer, trustedProxies: configuration.trustedProxies)
         } catch {
             return queue(exchange, errorResponse(error, exchange: exchange))
@@ -419,9 +419,8 @@ public final class HTTPServer: @unchecked Sendable {
         return collector.headers
     }
 
-    static func peerAddress(_ connection: OpaquePointer) -> String { clientAddress(connection) }
-
-    private static func clientAddress(_ connection: OpaquePointer) -> String {
+    /// The TCP peer's address.
+    static func peerAddress(_ connection: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard CMicroHTTPD_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "unknown" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
