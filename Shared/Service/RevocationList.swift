@@ -13,7 +13,7 @@ import Synchronization
 /// Access tokens revoked before they expire, as every service learns them from the shared event
 /// log: `session.revoked` (a logout, a password change ending other sessions, a refresh token
 /// reused) refuses the tokens of that session; `account.deleted` refuses every token of that
-/// user issued up to the deletion. Kept in memory, so checking a token costs two dictionary
+/// user. Kept in memory, so checking a token costs two dictionary
 /// lookups and no database round trip; each entry is forgotten once every token it could match
 /// has expired, so memory is bounded by what is revoked within a token's lifetime.
 ///
@@ -33,8 +33,8 @@ public final class RevocationList: Sendable {
     private struct State {
         /// Session id → until when its tokens may exist (seconds since 1970).
         var sessions: [String: Double] = [:]
-        /// User id (lowercased) → (deleted at, kept until).
-        var users: [String: (at: Double, until: Double)] = [:]
+        /// User id (lowercased) → until when its tokens may exist (seconds since 1970).
+        var users: [String: Double] = [:]
         /// Every event up to this id has been read (those above it may still be settling).
         var cursor: Int64 = 0
         var syncedAt: ContinuousClock.Instant?
@@ -67,9 +67,9 @@ public final class RevocationList: Sendable {
         state.withLock { state in
             guard let synced = state.syncedAt, ContinuousClock.now - synced <= staleAfter else { return .unknown }
             if let sid = claims.sid, state.sessions[sid.lowercased()] != nil { return .revoked }
-            if let deleted = state.users[claims.sub.lowercased()], Double(claims.iat) <= deleted.at.rounded(.up) {
-                return .revoked
-            }
+            // A deleted account's id never gets a token again (a new account has a new id): every
+            // token of it is refused, whatever its `iat` says (the auth host's clock, not the database's).
+            if state.users[claims.sub.lowercased()] != nil { return .revoked }
             return .valid
         }
     }
@@ -138,9 +138,9 @@ public final class RevocationList: Sendable {
         let now = Date().timeIntervalSince1970
         state.withLock { state in
             for (sid, until) in sessions { state.sessions[sid] = max(until, state.sessions[sid] ?? 0) }
-            for (user, at) in users { state.users[user] = (at, at + Self.longestTokenLife) }
+            for (user, at) in users { state.users[user] = at + Self.longestTokenLife }
             state.sessions = state.sessions.filter { $0.value > now }
-            state.users = state.users.filter { $0.value.until > now }
+            state.users = state.users.filter { $0.value > now }
             state.cursor = next
             state.syncedAt = .now
         }
