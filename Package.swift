@@ -106,7 +106,7 @@ let package = Package(
             name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
             swiftSettings: strict),
         .testTarget(
-            name: "PostgresTests", dependencies: ["PierPostgres", "PierTestSupport"],
+            name: "PostgresTests", dependencies: ["PierPostgres", "PierRuntime", "PierTestSupport"],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
             name: "HTTPTests", dependencies: ["PierHTTP", "PierModels", "PierRuntime", "PierTestSupport"],

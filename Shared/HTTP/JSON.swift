@@ -43,7 +43,10 @@ public enum JSON {
             {
                 // Valid JSON refused as "not valid JSON": Foundation's way of saying a number
                 // did not fit the integer it was decoded into. Name the numbers that cannot.
-                let fields = nonIntegers(in: value, path: "")
+                let fields = paths(in: value) { leaf in
+                    guard case .number(let number) = leaf else { return false }
+                    return number.rounded() != number || abs(number) >= 9.2e18
+                }
                 throw .invalid(
                     fields.isEmpty
                         ? [Problem.FieldError(field: "(body)", message: "has a value of the wrong type")]
@@ -68,37 +71,28 @@ public enum JSON {
             }),
             let value = try? decoder.decode(JSONValue.self, from: Data(bytes))
         else { return }
-        let fields = nulStrings(in: value, path: "")
+        let fields = paths(in: value, keys: { $0.utf8.contains(0) }) { leaf in
+            if case .string(let text) = leaf { text.utf8.contains(0) } else { false }
+        }
         guard !fields.isEmpty else { return }
         throw .invalid(fields.map { Problem.FieldError(field: $0, message: "must not contain the NUL character (U+0000)") })
     }
 
-    private static func nulStrings(in value: JSONValue, path: String) -> [String] {
+    /// The paths (`items[2].rating`, `(body)` for the top) of the leaves that `leaf` picks, and
+    /// of the members whose name `keys` picks, in a stable order.
+    private static func paths(
+        in value: JSONValue, at path: String = "", keys: (String) -> Bool = { _ in false }, _ leaf: (JSONValue) -> Bool
+    ) -> [String] {
         switch value {
-        case .string(let text):
-            return text.utf8.contains(0) ? [path.isEmpty ? "(body)" : path] : []
         case .array(let values):
-            return values.enumerated().flatMap { nulStrings(in: $1, path: path + "[\($0)]") }
+            return values.enumerated().flatMap { paths(in: $1, at: path + "[\($0)]", keys: keys, leaf) }
         case .object(let members):
             return members.sorted { $0.key < $1.key }.flatMap { key, member in
                 let name = path.isEmpty ? key : path + "." + key
-                return key.utf8.contains(0) ? [name] : nulStrings(in: member, path: name)
+                return keys(key) ? [name] : paths(in: member, at: name, keys: keys, leaf)
             }
         default:
-            return []
-        }
-    }
-
-    private static func nonIntegers(in value: JSONValue, path: String) -> [String] {
-        switch value {
-        case .number(let number):
-            return number.rounded() == number && abs(number) < 9.2e18 ? [] : [path.isEmpty ? "(body)" : path]
-        case .array(let values):
-            return values.enumerated().flatMap { nonIntegers(in: $1, path: path + "[\($0)]") }
-        case .object(let members):
-            return members.sorted { $0.key < $1.key }.flatMap { nonIntegers(in: $1, path: path.isEmpty ? $0 : path + "." + $0) }
-        default:
-            return []
+            return leaf(value) ? [path.isEmpty ? "(body)" : path] : []
         }
     }
 

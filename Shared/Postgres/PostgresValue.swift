@@ -187,53 +187,7 @@ extension Date: PostgresEncodable, PostgresDecodable {
     /// Parses PostgreSQL's ISO output, `2026-11-29 19:50:28.123456+00` (any offset, optional
     /// fraction), which connections produce with `DateStyle=ISO`.
     public init?(postgresText: String) {
-        let c = Array(postgresText.utf8)
-        func number(_ from: Int, _ count: Int) -> Int64? {
-            guard from + count <= c.count else { return nil }
-            var value: Int64 = 0
-            for index in from..<(from + count) {
-                let digit = c[index] &- UInt8(ascii: "0")
-                guard digit < 10 else { return nil }
-                value = value * 10 + Int64(digit)
-            }
-            return value
-        }
-        guard c.count >= 19, c[4] == UInt8(ascii: "-"), c[7] == UInt8(ascii: "-"),
-            c[10] == UInt8(ascii: " ") || c[10] == UInt8(ascii: "T"),
-            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
-        else { return nil }
-        var index = 19
-        var fraction = 0.0
-        if index < c.count, c[index] == UInt8(ascii: ".") {
-            index += 1
-            var scale = 0.1
-            while index < c.count, c[index] >= UInt8(ascii: "0"), c[index] <= UInt8(ascii: "9") {
-                fraction += Double(c[index] - UInt8(ascii: "0")) * scale
-                scale /= 10
-                index += 1
-            }
-        }
-        var offset: Int64 = 0
-        if index < c.count {
-            if c[index] == UInt8(ascii: "Z") {
-                index += 1
-            } else if c[index] == UInt8(ascii: "+") || c[index] == UInt8(ascii: "-") {
-                let sign: Int64 = c[index] == UInt8(ascii: "+") ? 1 : -1
-                guard let hours = number(index + 1, 2) else { return nil }
-                index += 3
-                var minutes: Int64 = 0
-                if index < c.count, c[index] == UInt8(ascii: ":") {
-                    guard let m = number(index + 1, 2) else { return nil }
-                    minutes = m
-                    index += 3
-                }
-                offset = sign * (hours * 3600 + minutes * 60)
-            }
-        }
-        guard index == c.count else { return nil }
-        let days = CivilDate.days(year: year, month: month, day: day)
-        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-        self.init(timeIntervalSince1970: Double(seconds) + fraction)
+        guard let seconds = CivilDate.parse(postgresText, .postgres) else { return nil }
+        self.init(timeIntervalSince1970: seconds)
     }
 }

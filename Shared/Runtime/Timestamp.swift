@@ -54,10 +54,20 @@ public enum CivilDate {
     public static let earliest = -62_135_596_800.0
     public static let latest = 253_402_300_799.999_999
 
-    /// Reads `2026-11-29`, `2026-11-29T10:00:00Z`, `2026-11-29T10:00:00.5Z` or with an offset
-    /// (`+01:00`); nil for anything else, impossible dates (`2026-02-30`, `25:00`) included.
-    /// Nothing is normalized: what is accepted means exactly what it says.
-    public static func parse(_ text: String) -> Double? {
+    /// What ``parse(_:_:)`` reads.
+    public enum Syntax: Sendable {
+        /// `2026-11-29`, `2026-11-29T10:00:00Z`, `2026-11-29T10:00:00.5Z` or with an offset
+        /// (`+01:00`): what clients send.
+        case iso8601
+        /// PostgreSQL's ISO output, `2026-11-29 19:50:28.123456+00` (`T` also read, the offset's
+        /// minutes and the fraction optional): what connections read with `DateStyle=ISO`.
+        case postgres
+    }
+
+    /// Seconds since 1970 of a date-time written in `syntax`; nil for anything else, impossible
+    /// dates (`2026-02-30`, `25:00`) and years outside 0001–9999 included. Nothing is
+    /// normalized: what is accepted means exactly what it says.
+    public static func parse(_ text: String, _ syntax: Syntax = .iso8601) -> Double? {
         let c = Array(text.utf8)
         func number(_ start: Int, _ count: Int) -> Int64? {
             guard start + count <= c.count else { return nil }
@@ -72,40 +82,53 @@ public enum CivilDate {
             let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
             (1...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
-        var seconds = Double(days(year: year, month: month, day: day) * 86_400)
-        if c.count == 10 { return seconds }
-        guard c.count >= 20, c[10] == UInt8(ascii: "T") || c[10] == UInt8(ascii: "t"), c[13] == UInt8(ascii: ":"),
+        // Whole seconds as an integer, the fraction apart: added once, at the end, it keeps
+        // the microseconds that a running sum of large doubles would blur.
+        var seconds = days(year: year, month: month, day: day) * 86_400
+        var fraction = 0.0
+        if c.count == 10 { return syntax == .iso8601 ? Double(seconds) : nil }
+        let separators: [UInt8] =
+            syntax == .iso8601 ? [UInt8(ascii: "T"), UInt8(ascii: "t")] : [UInt8(ascii: " "), UInt8(ascii: "T")]
+        guard c.count >= 19, separators.contains(c[10]), c[13] == UInt8(ascii: ":"),
             c[16] == UInt8(ascii: ":"), let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
             hour < 24, minute < 60, second < 60
         else { return nil }
-        seconds += Double(hour * 3600 + minute * 60 + second)
+        seconds += hour * 3600 + minute * 60 + second
         var index = 19
-        if c[index] == UInt8(ascii: ".") {
+        if index < c.count, c[index] == UInt8(ascii: ".") {
             index += 1
             var scale = 0.1
             let start = index
             while index < c.count, c[index] >= 0x30, c[index] <= 0x39 {
-                seconds += Double(c[index] - 0x30) * scale
+                fraction += Double(c[index] - 0x30) * scale
                 scale /= 10
                 index += 1
             }
             guard index > start, index - start <= 9 else { return nil }
         }
+        if index == c.count, syntax == .postgres { return Double(seconds) + fraction }
         guard index < c.count else { return nil }
         switch c[index] {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             index += 1
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            guard index + 6 == c.count, c[index + 3] == UInt8(ascii: ":"), let hours = number(index + 1, 2),
-                let minutes = number(index + 4, 2), hours < 24, minutes < 60
-            else { return nil }
-            seconds -= Double((c[index] == UInt8(ascii: "+") ? 1 : -1) * (hours * 3600 + minutes * 60))
-            index += 6
+            let sign: Int64 = c[index] == UInt8(ascii: "+") ? 1 : -1
+            guard let hours = number(index + 1, 2), hours < 24 else { return nil }
+            index += 3
+            var minutes: Int64 = 0
+            if index < c.count, c[index] == UInt8(ascii: ":"), let given = number(index + 1, 2), given < 60 {
+                minutes = given
+                index += 3
+            } else if syntax == .iso8601 {
+                return nil
+            }
+            seconds -= sign * (hours * 3600 + minutes * 60)
         default:
             return nil
         }
-        guard index == c.count, seconds >= earliest, seconds <= latest else { return nil }
-        return seconds
+        let value = Double(seconds) + fraction
+        guard index == c.count, value >= earliest, value <= latest else { return nil }
+        return value
     }
 
     /// Days in a month of the proleptic Gregorian calendar.

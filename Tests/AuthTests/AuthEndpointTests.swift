@@ -381,6 +381,34 @@ struct AuthRestartTests {
         await auth.server.shutdown()
     }
 
+    /// A stolen access token is no faster way to guess: the password change checks the current
+    /// password under the same guards as login, concurrent guesses included, and counts its
+    /// failures against the same account.
+    @Test func guessesThroughPasswordChangeMeetTheSameLimit() async throws {
+        let auth = try await AuthHarness.start(database: "pier_test_auth_change_guesses")
+        let (session, email) = try await auth.register()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<32 {
+                group.addTask {
+                    try await auth.send(
+                        "POST", "/auth/password",
+                        json: #"{"currentPassword":"guess number \#(index)","newPassword":"brand new passphrase"}"#,
+                        token: session.accessToken
+                    ).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let checked = statuses.filter { $0 == 422 }.count
+        #expect(statuses.allSatisfy { $0 == 422 || $0 == 429 })
+        #expect((1...5).contains(checked), "\(checked) of 32 guesses were checked")
+        // Counted against the account, as login's failures are.
+        let rows = try await auth.pool.query(
+            "SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
+        #expect(try rows.first?.decode("failures", as: Int.self) == checked)
+        await auth.server.shutdown()
+    }
+
     /// One address flooding logins with its own valid password cannot take the hashing threads
     /// from another: the other's logins all succeed, promptly.
     @Test func oneAddressFloodingLeavesLoginsToOthers() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import PierRuntime
 import PierTestSupport
 import Synchronization
 import Testing
@@ -70,6 +71,16 @@ import Testing
         #expect(Date(postgresText: "1969-12-31 23:59:59.5+00") == Date(timeIntervalSince1970: -0.5))
         #expect(Date(postgresText: "garbage") == nil)
         #expect(Date(timeIntervalSince1970: 951_868_800).postgresText == "2000-03-01T00:00:00.000000Z")
+        // One parser serves the database's output and what clients send, each with its syntax.
+        #expect(CivilDate.parse("2000-03-01T01:30:00+01:30") == 951_868_800)
+        #expect(CivilDate.parse("2000-03-01") == 951_868_800)
+        for strictlyRefused in [
+            "2000-03-01 00:00:00Z", "2000-03-01T00:00:00", "2000-03-01T00:00:00+01", "2000-02-30T00:00:00Z", "0000-01-01",
+        ] {
+            #expect(CivilDate.parse(strictlyRefused) == nil, "\(strictlyRefused)")
+        }
+        #expect(Date(postgresText: "2000-03-01") == nil)
+        #expect(Date(postgresText: "2000-02-30 00:00:00+00") == nil)
     }
 
     @Test func transactionsCommitOrRollBack() async throws {

@@ -118,35 +118,14 @@ struct AuthController: Sendable {
             throw HTTPError.tooManyRequests(
                 retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
         }
-        let key = EmailAddress.key(body.email)
-        let account = LoginThrottle.accountKey(key)
-        let address = LoginThrottle.addressKey(client)
         return try await hashing(client) { () async throws -> AuthSessionResponse in
-            let outcome = try await throttle.reserving(account) { () async throws -> LoginOutcome in
-                // Read after taking a place: failures recorded by attempts that held one are seen.
-                let (row, inFlight) = try await throttle.lookUp(emailKey: key, account: account, address: address)
-                if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }
-                let failures = try row.decode("failures", as: Int.self)
-                guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
-                let stored =
-                    try row.decode("id", as: UUID?.self) == nil
-                    ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
-                // An unknown email is checked against a dummy hash: same work, same time, same answer.
-                let matches = try await hasher.verify(body.password, against: stored?.1 ?? dummyHash)
-                guard let (user, hash) = stored, matches else {
-                    try await throttle.recordFailure(account: account, address: address)
-                    return .failed
-                }
-                if failures > 0 { try await throttle.reset(account: account) }
-                return .succeeded(user, hash)
-            }
-            switch outcome ?? .wait(1) {
+            switch try await checkPassword(body.password, emailKey: EmailAddress.key(body.email), client: client) {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
-            case .failed:
+            case .wrong:
                 logger.info("login failed", [("request_id", .string(request.requestID))])
                 throw HTTPError(401, detail: "The email or password is not correct.")
-            case .succeeded(let user, let hash):
+            case .right(let user, let hash):
                 if hasher.needsRehash(hash) {
                     let upgraded = try await hasher.hash(body.password)
                     try await database.execute(
@@ -157,10 +136,38 @@ struct AuthController: Sendable {
         }
     }
 
-    private enum LoginOutcome: Sendable {
+    private enum PasswordCheck: Sendable {
+        /// The account or the address is backing off, or the account has its share of
+        /// attempts in flight: nothing was checked.
         case wait(Int)
-        case failed
-        case succeeded(User, String)
+        case wrong
+        case right(User, String)
+    }
+
+    /// Checks `password` against the account of `emailKey` under the failed-attempt guards
+    /// (``LoginThrottle``): a place among the account's attempts in flight, then the account
+    /// and both keys' back-off read in one round trip, the hash, and the failure recorded
+    /// before the place is given back. An unknown email is checked against a dummy hash: same
+    /// work, same time, same answer.
+    private func checkPassword(_ password: String, emailKey: String, client: String) async throws -> PasswordCheck {
+        let account = LoginThrottle.accountKey(emailKey)
+        let address = LoginThrottle.addressKey(client)
+        let checked = try await throttle.reserving(account) { () async throws -> PasswordCheck in
+            let (row, inFlight) = try await throttle.lookUp(emailKey: emailKey, account: account, address: address)
+            if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }
+            let failures = try row.decode("failures", as: Int.self)
+            guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
+            let stored =
+                try row.decode("id", as: UUID?.self) == nil
+                ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
+            guard let (user, hash) = stored, try await hasher.verify(password, against: stored?.1 ?? dummyHash) else {
+                try await throttle.recordFailure(account: account, address: address)
+                return .wrong
+            }
+            if failures > 0 { try await throttle.reset(account: account) }
+            return .right(user, hash)
+        }
+        return checked ?? .wait(1)
     }
 
     /// Runs password hashing for `client` while it has fewer than its share of hashes in flight
@@ -290,35 +297,22 @@ struct AuthController: Sendable {
 
     func changePassword(_ request: Request, _ body: PasswordChangeRequest) async throws -> Response {
         let principal = try await authenticator.principal(request)
-        let rows = try await database.query(
-            """
-            SELECT id, email, email_key, display_name, role, created_at, password_hash FROM auth.users WHERE id = \(principal.userID)
-            """)
-        guard let row = rows.first else { throw HTTPError.unauthorized("The account no longer exists.") }
-        let user = try AuthController.user(row)
-        let account = LoginThrottle.accountKey(try row.decode("email_key", as: String.self))
-        let address = LoginThrottle.addressKey(request.clientKey)
-        let stored = try row.decode("password_hash", as: String.self)
-        // The same guard as login: a stolen access token must not be a way to guess passwords.
-        let hash = try await hashing(request.clientKey) { () async throws -> String in
-            if let wait = try await throttle.retryAfter([account, address]) {
-                throw HTTPError.tooManyRequests(retryAfter: wait, "Too many failed attempts; try again in \(wait) s.")
+        let rows = try await database.query("SELECT email_key FROM auth.users WHERE id = \(principal.userID)")
+        guard let emailKey = try rows.first?.decode("email_key", as: String.self) else {
+            throw HTTPError.unauthorized("The account no longer exists.")
+        }
+        // The same guards as login: a stolen access token is no way to guess passwords faster.
+        let (user, hash) = try await hashing(request.clientKey) { () async throws -> (User, String) in
+            switch try await checkPassword(body.currentPassword, emailKey: emailKey, client: request.clientKey) {
+            case .wait(let seconds):
+                throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed attempts; try again in \(seconds) s.")
+            case .wrong:
+                throw HTTPError.invalid("currentPassword", "is not correct")
+            case .right(let user, _):
+                let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
+                guard problems.isEmpty else { throw HTTPError.invalid(problems) }
+                return (user, try await hasher.hash(body.newPassword))
             }
-            // The same reservation as login: a stolen access token is no way to guess faster.
-            let checked = try await throttle.reserving(account) { () async throws -> Bool in
-                guard throttle.admits(failures: 0, inFlight: throttle.inFlight(account)) else { return false }
-                guard try await hasher.verify(body.currentPassword, against: stored) else {
-                    try await throttle.recordFailure(account: account, address: address)
-                    throw HTTPError.invalid("currentPassword", "is not correct")
-                }
-                return true
-            }
-            guard checked == true else {
-                throw HTTPError.tooManyRequests(retryAfter: 1, "Too many attempts at once; try again in a second.")
-            }
-            let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
-            guard problems.isEmpty else { throw HTTPError.invalid(problems) }
-            return try await hasher.hash(body.newPassword)
         }
         let keep = principal.sessionID
         try await database.withTransaction { connection in

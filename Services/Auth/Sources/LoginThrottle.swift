@@ -1,5 +1,5 @@
 import PierPostgres
-import Synchronization
+import PierRuntime
 
 /// Failed-login back-off per account and per client address, kept in the database so that it
 /// holds across replicas: after `limit` failures within an hour, each further failure doubles
@@ -18,12 +18,13 @@ struct LoginThrottle: Sendable {
     let database: PostgresPool
     let accountLimit: Int
     let addressLimit: Int
-    private let inFlight = Reservations()
+    private let inFlight: InFlightLimiter
 
     init(database: PostgresPool, accountLimit: Int, addressLimit: Int) {
         self.database = database
         self.accountLimit = accountLimit
         self.addressLimit = addressLimit
+        inFlight = InFlightLimiter(limit: accountLimit)
     }
 
     static func accountKey(_ emailKey: String) -> String { "email:" + emailKey }
@@ -36,7 +37,7 @@ struct LoginThrottle: Sendable {
     func lookUp(emailKey: String, account: String, address: String) async throws -> (row: PostgresRow, inFlight: Int) {
         // Counted before the read: an attempt that ends meanwhile is then counted twice (in
         // flight and among the failures), never not at all.
-        let inFlight = self.inFlight.count(account)
+        let inFlight = self.inFlight.inFlight(account)
         let row = try await database.query(
             """
             SELECT u.id, u.email, u.display_name, u.role, u.created_at, u.password_hash,
@@ -50,31 +51,15 @@ struct LoginThrottle: Sendable {
     }
 
     /// Runs `body` holding one of the account's places in flight; nil, without running it, when
-    /// all are taken. Inside, ``admits(_:failures:)`` says whether the attempt may be checked.
+    /// all are taken. Inside, ``admits(failures:inFlight:)`` says whether the attempt may be checked.
     func reserving<T: Sendable>(_ account: String, _ body: () async throws -> T) async rethrows -> T? {
-        guard inFlight.take(account, ifBelow: accountLimit) else { return nil }
-        defer { inFlight.release(account) }
-        return try await body()
+        try await inFlight.run(account, body)
     }
 
     /// Whether an attempt may be checked: the attempts in flight when its failures were read
     /// (itself included) fit in what the limit leaves (at least one, once a back-off has passed).
     func admits(failures: Int, inFlight: Int) -> Bool {
         inFlight <= max(1, accountLimit - failures)
-    }
-
-    /// The account's attempts in flight in this process.
-    func inFlight(_ account: String) -> Int { inFlight.count(account) }
-
-    /// Seconds to wait when any of the keys is blocked now; nil when none is.
-    func retryAfter(_ keys: [String]) async throws -> Int? {
-        let keys = PostgresTextArray(keys)
-        let rows = try await database.query(
-            """
-            SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int AS retry
-            FROM auth.login_throttle WHERE key = ANY(\(keys)::text[]) AND blocked_until > now()
-            """)
-        return try rows.first?.decode("retry", as: Int?.self)
     }
 
     /// Counts a failure against the account and the address.
@@ -106,27 +91,5 @@ struct LoginThrottle: Sendable {
                 WHEN 1 >= \(limit) THEN now() + interval '1 second'
             END
         """
-    }
-}
-
-/// Attempts in flight per account, in this process.
-private final class Reservations: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
-
-    func take(_ key: String, ifBelow limit: Int) -> Bool {
-        counts.withLock { counts in
-            guard counts[key, default: 0] < limit else { return false }
-            counts[key, default: 0] += 1
-            return true
-        }
-    }
-
-    func count(_ key: String) -> Int { counts.withLock { $0[key, default: 0] } }
-
-    func release(_ key: String) {
-        counts.withLock { counts in
-            let left = counts[key, default: 1] - 1
-            counts[key] = left > 0 ? left : nil
-        }
     }
 }

@@ -45,13 +45,10 @@ struct FeedbackController: Sendable {
         let scope = try principal.map { $0.userID.uuidString.lowercased() } ?? anonymousScope(request)
         let requestHash = PostgresBytes(SHA256.hash(request.body))
         // A client id that an item already has (another sender's: the sender's own retry is
-        // answered from its idempotency key before anything is stored): this item gets a fresh
-        // one, so that the answer is a 201 either way and says nothing of the other item. Two
-        // senders racing with one id meet the primary key instead: the later one retries.
-        var chosen = body.id
-        if let id = chosen, try await !database.query("SELECT 1 FROM feedback.items WHERE id = \(id)").isEmpty {
-            chosen = nil
-        }
+        // answered from its idempotency key before anything is stored) meets the primary key;
+        // the statement (or the key's transaction) then changed nothing, and the item is stored
+        // again under a fresh id, so that the answer is a 201 either way and says nothing of the
+        // other item.
         @Sendable func attempt(_ id: UUID) async throws -> Created {
             let address = request.clientAddress
             let moderation = principal == nil && configuration.moderateAnonymous ? "pending" : "approved"
@@ -137,8 +134,8 @@ struct FeedbackController: Sendable {
         }
         let outcome: Created
         do {
-            outcome = try await attempt(chosen ?? UUID())
-        } catch let error as PostgresError where chosen != nil && error.isUniqueViolation && error.constraint == "items_pkey" {
+            outcome = try await attempt(body.id ?? UUID())
+        } catch let error as PostgresError where body.id != nil && error.isUniqueViolation && error.constraint == "items_pkey" {
             outcome = try await attempt(UUID())
         }
 
