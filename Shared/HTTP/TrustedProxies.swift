@@ -98,6 +98,8 @@ extension Request {
 extension TrustedProxies {
     /// See ``Request/clientKey``: `2001:db8:1:2::/64` for any address in that /64.
     public static func limitKey(_ address: String) -> String {
+        // Per request on the hot paths: an IPv4 address is its own key, unparsed.
+        if !address.utf8.contains(UInt8(ascii: ":")) { return address }
         guard let bytes = parse(address) else { return address }
         guard bytes.count == 16 else {
             return bytes.map(String.init).joined(separator: ".")

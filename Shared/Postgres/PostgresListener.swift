@@ -7,19 +7,27 @@ import Synchronization
 #endif
 
 /// LISTENs on a channel with a connection and a thread of its own, and wakes waiters when a
-/// notification arrives. A wake-up only: consumers still poll, so a lost connection costs
-/// latency, never events. Reconnects by itself.
+/// notification arrives. A wake-up only: followers still poll, so a lost connection costs
+/// latency, never events. Reconnects by itself. One listener serves every follower of a
+/// process (the event consumers, the revocation list): whoever made it starts and stops it.
 public final class PostgresListener: Sendable {
+    private struct State {
+        var generation = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+        var running = false
+    }
+
     public let channel: String
     private let configuration: PostgresConfiguration
-    private let state = Mutex<(generation: Int, waiters: [CheckedContinuation<Void, Never>], running: Bool)>((0, [], false))
+    private let state = Mutex(State())
 
     public init(configuration: PostgresConfiguration, channel: String) {
         self.configuration = configuration
         self.channel = channel
     }
 
-    /// Starts the listening thread.
+    /// Starts the listening thread (once: later calls do nothing).
     public func start() {
         let started = state.withLock { state -> Bool in
             if state.running { return false }
@@ -41,14 +49,18 @@ public final class PostgresListener: Sendable {
     public var generation: Int { state.withLock { $0.generation } }
 
     /// Returns when a notification has arrived since `generation` was read (at once if one
-    /// already has), or after `timeout`.
+    /// already has), after `timeout`, or when the task is cancelled.
     public func wait(upTo timeout: Duration, since generation: Int) async {
+        let id = state.withLock { state -> Int in
+            defer { state.nextWaiter &+= 1 }
+            return state.nextWaiter
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let missed = self.state.withLock { state -> Bool in
                         if state.generation != generation { return true }
-                        state.waiters.append(continuation)
+                        state.waiters[id] = continuation
                         return false
                     }
                     if missed { continuation.resume() }
@@ -59,17 +71,27 @@ public final class PostgresListener: Sendable {
             }
             await group.next()
             group.cancelAll()
-            // Release the other child: wake our continuation if the sleep finished first.
-            self.notifyAll()
+            // The sleep ended first (or the task was cancelled): release this waiter alone.
+            self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
             await group.waitForAll()
+        }
+    }
+
+    /// Runs `body` now, then whenever the channel is notified and at least every `interval`,
+    /// until the task is cancelled.
+    public func follow(every interval: Duration, _ body: () async -> Void) async {
+        while !Task.isCancelled {
+            let seen = generation
+            await body()
+            await wait(upTo: interval, since: seen)
         }
     }
 
     private func notifyAll() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            defer { state.waiters = [] }
+            defer { state.waiters = [:] }
             state.generation &+= 1
-            return state.waiters
+            return Array(state.waiters.values)
         }
         waiters.forEach { $0.resume() }
     }

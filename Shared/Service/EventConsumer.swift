@@ -37,10 +37,11 @@ public final class EventConsumer: Sendable {
 
     /// - Parameters:
     ///   - name: the consumer's row in `cursorTable` (a `consumer text, last_event_id bigint` table).
+    ///   - listener: the process's listener on `pier_events` (started and stopped by its owner).
     ///   - handler: applies one event on the transaction's connection; throwing retries later.
     public init(
-        name: String, cursorTable: String, types: [String], database: PostgresPool, logger: Logger,
-        pollInterval: Duration = .seconds(5),
+        name: String, cursorTable: String, types: [String], database: PostgresPool, listener: PostgresListener,
+        logger: Logger, pollInterval: Duration = .seconds(5),
         handler: @escaping @Sendable (Event, PostgresConnection) throws -> Void
     ) {
         self.name = name
@@ -50,21 +51,18 @@ public final class EventConsumer: Sendable {
         self.logger = logger
         self.pollInterval = pollInterval
         self.handler = handler
-        self.listener = PostgresListener(configuration: database.configuration, channel: "pier_events")
+        self.listener = listener
     }
 
     /// Starts consuming in the background.
     public func start() {
-        listener.start()
         let loop = Task { [self] in
-            while !Task.isCancelled {
-                let seen = listener.generation
+            await listener.follow(every: pollInterval) {
                 do {
                     while try await consumeBatch() > 0 {}
                 } catch {
                     logger.warning("event consumer will retry", [("consumer", .string(name)), ("error", .string("\(error)"))])
                 }
-                await listener.wait(upTo: pollInterval, since: seen)
             }
         }
         task.withLock { $0 = loop }
@@ -77,7 +75,6 @@ public final class EventConsumer: Sendable {
             return task
         }
         loop?.cancel()
-        listener.stop()
         await loop?.value
     }
 

@@ -12,6 +12,8 @@ import PierPostgres
 /// exactly when the change does; consumers read after their own stored cursor.
 public enum EventLog {
     public static let schema = "events"
+    /// The channel every append notifies: followers wake on it (``ServiceContext/events``).
+    public static let channel = "pier_events"
 
     public static let migrations = [
         Migration(
@@ -34,7 +36,7 @@ public enum EventLog {
     ]
 
     /// Appends an event on `connection` (inside the producer's transaction) and wakes
-    /// consumers listening on channel `pier_events`.
+    /// followers listening on ``channel``.
     @discardableResult
     public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) throws
         -> Int64
@@ -44,7 +46,7 @@ public enum EventLog {
             """
             INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb) RETURNING id
             """)
-        try connection.execute("SELECT pg_notify('pier_events', \(type))")
+        try connection.execute("SELECT pg_notify(\(channel), \(type))")
         return try rows[0].decode("id", as: Int64.self)
     }
 }

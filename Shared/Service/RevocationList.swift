@@ -53,13 +53,17 @@ public final class RevocationList: Sendable {
 
     /// - Parameters:
     ///   - database: a pool on the database that holds the `events` schema.
+    ///   - listener: the process's listener on `pier_events` (started and stopped by its owner).
     ///   - staleAfter: how old the last read may be before tokens are answered `unknown`.
     ///   - pollInterval: how often the log is read without a notification.
-    public init(database: PostgresPool, staleAfter: Duration = .seconds(5), pollInterval: Duration = .seconds(1)) {
+    public init(
+        database: PostgresPool, listener: PostgresListener, staleAfter: Duration = .seconds(5),
+        pollInterval: Duration = .seconds(1)
+    ) {
         self.database = database
+        self.listener = listener
         self.staleAfter = staleAfter
         self.pollInterval = pollInterval
-        listener = PostgresListener(configuration: database.configuration, channel: "pier_events")
     }
 
     /// Whether a verified token may be used.
@@ -78,13 +82,8 @@ public final class RevocationList: Sendable {
     /// its way; a database not there yet is retried by the loop), then goes on in the background.
     public func start() async {
         try? await sync()
-        listener.start()
         let task = Task { [self] in
-            while !Task.isCancelled {
-                let seen = listener.generation
-                try? await sync()
-                await listener.wait(upTo: pollInterval, since: seen)
-            }
+            await listener.follow(every: pollInterval) { try? await sync() }
         }
         state.withLock { $0.task = task }
     }
@@ -96,7 +95,6 @@ public final class RevocationList: Sendable {
             return state.task
         }
         task?.cancel()
-        listener.stop()
         await task?.value
     }
 

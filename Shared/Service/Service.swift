@@ -57,11 +57,41 @@ public struct ServiceContext: Sendable {
     public let logger: Logger
     /// Verifies bearer tokens with the auth service's keys.
     public let authenticator: Authenticator
+    /// The process's listener on `pier_events`, which wakes every follower of the event log
+    /// (consumers, the revocation list); whoever built the context starts and stops it.
+    public let events: PostgresListener
 
-    public init(configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator) {
+    public init(
+        configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator,
+        events: PostgresListener
+    ) {
         self.configuration = configuration
         self.database = database
         self.logger = logger
         self.authenticator = authenticator
+        self.events = events
+    }
+}
+
+extension ServiceContext {
+    /// A context that follows the event log, as a serving process needs: it starts a listener
+    /// on ``EventLog/channel`` and the ``RevocationList`` that follows it, and checks the
+    /// list in its authenticator. ``stopFollowing()`` stops both.
+    public static func following(
+        configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator
+    ) async -> ServiceContext {
+        let events = PostgresListener(configuration: database.configuration, channel: EventLog.channel)
+        events.start()
+        let revocations = RevocationList(database: database, listener: events)
+        await revocations.start()
+        return ServiceContext(
+            configuration: configuration, database: database, logger: logger,
+            authenticator: authenticator.checking(revocations), events: events)
+    }
+
+    /// Stops the revocation list and the listener that ``following(configuration:database:logger:authenticator:)`` started.
+    public func stopFollowing() async {
+        await authenticator.revocations?.stop()
+        events.stop()
     }
 }

@@ -53,9 +53,11 @@ public enum ServiceRunner {
         let logger = Logger(service: S.name, level: configuration.logLevel)
         let pool = PostgresPool(configuration: configuration.database)
         defer { pool.close() }
+        // Commands that are not `serve` follow no events: the listener is never started.
         let context = ServiceContext(
             configuration: configuration, database: pool, logger: logger,
-            authenticator: makeAuthenticator(configuration))
+            authenticator: makeAuthenticator(configuration),
+            events: PostgresListener(configuration: configuration.database, channel: EventLog.channel))
         do {
             switch command {
             case "migrate":
@@ -92,11 +94,9 @@ public enum ServiceRunner {
 
     static func serve<S: Service>(_ service: S.Type, context base: ServiceContext, startedAt: Double) async throws {
         // Revoked tokens, learned from the event log, refused by this process's authenticator.
-        let revocations = RevocationList(database: base.database)
-        await revocations.start()
-        let context = ServiceContext(
+        let context = await ServiceContext.following(
             configuration: base.configuration, database: base.database, logger: base.logger,
-            authenticator: base.authenticator.checking(revocations))
+            authenticator: base.authenticator)
         let instance = try await S.make(context: context)
         let host = ServiceHost(
             mounted: [
@@ -121,7 +121,7 @@ public enum ServiceRunner {
         context.logger.info("shutting down", [("signal", .int(Int(signal)))])
         await listeners.shutdown()
         await instance.shutdown()
-        await revocations.stop()
+        await context.stopFollowing()
         context.logger.info("stopped")
     }
 

@@ -184,7 +184,9 @@ import Testing
         let url = try await TestDatabase.create("pier_test_revocations")
         let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
         _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
-        let list = RevocationList(database: pool, staleAfter: .milliseconds(500), pollInterval: .milliseconds(50))
+        let list = RevocationList(
+            database: pool, listener: PostgresListener(configuration: pool.configuration, channel: EventLog.channel),
+            staleAfter: .milliseconds(500), pollInterval: .milliseconds(50))
         let now = Int(Date().timeIntervalSince1970)
         let (ended, expired, live, deletedUser, user) = (UUID(), UUID(), UUID(), UUID(), UUID())
         // Nothing read yet: nothing can be vouched for.

@@ -218,20 +218,27 @@ import Testing
 /// A notification that arrives while a consumer is busy (after it looked for work, before it
 /// waits) is not lost: the wait returns at once instead of sleeping out its timeout.
 @Suite struct PostgresListenerTests {
-    @Test func aNotificationBeforeTheWaitIsNotMissed() async throws {
-        let url = try await TestDatabase.create("pier_test_listener")
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
-        defer { pool.close() }
+    /// A pool on a fresh database and a listener on `pier_test` that is known to be listening
+    /// (a notification has been seen).
+    static func listening(_ database: String) async throws -> (PostgresPool, PostgresListener) {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await TestDatabase.create(database), poolSize: 1))
         let listener = PostgresListener(configuration: pool.configuration, channel: "pier_test")
         listener.start()
-        defer { listener.stop() }
-        // Listening has begun once a notification is seen.
-        #expect(
-            try await eventually {
-                let before = listener.generation
-                try await pool.execute("NOTIFY pier_test")
-                return await eventually(timeout: .seconds(1)) { listener.generation != before }
-            })
+        let listening = try await eventually {
+            let before = listener.generation
+            try await pool.execute("NOTIFY pier_test")
+            return await eventually(timeout: .seconds(1)) { listener.generation != before }
+        }
+        #expect(listening)
+        return (pool, listener)
+    }
+
+    @Test func aNotificationBeforeTheWaitIsNotMissed() async throws {
+        let (pool, listener) = try await Self.listening("pier_test_listener")
+        defer {
+            listener.stop()
+            pool.close()
+        }
         let seen = listener.generation
         try await pool.execute("NOTIFY pier_test")
         #expect(await eventually { listener.generation != seen })
@@ -250,5 +257,33 @@ import Testing
             return first
         }
         #expect(returned)
+    }
+
+    /// One listener serves every follower of a process: a follower's timeout ends its own wait
+    /// only, and one notification wakes them all.
+    @Test func followersShareOneListener() async throws {
+        let (pool, listener) = try await Self.listening("pier_test_listener_shared")
+        defer {
+            listener.stop()
+            pool.close()
+        }
+        let woken = Locked(0)
+        let seen = listener.generation
+        async let patient: Void = {
+            await listener.wait(upTo: .seconds(60), since: seen)
+            woken.withLock { $0 += 1 }
+        }()
+        async let other: Void = {
+            await listener.wait(upTo: .seconds(60), since: seen)
+            woken.withLock { $0 += 1 }
+        }()
+        // A third follower's short wait times out without waking the two.
+        await listener.wait(upTo: .milliseconds(50), since: seen)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(woken.withLock { $0 } == 0)
+        #expect(listener.generation == seen)
+        try await pool.execute("NOTIFY pier_test")
+        _ = await (patient, other)
+        #expect(woken.withLock { $0 } == 2)
     }
 }

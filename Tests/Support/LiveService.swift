@@ -29,11 +29,9 @@ public struct LiveService<S: Service>: Sendable {
             environment: Environment(environment), defaultPort: 0, applicationName: "\(S.name)-tests")
         let pool = PostgresPool(configuration: configuration.database)
         try await ServiceRunner.migrate(S.self, pool: pool, logger: logger)
-        // Revocations are learned as in production.
-        let revocations = RevocationList(database: pool)
-        await revocations.start()
-        let context = ServiceContext(
-            configuration: configuration, database: pool, logger: logger, authenticator: authenticator.checking(revocations))
+        // Events (revocations, consumers) are followed as in production.
+        let context = await ServiceContext.following(
+            configuration: configuration, database: pool, logger: logger, authenticator: authenticator)
         let service = try await make(context)
         let host = ServiceHost(
             mounted: [.init(name: S.name, schema: S.schema, migrations: S.migrations, database: pool, service: service)],

@@ -27,7 +27,8 @@ public struct FeedbackService: Service {
     /// Builds the service with explicit settings (tests, the gateway) and starts its background
     /// work: anonymizing the feedback of deleted accounts, expiring idempotency keys.
     public static func make(context: ServiceContext, configuration: FeedbackConfiguration) -> FeedbackService {
-        let worker = FeedbackWorker(database: context.database, logger: context.logger, configuration: configuration)
+        let worker = FeedbackWorker(
+            database: context.database, events: context.events, logger: context.logger, configuration: configuration)
         worker.start()
         return FeedbackService(
             controller: FeedbackController(

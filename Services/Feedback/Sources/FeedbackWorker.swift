@@ -18,13 +18,13 @@ final class FeedbackWorker: Sendable {
     private let idempotencyHours: Int
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
-    init(database: PostgresPool, logger: Logger, configuration: FeedbackConfiguration) {
+    init(database: PostgresPool, events: PostgresListener, logger: Logger, configuration: FeedbackConfiguration) {
         self.database = database
         self.logger = logger
         self.idempotencyHours = configuration.idempotencyHours
         consumer = EventConsumer(
-            name: "feedback", cursorTable: "feedback.event_cursor", types: ["account.deleted"], database: database,
-            logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
+            name: "feedback", cursorTable: "feedback.event_cursor", types: [AccountDeleted.type], database: database,
+            listener: events, logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
         ) { event, connection in
             let deleted = try event.decode(AccountDeleted.self)
             try FeedbackWorker.anonymize(deleted.userId, on: connection)

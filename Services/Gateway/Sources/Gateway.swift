@@ -25,8 +25,8 @@ public enum Gateway {
         public let services: [any Service]
         public let pools: [PostgresPool]
         let proxy: Proxy?
-        /// Revoked tokens, for every authenticator of the process (nil without a database).
-        public let revocations: RevocationList?
+        /// The context that follows the event log for the whole process (nil without a plugin).
+        let following: ServiceContext?
 
         /// Stops accepting, finishes in-flight requests, stops the plugins and health checks,
         /// closes the pools.
@@ -35,7 +35,7 @@ public enum Gateway {
             await admin?.shutdown()
             await proxy?.stop()
             for service in services { await service.shutdown() }
-            await revocations?.stop()
+            await following?.stopFollowing()
             pools.forEach { $0.close() }
         }
     }
@@ -51,7 +51,7 @@ public enum Gateway {
         var mounted: [ServiceHost.Mounted] = []
         var pools: [PostgresPool] = []
         var authenticator: Authenticator?
-        var revocations: RevocationList?
+        var following: ServiceContext?
         for name in ordered {
             guard let type = plugins[name] else {
                 throw Environment.Failure(variable: "--embed", problem: "unknown plugin \(name)")
@@ -60,16 +60,18 @@ public enum Gateway {
             pools.append(pool)
             let serviceLogger = logger.named(name)
             if migrate { try await ServiceRunner.migrate(type, pool: pool, logger: serviceLogger) }
-            if revocations == nil {
-                // One list for the process, read through the first plugin's pool (every role
-                // reads the shared events schema), once its migrations made that schema.
-                let list = RevocationList(database: pool)
-                await list.start()
-                revocations = list
-            }
+            // One listener and revocation list for the process, read through the first plugin's
+            // pool (every role reads the shared events schema), once its migrations made it.
+            let shared =
+                if let following { following } else {
+                    await ServiceContext.following(
+                        configuration: configuration, database: pool, logger: logger,
+                        authenticator: ServiceRunner.makeAuthenticator(configuration))
+                }
+            following = shared
             let context = ServiceContext(
                 configuration: configuration, database: pool, logger: serviceLogger,
-                authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration).checking(revocations))
+                authenticator: authenticator ?? shared.authenticator, events: shared.events)
             let service = try await make(type, context: context)
             if let auth = service as? AuthService { authenticator = auth.authenticator }
             mounted.append(.init(name: name, schema: type.schema, migrations: type.migrations, database: pool, service: service))
@@ -83,7 +85,7 @@ public enum Gateway {
                 ? nil
                 : Proxy(
                     settings: settings,
-                    authenticator: authenticator ?? ServiceRunner.makeAuthenticator(configuration).checking(revocations),
+                    authenticator: authenticator ?? following?.authenticator ?? ServiceRunner.makeAuthenticator(configuration),
                     trusted: configuration.http.trustedProxies, logger: logger.named("proxy"))
         }
         let host = ServiceHost(
@@ -107,7 +109,7 @@ public enum Gateway {
         proxy?.startChecks()
         return Embedded(
             server: listeners.main, admin: listeners.admin, services: mounted.map(\.service), pools: pools, proxy: proxy,
-            revocations: revocations)
+            following: following)
     }
 
     /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL.

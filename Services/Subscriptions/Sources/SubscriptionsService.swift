@@ -29,7 +29,8 @@ public struct SubscriptionsService: Service {
     /// facts of deleted accounts.
     public static func make(context: ServiceContext, configuration: SubscriptionsConfiguration) -> SubscriptionsService {
         let worker = SubscriptionsWorker(
-            database: context.database, logger: context.logger, pollSeconds: configuration.eventPollSeconds)
+            database: context.database, events: context.events, logger: context.logger,
+            pollSeconds: configuration.eventPollSeconds)
         worker.start()
         return SubscriptionsService(
             controller: SubscriptionsController(

@@ -13,10 +13,10 @@ import PierService
 final class SubscriptionsWorker: Sendable {
     let consumer: EventConsumer
 
-    init(database: PostgresPool, logger: Logger, pollSeconds: Int) {
+    init(database: PostgresPool, events: PostgresListener, logger: Logger, pollSeconds: Int) {
         consumer = EventConsumer(
-            name: "subscriptions", cursorTable: "subscriptions.event_cursor", types: ["account.deleted"],
-            database: database, logger: logger, pollInterval: .seconds(pollSeconds)
+            name: "subscriptions", cursorTable: "subscriptions.event_cursor", types: [AccountDeleted.type],
+            database: database, listener: events, logger: logger, pollInterval: .seconds(pollSeconds)
         ) { event, connection in
             try SubscriptionsWorker.detach(try event.decode(AccountDeleted.self).userId, on: connection)
         }
