@@ -32,9 +32,9 @@ public final class RevocationList: Sendable {
 
     private struct State {
         /// Session id → until when its tokens may exist (seconds since 1970).
-        var sessions: [String: Double] = [:]
-        /// User id (lowercased) → until when its tokens may exist (seconds since 1970).
-        var users: [String: Double] = [:]
+        var sessions: [UUID: Double] = [:]
+        /// User id → until when its tokens may exist (seconds since 1970).
+        var users: [UUID: Double] = [:]
         /// Every event up to this id has been read (those above it may still be settling).
         var cursor: Int64 = 0
         var syncedAt: ContinuousClock.Instant?
@@ -70,10 +70,13 @@ public final class RevocationList: Sendable {
     public func verdict(for claims: AccessClaims) -> Verdict {
         state.withLock { state in
             guard let synced = state.syncedAt, ContinuousClock.now - synced <= staleAfter else { return .unknown }
-            if let sid = claims.sid, state.sessions[sid.lowercased()] != nil { return .revoked }
+            // Ids as UUIDs, not strings: any casing matches, and nothing is allocated per request.
+            if !state.sessions.isEmpty, let sid = claims.sid.flatMap(UUID.init(uuidString:)), state.sessions[sid] != nil {
+                return .revoked
+            }
             // A deleted account's id never gets a token again (a new account has a new id): every
             // token of it is refused, whatever its `iat` says (the auth host's clock, not the database's).
-            if state.users[claims.sub.lowercased()] != nil { return .revoked }
+            if !state.users.isEmpty, let sub = UUID(uuidString: claims.sub), state.users[sub] != nil { return .revoked }
             return .valid
         }
     }
@@ -112,8 +115,8 @@ public final class RevocationList: Sendable {
               AND created_at > now() - make_interval(secs => \(Self.longestTokenLife))
             ORDER BY id LIMIT 10000
             """)
-        var sessions: [(String, Double)] = []
-        var users: [(String, Double)] = []
+        var sessions: [(UUID, Double)] = []
+        var users: [(UUID, Double)] = []
         var next = cursor
         var settled = true
         for row in rows {
@@ -122,10 +125,10 @@ public final class RevocationList: Sendable {
             let at = try row.decode("at", as: Double.self)
             if type == SessionRevoked.type {
                 let event = try JSON.decoder.decode(SessionRevoked.self, from: payload)
-                sessions.append((event.sessionId.uuidString.lowercased(), Double(event.until)))
+                sessions.append((event.sessionId, Double(event.until)))
             } else {
                 let event = try JSON.decoder.decode(AccountDeleted.self, from: payload)
-                users.append((event.userId.uuidString.lowercased(), at))
+                users.append((event.userId, at))
             }
             // The cursor only passes events that no running transaction can still precede:
             // those above it are read again next time (adding them twice changes nothing).

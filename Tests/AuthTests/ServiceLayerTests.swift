@@ -202,6 +202,9 @@ import Testing
         }
         try await list.sync()
         #expect(list.verdict(for: claims(sid: ended, sub: user, iat: now)) == .revoked)
+        var lowercased = claims(sid: nil, sub: user, iat: now)
+        lowercased.sid = ended.uuidString.lowercased()  // as the auth service writes ids
+        #expect(list.verdict(for: lowercased) == .revoked)
         #expect(list.verdict(for: claims(sid: live, sub: user, iat: now)) == .valid)
         // Every token of the deleted account is refused, whatever its iat (another host's clock).
         #expect(list.verdict(for: claims(sid: UUID(), sub: deletedUser, iat: now - 60)) == .revoked)

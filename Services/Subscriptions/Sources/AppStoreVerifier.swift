@@ -28,7 +28,7 @@ struct AppStoreInteger<Range: AppStoreIntegerRange>: Decodable, Sendable, Equata
     }
 
     init?(json: JSONValue) {
-        guard case .number(let number) = json, number.rounded() == number, let value = Int64(exactly: number) else {
+        guard case .number(let number) = json, let value = Int64(exactly: number) else {
             return nil
         }
         self.init(value: value)
@@ -59,7 +59,7 @@ enum Code: AppStoreIntegerRange {
 /// Identifiers such as `appAppleId`: integers a JSON number holds exactly.
 enum Identifier: AppStoreIntegerRange {
     static let range: ClosedRange<Int64> = -(1 << 53)...(1 << 53)
-    static let expected = "an integer of at most 16 digits"
+    static let expected = "an integer from -2^53 to 2^53"
 }
 
 typealias AppStoreDate = AppStoreInteger<Milliseconds>
