@@ -48,8 +48,7 @@ final class ReadinessMonitor: Sendable {
             return true
         }
         if start { Task { await self.run() } }
-        let latest = state.withLock { ($0.checks, $0.checkedAt) }
-        if latest.0 == nil {
+        if state.withLock({ $0.checks == nil }) {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Bool in
                     if state.checks != nil { return true }

@@ -4,11 +4,11 @@ import PierHTTP
 import PierModels
 import PierPostgres
 import PierRuntime
-import PierService
 import PierTestSupport
 import Testing
 
 @testable import AuthService
+@testable import PierService
 
 @Suite struct ServiceLayerTests {
     @Test func configurationNamesTheVariableThatIsWrong() throws {
@@ -233,5 +233,40 @@ import Testing
         } catch {
             #expect(error.status == 503 && error.headers["Retry-After"] != nil)
         }
+    }
+}
+
+/// Readiness answered from background checks: a check that hangs is not an old "ready" kept
+/// forever, and a monitor nobody asks stops checking.
+@Suite struct ReadinessMonitorTests {
+    @Test func aHangingCheckTurnsStaleAndAnIdleMonitorStops() async throws {
+        let hang = Locked(false)
+        let rounds = Locked(0)
+        let monitor = ReadinessMonitor(
+            mounted: [],
+            extraChecks: {
+                rounds.withLock { $0 += 1 }
+                // A check that hangs until released (a database that accepts and never answers).
+                while hang.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+                return ["upstream": true]
+            }, interval: .milliseconds(50), staleAfter: .milliseconds(300), idleAfter: .milliseconds(400))
+        #expect(await monitor.current() == ["upstream": true])
+        hang.withLock { $0 = true }
+        // Answered at once meanwhile, and not ready once the last round is older than staleAfter.
+        #expect(await eventually { await monitor.current() == ["upstream": false, "readiness.fresh": false] })
+        hang.withLock { $0 = false }
+        #expect(await eventually { await monitor.current() == ["upstream": true] })
+        // Nobody asks: the loop stops (no more rounds) after idleAfter.
+        try await Task.sleep(for: .milliseconds(300))
+        let stopped = await eventually {
+            let before = rounds.withLock { $0 }
+            try? await Task.sleep(for: .milliseconds(200))
+            return rounds.withLock { $0 } == before
+        }
+        #expect(stopped)
+        // The next probe starts it again and waits for a fresh round.
+        let before = rounds.withLock { $0 }
+        #expect(await monitor.current() == ["upstream": true])
+        #expect(rounds.withLock { $0 } > before)
     }
 }
