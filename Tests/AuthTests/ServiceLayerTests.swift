@@ -236,6 +236,29 @@ import Testing
     }
 }
 
+extension RevocationListTests {
+    /// Without NOTIFY (the listening connection lost, or never made), revocations still arrive
+    /// by the poll: within `pollInterval`, not never.
+    @Test func revocationsArriveByPollingWhenNotificationsDoNot() async throws {
+        let url = try await TestDatabase.create("pier_test_revocations_poll")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        defer { pool.close() }
+        _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        let silent = PostgresListener(configuration: pool.configuration, channel: EventLog.channel)  // never started
+        let list = RevocationList(database: pool, listener: silent, pollInterval: .milliseconds(100))
+        await list.start()
+        let (session, user) = (UUID(), UUID())
+        let now = Int(Date().timeIntervalSince1970)
+        #expect(list.verdict(for: claims(sid: session, sub: user, iat: now)) == .valid)
+        try await pool.withTransaction { connection in
+            try EventLog.append(
+                SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: now + 600), on: connection)
+        }
+        #expect(await eventually { list.verdict(for: claims(sid: session, sub: user, iat: now)) == .revoked })
+        await list.stop()
+    }
+}
+
 /// Readiness answered from background checks: a check that hangs is not an old "ready" kept
 /// forever, and a monitor nobody asks stops checking.
 @Suite struct ReadinessMonitorTests {
