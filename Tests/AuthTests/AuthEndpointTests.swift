@@ -120,9 +120,7 @@ import Testing
             try await auth.send("POST", "/auth/login", json: #"{"email":"\#(other)","password":"a long enough passphrase"}"#)
                 .status == 200)
         // Recorded in the database, so every replica sees it.
-        let rows = try await auth.pool.query(
-            "SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
-        #expect(try rows.first?.decode("failures", as: Int.self) == 5)
+        #expect(try await auth.recordedFailures(email) == 5)
         // The back-off ends (1 s after the fifth failure): the right password gets through.
         #expect(
             try await eventually(interval: .milliseconds(100)) {
@@ -363,23 +361,15 @@ struct AuthRestartTests {
     @Test func concurrentGuessesCannotOutrunTheLimit() async throws {
         let auth = try await AuthHarness.start(database: "pier_test_auth_guesses")
         let (_, email) = try await auth.register()
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<64 {
-                group.addTask {
-                    try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"wrong passphrase"}"#)
-                        .status
-                }
-            }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        let statuses = try await concurrently(64) { _ in
+            try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"wrong passphrase"}"#).status
         }
         let checked = statuses.filter { $0 == 401 }.count
         #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 })
         #expect(checked <= 10, "\(checked) of 64 guesses were checked")
         // In one replica, never more than the limit (fewer when attempts end while others read).
         #expect((1...5).contains(checked), "\(checked) of 64 guesses were checked")
-        let rows = try await auth.pool.query(
-            "SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
-        #expect(try rows.first?.decode("failures", as: Int.self) == checked)
+        #expect(try await auth.recordedFailures(email) == checked)
         await auth.server.shutdown()
     }
 
@@ -389,25 +379,18 @@ struct AuthRestartTests {
     @Test func guessesThroughPasswordChangeMeetTheSameLimit() async throws {
         let auth = try await AuthHarness.start(database: "pier_test_auth_change_guesses")
         let (session, email) = try await auth.register()
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for index in 0..<32 {
-                group.addTask {
-                    try await auth.send(
-                        "POST", "/auth/password",
-                        json: #"{"currentPassword":"guess number \#(index)","newPassword":"brand new passphrase"}"#,
-                        token: session.accessToken
-                    ).status
-                }
-            }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        let statuses = try await concurrently(32) { index in
+            try await auth.send(
+                "POST", "/auth/password",
+                json: #"{"currentPassword":"guess number \#(index)","newPassword":"brand new passphrase"}"#,
+                token: session.accessToken
+            ).status
         }
         let checked = statuses.filter { $0 == 422 }.count
         #expect(statuses.allSatisfy { $0 == 422 || $0 == 429 })
         #expect((1...5).contains(checked), "\(checked) of 32 guesses were checked")
         // Counted against the account, as login's failures are.
-        let rows = try await auth.pool.query(
-            "SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
-        #expect(try rows.first?.decode("failures", as: Int.self) == checked)
+        #expect(try await auth.recordedFailures(email) == checked)
         await auth.server.shutdown()
     }
 

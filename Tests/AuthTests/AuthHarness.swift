@@ -57,6 +57,12 @@ final class AuthHarness: Sendable {
         try await http.send(method, path, json: json, token: token, headers: headers)
     }
 
+    /// The failures recorded against the account of `email` (nil when none).
+    func recordedFailures(_ email: String) async throws -> Int? {
+        try await pool.query("SELECT failures FROM auth.login_throttle WHERE key = \("email:" + email.lowercased())")
+            .first?.decode("failures", as: Int.self)
+    }
+
     /// Registers a fresh account and returns its session.
     func register(
         _ email: String = "user-\(UUID().uuidString.prefix(8))@example.com",

@@ -31,3 +31,12 @@ public final class Locked<Value: Sendable>: Sendable {
     public init(_ value: Value) { mutex = Mutex(value) }
     public func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }
+
+/// Runs `body` `count` times at once and returns what each returned (in no particular order):
+/// the concurrent requests that races are made of.
+public func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        for index in 0..<count { group.addTask { try await body(index) } }
+        return try await group.reduce(into: [T]()) { $0.append($1) }
+    }
+}
