@@ -11,24 +11,24 @@ import Synchronization
     import Foundation
 #endif
 
-/// The HTTP/1.1 server: GNU libmicrohttpd parses and frames (keep-alive, pipelining, chunked
-/// bodies, `Expect: 100-continue`, header limits), this layer applies Pier's limits, runs the
-/// middleware and the router, and answers.
+/// The HTTP/1.1 adapter: GNU libmicrohttpd parses and frames (keep-alive, pipelining, chunked
+/// bodies, `Expect: 100-continue`, header limits); this layer applies Pier's transport limits
+/// (sizes, deadlines, connections per client), hands each request to an ``HTTPPipeline`` and
+/// queues its answer. Routing, middleware and errors live in the pipeline, not here.
 ///
-/// Threads: MHD's own pool (``Configuration/threads``) reads requests and runs synchronous
-/// handlers. An asynchronous handler suspends its connection, runs as a task, and resumes the
-/// connection with the response; blocking work inside handlers goes to dedicated pools (the
-/// database's, the password hasher's), never to the cooperative pool.
+/// Threads: MHD's own pool (``Configuration/threads``) reads requests and starts the pipeline
+/// as an immediate task on the same thread: what answers without suspending (health checks,
+/// refusals, static documents) is queued at once, with no thread hop and no suspension of the
+/// connection; what suspends (the database, the hasher, an upstream) suspends the connection
+/// and resumes it with the response. Blocking work goes to dedicated pools, never to MHD's
+/// threads or the cooperative pool.
 ///
 /// `@unchecked Sendable`: the daemon pointer is written in `start` and `shutdown` only, which
 /// the owner calls once each, in order; everything else is immutable or behind a `Mutex`.
 public final class HTTPServer: @unchecked Sendable {
     public let configuration: Configuration
-    public let router: Router
-    public let middleware: [any Middleware]
+    public let pipeline: HTTPPipeline
     public let logger: Logger
-    /// Turns errors of other layers (database, pools) into HTTP answers; nil means 500.
-    public let errorMapper: @Sendable (any Error) -> (any HTTPResponseError)?
 
     private var daemon: OpaquePointer?
     private var listenSocket: Int32 = -1
@@ -46,15 +46,20 @@ public final class HTTPServer: @unchecked Sendable {
     }
     private let activity = Mutex(Activity())
 
-    public init(
-        configuration: Configuration, router: Router, middleware: [any Middleware] = [], logger: Logger,
-        errorMapper: @escaping @Sendable (any Error) -> (any HTTPResponseError)? = { _ in nil }
-    ) {
+    /// A server over `routes` alone: the access log (when configured) and errors as problems.
+    public convenience init(configuration: Configuration, routes: Routes, logger: Logger) {
+        var middleware: [any RouterMiddleware<BasicRequestContext>] = []
+        if configuration.accessLog { middleware.append(AccessLogMiddleware(logger: logger)) }
+        middleware.append(ErrorMiddleware(logger: logger))
+        self.init(
+            configuration: configuration, pipeline: HTTPPipeline(routes: routes, middleware: middleware, logger: logger),
+            logger: logger)
+    }
+
+    public init(configuration: Configuration, pipeline: HTTPPipeline, logger: Logger) {
         self.configuration = configuration
-        self.router = router
-        self.middleware = middleware
+        self.pipeline = pipeline
         self.logger = logger
-        self.errorMapper = errorMapper
         connections = ConnectionGuard(
             capPerClient: configuration.maxConnectionsPerClient,
             headTimeout: .milliseconds(Int(configuration.headTimeoutSeconds * 1000)),
@@ -162,12 +167,12 @@ public final class HTTPServer: @unchecked Sendable {
             connections.headReceived(UInt(bitPattern: exchange.connection))
             exchange.method = method
             exchange.headers = Self.headers(of: exchange.connection)
-            exchange.requestID = Self.requestID(exchange.headers["X-Request-ID"])
+            exchange.requestID = Request.requestID(exchange.headers["X-Request-ID"])
             exchange.bodyStartedAt = MonotonicClock.seconds()
             if let error = validate(exchange) {
                 // Answering before the body is read makes MHD close the connection afterwards:
                 // nothing of a refused body is ever taken for the next request.
-                return queue(exchange, errorResponse(error, exchange: exchange))
+                return queue(exchange, .problem(error, requestID: exchange.requestID))
             }
             exchange.phase = .body
             return .YES
@@ -200,7 +205,7 @@ public final class HTTPServer: @unchecked Sendable {
                 let tooSlow = MonotonicClock.seconds() - exchange.bodyStartedAt > configuration.bodyTimeoutSeconds
                 return tooSlow || exchange.discarded > 16 * configuration.maxBodyBytes ? .NO : .YES
             }
-            return queue(exchange, errorResponse(tooLarge, exchange: exchange))
+            return queue(exchange, .problem(tooLarge, requestID: exchange.requestID))
         case .suspended:
             guard let response = exchange.takeResponse() else { return .YES }
             return queue(exchange, response)
@@ -240,108 +245,37 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
-        var request: Request
+        let request: Request
         do {
-            let peer = Self.peerAddress(exchange.connection)
-            request = try exchange.makeRequest(peerAddress: peer, trustedProxies: configuration.trustedProxies)
+            request = try Request.received(
+                method: exchange.method, target: exchange.uri, headers: exchange.headers, body: exchange.body,
+                peerAddress: Self.peerAddress(exchange.connection), trustedProxies: configuration.trustedProxies,
+                requestID: exchange.requestID)
         } catch {
-            return queue(exchange, errorResponse(error, exchange: exchange))
+            return queue(exchange, .problem(error, requestID: exchange.requestID))
         }
-        for (index, middleware) in middleware.enumerated() {
-            if let early = middleware.before(&request) {
-                return queue(exchange, finish(request, early, middlewareCount: index))
-            }
+        exchange.body = []
+        exchange.phase = .suspended
+        let pipeline = pipeline
+        // Runs here until its first suspension; a response ready by then is queued at once.
+        Task.immediate {
+            let response = await pipeline.respond(to: request)
+            self.complete(exchange, with: response)
         }
-        switch router.match(method: request.method, path: request.path) {
-        case .failure(let error):
-            return queue(exchange, finish(request, errorResponse(error, exchange: exchange)))
-        case .success(let (route, parameters)):
-            request.parameters = parameters
-            request.route = route.pattern
-            switch route.handler {
-            case .sync(let handler):
-                let response: Response
-                do { response = try handler(request) } catch { response = errorResponse(error, exchange: exchange) }
-                return queue(exchange, finish(request, response))
-            case .async(let handler):
-                exchange.phase = .suspended
-                activity.withLock { $0.suspended[ObjectIdentifier(exchange)] = exchange }
-                MHD_suspend_connection(exchange.connection)
-                let sendableRequest = request
-                Task {
-                    let response: Response
-                    do { response = try await handler(sendableRequest) } catch {
-                        response = self.errorResponse(error, exchange: exchange)
-                    }
-                    self.complete(exchange, with: self.finish(sendableRequest, response))
-                }
-                return .YES
-            case .deferred(let handler):
-                exchange.phase = .suspended
-                activity.withLock { $0.suspended[ObjectIdentifier(exchange)] = exchange }
-                MHD_suspend_connection(exchange.connection)
-                let sendableRequest = request
-                handler(
-                    sendableRequest,
-                    Responder { result in
-                        let response: Response
-                        switch result {
-                        case .success(let answer): response = answer
-                        case .failure(let error): response = self.errorResponse(error, exchange: exchange)
-                        }
-                        self.complete(exchange, with: self.finish(sendableRequest, response))
-                    })
-                return .YES
-            }
+        let answered = exchange.settle {
+            activity.withLock { $0.suspended[ObjectIdentifier(exchange)] = exchange }
+            MHD_suspend_connection(exchange.connection)
         }
+        if let answered { return queue(exchange, answered) }
+        return .YES
     }
 
-    /// Hands a response to a suspended connection, once.
+    /// Hands a response to its exchange, once: to the thread still in the access handler, or
+    /// to the suspended connection, which it resumes.
     private func complete(_ exchange: Exchange, with response: Response) {
         guard exchange.offer(response) else { return }
-        let resume = activity.withLock { $0.suspended.removeValue(forKey: ObjectIdentifier(exchange)) != nil }
-        if resume { MHD_resume_connection(exchange.connection) }
-    }
-
-    /// Runs the `after` of the middleware that ran, sets `X-Request-ID`, writes the access log.
-    private func finish(_ request: Request, _ response: Response, middlewareCount: Int? = nil) -> Response {
-        var response = response
-        for middleware in middleware.prefix(middlewareCount.map { $0 + 1 } ?? middleware.count).reversed() {
-            middleware.after(request, &response)
-        }
-        response.headers.set("X-Request-ID", request.requestID)
-        // Passing readiness probes (a gateway checks every second) would drown the log.
-        if configuration.accessLog && !(request.path == "/readyz" && response.status == 200) {
-            let milliseconds = (MonotonicClock.seconds() - request.startedAt) * 1000
-            logger.info(
-                "request",
-                [
-                    ("request_id", .string(request.requestID)), ("method", .string(request.method)),
-                    ("path", .string(request.path)), ("status", .int(response.status)),
-                    ("duration_ms", .double((milliseconds * 1000).rounded() / 1000)),
-                    ("client", .string(request.clientAddress)),
-                ])
-        }
-        return response
-    }
-
-    func errorResponse(_ error: any Error, exchange: Exchange) -> Response {
-        if let error = error as? any HTTPResponseError {
-            return .problem(error, requestID: exchange.requestID)
-        }
-        if let mapped = errorMapper(error) {
-            return .problem(mapped, requestID: exchange.requestID)
-        }
-        if error is BlockingPool.Overloaded {
-            return .problem(
-                HTTPError.unavailable(retryAfter: 1, "The server is busy; try again shortly."),
-                requestID: exchange.requestID)
-        }
-        logger.error(
-            "unhandled error", [("request_id", .string(exchange.requestID)), ("error", .string(String(describing: error)))])
-        return .problem(
-            HTTPError(500, detail: "Something went wrong on our side; the request id helps us find it."),
-            requestID: exchange.requestID)
+        activity.withLock { _ = $0.suspended.removeValue(forKey: ObjectIdentifier(exchange)) }
+        MHD_resume_connection(exchange.connection)
     }
 
     private func queue(_ exchange: Exchange, _ response: Response) -> MHD_Result {
@@ -426,14 +360,6 @@ public final class HTTPServer: @unchecked Sendable {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Keeps a client's id when it is 1–128 visible ASCII characters; otherwise makes one.
-    static func requestID(_ given: String?) -> String {
-        if let given, !given.isEmpty, given.utf8.count <= 128, given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
-            return given
-        }
-        return RequestIDs.next()
-    }
-
     private static func listen(host: String, port: Int) throws -> (Int32, Int32) {
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
@@ -468,24 +394,6 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// Request ids made here: a random prefix per process and a counter. Unique, which is what an
-/// id needs; not secret. (`UUID()` costs a file open and a formatted print on Linux: measured
-/// at a tenth of the server's time on `/healthz`.)
-enum RequestIDs {
-    private static let prefix: String = {
-        var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }()
-    private static let counter = Atomic<UInt64>(0)
-
-    static func next() -> String {
-        let number = counter.add(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(number, radix: 16)
-    }
-}
-
 /// The server could not start.
 public struct HTTPServerError: Error, CustomStringConvertible {
     public let message: String
@@ -510,37 +418,56 @@ final class Exchange: @unchecked Sendable {
     var bodyStartedAt = 0.0
     /// Bytes of a refused (too large) body read and thrown away.
     var discarded = 0
-    private let handoff = Mutex<(offered: Bool, response: Response?)>((false, nil))
+    /// Where the response is: the pipeline still running on MHD's thread (`running`), the
+    /// connection suspended for it (`waiting`), or there (`ready`) until taken.
+    private enum Handoff {
+        case running, waiting, ready(Response), taken
+    }
+    private let handoff = Mutex(Handoff.running)
 
     init(connection: OpaquePointer, uri: String) {
         self.connection = connection
         self.uri = uri
     }
 
-    /// Stores the response once; later offers (a late task after a shutdown answer) are ignored.
+    /// Called by the access handler once the pipeline's task returned control: the response
+    /// when it is already there, else nil after `suspend` ran (under the lock, so that a
+    /// response offered meanwhile resumes a connection that is suspended).
+    func settle(suspend: () -> Void) -> Response? {
+        handoff.withLock { state in
+            if case .ready(let response) = state {
+                state = .taken
+                return response
+            }
+            state = .waiting
+            suspend()
+            return nil
+        }
+    }
+
+    /// Stores the response once; true when the connection waits for it (resume it). Later
+    /// offers (a late task after a shutdown answer) are ignored.
     func offer(_ response: Response) -> Bool {
         handoff.withLock { state in
-            if state.offered { return false }
-            state = (true, response)
-            return true
+            switch state {
+            case .running:
+                state = .ready(response)
+                return false
+            case .waiting:
+                state = .ready(response)
+                return true
+            case .ready, .taken:
+                return false
+            }
         }
     }
 
     func takeResponse() -> Response? {
         handoff.withLock { state in
-            defer { state.response = nil }
-            return state.response
+            guard case .ready(let response) = state else { return nil }
+            state = .taken
+            return response
         }
-    }
-
-    func makeRequest(peerAddress: String, trustedProxies: TrustedProxies) throws(HTTPError) -> Request {
-        let (path, query, target) = try URLTarget.parse(uri)
-        var request = Request(
-            method: method, path: path, query: query, headers: headers, body: body, requestID: requestID,
-            clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers.list("X-Forwarded-For")))
-        request.peerAddress = peerAddress
-        request.target = target
-        return request
     }
 }
 

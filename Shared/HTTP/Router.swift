@@ -1,33 +1,19 @@
-/// Handles a request. Synchronous handlers run on the server's own threads and answer without a
-/// thread hop (health checks, static documents); asynchronous ones run as tasks; deferred ones
-/// start on the server's thread and answer later from any thread through their ``Responder``
-/// (the gateway's proxy, whose answers come from its transfer thread).
-public enum Handler: Sendable {
-    case sync(@Sendable (Request) throws -> Response)
-    case async(@Sendable (Request) async throws -> Response)
-    case deferred(@Sendable (Request, Responder) -> Void)
-}
+/// A handler: the request, its route parameters filled in, and the context its middleware built.
+public typealias Handler<Context: RequestContext> = @Sendable (Request, Context) async throws -> Response
 
-/// How a deferred handler answers: exactly once, from any thread.
-public struct Responder: Sendable {
-    let answer: @Sendable (Result<Response, any Error>) -> Void
+/// The routes of a server by method and path, each with what answers it (its middleware
+/// already composed in): what ``Router``s build and a host merges (the gateway merges several
+/// services'). `{name}` segments capture parameters; a path that exists with another method
+/// answers 405 with `Allow`.
+public struct Routes: Sendable {
+    /// Answers a request whose route parameters are filled in.
+    public typealias Responder = @Sendable (Request) async throws -> Response
 
-    public init(_ answer: @escaping @Sendable (Result<Response, any Error>) -> Void) { self.answer = answer }
-
-    public func respond(_ response: Response) { answer(.success(response)) }
-
-    /// Answers with the error's problem, as a throwing handler's error is answered.
-    public func fail(_ error: any Error) { answer(.failure(error)) }
-}
-
-/// Routes by method and path; `{name}` segments capture parameters. A path that exists with
-/// another method answers 405 with `Allow`.
-public struct Router: Sendable {
     struct Route: Sendable {
         let method: String
         let pattern: String
         let segments: [Segment]
-        let handler: Handler
+        let respond: Responder
     }
 
     enum Segment: Sendable, Equatable {
@@ -45,13 +31,13 @@ public struct Router: Sendable {
     public init() {}
 
     /// Adds a route; later routes never shadow earlier ones with the same method and path.
-    public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
+    public mutating func add(_ method: String, _ pattern: String, _ respond: @escaping Responder) {
         let segments = pattern.split(separator: "/").map { part -> Segment in
             if part.hasPrefix("{") && part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
             return .literal(String(part))
         }
         let index = routes.count
-        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: segments, respond: respond))
         if !segments.contains(where: { if case .parameter = $0 { true } else { false } }) {
             let key = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
             if exact[key]?[method] == nil { exact[key, default: [:]][method] = index }
@@ -59,16 +45,16 @@ public struct Router: Sendable {
     }
 
     /// Sends every request for `prefix` or below it (`prefix/…`), whatever its method, to
-    /// `handler`, unless another route matches it. Its route label is `prefix/*`.
-    public mutating func prefix(_ prefix: String, _ handler: Handler) {
-        prefixes.append((prefix, Route(method: "*", pattern: prefix + "/*", segments: [], handler: handler)))
+    /// `respond`, unless another route matches it. Its route label is `prefix/*`.
+    public mutating func prefix(_ prefix: String, _ respond: @escaping Responder) {
+        prefixes.append((prefix, Route(method: "*", pattern: prefix + "/*", segments: [], respond: respond)))
         prefixes.sort { $0.prefix.count > $1.prefix.count }
     }
 
-    /// Adds every route of another router (a plugin's routes into the gateway's).
-    public mutating func merge(_ other: Router) {
-        for route in other.routes { add(route.method, route.pattern, route.handler) }
-        for entry in other.prefixes { prefix(entry.prefix, entry.route.handler) }
+    /// Adds every route of another table (a plugin's routes into the gateway's).
+    public mutating func merge(_ other: Routes) {
+        for route in other.routes { add(route.method, route.pattern, route.respond) }
+        for entry in other.prefixes { prefix(entry.prefix, entry.route.respond) }
     }
 
     /// The patterns and methods, for documentation checks.
@@ -111,48 +97,126 @@ public struct Router: Sendable {
     }
 }
 
-extension Router {
-    /// A route whose handler returns anything convertible to a response.
-    public mutating func on(
-        _ method: String, _ pattern: String,
-        _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible
+/// Builds the routes of one service, with its context type: routes added to the router
+/// directly run no middleware of their own; a ``RouterGroup`` adds its middleware (the
+/// authentication a resource needs) to every route added through it.
+///
+///     let router = Router<ServiceRequestContext>()
+///     let signedIn = router.group(Authentication(authenticator, .required))
+///     signedIn.get("/feedback/mine") { request, context in try await mine(request, context) }
+///     routes.merge(router.routes)
+public final class Router<Context: RequestContext>: RouteBuilder {
+    /// What was added so far, middleware composed in.
+    public private(set) var routes = Routes()
+
+    public init() {}
+
+    /// A group of routes behind `middleware`, outermost first.
+    public func group(_ middleware: any RouterMiddleware<Context>...) -> RouterGroup<Context> {
+        RouterGroup(router: self, middleware: middleware)
+    }
+
+    public func on(_ method: String, _ pattern: String, _ handler: @escaping Handler<Context>) {
+        add(method, pattern, middleware: [], handler)
+    }
+
+    public func prefix(_ prefix: String, _ handler: @escaping Handler<Context>) {
+        add(prefix: prefix, middleware: [], handler)
+    }
+
+    fileprivate func add(
+        _ method: String, _ pattern: String, middleware: [any RouterMiddleware<Context>],
+        _ handler: @escaping Handler<Context>
     ) {
-        add(method, pattern, .async { request in try await handler(request).response() })
+        routes.add(method, pattern, Self.responder(middleware, handler))
+    }
+
+    fileprivate func add(prefix: String, middleware: [any RouterMiddleware<Context>], _ handler: @escaping Handler<Context>) {
+        routes.prefix(prefix, Self.responder(middleware, handler))
+    }
+
+    private static func responder(
+        _ middleware: [any RouterMiddleware<Context>], _ handler: @escaping Handler<Context>
+    ) -> Routes.Responder {
+        if middleware.isEmpty { return { request in try await handler(request, Context()) } }
+        return { request in try await middleware.run(request, Context(), handler) }
+    }
+}
+
+/// Routes that share middleware (``Router/group(_:)``).
+public struct RouterGroup<Context: RequestContext>: RouteBuilder {
+    let router: Router<Context>
+    let middleware: [any RouterMiddleware<Context>]
+
+    /// The same group with more middleware inside it.
+    public func group(_ more: any RouterMiddleware<Context>...) -> RouterGroup<Context> {
+        RouterGroup(router: router, middleware: middleware + more)
+    }
+
+    public func on(_ method: String, _ pattern: String, _ handler: @escaping Handler<Context>) {
+        router.add(method, pattern, middleware: middleware, handler)
+    }
+
+    public func prefix(_ prefix: String, _ handler: @escaping Handler<Context>) {
+        router.add(prefix: prefix, middleware: middleware, handler)
+    }
+}
+
+/// Adds routes: ``Router`` and ``RouterGroup`` alike.
+public protocol RouteBuilder {
+    associatedtype Context: RequestContext
+    func on(_ method: String, _ pattern: String, _ handler: @escaping Handler<Context>)
+    /// Sends every request for `prefix` and below it, any method, to `handler` unless another
+    /// route matches (the gateway's proxied routes). Its route label is `prefix/*`.
+    func prefix(_ prefix: String, _ handler: @escaping Handler<Context>)
+}
+
+extension RouteBuilder {
+    /// A route whose handler returns anything convertible to a response.
+    public func on(
+        _ method: String, _ pattern: String,
+        _ handler: @escaping @Sendable (Request, Context) async throws -> some ResponseConvertible
+    ) {
+        on(method, pattern) { (request: Request, context: Context) async throws -> Response in
+            try await handler(request, context).response()
+        }
     }
 
     /// A route whose handler takes the decoded JSON body.
-    public mutating func on<Body: Decodable & SendableMetatype>(
+    public func on<Body: Decodable & SendableMetatype>(
         _ method: String, _ pattern: String, body: Body.Type,
-        _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible
+        _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
     ) {
-        add(method, pattern, .async { request in try await handler(request, request.decode()).response() })
+        on(method, pattern) { (request: Request, context: Context) async throws -> Response in
+            try await handler(request, context, request.decode()).response()
+        }
     }
 
-    /// A synchronous route, answered on the server thread without a task.
-    public mutating func sync(_ method: String, _ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
-        add(method, pattern, .sync(handler))
-    }
-
-    public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible)
-    {
+    public func get(
+        _ pattern: String, _ handler: @escaping @Sendable (Request, Context) async throws -> some ResponseConvertible
+    ) {
         on("GET", pattern, handler)
     }
-    public mutating func delete(
-        _ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> some ResponseConvertible
+    public func delete(
+        _ pattern: String, _ handler: @escaping @Sendable (Request, Context) async throws -> some ResponseConvertible
     ) {
         on("DELETE", pattern, handler)
     }
-    public mutating func post<Body: Decodable & SendableMetatype>(
+    public func post(
+        _ pattern: String, _ handler: @escaping @Sendable (Request, Context) async throws -> some ResponseConvertible
+    ) {
+        on("POST", pattern, handler)
+    }
+    public func patch(
+        _ pattern: String, _ handler: @escaping @Sendable (Request, Context) async throws -> some ResponseConvertible
+    ) {
+        on("PATCH", pattern, handler)
+    }
+    public func post<Body: Decodable & SendableMetatype>(
         _ pattern: String, body: Body.Type,
-        _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible
+        _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
     ) {
         on("POST", pattern, body: body, handler)
-    }
-    public mutating func patch<Body: Decodable & SendableMetatype>(
-        _ pattern: String, body: Body.Type,
-        _ handler: @escaping @Sendable (Request, Body) async throws -> some ResponseConvertible
-    ) {
-        on("PATCH", pattern, body: body, handler)
     }
 }
 

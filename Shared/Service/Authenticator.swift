@@ -71,3 +71,68 @@ public struct Authenticator: Sendable {
         return principal
     }
 }
+
+/// A request context that carries the caller: what ``Authentication`` fills in for the
+/// handlers behind it. Handlers read ``caller()`` or ``admin()``, never the token.
+public protocol AuthenticatedContext: RequestContext {
+    var principal: Principal? { get set }
+}
+
+extension AuthenticatedContext {
+    /// The signed-in caller (401 when the route's middleware let an anonymous request through).
+    public func caller() throws(HTTPError) -> Principal {
+        guard let principal else { throw .unauthorized() }
+        return principal
+    }
+
+    /// The caller, who must be an admin (401 anonymous, 403 otherwise).
+    public func admin() throws(HTTPError) -> Principal {
+        let principal = try caller()
+        guard principal.isAdmin else { throw .forbidden("This needs the admin role.") }
+        return principal
+    }
+}
+
+/// The request context of Pier's services: the caller, when there is one.
+public struct ServiceRequestContext: AuthenticatedContext {
+    public var principal: Principal?
+    public init() {}
+}
+
+/// Verifies the bearer token of every request of a route group and puts the caller in the
+/// context: `.required` answers 401 without a valid token, `.admin` also 403 without the admin
+/// role, `.optional` lets anonymous requests through (a present but invalid token is still a
+/// 401, never silently anonymous).
+public struct Authentication<Context: AuthenticatedContext>: RouterMiddleware {
+    public enum Requirement: Sendable {
+        case optional, required, admin
+    }
+
+    let authenticator: Authenticator
+    let requirement: Requirement
+    let applies: @Sendable (Request) -> Bool
+
+    /// - Parameter when: the requests it applies to (others pass untouched, anonymous): an
+    ///   admin-only view of a public resource (`?all=true`).
+    public init(
+        _ authenticator: Authenticator, _ requirement: Requirement, context: Context.Type = Context.self,
+        when applies: @escaping @Sendable (Request) -> Bool = { _ in true }
+    ) {
+        self.authenticator = authenticator
+        self.requirement = requirement
+        self.applies = applies
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard applies(request) else { return try await next(request, context) }
+        var context = context
+        switch requirement {
+        case .optional: context.principal = try await authenticator.optionalPrincipal(request)
+        case .required: context.principal = try await authenticator.principal(request)
+        case .admin: context.principal = try await authenticator.admin(request)
+        }
+        return try await next(request, context)
+    }
+}

@@ -4,7 +4,7 @@ import PierRuntime
 import Synchronization
 
 /// Request counters and latency histograms per route, rendered as Prometheus text.
-public final class Metrics: Middleware {
+public final class Metrics: RouterMiddleware {
     /// Upper bounds of the latency buckets, in seconds.
     static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -30,7 +30,16 @@ public final class Metrics: Middleware {
 
     public init(service: String) { self.service = service }
 
-    public func after(_ request: Request, _ response: inout Response) {
+    public func handle(
+        _ request: Request, context: BasicRequestContext,
+        next: (Request, BasicRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let response = try await next(request, context)
+        record(request, response)
+        return response
+    }
+
+    private func record(_ request: Request, _ response: Response) {
         // Unmatched paths share one label, so scanners cannot grow the label set without bound.
         let route = request.route ?? "unmatched"
         let seconds = MonotonicClock.seconds() - request.startedAt

@@ -22,8 +22,8 @@ public protocol Service: Sendable {
     /// Builds the service from its context (configuration, pool, logger, token verifier).
     static func make(context: ServiceContext) async throws -> Self
 
-    /// Adds its routes.
-    func routes(into router: inout Router)
+    /// Adds its routes (built with a ``Router`` of its own context type).
+    func routes(into routes: inout Routes)
     /// True when the service can answer (beyond the database and migrations, which the runner
     /// checks itself).
     func isReady() async -> Bool

@@ -42,27 +42,22 @@ public struct ServiceHost: Sendable {
     }
 
     /// The services' routes plus the operator endpoints: all three, or only `/healthz` when
-    /// `/readyz` and `/metrics` are on an admin listener of their own (``operatorRouter()``).
-    public func router(operatorEndpoints: Bool = true) -> Router {
-        var router = Router()
-        for entry in mounted { entry.service.routes(into: &router) }
-        addOperatorEndpoints(into: &router, all: operatorEndpoints)
-        return router
+    /// `/readyz` and `/metrics` are on an admin listener of their own (``operatorRoutes(all:)``).
+    public func routes(operatorEndpoints: Bool = true) -> Routes {
+        var routes = Routes()
+        for entry in mounted { entry.service.routes(into: &routes) }
+        routes.merge(operatorRoutes(all: operatorEndpoints))
+        return routes
     }
 
     /// `/healthz`, `/readyz` and `/metrics` alone, for the admin listener (`PIER_ADMIN_PORT`).
-    public func operatorRouter() -> Router {
-        var router = Router()
-        addOperatorEndpoints(into: &router, all: true)
-        return router
-    }
-
-    private func addOperatorEndpoints(into router: inout Router, all: Bool) {
+    public func operatorRoutes(all: Bool = true) -> Routes {
+        let router = Router<BasicRequestContext>()
         let alive = Array(#"{"status":"ok"}"#.utf8)
-        router.sync("GET", "/healthz") { _ in Response(status: 200, headers: ["Content-Type": "application/json"], body: alive) }
-        guard all else { return }
+        router.on("GET", "/healthz") { _, _ in Response(status: 200, headers: ["Content-Type": "application/json"], body: alive) }
+        guard all else { return router.routes }
         let readiness = readiness
-        router.get("/readyz") { _ in
+        router.get("/readyz") { _, _ in
             let checks = await readiness.current()
             let ready = checks.values.allSatisfy { $0 }
             return try Response.json(
@@ -72,9 +67,10 @@ public struct ServiceHost: Sendable {
         let metrics = metrics
         let pools = mounted.map { (name: $0.name, pool: $0.database) }
         let extraMetrics = extraMetrics
-        router.sync("GET", "/metrics") { _ in
+        router.on("GET", "/metrics") { _, _ in
             .text(metrics.render(pools: pools) + extraMetrics(), contentType: "text/plain; version=0.0.4")
         }
+        return router.routes
     }
 }
 

@@ -106,7 +106,7 @@ public enum ServiceRunner {
             ],
             metricsName: S.name)
         let listeners = try makeListeners(
-            host: host, router: host.router(operatorEndpoints: context.configuration.admin == nil),
+            host: host, routes: host.routes(operatorEndpoints: context.configuration.admin == nil),
             configuration: context.configuration, logger: context.logger)
         try listeners.start()
         let server = listeners.main
@@ -141,34 +141,41 @@ public enum ServiceRunner {
         }
     }
 
-    /// The main server over `router`, and with `PIER_ADMIN_PORT` an admin server with the
+    /// The main server over `routes`, and with `PIER_ADMIN_PORT` an admin server with the
     /// operator endpoints (not counted in the request metrics, not access-logged).
     public static func makeListeners(
-        host: ServiceHost, router: Router, configuration: ServiceConfiguration, logger: Logger,
-        middleware: [any Middleware] = []
+        host: ServiceHost, routes: Routes, configuration: ServiceConfiguration, logger: Logger,
+        middleware: [any RouterMiddleware<BasicRequestContext>] = []
     ) throws -> Listeners {
-        let main = try makeServer(
-            router: router, metrics: host.metrics, configuration: configuration, logger: logger, middleware: middleware)
+        let main = HTTPServer(
+            configuration: configuration.http,
+            pipeline: pipeline(routes: routes, metrics: host.metrics, configuration: configuration, logger: logger, middleware),
+            logger: logger)
         let admin = configuration.admin.map { admin in
             HTTPServer(
-                configuration: admin, router: host.operatorRouter(), middleware: [], logger: logger,
-                errorMapper: ErrorMapping.map)
+                configuration: admin,
+                pipeline: HTTPPipeline(
+                    routes: host.operatorRoutes(), middleware: [ErrorMiddleware(logger: logger, map: ErrorMapping.map)],
+                    logger: logger),
+                logger: logger)
         }
         return Listeners(main: main, admin: admin)
     }
 
-    /// An HTTP server with the shared middleware (metrics, opt-in CORS) and error mapping.
-    public static func makeServer(
-        router: Router, metrics: Metrics, configuration: ServiceConfiguration,
-        logger: Logger, middleware extra: [any Middleware] = []
-    ) throws -> HTTPServer {
-        var middleware: [any Middleware] = [metrics] + extra
+    /// The services' pipeline: access log (when on), metrics, opt-in CORS, the error mapping,
+    /// then `extra` (the gateway's rate limit), outermost first.
+    public static func pipeline(
+        routes: Routes, metrics: Metrics, configuration: ServiceConfiguration, logger: Logger,
+        _ extra: [any RouterMiddleware<BasicRequestContext>] = []
+    ) -> HTTPPipeline {
+        var middleware: [any RouterMiddleware<BasicRequestContext>] = []
+        if configuration.http.accessLog { middleware.append(AccessLogMiddleware(logger: logger)) }
+        middleware.append(metrics)
         if !configuration.corsOrigins.isEmpty {
             middleware.append(CORSMiddleware(allowedOrigins: configuration.corsOrigins))
         }
-        return HTTPServer(
-            configuration: configuration.http, router: router, middleware: middleware,
-            logger: logger, errorMapper: ErrorMapping.map)
+        middleware.append(ErrorMiddleware(logger: logger, map: ErrorMapping.map))
+        return HTTPPipeline(routes: routes, middleware: middleware + extra, logger: logger)
     }
 
     /// Keys from `PIER_TOKEN_PUBLIC_KEY_FILE` (PEM, several keys concatenated; `kid` is the

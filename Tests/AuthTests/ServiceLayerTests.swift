@@ -94,13 +94,13 @@ import Testing
         let signing = try P256PrivateKey.generate(), other = try P256PrivateKey.generate()
         let set = try JSON.encoder.encode(JWKSet(keys: [JWK(key: try signing.publicKey, kid: "current")]))
         func jwks(port: Int) throws -> HTTPServer {
-            var router = Router()
-            router.sync("GET", "/jwks.json") { _ in
+            let router = Router<BasicRequestContext>()
+            router.get("/jwks.json") { _, _ in
                 Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(set))
             }
             let server = HTTPServer(
-                configuration: HTTPServer.Configuration(port: port, threads: 1, accessLog: false), router: router,
-                middleware: [], logger: Logger(service: "jwks", level: .error))
+                configuration: HTTPServer.Configuration(port: port, threads: 1, accessLog: false), routes: router.routes,
+                logger: Logger(service: "jwks", level: .error))
             try server.start()
             return server
         }

@@ -57,7 +57,7 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(document.body)) as? [String: Any])
         let paths = try #require(object["paths"] as? [String: [String: Any]])
         let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
-        let routed = Set(gateway.server.router.endpoints.map { "\($0.method) \($0.pattern)" })
+        let routed = Set(gateway.server.pipeline.routes.endpoints.map { "\($0.method) \($0.pattern)" })
         #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
         #expect(routed.subtracting(documented).isEmpty, "routed but not documented: \(routed.subtracting(documented).sorted())")
         await gateway.shutdown()

@@ -30,10 +30,10 @@ final class EchoUpstream: Sendable {
 
     init(_ name: String, port: Int = 0, trusted: TrustedProxies = .none) throws {
         self.name = name
-        var router = Router()
+        let router = Router<BasicRequestContext>()
         let hits = hits
-        router.sync("GET", "/readyz") { _ in .text("ready") }
-        let echo: @Sendable (Request) async throws -> Response = { request in
+        router.get("/readyz") { _, _ in Response.text("ready") }
+        let echo: Handler<BasicRequestContext> = { request, _ in
             hits.value.add(1, ordering: .relaxed)
             var headers: [String: String] = [:]
             for (field, value) in request.headers { headers[field.lowercased()] = value }
@@ -47,16 +47,16 @@ final class EchoUpstream: Sendable {
             router.on(method, "/svc/echo", echo)
             router.on(method, "/svc/echo/{rest}", echo)
         }
-        router.get("/svc/cached") { request in
+        router.get("/svc/cached") { request, _ in
             if request.headers["If-None-Match"] == "\"v1\"" { return Response(status: 304, headers: ["ETag": "\"v1\""]) }
             return Response(status: 200, headers: ["ETag": "\"v1\"", "Content-Type": "text/plain"], body: Array("fresh".utf8))
         }
-        router.on("DELETE", "/svc/gone") { _ in Response.noContent }
-        router.get("/svc/slow") { _ in
+        router.on("DELETE", "/svc/gone") { _, _ in Response.noContent }
+        router.get("/svc/slow") { _, _ in
             try await Task.sleep(for: .milliseconds(1500))
             return Response.text("late")
         }
-        router.get("/svc/big") { request in
+        router.get("/svc/big") { request, _ in
             let megabytes = Int(request.query("mb") ?? "1") ?? 1
             let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 10)
             return Response.streaming(headers: ["Content-Type": "application/octet-stream"]) { writer in
@@ -65,7 +65,7 @@ final class EchoUpstream: Sendable {
         }
         server = HTTPServer(
             configuration: HTTPServer.Configuration(port: port, threads: 2, accessLog: false, trustedProxies: trusted),
-            router: router, middleware: [], logger: Logger(service: name, level: .error))
+            routes: router.routes, logger: Logger(service: name, level: .error))
         try server.start()
     }
 

@@ -31,17 +31,17 @@ final class LogLines: Sendable {
 func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, logs: LogLines = LogLines()) throws
     -> HTTPServer
 {
-    var router = Router()
-    router.sync("GET", "/healthz") { _ in .text("ok") }
-    router.get("/items/{id}") { request in Item(id: request.parameter("id"), q: request.query("q") ?? "") }
-    router.post("/echo", body: Greeting.self) { _, greeting in JSONResponse(greeting, status: 201) }
-    router.on("POST", "/raw") { request in Response(status: 200, body: request.body) }
-    router.get("/slow") { _ in
+    let router = Router<BasicRequestContext>()
+    router.get("/healthz") { _, _ in Response.text("ok") }
+    router.get("/items/{id}") { request, _ in Item(id: request.parameter("id"), q: request.query("q") ?? "") }
+    router.post("/echo", body: Greeting.self) { _, _, greeting in JSONResponse(greeting, status: 201) }
+    router.on("POST", "/raw") { request, _ in Response(status: 200, body: request.body) }
+    router.get("/slow") { _, _ in
         try await Task.sleep(for: .milliseconds(300))
         return Response.text("done")
     }
-    router.get("/boom") { _ -> Response in throw DatabaseDown() }
-    router.get("/stream") { request in
+    router.get("/boom") { _, _ -> Response in throw DatabaseDown() }
+    router.get("/stream") { request, _ in
         let count = Int(request.query("lines") ?? "10") ?? 10
         return Response.streaming(headers: ["Content-Type": "application/x-ndjson"]) { writer in
             for index in 0..<count {
@@ -50,14 +50,17 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
             }
         }
     }
-    router.get("/conflict") { _ -> Response in throw HTTPError.conflict("Already there.") }
-    router.get("/busy") { _ -> Response in throw BlockingPool.Overloaded(pool: "password hashing") }
+    router.get("/conflict") { _, _ -> Response in throw HTTPError.conflict("Already there.") }
+    router.get("/busy") { _, _ -> Response in throw BlockingPool.Overloaded(pool: "password hashing") }
     var configuration = HTTPServer.Configuration(port: 0, threads: 2)
     configure(&configuration)
+    let logger = Logger(service: "test", sink: { logs.append($0) })
+    var middleware: [any RouterMiddleware<BasicRequestContext>] = []
+    if configuration.accessLog { middleware.append(AccessLogMiddleware(logger: logger)) }
+    middleware += [CORSMiddleware(allowedOrigins: ["https://app.example"]), ErrorMiddleware(logger: logger)]
     let server = HTTPServer(
-        configuration: configuration, router: router,
-        middleware: [CORSMiddleware(allowedOrigins: ["https://app.example"])],
-        logger: Logger(service: "test", sink: { logs.append($0) }))
+        configuration: configuration, pipeline: HTTPPipeline(routes: router.routes, middleware: middleware, logger: logger),
+        logger: logger)
     try server.start()
     return server
 }

@@ -36,8 +36,9 @@ public struct LiveService<S: Service>: Sendable {
         let host = ServiceHost(
             mounted: [.init(name: S.name, schema: S.schema, migrations: S.migrations, database: pool, service: service)],
             metricsName: S.name)
-        let server = try ServiceRunner.makeServer(
-            router: host.router(), metrics: host.metrics, configuration: configuration, logger: logger)
+        let pipeline = ServiceRunner.pipeline(
+            routes: host.routes(), metrics: host.metrics, configuration: configuration, logger: logger)
+        let server = HTTPServer(configuration: configuration.http, pipeline: pipeline, logger: logger)
         try server.start()
         return LiveService(
             service: service, server: server, pool: pool, configuration: configuration,

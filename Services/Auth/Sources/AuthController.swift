@@ -51,16 +51,18 @@ struct AuthController: Sendable {
         self.jwksBody = Array(try JSON.encoder.encode(tokens.keys.jwks))
     }
 
-    func routes(into router: inout Router) {
-        router.post("/auth/register", body: RegisterRequest.self) { try await self.register($0, $1) }
-        router.post("/auth/login", body: LoginRequest.self) { try await self.login($0, $1) }
-        router.post("/auth/refresh", body: RefreshRequest.self) { try await self.refresh($0, $1) }
-        router.post("/auth/logout", body: RefreshRequest.self) { try await self.logout($0, $1) }
-        router.get("/auth/me") { try await self.me($0) }
-        router.post("/auth/password", body: PasswordChangeRequest.self) { try await self.changePassword($0, $1) }
-        router.delete("/auth/me") { try await self.deleteAccount($0) }
+    func routes(into routes: inout Routes) {
+        let router = Router<ServiceRequestContext>()
+        let signedIn = router.group(Authentication(authenticator, .required))
+        router.post("/auth/register", body: RegisterRequest.self) { try await self.register($0, $1, $2) }
+        router.post("/auth/login", body: LoginRequest.self) { try await self.login($0, $1, $2) }
+        router.post("/auth/refresh", body: RefreshRequest.self) { try await self.refresh($0, $1, $2) }
+        signedIn.post("/auth/logout", body: RefreshRequest.self) { try await self.logout($0, $1, $2) }
+        signedIn.get("/auth/me") { try await self.me($0, $1) }
+        signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await self.changePassword($0, $1, $2) }
+        signedIn.delete("/auth/me") { try await self.deleteAccount($0, $1) }
         let jwks = jwksBody
-        router.sync("GET", "/auth/.well-known/jwks.json") { _ in
+        router.get("/auth/.well-known/jwks.json") { _, _ in
             Response(
                 status: 200,
                 headers: [
@@ -68,11 +70,14 @@ struct AuthController: Sendable {
                     "Cache-Control": "public, max-age=300",
                 ], body: jwks)
         }
+        routes.merge(router.routes)
     }
 
     // MARK: - Handlers
 
-    func register(_ request: Request, _ body: RegisterRequest) async throws -> AuthSessionResponse {
+    func register(_ request: Request, _ context: ServiceRequestContext, _ body: RegisterRequest) async throws
+        -> AuthSessionResponse
+    {
         var errors: [Problem.FieldError] = []
         let email = EmailAddress(body.email)
         if email == nil { errors.append(.init(field: "email", message: "must be an email address such as name@example.com")) }
@@ -109,7 +114,7 @@ struct AuthController: Sendable {
         }
     }
 
-    func login(_ request: Request, _ body: LoginRequest) async throws -> AuthSessionResponse {
+    func login(_ request: Request, _ context: ServiceRequestContext, _ body: LoginRequest) async throws -> AuthSessionResponse {
         let client = request.clientKey
         // Every login counts against the client's rate, successful ones too: a client cannot
         // keep the hashing threads busy with its own valid password either.
@@ -197,7 +202,8 @@ struct AuthController: Sendable {
         case invalid
     }
 
-    func refresh(_ request: Request, _ body: RefreshRequest) async throws -> AuthSessionResponse {
+    func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
+    {
         guard body.refreshToken.utf8.count <= 256 else { throw HTTPError(401, detail: "The refresh token is not valid.") }
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         let successor = tokens.successor(of: body.refreshToken)
@@ -263,8 +269,8 @@ struct AuthController: Sendable {
 
     /// Ends the session of the refresh token and of the access token (usually one and the
     /// same); their access tokens are refused everywhere within a second.
-    func logout(_ request: Request, _ body: RefreshRequest) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func logout(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> Response {
+        let principal = try context.caller()
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         let user = principal.userID, current = principal.sessionID
         try await database.withTransaction { connection in
@@ -290,13 +296,15 @@ struct AuthController: Sendable {
         }
     }
 
-    func me(_ request: Request) async throws -> JSONResponse<User> {
-        let principal = try await authenticator.principal(request)
+    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {
+        let principal = try context.caller()
         return JSONResponse(try await user(principal.userID))
     }
 
-    func changePassword(_ request: Request, _ body: PasswordChangeRequest) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func changePassword(_ request: Request, _ context: ServiceRequestContext, _ body: PasswordChangeRequest) async throws
+        -> Response
+    {
+        let principal = try context.caller()
         let rows = try await database.query("SELECT email_key FROM auth.users WHERE id = \(principal.userID)")
         guard let emailKey = try rows.first?.decode("email_key", as: String.self) else {
             throw HTTPError.unauthorized("The account no longer exists.")
@@ -329,8 +337,8 @@ struct AuthController: Sendable {
         return .noContent
     }
 
-    func deleteAccount(_ request: Request) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func deleteAccount(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
         let deleted = try await database.withTransaction { connection -> Bool in
             let rows = try connection.query("DELETE FROM auth.users WHERE id = \(principal.userID) RETURNING id")
             guard !rows.isEmpty else { return false }

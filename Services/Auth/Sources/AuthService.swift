@@ -54,7 +54,7 @@ public struct AuthService: Service {
         return AuthService(controller: controller)
     }
 
-    public func routes(into router: inout Router) { controller.routes(into: &router) }
+    public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
     public func shutdown() async { controller.hasher.shutdown() }
 }

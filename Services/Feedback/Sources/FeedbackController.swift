@@ -18,14 +18,19 @@ struct FeedbackController: Sendable {
     let authenticator: Authenticator
     let logger: Logger
 
-    func routes(into router: inout Router) {
-        router.on("POST", "/feedback") { try await self.create($0) }
-        router.get("/feedback/mine") { try await self.mine($0) }
-        router.get("/feedback/stats") { try await self.stats($0) }
-        router.get("/feedback/export") { try await self.export($0) }
-        router.get("/feedback") { try await self.list($0) }
-        router.get("/feedback/{id}") { try await self.item($0) }
-        router.on("PATCH", "/feedback/{id}") { try await self.update($0) }
+    func routes(into routes: inout Routes) {
+        let router = Router<ServiceRequestContext>()
+        let anyone = router.group(Authentication(authenticator, .optional))
+        let signedIn = router.group(Authentication(authenticator, .required))
+        let admins = router.group(Authentication(authenticator, .admin))
+        anyone.post("/feedback") { try await self.create($0, $1) }
+        signedIn.get("/feedback/mine") { try await self.mine($0, $1) }
+        signedIn.get("/feedback/{id}") { try await self.item($0, $1) }
+        admins.get("/feedback/stats") { try await self.stats($0, $1) }
+        admins.get("/feedback/export") { try await self.export($0, $1) }
+        admins.get("/feedback") { try await self.list($0, $1) }
+        admins.patch("/feedback/{id}") { try await self.update($0, $1) }
+        routes.merge(router.routes)
     }
 
     // MARK: - Intake
@@ -37,8 +42,8 @@ struct FeedbackController: Sendable {
         case overQuota(Int, String)
     }
 
-    func create(_ request: Request) async throws -> Response {
-        let principal = try await authenticator.optionalPrincipal(request)
+    func create(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = context.principal
         let body = try request.decodeStrictly(CreateFeedback.self)
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
@@ -184,8 +189,8 @@ struct FeedbackController: Sendable {
 
     // MARK: - Reading
 
-    func mine(_ request: Request) async throws -> JSONResponse<FeedbackPage> {
-        let principal = try await authenticator.principal(request)
+    func mine(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
+        let principal = try context.caller()
         let page = try PageRequest(request)
         var query: PostgresQuery =
             "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE user_id = \(principal.userID)"
@@ -194,8 +199,8 @@ struct FeedbackController: Sendable {
         return JSONResponse(try page.page(try await database.query(query), admin: false))
     }
 
-    func item(_ request: Request) async throws -> JSONResponse<FeedbackItem> {
-        let principal = try await authenticator.principal(request)
+    func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
+        let principal = try context.caller()
         guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
         let rows = try await database.query("SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE id = \(id)")
         // Someone else's item answers exactly like a missing one: existence does not leak.
@@ -219,8 +224,8 @@ struct FeedbackController: Sendable {
         }
     }
 
-    func list(_ request: Request) async throws -> JSONResponse<FeedbackPage> {
-        _ = try await authenticator.admin(request)
+    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
+        _ = try context.admin()
         let filter = try FeedbackFilter(request)
         let page = try PageRequest(request)
         var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items "
@@ -257,8 +262,8 @@ struct FeedbackController: Sendable {
         case invalid(String, String)
     }
 
-    func update(_ request: Request) async throws -> JSONResponse<FeedbackItem> {
-        let admin = try await authenticator.admin(request)
+    func update(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
+        let admin = try context.admin()
         guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
         let patch = try request.decodeStrictly(UpdateFeedback.self)
         var errors: [Problem.FieldError] = []
@@ -350,14 +355,14 @@ struct FeedbackController: Sendable {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)
         case .invalid(let field, let message): throw HTTPError.invalid(field, message)
-        case .updated: return try await item(request)
+        case .updated: return try await item(request, context)
         }
     }
 
     // MARK: - Reports
 
-    func stats(_ request: Request) async throws -> JSONResponse<FeedbackStats> {
-        _ = try await authenticator.admin(request)
+    func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackStats> {
+        _ = try context.admin()
         var errors: [Problem.FieldError] = []
         let from = try request.query("from").map { text throws(HTTPError) -> Date in
             guard let date = FeedbackFilter.parseDate(text) else {
@@ -405,8 +410,8 @@ struct FeedbackController: Sendable {
 
     /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows
     /// at a time: memory stays bounded however many rows there are.
-    func export(_ request: Request) async throws -> Response {
-        _ = try await authenticator.admin(request)
+    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        _ = try context.admin()
         let filter = try FeedbackFilter(request)
         let format = request.query("format") ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
         guard format == "csv" || format == "ndjson" else { throw HTTPError.invalid("format", "must be ndjson or csv") }

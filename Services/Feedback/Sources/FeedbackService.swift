@@ -37,7 +37,7 @@ public struct FeedbackService: Service {
             worker: worker)
     }
 
-    public func routes(into router: inout Router) { controller.routes(into: &router) }
+    public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
     public func shutdown() async { await worker.stop() }
 }

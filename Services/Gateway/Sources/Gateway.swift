@@ -91,20 +91,22 @@ public enum Gateway {
         let host = ServiceHost(
             mounted: mounted, metricsName: "gateway", extraChecks: { proxy?.readiness() ?? [:] },
             extraMetrics: { proxy?.renderMetrics() ?? "" })
-        var router = host.router(operatorEndpoints: configuration.admin == nil)
-        proxy?.routes(into: &router)
+        var table = host.routes(operatorEndpoints: configuration.admin == nil)
+        proxy?.routes(into: &table)
         let document = PackageResources.openapi_json
-        router.sync("GET", "/openapi.json") { _ in
+        let router = Router<BasicRequestContext>()
+        router.get("/openapi.json") { _, _ in
             Response(
                 status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"], body: document
             )
         }
-        var middleware: [any Middleware] = []
+        table.merge(router.routes)
+        var middleware: [any RouterMiddleware<BasicRequestContext>] = []
         if let settings, settings.rateLimit > 0 {
             middleware.append(RateLimiter(rate: settings.rateLimit, burst: settings.rateBurst))
         }
         let listeners = try ServiceRunner.makeListeners(
-            host: host, router: router, configuration: configuration, logger: logger, middleware: middleware)
+            host: host, routes: table, configuration: configuration, logger: logger, middleware: middleware)
         try listeners.start()
         proxy?.startChecks()
         return Embedded(

@@ -36,10 +36,18 @@ final class Proxy: Sendable {
         self.logger = logger
     }
 
-    func routes(into router: inout Router) {
+    /// Each proxied prefix, behind the token check its `bearer` setting asks for.
+    func routes(into table: inout Routes) {
+        let router = Router<ServiceRequestContext>()
         for state in routes {
-            router.prefix(state.route.prefix, .deferred { [self] request, responder in forward(request, state, responder) })
+            let relay: Handler<ServiceRequestContext> = { [self] request, _ in try await forward(request, state) }
+            switch state.route.bearer {
+            case .pass: router.prefix(state.route.prefix, relay)
+            case .verify: router.group(Authentication(authenticator, .optional)).prefix(state.route.prefix, relay)
+            case .require: router.group(Authentication(authenticator, .required)).prefix(state.route.prefix, relay)
+            }
         }
+        table.merge(router.routes)
     }
 
     // MARK: - Health
@@ -149,36 +157,27 @@ final class Proxy: Sendable {
         return headers
     }
 
-    /// Answers from the transfer thread, without a task, unless the route checks tokens first.
-    func forward(_ request: Request, _ state: RouteState, _ responder: Responder) {
-        switch state.route.bearer {
-        case .pass:
-            attempt(request, state, responder, headers: upstreamHeaders(request), tried: [], number: 0, last: nil)
-        case .verify, .require:
-            Task {
-                do {
-                    if state.route.bearer == .require {
-                        _ = try await authenticator.principal(request)
-                    } else {
-                        _ = try await authenticator.optionalPrincipal(request)
-                    }
-                } catch {
-                    return responder.fail(error)
-                }
-                attempt(request, state, responder, headers: upstreamHeaders(request), tried: [], number: 0, last: nil)
-            }
+    /// The upstream's answer; the transfer thread resumes the request with it.
+    func forward(_ request: Request, _ state: RouteState) async throws -> Response {
+        try await withUnsafeThrowingContinuation { continuation in
+            attempt(
+                request, state, { continuation.resume(with: $0) }, headers: upstreamHeaders(request), tried: [], number: 0,
+                last: nil)
         }
     }
+
+    /// How an attempt answers: exactly once, from any thread.
+    typealias Answer = @Sendable (Result<Response, any Error>) -> Void
 
     /// One attempt on a healthy upstream not tried yet; on a failure without a response, the
     /// next, while retries remain and retrying is safe.
     private func attempt(
-        _ request: Request, _ state: RouteState, _ responder: Responder, headers: HTTPHeaders, tried: Set<String>,
+        _ request: Request, _ state: RouteState, _ answer: @escaping Answer, headers: HTTPHeaders, tried: Set<String>,
         number: Int, last: UpstreamClient.Failure?
     ) {
         let route = state.route
         guard number <= route.retries, let upstream = state.balancer.choose(excluding: tried) else {
-            return responder.fail(Self.problem(for: last, route: route))
+            return answer(.failure(Self.problem(for: last, route: route)))
         }
         upstream.begin(retry: number > 0)
         let started = MonotonicClock.seconds()
@@ -193,7 +192,7 @@ final class Proxy: Sendable {
             case .success(let response):
                 upstream.end(
                     success: true, seconds: seconds, ejectAfter: settings.ejectAfter, ejectSeconds: settings.ejectSeconds)
-                responder.respond(relay(response, request: request))
+                answer(.success(relay(response, request: request)))
             case .failure(let failure):
                 upstream.end(
                     success: false, seconds: seconds, ejectAfter: settings.ejectAfter, ejectSeconds: settings.ejectSeconds)
@@ -207,9 +206,9 @@ final class Proxy: Sendable {
                 // when the connection was never made (the request cannot have reached it).
                 var retry = Self.isIdempotent(request)
                 if case .connect = failure { retry = true }
-                guard retry else { return responder.fail(Self.problem(for: failure, route: route)) }
+                guard retry else { return answer(.failure(Self.problem(for: failure, route: route))) }
                 attempt(
-                    request, state, responder, headers: headers, tried: tried.union([upstream.base]), number: number + 1,
+                    request, state, answer, headers: headers, tried: tried.union([upstream.base]), number: number + 1,
                     last: failure)
             }
         }

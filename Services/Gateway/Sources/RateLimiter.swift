@@ -6,7 +6,7 @@ import Synchronization
 /// Per-client-address token buckets at the edge: `rate` requests per second, bursts up to
 /// `burst`. Over the limit: 429 with `Retry-After` and the `RateLimit-*` headers. The operator
 /// endpoints (`/healthz`, `/readyz`, `/metrics`) are not limited.
-final class RateLimiter: Middleware {
+final class RateLimiter: RouterMiddleware {
     let buckets: TokenBuckets
     static let exempt: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
@@ -22,20 +22,20 @@ final class RateLimiter: Middleware {
         buckets.take(client, now: now)
     }
 
-    func before(_ request: inout Request) -> Response? {
-        guard !Self.exempt.contains(request.path) else { return nil }
+    func handle(
+        _ request: Request, context: BasicRequestContext,
+        next: (Request, BasicRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard !Self.exempt.contains(request.path) else { return try await next(request, context) }
         let (allowed, _, retryAfter) = take(request.clientKey)
-        guard !allowed else { return nil }
-        var response = Response.problem(
-            HTTPError.tooManyRequests(
-                retryAfter: retryAfter, "Too many requests from \(request.clientAddress); try again in \(retryAfter) s."),
-            requestID: request.requestID)
-        response.headers.set("RateLimit-Limit", String(Int(burst)))
-        response.headers.set("RateLimit-Remaining", "0")
-        response.headers.set("RateLimit-Reset", String(retryAfter))
-        response.headers.set("RateLimit-Policy", "\(Int(burst));w=\(max(1, Int((burst / rate).rounded(.up))))")
-        return response
+        guard !allowed else { return try await next(request, context) }
+        var headers = HTTPHeaders()
+        headers.set("Retry-After", String(max(1, retryAfter)))
+        headers.set("RateLimit-Limit", String(Int(burst)))
+        headers.set("RateLimit-Remaining", "0")
+        headers.set("RateLimit-Reset", String(retryAfter))
+        headers.set("RateLimit-Policy", "\(Int(burst));w=\(max(1, Int((burst / rate).rounded(.up))))")
+        throw HTTPError(
+            429, detail: "Too many requests from \(request.clientAddress); try again in \(retryAfter) s.", headers: headers)
     }
-
-    func after(_ request: Request, _ response: inout Response) {}
 }

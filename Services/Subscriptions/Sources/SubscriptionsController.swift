@@ -19,20 +19,27 @@ struct SubscriptionsController: Sendable {
     let authenticator: Authenticator
     let logger: Logger
 
-    func routes(into router: inout Router) {
-        router.get("/subscriptions/plans") { try await self.plans($0) }
-        router.on("POST", "/subscriptions/plans") { try await self.createPlan($0) }
-        router.on("PATCH", "/subscriptions/plans/{id}") { try await self.updatePlan($0) }
-        router.on("DELETE", "/subscriptions/plans/{id}") { try await self.deletePlan($0) }
-        router.get("/subscriptions/me") { try await self.me($0) }
-        router.get("/subscriptions/me/entitlements/{key}") { try await self.entitlement($0) }
-        router.on("POST", "/subscriptions/me/cancel") { try await self.cancel($0) }
-        router.on("POST", "/subscriptions/appstore/transactions") { try await self.transaction($0) }
-        router.on("POST", "/subscriptions/appstore/notifications") { try await self.notification($0) }
-        router.on("POST", "/subscriptions/grants") { try await self.grant($0) }
-        router.get("/subscriptions/grants") { try await self.grants($0) }
-        router.on("DELETE", "/subscriptions/grants/{id}") { try await self.revokeGrant($0) }
-        router.get("/subscriptions/users/{userId}") { try await self.user($0) }
+    func routes(into routes: inout Routes) {
+        let router = Router<ServiceRequestContext>()
+        let signedIn = router.group(Authentication(authenticator, .required))
+        let admins = router.group(Authentication(authenticator, .admin))
+        // Public; its `?all=true` view (inactive plans too) is for admins.
+        router.group(Authentication(authenticator, .admin, when: { $0.query("all") == "true" }))
+            .get("/subscriptions/plans") { try await self.plans($0, $1) }
+        admins.post("/subscriptions/plans") { try await self.createPlan($0, $1) }
+        admins.patch("/subscriptions/plans/{id}") { try await self.updatePlan($0, $1) }
+        admins.delete("/subscriptions/plans/{id}") { try await self.deletePlan($0, $1) }
+        signedIn.get("/subscriptions/me") { try await self.me($0, $1) }
+        signedIn.get("/subscriptions/me/entitlements/{key}") { try await self.entitlement($0, $1) }
+        signedIn.post("/subscriptions/me/cancel") { try await self.cancel($0, $1) }
+        signedIn.post("/subscriptions/appstore/transactions") { try await self.transaction($0, $1) }
+        // Apple's server calls this: the signed payload is the credential.
+        router.post("/subscriptions/appstore/notifications") { try await self.notification($0, $1) }
+        admins.post("/subscriptions/grants") { try await self.grant($0, $1) }
+        admins.get("/subscriptions/grants") { try await self.grants($0, $1) }
+        admins.delete("/subscriptions/grants/{id}") { try await self.revokeGrant($0, $1) }
+        admins.get("/subscriptions/users/{userId}") { try await self.user($0, $1) }
+        routes.merge(router.routes)
     }
 
     // MARK: - Plans
@@ -53,9 +60,8 @@ struct SubscriptionsController: Sendable {
 
     /// Active plans for everyone; `?all=true` adds inactive ones for admins. Cacheable: a
     /// strong `ETag` over the body answers `If-None-Match` with 304.
-    func plans(_ request: Request) async throws -> Response {
+    func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let all = request.query("all") == "true"
-        if all { _ = try await authenticator.admin(request) }
         let rows = try await database.query(
             """
             SELECT \(unsafeSQL: Self.planColumns) FROM subscriptions.plans WHERE active OR \(all) ORDER BY price, id
@@ -75,8 +81,8 @@ struct SubscriptionsController: Sendable {
         return response
     }
 
-    func createPlan(_ request: Request) async throws -> Response {
-        _ = try await authenticator.admin(request)
+    func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        _ = try context.admin()
         let plan = try ValidPlan(creating: try request.decodeStrictly(CreatePlan.self)).plan
         let stored = try await database.withTransaction { connection -> Plan in
             try Self.claimProducts(plan, on: connection)
@@ -96,8 +102,8 @@ struct SubscriptionsController: Sendable {
         return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
     }
 
-    func updatePlan(_ request: Request) async throws -> JSONResponse<Plan> {
-        _ = try await authenticator.admin(request)
+    func updatePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Plan> {
+        _ = try context.admin()
         let body = try request.decodeStrictly(UpdatePlan.self)
         let id = request.parameter("id")
         let updated = try await database.withTransaction { connection -> Plan in
@@ -139,8 +145,8 @@ struct SubscriptionsController: Sendable {
     }
 
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
-    func deletePlan(_ request: Request) async throws -> Response {
-        _ = try await authenticator.admin(request)
+    func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        _ = try context.admin()
         let id = request.parameter("id")
         let outcome = try await database.withTransaction { connection -> String in
             let rows = try connection.query(
@@ -188,13 +194,13 @@ struct SubscriptionsController: Sendable {
         return try .json(status, status: code, headers: ["Cache-Control": "private, max-age=\(seconds)"])
     }
 
-    func me(_ request: Request) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
         return try Self.response(try await status(of: principal.userID))
     }
 
-    func entitlement(_ request: Request) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
         let key = request.parameter("key")
         guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
             throw HTTPError.invalid("key", "must be 1 to 64 lowercase letters, digits, '-', '_' or '.'")
@@ -209,8 +215,8 @@ struct SubscriptionsController: Sendable {
 
     /// Turns renewal off where Pier is the one renewing: grants. App Store renewals are the
     /// user's to cancel in the App Store.
-    func cancel(_ request: Request) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func cancel(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
         let current = try await status(of: principal.userID)
         guard current.active else { throw HTTPError.conflict("There is no active subscription to cancel.") }
         if current.source == AccessSource.Kind.appstore.rawValue {
@@ -229,8 +235,8 @@ struct SubscriptionsController: Sendable {
 
     // MARK: - App Store
 
-    func transaction(_ request: Request) async throws -> Response {
-        let principal = try await authenticator.principal(request)
+    func transaction(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
         let body = try request.decodeStrictly(AppStoreTransactionRequest.self)
         let verified: Verified<AppStoreTransaction>
         do {
@@ -266,7 +272,7 @@ struct SubscriptionsController: Sendable {
     }
 
     /// Stored (with the facts it carries) before the 200: Apple retries anything else.
-    func notification(_ request: Request) async throws -> Response {
+    func notification(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let body = try request.decodeStrictly(AppStoreNotificationRequest.self)
         let verified:
             (
@@ -346,8 +352,8 @@ struct SubscriptionsController: Sendable {
             revokedAt: try row.decode("revoked_at"), cancelledAt: try row.decode("cancelled_at"))
     }
 
-    func grant(_ request: Request) async throws -> Response {
-        let admin = try await authenticator.admin(request)
+    func grant(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let admin = try context.admin()
         let body = try request.decodeStrictly(CreateGrant.self)
         var errors: [Problem.FieldError] = []
         let reason = body.reason.trimmingWhitespace()
@@ -386,8 +392,8 @@ struct SubscriptionsController: Sendable {
             try Self.grant(row), status: 201, headers: ["Location": "/subscriptions/grants/\(id.uuidString.lowercased())"])
     }
 
-    func grants(_ request: Request) async throws -> JSONResponse<[Grant]> {
-        _ = try await authenticator.admin(request)
+    func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<[Grant]> {
+        _ = try context.admin()
         guard let text = request.query("userId"), let user = UUID(uuidString: text) else {
             throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
         }
@@ -399,8 +405,8 @@ struct SubscriptionsController: Sendable {
     }
 
     /// Ends a grant at once; it stays in the history.
-    func revokeGrant(_ request: Request) async throws -> JSONResponse<Grant> {
-        let admin = try await authenticator.admin(request)
+    func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
+        let admin = try context.admin()
         guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such grant.") }
         let rows = try await database.query(
             """
@@ -413,8 +419,8 @@ struct SubscriptionsController: Sendable {
         return JSONResponse(try Self.grant(row))
     }
 
-    func user(_ request: Request) async throws -> JSONResponse<SubscriptionHistory> {
-        _ = try await authenticator.admin(request)
+    func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
+        _ = try context.admin()
         guard let user = UUID(uuidString: request.parameter("userId")) else {
             throw HTTPError.invalid("userId", "must be a UUID")
         }
