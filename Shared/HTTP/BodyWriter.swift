@@ -1,7 +1,23 @@
 import CMicroHTTPD
 import Synchronization
 
-/// The producing end of a streamed response body (chunked transfer encoding).
+/// The producing end of a streamed response body: what a ``Response/streaming(status:headers:_:)``
+/// producer writes to, whatever carries the body (the HTTP adapter, the in-process test client).
+public protocol BodyWriter: Sendable {
+    /// Appends bytes; waits while the transport's buffer is full.
+    /// - Throws: ``BodyWriterClosed`` when the client went away.
+    func write(_ bytes: [UInt8]) async throws
+}
+
+extension BodyWriter {
+    /// Appends the UTF-8 bytes of `text`.
+    public func write(_ text: String) async throws { try await write(Array(text.utf8)) }
+}
+
+/// The client disconnected or the server is stopping: stop producing.
+public struct BodyWriterClosed: Error {}
+
+/// A streamed body on a libmicrohttpd connection (chunked transfer encoding).
 ///
 /// A handler's producer writes; libmicrohttpd reads on its own thread as the socket drains.
 /// At most `limit` bytes wait in between: a producer faster than the client waits in `write`,
@@ -9,10 +25,7 @@ import Synchronization
 ///
 /// While no bytes are buffered, the reader suspends the connection, and the next write resumes
 /// it: no thread spins or blocks waiting for the producer.
-public final class BodyWriter: Sendable {
-    /// The client disconnected or the server is stopping: stop producing.
-    public struct Closed: Error {}
-
+final class ConnectionBodyWriter: BodyWriter {
     private struct State {
         var chunks: [[UInt8]] = []
         var offset = 0
@@ -25,7 +38,7 @@ public final class BodyWriter: Sendable {
     }
 
     /// Bytes buffered at most before `write` waits.
-    public let limit: Int
+    let limit: Int
     private let state = Mutex(State())
     /// `@unchecked` reason: the connection pointer is only handed to MHD's own thread-safe
     /// suspend/resume calls.
@@ -36,13 +49,11 @@ public final class BodyWriter: Sendable {
         self.limit = limit
     }
 
-    /// Appends bytes; waits while the buffer is full.
-    /// - Throws: ``Closed`` when the client went away.
-    public func write(_ bytes: [UInt8]) async throws {
+    func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let (resume, outcome) = state.withLock { state -> (Bool, Result<Void, Error>?) in
-                if state.closed || state.failed { return (false, .failure(Closed())) }
+                if state.closed || state.failed { return (false, .failure(BodyWriterClosed())) }
                 state.chunks.append(bytes)
                 state.buffered += bytes.count
                 let resume = state.readerSuspended
@@ -58,9 +69,6 @@ public final class BodyWriter: Sendable {
         }
     }
 
-    /// Appends the UTF-8 bytes of `text`.
-    public func write(_ text: String) async throws { try await write(Array(text.utf8)) }
-
     /// Ends the body after what is buffered.
     func finish() { end { $0.finished = true } }
 
@@ -75,7 +83,7 @@ public final class BodyWriter: Sendable {
             defer { state.spaceWaiters = [] }
             return (resume, state.failed ? state.spaceWaiters : [])
         }
-        waiters.forEach { $0.resume(throwing: Closed()) }
+        waiters.forEach { $0.resume(throwing: BodyWriterClosed()) }
         if resume { MHD_resume_connection(connection.pointer) }
     }
 
@@ -88,7 +96,7 @@ public final class BodyWriter: Sendable {
             defer { state.spaceWaiters = [] }
             return state.spaceWaiters
         }
-        waiters.forEach { $0.resume(throwing: Closed()) }
+        waiters.forEach { $0.resume(throwing: BodyWriterClosed()) }
     }
 
     /// MHD's content reader: copies buffered bytes, or reports the end, or suspends the

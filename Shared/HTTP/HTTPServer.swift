@@ -41,7 +41,7 @@ public final class HTTPServer: @unchecked Sendable {
     private struct Activity {
         var inFlight = 0
         var suspended: [ObjectIdentifier: Exchange] = [:]
-        var streams: [ObjectIdentifier: BodyWriter] = [:]
+        var streams: [ObjectIdentifier: ConnectionBodyWriter] = [:]
         var stopping = false
     }
     private let activity = Mutex(Activity())
@@ -296,9 +296,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func queueStream(
         _ exchange: Exchange, _ response: Response,
-        _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
+        _ producer: @escaping @Sendable (any BodyWriter) async throws -> Void
     ) -> MHD_Result {
-        let writer = BodyWriter(connection: exchange.connection)
+        let writer = ConnectionBodyWriter(connection: exchange.connection)
         let context = Unmanaged.passRetained(StreamContext(server: self, writer: writer)).toOpaque()
         guard
             let mhdResponse = MHD_create_response_from_callback(
@@ -319,7 +319,7 @@ public final class HTTPServer: @unchecked Sendable {
             do {
                 try await producer(writer)
                 writer.finish()
-            } catch is BodyWriter.Closed {
+            } catch is BodyWriterClosed {
                 writer.abort()
             } catch {
                 logger.error(
@@ -331,7 +331,7 @@ public final class HTTPServer: @unchecked Sendable {
         return MHD_queue_response(exchange.connection, UInt32(response.status), mhdResponse)
     }
 
-    fileprivate func streamEnded(_ writer: BodyWriter) {
+    fileprivate func streamEnded(_ writer: ConnectionBodyWriter) {
         writer.close()
         activity.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(writer)) }
     }
@@ -510,8 +510,8 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { context, connec
 /// What MHD holds for a streamed response until it destroys it.
 private final class StreamContext: Sendable {
     let server: HTTPServer
-    let writer: BodyWriter
-    init(server: HTTPServer, writer: BodyWriter) {
+    let writer: ConnectionBodyWriter
+    init(server: HTTPServer, writer: ConnectionBodyWriter) {
         self.server = server
         self.writer = writer
     }

@@ -6,7 +6,7 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
     /// When set, the body is produced by this function as it is sent (chunked), instead of `body`.
-    public var stream: (@Sendable (BodyWriter) async throws -> Void)?
+    public var stream: (@Sendable (any BodyWriter) async throws -> Void)?
 
     public init(status: Int = 200, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
@@ -17,7 +17,7 @@ public struct Response: Sendable {
     /// A response whose body `producer` writes while it is being sent, in bounded memory.
     public static func streaming(
         status: Int = 200, headers: HTTPHeaders,
-        _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
+        _ producer: @escaping @Sendable (any BodyWriter) async throws -> Void
     ) -> Response {
         var response = Response(status: status, headers: headers)
         response.stream = producer

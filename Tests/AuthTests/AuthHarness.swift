@@ -16,7 +16,9 @@ final class AuthHarness: Sendable {
     let pool: PostgresPool
     let keys: SigningKeys
     let base: String
+    /// In-process (most tests); `socket` for what is about HTTP or addresses.
     let http: ServiceClient
+    let socket: ServiceClient
     /// Every log line the service wrote (access log included).
     let logs: LogLines
 
@@ -38,16 +40,17 @@ final class AuthHarness: Sendable {
             let configuration = try AuthConfiguration(environment: context.configuration.environment, production: false)
             return try await AuthService.make(context: context, configuration: configuration, keys: keys)
         }
-        return AuthHarness(server: live.server, pool: live.pool, keys: keys, base: live.base, logs: logs)
+        return AuthHarness(live: live, keys: keys, logs: logs)
     }
 
-    private init(server: HTTPServer, pool: PostgresPool, keys: SigningKeys, base: String, logs: LogLines) {
+    private init(live: LiveService<AuthService>, keys: SigningKeys, logs: LogLines) {
         self.logs = logs
-        self.server = server
-        self.pool = pool
+        self.server = live.server
+        self.pool = live.pool
         self.keys = keys
-        self.base = base
-        self.http = ServiceClient(base: base)
+        self.base = live.base
+        self.http = live.http
+        self.socket = live.socket
     }
 
     func send(

@@ -18,7 +18,9 @@ final class FeedbackHarness: Sendable {
     let base: String
     let port: Int
     let tokens: TestTokens
+    /// In-process (most tests); `socket` for what is about HTTP or addresses.
     let http: ServiceClient
+    let socket: ServiceClient
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> FeedbackHarness {
         let tokens = try TestTokens()
@@ -34,19 +36,18 @@ final class FeedbackHarness: Sendable {
             FeedbackService.make(
                 context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment))
         }
-        return FeedbackHarness(
-            server: live.server, pool: live.pool, service: live.service, tokens: tokens,
-            port: live.port)
+        return FeedbackHarness(live: live, tokens: tokens)
     }
 
-    private init(server: HTTPServer, pool: PostgresPool, service: FeedbackService, tokens: TestTokens, port: Int) {
-        self.server = server
-        self.pool = pool
-        self.service = service
+    private init(live: LiveService<FeedbackService>, tokens: TestTokens) {
+        self.server = live.server
+        self.pool = live.pool
+        self.service = live.service
         self.tokens = tokens
-        self.port = port
-        self.base = "http://127.0.0.1:\(port)"
-        self.http = ServiceClient(base: base)
+        self.port = live.port
+        self.base = live.base
+        self.http = live.http
+        self.socket = live.socket
     }
 
     func stop() async {

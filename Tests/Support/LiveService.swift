@@ -10,8 +10,11 @@ public struct LiveService<S: Service>: Sendable {
     public let server: HTTPServer
     public let pool: PostgresPool
     public let configuration: ServiceConfiguration
+    /// In-process, into the same pipeline the server runs.
     public let http: ServiceClient
-    public var base: String { http.base }
+    /// Over a socket to the server, for what is about HTTP itself.
+    public let socket: ServiceClient
+    public var base: String { "http://127.0.0.1:\(server.port)" }
     public var port: Int { server.port }
 
     /// - Parameters:
@@ -42,6 +45,7 @@ public struct LiveService<S: Service>: Sendable {
         try server.start()
         return LiveService(
             service: service, server: server, pool: pool, configuration: configuration,
-            http: ServiceClient(base: "http://127.0.0.1:\(server.port)"))
+            http: ServiceClient(pipeline: pipeline, trusted: configuration.http.trustedProxies),
+            socket: ServiceClient(base: "http://127.0.0.1:\(server.port)"))
     }
 }
