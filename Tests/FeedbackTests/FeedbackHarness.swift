@@ -22,7 +22,11 @@ final class FeedbackHarness: Sendable {
     let http: ServiceClient
     let socket: ServiceClient
 
+    /// Seconds added to the wall clock that quota windows are judged by.
+    let clockOffset: Locked<Double>
+
     static func start(database: String, settings: [String: String] = [:]) async throws -> FeedbackHarness {
+        let clockOffset = Locked(0.0)
         let tokens = try TestTokens()
         var environment = [
             "PIER_LOG_LEVEL": "error", "PIER_FEEDBACK_QUOTA_PER_MINUTE": "1000", "PIER_FEEDBACK_QUOTA_PER_DAY": "100000",
@@ -34,12 +38,17 @@ final class FeedbackHarness: Sendable {
             authenticator: tokens.authenticator
         ) { context in
             FeedbackService.make(
-                context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment))
+                context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment),
+                clock: { Date().timeIntervalSince1970 + clockOffset.withLock { $0 } })
         }
-        return FeedbackHarness(live: live, tokens: tokens)
+        return FeedbackHarness(live: live, tokens: tokens, clockOffset: clockOffset)
     }
 
-    private init(live: LiveService<FeedbackService>, tokens: TestTokens) {
+    /// Moves the quota clock forward.
+    func advanceClock(by seconds: Double) { clockOffset.withLock { $0 += seconds } }
+
+    private init(live: LiveService<FeedbackService>, tokens: TestTokens, clockOffset: Locked<Double>) {
+        self.clockOffset = clockOffset
         self.server = live.server
         self.pool = live.pool
         self.service = live.service

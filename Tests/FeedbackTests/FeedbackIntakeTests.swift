@@ -2,6 +2,7 @@ import Foundation
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 import PierTestSupport
 import Testing
 
@@ -244,11 +245,69 @@ import Testing
         #expect(try await feedback.send("POST", "/feedback", json: #"{"message":"anon 4"}"#).status == 429)
         // The daily quota, once the minute window has passed. Refused attempts count too, so
         // a sender who keeps pushing stays refused: this user has 3 stored and 1 refused.
-        try await feedback.pool.execute("UPDATE feedback.quota SET minute_start = minute_start - interval '2 minutes'")
+        feedback.advanceClock(by: 61)
         try await feedback.post(#"{"message":"later"}"#, token: user)
         let daily = try await feedback.send("POST", "/feedback", json: #"{"message":"over the day"}"#, token: user)
         #expect(daily.status == 429)
         #expect((Int(daily.headers["Retry-After"] ?? "") ?? 0) > 3600)
+        await feedback.stop()
+    }
+
+    /// One sender's concurrent attempts are counted exactly in one replica (they no longer queue
+    /// on a row lock for it).
+    @Test func concurrentAttemptsOfOneSenderCountExactly() async throws {
+        let feedback = try await FeedbackHarness.start(
+            database: "pier_test_feedback_quota_race", settings: ["PIER_FEEDBACK_QUOTA_PER_MINUTE": "10"])
+        let user = try feedback.token(UUID())
+        let statuses = try await concurrently(40) { index in
+            try await feedback.send("POST", "/feedback", json: #"{"message":"race \#(index)"}"#, token: user).status
+        }
+        #expect(statuses.filter { $0 == 201 }.count == 10)
+        #expect(statuses.filter { $0 == 429 }.count == 30)
+        let stored = try await feedback.pool.query("SELECT count(*)::int AS n FROM feedback.items")[0].decode("n", as: Int.self)
+        #expect(stored == 10)
+        await feedback.stop()
+    }
+
+    /// Replicas share counts through the quota row: a replica that meets a sender for the first
+    /// time reads what others counted, and one that knows the sender learns the others'
+    /// attempts at its next flush.
+    @Test func quotaCountsReachOtherReplicas() async throws {
+        let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_quota_replicas")
+        let logger = Logger(service: "feedback", level: .error)
+        func replica() -> SenderQuota {
+            SenderQuota(perMinute: 3, perDay: 100, database: feedback.pool, logger: logger, interval: .seconds(3600))
+        }
+        let one = replica(), two = replica()
+        try await one.prepare("user:a")
+        #expect(one.count("user:a") == .allowed)
+        #expect(one.count("user:a") == .allowed)
+        try await one.flush()
+        // The second replica reads the shared row when it first meets the sender.
+        try await two.prepare("user:a")
+        #expect(two.count("user:a") == .allowed)
+        guard case .refused(let seconds, _) = two.count("user:a") else {
+            Issue.record("the fourth attempt in the minute was allowed")
+            return
+        }
+        #expect((1...60).contains(seconds))
+        // The first replica knew the sender already: it learns at its next flush.
+        try await two.flush()
+        try await one.flush()
+        #expect(one.count("user:a") != .allowed)
+        // A flush that fails keeps the counts for the next one.
+        // Its own pool: a connection that has not prepared the flush's statement yet.
+        let pool = PostgresPool(configuration: feedback.pool.configuration)
+        defer { pool.close() }
+        let three = SenderQuota(perMinute: 3, perDay: 100, database: pool, logger: logger, interval: .seconds(3600))
+        try await three.prepare("user:b")
+        _ = three.count("user:b")
+        try await feedback.pool.execute("ALTER TABLE feedback.quota RENAME TO quota_away")
+        await #expect(throws: (any Error).self) { try await three.flush() }
+        try await feedback.pool.execute("ALTER TABLE feedback.quota_away RENAME TO quota")
+        try await three.flush()
+        let shared = try await feedback.pool.query("SELECT minute_count FROM feedback.quota WHERE sender = 'user:b'")
+        #expect(try shared.first?.decode("minute_count", as: Int.self) == 1)
         await feedback.stop()
     }
 

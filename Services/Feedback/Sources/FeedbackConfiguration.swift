@@ -6,12 +6,14 @@ import PierService
 /// |---|---|---|
 /// | `PIER_FEEDBACK_QUOTA_PER_MINUTE` | `10` | items per sender (user, or client address when anonymous) per minute |
 /// | `PIER_FEEDBACK_QUOTA_PER_DAY` | `100` | items per sender per day |
+/// | `PIER_FEEDBACK_QUOTA_FLUSH_MS` | `1000` | how often a replica shares its quota counts with the others (their lag) |
 /// | `PIER_FEEDBACK_MODERATE_ANONYMOUS` | `false` | anonymous feedback arrives `pending`, hidden from the default view until approved |
 /// | `PIER_FEEDBACK_IDEMPOTENCY_HOURS` | `48` | how long idempotency keys are kept (at least 24) |
 /// | `PIER_FEEDBACK_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
 public struct FeedbackConfiguration: Sendable {
     public var quotaPerMinute: Int
     public var quotaPerDay: Int
+    public var quotaFlushMilliseconds: Int
     public var moderateAnonymous: Bool
     public var idempotencyHours: Int
     public var eventPollSeconds: Int
@@ -19,6 +21,7 @@ public struct FeedbackConfiguration: Sendable {
     public init(environment: Environment) throws(Environment.Failure) {
         quotaPerMinute = try environment.int("PIER_FEEDBACK_QUOTA_PER_MINUTE", default: 10, in: 1...1_000_000)
         quotaPerDay = try environment.int("PIER_FEEDBACK_QUOTA_PER_DAY", default: 100, in: 1...100_000_000)
+        quotaFlushMilliseconds = try environment.int("PIER_FEEDBACK_QUOTA_FLUSH_MS", default: 1000, in: 10...60_000)
         moderateAnonymous = try environment.bool("PIER_FEEDBACK_MODERATE_ANONYMOUS", default: false)
         idempotencyHours = try environment.int("PIER_FEEDBACK_IDEMPOTENCY_HOURS", default: 48, in: 24...8760)
         eventPollSeconds = try environment.int("PIER_FEEDBACK_EVENT_POLL_S", default: 5, in: 1...3600)

@@ -2,6 +2,12 @@ import PierHTTP
 import PierPostgres
 import PierService
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// The feedback plugin: intake from apps (anonymous or signed in, safe to retry), and triage
 /// for the app's team.
 public struct FeedbackService: Service {
@@ -18,6 +24,7 @@ public struct FeedbackService: Service {
 
     let controller: FeedbackController
     let worker: FeedbackWorker
+    let quota: SenderQuota
 
     public static func make(context: ServiceContext) async throws -> FeedbackService {
         let configuration = try FeedbackConfiguration(environment: context.configuration.environment)
@@ -25,19 +32,34 @@ public struct FeedbackService: Service {
     }
 
     /// Builds the service with explicit settings (tests, the gateway) and starts its background
-    /// work: anonymizing the feedback of deleted accounts, expiring idempotency keys.
+    /// work: anonymizing the feedback of deleted accounts, expiring idempotency keys, sharing
+    /// quota counts with other replicas.
     public static func make(context: ServiceContext, configuration: FeedbackConfiguration) -> FeedbackService {
+        make(context: context, configuration: configuration, clock: { Date().timeIntervalSince1970 })
+    }
+
+    /// With the clock that quota windows are judged by (tests move it).
+    static func make(
+        context: ServiceContext, configuration: FeedbackConfiguration, clock: @escaping @Sendable () -> Double
+    ) -> FeedbackService {
         let worker = FeedbackWorker(
             database: context.database, events: context.events, logger: context.logger, configuration: configuration)
         worker.start()
+        let quota = SenderQuota(
+            perMinute: configuration.quotaPerMinute, perDay: configuration.quotaPerDay, database: context.database,
+            logger: context.logger, interval: .milliseconds(configuration.quotaFlushMilliseconds), now: clock)
+        quota.start()
         return FeedbackService(
             controller: FeedbackController(
                 database: context.database, configuration: configuration,
-                authenticator: context.authenticator, logger: context.logger),
-            worker: worker)
+                authenticator: context.authenticator, quota: quota, logger: context.logger),
+            worker: worker, quota: quota)
     }
 
     public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
-    public func shutdown() async { await worker.stop() }
+    public func shutdown() async {
+        await worker.stop()
+        await quota.stop()
+    }
 }

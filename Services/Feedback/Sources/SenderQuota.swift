@@ -1,0 +1,220 @@
+import PierPostgres
+import PierRuntime
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Per-sender quotas (a one-minute and a one-day fixed window; every attempt counts, refused
+/// ones included), decided in memory and shared between replicas through `feedback.quota`.
+///
+/// A request never waits on the database for its quota, and one sender's requests never queue
+/// on a row lock: this replica counts under its own lock (exact here), and every `interval` it
+/// adds what it counted to the shared row in one statement for all senders, and takes back the
+/// totals that every replica's additions made. A sender seen for the first time (or again
+/// after being forgotten) is read from the row first.
+///
+/// How exact across replicas: a replica learns of the others' attempts at its next flush, so a
+/// sender spread over R replicas can get up to what the other R − 1 replicas admitted within
+/// one interval beyond a limit; in one replica, never. A replica that dies loses at most one
+/// interval of counts (the items themselves are stored).
+final class SenderQuota: Sendable {
+    /// A fixed window: its start (seconds since 1970) and the attempts counted in it.
+    struct Window {
+        var start: Double
+        var count: Int
+        let length: Double
+
+        /// Starts a new window at `now` when this one has ended.
+        mutating func roll(_ now: Double) {
+            if now >= start + length { (start, count) = (now, 0) }
+        }
+
+        func secondsLeft(_ now: Double) -> Int { max(1, Int((start + length - now).rounded(.up))) }
+    }
+
+    struct Sender {
+        var minute: Window
+        var day: Window
+        /// Attempts counted here and not yet added to the shared row.
+        var unflushed = 0
+        var lastSeen: Double
+    }
+
+    enum Decision: Equatable {
+        case allowed
+        case refused(retryAfter: Int, limit: String)
+    }
+
+    let perMinute: Int
+    let perDay: Int
+    let interval: Duration
+    private let database: PostgresPool
+    private let logger: Logger
+    private let now: @Sendable () -> Double
+    private let senders = Mutex<[String: Sender]>([:])
+    private let flusher = Mutex<Task<Void, Never>?>(nil)
+
+    init(
+        perMinute: Int, perDay: Int, database: PostgresPool, logger: Logger, interval: Duration = .seconds(1),
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) {
+        self.perMinute = perMinute
+        self.perDay = perDay
+        self.database = database
+        self.logger = logger
+        self.interval = interval
+        self.now = now
+    }
+
+    /// Reads `sender`'s shared counts unless this replica knows them already.
+    func prepare(_ sender: String) async throws {
+        guard senders.withLock({ $0[sender] == nil }) else { return }
+        let known = try await read(sender)
+        senders.withLock { if $0[sender] == nil { $0[sender] = known } }
+    }
+
+    /// Counts an attempt of `sender` (``prepare(_:)`` first) and says whether it is within both
+    /// windows. Synchronous: it may run inside a transaction, after an idempotent replay was
+    /// ruled out, so that replays never count.
+    func count(_ sender: String) -> Decision {
+        let now = now()
+        return senders.withLock { senders in
+            var entry =
+                senders[sender]
+                ?? Sender(
+                    minute: Window(start: now, count: 0, length: 60), day: Window(start: now, count: 0, length: 86_400),
+                    lastSeen: now)
+            entry.minute.roll(now)
+            entry.day.roll(now)
+            entry.minute.count += 1
+            entry.day.count += 1
+            entry.unflushed += 1
+            entry.lastSeen = now
+            senders[sender] = entry
+            if entry.minute.count > perMinute {
+                return .refused(retryAfter: entry.minute.secondsLeft(now), limit: "\(perMinute) per minute")
+            }
+            if entry.day.count > perDay {
+                return .refused(retryAfter: entry.day.secondsLeft(now), limit: "\(perDay) per day")
+            }
+            return .allowed
+        }
+    }
+
+    private func read(_ sender: String) async throws -> Sender {
+        let rows = try await database.query(
+            """
+            SELECT \(unsafeSQL: Self.columns) FROM feedback.quota WHERE sender = \(sender)
+            """)
+        let now = now()
+        guard let row = rows.first else {
+            return Sender(
+                minute: Window(start: now, count: 0, length: 60), day: Window(start: now, count: 0, length: 86_400),
+                lastSeen: now)
+        }
+        return Sender(
+            minute: Window(start: try row.decode("minute_start"), count: try row.decode("minute_count"), length: 60),
+            day: Window(start: try row.decode("day_start"), count: try row.decode("day_count"), length: 86_400),
+            lastSeen: now)
+    }
+
+    /// Adds the attempts counted since the last flush to the shared rows and takes back the
+    /// totals of every sender active in the last minute (what the other replicas counted);
+    /// forgets senders idle for two minutes whose counts are all shared.
+    func flush() async throws {
+        let now = now()
+        let (batch, active) = senders.withLock { senders -> ([(String, Int)], [String]) in
+            var batch: [(String, Int)] = []
+            var active: [String] = []
+            for (sender, entry) in senders {
+                if entry.unflushed > 0 {
+                    batch.append((sender, entry.unflushed))
+                    senders[sender]!.unflushed = 0
+                } else if now - entry.lastSeen < 60 {
+                    active.append(sender)
+                }
+            }
+            return (batch, active)
+        }
+        var rows: [PostgresRow] = []
+        if !batch.isEmpty {
+            do {
+                rows += try await database.query(
+                    """
+                    INSERT INTO feedback.quota AS q (sender, minute_start, minute_count, day_start, day_count)
+                    SELECT sender, now(), added, now(), added
+                    FROM unnest(\(PostgresTextArray(batch.map(\.0)))::text[], \(PostgresTextArray(batch.map { String($0.1) }))::int[])
+                        AS b(sender, added)
+                    ON CONFLICT (sender) DO UPDATE SET
+                        minute_start = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN now() ELSE q.minute_start END,
+                        minute_count = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN excluded.minute_count
+                            ELSE q.minute_count + excluded.minute_count END,
+                        day_start = CASE WHEN q.day_start <= now() - interval '1 day' THEN now() ELSE q.day_start END,
+                        day_count = CASE WHEN q.day_start <= now() - interval '1 day' THEN excluded.day_count
+                            ELSE q.day_count + excluded.day_count END
+                    RETURNING \(unsafeSQL: Self.columns)
+                    """)
+            } catch {
+                // Not shared this time: counted again at the next flush.
+                senders.withLock { senders in
+                    for (sender, count) in batch { senders[sender]?.unflushed += count }
+                }
+                throw error
+            }
+        }
+        if !active.isEmpty {
+            rows += try await database.query(
+                "SELECT \(unsafeSQL: Self.columns) FROM feedback.quota WHERE sender = ANY(\(PostgresTextArray(active))::text[])")
+        }
+        let shared = try rows.map { row in
+            (
+                try row.decode("sender", as: String.self),
+                Window(start: try row.decode("minute_start"), count: try row.decode("minute_count"), length: 60),
+                Window(start: try row.decode("day_start"), count: try row.decode("day_count"), length: 86_400)
+            )
+        }
+        senders.withLock { senders in
+            for (sender, minute, day) in shared {
+                guard var entry = senders[sender] else { continue }
+                // The shared totals, plus what was counted here while they were being read.
+                entry.minute = Window(start: minute.start, count: minute.count + entry.unflushed, length: 60)
+                entry.day = Window(start: day.start, count: day.count + entry.unflushed, length: 86_400)
+                senders[sender] = entry
+            }
+            senders = senders.filter { $0.value.unflushed > 0 || now - $0.value.lastSeen < 120 }
+        }
+    }
+
+    private static let columns = """
+        sender, extract(epoch FROM minute_start)::float8 AS minute_start, minute_count,
+        extract(epoch FROM day_start)::float8 AS day_start, day_count
+        """
+
+    /// Flushes every `interval` until ``stop()``.
+    func start() {
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                do { try await flush() } catch {
+                    logger.warning("quota counts will be shared at the next flush", [("error", .string("\(error)"))])
+                }
+            }
+        }
+        flusher.withLock { $0 = task }
+    }
+
+    /// Stops flushing, after sharing what is still counted here.
+    func stop() async {
+        let task = flusher.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        try? await flush()
+    }
+}
