@@ -9,12 +9,8 @@ import PierRuntime
 
 /// The JSON coders every service shares, made once: camelCase keys, ISO 8601 dates.
 public enum JSON {
-    public static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    /// `value` as JSON bytes: sorted keys, ISO 8601 dates (``WireEncoder``).
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] { try WireEncoder.encode(value) }
 
     public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()

@@ -28,7 +28,7 @@ public struct Response: Sendable {
     public static func json(_ value: some Encodable, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response {
         var headers = headers
         headers.set("Content-Type", "application/json")
-        return Response(status: status, headers: headers, body: Array(try JSON.encoder.encode(value)))
+        return Response(status: status, headers: headers, body: try JSON.encode(value))
     }
 
     /// A plain-text response.
@@ -45,7 +45,7 @@ public struct Response: Sendable {
         problem.requestId = requestID.isEmpty ? nil : requestID
         var headers = error.headers
         headers.set("Content-Type", "application/problem+json")
-        let body = (try? JSON.encoder.encode(problem)).map(Array.init) ?? Array(#"{"title":"Error"}"#.utf8)
+        let body = (try? JSON.encode(problem)) ?? Array(#"{"title":"Error"}"#.utf8)
         return Response(status: error.status, headers: headers, body: body)
     }
 }

@@ -41,7 +41,7 @@ public enum EventLog {
     public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) throws
         -> Int64
     {
-        let json = String(decoding: try JSON.encoder.encode(payload), as: UTF8.self)
+        let json = String(decoding: try JSON.encode(payload), as: UTF8.self)
         let rows = try connection.query(
             """
             INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb) RETURNING id

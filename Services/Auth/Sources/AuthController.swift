@@ -48,7 +48,7 @@ struct AuthController: Sendable {
         self.hashSlots = InFlightLimiter(limit: configuration.hashesPerAddress)
         self.loginRate = TokenBuckets(
             rate: Double(configuration.loginsPerAddressPerMinute) / 60, burst: Double(configuration.loginsPerAddressPerMinute))
-        self.jwksBody = Array(try JSON.encoder.encode(tokens.keys.jwks))
+        self.jwksBody = try JSON.encode(tokens.keys.jwks)
     }
 
     func routes(into routes: inout Routes) {

@@ -74,7 +74,7 @@ struct FeedbackController: Sendable {
                 if counting, case .refused(let seconds, let limit) = quota.count(sender) { return .overQuota(seconds, limit) }
                 let rows = try connection.query(store)
                 return .created(
-                    String(decoding: try JSON.encoder.encode(try FeedbackRows.item(rows[0], admin: false)), as: UTF8.self), id)
+                    String(decoding: try JSON.encode(try FeedbackRows.item(rows[0], admin: false)), as: UTF8.self), id)
             }
             try await quota.prepare(sender)
 
@@ -405,7 +405,7 @@ struct FeedbackController: Sendable {
                     if format == "csv" {
                         chunk += Array(CSVExport.line(item).utf8)
                     } else {
-                        chunk += Array(try JSON.encoder.encode(item))
+                        chunk += try JSON.encode(item)
                         chunk.append(UInt8(ascii: "\n"))
                     }
                 }

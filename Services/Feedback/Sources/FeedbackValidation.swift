@@ -88,7 +88,7 @@ struct ValidFeedback: Sendable {
             }
             if key.isEmpty || key.utf8.count > 64 { fail("metadata", "keys must be 1 to 64 bytes") }
         }
-        if let encoded = try? JSON.encoder.encode(metadata), encoded.count > Self.maximumMetadataBytes {
+        if let encoded = try? JSON.encode(metadata), encoded.count > Self.maximumMetadataBytes {
             fail("metadata", "must be at most \(Self.maximumMetadataBytes) bytes as JSON (got \(encoded.count))")
         }
 

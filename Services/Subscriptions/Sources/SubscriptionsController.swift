@@ -66,8 +66,8 @@ struct SubscriptionsController: Sendable {
             """
             SELECT \(unsafeSQL: Self.planColumns) FROM subscriptions.plans WHERE active OR \(all) ORDER BY price, id
             """)
-        let body = try JSON.encoder.encode(try rows.map(Self.plan))
-        let tag = "\"" + hexString(SHA256.hash(Array(body)).prefix(16)) + "\""
+        let body = try JSON.encode(try rows.map(Self.plan))
+        let tag = "\"" + hexString(SHA256.hash(body).prefix(16)) + "\""
         let headers: HTTPHeaders = [
             "ETag": tag, "Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization",
         ]
@@ -76,7 +76,7 @@ struct SubscriptionsController: Sendable {
         {
             return Response(status: 304, headers: headers)
         }
-        var response = Response(status: 200, headers: headers, body: Array(body))
+        var response = Response(status: 200, headers: headers, body: body)
         response.headers.set("Content-Type", "application/json")
         return response
     }
