@@ -48,7 +48,7 @@ enum Node {
         case let int as Int: return .number(String(int))
         case let bool as Bool: return .bool(bool)
         case let date as Date: return .string(CivilDate.iso8601(secondsSince1970: date.timeIntervalSince1970, fractionDigits: 0))
-        case let uuid as UUID: return .string(uuid.uuidString)
+        case let uuid as UUID: return .string(uuid.text(uppercase: true))
         case let double as Double: return try number(double, path: path)
         default:
             let encoder = TreeEncoder(codingPath: path)

@@ -55,8 +55,8 @@ extension Bool: PostgresEncodable, PostgresDecodable {
 }
 
 extension UUID: PostgresEncodable, PostgresDecodable {
-    public var postgresText: String { uuidString.lowercased() }
-    public init?(postgresText: String) { self.init(uuidString: postgresText) }
+    public var postgresText: String { text() }
+    public init?(postgresText: String) { self.init(text: postgresText) }
 }
 
 extension Decimal: PostgresEncodable, PostgresDecodable {

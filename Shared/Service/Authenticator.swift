@@ -53,8 +53,8 @@ public struct Authenticator: Sendable {
         case .revoked: throw .unauthorized("The session has ended; sign in again.")
         case .unknown: throw .unavailable(retryAfter: 2, "Whether the token was revoked cannot be checked right now.")
         }
-        guard let userID = UUID(uuidString: claims.sub) else { throw .unauthorized("The access token is not valid.") }
-        return Principal(userID: userID, role: claims.role, sessionID: claims.sid.flatMap(UUID.init(uuidString:)))
+        guard let userID = UUID(text: claims.sub) else { throw .unauthorized("The access token is not valid.") }
+        return Principal(userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) })
     }
 
     /// The caller when a bearer token is present; nil for anonymous requests. A present but

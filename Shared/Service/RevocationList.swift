@@ -71,12 +71,12 @@ public final class RevocationList: Sendable {
         state.withLock { state in
             guard let synced = state.syncedAt, ContinuousClock.now - synced <= staleAfter else { return .unknown }
             // Ids as UUIDs, not strings: any casing matches, and nothing is allocated per request.
-            if !state.sessions.isEmpty, let sid = claims.sid.flatMap(UUID.init(uuidString:)), state.sessions[sid] != nil {
+            if !state.sessions.isEmpty, let sid = claims.sid.flatMap({ UUID(text: $0) }), state.sessions[sid] != nil {
                 return .revoked
             }
             // A deleted account's id never gets a token again (a new account has a new id): every
             // token of it is refused, whatever its `iat` says (the auth host's clock, not the database's).
-            if !state.users.isEmpty, let sub = UUID(uuidString: claims.sub), state.users[sub] != nil { return .revoked }
+            if !state.users.isEmpty, let sub = UUID(text: claims.sub), state.users[sub] != nil { return .revoked }
             return .valid
         }
     }
