@@ -97,7 +97,14 @@ enum Node {
     /// A JSON string: quotes, backslashes and control characters escaped, nothing else.
     static func write(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        // Most strings need no escape: copied whole.
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output.append(contentsOf: utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])

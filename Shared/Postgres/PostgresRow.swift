@@ -5,8 +5,11 @@ public struct PostgresRow: Sendable {
     /// The values; nil is SQL NULL.
     public let values: [String?]
 
-    /// Decodes column `name` as `T`.
+    /// Decodes column `name` as `T`. Inlinable, so that each caller's module specializes it for
+    /// its types (measured: unspecialized, generic metadata lookups were a tenth of a 100-row
+    /// list's time).
     /// - Throws: a `.decoding` ``PostgresError`` when the column is missing, NULL or not a `T`.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ name: String, as type: T.Type = T.self) throws -> T {
         guard let value = try decode(name, as: T?.self) else {
             throw PostgresError(.decoding, message: "column \(name) is NULL, expected \(T.self)")
@@ -15,6 +18,7 @@ public struct PostgresRow: Sendable {
     }
 
     /// Decodes column `name` as an optional `T`: NULL is nil.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ name: String, as type: T?.Type = T?.self) throws -> T? {
         guard let index = columns.index[name] else {
             throw PostgresError(.decoding, message: "no column \(name) in the result")
@@ -27,6 +31,7 @@ public struct PostgresRow: Sendable {
     }
 
     /// Decodes the column at `index` as `T`.
+    @inlinable
     public func decode<T: PostgresDecodable>(column index: Int, as type: T.Type = T.self) throws -> T {
         guard index < values.count else { throw PostgresError(.decoding, message: "no column \(index)") }
         guard let text = values[index], let value = T(postgresText: text) else {
@@ -39,7 +44,7 @@ public struct PostgresRow: Sendable {
 /// The column names of a result, with an index for lookup by name.
 public final class PostgresColumns: Sendable {
     public let names: [String]
-    let index: [String: Int]
+    @usableFromInline let index: [String: Int]
 
     init(_ names: [String]) {
         self.names = names
