@@ -534,3 +534,15 @@ private let accessHandler: MHD_AccessHandlerCallback = { context, _, _, method, 
         exchange, method: method.map { String(cString: $0) } ?? "GET",
         upload: upload, uploadSize: uploadSize)
 }
+
+/// A server is a part of a ``ServiceGroup``: it listens (unless already started, so that a
+/// caller can report the bound port first) until cancelled, then shuts down gracefully.
+extension HTTPServer: LifecycleService {
+    public var lifecycleName: String { "http \(configuration.host):\(port)" }
+
+    public func run() async throws {
+        if daemon == nil { try start() }
+        await Lifecycle.untilCancelled()
+        await shutdown()
+    }
+}

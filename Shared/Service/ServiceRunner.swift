@@ -117,12 +117,14 @@ public enum ServiceRunner {
                 ("host", .string(context.configuration.http.host)), ("port", .int(server.port)),
                 ("admin_port", .int(listeners.admin?.port ?? 0)), ("startup_ms", .int(milliseconds)),
             ])
-        let signal = await waitForTermination()
-        context.logger.info("shutting down", [("signal", .int(Int(signal)))])
-        await listeners.shutdown()
-        await instance.shutdown()
-        await context.stopFollowing()
-        context.logger.info("stopped")
+        let reason = try await ServiceGroup(
+            [
+                Lifecycle("events", stop: { await context.stopFollowing() }),
+                Lifecycle(S.name, stop: { await instance.shutdown() }),
+            ] + listeners.all,
+            logger: context.logger
+        ).run()
+        context.logger.info("stopped", [("reason", .string("\(reason)"))])
     }
 
     /// The main listener, and the admin one when `PIER_ADMIN_PORT` is set.
@@ -135,10 +137,8 @@ public enum ServiceRunner {
             try admin?.start()
         }
 
-        public func shutdown() async {
-            await main.shutdown()
-            await admin?.shutdown()
-        }
+        /// The servers as parts of a ``ServiceGroup``: the admin listener stops last.
+        public var all: [any LifecycleService] { (admin.map { [$0] } ?? []) + [main] }
     }
 
     /// The main server over `routes`, and with `PIER_ADMIN_PORT` an admin server with the
@@ -188,23 +188,6 @@ public enum ServiceRunner {
                 audience: configuration.tokenAudience))
     }
 
-    /// Suspends until SIGTERM or SIGINT and returns which.
-    public static func waitForTermination() async -> Int32 {
-        let stream = AsyncStream<Int32> { continuation in
-            let sources = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { continuation.yield(number) }
-                source.resume()
-                return source
-            }
-            let held = SignalSources(sources)
-            continuation.onTermination = { _ in held.cancel() }
-        }
-        for await number in stream { return number }
-        return SIGTERM
-    }
-
     static func usage<S: Service>(_ service: S.Type, executable: String) -> String {
         var text = """
             usage: \(executable) [serve] [--migrate]   run the service on PIER_HOST:PIER_PORT (default port \(S.defaultPort))
@@ -220,12 +203,4 @@ public enum ServiceRunner {
         var line = text + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
-}
-
-/// Keeps the signal sources alive for as long as the stream is awaited.
-/// `@unchecked Sendable`: the sources are only cancelled, once, when the stream ends.
-private final class SignalSources: @unchecked Sendable {
-    let sources: [any DispatchSourceSignal]
-    init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
-    func cancel() { sources.forEach { $0.cancel() } }
 }

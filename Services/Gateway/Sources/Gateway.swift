@@ -6,6 +6,10 @@ import PierRuntime
 import PierService
 import SubscriptionsService
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Hosts several plugins in one process behind one port, with exactly the paths and behaviour
 /// they have when run apart: each keeps its own pool (its own database role, when
 /// `PIER_<NAME>_DATABASE_URL` is set), its own logger name and its own migrations.
@@ -17,26 +21,24 @@ public enum Gateway {
         SubscriptionsService.name: SubscriptionsService.self,
     ]
 
-    /// What runs: the server, the embedded plugins and the proxy.
+    /// What runs: the server, the embedded plugins and the proxy, as one ``ServiceGroup``.
     public struct Embedded: Sendable {
         public let server: HTTPServer
         /// The operator listener, with `PIER_ADMIN_PORT`.
         public let admin: HTTPServer?
         public let services: [any Service]
-        public let pools: [PostgresPool]
-        let proxy: Proxy?
-        /// The context that follows the event log for the whole process (nil without a plugin).
-        let following: ServiceContext?
+        /// The group's task: it ends once every part stopped, in reverse order of starting
+        /// (servers, proxy checks, plugins' work, the event log, pools).
+        let group: Task<ServiceGroup.Reason, any Error>
+
+        /// Runs until a signal (when the group listens to signals) or ``shutdown()``.
+        public func wait() async throws -> ServiceGroup.Reason { try await group.value }
 
         /// Stops accepting, finishes in-flight requests, stops the plugins and health checks,
         /// closes the pools.
         public func shutdown() async {
-            await server.shutdown()
-            await admin?.shutdown()
-            await proxy?.stop()
-            for service in services { await service.shutdown() }
-            await following?.stopFollowing()
-            pools.forEach { $0.close() }
+            group.cancel()
+            _ = try? await group.value
         }
     }
 
@@ -45,7 +47,7 @@ public enum Gateway {
     /// empty, not both. Embedded routes answer first; a proxied prefix takes the rest below it.
     public static func embed(
         _ names: [String], proxy settings: ProxySettings? = nil, configuration: ServiceConfiguration, logger: Logger,
-        migrate: Bool
+        migrate: Bool, signals: [Int32] = []
     ) async throws -> Embedded {
         let ordered = names.sorted { ($0 == AuthService.name ? 0 : 1, $0) < ($1 == AuthService.name ? 0 : 1, $1) }
         var mounted: [ServiceHost.Mounted] = []
@@ -108,10 +110,15 @@ public enum Gateway {
         let listeners = try ServiceRunner.makeListeners(
             host: host, routes: table, configuration: configuration, logger: logger, middleware: middleware)
         try listeners.start()
-        proxy?.startChecks()
+        var parts: [any LifecycleService] = pools.map { pool in Lifecycle("pool", stop: { pool.close() }) }
+        if let following { parts.append(Lifecycle("events", stop: { await following.stopFollowing() })) }
+        parts += mounted.map { entry in Lifecycle(entry.name, stop: { await entry.service.shutdown() }) }
+        if let proxy { parts.append(Lifecycle("proxy", start: { proxy.startChecks() }, stop: { await proxy.stop() })) }
+        parts += listeners.all
+        let group = ServiceGroup(parts, logger: logger, signals: signals)
         return Embedded(
-            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service), pools: pools, proxy: proxy,
-            following: following)
+            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service),
+            group: Task { try await group.run() })
     }
 
     /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL.
@@ -206,7 +213,8 @@ public enum Gateway {
                 return 0
             }
             let embedded = try await Gateway.embed(
-                embed, proxy: proxy, configuration: configuration, logger: logger, migrate: migrateFirst)
+                embed, proxy: proxy, configuration: configuration, logger: logger, migrate: migrateFirst,
+                signals: [SIGTERM, SIGINT])
             logger.info(
                 "listening",
                 [
@@ -217,10 +225,8 @@ public enum Gateway {
                     ),
                     ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
                 ])
-            let signal = await ServiceRunner.waitForTermination()
-            logger.info("shutting down", [("signal", .int(Int(signal)))])
-            await embedded.shutdown()
-            logger.info("stopped")
+            let reason = try await embedded.wait()
+            logger.info("stopped", [("reason", .string("\(reason)"))])
             return 0
         } catch let error as Environment.Failure {
             ServiceRunner.printError("pier-gateway: configuration error: \(error)")

@@ -1,0 +1,118 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A long-running part of a process (a server, a pool, a listener, a worker): `run()` does its
+/// work until its task is cancelled, then stops gracefully and returns. Throwing means it
+/// failed, which stops the whole group.
+public protocol LifecycleService: Sendable {
+    /// For the logs.
+    var lifecycleName: String { get }
+    func run() async throws
+}
+
+/// A part made of a start and a stop (what pools, listeners and plugins' workers offer).
+public struct Lifecycle: LifecycleService {
+    public let lifecycleName: String
+    let start: @Sendable () async throws -> Void
+    let stop: @Sendable () async -> Void
+
+    public init(
+        _ name: String, start: @escaping @Sendable () async throws -> Void = {},
+        stop: @escaping @Sendable () async -> Void
+    ) {
+        self.lifecycleName = name
+        self.start = start
+        self.stop = stop
+    }
+
+    public func run() async throws {
+        try await start()
+        await Lifecycle.untilCancelled()
+        await stop()
+    }
+
+    /// Suspends until the current task is cancelled.
+    public static func untilCancelled() async {
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+    }
+}
+
+/// Runs the parts of one process together, whether it hosts one plugin or several: starts them
+/// in order; when a signal arrives (SIGTERM, SIGINT), one part fails or returns, or the task
+/// running the group is cancelled, stops them in reverse order, each once the parts started
+/// after it have returned (servers finish their requests before the pools they use close).
+public struct ServiceGroup: Sendable {
+    public enum Reason: Sendable, Equatable {
+        case signal(Int32)
+        case ended(String)
+        case failed(String)
+        case cancelled
+    }
+
+    let services: [any LifecycleService]
+    let logger: Logger
+    let signals: [Int32]
+
+    /// - Parameter signals: the signals that stop the group; none in tests.
+    public init(_ services: [any LifecycleService], logger: Logger, signals: [Int32] = [SIGTERM, SIGINT]) {
+        self.services = services
+        self.logger = logger
+        self.signals = signals
+    }
+
+    /// Runs until the group stops; returns why, after every part returned. The first error of a
+    /// part that failed is rethrown.
+    @discardableResult
+    public func run() async throws -> Reason {
+        let (reasons, reasonsIn) = AsyncStream.makeStream(of: Reason.self)
+        let sources = signals.map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { reasonsIn.yield(.signal(number)) }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+        let firstError = FirstError()
+        var tasks: [Task<Void, Never>] = []
+        for service in services {
+            let name = service.lifecycleName
+            tasks.append(
+                Task {
+                    do {
+                        try await service.run()
+                        reasonsIn.yield(.ended(name))
+                    } catch {
+                        firstError.keep(error)
+                        reasonsIn.yield(.failed(name))
+                    }
+                })
+        }
+        let reason = await withTaskCancellationHandler {
+            for await reason in reasons { return reason }
+            return .cancelled
+        } onCancel: {
+            reasonsIn.yield(.cancelled)
+        }
+        logger.info("stopping", [("reason", .string("\(reason)"))])
+        for (service, task) in zip(services, tasks).reversed() {
+            task.cancel()
+            await task.value
+            logger.debug("stopped", [("part", .string(service.lifecycleName))])
+        }
+        reasonsIn.finish()
+        if let error = firstError.error { throw error }
+        return reason
+    }
+}
+
+/// The first error of the parts of a group.
+private final class FirstError: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+    func keep(_ error: any Error) { first.withLock { if $0 == nil { $0 = error } } }
+    var error: (any Error)? { first.withLock { $0 } }
+}
