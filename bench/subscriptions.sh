@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # GET /subscriptions/me and GET /subscriptions/me/entitlements/pro (each request a valid bearer
 # token of one of 120 users, half with an App Store subscription, half with a grant) against
-# pgbench running the same SELECT for the same users at the same concurrency, in one run.
+# pgbench running the same SELECT for the same users at the same concurrency (32), in one run, and
+# the RSS of pier-subscriptions idle and at its peak.
 # Usage: bench/subscriptions.sh [seconds per run, default 10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
-clients=16
+clients=32
 users=120  # pgbench takes at most 128 scripts: one per user
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 bench_prepare pier_bench_subscriptions pier-auth pier-subscriptions
 bench_serve 18291 auth
 bench_serve 18293 subscriptions PIER_JWKS_URL=http://127.0.0.1:18291/auth/.well-known/jwks.json PIER_DB_POOL_SIZE=$clients
+subscriptions_pid=${pids[-1]}
+idle_kb=$(awk '/VmRSS/ {print $2}' "/proc/$subscriptions_pid/status")
 
 echo "registering $users users and giving each a subscription…"
 bench_users 18291 $users "$work/tokens"
@@ -98,3 +101,4 @@ echo "pgbench SELECT (prepared, like Pier)     $prepared_tps tps"
 echo "GET /subscriptions/me                    $me_rps req/s   ratio $(ratio "$me_rps" "$prepared_tps") vs prepared (target >= 0.7), $(ratio "$me_rps" "$select_tps") vs simple"
 echo "GET /subscriptions/me/entitlements/pro   $pro_rps req/s   ratio $(ratio "$pro_rps" "$prepared_tps") vs prepared (target >= 0.7), $(ratio "$pro_rps" "$select_tps") vs simple"
 echo "non-2xx answers: $non200"
+echo "RSS of pier-subscriptions: idle $((idle_kb / 1024)) MB (target < 25 MB), peak $(($(awk '/VmHWM/ {print $2}' "/proc/$subscriptions_pid/status") / 1024)) MB (target < 40 MB)"
