@@ -28,18 +28,13 @@ public enum ServiceRunner {
     static func run<S: Service>(_ service: S.Type, version: String, arguments: [String]) async -> Int32 {
         let started = MonotonicClock.seconds()
         let executable = "pier-\(S.name)"
-        var words = Array(arguments.dropFirst())
-        if words.contains("--help") || words.contains("-h") {
-            print(usage(S.self, executable: executable))
-            return 0
+        let invocation: Invocation
+        switch Invocation.parse(arguments, executable: executable, version: version, usage: usage(S.self, executable: executable))
+        {
+        case .exit(let status): return status
+        case .run(let parsed): invocation = parsed
         }
-        if words.contains("--version") {
-            print("\(executable) \(version)")
-            return 0
-        }
-        let migrateFirst = words.contains("--migrate")
-        words.removeAll { $0 == "--migrate" }
-        let command = words.first ?? "serve"
+        let (command, migrateFirst, words) = (invocation.command, invocation.migrateFirst, invocation.words)
 
         let configuration: ServiceConfiguration
         do {
@@ -72,7 +67,7 @@ public enum ServiceRunner {
                     printError("\(executable): unknown command \(command)\n\n" + usage(S.self, executable: executable))
                     return 2
                 }
-                try await extra.run(Array(words.dropFirst()), context)
+                try await extra.run(words, context)
                 return 0
             }
         } catch let error as Environment.Failure {
@@ -202,5 +197,61 @@ public enum ServiceRunner {
     public static func printError(_ text: String) {
         var line = text + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+/// The command line every Pier executable shares, services and gateway alike:
+///
+///     <executable> [serve | migrate | <command>] [--migrate] [--<option> <value>]… [words]
+///     <executable> --help | --version
+public struct Invocation: Sendable {
+    /// `serve` unless another command is named first.
+    public var command: String
+    /// `--migrate`: apply migrations before serving.
+    public var migrateFirst: Bool
+    /// The values of the valued options, in order (`--route` may repeat).
+    public var options: [String: [String]]
+    /// The words after the command (a service command's own arguments).
+    public var words: [String]
+
+    public enum Outcome: Sendable {
+        case run(Invocation)
+        /// Help or version printed, or a usage error reported: exit with this status.
+        case exit(Int32)
+    }
+
+    /// Parses `arguments` (the first is the executable); `valued` options take the next word.
+    public static func parse(
+        _ arguments: [String], executable: String, version: String, usage: String, valued: Set<String> = []
+    ) -> Outcome {
+        var words = Array(arguments.dropFirst())
+        if words.contains("--help") || words.contains("-h") {
+            print(usage)
+            return .exit(0)
+        }
+        if words.contains("--version") {
+            print("\(executable) \(version)")
+            return .exit(0)
+        }
+        var options: [String: [String]] = [:]
+        var index = 0
+        while index < words.count {
+            guard valued.contains(words[index]) else {
+                index += 1
+                continue
+            }
+            guard index + 1 < words.count else {
+                ServiceRunner.printError("\(executable): \(words[index]) needs a value\n\n" + usage)
+                return .exit(2)
+            }
+            options[words[index], default: []].append(words[index + 1])
+            words.removeSubrange(index...(index + 1))
+        }
+        let migrateFirst = words.contains("--migrate")
+        words.removeAll { $0 == "--migrate" }
+        return .run(
+            Invocation(
+                command: words.first ?? "serve", migrateFirst: migrateFirst, options: options,
+                words: Array(words.dropFirst())))
     }
 }

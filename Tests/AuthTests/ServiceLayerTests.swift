@@ -11,6 +11,35 @@ import Testing
 @testable import PierService
 
 @Suite struct ServiceLayerTests {
+    /// Services and the gateway read their command line the same way.
+    @Test func theCommandLineIsReadOneWayForEveryExecutable() {
+        func parse(_ words: [String], valued: Set<String> = ["--embed", "--route"]) -> Invocation? {
+            if case .run(let invocation) = Invocation.parse(
+                words, executable: "pier-x", version: "1", usage: "usage", valued: valued)
+            {
+                return invocation
+            }
+            return nil
+        }
+        let plain = parse(["pier-x"])
+        #expect(plain?.command == "serve" && plain?.migrateFirst == false && plain?.words == [])
+        let gateway = parse([
+            "pier-gateway", "--embed", "auth,feedback", "--route", "/a=http://x", "--migrate", "--route", "/b=http://y",
+        ])
+        #expect(gateway?.command == "serve" && gateway?.migrateFirst == true)
+        #expect(gateway?.options["--embed"] == ["auth,feedback"])
+        #expect(gateway?.options["--route"] == ["/a=http://x", "/b=http://y"])
+        let admin = parse(["pier-auth", "create-admin", "--email", "a@example.com"], valued: [])
+        #expect(admin?.command == "create-admin" && admin?.words == ["--email", "a@example.com"])
+        guard
+            case .exit(2) = Invocation.parse(
+                ["pier-gateway", "--embed"], executable: "pier-gateway", version: "1", usage: "u", valued: ["--embed"])
+        else {
+            Issue.record("an option without its value was accepted")
+            return
+        }
+    }
+
     @Test func configurationNamesTheVariableThatIsWrong() throws {
         let cases: [([String: String], String)] = [
             (["PIER_PORT": "eighty"], "PIER_PORT"),

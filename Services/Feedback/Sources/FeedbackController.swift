@@ -13,7 +13,7 @@ import PierService
 
 /// The feedback endpoints of the HTTP contract.
 struct FeedbackController: Sendable {
-    let database: PostgresPool
+    let repository: FeedbackRepository
     let configuration: FeedbackConfiguration
     let authenticator: Authenticator
     let quota: SenderQuota
@@ -36,88 +36,25 @@ struct FeedbackController: Sendable {
 
     // MARK: - Intake
 
-    private enum Created: Sendable {
-        case created(String, UUID)
-        case replayed(String, UUID)
-        case keyReused
-        case overQuota(Int, String)
-    }
-
     func create(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = context.principal
         let body = try request.decodeStrictly(CreateFeedback.self)
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
-        let scope = try principal.map { $0.userID.uuidString.lowercased() } ?? anonymousScope(request)
-        let requestHash = PostgresBytes(SHA256.hash(request.body))
-        // A client id that an item already has (another sender's: the sender's own retry is
-        // answered from its idempotency key before anything is stored) meets the primary key;
-        // the statement (or the key's transaction) then changed nothing, and the item is stored
-        // again under a fresh id, so that the answer is a 201 either way and says nothing of the
-        // other item.
-        @Sendable func attempt(_ id: UUID, counting: Bool) async throws -> Created {
-            let address = request.clientAddress
-            let moderation = principal == nil && configuration.moderateAnonymous ? "pending" : "approved"
-            let sender = principal.map { "user:" + $0.userID.uuidString.lowercased() } ?? "address:" + request.clientKey
-
-            let store: PostgresQuery = """
-                INSERT INTO feedback.items (id, user_id, email, message, rating, category, app_version, build, platform,
-                    os_version, device, locale, request_ids, metadata, moderation, client_address)
-                VALUES (\(id), \(principal?.userID), \(feedback.email), \(feedback.message), \(feedback.rating),
-                    \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
-                    \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
-                    \(PostgresJSON(feedback.metadata))::jsonb, \(moderation), \(address))
-                RETURNING \(unsafeSQL: FeedbackRows.columns)
-                """
-            // Counted in memory (see SenderQuota), only once a replay is ruled out.
-            @Sendable func run(_ connection: PostgresConnection) throws -> Created {
-                if counting, case .refused(let seconds, let limit) = quota.count(sender) { return .overQuota(seconds, limit) }
-                let rows = try connection.query(store)
-                return .created(
-                    String(decoding: try JSON.encode(try FeedbackRows.item(rows[0], admin: false)), as: UTF8.self), id)
-            }
-            try await quota.prepare(sender)
-
-            let outcome: Created
-            if let key {
-                outcome = try await database.withTransaction { connection in
-                    // Concurrent requests with one key take turns: the first stores, the others replay.
-                    try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("feedback-key:" + scope + ":" + key)))")
-                    let existing = try connection.query(
-                        """
-                        SELECT request_hash, response, item_id FROM feedback.idempotency_keys WHERE scope = \(scope) AND key = \(key)
-                        """)
-                    if let row = existing.first {
-                        guard try row.decode("request_hash", as: PostgresBytes.self) == requestHash else { return .keyReused }
-                        return .replayed(try row.decode("response"), try row.decode("item_id"))
-                    }
-                    let result = try run(connection)
-                    if case .created(let response, _) = result {
-                        try connection.execute(
-                            """
-                            INSERT INTO feedback.idempotency_keys (scope, key, request_hash, item_id, response)
-                            VALUES (\(scope), \(key), \(requestHash), \(id), \(response))
-                            """)
-                    }
-                    return result
-                }
-            } else {
-                outcome = try await database.withConnection { connection in try run(connection) }
-            }
-            return outcome
-        }
-        let outcome: Created
-        do {
-            outcome = try await attempt(body.id ?? UUID(), counting: true)
-        } catch let error as PostgresError where body.id != nil && error.isUniqueViolation && error.constraint == "items_pkey" {
-            outcome = try await attempt(UUID(), counting: false)
-        }
-
+        let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)
+        let sender = principal.map { "user:" + $0.userID.text() } ?? "address:" + request.clientKey
+        let submission = FeedbackRepository.Submission(
+            id: body.id ?? UUID(), userID: principal?.userID, feedback: feedback,
+            moderation: principal == nil && configuration.moderateAnonymous ? "pending" : "approved",
+            clientAddress: request.clientAddress,
+            idempotency: key.map { .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(request.body))) })
+        try await quota.prepare(sender)
+        let outcome = try await repository.store(
+            submission, clientChoseID: body.id != nil, admit: { [quota] in quota.count(sender) },
+            render: { item in try JSON.encode(item) })
         switch outcome {
         case .created(let body, let id):
-            logger.info(
-                "feedback received",
-                [("feedback_id", .string(id.uuidString.lowercased())), ("request_id", .string(request.requestID))])
+            logger.info("feedback received", [("feedback_id", .string(id.text())), ("request_id", .string(request.requestID))])
             return created(body, id: id, replayed: false)
         case .replayed(let body, let id):
             return created(body, id: id, replayed: true)
@@ -129,10 +66,10 @@ struct FeedbackController: Sendable {
         }
     }
 
-    private func created(_ body: String, id: UUID, replayed: Bool) -> Response {
-        var headers: HTTPHeaders = ["Content-Type": "application/json", "Location": "/feedback/\(id.uuidString.lowercased())"]
+    private func created(_ body: [UInt8], id: UUID, replayed: Bool) -> Response {
+        var headers: HTTPHeaders = ["Content-Type": "application/json", "Location": "/feedback/\(id.text())"]
         if replayed { headers.set("Idempotent-Replayed", "true") }
-        return Response(status: 201, headers: headers, body: Array(body.utf8))
+        return Response(status: 201, headers: headers, body: body)
     }
 
     /// Where an anonymous sender's idempotency keys and ids live: its installation
@@ -160,80 +97,33 @@ struct FeedbackController: Sendable {
 
     func mine(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
         let principal = try context.caller()
-        let page = try PageRequest(request)
-        var query: PostgresQuery =
-            "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE user_id = \(principal.userID)"
-        if let cursor = page.cursor { query.append(cursor.condition) }
-        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)")
-        return JSONResponse(try page.page(try await database.query(query), admin: false))
+        return JSONResponse(try await repository.page(of: principal.userID, try PageRequest(request)))
     }
 
     func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
         let principal = try context.caller()
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
-        let rows = try await database.query("SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE id = \(id)")
-        // Someone else's item answers exactly like a missing one: existence does not leak.
-        guard let row = rows.first, try principal.isAdmin || row.decode("user_id", as: UUID?.self) == principal.userID else {
-            throw HTTPError.notFound("No such feedback.")
-        }
-        var item = try FeedbackRows.item(row, admin: principal.isAdmin)
-        if principal.isAdmin { item.history = try await history(id) }
-        return JSONResponse(item)
-    }
-
-    private func history(_ id: UUID) async throws -> [FeedbackChange] {
-        let rows = try await database.query(
-            """
-            SELECT actor, changed_at, changes::text AS changes FROM feedback.history WHERE item_id = \(id) ORDER BY id
-            """)
-        return try rows.map { row in
-            FeedbackChange(
-                actor: try row.decode("actor"), changedAt: try row.decode("changed_at"),
-                changes: try row.decode("changes", as: PostgresJSON<[String: FeedbackChange.FieldChange]>.self).value)
-        }
+        guard let id = UUID(text: request.parameter("id")),
+            var item = try await repository.item(id, admin: principal.isAdmin),
+            // Someone else's item answers exactly like a missing one: existence does not leak.
+            principal.isAdmin || item.owner == principal.userID
+        else { throw HTTPError.notFound("No such feedback.") }
+        if principal.isAdmin { item.value.history = try await repository.history(of: id) }
+        return JSONResponse(item.value)
     }
 
     func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
         _ = try context.admin()
         let filter = try FeedbackFilter(request)
-        let page = try PageRequest(request)
-        var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items "
-        query.append(filter.condition)
-        if let cursor = page.cursor { query.append(cursor.condition) }
-        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)")
-        var result = try page.page(try await database.query(query), admin: true)
-        if request.query("includeTotal") == "true" {
-            var count: PostgresQuery = "SELECT count(*)::int AS total FROM feedback.items "
-            count.append(filter.condition)
-            result.total = try await database.query(count)[0].decode("total", as: Int.self)
-        }
-        return JSONResponse(result)
+        var page = try await repository.page(matching: filter, try PageRequest(request))
+        if request.query("includeTotal") == "true" { page.total = try await repository.count(matching: filter) }
+        return JSONResponse(page)
     }
 
     // MARK: - Triage
 
-    /// new → triaged → planned → in_progress → done; closed or duplicate from any open state;
-    /// closed and duplicate items can be reopened as triaged.
-    static let transitions: [String: Set<String>] = [
-        "new": ["triaged", "closed", "duplicate"],
-        "triaged": ["planned", "closed", "duplicate"],
-        "planned": ["in_progress", "closed", "duplicate"],
-        "in_progress": ["done", "closed", "duplicate"],
-        "done": [],
-        "closed": ["triaged"],
-        "duplicate": ["triaged"],
-    ]
-
-    private enum Updated: Sendable {
-        case updated
-        case missing
-        case conflict(String)
-        case invalid(String, String)
-    }
-
     func update(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
         let admin = try context.admin()
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
+        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
         let patch = try request.decodeStrictly(UpdateFeedback.self)
         var errors: [Problem.FieldError] = []
         if let status = patch.status, !Vocabulary.statuses.contains(status) {
@@ -266,64 +156,10 @@ struct FeedbackController: Sendable {
             throw HTTPError.badRequest("Nothing to change: send status, tags, internalNote or moderation.")
         }
 
-        let actor = admin.userID
-        let newTags = tags
-        let outcome: Updated = try await database.withTransaction { connection in
-            let rows = try connection.query(
-                """
-                SELECT status, duplicate_of, tags, internal_note, moderation FROM feedback.items WHERE id = \(id) FOR UPDATE
-                """)
-            guard let row = rows.first else { return .missing }
-            var changes: [String: FeedbackChange.FieldChange] = [:]
-            var update: PostgresQuery = "UPDATE feedback.items SET updated_at = now()"
-            let status = try row.decode("status", as: String.self)
-            if let next = patch.status, next != status {
-                guard FeedbackController.transitions[status, default: []].contains(next) else {
-                    return .conflict("Feedback cannot go from \(status) to \(next).")
-                }
-                if next == "duplicate", let original = patch.duplicateOf {
-                    let exists = try connection.query("SELECT 1 FROM feedback.items WHERE id = \(original)")
-                    guard !exists.isEmpty else { return .invalid("duplicateOf", "is not an existing feedback id") }
-                    update.append(", duplicate_of = \(original)")
-                    changes["duplicateOf"] = .init(from: .null, to: .string(original.uuidString.lowercased()))
-                } else {
-                    update.append(", duplicate_of = NULL")
-                }
-                update.append(", status = \(next)")
-                changes["status"] = .init(from: .string(status), to: .string(next))
-            }
-            let oldTags = try row.decode("tags", as: PostgresTextArray.self).values
-            if let tags = newTags, tags != oldTags {
-                update.append(", tags = \(PostgresTextArray(tags))::text[]")
-                changes["tags"] = .init(from: .array(oldTags.map(JSONValue.string)), to: .array(tags.map(JSONValue.string)))
-            }
-            let oldNote = try row.decode("internal_note", as: String?.self)
-            if let note = patch.internalNote {
-                let newNote = note.isEmpty ? nil : note
-                if newNote != oldNote {
-                    update.append(", internal_note = \(newNote)")
-                    changes["internalNote"] = .init(
-                        from: oldNote.map(JSONValue.string) ?? .null, to: newNote.map(JSONValue.string) ?? .null)
-                }
-            }
-            let oldModeration = try row.decode("moderation", as: String.self)
-            if let moderation = patch.moderation, moderation != oldModeration {
-                update.append(", moderation = \(moderation)")
-                changes["moderation"] = .init(from: .string(oldModeration), to: .string(moderation))
-            }
-            guard !changes.isEmpty else { return .updated }
-            update.append(" WHERE id = \(id)")
-            try connection.execute(update)
-            try connection.execute(
-                """
-                INSERT INTO feedback.history (item_id, actor, changes) VALUES (\(id), \(actor), \(PostgresJSON(changes))::jsonb)
-                """)
-            return .updated
-        }
-        switch outcome {
+        switch try await repository.update(id, patch, tags: tags, actor: admin.userID) {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)
-        case .invalid(let field, let message): throw HTTPError.invalid(field, message)
+        case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")
         case .updated: return try await item(request, context)
         }
     }
@@ -345,36 +181,7 @@ struct FeedbackController: Sendable {
         }
         if let from, let to, from > to { errors.append(.init(field: "from", message: "must not be after to")) }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        let range: PostgresQuery =
-            "WHERE created_at >= coalesce(\(from)::timestamptz, '-infinity') AND created_at < coalesce(\(to)::timestamptz, 'infinity')"
-        let stats = try await database.withConnection { connection -> FeedbackStats in
-            func counts(_ column: String) throws -> [String: Int] {
-                var query: PostgresQuery =
-                    "SELECT coalesce(\(unsafeSQL: column), 'unknown') AS key, count(*)::int AS n FROM feedback.items "
-                query.append(range)
-                query.append(" GROUP BY 1")
-                var result: [String: Int] = [:]
-                for row in try connection.query(query) { result[try row.decode("key")] = try row.decode("n", as: Int.self) }
-                return result
-            }
-            let byStatus = try counts("status")
-            var ratings: PostgresQuery = """
-                SELECT app_version, round(avg(rating), 2)::float8 AS average, count(rating)::int AS n FROM feedback.items
-                """
-            ratings.append(" \(range)")
-            ratings.append(" GROUP BY app_version ORDER BY app_version NULLS LAST")
-            let byVersion = try connection.query(ratings).map { row in
-                FeedbackStats.AppVersionRating(
-                    appVersion: try row.decode("app_version", as: String?.self),
-                    averageRating: try row.decode("average", as: Double?.self),
-                    ratings: try row.decode("n", as: Int.self))
-            }
-            return FeedbackStats(
-                from: from, to: to, total: byStatus.values.reduce(0, +), byStatus: byStatus,
-                byCategory: try counts("category"), byPlatform: try counts("platform"),
-                ratingByAppVersion: byVersion)
-        }
-        return JSONResponse(stats)
+        return JSONResponse(try await repository.stats(from: from, to: to))
     }
 
     /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows
@@ -384,7 +191,7 @@ struct FeedbackController: Sendable {
         let filter = try FeedbackFilter(request)
         let format = request.query("format") ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
         guard format == "csv" || format == "ndjson" else { throw HTTPError.invalid("format", "must be ndjson or csv") }
-        let database = database
+        let repository = repository
         let headers: HTTPHeaders = [
             "Content-Type": format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "Content-Disposition": "attachment; filename=\"feedback.\(format)\"",
@@ -392,16 +199,10 @@ struct FeedbackController: Sendable {
         return Response.streaming(headers: headers) { writer in
             if format == "csv" { try await writer.write(CSVExport.header) }
             var cursor: PageCursor?
-            let batch = 1000
-            while true {
-                var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items "
-                query.append(filter.condition)
-                if let cursor { query.append(cursor.condition) }
-                query.append(" ORDER BY created_at DESC, id DESC LIMIT \(batch)")
-                let rows = try await database.query(query)
+            repeat {
+                let (items, next) = try await repository.batch(matching: filter, after: cursor, count: 1000)
                 var chunk = [UInt8]()
-                for row in rows {
-                    let item = try FeedbackRows.item(row, admin: true)
+                for item in items {
                     if format == "csv" {
                         chunk += Array(CSVExport.line(item).utf8)
                     } else {
@@ -410,9 +211,8 @@ struct FeedbackController: Sendable {
                     }
                 }
                 try await writer.write(chunk)
-                guard rows.count == batch, let last = rows.last else { return }
-                cursor = try FeedbackRows.cursor(after: last)
-            }
+                cursor = next
+            } while cursor != nil
         }
     }
 }

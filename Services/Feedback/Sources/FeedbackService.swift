@@ -51,7 +51,7 @@ public struct FeedbackService: Service {
         quota.start()
         return FeedbackService(
             controller: FeedbackController(
-                database: context.database, configuration: configuration,
+                repository: FeedbackRepository(database: context.database), configuration: configuration,
                 authenticator: context.authenticator, quota: quota, logger: context.logger),
             worker: worker, quota: quota)
     }

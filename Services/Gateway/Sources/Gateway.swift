@@ -137,7 +137,6 @@ public enum Gateway {
     /// `pier-gateway migrate --embed …`.
     public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
         let started = MonotonicClock.seconds()
-        var words = Array(arguments.dropFirst())
         let usage = """
             usage: pier-gateway [serve] [--embed <plugins>] [--route <route>]… [--migrate]
                        host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)
@@ -147,38 +146,22 @@ public enum Gateway {
             route:   /prefix=http://host:port[|http://host2:port…][;connect=ms;timeout=ms;retries=n;bearer=pass|verify|require;required=true|false]
                      (or PIER_GATEWAY_ROUTES, comma-separated)
             """
-        if words.contains("--help") || words.contains("-h") {
-            print(usage)
-            return 0
-        }
-        if words.contains("--version") {
-            print("pier-gateway \(PierVersion.current)")
-            return 0
+        let invocation: Invocation
+        switch Invocation.parse(
+            arguments, executable: "pier-gateway", version: PierVersion.current, usage: usage, valued: ["--embed", "--route"])
+        {
+        case .exit(let status): return status
+        case .run(let parsed): invocation = parsed
         }
         let environment = Environment.process
-        var embed = environment.list("PIER_GATEWAY_EMBED")
-        if let flag = words.firstIndex(of: "--embed") {
-            guard flag + 1 < words.count else {
-                ServiceRunner.printError("pier-gateway: --embed needs a list of plugins\n\n" + usage)
-                return 2
-            }
-            embed = words[flag + 1].split(separator: ",").map { String($0) }
-            words.removeSubrange(flag...(flag + 1))
-        }
-        var routeSpecs: [String] = []
-        while let flag = words.firstIndex(of: "--route") {
-            guard flag + 1 < words.count else {
-                ServiceRunner.printError("pier-gateway: --route needs a route\n\n" + usage)
-                return 2
-            }
-            routeSpecs.append(words[flag + 1])
-            words.removeSubrange(flag...(flag + 1))
-        }
-        let migrateFirst = words.contains("--migrate")
-        words.removeAll { $0 == "--migrate" }
-        let command = words.first ?? "serve"
-        guard ["serve", "migrate"].contains(command), words.count <= 1 else {
-            ServiceRunner.printError("pier-gateway: unknown arguments \(words.joined(separator: " "))\n\n" + usage)
+        let embed =
+            invocation.options["--embed"].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
+            ?? environment.list("PIER_GATEWAY_EMBED")
+        let routeSpecs = invocation.options["--route"] ?? []
+        let (command, migrateFirst) = (invocation.command, invocation.migrateFirst)
+        guard ["serve", "migrate"].contains(command), invocation.words.isEmpty else {
+            ServiceRunner.printError(
+                "pier-gateway: unknown arguments \(([command] + invocation.words).joined(separator: " "))\n\n" + usage)
             return 2
         }
         let configuration: ServiceConfiguration
