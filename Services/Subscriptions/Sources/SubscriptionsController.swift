@@ -13,7 +13,7 @@ import PierService
 
 /// The subscriptions endpoints of the HTTP contract.
 struct SubscriptionsController: Sendable {
-    let database: PostgresPool
+    let repository: SubscriptionsRepository
     let configuration: SubscriptionsConfiguration
     let verifier: AppStoreVerifier
     let authenticator: Authenticator
@@ -44,29 +44,11 @@ struct SubscriptionsController: Sendable {
 
     // MARK: - Plans
 
-    static let planColumns = """
-        id, name, description, price, currency, billing_period, trial_period, entitlements, appstore_product_ids, active
-        """
-
-    static func plan(_ row: PostgresRow) throws -> Plan {
-        Plan(
-            id: try row.decode("id"), name: try row.decode("name"), description: try row.decode("description"),
-            price: try row.decode("price"), currency: try row.decode("currency"),
-            billingPeriod: try row.decode("billing_period"), trialPeriod: try row.decode("trial_period"),
-            entitlements: (try row.decode("entitlements", as: PostgresTextArray.self)).values,
-            appStoreProductIds: (try row.decode("appstore_product_ids", as: PostgresTextArray.self)).values,
-            active: try row.decode("active"))
-    }
-
     /// Active plans for everyone; `?all=true` adds inactive ones for admins. Cacheable: a
     /// strong `ETag` over the body answers `If-None-Match` with 304.
     func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let all = request.query("all") == "true"
-        let rows = try await database.query(
-            """
-            SELECT \(unsafeSQL: Self.planColumns) FROM subscriptions.plans WHERE active OR \(all) ORDER BY price, id
-            """)
-        let body = try JSON.encode(try rows.map(Self.plan))
+        let body = try JSON.encode(try await repository.plans(includingInactive: all))
         let tag = "\"" + hexString(SHA256.hash(body).prefix(16)) + "\""
         let headers: HTTPHeaders = [
             "ETag": tag, "Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization",
@@ -84,20 +66,8 @@ struct SubscriptionsController: Sendable {
     func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         _ = try context.admin()
         let plan = try ValidPlan(creating: try request.decodeStrictly(CreatePlan.self)).plan
-        let stored = try await database.withTransaction { connection -> Plan in
-            try Self.claimProducts(plan, on: connection)
-            let rows = try connection.query(
-                """
-                INSERT INTO subscriptions.plans (\(unsafeSQL: Self.planColumns))
-                VALUES (\(plan.id), \(plan.name), \(plan.description), \(plan.price), \(plan.currency), \(plan.billingPeriod),
-                    \(plan.trialPeriod), \(PostgresTextArray(plan.entitlements))::text[],
-                    \(PostgresTextArray(plan.appStoreProductIds))::text[], \(plan.active))
-                ON CONFLICT (id) DO NOTHING
-                RETURNING \(unsafeSQL: Self.planColumns)
-                """)
-            guard let row = rows.first else { throw HTTPError.conflict("A plan with id \(plan.id) already exists.") }
-            return try Self.plan(row)
-        }
+        let change = try await repository.create(plan)
+        guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
         logger.info("plan created", [("plan_id", .string(plan.id)), ("request_id", .string(request.requestID))])
         return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
     }
@@ -106,87 +76,36 @@ struct SubscriptionsController: Sendable {
         _ = try context.admin()
         let body = try request.decodeStrictly(UpdatePlan.self)
         let id = request.parameter("id")
-        let updated = try await database.withTransaction { connection -> Plan in
-            let rows = try connection.query(
-                "SELECT \(unsafeSQL: Self.planColumns) FROM subscriptions.plans WHERE id = \(id) FOR UPDATE")
-            guard let row = rows.first else { throw HTTPError.notFound("No such plan.") }
-            let plan = try ValidPlan(updating: try Self.plan(row), with: body).plan
-            try Self.claimProducts(plan, on: connection)
-            try connection.execute(
-                """
-                UPDATE subscriptions.plans SET name = \(plan.name), description = \(plan.description), price = \(plan.price),
-                    currency = \(plan.currency), billing_period = \(plan.billingPeriod), trial_period = \(plan.trialPeriod),
-                    entitlements = \(PostgresTextArray(plan.entitlements))::text[],
-                    appstore_product_ids = \(PostgresTextArray(plan.appStoreProductIds))::text[], active = \(plan.active),
-                    updated_at = now()
-                WHERE id = \(id)
-                """)
-            return plan
-        }
+        let change = try await repository.updatePlan(id) { current in try ValidPlan(updating: current, with: body).plan }
+        guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }
         logger.info("plan updated", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
         return JSONResponse(updated)
-    }
-
-    /// A product id belongs to one plan at most; plans are few, so one lock keeps it exact.
-    static func claimProducts(_ plan: Plan, on connection: PostgresConnection) throws {
-        try connection.execute("SELECT pg_advisory_xact_lock(hashtext('subscriptions-plan-products'))")
-        let taken = try connection.query(
-            """
-            SELECT id, appstore_product_ids FROM subscriptions.plans
-            WHERE id <> \(plan.id) AND appstore_product_ids && \(PostgresTextArray(plan.appStoreProductIds))::text[]
-            LIMIT 1
-            """)
-        if let row = taken.first {
-            let other: String = try row.decode("id")
-            let products = Set((try row.decode("appstore_product_ids", as: PostgresTextArray.self)).values)
-            let product = plan.appStoreProductIds.first { products.contains($0) } ?? ""
-            throw HTTPError.conflict("The App Store product \(product) already belongs to plan \(other).")
-        }
     }
 
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
     func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         _ = try context.admin()
         let id = request.parameter("id")
-        let outcome = try await database.withTransaction { connection -> String in
-            let rows = try connection.query(
-                "SELECT appstore_product_ids FROM subscriptions.plans WHERE id = \(id) FOR UPDATE")
-            guard let row = rows.first else { return "missing" }
-            let products = try row.decode("appstore_product_ids", as: PostgresTextArray.self)
-            let used = try connection.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM subscriptions.grants WHERE plan_id = \(id))
-                    OR EXISTS (SELECT 1 FROM subscriptions.appstore_transactions WHERE product_id = ANY (\(products)::text[]))
-                    AS used
-                """)[0]
-            if try used.decode("used") { return "used" }
-            try connection.execute("DELETE FROM subscriptions.plans WHERE id = \(id)")
-            return "deleted"
-        }
-        switch outcome {
-        case "missing": throw HTTPError.notFound("No such plan.")
-        case "used":
-            throw HTTPError.conflict(
+        let change = try await repository.deletePlan(id)
+        guard case .deleted = change else { throw Self.problem(change, id: id) }
+        logger.info("plan deleted", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
+        return .noContent
+    }
+
+    /// The problem that stopped a change of plan `id`.
+    private static func problem(_ change: SubscriptionsRepository.PlanChange, id: String) -> HTTPError {
+        switch change {
+        case .missing: .notFound("No such plan.")
+        case .productTaken(let product, let plan): .conflict("The App Store product \(product) already belongs to plan \(plan).")
+        case .inUse:
+            .conflict(
                 "Plan \(id) is in use by a grant or a purchase and cannot be deleted; deactivate it with PATCH {\"active\": false}."
             )
-        default:
-            logger.info("plan deleted", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
-            return .noContent
+        case .idTaken, .saved, .deleted: .conflict("A plan with id \(id) already exists.")
         }
     }
 
     // MARK: - Status
-
-    /// The user's status now, from their facts (one statement).
-    func status(of user: UUID, on connection: PostgresConnection) throws -> SubscriptionStatus {
-        let now = Date()
-        let rows = try connection.query(SubscriptionFacts.sourcesQuery(user: user, at: now))
-        return StatusResolver.resolve(try SubscriptionFacts.sources(rows), at: now, recheckSeconds: configuration.recheckSeconds)
-    }
-
-    func status(of user: UUID) async throws -> SubscriptionStatus {
-        try await database.withConnection { connection in try status(of: user, on: connection) }
-    }
 
     /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
     static func response(_ status: SubscriptionStatus, code: Int = 200) throws -> Response {
@@ -196,7 +115,7 @@ struct SubscriptionsController: Sendable {
 
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        return try Self.response(try await status(of: principal.userID))
+        return try Self.response(try await repository.status(of: principal.userID))
     }
 
     func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -205,7 +124,7 @@ struct SubscriptionsController: Sendable {
         guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
             throw HTTPError.invalid("key", "must be 1 to 64 lowercase letters, digits, '-', '_' or '.'")
         }
-        let status = try await status(of: principal.userID)
+        let status = try await repository.status(of: principal.userID)
         let expiresAt = status.entitlements.first { $0.key == key }?.expiresAt
         let seconds = max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down)))
         return try .json(
@@ -217,20 +136,16 @@ struct SubscriptionsController: Sendable {
     /// user's to cancel in the App Store.
     func cancel(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let current = try await status(of: principal.userID)
+        let current = try await repository.status(of: principal.userID)
         guard current.active else { throw HTTPError.conflict("There is no active subscription to cancel.") }
         if current.source == AccessSource.Kind.appstore.rawValue {
             throw HTTPError.conflict(
                 "This subscription renews through the App Store; cancel it in the App Store (Settings › Apple ID › Subscriptions)."
             )
         }
-        try await database.execute(
-            """
-            UPDATE subscriptions.grants SET cancelled_at = coalesce(cancelled_at, now())
-            WHERE user_id = \(principal.userID) AND revoked_at IS NULL AND ends_at > now()
-            """)
+        try await repository.cancelGrants(of: principal.userID)
         logger.info("subscription cancelled", [("request_id", .string(request.requestID))])
-        return try Self.response(try await status(of: principal.userID))
+        return try Self.response(try await repository.status(of: principal.userID))
     }
 
     // MARK: - App Store
@@ -249,17 +164,10 @@ struct SubscriptionsController: Sendable {
             throw HTTPError.invalid(
                 "signedTransaction", "is a \(transaction.type) transaction; only auto-renewable subscriptions are tracked")
         }
-        if let token = transaction.appAccountToken, UUID(uuidString: token) != principal.userID {
+        if let token = transaction.appAccountToken, UUID(text: token) != principal.userID {
             throw HTTPError.forbidden("The transaction's appAccountToken belongs to another account.")
         }
-        let user = principal.userID
-        let answer = try await database.withTransaction { connection -> SubscriptionStatus? in
-            let owner = try SubscriptionFacts.link(transaction.originalTransactionId, to: user, on: connection)
-            guard owner == user else { return nil }
-            try SubscriptionFacts.record(verified, on: connection)
-            return try status(of: user, on: connection)
-        }
-        guard let answer else {
+        guard case .recorded(let answer) = try await repository.record(verified, for: principal.userID) else {
             throw HTTPError.conflict("This App Store subscription is already linked to another account.")
         }
         logger.info(
@@ -285,9 +193,8 @@ struct SubscriptionsController: Sendable {
             throw HTTPError.invalid("signedPayload", error.reason)
         }
         let notification = verified.notification.value
-        let original = verified.transaction?.value.originalTransactionId ?? verified.renewal?.value.originalTransactionId
-        // The signed blobs are recorded as the facts they carry, not twice.
-        // What the notification says beside the signed data (kept as the facts it carries).
+        // What the notification says beside the signed data; the signed blobs are recorded as
+        // the facts they carry, not twice.
         var details = verified.notification.payload.objectValue ?? [:]
         for key in ["notificationType", "subtype", "notificationUUID", "signedDate"] { details[key] = nil }
         if var inner = details["data"]?.objectValue {
@@ -295,36 +202,16 @@ struct SubscriptionsController: Sendable {
             inner["signedRenewalInfo"] = nil
             details["data"] = .object(inner)
         }
-        let stored = PostgresJSON(JSONValue.object(details))
         let applies = Self.appliedTypes.contains(notification.notificationType)
-        let fresh = try await database.withTransaction { connection -> Bool in
-            let inserted = try connection.query(
-                """
-                INSERT INTO subscriptions.appstore_notifications (notification_uuid, notification_type, subtype,
-                    original_transaction_id, environment, signed_date, data)
-                VALUES (\(notification.notificationUUID), \(notification.notificationType), \(notification.subtype),
-                    \(original), \(verified.notification.environment), \(SubscriptionFacts.date(notification.signedDate)),
-                    \(stored)::jsonb)
-                ON CONFLICT (notification_uuid) DO NOTHING
-                RETURNING notification_uuid
-                """)
-            guard !inserted.isEmpty else { return false }
-            guard applies else { return true }
-            if let transaction = verified.transaction, transaction.value.type == AppStoreTransaction.autoRenewable {
-                try SubscriptionFacts.record(transaction, on: connection)
-                if let token = transaction.value.appAccountToken, let user = UUID(uuidString: token) {
-                    _ = try SubscriptionFacts.link(transaction.value.originalTransactionId, to: user, on: connection)
-                }
-            }
-            if let renewal = verified.renewal { try SubscriptionFacts.record(renewal, on: connection) }
-            return true
-        }
+        let fresh = try await repository.store(
+            verified.notification, transaction: verified.transaction, renewal: verified.renewal, details: .object(details),
+            applies: applies)
         logger.info(
             fresh ? "appstore notification stored" : "appstore notification repeated",
             [
                 ("notification_type", .string(notification.notificationType)),
                 ("subtype", .string(notification.subtype ?? "")),
-                ("notification_uuid", .string(notification.notificationUUID.uuidString.lowercased())),
+                ("notification_uuid", .string(notification.notificationUUID.text())),
                 ("applied", .bool(fresh && applies)),
             ])
         return Response(status: 200)
@@ -339,18 +226,6 @@ struct SubscriptionsController: Sendable {
     ]
 
     // MARK: - Grants
-
-    static let grantColumns = """
-        id, user_id, plan_id, starts_at, ends_at, reason, granted_by, created_at, revoked_at, cancelled_at
-        """
-
-    static func grant(_ row: PostgresRow) throws -> Grant {
-        Grant(
-            id: try row.decode("id"), userId: try row.decode("user_id"), planId: try row.decode("plan_id"),
-            startsAt: try row.decode("starts_at"), endsAt: try row.decode("ends_at"), reason: try row.decode("reason"),
-            grantedBy: try row.decode("granted_by"), createdAt: try row.decode("created_at"),
-            revokedAt: try row.decode("revoked_at"), cancelledAt: try row.decode("cancelled_at"))
-    }
 
     func grant(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let admin = try context.admin()
@@ -372,63 +247,39 @@ struct SubscriptionsController: Sendable {
         default: break
         }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        let id = UUID()
-        let rows = try await database.query(
-            """
-            INSERT INTO subscriptions.grants (id, user_id, plan_id, starts_at, ends_at, reason, granted_by)
-            SELECT \(id), \(body.userId), p.id, now(), coalesce(\(body.until), now() + \(body.duration)::interval), \(reason),
-                \(admin.userID)
-            FROM subscriptions.plans p WHERE p.id = \(body.planId)
-            RETURNING \(unsafeSQL: Self.grantColumns)
-            """)
-        guard let row = rows.first else { throw HTTPError.invalid("planId", "names no plan") }
+        guard let grant = try await repository.grant(body, reason: reason, by: admin.userID) else {
+            throw HTTPError.invalid("planId", "names no plan")
+        }
         logger.info(
             "grant created",
             [
-                ("grant_id", .string(id.uuidString.lowercased())), ("plan_id", .string(body.planId)),
+                ("grant_id", .string(grant.id.text())), ("plan_id", .string(body.planId)),
                 ("request_id", .string(request.requestID)),
             ])
-        return try .json(
-            try Self.grant(row), status: 201, headers: ["Location": "/subscriptions/grants/\(id.uuidString.lowercased())"])
+        return try .json(grant, status: 201, headers: ["Location": "/subscriptions/grants/\(grant.id.text())"])
     }
 
     func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<[Grant]> {
         _ = try context.admin()
-        guard let text = request.query("userId"), let user = UUID(uuidString: text) else {
+        guard let text = request.query("userId"), let user = UUID(text: text) else {
             throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
         }
-        let rows = try await database.query(
-            """
-            SELECT \(unsafeSQL: Self.grantColumns) FROM subscriptions.grants WHERE user_id = \(user) ORDER BY created_at DESC
-            """)
-        return JSONResponse(try rows.map(Self.grant))
+        return JSONResponse(try await repository.grants(of: user))
     }
 
     /// Ends a grant at once; it stays in the history.
     func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
         let admin = try context.admin()
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw HTTPError.notFound("No such grant.") }
-        let rows = try await database.query(
-            """
-            UPDATE subscriptions.grants SET revoked_at = coalesce(revoked_at, now()), revoked_by = coalesce(revoked_by, \(admin.userID))
-            WHERE id = \(id) RETURNING \(unsafeSQL: Self.grantColumns)
-            """)
-        guard let row = rows.first else { throw HTTPError.notFound("No such grant.") }
-        logger.info(
-            "grant revoked", [("grant_id", .string(id.uuidString.lowercased())), ("request_id", .string(request.requestID))])
-        return JSONResponse(try Self.grant(row))
+        guard let id = UUID(text: request.parameter("id")), let grant = try await repository.revokeGrant(id, by: admin.userID)
+        else { throw HTTPError.notFound("No such grant.") }
+        logger.info("grant revoked", [("grant_id", .string(id.text())), ("request_id", .string(request.requestID))])
+        return JSONResponse(grant)
     }
 
     func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
         _ = try context.admin()
-        guard let user = UUID(uuidString: request.parameter("userId")) else {
-            throw HTTPError.invalid("userId", "must be a UUID")
-        }
-        let history = try await database.withConnection { connection -> SubscriptionHistory in
-            SubscriptionHistory(
-                userId: user, subscription: try self.status(of: user, on: connection),
-                facts: try SubscriptionFacts.history(of: user, on: connection))
-        }
+        guard let user = UUID(text: request.parameter("userId")) else { throw HTTPError.invalid("userId", "must be a UUID") }
+        let history = try await repository.history(of: user)
         return JSONResponse(history)
     }
 }

@@ -34,7 +34,8 @@ public struct SubscriptionsService: Service {
         worker.start()
         return SubscriptionsService(
             controller: SubscriptionsController(
-                database: context.database, configuration: configuration,
+                repository: SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds),
+                configuration: configuration,
                 verifier: AppStoreVerifier(configuration: configuration), authenticator: context.authenticator,
                 logger: context.logger),
             worker: worker)
