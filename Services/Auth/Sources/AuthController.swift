@@ -13,7 +13,7 @@ import PierService
 
 /// The auth endpoints of the HTTP contract.
 struct AuthController: Sendable {
-    let database: PostgresPool
+    let repository: AuthRepository
     let configuration: AuthConfiguration
     let tokens: TokenIssuer
     let hasher: BoundedPasswordHasher
@@ -34,7 +34,8 @@ struct AuthController: Sendable {
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
         authenticator: Authenticator, policy: PasswordPolicy, logger: Logger, dummyHash: String
     ) throws {
-        self.database = database
+        self.repository = AuthRepository(
+            database: database, refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL)
         self.configuration = configuration
         self.tokens = tokens
         self.hasher = hasher
@@ -88,30 +89,15 @@ struct AuthController: Sendable {
         }
         guard let email, errors.isEmpty else { throw HTTPError.invalid(errors) }
         let hash = try await hashing(request.clientKey) { try await hasher.hash(body.password) }
-        let userID = UUID()
-        let name = displayName.flatMap { $0.isEmpty ? nil : $0 }
-        let refreshDays = configuration.refreshTokenTTLDays
-        let tokens = tokens
-        do {
-            let (user, sessionID, refreshToken) = try await database.withTransaction { connection in
-                let rows = try connection.query(
-                    """
-                    INSERT INTO auth.users (id, email, email_key, password_hash, display_name)
-                    VALUES (\(userID), \(email.address), \(email.key), \(hash), \(name))
-                    RETURNING id, email, display_name, role, created_at
-                    """)
-                let user = try AuthController.user(rows[0])
-                let (sessionID, refreshToken) = try AuthController.openSession(
-                    connection, userID: userID, days: refreshDays, tokens: tokens)
-                return (user, sessionID, refreshToken)
-            }
-            logger.info(
-                "account registered",
-                [("user_id", .string(userID.uuidString.lowercased())), ("request_id", .string(request.requestID))])
-            return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
-        } catch let error as PostgresError where error.isUniqueViolation {
+        let refreshToken = tokens.newRefreshToken()
+        let registered = try await repository.register(
+            UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
+            refreshToken: refreshToken)
+        guard case .created(let user, let sessionID) = registered else {
             throw HTTPError.conflict("An account with this email already exists.")
         }
+        logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
+        return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
     }
 
     func login(_ request: Request, _ context: ServiceRequestContext, _ body: LoginRequest) async throws -> AuthSessionResponse {
@@ -132,9 +118,7 @@ struct AuthController: Sendable {
                 throw HTTPError(401, detail: "The email or password is not correct.")
             case .right(let user, let hash):
                 if hasher.needsRehash(hash) {
-                    let upgraded = try await hasher.hash(body.password)
-                    try await database.execute(
-                        "UPDATE auth.users SET password_hash = \(upgraded), updated_at = now() WHERE id = \(user.id)")
+                    try await repository.setPasswordHash(try await hasher.hash(body.password), of: user.id)
                 }
                 return try await signIn(user)
             }
@@ -164,7 +148,7 @@ struct AuthController: Sendable {
             guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
             let stored =
                 try row.decode("id", as: UUID?.self) == nil
-                ? nil : (try AuthController.user(row), try row.decode("password_hash", as: String.self))
+                ? nil : (try AuthRepository.user(row), try row.decode("password_hash", as: String.self))
             guard let (user, hash) = stored, try await hasher.verify(password, against: stored?.1 ?? dummyHash) else {
                 try await throttle.recordFailure(account: account, address: address)
                 return .wrong
@@ -188,18 +172,9 @@ struct AuthController: Sendable {
 
     /// A new session for `user`, answered with its tokens.
     private func signIn(_ user: User) async throws -> AuthSessionResponse {
-        let refreshDays = configuration.refreshTokenTTLDays
-        let tokens = tokens
-        let (sessionID, refreshToken) = try await database.withConnection { connection in
-            try AuthController.openSession(connection, userID: user.id, days: refreshDays, tokens: tokens)
-        }
+        let refreshToken = tokens.newRefreshToken()
+        let sessionID = try await repository.openSession(for: user.id, refreshToken: refreshToken)
         return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: refreshToken))
-    }
-
-    private enum RefreshOutcome: Sendable {
-        case rotated(User, UUID)
-        case reused(UUID)
-        case invalid
     }
 
     func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
@@ -208,50 +183,8 @@ struct AuthController: Sendable {
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         let successor = tokens.successor(of: body.refreshToken)
         let successorHash = PostgresBytes(TokenIssuer.hash(successor))
-        let grace = configuration.refreshGraceSeconds
-        let days = configuration.refreshTokenTTLDays
-        let outcome: RefreshOutcome = try await database.withTransaction { connection in
-            let rows = try connection.query(
-                """
-                SELECT t.session_id, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(grace)) AS in_grace,
-                       t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
-                       u.id, u.email, u.display_name, u.role, u.created_at
-                FROM auth.refresh_tokens t
-                JOIN auth.sessions s ON s.id = t.session_id
-                JOIN auth.users u ON u.id = s.user_id
-                WHERE t.token_hash = \(hash)
-                FOR UPDATE OF t, s
-                """)
-            guard let row = rows.first, try row.decode("live", as: Bool.self) else { return .invalid }
-            let sessionID = try row.decode("session_id", as: UUID.self)
-            let user = try AuthController.user(row)
-            if try row.decode("unused", as: Bool.self) {
-                try connection.execute("UPDATE auth.refresh_tokens SET used_at = now() WHERE token_hash = \(hash)")
-                try connection.execute(
-                    """
-                    INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
-                    VALUES (\(successorHash), \(sessionID), now() + make_interval(days => \(days)))
-                    """)
-                try connection.execute(
-                    "UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(days)) WHERE id = \(sessionID)")
-                return .rotated(user, sessionID)
-            }
-            // Used before. Within the grace window, and while its successor is still unused, it
-            // is the same client retrying: answer with the same successor.
-            if try row.decode("in_grace", as: Bool?.self) == true {
-                let next = try connection.query(
-                    """
-                    SELECT 1 FROM auth.refresh_tokens WHERE token_hash = \(successorHash) AND used_at IS NULL
-                    """)
-                if !next.isEmpty { return .rotated(user, sessionID) }
-            }
-            try connection.execute(
-                """
-                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse' WHERE id = \(sessionID)
-                """)
-            try revoked([sessionID], of: user.id, on: connection)
-            return .reused(sessionID)
-        }
+        let outcome = try await repository.rotate(
+            hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds)
         switch outcome {
         case .rotated(let user, let sessionID):
             return AuthSessionResponse(value: try session(user, sessionID: sessionID, refreshToken: successor))
@@ -259,7 +192,7 @@ struct AuthController: Sendable {
             logger.warning(
                 "refresh token reused; session revoked",
                 [
-                    ("session_id", .string(sessionID.uuidString.lowercased())), ("request_id", .string(request.requestID)),
+                    ("session_id", .string(sessionID.text())), ("request_id", .string(request.requestID)),
                 ])
             throw HTTPError(401, detail: "The refresh token is not valid.")
         case .invalid:
@@ -272,28 +205,8 @@ struct AuthController: Sendable {
     func logout(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> Response {
         let principal = try context.caller()
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
-        let user = principal.userID, current = principal.sessionID
-        try await database.withTransaction { connection in
-            let ended = try connection.query(
-                """
-                UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
-                WHERE s.user_id = \(user) AND s.revoked_at IS NULL
-                  AND (s.id = \(current) OR s.id IN (SELECT session_id FROM auth.refresh_tokens WHERE token_hash = \(hash)))
-                RETURNING s.id
-                """)
-            try revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
-        }
+        try await repository.logout(principal.userID, session: principal.sessionID, refreshTokenHash: hash)
         return .noContent
-    }
-
-    /// Publishes, in the transaction that ended them, that these sessions' access tokens are
-    /// revoked until the last of them would have expired.
-    private func revoked(_ sessions: [UUID], of user: UUID, on connection: PostgresConnection) throws {
-        let until = Int(Date().timeIntervalSince1970) + tokens.accessTTL + 60
-        for session in sessions {
-            try EventLog.append(
-                SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: until), on: connection)
-        }
     }
 
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {
@@ -305,8 +218,7 @@ struct AuthController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        let rows = try await database.query("SELECT email_key FROM auth.users WHERE id = \(principal.userID)")
-        guard let emailKey = try rows.first?.decode("email_key", as: String.self) else {
+        guard let emailKey = try await repository.emailKey(of: principal.userID) else {
             throw HTTPError.unauthorized("The account no longer exists.")
         }
         // The same guards as login: a stolen access token is no way to guess passwords faster.
@@ -322,67 +234,24 @@ struct AuthController: Sendable {
                 return (user, try await hasher.hash(body.newPassword))
             }
         }
-        let keep = principal.sessionID
-        try await database.withTransaction { connection in
-            try connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user.id)")
-            let ended = try connection.query(
-                """
-                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password changed'
-                WHERE user_id = \(user.id) AND revoked_at IS NULL AND id IS DISTINCT FROM \(keep)
-                RETURNING id
-                """)
-            try revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user.id, on: connection)
-        }
-        logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.uuidString.lowercased()))])
+        try await repository.changePassword(of: user.id, to: hash, keeping: principal.sessionID)
+        logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.text()))])
         return .noContent
     }
 
     func deleteAccount(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let deleted = try await database.withTransaction { connection -> Bool in
-            let rows = try connection.query("DELETE FROM auth.users WHERE id = \(principal.userID) RETURNING id")
-            guard !rows.isEmpty else { return false }
-            // In the same transaction: the event exists exactly when the account is gone.
-            try EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: principal.userID), on: connection)
-            return true
-        }
+        let deleted = try await repository.delete(principal.userID)
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.") }
-        logger.info("account deleted", [("user_id", .string(principal.userID.uuidString.lowercased()))])
+        logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
         return .noContent
     }
 
     // MARK: - Helpers
 
     private func user(_ id: UUID) async throws -> User {
-        let rows = try await database.query("SELECT id, email, display_name, role, created_at FROM auth.users WHERE id = \(id)")
-        guard let row = rows.first else { throw HTTPError.unauthorized("The account no longer exists.") }
-        return try AuthController.user(row)
-    }
-
-    static func user(_ row: PostgresRow) throws -> User {
-        User(
-            id: try row.decode("id"), email: try row.decode("email"),
-            displayName: try row.decode("display_name", as: String?.self),
-            role: try row.decode("role"), createdAt: try row.decode("created_at"))
-    }
-
-    /// Opens a session with its first refresh token, in one statement (atomic on its own).
-    static func openSession(_ connection: PostgresConnection, userID: UUID, days: Int, tokens: TokenIssuer) throws -> (
-        UUID, String
-    ) {
-        let sessionID = UUID()
-        let refreshToken = tokens.newRefreshToken()
-        try connection.execute(
-            """
-            WITH session AS (
-                INSERT INTO auth.sessions (id, user_id, expires_at)
-                VALUES (\(sessionID), \(userID), now() + make_interval(days => \(days)))
-                RETURNING id, expires_at
-            )
-            INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
-            SELECT \(PostgresBytes(TokenIssuer.hash(refreshToken))), id, expires_at FROM session
-            """)
-        return (sessionID, refreshToken)
+        guard let user = try await repository.user(id) else { throw HTTPError.unauthorized("The account no longer exists.") }
+        return user
     }
 
     private func session(_ user: User, sessionID: UUID, refreshToken: String) throws -> AuthSession {
