@@ -93,6 +93,9 @@ prepared_tps=$(pgbench -n -M prepared -c $clients -j 2 -T "$duration" $(cat "$wo
 if [ -n "${PIER_BENCH_PROFILE:-}" ]; then
   (sleep 2; perf record -F 999 -g -p "$(pgrep -f 'pier-subscriptions serve' | head -1)" -o "$PIER_BENCH_PROFILE" -- sleep 4 >/dev/null 2>&1) &
 fi
+if [ -n "${PIER_BENCH_PROFILE:-}" ]; then
+  (sleep 2; perf record -F 999 -g -p "$subscriptions_pid" -o "$PIER_BENCH_PROFILE" -- sleep 4 >/dev/null 2>&1) &
+fi
 me_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/rotate.lua" http://127.0.0.1:18293/subscriptions/me | rps)
 pro_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/rotate.lua" http://127.0.0.1:18293/subscriptions/me/entitlements/pro | rps)
 non200=$(grep -c '"status":[^2]' "$work/subscriptions.log" || true)
