@@ -44,7 +44,11 @@ public final class HTTPServer: @unchecked Sendable {
         var streams: [ObjectIdentifier: ConnectionBodyWriter] = [:]
         var stopping = false
     }
-    private let activity = Mutex(Activity())
+    /// Guarded by a plain pthread mutex: MHD's threads, the cooperative pool and the database's
+    /// threads all take it per request, and Synchronization.Mutex spins when they collide.
+    private var activityState = Activity()
+    private let activityLock = ConditionLock()
+    private func withActivity<T>(_ body: (inout Activity) -> T) -> T { activityLock.withLock { body(&activityState) } }
 
     /// A server over `routes` alone: the access log (when configured) and errors as problems.
     public convenience init(configuration: Configuration, routes: Routes, logger: Logger) {
@@ -112,16 +116,16 @@ public final class HTTPServer: @unchecked Sendable {
     /// rest with 503, then stops MHD's threads.
     public func shutdown() async {
         guard let daemon else { return }
-        activity.withLock { $0.stopping = true }
+        withActivity { $0.stopping = true }
         let socket = MHD_quiesce_daemon(daemon)
         if socket >= 0 { close(socket) }
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-        while activity.withLock({ $0.inFlight > 0 }) && ContinuousClock.now < deadline {
+        while withActivity({ $0.inFlight > 0 }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
         // MHD may not stop while a connection is suspended: answer what is still running and
         // cut streams still being produced.
-        let (stuck, streams) = activity.withLock { (Array($0.suspended.values), Array($0.streams.values)) }
+        let (stuck, streams) = withActivity { (Array($0.suspended.values), Array($0.streams.values)) }
         streams.forEach { $0.abort() }
         for exchange in stuck {
             complete(
@@ -130,7 +134,7 @@ public final class HTTPServer: @unchecked Sendable {
                     HTTPError.unavailable(retryAfter: 1, "The server is shutting down."), requestID: exchange.requestID))
         }
         let settle = ContinuousClock.now + .seconds(1)
-        while activity.withLock({ !$0.suspended.isEmpty || !$0.streams.isEmpty || $0.inFlight > 0 })
+        while withActivity({ !$0.suspended.isEmpty || !$0.streams.isEmpty || $0.inFlight > 0 })
             && ContinuousClock.now < settle
         {
             try? await Task.sleep(for: .milliseconds(10))
@@ -142,17 +146,17 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Requests received and not yet completed.
-    public var inFlight: Int { activity.withLock { $0.inFlight } }
+    public var inFlight: Int { withActivity { $0.inFlight } }
 
     // MARK: - The per-request state machine
 
     fileprivate func began(_ uri: String, _ connection: OpaquePointer) -> Exchange {
-        activity.withLock { $0.inFlight += 1 }
+        withActivity { $0.inFlight += 1 }
         return Exchange(connection: connection, uri: uri)
     }
 
     fileprivate func ended(_ exchange: Exchange) {
-        activity.withLock { activity in
+        withActivity { activity in
             activity.inFlight -= 1
             activity.suspended[ObjectIdentifier(exchange)] = nil
         }
@@ -263,7 +267,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.complete(exchange, with: response)
         }
         let answered = exchange.settle {
-            activity.withLock { $0.suspended[ObjectIdentifier(exchange)] = exchange }
+            withActivity { $0.suspended[ObjectIdentifier(exchange)] = exchange }
             MHD_suspend_connection(exchange.connection)
         }
         if let answered { return queue(exchange, answered) }
@@ -274,7 +278,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// to the suspended connection, which it resumes.
     private func complete(_ exchange: Exchange, with response: Response) {
         guard exchange.offer(response) else { return }
-        activity.withLock { _ = $0.suspended.removeValue(forKey: ObjectIdentifier(exchange)) }
+        withActivity { _ = $0.suspended.removeValue(forKey: ObjectIdentifier(exchange)) }
         MHD_resume_connection(exchange.connection)
     }
 
@@ -312,7 +316,7 @@ public final class HTTPServer: @unchecked Sendable {
         for (name, value) in response.headers {
             MHD_add_response_header(mhdResponse, name, value)
         }
-        activity.withLock { $0.streams[ObjectIdentifier(writer)] = writer }
+        withActivity { $0.streams[ObjectIdentifier(writer)] = writer }
         let requestID = exchange.requestID
         let logger = logger
         Task {
@@ -333,7 +337,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func streamEnded(_ writer: ConnectionBodyWriter) {
         writer.close()
-        activity.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(writer)) }
+        withActivity { _ = $0.streams.removeValue(forKey: ObjectIdentifier(writer)) }
     }
 
     // MARK: - Helpers
