@@ -36,30 +36,33 @@ enum Node {
 
     final class ObjectBox {
         var pairs: [(key: String, value: Node)] = []
+        init() { pairs.reserveCapacity(16) }
     }
 
     final class ArrayBox {
         var items: [Node] = []
     }
 
-    static func make<T: Encodable>(_ value: T, path: [any CodingKey]) throws -> Node {
+    /// The node of `value`; `path` (where it sits, for errors and nested encoders) is only
+    /// built when needed: most values are strings, numbers, dates and ids.
+    static func make<T: Encodable>(_ value: T, path: @autoclosure () -> [any CodingKey]) throws -> Node {
         switch value {
         case let string as String: return .string(string)
         case let int as Int: return .number(String(int))
         case let bool as Bool: return .bool(bool)
         case let date as Date: return .string(CivilDate.iso8601(secondsSince1970: date.timeIntervalSince1970, fractionDigits: 0))
         case let uuid as UUID: return .string(uuid.text(uppercase: true))
-        case let double as Double: return try number(double, path: path)
+        case let double as Double: return try number(double, path: path())
         default:
-            let encoder = TreeEncoder(codingPath: path)
+            let encoder = TreeEncoder(codingPath: path())
             try value.encode(to: encoder)
             return encoder.root ?? .object(ObjectBox())
         }
     }
 
-    static func number(_ value: Double, path: [any CodingKey]) throws -> Node {
+    static func number(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws -> Node {
         guard value.isFinite else {
-            throw EncodingError.invalidValue(value, .init(codingPath: path, debugDescription: "\(value) is not valid JSON"))
+            throw EncodingError.invalidValue(value, .init(codingPath: path(), debugDescription: "\(value) is not valid JSON"))
         }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
@@ -81,12 +84,17 @@ enum Node {
             output.append(UInt8(ascii: "]"))
         case .object(let box):
             output.append(UInt8(ascii: "{"))
-            let pairs = box.pairs.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            for (index, pair) in pairs.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                Node.write(pair.key, into: &output)
+            let pairs = box.pairs
+            // Sorted keys, as before: the order of the keys' scalars (their UTF-8 order).
+            var order = Array(pairs.indices)
+            if zip(pairs, pairs.dropFirst()).contains(where: { !($0.key < $1.key) }) {
+                order.sort { pairs[$0].key < pairs[$1].key }
+            }
+            for (position, index) in order.enumerated() {
+                if position > 0 { output.append(UInt8(ascii: ",")) }
+                Node.write(pairs[index].key, into: &output)
                 output.append(UInt8(ascii: ":"))
-                pair.value.write(into: &output)
+                pairs[index].value.write(into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -96,31 +104,33 @@ enum Node {
 
     /// A JSON string: quotes, backslashes and control characters escaped, nothing else.
     static func write(_ text: String, into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        let utf8 = text.utf8
-        // Most strings need no escape: copied whole.
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output.append(contentsOf: utf8)
+        var text = text
+        text.withUTF8 { bytes in
             output.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0..<0x20:
-                output.append(contentsOf: "\\u00".utf8)
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
-            default: output.append(byte)
+            // Most strings need no escape: copied whole.
+            guard bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                output.append(contentsOf: bytes)
+                output.append(UInt8(ascii: "\""))
+                return
             }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+                case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+                case 0..<0x20:
+                    output.append(contentsOf: "\\u00".utf8)
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0xF)])
+                default: output.append(byte)
+                }
+            }
+            output.append(UInt8(ascii: "\""))
         }
-        output.append(UInt8(ascii: "\""))
     }
 }
 
