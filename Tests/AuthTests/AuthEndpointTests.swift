@@ -296,8 +296,10 @@ import Testing
             database: "pier_test_auth_readiness", settings: ["PIER_DB_POOL_SIZE": "2", "PIER_DB_ACQUIRE_TIMEOUT_MS": "1000"])
         #expect(try await auth.send("GET", "/readyz").status == 200)
         let token = try await auth.register().0.accessToken
-        async let first: Void = { try await auth.pool.execute("SELECT pg_sleep(4)") }()
-        async let second: Void = { try await auth.pool.execute("SELECT pg_sleep(4)") }()
+        // Both connections held until the checks are done, then released by cancelling their
+        // statements: no sleep has to outlast the checks on a slow machine.
+        async let first = { try? await auth.pool.execute("SELECT pg_sleep(600) /* held */") }()
+        async let second = { try? await auth.pool.execute("SELECT pg_sleep(600) /* held */") }()
         #expect(await eventually(interval: .milliseconds(5)) { auth.pool.statistics.inUse == 2 })
         // A request that needs the pool meets its acquire timeout meanwhile...
         #expect(try await auth.send("GET", "/auth/me", token: token).status == 503)
@@ -306,7 +308,12 @@ import Testing
             let ready = try await auth.send("GET", "/readyz")
             #expect(ready.status == 200, "\(ready.text)")
         }
-        _ = try await (first, second)
+        let admin = PostgresPool(configuration: auth.pool.configuration)
+        defer { admin.close() }
+        try await admin.execute(
+            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600) /* held */'")
+        _ = await (first, second)
+        #expect(await eventually { auth.pool.statistics.inUse == 0 })
         await auth.server.shutdown()
     }
 
