@@ -33,7 +33,8 @@ trap stop INT TERM
 # name port: one line per service.
 start() {
   local name=$1 port=$2
-  PIER_PORT=$port PIER_TRUSTED_PROXIES=127.0.0.1 "$bin/pier-$name" serve --migrate 2>&1 | sed -u "s/^/[$name] /" &
+  # Output through sed by process substitution, so that $! is the service itself (what stop signals).
+  PIER_PORT=$port PIER_TRUSTED_PROXIES=127.0.0.1 "$bin/pier-$name" serve --migrate > >(sed -u "s/^/[$name] /") 2>&1 &
   pids+=($!)
 }
 ready() {
@@ -41,7 +42,7 @@ ready() {
   echo "a service on port $1 did not become ready" >&2
 }
 if [ "${PIER_EMBED:-0}" = 1 ]; then
-  PIER_PORT=8080 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions --migrate 2>&1 | sed -u "s/^/[gateway] /" &
+  PIER_PORT=8080 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions --migrate > >(sed -u "s/^/[gateway] /") 2>&1 &
   pids+=($!)
   echo "Pier is running in one process on http://127.0.0.1:8080 (try: curl http://127.0.0.1:8080/readyz). Ctrl-C stops it."
 else
@@ -52,7 +53,7 @@ else
   # The gateway trusts nothing in front of it here; the services trust the gateway's address.
   PIER_PORT=8080 "$bin/pier-gateway" serve \
     --route /auth=http://127.0.0.1:8081 --route /feedback=http://127.0.0.1:8082 \
-    --route /subscriptions=http://127.0.0.1:8083 2>&1 | sed -u "s/^/[gateway] /" &
+    --route /subscriptions=http://127.0.0.1:8083 > >(sed -u "s/^/[gateway] /") 2>&1 &
   pids+=($!)
   ready 8080
   echo "Pier is running on http://127.0.0.1:8080 (the gateway; try: curl http://127.0.0.1:8080/readyz), with auth on :8081, feedback on :8082 and subscriptions on :8083. Ctrl-C stops it."
