@@ -24,6 +24,17 @@ public enum System {
         return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// At most two malloc arenas: glibc otherwise gives up to eight per core to the many
+    /// threads a service runs (MHD's, the database's, the cooperative pool), and each keeps
+    /// freed memory of its own. Called once at start, before the threads exist.
+    public static func limitMallocArenas() {
+        // mallopt(M_ARENA_MAX, 2); malloc.h is not part of Swift's Glibc module, hence dlsym.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        let arenaMax: Int32 = -8
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        _ = unsafeBitCast(symbol, to: Mallopt.self)(arenaMax, 2)
+    }
+
     /// Raises this process's open-file limit to its hard limit (a server holding thousands of
     /// connections needs more than the usual 1,024) and returns the limit now in force.
     @discardableResult

@@ -20,6 +20,7 @@ public enum ServiceRunner {
         _ service: S.Type, version: String,
         arguments: [String] = CommandLine.arguments
     ) async -> Int32 {
+        System.limitMallocArenas()
         let status = await run(S.self, version: version, arguments: arguments)
         Logger.flush()
         return status

@@ -136,6 +136,7 @@ public enum Gateway {
     /// `pier-gateway [--embed auth,…] [--route /prefix=http://host:port …] [--migrate]`, or
     /// `pier-gateway migrate --embed …`.
     public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
+        System.limitMallocArenas()
         let started = MonotonicClock.seconds()
         let usage = """
             usage: pier-gateway [serve] [--embed <plugins>] [--route <route>]… [--migrate]
