@@ -310,10 +310,14 @@ import Testing
         }
         let admin = PostgresPool(configuration: auth.pool.configuration)
         defer { admin.close() }
-        try await admin.execute(
-            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600) /* held */'")
+        // Cancelled until both are back: a statement still on its way is not in pg_stat_activity yet.
+        #expect(
+            await eventually {
+                _ = try? await admin.execute(
+                    "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600) /* held */'")
+                return auth.pool.statistics.inUse == 0
+            })
         _ = await (first, second)
-        #expect(await eventually { auth.pool.statistics.inUse == 0 })
         await auth.server.shutdown()
     }
 
