@@ -35,7 +35,6 @@ public struct SubscriptionsService: Service {
         return SubscriptionsService(
             controller: SubscriptionsController(
                 repository: SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds),
-                configuration: configuration,
                 verifier: AppStoreVerifier(configuration: configuration), authenticator: context.authenticator,
                 logger: context.logger),
             worker: worker)

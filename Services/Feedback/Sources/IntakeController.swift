@@ -1,0 +1,77 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `POST /feedback`: feedback from apps, anonymous or signed in, safe to retry, within quota.
+struct IntakeController: Sendable {
+    let repository: FeedbackRepository
+    let configuration: FeedbackConfiguration
+    let quota: SenderQuota
+    let logger: Logger
+
+    func create(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = context.principal
+        let body = try request.decodeStrictly(CreateFeedback.self)
+        let feedback = try ValidFeedback(body, anonymous: principal == nil)
+        let key = try idempotencyKey(request, body)
+        let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)
+        let sender = principal.map { "user:" + $0.userID.text() } ?? "address:" + request.clientKey
+        let submission = FeedbackRepository.Submission(
+            id: body.id ?? UUID(), userID: principal?.userID, feedback: feedback,
+            moderation: principal == nil && configuration.moderateAnonymous ? "pending" : "approved",
+            clientAddress: request.clientAddress,
+            idempotency: key.map { .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(request.body))) })
+        try await quota.prepare(sender)
+        let outcome = try await repository.store(
+            submission, clientChoseID: body.id != nil, admit: { [quota] in quota.count(sender) },
+            render: { item in try JSON.encode(item) })
+        switch outcome {
+        case .created(let body, let id):
+            logger.info("feedback received", [("feedback_id", .string(id.text())), ("request_id", .string(request.requestID))])
+            return created(body, id: id, replayed: false)
+        case .replayed(let body, let id):
+            return created(body, id: id, replayed: true)
+        case .keyReused:
+            throw HTTPError.invalid("Idempotency-Key", "was already used with a different request body")
+        case .overQuota(let seconds, let limit):
+            throw HTTPError.tooManyRequests(
+                retryAfter: seconds, "Too much feedback from one sender (\(limit)); try again in \(max(1, seconds)) s.")
+        }
+    }
+
+    private func created(_ body: [UInt8], id: UUID, replayed: Bool) -> Response {
+        var headers: HTTPHeaders = ["Content-Type": "application/json", "Location": "/feedback/\(id.text())"]
+        if replayed { headers.set("Idempotent-Replayed", "true") }
+        return Response(status: 201, headers: headers, body: body)
+    }
+
+    /// Where an anonymous sender's idempotency keys and ids live: its installation
+    /// (`X-Installation-ID`, which the client library sends) or else its address, so that two
+    /// apps choosing the same key never meet.
+    private func anonymousScope(_ request: Request) throws(HTTPError) -> String {
+        guard let installation = request.headers["X-Installation-ID"] else { return "anonymous:address:" + request.clientKey }
+        guard !installation.isEmpty, installation.utf8.count <= 128, installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { throw .invalid("X-Installation-ID", "must be 1 to 128 visible ASCII characters") }
+        return "anonymous:installation:" + installation
+    }
+
+    /// The `Idempotency-Key` header, or the client-generated `id`.
+    private func idempotencyKey(_ request: Request, _ body: CreateFeedback) throws(HTTPError) -> String? {
+        if let key = request.headers["Idempotency-Key"] {
+            guard !key.isEmpty, key.utf8.count <= 255, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw .invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+            }
+            return key
+        }
+        return body.id.map { "id:" + $0.uuidString.lowercased() }
+    }
+}

@@ -1,0 +1,85 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/feedback`, `/feedback/mine`, `/feedback/{id}`: reading feedback (a sender's own, the team's
+/// view) and triaging it.
+struct ItemsController: Sendable {
+    let repository: FeedbackRepository
+
+    func mine(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
+        let principal = try context.caller()
+        return JSONResponse(try await repository.page(of: principal.userID, try PageRequest(request)))
+    }
+
+    func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
+        let principal = try context.caller()
+        guard let id = UUID(text: request.parameter("id")),
+            var item = try await repository.item(id, admin: principal.isAdmin),
+            // Someone else's item answers exactly like a missing one: existence does not leak.
+            principal.isAdmin || item.owner == principal.userID
+        else { throw HTTPError.notFound("No such feedback.") }
+        if principal.isAdmin { item.value.history = try await repository.history(of: id) }
+        return JSONResponse(item.value)
+    }
+
+    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
+        _ = try context.admin()
+        let filter = try FeedbackFilter(request)
+        var page = try await repository.page(matching: filter, try PageRequest(request))
+        if request.query("includeTotal") == "true" { page.total = try await repository.count(matching: filter) }
+        return JSONResponse(page)
+    }
+
+    func update(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
+        let admin = try context.admin()
+        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
+        let patch = try request.decodeStrictly(UpdateFeedback.self)
+        var errors: [Problem.FieldError] = []
+        if let status = patch.status, !Vocabulary.statuses.contains(status) {
+            errors.append(.init(field: "status", message: "must be one of \(Vocabulary.list(Vocabulary.statuses))"))
+        }
+        if let moderation = patch.moderation, moderation != "approved" && moderation != "rejected" {
+            errors.append(.init(field: "moderation", message: "must be approved or rejected"))
+        }
+        if patch.duplicateOf != nil && patch.status != "duplicate" {
+            errors.append(.init(field: "duplicateOf", message: "goes with status duplicate"))
+        }
+        if patch.status == "duplicate" && patch.duplicateOf == nil {
+            errors.append(.init(field: "duplicateOf", message: "is required with status duplicate"))
+        }
+        if patch.duplicateOf == id { errors.append(.init(field: "duplicateOf", message: "must be another item")) }
+        var tags: [String]?
+        if let given = patch.tags {
+            let normalized = Set(given.map { $0.trimmingWhitespace().lowercased() })
+            if normalized.count > 20 { errors.append(.init(field: "tags", message: "must hold at most 20 tags")) }
+            if normalized.contains(where: { $0.isEmpty || $0.unicodeScalars.count > 32 }) {
+                errors.append(.init(field: "tags", message: "each tag must be 1 to 32 characters"))
+            }
+            tags = normalized.sorted()
+        }
+        if let note = patch.internalNote, note.unicodeScalars.count > 5000 {
+            errors.append(.init(field: "internalNote", message: "must be at most 5000 characters"))
+        }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        if patch.status == nil && patch.tags == nil && patch.internalNote == nil && patch.moderation == nil {
+            throw HTTPError.badRequest("Nothing to change: send status, tags, internalNote or moderation.")
+        }
+
+        switch try await repository.update(id, patch, tags: tags, actor: admin.userID) {
+        case .missing: throw HTTPError.notFound("No such feedback.")
+        case .conflict(let detail): throw HTTPError.conflict(detail)
+        case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")
+        case .updated: return try await item(request, context)
+        }
+    }
+}

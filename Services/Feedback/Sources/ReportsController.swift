@@ -1,0 +1,113 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/feedback/stats` and `/feedback/export`: counts for the team, and every item as NDJSON or CSV.
+struct ReportsController: Sendable {
+    let repository: FeedbackRepository
+
+    func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackStats> {
+        _ = try context.admin()
+        var errors: [Problem.FieldError] = []
+        let from = try request.query("from").map { text throws(HTTPError) -> Date in
+            guard let date = FeedbackFilter.parseDate(text) else {
+                throw .invalid("from", "must be an ISO 8601 date or date-time")
+            }
+            return date
+        }
+        let to = try request.query("to").map { text throws(HTTPError) -> Date in
+            guard let date = FeedbackFilter.parseDate(text) else { throw .invalid("to", "must be an ISO 8601 date or date-time") }
+            return date
+        }
+        if let from, let to, from > to { errors.append(.init(field: "from", message: "must not be after to")) }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        return JSONResponse(try await repository.stats(from: from, to: to))
+    }
+
+    /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows
+    /// at a time: memory stays bounded however many rows there are.
+    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        _ = try context.admin()
+        let filter = try FeedbackFilter(request)
+        let format = request.query("format") ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
+        guard format == "csv" || format == "ndjson" else { throw HTTPError.invalid("format", "must be ndjson or csv") }
+        let repository = repository
+        let headers: HTTPHeaders = [
+            "Content-Type": format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
+            "Content-Disposition": "attachment; filename=\"feedback.\(format)\"",
+        ]
+        return Response.streaming(headers: headers) { writer in
+            if format == "csv" { try await writer.write(CSVExport.header) }
+            var cursor: PageCursor?
+            repeat {
+                let (items, next) = try await repository.batch(matching: filter, after: cursor, count: 1000)
+                var chunk = [UInt8]()
+                for item in items {
+                    if format == "csv" {
+                        chunk += Array(CSVExport.line(item).utf8)
+                    } else {
+                        chunk += try JSON.encode(item)
+                        chunk.append(UInt8(ascii: "\n"))
+                    }
+                }
+                try await writer.write(chunk)
+                cursor = next
+            } while cursor != nil
+        }
+    }
+}
+
+/// CSV (RFC 4180) of feedback items. Cells that a spreadsheet would run as a formula are
+/// prefixed with an apostrophe (OWASP's CSV injection guidance).
+enum CSVExport {
+    static let header =
+        "id,createdAt,status,category,rating,platform,appVersion,build,osVersion,device,locale,message,tags,userId,email,moderation\r\n"
+
+    static func line(_ item: FeedbackItem) -> String {
+        let cells: [String] = [
+            item.id.uuidString.lowercased(), CivilDate.iso8601(secondsSince1970: item.createdAt.timeIntervalSince1970),
+            item.status, item.category, item.rating.map(String.init) ?? "", item.platform ?? "", item.appVersion ?? "",
+            item.build ?? "", item.osVersion ?? "", item.device ?? "", item.locale ?? "", item.message,
+            (item.tags ?? []).joined(separator: " "), item.userId?.uuidString.lowercased() ?? "", item.email ?? "",
+            item.moderation ?? "",
+        ]
+        return cells.map(cell).joined(separator: ",") + "\r\n"
+    }
+
+    static func cell(_ value: String) -> String {
+        var value = value
+        if startsLikeAFormula(value) { value = "'" + value }
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// True when the first Unicode scalar that a spreadsheet does not skip is `=`, `+`, `-` or
+    /// `@`, or the cell starts with a tab or carriage return. Scalars, not characters: `=`
+    /// followed by a combining mark or a zero-width joiner is one character that is not "=".
+    static func startsLikeAFormula(_ value: String) -> Bool {
+        let scalars = value.unicodeScalars
+        if let first = scalars.first, first == "\t" || first == "\r" { return true }
+        let visible = scalars.first { scalar in
+            !(scalar.properties.isWhitespace || scalar.properties.generalCategory == .format
+                || scalar.properties.isDefaultIgnorableCodePoint)
+        }
+        guard let visible else { return false }
+        return visible == "=" || visible == "+" || visible == "-" || visible == "@"
+            || visible == "\u{FF1D}" || visible == "\u{FF0B}" || visible == "\u{FF0D}" || visible == "\u{FF20}"
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,67 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/subscriptions/grants`: access given by the app's team, and taken back.
+struct GrantsController: Sendable {
+    let repository: SubscriptionsRepository
+    let logger: Logger
+
+    func grant(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let admin = try context.admin()
+        let body = try request.decodeStrictly(CreateGrant.self)
+        var errors: [Problem.FieldError] = []
+        let reason = body.reason.trimmingWhitespace()
+        if reason.isEmpty || reason.unicodeScalars.count > 500 {
+            errors.append(.init(field: "reason", message: "must be 1 to 500 characters"))
+        }
+        switch (body.duration, body.until) {
+        case (nil, nil), (.some, .some):
+            errors.append(.init(field: "duration", message: "give either duration (ISO 8601, such as P1M) or until, not both"))
+        case (let duration?, nil) where !ValidPlan.isDuration(duration):
+            errors.append(.init(field: "duration", message: "must be an ISO 8601 duration such as P1M or P14D"))
+        case (nil, let until?) where until <= Date():
+            errors.append(.init(field: "until", message: "must be in the future"))
+        case (nil, let until?) where until > Date().addingTimeInterval(100 * 366 * 86_400):
+            errors.append(.init(field: "until", message: "must be within 100 years"))
+        default: break
+        }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        guard let grant = try await repository.grant(body, reason: reason, by: admin.userID) else {
+            throw HTTPError.invalid("planId", "names no plan")
+        }
+        logger.info(
+            "grant created",
+            [
+                ("grant_id", .string(grant.id.text())), ("plan_id", .string(body.planId)),
+                ("request_id", .string(request.requestID)),
+            ])
+        return try .json(grant, status: 201, headers: ["Location": "/subscriptions/grants/\(grant.id.text())"])
+    }
+
+    func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<[Grant]> {
+        _ = try context.admin()
+        guard let text = request.query("userId"), let user = UUID(text: text) else {
+            throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
+        }
+        return JSONResponse(try await repository.grants(of: user))
+    }
+
+    /// Ends a grant at once; it stays in the history.
+    func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
+        let admin = try context.admin()
+        guard let id = UUID(text: request.parameter("id")), let grant = try await repository.revokeGrant(id, by: admin.userID)
+        else { throw HTTPError.notFound("No such grant.") }
+        logger.info("grant revoked", [("grant_id", .string(id.text())), ("request_id", .string(request.requestID))])
+        return JSONResponse(grant)
+    }
+}

@@ -1,0 +1,79 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/subscriptions/plans`: the catalogue, listed for everyone and managed by admins.
+struct PlansController: Sendable {
+    let repository: SubscriptionsRepository
+    let logger: Logger
+
+    /// Active plans for everyone; `?all=true` adds inactive ones for admins. Cacheable: a
+    /// strong `ETag` over the body answers `If-None-Match` with 304.
+    func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let all = request.query("all") == "true"
+        let body = try JSON.encode(try await repository.plans(includingInactive: all))
+        let tag = "\"" + hexString(SHA256.hash(body).prefix(16)) + "\""
+        let headers: HTTPHeaders = [
+            "ETag": tag, "Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization",
+        ]
+        if let match = request.headers["If-None-Match"],
+            match.split(separator: ",").contains(where: { $0.trimmingWhitespace() == tag || $0.trimmingWhitespace() == "*" })
+        {
+            return Response(status: 304, headers: headers)
+        }
+        var response = Response(status: 200, headers: headers, body: body)
+        response.headers.set("Content-Type", "application/json")
+        return response
+    }
+
+    func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        _ = try context.admin()
+        let plan = try ValidPlan(creating: try request.decodeStrictly(CreatePlan.self)).plan
+        let change = try await repository.create(plan)
+        guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
+        logger.info("plan created", [("plan_id", .string(plan.id)), ("request_id", .string(request.requestID))])
+        return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
+    }
+
+    func updatePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Plan> {
+        _ = try context.admin()
+        let body = try request.decodeStrictly(UpdatePlan.self)
+        let id = request.parameter("id")
+        let change = try await repository.updatePlan(id) { current in try ValidPlan(updating: current, with: body).plan }
+        guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }
+        logger.info("plan updated", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
+        return JSONResponse(updated)
+    }
+
+    /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
+    func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        _ = try context.admin()
+        let id = request.parameter("id")
+        let change = try await repository.deletePlan(id)
+        guard case .deleted = change else { throw Self.problem(change, id: id) }
+        logger.info("plan deleted", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
+        return .noContent
+    }
+
+    /// The problem that stopped a change of plan `id`.
+    private static func problem(_ change: SubscriptionsRepository.PlanChange, id: String) -> HTTPError {
+        switch change {
+        case .missing: .notFound("No such plan.")
+        case .productTaken(let product, let plan): .conflict("The App Store product \(product) already belongs to plan \(plan).")
+        case .inUse:
+            .conflict(
+                "Plan \(id) is in use by a grant or a purchase and cannot be deleted; deactivate it with PATCH {\"active\": false}."
+            )
+        case .idTaken, .saved, .deleted: .conflict("A plan with id \(id) already exists.")
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/subscriptions/me` and `/subscriptions/users/{userId}`: a user's status, entitlements and history.
+struct StatusController: Sendable {
+    let repository: SubscriptionsRepository
+    let logger: Logger
+
+    /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
+    static func response(_ status: SubscriptionStatus, code: Int = 200) throws -> Response {
+        let seconds = max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down)))
+        return try .json(status, status: code, headers: ["Cache-Control": "private, max-age=\(seconds)"])
+    }
+
+    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        return try Self.response(try await repository.status(of: principal.userID))
+    }
+
+    func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        let key = request.parameter("key")
+        guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
+            throw HTTPError.invalid("key", "must be 1 to 64 lowercase letters, digits, '-', '_' or '.'")
+        }
+        let status = try await repository.status(of: principal.userID)
+        let expiresAt = status.entitlements.first { $0.key == key }?.expiresAt
+        let seconds = max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down)))
+        return try .json(
+            EntitlementStatus(key: key, active: expiresAt != nil, expiresAt: expiresAt),
+            headers: ["Cache-Control": "private, max-age=\(seconds)"])
+    }
+
+    /// Turns renewal off where Pier is the one renewing: grants. App Store renewals are the
+    /// user's to cancel in the App Store.
+    func cancel(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        let current = try await repository.status(of: principal.userID)
+        guard current.active else { throw HTTPError.conflict("There is no active subscription to cancel.") }
+        if current.source == AccessSource.Kind.appstore.rawValue {
+            throw HTTPError.conflict(
+                "This subscription renews through the App Store; cancel it in the App Store (Settings › Apple ID › Subscriptions)."
+            )
+        }
+        try await repository.cancelGrants(of: principal.userID)
+        logger.info("subscription cancelled", [("request_id", .string(request.requestID))])
+        return try Self.response(try await repository.status(of: principal.userID))
+    }
+
+    func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
+        _ = try context.admin()
+        guard let user = UUID(text: request.parameter("userId")) else { throw HTTPError.invalid("userId", "must be a UUID") }
+        let history = try await repository.history(of: user)
+        return JSONResponse(history)
+    }
+}
