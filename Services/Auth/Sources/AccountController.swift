@@ -1,0 +1,88 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/auth/register`, `/auth/me`, `/auth/password`: the account itself.
+struct AccountController: Sendable {
+    let repository: AuthRepository
+    let tokens: TokenIssuer
+    let passwords: PasswordChecks
+    let policy: PasswordPolicy
+    let logger: Logger
+
+    func register(_ request: Request, _ context: ServiceRequestContext, _ body: RegisterRequest) async throws
+        -> AuthSessionResponse
+    {
+        var errors: [Problem.FieldError] = []
+        let email = EmailAddress(body.email)
+        if email == nil { errors.append(.init(field: "email", message: "must be an email address such as name@example.com")) }
+        errors += policy.problems(body.password, field: "password", email: email?.address)
+        let displayName = body.displayName?.trimmingWhitespace()
+        if let displayName, displayName.count > 100 {
+            errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
+        }
+        guard let email, errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
+        let refreshToken = tokens.newRefreshToken()
+        let registered = try await repository.register(
+            UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
+            refreshToken: refreshToken)
+        guard case .created(let user, let sessionID) = registered else {
+            throw HTTPError.conflict("An account with this email already exists.")
+        }
+        logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
+        return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
+    }
+
+    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {
+        let principal = try context.caller()
+        return JSONResponse(try await user(principal.userID))
+    }
+
+    func changePassword(_ request: Request, _ context: ServiceRequestContext, _ body: PasswordChangeRequest) async throws
+        -> Response
+    {
+        let principal = try context.caller()
+        guard let emailKey = try await repository.emailKey(of: principal.userID) else {
+            throw HTTPError.unauthorized("The account no longer exists.")
+        }
+        // The same guards as login: a stolen access token is no way to guess passwords faster.
+        let (user, hash) = try await passwords.hashing(request.clientKey) { () async throws -> (User, String) in
+            switch try await passwords.check(body.currentPassword, emailKey: emailKey, client: request.clientKey) {
+            case .wait(let seconds):
+                throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed attempts; try again in \(seconds) s.")
+            case .wrong:
+                throw HTTPError.invalid("currentPassword", "is not correct")
+            case .right(let user, _):
+                let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
+                guard problems.isEmpty else { throw HTTPError.invalid(problems) }
+                return (user, try await passwords.hasher.hash(body.newPassword))
+            }
+        }
+        try await repository.changePassword(of: user.id, to: hash, keeping: principal.sessionID)
+        logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.text()))])
+        return .noContent
+    }
+
+    func deleteAccount(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        let deleted = try await repository.delete(principal.userID)
+        guard deleted else { throw HTTPError.unauthorized("The account no longer exists.") }
+        logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
+        return .noContent
+    }
+
+    private func user(_ id: UUID) async throws -> User {
+        guard let user = try await repository.user(id) else { throw HTTPError.unauthorized("The account no longer exists.") }
+        return user
+    }
+}

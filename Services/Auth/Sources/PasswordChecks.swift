@@ -1,0 +1,69 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Password checks and hashing under every guard (failed-attempt back-off, a share of the
+/// hashing threads per client): what login and the password change share.
+struct PasswordChecks: Sendable {
+    let hasher: BoundedPasswordHasher
+    let throttle: LoginThrottle
+    /// Password hashes in flight per client address.
+    let hashSlots: InFlightLimiter
+    /// A hash of a random password with the current parameters: unknown emails are checked
+    /// against it, so they take as long as a wrong password.
+    let dummyHash: String
+
+    enum PasswordCheck: Sendable {
+        /// The account or the address is backing off, or the account has its share of
+        /// attempts in flight: nothing was checked.
+        case wait(Int)
+        case wrong
+        case right(User, String)
+    }
+
+    /// Checks `password` against the account of `emailKey` under the failed-attempt guards
+    /// (``LoginThrottle``): a place among the account's attempts in flight, then the account
+    /// and both keys' back-off read in one round trip, the hash, and the failure recorded
+    /// before the place is given back. An unknown email is checked against a dummy hash: same
+    /// work, same time, same answer.
+    func check(_ password: String, emailKey: String, client: String) async throws -> PasswordCheck {
+        let account = LoginThrottle.accountKey(emailKey)
+        let address = LoginThrottle.addressKey(client)
+        let checked = try await throttle.reserving(account) { () async throws -> PasswordCheck in
+            let (row, inFlight) = try await throttle.lookUp(emailKey: emailKey, account: account, address: address)
+            if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }
+            let failures = try row.decode("failures", as: Int.self)
+            guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
+            let stored =
+                try row.decode("id", as: UUID?.self) == nil
+                ? nil : (try AuthRepository.user(row), try row.decode("password_hash", as: String.self))
+            guard let (user, hash) = stored, try await hasher.verify(password, against: stored?.1 ?? dummyHash) else {
+                try await throttle.recordFailure(account: account, address: address)
+                return .wrong
+            }
+            if failures > 0 { try await throttle.reset(account: account) }
+            return .right(user, hash)
+        }
+        return checked ?? .wait(1)
+    }
+
+    /// Runs password hashing for `client` while it has fewer than its share of hashes in flight
+    /// (`PIER_AUTH_HASHES_PER_ADDRESS`); beyond, 429 at once: one client flooding logins, even
+    /// with its own valid password, cannot fill the hashing queue that everyone shares.
+    func hashing<T: Sendable>(_ client: String, _ body: () async throws -> T) async throws -> T {
+        guard let result = try await hashSlots.run(client, body) else {
+            throw HTTPError.tooManyRequests(
+                retryAfter: 1, "Too many password checks in progress from your network; try again in a second.")
+        }
+        return result
+    }
+}

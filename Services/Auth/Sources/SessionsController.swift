@@ -1,0 +1,88 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/auth/login`, `/auth/refresh`, `/auth/logout`: sessions, their access tokens and rotating
+/// refresh tokens.
+struct SessionsController: Sendable {
+    let repository: AuthRepository
+    let configuration: AuthConfiguration
+    let tokens: TokenIssuer
+    let passwords: PasswordChecks
+    /// Logins per client address, successful or not.
+    let loginRate: TokenBuckets
+    let logger: Logger
+
+    func login(_ request: Request, _ context: ServiceRequestContext, _ body: LoginRequest) async throws -> AuthSessionResponse {
+        let client = request.clientKey
+        // Every login counts against the client's rate, successful ones too: a client cannot
+        // keep the hashing threads busy with its own valid password either.
+        let rate = loginRate.take(client)
+        guard rate.allowed else {
+            throw HTTPError.tooManyRequests(
+                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
+        }
+        return try await passwords.hashing(client) { () async throws -> AuthSessionResponse in
+            switch try await passwords.check(body.password, emailKey: EmailAddress.key(body.email), client: client) {
+            case .wait(let seconds):
+                throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
+            case .wrong:
+                logger.info("login failed", [("request_id", .string(request.requestID))])
+                throw HTTPError(401, detail: "The email or password is not correct.")
+            case .right(let user, let hash):
+                if passwords.hasher.needsRehash(hash) {
+                    try await repository.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
+                }
+                return try await signIn(user)
+            }
+        }
+    }
+
+    /// A new session for `user`, answered with its tokens.
+    private func signIn(_ user: User) async throws -> AuthSessionResponse {
+        let refreshToken = tokens.newRefreshToken()
+        let sessionID = try await repository.openSession(for: user.id, refreshToken: refreshToken)
+        return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken))
+    }
+
+    func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
+    {
+        guard body.refreshToken.utf8.count <= 256 else { throw HTTPError(401, detail: "The refresh token is not valid.") }
+        let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
+        let successor = tokens.successor(of: body.refreshToken)
+        let successorHash = PostgresBytes(TokenIssuer.hash(successor))
+        let outcome = try await repository.rotate(
+            hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds)
+        switch outcome {
+        case .rotated(let user, let sessionID):
+            return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: successor))
+        case .reused(let sessionID):
+            logger.warning(
+                "refresh token reused; session revoked",
+                [
+                    ("session_id", .string(sessionID.text())), ("request_id", .string(request.requestID)),
+                ])
+            throw HTTPError(401, detail: "The refresh token is not valid.")
+        case .invalid:
+            throw HTTPError(401, detail: "The refresh token is not valid.")
+        }
+    }
+
+    /// Ends the session of the refresh token and of the access token (usually one and the
+    /// same); their access tokens are refused everywhere within a second.
+    func logout(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> Response {
+        let principal = try context.caller()
+        let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
+        try await repository.logout(principal.userID, session: principal.sessionID, refreshTokenHash: hash)
+        return .noContent
+    }
+}
