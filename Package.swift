@@ -101,6 +101,9 @@ let package = Package(
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",
             swiftSettings: strict),
+        .executableTarget(
+            name: "pier-pq-bench", dependencies: ["CPostgres", "PierPostgres", "PierRuntime"], path: "bench/PQ",
+            swiftSettings: strict),
 
         .testTarget(
             name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",

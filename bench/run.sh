@@ -2,6 +2,7 @@
 # Pier's benchmarks, each a ratio against a reference run side by side in the same run:
 #   1. GET /healthz on pier-auth vs nginx serving a static body   (target >= 0.7)
 #   2. POST /auth/login vs the bare KDF, same parameters/threads   (target >= 0.9)
+#   3. SELECT 1 from 32 Swift tasks: the database pool's threads vs libpq's async API on one loop
 # and the RSS of pier-auth idle and under load. Absolute numbers drift on shared machines;
 # compare the ratios. Usage: bench/run.sh [seconds per run, default 10]
 set -euo pipefail
@@ -16,6 +17,7 @@ command -v wrk >/dev/null && command -v nginx >/dev/null || {
 }
 swift build -c release --product pier-auth >/dev/null
 swift build -c release --product pier-kdf-bench >/dev/null
+swift build -c release --product pier-pq-bench >/dev/null
 bin=$(swift build -c release --show-bin-path)
 scripts/postgres.sh start
 admin=$(scripts/postgres.sh url)
@@ -107,3 +109,6 @@ echo "== memory of pier-auth (RSS)"
 echo "idle                $((idle_rss / 1024)) MB   (target < 25 MB)"
 echo "after healthz load  $((loaded_rss / 1024)) MB"
 echo "after login load    $((login_rss / 1024)) MB   (target < 80 MB)"
+
+echo "== PostgreSQL from Swift tasks: a thread per connection (today) vs libpq's async API on one loop (32 tasks)"
+"$bin/pier-pq-bench" "${admin%/*}/pier_bench" 32 "$duration"
