@@ -308,6 +308,23 @@ import Testing
         try await three.flush()
         let shared = try await feedback.pool.query("SELECT minute_count FROM feedback.quota WHERE sender = 'user:b'")
         #expect(try shared.first?.decode("minute_count", as: Int.self) == 1)
+        // A client rotating addresses cannot grow the map without bound: beyond the maximum, a
+        // flush forgets every sender whose counts are shared; one that comes back is read again.
+        let small = SenderQuota(
+            perMinute: 2, perDay: 100, database: feedback.pool, logger: logger, interval: .seconds(3600), maximumSenders: 3)
+        for index in 0..<10 {
+            try await small.prepare("address:rotating-\(index)")
+            #expect(small.count("address:rotating-\(index)") == .allowed)
+        }
+        try await small.prepare("address:rotating-0")
+        #expect(small.count("address:rotating-0") == .allowed)
+        try await small.flush()
+        #expect(small.knownSenders == 0)
+        try await small.prepare("address:rotating-0")
+        guard case .refused = small.count("address:rotating-0") else {
+            Issue.record("a forgotten sender's shared counts were not read again")
+            return
+        }
         await feedback.stop()
     }
 

@@ -52,6 +52,10 @@ final class SenderQuota: Sendable {
     let perMinute: Int
     let perDay: Int
     let interval: Duration
+    /// Senders kept in memory at most after a flush: beyond, every sender whose counts are all
+    /// shared is forgotten (and read again from its row when it comes back), so a client rotating
+    /// addresses cannot grow the map without bound.
+    let maximumSenders: Int
     private let database: PostgresPool
     private let logger: Logger
     private let now: @Sendable () -> Double
@@ -60,8 +64,9 @@ final class SenderQuota: Sendable {
 
     init(
         perMinute: Int, perDay: Int, database: PostgresPool, logger: Logger, interval: Duration = .seconds(1),
-        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+        maximumSenders: Int = 100_000, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) {
+        self.maximumSenders = maximumSenders
         self.perMinute = perMinute
         self.perDay = perDay
         self.database = database
@@ -76,6 +81,9 @@ final class SenderQuota: Sendable {
         let known = try await read(sender)
         senders.withLock { if $0[sender] == nil { $0[sender] = known } }
     }
+
+    /// Senders known in memory right now.
+    var knownSenders: Int { senders.withLock { $0.count } }
 
     /// Counts an attempt of `sender` (``prepare(_:)`` first) and says whether it is within both
     /// windows. Synchronous: it may run inside a transaction, after an idempotent replay was
@@ -124,7 +132,8 @@ final class SenderQuota: Sendable {
 
     /// Adds the attempts counted since the last flush to the shared rows and takes back the
     /// totals of every sender active in the last minute (what the other replicas counted);
-    /// forgets senders idle for two minutes whose counts are all shared.
+    /// forgets senders idle for two minutes whose counts are all shared (all of them whose
+    /// counts are shared, beyond ``maximumSenders``).
     func flush() async throws {
         let now = now()
         let (batch, active) = senders.withLock { senders -> ([(String, Int)], [String]) in
@@ -186,6 +195,7 @@ final class SenderQuota: Sendable {
                 senders[sender] = entry
             }
             senders = senders.filter { $0.value.unflushed > 0 || now - $0.value.lastSeen < 120 }
+            if senders.count > maximumSenders { senders = senders.filter { $0.value.unflushed > 0 } }
         }
     }
 
