@@ -7,7 +7,7 @@ extension HTTPServer {
         public var host: String
         /// Port; default 8080. 0 picks a free one (tests), readable from ``HTTPServer/port``.
         public var port: Int
-        /// Threads that parse HTTP and run synchronous handlers; default: twice the cores (each
+        /// Threads that parse HTTP and run the pipeline until its first suspension; default: twice the cores (each
         /// thread owns its connections, so more threads than cores balance uneven connections;
         /// measured: 2 threads 95k req/s, 4 threads 115k on 2 cores).
         public var threads: Int
