@@ -92,20 +92,28 @@ public final class PostgresConnection: @unchecked Sendable {
             let rowCount = Int(PQntuples(result))
             let columnCount = Int(PQnfields(result))
             let columns = PostgresColumns((0..<columnCount).map { String(cString: PQfname(result, Int32($0))) })
-            var rows: [PostgresRow] = []
-            rows.reserveCapacity(rowCount)
+            var bytes: [UInt8] = []
+            var starts: [Int] = []
+            var lengths: [Int] = []
+            starts.reserveCapacity(rowCount * columnCount)
+            lengths.reserveCapacity(rowCount * columnCount)
             for row in 0..<rowCount {
-                var values: [String?] = []
-                values.reserveCapacity(columnCount)
                 for column in 0..<columnCount {
                     if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
-                        values.append(nil)
-                    } else {
-                        values.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
+                        starts.append(-1)
+                        lengths.append(0)
+                        continue
+                    }
+                    let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+                    starts.append(bytes.count)
+                    lengths.append(length)
+                    PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) {
+                        bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
                     }
                 }
-                rows.append(PostgresRow(columns: columns, values: values))
             }
+            let cells = PostgresCells(bytes: bytes, starts: starts, lengths: lengths)
+            let rows = (0..<rowCount).map { PostgresRow(columns: columns, cells: cells, row: $0) }
             return rows
         }
     }

@@ -1,9 +1,24 @@
-/// One row of a result, in text format, with its column names.
+/// One row of a result, in text format, with its column names. Its cells live in the result's
+/// one buffer (``PostgresCells``): decoding reads them in place.
 public struct PostgresRow: Sendable {
     /// The column names, shared by every row of a result.
     public let columns: PostgresColumns
-    /// The values; nil is SQL NULL.
-    public let values: [String?]
+    @usableFromInline let cells: PostgresCells
+    /// This row's first cell in `cells`.
+    @usableFromInline let first: Int
+
+    init(columns: PostgresColumns, cells: PostgresCells, row: Int) {
+        self.columns = columns
+        self.cells = cells
+        self.first = row * columns.names.count
+    }
+
+    /// The values as text; nil is SQL NULL.
+    public var values: [String?] {
+        (0..<columns.names.count).map { column in
+            cells.withCell(first + column) { $0.map { String(decoding: $0, as: UTF8.self) } }
+        }
+    }
 
     /// Decodes column `name` as `T`. Inlinable, so that each caller's module specializes it for
     /// its types (measured: unspecialized, generic metadata lookups were a tenth of a 100-row
@@ -23,21 +38,49 @@ public struct PostgresRow: Sendable {
         guard let index = columns.index[name] else {
             throw PostgresError(.decoding, message: "no column \(name) in the result")
         }
-        guard let text = values[index] else { return nil }
-        guard let value = T(postgresText: text) else {
-            throw PostgresError(.decoding, message: "column \(name) is not a valid \(T.self)")
+        return try cells.withCell(first + index) { bytes throws -> T? in
+            guard let bytes else { return nil }
+            guard let value = T(postgresBytes: bytes) else {
+                throw PostgresError(.decoding, message: "column \(name) is not a valid \(T.self)")
+            }
+            return value
         }
-        return value
     }
 
     /// Decodes the column at `index` as `T`.
     @inlinable
     public func decode<T: PostgresDecodable>(column index: Int, as type: T.Type = T.self) throws -> T {
-        guard index < values.count else { throw PostgresError(.decoding, message: "no column \(index)") }
-        guard let text = values[index], let value = T(postgresText: text) else {
-            throw PostgresError(.decoding, message: "column \(index) is NULL or not a valid \(T.self)")
+        guard index < columns.names.count else { throw PostgresError(.decoding, message: "no column \(index)") }
+        return try cells.withCell(first + index) { bytes throws -> T in
+            guard let bytes, let value = T(postgresBytes: bytes) else {
+                throw PostgresError(.decoding, message: "column \(index) is NULL or not a valid \(T.self)")
+            }
+            return value
         }
-        return value
+    }
+}
+
+/// Every cell of a result, copied from libpq once into one buffer (not a String per cell).
+public final class PostgresCells: Sendable {
+    @usableFromInline let bytes: [UInt8]
+    /// Where each cell starts in `bytes`, row by row; -1 for NULL.
+    @usableFromInline let starts: [Int]
+    @usableFromInline let lengths: [Int]
+
+    init(bytes: [UInt8], starts: [Int], lengths: [Int]) {
+        self.bytes = bytes
+        self.starts = starts
+        self.lengths = lengths
+    }
+
+    /// Runs `body` with cell `index`'s bytes (nil for NULL).
+    @inlinable
+    func withCell<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
+        let start = starts[index]
+        guard start >= 0 else { return try body(nil) }
+        return try bytes.withUnsafeBufferPointer { buffer in
+            try body(UnsafeBufferPointer(rebasing: buffer[start..<(start + lengths[index])]))
+        }
     }
 }
 

@@ -16,6 +16,35 @@ public protocol PostgresEncodable: Sendable {
 public protocol PostgresDecodable {
     /// Parses the column's text; nil when it is not a valid value of this type.
     init?(postgresText: String)
+    /// Parses the column's bytes where libpq's result was copied to; by default through a
+    /// String. Integers, booleans and UUIDs read the bytes directly: no String per cell.
+    init?(postgresBytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension PostgresDecodable {
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) {
+        self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
+    }
+}
+
+extension FixedWidthInteger {
+    /// Decimal digits with an optional leading `-`; nil on anything else or an overflow.
+    init?(decimalBytes bytes: UnsafeBufferPointer<UInt8>) {
+        var value: Self = 0
+        let negative = bytes.first == UInt8(ascii: "-")
+        let digits = negative ? UnsafeBufferPointer(rebasing: bytes.dropFirst()) : bytes
+        guard !digits.isEmpty else { return nil }
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Self(byte - UInt8(ascii: "0"))
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) =
+                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            guard !overflow, !overflow2 else { return nil }
+            value = next
+        }
+        self = value
+    }
 }
 
 extension String: PostgresEncodable, PostgresDecodable {
@@ -26,16 +55,19 @@ extension String: PostgresEncodable, PostgresDecodable {
 extension Int: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { String(self) }
     public init?(postgresText: String) { self.init(postgresText) }
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) { self.init(decimalBytes: postgresBytes) }
 }
 
 extension Int32: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { String(self) }
     public init?(postgresText: String) { self.init(postgresText) }
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) { self.init(decimalBytes: postgresBytes) }
 }
 
 extension Int64: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { String(self) }
     public init?(postgresText: String) { self.init(postgresText) }
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) { self.init(decimalBytes: postgresBytes) }
 }
 
 extension Double: PostgresEncodable, PostgresDecodable {
@@ -57,6 +89,7 @@ extension Bool: PostgresEncodable, PostgresDecodable {
 extension UUID: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { text() }
     public init?(postgresText: String) { self.init(text: postgresText) }
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) { self.init(utf8: postgresBytes) }
 }
 
 extension Decimal: PostgresEncodable, PostgresDecodable {

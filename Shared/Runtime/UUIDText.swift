@@ -9,12 +9,15 @@
 /// time, through `sscanf` and `snprintf`).
 extension UUID {
     /// Parses `8-4-4-4-12` hex digits, either case; nil otherwise (what `UUID(uuidString:)` accepts).
-    public init?(text: some StringProtocol) {
+    public init?(text: some StringProtocol) { self.init(utf8: text.utf8) }
+
+    /// The same from the text's UTF-8 bytes.
+    public init?(utf8: some Sequence<UInt8>) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16)
         var high: UInt8? = nil
         var position = 0
-        for byte in text.utf8 {
+        for byte in utf8 {
             defer { position += 1 }
             if position == 8 || position == 13 || position == 18 || position == 23 {
                 guard byte == UInt8(ascii: "-") else { return nil }

@@ -65,6 +65,34 @@ import Testing
         #expect(throws: PostgresError.self) { try row.decode("missing", as: Int.self) }
     }
 
+    /// Integers and UUIDs are read from the result's bytes in place: their edges.
+    @Test func integersAndUUIDsReadInPlaceKeepTheirEdges() async throws {
+        let pool = try await pool()
+        defer { pool.close() }
+        let row = try #require(
+            try await pool.query(
+                """
+                SELECT '9223372036854775807'::bigint AS max, '-9223372036854775808'::bigint AS min, 0 AS zero,
+                       '9223372036854775808'::numeric AS over, '2147483648'::bigint AS big32, '-2147483648'::int AS min32,
+                       '12a'::text AS junk, '-'::text AS sign, ''::text AS empty, 'ABCDEF01-2345-6789-abcd-ef0123456789'::text AS upper,
+                       '0b89c48c-5b66-400c-8ca2-1cb0c6bc4b4'::text AS short
+                """
+            ).first)
+        #expect(try row.decode("max", as: Int.self) == Int.max)
+        #expect(try row.decode("min", as: Int64.self) == Int64.min)
+        #expect(try row.decode("zero", as: Int.self) == 0)
+        #expect(try row.decode("min32", as: Int32.self) == Int32.min)
+        for (column, type) in [("over", Int.self), ("junk", Int.self), ("sign", Int.self), ("empty", Int.self)]
+            as [(String, Int.Type)]
+        {
+            #expect(throws: PostgresError.self, "\(column)") { try row.decode(column, as: type) }
+        }
+        #expect(throws: PostgresError.self) { try row.decode("big32", as: Int32.self) }
+        #expect(try row.decode("upper", as: UUID.self) == UUID(uuidString: "ABCDEF01-2345-6789-ABCD-EF0123456789"))
+        #expect(throws: PostgresError.self) { try row.decode("short", as: UUID.self) }
+        #expect(row.values[0] == "9223372036854775807")
+    }
+
     @Test func datesParseEveryOffsetPostgresPrints() {
         #expect(Date(postgresText: "1970-01-01 00:00:00+00") == Date(timeIntervalSince1970: 0))
         #expect(Date(postgresText: "2000-03-01 01:30:00+01:30") == Date(timeIntervalSince1970: 951_868_800))
