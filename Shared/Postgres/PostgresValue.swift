@@ -84,6 +84,17 @@ extension Bool: PostgresEncodable, PostgresDecodable {
         default: return nil
         }
     }
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) {
+        guard postgresBytes.count == 1 else {
+            self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
+            return
+        }
+        switch postgresBytes[0] {
+        case UInt8(ascii: "t"): self = true
+        case UInt8(ascii: "f"): self = false
+        default: return nil
+        }
+    }
 }
 
 extension UUID: PostgresEncodable, PostgresDecodable {
