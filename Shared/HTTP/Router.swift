@@ -148,11 +148,6 @@ public struct RouterGroup<Context: RequestContext>: RouteBuilder {
     let router: Router<Context>
     let middleware: [any RouterMiddleware<Context>]
 
-    /// The same group with more middleware inside it.
-    public func group(_ more: any RouterMiddleware<Context>...) -> RouterGroup<Context> {
-        RouterGroup(router: router, middleware: middleware + more)
-    }
-
     public func on(_ method: String, _ pattern: String, _ handler: @escaping Handler<Context>) {
         router.add(method, pattern, middleware: middleware, handler)
     }

@@ -85,16 +85,16 @@ enum Node {
         case .object(let box):
             output.append(UInt8(ascii: "{"))
             let pairs = box.pairs
-            // Sorted keys, as before: the order of the keys' scalars (their UTF-8 order).
-            var order = Array(pairs.indices)
-            if zip(pairs, pairs.dropFirst()).contains(where: { !($0.key < $1.key) }) {
-                order.sort { pairs[$0].key < pairs[$1].key }
-            }
-            for (position, index) in order.enumerated() {
+            // Sorted keys, as before: the order of the keys' scalars (their UTF-8 order). Most
+            // objects need a sort (declaration order); an index list spares moving the pairs.
+            let sorted = !zip(pairs, pairs.dropFirst()).contains { !($0.key < $1.key) }
+            let order = sorted ? nil : pairs.indices.sorted { pairs[$0].key < pairs[$1].key }
+            for position in pairs.indices {
+                let pair = pairs[order?[position] ?? position]
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                Node.write(pairs[index].key, into: &output)
+                Node.write(pair.key, into: &output)
                 output.append(UInt8(ascii: ":"))
-                pairs[index].value.write(into: &output)
+                pair.value.write(into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }

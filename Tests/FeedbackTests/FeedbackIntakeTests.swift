@@ -3,6 +3,7 @@ import PierHTTP
 import PierModels
 import PierPostgres
 import PierRuntime
+import PierService
 import PierTestSupport
 import Testing
 
@@ -326,6 +327,25 @@ import Testing
             return
         }
         await feedback.stop()
+    }
+
+    /// A sender met while the database is away: its quota cannot be read, which is a 503 the
+    /// app may retry (never an attempt counted against an empty window).
+    @Test func aQuotaThatCannotBeReadIsA503() async throws {
+        let away = PostgresPool(
+            configuration: PostgresConfiguration(
+                url: "postgresql://postgres@127.0.0.1:1/pier", poolSize: 1, connectTimeoutSeconds: 1))
+        defer { away.close() }
+        let quota = SenderQuota(
+            perMinute: 3, perDay: 100, database: away, logger: Logger(service: "feedback", level: .error),
+            interval: .seconds(3600))
+        do {
+            try await quota.prepare("address:198.51.100.9")
+            Issue.record("an unreachable database was read")
+        } catch {
+            #expect(ErrorMapping.map(error)?.status == 503, "\(error)")
+        }
+        #expect(quota.knownSenders == 0)
     }
 
     @Test func anonymousFeedbackCanWaitForModeration() async throws {

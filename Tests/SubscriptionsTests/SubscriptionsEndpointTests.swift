@@ -51,8 +51,15 @@ import Testing
             let all = try await service.send("GET", "/subscriptions/plans?all=true", token: admin)
             #expect(try all.decode([Plan].self).count == 2)
             #expect(try await service.send("GET", "/subscriptions/plans?all=true").status == 401)
+            // The public list is not behind authentication: an app holding a stale or broken
+            // token still reads it; only the admins' view checks the token.
+            let stale = try await service.send("GET", "/subscriptions/plans", token: "expired.or.broken")
+            #expect(stale.status == 200)
+            #expect(try stale.decode([Plan].self).map(\.id) == ["pro-monthly"])
+            #expect(try await service.send("GET", "/subscriptions/plans?all=true", token: "expired.or.broken").status == 401)
 
             let user = try service.token(UUID())
+            #expect(try await service.send("GET", "/subscriptions/plans?all=true", token: user).status == 403)
             let body = #"{"id":"x","name":"X","price":1,"currency":"USD","billingPeriod":"P1M","entitlements":["x"]}"#
             #expect(try await service.send("POST", "/subscriptions/plans", json: body).status == 401)
             #expect(try await service.send("POST", "/subscriptions/plans", json: body, token: user).status == 403)

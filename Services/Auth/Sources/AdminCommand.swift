@@ -1,4 +1,5 @@
 import PierPostgres
+import PierRuntime
 import PierService
 
 #if canImport(FoundationEssentials)
@@ -36,8 +37,8 @@ enum AdminCommand {
             RETURNING id
             """)
         let id = try rows[0].decode("id", as: UUID.self)
-        context.logger.info("admin account ready", [("user_id", .string(id.uuidString.lowercased()))])
-        print("admin \(email.address) ready (id \(id.uuidString.lowercased()))")
+        context.logger.info("admin account ready", [("user_id", .string(id.text()))])
+        print("admin \(email.address) ready (id \(id.text()))")
     }
 }
 

@@ -1,4 +1,5 @@
 import PierCrypto
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -17,10 +18,10 @@ struct TokenIssuer: Sendable {
     func accessToken(userID: UUID, role: String, sessionID: UUID, now: Date = Date()) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
         let claims = AccessClaims(
-            iss: issuer, sub: userID.uuidString.lowercased(), aud: audience, iat: issuedAt,
+            iss: issuer, sub: userID.text(), aud: audience, iat: issuedAt,
             nbf: issuedAt, exp: issuedAt + accessTTL,
             jti: Base64.urlEncoded(SecureRandom.bytes(16)),
-            sid: sessionID.uuidString.lowercased(), role: role)
+            sid: sessionID.text(), role: role)
         return try keys.signer.sign(claims)
     }
 

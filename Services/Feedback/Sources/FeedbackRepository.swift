@@ -112,19 +112,21 @@ struct FeedbackRepository: Sendable {
 
     /// A sender's own items, newest first.
     func page(of user: UUID, _ page: PageRequest) async throws -> FeedbackPage {
-        var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE user_id = \(user)"
-        if let cursor = page.cursor { query.append(cursor.condition) }
-        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)")
-        return try page.page(try await database.query(query), admin: false)
+        try page.page(try await rows(where: "WHERE user_id = \(user)", after: page.cursor, limit: page.limit + 1), admin: false)
     }
 
     /// The items `filter` selects, newest first, with the team's fields.
     func page(matching filter: FeedbackFilter, _ page: PageRequest) async throws -> FeedbackPage {
+        try page.page(try await rows(where: filter.condition, after: page.cursor, limit: page.limit + 1), admin: true)
+    }
+
+    /// Items newest first: the one query behind pages and export batches.
+    private func rows(where condition: PostgresQuery, after cursor: PageCursor?, limit: Int) async throws -> [PostgresRow] {
         var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items "
-        query.append(filter.condition)
-        if let cursor = page.cursor { query.append(cursor.condition) }
-        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)")
-        return try page.page(try await database.query(query), admin: true)
+        query.append(condition)
+        if let cursor { query.append(cursor.condition) }
+        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(limit)")
+        return try await database.query(query)
     }
 
     func count(matching filter: FeedbackFilter) async throws -> Int {
@@ -155,11 +157,7 @@ struct FeedbackRepository: Sendable {
     func batch(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> (
         [FeedbackItem], PageCursor?
     ) {
-        var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items "
-        query.append(filter.condition)
-        if let cursor { query.append(cursor.condition) }
-        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(count)")
-        let rows = try await database.query(query)
+        let rows = try await rows(where: filter.condition, after: cursor, limit: count)
         let next = try rows.count == count ? rows.last.map(FeedbackRows.cursor(after:)) : nil
         return (try rows.map { try FeedbackRows.item($0, admin: true) }, next)
     }

@@ -2,6 +2,7 @@ import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -50,7 +51,7 @@ struct PageCursor: Sendable {
     let micros: Int64
     let id: UUID
 
-    var encoded: String { Base64.urlEncoded(Array("v1:\(micros):\(id.uuidString.lowercased())".utf8)) }
+    var encoded: String { Base64.urlEncoded(Array("v1:\(micros):\(id.text())".utf8)) }
 
     init(micros: Int64, id: UUID) {
         self.micros = micros
@@ -63,7 +64,7 @@ struct PageCursor: Sendable {
         // Bounded like every stored time (1970 to 9999): a forged cursor with a huge number
         // must not reach PostgreSQL's interval arithmetic, which would overflow.
         guard parts.count == 3, parts[0] == "v1", let micros = Int64(parts[1]), (0...253_402_300_799_999_999).contains(micros),
-            let id = UUID(uuidString: String(parts[2]))
+            let id = UUID(text: String(parts[2]))
         else { throw .invalid("cursor", "is not a cursor from this API") }
         self.micros = micros
         self.id = id

@@ -37,7 +37,7 @@ final class FeedbackWorker: Sendable {
             """
             UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(userID)
             """)
-        try connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.uuidString.lowercased())")
+        try connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.text())")
     }
 
     func start() {

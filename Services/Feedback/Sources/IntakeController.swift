@@ -72,6 +72,6 @@ struct IntakeController: Sendable {
             }
             return key
         }
-        return body.id.map { "id:" + $0.uuidString.lowercased() }
+        return body.id.map { "id:" + $0.text() }
     }
 }

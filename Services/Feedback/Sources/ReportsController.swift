@@ -74,10 +74,10 @@ enum CSVExport {
 
     static func line(_ item: FeedbackItem) -> String {
         let cells: [String] = [
-            item.id.uuidString.lowercased(), CivilDate.iso8601(secondsSince1970: item.createdAt.timeIntervalSince1970),
+            item.id.text(), CivilDate.iso8601(secondsSince1970: item.createdAt.timeIntervalSince1970),
             item.status, item.category, item.rating.map(String.init) ?? "", item.platform ?? "", item.appVersion ?? "",
             item.build ?? "", item.osVersion ?? "", item.device ?? "", item.locale ?? "", item.message,
-            (item.tags ?? []).joined(separator: " "), item.userId?.uuidString.lowercased() ?? "", item.email ?? "",
+            (item.tags ?? []).joined(separator: " "), item.userId?.text() ?? "", item.email ?? "",
             item.moderation ?? "",
         ]
         return cells.map(cell).joined(separator: ",") + "\r\n"

@@ -42,6 +42,21 @@ final class SenderQuota: Sendable {
         /// Attempts counted here and not yet added to the shared row.
         var unflushed = 0
         var lastSeen: Double
+
+        /// Nothing counted yet: both windows start `now`.
+        static func fresh(at now: Double) -> Sender {
+            Sender(
+                minute: Window(start: now, count: 0, length: 60), day: Window(start: now, count: 0, length: 86_400), lastSeen: now
+            )
+        }
+
+        /// The shared row's windows (its `sender` column aside).
+        static func shared(_ row: PostgresRow, at now: Double) throws -> Sender {
+            Sender(
+                minute: Window(start: try row.decode("minute_start"), count: try row.decode("minute_count"), length: 60),
+                day: Window(start: try row.decode("day_start"), count: try row.decode("day_count"), length: 86_400),
+                lastSeen: now)
+        }
     }
 
     enum Decision: Equatable {
@@ -91,11 +106,7 @@ final class SenderQuota: Sendable {
     func count(_ sender: String) -> Decision {
         let now = now()
         return senders.withLock { senders in
-            var entry =
-                senders[sender]
-                ?? Sender(
-                    minute: Window(start: now, count: 0, length: 60), day: Window(start: now, count: 0, length: 86_400),
-                    lastSeen: now)
+            var entry = senders[sender] ?? .fresh(at: now)
             entry.minute.roll(now)
             entry.day.roll(now)
             entry.minute.count += 1
@@ -118,16 +129,7 @@ final class SenderQuota: Sendable {
             """
             SELECT \(unsafeSQL: Self.columns) FROM feedback.quota WHERE sender = \(sender)
             """)
-        let now = now()
-        guard let row = rows.first else {
-            return Sender(
-                minute: Window(start: now, count: 0, length: 60), day: Window(start: now, count: 0, length: 86_400),
-                lastSeen: now)
-        }
-        return Sender(
-            minute: Window(start: try row.decode("minute_start"), count: try row.decode("minute_count"), length: 60),
-            day: Window(start: try row.decode("day_start"), count: try row.decode("day_count"), length: 86_400),
-            lastSeen: now)
+        return try rows.first.map { try .shared($0, at: now()) } ?? .fresh(at: now())
     }
 
     /// Adds the attempts counted since the last flush to the shared rows and takes back the
@@ -179,19 +181,15 @@ final class SenderQuota: Sendable {
             rows += try await database.query(
                 "SELECT \(unsafeSQL: Self.columns) FROM feedback.quota WHERE sender = ANY(\(PostgresTextArray(active))::text[])")
         }
-        let shared = try rows.map { row in
-            (
-                try row.decode("sender", as: String.self),
-                Window(start: try row.decode("minute_start"), count: try row.decode("minute_count"), length: 60),
-                Window(start: try row.decode("day_start"), count: try row.decode("day_count"), length: 86_400)
-            )
-        }
+        let shared = try rows.map { row in (try row.decode("sender", as: String.self), try Sender.shared(row, at: now)) }
         senders.withLock { senders in
-            for (sender, minute, day) in shared {
+            for (sender, totals) in shared {
                 guard var entry = senders[sender] else { continue }
                 // The shared totals, plus what was counted here while they were being read.
-                entry.minute = Window(start: minute.start, count: minute.count + entry.unflushed, length: 60)
-                entry.day = Window(start: day.start, count: day.count + entry.unflushed, length: 86_400)
+                entry.minute = totals.minute
+                entry.day = totals.day
+                entry.minute.count += entry.unflushed
+                entry.day.count += entry.unflushed
                 senders[sender] = entry
             }
             senders = senders.filter { $0.value.unflushed > 0 || now - $0.value.lastSeen < 120 }

@@ -18,8 +18,12 @@ struct StatusController: Sendable {
 
     /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
     static func response(_ status: SubscriptionStatus, code: Int = 200) throws -> Response {
-        let seconds = max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down)))
-        return try .json(status, status: code, headers: ["Cache-Control": "private, max-age=\(seconds)"])
+        try .json(status, status: code, headers: cacheControl(status))
+    }
+
+    /// `Cache-Control` until the status's `checkAgainAt`.
+    static func cacheControl(_ status: SubscriptionStatus) -> HTTPHeaders {
+        ["Cache-Control": "private, max-age=\(max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down))))"]
     }
 
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -35,10 +39,8 @@ struct StatusController: Sendable {
         }
         let status = try await repository.status(of: principal.userID)
         let expiresAt = status.entitlements.first { $0.key == key }?.expiresAt
-        let seconds = max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down)))
         return try .json(
-            EntitlementStatus(key: key, active: expiresAt != nil, expiresAt: expiresAt),
-            headers: ["Cache-Control": "private, max-age=\(seconds)"])
+            EntitlementStatus(key: key, active: expiresAt != nil, expiresAt: expiresAt), headers: Self.cacheControl(status))
     }
 
     /// Turns renewal off where Pier is the one renewing: grants. App Store renewals are the

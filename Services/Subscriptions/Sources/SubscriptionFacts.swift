@@ -1,5 +1,6 @@
 import PierModels
 import PierPostgres
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -123,13 +124,13 @@ enum SubscriptionFacts {
             var details: [String: JSONValue] = [
                 "planId": .string(try row.decode("plan_id")), "reason": .string(try row.decode("reason")),
                 "startsAt": .string(iso(try row.decode("starts_at"))), "endsAt": .string(iso(try row.decode("ends_at"))),
-                "grantedBy": .string((try row.decode("granted_by", as: UUID.self)).uuidString.lowercased()),
+                "grantedBy": .string((try row.decode("granted_by", as: UUID.self)).text()),
             ]
             if let revoked = try row.decode("revoked_at", as: Date?.self) { details["revokedAt"] = .string(iso(revoked)) }
             if let cancelled = try row.decode("cancelled_at", as: Date?.self) { details["cancelledAt"] = .string(iso(cancelled)) }
             facts.append(
                 SubscriptionFact(
-                    kind: "grant", reference: (try row.decode("id", as: UUID.self)).uuidString.lowercased(),
+                    kind: "grant", reference: (try row.decode("id", as: UUID.self)).text(),
                     at: try row.decode("created_at"), details: details))
         }
         for (kind, query) in [

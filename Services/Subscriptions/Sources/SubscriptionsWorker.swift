@@ -24,7 +24,7 @@ final class SubscriptionsWorker: Sendable {
 
     /// Idempotent: a second run finds nothing left that points to the user.
     static func detach(_ userID: UUID, on connection: PostgresConnection) throws {
-        let token = userID.uuidString.lowercased()
+        let token = userID.text()
         try connection.execute(
             """
             UPDATE subscriptions.appstore_transactions SET payload = payload - 'appAccountToken', updated_at = now()

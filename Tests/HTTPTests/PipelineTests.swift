@@ -1,0 +1,61 @@
+import PierRuntime
+import Testing
+
+@testable import PierHTTP
+
+/// The pipeline alone, without a transport: routing answers, middleware order, and the last
+/// line of defence when no error middleware is installed.
+@Suite struct PipelineTests {
+    struct Failure: Error {}
+
+    /// Records the order it runs in, around the handler.
+    struct Tag: RouterMiddleware {
+        let name: String
+        func handle(
+            _ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response
+        ) async throws -> Response {
+            var response = try await next(request, context)
+            response.headers.add("X-Order", name)
+            return response
+        }
+    }
+
+    let logger = Logger(service: "test", level: .error)
+
+    func pipeline(_ middleware: [any RouterMiddleware<BasicRequestContext>]) -> HTTPPipeline {
+        let router = Router<BasicRequestContext>()
+        router.get("/items/{id}") { request, _ in Response.text(request.parameter("id")) }
+        router.get("/fails") { _, _ -> Response in throw Failure() }
+        return HTTPPipeline(routes: router.routes, middleware: middleware, logger: logger)
+    }
+
+    func request(_ method: String, _ target: String) throws -> Request {
+        try Request.received(
+            method: method, target: target, headers: [:], body: [], peerAddress: "127.0.0.1", trustedProxies: .none)
+    }
+
+    @Test func routesAnswerThroughTheMiddlewareInOrder() async throws {
+        let pipeline = pipeline([Tag(name: "outer"), Tag(name: "inner"), ErrorMiddleware(logger: logger)])
+        let found = await pipeline.respond(to: try request("GET", "/items/42"))
+        #expect(found.status == 200 && String(decoding: found.body, as: UTF8.self) == "42")
+        #expect(found.headers.values("X-Order") == ["inner", "outer"])
+        #expect(found.headers["X-Request-ID"]?.isEmpty == false)
+        let missing = await pipeline.respond(to: try request("GET", "/nowhere"))
+        #expect(missing.status == 404 && missing.headers["Content-Type"] == "application/problem+json")
+        let wrongMethod = await pipeline.respond(to: try request("POST", "/items/42"))
+        #expect(wrongMethod.status == 405 && wrongMethod.headers["Allow"] == "GET, HEAD")
+        // Errors become responses inside the error middleware: what is outside it sees them.
+        let failed = await pipeline.respond(to: try request("GET", "/fails"))
+        #expect(failed.status == 500 && failed.headers.values("X-Order") == ["inner", "outer"])
+    }
+
+    /// Without an error middleware, an error still becomes a 500 problem carrying the request
+    /// id, never a crash or an empty answer.
+    @Test func anErrorNoMiddlewareCaughtIsStillAProblem() async throws {
+        let bare = pipeline([])
+        let failed = await bare.respond(to: try request("GET", "/fails"))
+        #expect(failed.status == 500 && failed.headers["Content-Type"] == "application/problem+json")
+        #expect(String(decoding: failed.body, as: UTF8.self).contains(failed.headers["X-Request-ID"] ?? "missing"))
+        #expect(await bare.respond(to: try request("GET", "/nowhere")).status == 404)
+    }
+}
