@@ -133,10 +133,10 @@ import Testing
             try server.start()
             return server
         }
-        // A port that was just free: nothing listens there until the JWKS is started below.
-        let probe = try jwks(port: 0)
-        let port = probe.port
-        await probe.shutdown()
+        // Nothing listens on this port until the JWKS starts there below (see PortHolder).
+        let held = try PortHolder()
+        defer { withExtendedLifetime(held) {} }
+        let port = held.port
         let provider = JWKSKeyProvider(
             url: "http://127.0.0.1:\(port)/jwks.json", client: HTTPClient(timeoutSeconds: 2),
             refreshInterval: .milliseconds(200), retryInterval: .milliseconds(100))

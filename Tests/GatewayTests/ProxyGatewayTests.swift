@@ -354,8 +354,11 @@ struct TestFailure: Error {
     }
 
     @Test func aDeadServiceIsA503AtOnceAndComesBackWithoutARestart() async throws {
-        let upstream = try EchoUpstream("one")
-        let port = upstream.server.port
+        // The port stays this test's while the upstream is down (see PortHolder).
+        let held = try PortHolder()
+        defer { withExtendedLifetime(held) {} }
+        let port = held.port
+        let upstream = try EchoUpstream("one", port: port)
         let gateway = try await Self.gateway(["/svc=\(upstream.base)"])
         let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
         #expect(try await client.send("GET", "/svc/echo").status == 200)

@@ -51,8 +51,11 @@ import Testing
     @Test func aServerIsAPart() async throws {
         let router = Router<BasicRequestContext>()
         router.get("/ping") { _, _ in Response.text("pong") }
+        // Nothing else may answer on this port once the server stops (see PortHolder).
+        let held = try PortHolder()
+        defer { withExtendedLifetime(held) {} }
         let server = HTTPServer(
-            configuration: HTTPServer.Configuration(port: 0, threads: 1, accessLog: false), routes: router.routes,
+            configuration: HTTPServer.Configuration(port: held.port, threads: 1, accessLog: false), routes: router.routes,
             logger: logger)
         try server.start()
         let port = server.port

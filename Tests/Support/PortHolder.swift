@@ -1,0 +1,33 @@
+import Foundation
+
+/// A port kept for a test: a socket bound to it (with SO_REUSEADDR) that never listens.
+/// Connections to it are refused, no other server in the process can be given it, and a test
+/// server may still bind and listen on it (it sets SO_REUSEADDR too). What a test needs to stop a
+/// server and start it again on the same port, or to be sure nothing answers there.
+public final class PortHolder: Sendable {
+    public let port: Int
+    private let descriptor: Int32
+
+    public init() throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let descriptor = descriptor
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard descriptor >= 0, bound else {
+            close(descriptor)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot hold a port"])
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
+}
