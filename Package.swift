@@ -35,18 +35,19 @@ let package = Package(
 
         .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
         .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
+        .target(name: "PierJSON", dependencies: ["PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
         .target(
-            name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierRuntime"],
+            name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierJSON", "PierRuntime"],
             path: "Shared/Crypto", swiftSettings: strict),
         .target(
-            name: "PierPostgres", dependencies: ["CPostgres", "PierRuntime"],
+            name: "PierPostgres", dependencies: ["CPostgres", "PierJSON", "PierRuntime"],
             path: "Shared/Postgres", swiftSettings: strict),
         .target(
-            name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierModels", "PierRuntime"],
+            name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierJSON", "PierModels", "PierRuntime"],
             path: "Shared/HTTP", swiftSettings: strict),
         .target(
             name: "PierService",
-            dependencies: ["PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
             path: "Shared/Service", swiftSettings: strict),
 
         .target(
@@ -72,7 +73,7 @@ let package = Package(
 
         .target(
             name: "SubscriptionsService",
-            dependencies: ["PierService", "PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
             path: "Services/Subscriptions",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("Resources/AppleRootCA-G3.pem")],
@@ -112,7 +113,7 @@ let package = Package(
             name: "PostgresTests", dependencies: ["PierPostgres", "PierRuntime", "PierTestSupport"],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
-            name: "HTTPTests", dependencies: ["PierHTTP", "PierModels", "PierRuntime", "PierTestSupport"],
+            name: "HTTPTests", dependencies: ["PierHTTP", "PierJSON", "PierModels", "PierRuntime", "PierTestSupport"],
             path: "Tests/HTTPTests",
             swiftSettings: strict),
         .testTarget(

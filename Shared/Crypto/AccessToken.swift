@@ -1,3 +1,4 @@
+import PierJSON
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -73,7 +74,7 @@ public struct AccessTokenSigner: Sendable {
 
     /// A compact JWS with header `{alg: ES256, typ: at+jwt, kid}` over `claims`.
     public func sign(_ claims: AccessClaims) throws -> String {
-        let payload = try CryptoJSON.encoder.encode(claims)
+        let payload = try WireEncoder.encode(claims)
         return try JWS.sign(payload: Array(payload), header: JWSHeader(alg: "ES256", kid: kid, typ: "at+jwt"), key: key)
     }
 }
@@ -173,7 +174,7 @@ public final class AccessTokenVerifier: Sendable {
         do { try jws.verify(with: key) } catch { throw .malformed(error) }
         let claims: AccessClaims
         do {
-            claims = try CryptoJSON.decoder.decode(AccessClaims.self, from: Data(jws.payload))
+            claims = try WireDecoder.decode(AccessClaims.self, from: jws.payload)
         } catch {
             throw .malformed(.malformed("the claims are missing or of the wrong type"))
         }

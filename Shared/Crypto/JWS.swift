@@ -1,3 +1,5 @@
+import PierJSON
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -64,7 +66,7 @@ public struct JWS: Sendable {
         else { throw .malformed("a part is not base64url") }
         let header: JWSHeader
         do {
-            header = try CryptoJSON.decoder.decode(JWSHeader.self, from: Data(headerBytes))
+            header = try WireDecoder.decode(JWSHeader.self, from: headerBytes)
         } catch {
             throw .malformed("the header is not a JSON object with an alg")
         }
@@ -84,7 +86,7 @@ public struct JWS: Sendable {
 
     /// Signs `payload` under `header` and returns the compact serialization.
     public static func sign(payload: [UInt8], header: JWSHeader, key: P256PrivateKey) throws -> String {
-        let headerJSON = try CryptoJSON.encoder.encode(header)
+        let headerJSON = try WireEncoder.encode(header)
         let signingInput = Base64.urlEncoded(headerJSON) + "." + Base64.urlEncoded(payload)
         let signature = try key.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64.urlEncoded(signature)

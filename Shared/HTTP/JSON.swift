@@ -1,3 +1,4 @@
+import PierJSON
 import PierModels
 import PierRuntime
 
@@ -12,66 +13,39 @@ public enum JSON {
     /// `value` as JSON bytes: sorted keys, ISO 8601 dates (``WireEncoder``).
     public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] { try WireEncoder.encode(value) }
 
-    public static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        // Strict ISO 8601: Foundation's strategy accepts 2026-02-30 as 2 March and year 0.
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            guard let seconds = CivilDate.parse(try container.decode(String.self)) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "must be an ISO 8601 date-time, such as 2026-11-30T12:00:00Z")
-            }
-            return Date(timeIntervalSince1970: seconds)
-        }
-        return decoder
-    }()
+    /// `T` from JSON bytes (``WireDecoder``: strict ISO 8601 dates, exact integers).
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try WireDecoder.decode(T.self, from: bytes)
+    }
 
     /// Decodes a request body, turning every failure into a problem that names the field:
     /// 400 when the body is not JSON at all, 422 when a field is missing or of the wrong type.
+    ///
+    /// PostgreSQL text cannot hold U+0000 (libpq would cut the string there, jsonb refuses it):
+    /// a body whose strings carry one is refused, naming each field, rather than stored changed.
     public static func decodeBody<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(HTTPError) -> T {
         guard !bytes.isEmpty else { throw .badRequest("The request body is empty; a JSON object is expected.") }
-        try refuseNUL(in: bytes)
+        let document: JSONDocument
         do {
-            return try decoder.decode(T.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
-                let value = try? decoder.decode(JSONValue.self, from: Data(bytes))
-            {
-                // Valid JSON refused as "not valid JSON": Foundation's way of saying a number
-                // did not fit the integer it was decoded into. Name the numbers that cannot.
-                let fields = paths(in: value) { leaf in
-                    guard case .number(let number) = leaf else { return false }
-                    return number.rounded() != number || abs(number) >= 9.2e18
-                }
-                throw .invalid(
-                    fields.isEmpty
-                        ? [Problem.FieldError(field: "(body)", message: "has a value of the wrong type")]
-                        : fields.map { Problem.FieldError(field: $0, message: "must be an integer") })
+            document = try JSONDocument(parsing: bytes)
+        } catch {
+            throw .badRequest("The request body is not valid JSON: \(error).")
+        }
+        if document.containsNUL, let value = try? document.decode(JSONValue.self) {
+            let fields = paths(in: value, keys: { $0.utf8.contains(0) }) { leaf in
+                if case .string(let text) = leaf { text.utf8.contains(0) } else { false }
             }
+            throw .invalid(fields.map { Problem.FieldError(field: $0, message: "must not contain the NUL character (U+0000)") })
+        }
+        do {
+            return try document.decode(T.self)
+        } catch let error as DecodingError {
             throw problem(for: error)
         } catch let error as HTTPError {
             throw error
         } catch {
-            throw .badRequest("The request body is not valid JSON.")
+            throw .badRequest("The request body could not be read.")
         }
-    }
-
-    /// PostgreSQL text cannot hold U+0000 (libpq would cut the string there, jsonb refuses it):
-    /// a body whose strings carry one is refused, naming each field, rather than stored changed.
-    /// The escape is looked for first, so ordinary bodies are parsed once.
-    private static func refuseNUL(in bytes: [UInt8]) throws(HTTPError) {
-        let escape = Array(#"\u0000"#.utf8)
-        guard bytes.count >= escape.count,
-            (0...(bytes.count - escape.count)).contains(where: {
-                bytes[$0] == escape[0] && bytes[$0..<($0 + escape.count)].elementsEqual(escape)
-            }),
-            let value = try? decoder.decode(JSONValue.self, from: Data(bytes))
-        else { return }
-        let fields = paths(in: value, keys: { $0.utf8.contains(0) }) { leaf in
-            if case .string(let text) = leaf { text.utf8.contains(0) } else { false }
-        }
-        guard !fields.isEmpty else { return }
-        throw .invalid(fields.map { Problem.FieldError(field: $0, message: "must not contain the NUL character (U+0000)") })
     }
 
     /// The paths (`items[2].rating`, `(body)` for the top) of the leaves that `leaf` picks, and
@@ -111,7 +85,7 @@ public enum JSON {
         case .valueNotFound(let type, let context):
             return .invalid(path(context.codingPath), "must be \(describe(type)), not null")
         case .typeMismatch(let type, let context):
-            if context.codingPath.isEmpty { return .badRequest("The request body must be a JSON \(describe(type)).") }
+            if context.codingPath.isEmpty { return .badRequest("The request body must be \(describe(type)) in JSON.") }
             return .invalid(path(context.codingPath), "must be \(describe(type))")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return .badRequest("The request body is not valid JSON.") }

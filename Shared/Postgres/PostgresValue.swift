@@ -1,3 +1,4 @@
+import PierJSON
 import PierRuntime
 
 #if canImport(FoundationEssentials)
@@ -156,12 +157,12 @@ public struct PostgresJSON<Value: Codable & Sendable>: PostgresEncodable, Postgr
 
     public var postgresText: String {
         // Encoding a Codable value only fails for non-finite floats; null keeps the row valid.
-        guard let data = try? PostgresCoders.encoder.encode(value) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        guard let bytes = try? WireEncoder.encode(value) else { return "null" }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public init?(postgresText: String) {
-        guard let value = try? PostgresCoders.decoder.decode(Value.self, from: Data(postgresText.utf8)) else {
+        guard let value = try? WireDecoder.decode(Value.self, from: Array(postgresText.utf8)) else {
             return nil
         }
         self.value = value
@@ -213,15 +214,6 @@ public struct PostgresTextArray: PostgresEncodable, PostgresDecodable, Equatable
         }
         self.values = values
     }
-}
-
-enum PostgresCoders {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-    static let decoder = JSONDecoder()
 }
 
 extension Date: PostgresEncodable, PostgresDecodable {

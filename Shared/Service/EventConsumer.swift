@@ -1,4 +1,5 @@
 import PierHTTP
+import PierJSON
 import PierPostgres
 import PierRuntime
 import Synchronization
@@ -21,7 +22,7 @@ public final class EventConsumer: Sendable {
 
         /// The payload decoded as `T`.
         public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            try JSON.decoder.decode(T.self, from: Data(payload.utf8))
+            try WireDecoder.decode(T.self, from: Array(payload.utf8))
         }
     }
 

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierJSON
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -76,7 +77,7 @@ public final class JWKSKeyProvider: VerificationKeyProvider {
             guard response.status == 200 else {
                 throw HTTPClient.Failure(message: "JWKS answered \(response.status)")
             }
-            let set = try JSON.decoder.decode(JWKSet.self, from: Data(response.body))
+            let set = try WireDecoder.decode(JWKSet.self, from: response.body)
             var keys: [String: P256PublicKey] = [:]
             for jwk in set.keys { keys[jwk.kid] = try? jwk.publicKey() }
             cache.withLock {

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierJSON
 import PierPostgres
 import PierRuntime
 import Synchronization
@@ -121,13 +122,13 @@ public final class RevocationList: Sendable {
         var settled = true
         for row in rows {
             let type = try row.decode("type", as: String.self)
-            let payload = Data(try row.decode("payload", as: String.self).utf8)
+            let payload = Array(try row.decode("payload", as: String.self).utf8)
             let at = try row.decode("at", as: Double.self)
             if type == SessionRevoked.type {
-                let event = try JSON.decoder.decode(SessionRevoked.self, from: payload)
+                let event = try WireDecoder.decode(SessionRevoked.self, from: payload)
                 sessions.append((event.sessionId, Double(event.until)))
             } else {
-                let event = try JSON.decoder.decode(AccountDeleted.self, from: payload)
+                let event = try WireDecoder.decode(AccountDeleted.self, from: payload)
                 users.append((event.userId, at))
             }
             // The cursor only passes events that no running transaction can still precede:

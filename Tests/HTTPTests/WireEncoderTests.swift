@@ -4,6 +4,7 @@ import PierRuntime
 import Testing
 
 @testable import PierHTTP
+@testable import PierJSON
 
 /// The response encoder writes exactly what Foundation's `JSONEncoder` (sorted keys, unescaped
 /// slashes, ISO 8601 dates) wrote before it, byte for byte, for every kind of value a wire type

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierJSON
 import PierModels
 
 #if canImport(FoundationEssentials)
@@ -260,7 +261,7 @@ struct AppStoreVerifier: Sendable {
         // The chain must have been valid when Apple signed, not necessarily now (Apple's rule).
         // The date is read before the signature is checked, so it is untrusted here: anything
         // but a whole number of milliseconds from 1970 to 9999 is refused before any use.
-        let payload = try? JSON.decoder.decode(JSONValue.self, from: Data(jws.payload))
+        let payload = try? WireDecoder.decode(JSONValue.self, from: jws.payload)
         guard let payload, let object = payload.objectValue else { throw Failure(reason: "the payload is not a JSON object") }
         guard let signedValue = object["signedDate"] else { throw Failure(reason: "the payload has no signedDate") }
         guard let signed = AppStoreDate(json: signedValue) else {
@@ -281,7 +282,7 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "the signature does not verify")
         }
         do {
-            return (try JSON.decoder.decode(T.self, from: Data(jws.payload)), payload)
+            return (try WireDecoder.decode(T.self, from: jws.payload), payload)
         } catch let error as DecodingError {
             let field = JSON.problem(for: error).problem.errors?.first
             throw Failure(reason: "the payload's \(field?.field ?? "content") \(field?.message ?? "is not valid")")
