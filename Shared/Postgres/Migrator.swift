@@ -26,8 +26,8 @@ public enum Migrator {
         try checkIdentifier(schema)
         let sorted = migrations.sorted { $0.version < $1.version }
         return try await pool.withTransaction { connection in
-            try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("pier.migrate." + schema)))")
-            try connection.executeScript(
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("pier.migrate." + schema)))")
+            try await connection.executeScript(
                 unsafeSQL: """
                     CREATE SCHEMA IF NOT EXISTS \(schema);
                     CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
@@ -37,18 +37,18 @@ public enum Migrator {
                     );
                     """)
             let applied = Set(
-                try connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
+                try await connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
                     .map { try $0.decode("version", as: Int.self) })
             var done: [Int] = []
             for migration in sorted where !applied.contains(migration.version) {
                 do {
-                    try connection.executeScript(unsafeSQL: migration.sql)
+                    try await connection.executeScript(unsafeSQL: migration.sql)
                 } catch let error as PostgresError {
                     throw PostgresError(
                         error.kind, sqlState: error.sqlState,
                         message: "migration \(migration.version) \(migration.name): \(error.message)")
                 }
-                try connection.execute(
+                try await connection.execute(
                     """
                     INSERT INTO \(unsafeSQL: schema).schema_migrations (version, name)
                     VALUES (\(migration.version), \(migration.name))
@@ -63,9 +63,9 @@ public enum Migrator {
     public static func pending(_ pool: PostgresPool, schema: String, migrations: [Migration]) async throws -> [Int] {
         try checkIdentifier(schema)
         let applied = try await pool.withConnection { connection -> Set<Int> in
-            let exists = try connection.query("SELECT to_regclass(\(schema + ".schema_migrations")) IS NOT NULL AS found")
+            let exists = try await connection.query("SELECT to_regclass(\(schema + ".schema_migrations")) IS NOT NULL AS found")
             guard try exists.first?.decode("found", as: Bool.self) == true else { return [] }
-            let rows = try connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
+            let rows = try await connection.query("SELECT version FROM \(unsafeSQL: schema).schema_migrations")
             return Set(try rows.map { try $0.decode("version", as: Int.self) })
         }
         return migrations.map(\.version).filter { !applied.contains($0) }.sorted()

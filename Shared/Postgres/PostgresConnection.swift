@@ -4,12 +4,15 @@ import CPostgres
     import Glibc
 #endif
 
-/// One libpq connection. Its calls block: it is only ever used inside
-/// ``PostgresPool/withConnection(_:)``, on one of the pool's dedicated threads, by one job at
-/// a time.
+/// One libpq connection, used by one task at a time (``PostgresPool/withConnection(_:)``).
 ///
-/// `@unchecked Sendable`: the pool hands a connection to exactly one job at a time, and the job
-/// runs on a single thread; the connection is never touched concurrently.
+/// Statements are asynchronous: the task sends them and reads their results itself (libpq in
+/// non-blocking mode), and waits in between on ``SocketWaiter``'s thread, never blocking a
+/// thread of Swift's pool. Only opening a connection blocks (libpq's `connect_timeout`), and
+/// the pool does that on threads of its own.
+///
+/// `@unchecked Sendable`: the pool hands a connection to exactly one task at a time; a task
+/// may move between threads, but never touches it from two at once.
 public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private let configuration: PostgresConfiguration
@@ -22,6 +25,7 @@ public final class PostgresConnection: @unchecked Sendable {
     private var preparedCount = 0
     static let maximumPrepared = 200
 
+    /// Opens the connection; this blocks up to the configuration's connect timeout.
     init(configuration: PostgresConfiguration) throws {
         self.configuration = configuration
         try connect()
@@ -53,18 +57,33 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         // Notices ("relation already exists, skipping") would go to stderr; they are not errors.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        // Sends never block: a full socket buffer is waited for like a result.
+        PQsetnonblocking(connection, 1)
         handle = connection
         isBroken = false
         prepared = [:]
     }
 
-    /// Called when the pool lends the connection: reconnects when the server closed it since
-    /// (a restart), so a request never meets a dead socket left from before.
-    func prepareForUse() throws {
-        guard let handle, !isBroken, PQstatus(handle) == CONNECTION_OK else { return try connect() }
+    /// False when the server closed the connection since it was last used (a restart): the
+    /// pool then reconnects it (``reconnect()``) before lending it, so a request never meets a
+    /// dead socket left from before. Does not block.
+    var isUsable: Bool {
+        guard let handle, !isBroken, PQstatus(handle) == CONNECTION_OK else { return false }
         // An idle pool connection (never LISTENing) has nothing to read: readable means the
-        // server's termination message or EOF, so the connection is replaced.
-        if CPostgres_socket_readable(handle) != 0 { try connect() }
+        // server's termination message or EOF.
+        return CPostgres_socket_readable(handle) == 0
+    }
+
+    /// Opens the connection again; blocks like ``init(configuration:)``.
+    func reconnect() throws { try connect() }
+
+    /// `LISTEN channel`, for the listener's own connection, on the listener's own thread.
+    func listen(_ channel: String) throws {
+        guard let handle else { throw PostgresError(.connection, message: "not connected") }
+        PQsetnonblocking(handle, 0)
+        let result = PQexec(handle, "LISTEN \"\(channel)\"")
+        defer { PQclear(result) }
+        try check(result, handle)
     }
 
     enum NotificationOutcome { case notified, timedOut, broken }
@@ -87,8 +106,8 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Runs one statement and returns its rows.
     @discardableResult
-    public func query(_ query: PostgresQuery) throws -> [PostgresRow] {
-        try run(query) { result in
+    public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await run(query) { result in
             let rowCount = Int(PQntuples(result))
             let columnCount = Int(PQnfields(result))
             let columns = PostgresColumns((0..<columnCount).map { String(cString: PQfname(result, Int32($0))) })
@@ -120,40 +139,42 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Runs one statement and returns how many rows it affected.
     @discardableResult
-    public func execute(_ query: PostgresQuery) throws -> Int {
-        try run(query) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    public func execute(_ query: PostgresQuery) async throws -> Int {
+        try await run(query) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
     }
 
     /// Runs a script of several statements without parameters (migrations).
-    public func executeScript(unsafeSQL sql: String) throws {
+    public func executeScript(unsafeSQL sql: String) async throws {
         guard let handle else { throw PostgresError(.connection, message: "not connected") }
-        let result = PQexec(handle, sql)
+        let result = try await roundTrip(handle) { PQsendQuery($0, sql) }
         defer { PQclear(result) }
         try check(result, handle)
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     @discardableResult
-    public func withTransaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        try execute("BEGIN")
+    public func withTransaction<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await execute("BEGIN")
         do {
-            let value = try body(self)
-            try execute("COMMIT")
+            let value = try await body(self)
+            try await execute("COMMIT")
             return value
         } catch {
-            if !isBroken { _ = try? execute("ROLLBACK") }
+            if !isBroken { _ = try? await execute("ROLLBACK") }
             throw error
         }
     }
 
-    private func run<T>(_ query: PostgresQuery, _ read: (OpaquePointer) throws -> T) throws -> T {
+    private func run<T>(_ query: PostgresQuery, _ read: (OpaquePointer) throws -> T) async throws -> T {
         guard let handle else { throw PostgresError(.connection, message: "not connected") }
-        let name = statement(for: query, on: handle)
-        let result = withOptionalCStringArray(query.binds) { values in
-            if let name {
-                PQexecPrepared(handle, name, Int32(query.binds.count), values, nil, nil, 0)
-            } else {
-                PQexecParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
+        let name = try await statement(for: query, on: handle)
+        let result = try await roundTrip(handle) { handle in
+            withOptionalCStringArray(query.binds) { values in
+                if let name {
+                    PQsendQueryPrepared(handle, name, Int32(query.binds.count), values, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
+                }
             }
         }
         defer { PQclear(result) }
@@ -170,16 +191,61 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The name of the prepared statement for this SQL, preparing it on first use; nil when it
     /// is to run unnamed (the cache is full, or preparing failed: running it unnamed then
     /// reports the error as any statement's).
-    private func statement(for query: PostgresQuery, on handle: OpaquePointer) -> String? {
+    private func statement(for query: PostgresQuery, on handle: OpaquePointer) async throws -> String? {
         if let name = prepared[query.sql] { return name }
         guard prepared.count < Self.maximumPrepared else { return nil }
         let name = "pier_\(preparedCount)"
         preparedCount += 1
-        let result = PQprepare(handle, name, query.sql, Int32(query.binds.count), nil)
+        let result = try await roundTrip(handle) { PQsendPrepare($0, name, query.sql, Int32(query.binds.count), nil) }
         defer { PQclear(result) }
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else { return nil }
         prepared[query.sql] = name
         return name
+    }
+
+    /// Sends one command with `send` (a `PQsend…` call), waits for its results without
+    /// blocking a thread, and returns the first failed result, or else the last one (a script
+    /// has one per statement); nil when there was none. The caller clears it.
+    private func roundTrip(_ handle: OpaquePointer, _ send: (OpaquePointer) -> Int32) async throws -> OpaquePointer? {
+        guard send(handle) == 1 else { throw lost(handle) }
+        let socket = PQsocket(handle)
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { break }
+            guard flushed == 1 else { throw lost(handle) }
+            await SocketWaiter.shared.wait(for: socket, writable: true)
+        }
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                await SocketWaiter.shared.wait(for: socket)
+                guard PQconsumeInput(handle) == 1 else {
+                    PQclear(kept)
+                    throw lost(handle)
+                }
+            }
+            guard let result = PQgetResult(handle) else { break }
+            if let previous = kept, Self.failed(previous) {
+                PQclear(result)
+            } else {
+                PQclear(kept)
+                kept = result
+            }
+        }
+        return kept
+    }
+
+    private static func failed(_ result: OpaquePointer) -> Bool {
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: false
+        default: true
+        }
+    }
+
+    /// The error of a send or a read that failed: the connection is broken when libpq says so.
+    private func lost(_ handle: OpaquePointer) -> PostgresError {
+        if PQstatus(handle) != CONNECTION_OK { isBroken = true }
+        return PostgresError(.connection, message: errorMessage(handle))
     }
 
     private func check(_ result: OpaquePointer?, _ handle: OpaquePointer) throws {

@@ -101,7 +101,7 @@ public final class PostgresListener: Sendable {
     private func loop() {
         while running {
             guard let connection = try? PostgresConnection(configuration: configuration),
-                (try? connection.execute(PostgresQuery(unsafeSQL: "LISTEN \"\(channel)\""))) != nil
+                (try? connection.listen(channel)) != nil
             else {
                 sleep(1)
                 continue

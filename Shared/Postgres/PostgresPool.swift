@@ -1,12 +1,13 @@
 import PierRuntime
 import Synchronization
 
-/// A pool of libpq connections, each used from a dedicated thread.
+/// A pool of libpq connections.
 ///
-/// Async code borrows a connection and hands a synchronous closure to one of the pool's own
-/// threads: blocking libpq calls never run on Swift's cooperative pool, and a whole
-/// transaction costs one hop, not one per statement. When every connection is busy, callers
-/// wait in line up to `acquireTimeout`, then fail with a `.poolTimeout` error (→ 503).
+/// A task borrows a connection and runs its statements on it asynchronously (see
+/// ``PostgresConnection``): no thread blocks while PostgreSQL works. Opening a connection is
+/// libpq's one blocking call; it runs on a few threads of the pool's own. When every
+/// connection is busy, callers wait in line up to `acquireTimeout`, then fail with a
+/// `.poolTimeout` error (→ 503).
 ///
 /// Connections are opened lazily, checked when lent (a connection closed by a server restart is
 /// replaced before use), and replaced after a statement breaks them: the pool recovers by
@@ -32,12 +33,13 @@ public final class PostgresPool: Sendable {
 
     public let configuration: PostgresConfiguration
     private let state = Mutex(State())
-    private let threads: BlockingPool
+    /// Where connections are opened (libpq's connect blocks up to its timeout).
+    private let connector: BlockingPool
 
     public init(configuration: PostgresConfiguration) {
         precondition(configuration.poolSize > 0, "a pool needs at least one connection")
         self.configuration = configuration
-        self.threads = BlockingPool(name: "postgres", threads: configuration.poolSize)
+        self.connector = BlockingPool(name: "postgres-connect", threads: min(configuration.poolSize, 4))
     }
 
     /// In use, idle and waiting right now.
@@ -47,63 +49,58 @@ public final class PostgresPool: Sendable {
         }
     }
 
-    /// Borrows a connection and runs `body` with it on a pool thread.
+    /// Borrows a connection and runs `body` with it.
     @discardableResult
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let lent = try await acquire()
-        let configuration = configuration
-        let outcome: Outcome<T>
+        let connection: PostgresConnection
         do {
-            outcome = try await threads.run {
-                // nil means: a slot is ours, open a fresh connection in it.
-                let connection: PostgresConnection
-                do {
-                    if let lent {
-                        try lent.prepareForUse()
-                        connection = lent
-                    } else {
-                        connection = try PostgresConnection(configuration: configuration)
-                    }
-                } catch {
-                    return .failure(error, nil)
-                }
-                do {
-                    return .success(try body(connection), connection)
-                } catch {
-                    return .failure(error, connection)
-                }
-            }
+            connection = try await ready(lent)
         } catch {
-            release(lent)
+            release(nil)
             throw error
         }
-        switch outcome {
-        case .success(let value, let connection):
+        do {
+            let value = try await body(connection)
             release(connection)
             return value
-        case .failure(let error, let connection):
+        } catch {
             release(connection)
             throw error
+        }
+    }
+
+    /// A lent connection made ready: reconnected when the server closed it, opened when the
+    /// slot has none (nil).
+    private func ready(_ lent: PostgresConnection?) async throws -> PostgresConnection {
+        if let lent, lent.isUsable { return lent }
+        let configuration = configuration
+        return try await connector.run {
+            if let lent {
+                try lent.reconnect()
+                return lent
+            }
+            return try PostgresConnection(configuration: configuration)
         }
     }
 
     /// Runs `body` in a transaction on a borrowed connection: committed when it returns, rolled
     /// back when it throws.
     @discardableResult
-    public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await withConnection { connection in try connection.withTransaction(body) }
+    public func withTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await withConnection { connection in try await connection.withTransaction(body) }
     }
 
     /// Runs one statement and returns its rows.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withConnection { try $0.query(query) }
+        try await withConnection { try await $0.query(query) }
     }
 
     /// Runs one statement and returns how many rows it affected.
     @discardableResult
     public func execute(_ query: PostgresQuery) async throws -> Int {
-        try await withConnection { try $0.execute(query) }
+        try await withConnection { try await $0.execute(query) }
     }
 
     /// True when a connection can run `SELECT 1` now.
@@ -124,7 +121,7 @@ public final class PostgresPool: Sendable {
         }
         for waiter in waiters { waiter.resume(throwing: PostgresError(.closed, message: "the pool is closed")) }
         _ = idle  // Released here: PQfinish runs in deinit.
-        threads.shutdown()
+        connector.shutdown()
     }
 
     // MARK: - Lending
@@ -189,11 +186,4 @@ public final class PostgresPool: Sendable {
         // The waiter inherits the slot: the connection, or nil to open a new one.
         waiter?.resume(returning: usable)
     }
-}
-
-/// What a job on a lent connection produced, with the connection to give back (nil when it
-/// could not be opened).
-private enum Outcome<T: Sendable>: Sendable {
-    case success(T, PostgresConnection)
-    case failure(Error, PostgresConnection?)
 }

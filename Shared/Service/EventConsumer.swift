@@ -32,7 +32,7 @@ public final class EventConsumer: Sendable {
     public let pollInterval: Duration
     private let database: PostgresPool
     private let logger: Logger
-    private let handler: @Sendable (Event, PostgresConnection) throws -> Void
+    private let handler: @Sendable (Event, PostgresConnection) async throws -> Void
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let listener: PostgresListener
 
@@ -43,7 +43,7 @@ public final class EventConsumer: Sendable {
     public init(
         name: String, cursorTable: String, types: [String], database: PostgresPool, listener: PostgresListener,
         logger: Logger, pollInterval: Duration = .seconds(5),
-        handler: @escaping @Sendable (Event, PostgresConnection) throws -> Void
+        handler: @escaping @Sendable (Event, PostgresConnection) async throws -> Void
     ) {
         self.name = name
         self.cursorTable = cursorTable
@@ -84,12 +84,12 @@ public final class EventConsumer: Sendable {
     public func consumeBatch() async throws -> Int {
         let name = name, table = cursorTable, types = PostgresTextArray(types), handler = handler
         return try await database.withTransaction { connection in
-            try connection.execute(
+            try await connection.execute(
                 "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING")
-            let cursor = try connection.query(
+            let cursor = try await connection.query(
                 "SELECT last_event_id FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE")[0]
                 .decode("last_event_id", as: Int64.self)
-            let rows = try connection.query(
+            let rows = try await connection.query(
                 """
                 SELECT id, type, payload::text AS payload FROM events.events
                 WHERE id > \(cursor) AND txid < pg_snapshot_xmin(pg_current_snapshot())
@@ -100,13 +100,13 @@ public final class EventConsumer: Sendable {
             for row in rows {
                 let event = Event(id: try row.decode("id"), type: try row.decode("type"), payload: try row.decode("payload"))
                 if types.values.contains(event.type) {
-                    try handler(event, connection)
+                    try await handler(event, connection)
                     applied += 1
                 }
                 last = event.id
             }
             if last != cursor {
-                try connection.execute("UPDATE \(unsafeSQL: table) SET last_event_id = \(last) WHERE consumer = \(name)")
+                try await connection.execute("UPDATE \(unsafeSQL: table) SET last_event_id = \(last) WHERE consumer = \(name)")
             }
             return rows.count
         }

@@ -38,15 +38,15 @@ public enum EventLog {
     /// Appends an event on `connection` (inside the producer's transaction) and wakes
     /// followers listening on ``channel``.
     @discardableResult
-    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) throws
+    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) async throws
         -> Int64
     {
         let json = String(decoding: try JSON.encode(payload), as: UTF8.self)
-        let rows = try connection.query(
+        let rows = try await connection.query(
             """
             INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb) RETURNING id
             """)
-        try connection.execute("SELECT pg_notify(\(channel), \(type))")
+        try await connection.execute("SELECT pg_notify(\(channel), \(type))")
         return try rows[0].decode("id", as: Int64.self)
     }
 }

@@ -223,11 +223,11 @@ import Testing
         try await list.sync()
         #expect(list.verdict(for: claims(sid: live, sub: user, iat: now)) == .valid)
         try await pool.withTransaction { connection in
-            try EventLog.append(
+            try await EventLog.append(
                 SessionRevoked.type, payload: SessionRevoked(sessionId: ended, userId: user, until: now + 600), on: connection)
-            try EventLog.append(
+            try await EventLog.append(
                 SessionRevoked.type, payload: SessionRevoked(sessionId: expired, userId: user, until: now - 1), on: connection)
-            try EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: deletedUser), on: connection)
+            try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: deletedUser), on: connection)
         }
         try await list.sync()
         #expect(list.verdict(for: claims(sid: ended, sub: user, iat: now)) == .revoked)
@@ -280,7 +280,7 @@ extension RevocationListTests {
         let now = Int(Date().timeIntervalSince1970)
         #expect(list.verdict(for: claims(sid: session, sub: user, iat: now)) == .valid)
         try await pool.withTransaction { connection in
-            try EventLog.append(
+            try await EventLog.append(
                 SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: now + 600), on: connection)
         }
         #expect(await eventually { list.verdict(for: claims(sid: session, sub: user, iat: now)) == .revoked })

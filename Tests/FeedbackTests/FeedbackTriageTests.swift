@@ -186,7 +186,7 @@ import Testing
         let item = try await feedback.post(#"{"message":"from a soon deleted account"}"#, token: feedback.token(user))
         let kept = try await feedback.post(#"{"message":"someone else"}"#, token: feedback.token(UUID()))
         try await feedback.pool.withTransaction { connection in
-            try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
+            try await EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
         }
         #expect(
             try await eventually {

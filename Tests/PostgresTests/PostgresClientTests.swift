@@ -119,12 +119,12 @@ import Testing
         struct Boom: Error {}
         await #expect(throws: Boom.self) {
             try await pool.withTransaction { connection in
-                try connection.execute("INSERT INTO tx_test VALUES (1, 'rolled back')")
+                try await connection.execute("INSERT INTO tx_test VALUES (1, 'rolled back')")
                 throw Boom()
             }
         }
         try await pool.withTransaction { connection in
-            try connection.execute("INSERT INTO tx_test VALUES (2, 'kept')")
+            try await connection.execute("INSERT INTO tx_test VALUES (2, 'kept')")
         }
         let rows = try await pool.query("SELECT id FROM tx_test ORDER BY id")
         #expect(try rows.map { try $0.decode("id", as: Int.self) } == [2])

@@ -485,8 +485,8 @@ import Testing
             #expect(try await service.postTransaction(jws, user: user).status == 200)
 
             try await service.pool.withTransaction { connection in
-                try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
-                try EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
+                try await EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
+                try await EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
             }
             #expect(
                 try await eventually {

@@ -47,14 +47,14 @@ struct AuthRepository: Sendable {
     ) async throws -> Registered {
         do {
             return try await database.withTransaction { connection in
-                let rows = try connection.query(
+                let rows = try await connection.query(
                     """
                     INSERT INTO auth.users (id, email, email_key, password_hash, display_name)
                     VALUES (\(id), \(email.address), \(email.key), \(passwordHash), \(displayName))
                     RETURNING \(unsafeSQL: Self.userColumns)
                     """)
                 return .created(
-                    try Self.user(rows[0]), session: try openSession(for: id, refreshToken: refreshToken, on: connection))
+                    try Self.user(rows[0]), session: try await openSession(for: id, refreshToken: refreshToken, on: connection))
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             return .emailTaken
@@ -67,13 +67,15 @@ struct AuthRepository: Sendable {
 
     /// A new session for `user` whose first refresh token is `refreshToken`.
     func openSession(for user: UUID, refreshToken: String) async throws -> UUID {
-        try await database.withConnection { connection in try openSession(for: user, refreshToken: refreshToken, on: connection) }
+        try await database.withConnection { connection in
+            try await openSession(for: user, refreshToken: refreshToken, on: connection)
+        }
     }
 
     /// Opens a session with its first refresh token, in one statement (atomic on its own).
-    private func openSession(for user: UUID, refreshToken: String, on connection: PostgresConnection) throws -> UUID {
+    private func openSession(for user: UUID, refreshToken: String, on connection: PostgresConnection) async throws -> UUID {
         let sessionID = UUID()
-        try connection.execute(
+        try await connection.execute(
             """
             WITH session AS (
                 INSERT INTO auth.sessions (id, user_id, expires_at)
@@ -99,7 +101,7 @@ struct AuthRepository: Sendable {
     /// locks; a reuse outside the grace window revokes the whole session.
     func rotate(_ hash: PostgresBytes, successor successorHash: PostgresBytes, graceSeconds: Int) async throws -> Rotation {
         try await database.withTransaction { connection in
-            let rows = try connection.query(
+            let rows = try await connection.query(
                 """
                 SELECT t.session_id, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(graceSeconds)) AS in_grace,
                        t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
@@ -114,26 +116,26 @@ struct AuthRepository: Sendable {
             let sessionID = try row.decode("session_id", as: UUID.self)
             let user = try Self.user(row)
             if try row.decode("unused", as: Bool.self) {
-                try connection.execute("UPDATE auth.refresh_tokens SET used_at = now() WHERE token_hash = \(hash)")
-                try connection.execute(
+                try await connection.execute("UPDATE auth.refresh_tokens SET used_at = now() WHERE token_hash = \(hash)")
+                try await connection.execute(
                     """
                     INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
                     VALUES (\(successorHash), \(sessionID), now() + make_interval(days => \(refreshDays)))
                     """)
-                try connection.execute(
+                try await connection.execute(
                     "UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(refreshDays)) WHERE id = \(sessionID)")
                 return .rotated(user, session: sessionID)
             }
             // Used before. Within the grace window, and while its successor is still unused, it
             // is the same client retrying: answer with the same successor.
             if try row.decode("in_grace", as: Bool?.self) == true {
-                let next = try connection.query(
+                let next = try await connection.query(
                     "SELECT 1 FROM auth.refresh_tokens WHERE token_hash = \(successorHash) AND used_at IS NULL")
                 if !next.isEmpty { return .rotated(user, session: sessionID) }
             }
-            try connection.execute(
+            try await connection.execute(
                 "UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse' WHERE id = \(sessionID)")
-            try revoked([sessionID], of: user.id, on: connection)
+            try await revoked([sessionID], of: user.id, on: connection)
             return .reused(session: sessionID)
         }
     }
@@ -141,28 +143,28 @@ struct AuthRepository: Sendable {
     /// Ends `user`'s session `current` and the one of the refresh token of `hash`.
     func logout(_ user: UUID, session current: UUID?, refreshTokenHash hash: PostgresBytes) async throws {
         try await database.withTransaction { connection in
-            let ended = try connection.query(
+            let ended = try await connection.query(
                 """
                 UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
                 WHERE s.user_id = \(user) AND s.revoked_at IS NULL
                   AND (s.id = \(current) OR s.id IN (SELECT session_id FROM auth.refresh_tokens WHERE token_hash = \(hash)))
                 RETURNING s.id
                 """)
-            try revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
         }
     }
 
     /// Sets the new hash and ends every other session of `user` (all of them without `keep`).
     func changePassword(of user: UUID, to hash: String, keeping keep: UUID?) async throws {
         try await database.withTransaction { connection in
-            try connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
-            let ended = try connection.query(
+            try await connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
+            let ended = try await connection.query(
                 """
                 UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password changed'
                 WHERE user_id = \(user) AND revoked_at IS NULL AND id IS DISTINCT FROM \(keep)
                 RETURNING id
                 """)
-            try revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
         }
     }
 
@@ -170,18 +172,20 @@ struct AuthRepository: Sendable {
     /// exists exactly when the account is gone. False when there was no such account.
     func delete(_ user: UUID) async throws -> Bool {
         try await database.withTransaction { connection in
-            guard !(try connection.query("DELETE FROM auth.users WHERE id = \(user) RETURNING id")).isEmpty else { return false }
-            try EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
+            guard !(try await connection.query("DELETE FROM auth.users WHERE id = \(user) RETURNING id")).isEmpty else {
+                return false
+            }
+            try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             return true
         }
     }
 
     /// Publishes, in the transaction that ended them, that these sessions' access tokens are
     /// revoked until the last of them would have expired.
-    private func revoked(_ sessions: [UUID], of user: UUID, on connection: PostgresConnection) throws {
+    private func revoked(_ sessions: [UUID], of user: UUID, on connection: PostgresConnection) async throws {
         let until = Int(Date().timeIntervalSince1970) + accessTTL + 60
         for session in sessions {
-            try EventLog.append(
+            try await EventLog.append(
                 SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: until), on: connection)
         }
     }

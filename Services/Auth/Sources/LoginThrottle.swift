@@ -65,8 +65,8 @@ struct LoginThrottle: Sendable {
     /// Counts a failure against the account and the address.
     func recordFailure(account: String, address: String) async throws {
         try await database.withConnection { [accountLimit, addressLimit] connection in
-            try connection.execute(Self.count(account, limit: accountLimit))
-            try connection.execute(Self.count(address, limit: addressLimit))
+            try await connection.execute(Self.count(account, limit: accountLimit))
+            try await connection.execute(Self.count(address, limit: addressLimit))
         }
     }
 

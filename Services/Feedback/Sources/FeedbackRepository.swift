@@ -78,9 +78,9 @@ struct FeedbackRepository: Sendable {
                 \(PostgresJSON(feedback.metadata))::jsonb, \(submission.moderation), \(submission.clientAddress))
             RETURNING \(unsafeSQL: FeedbackRows.columns)
             """
-        @Sendable func store(_ connection: PostgresConnection) throws -> Stored {
+        @Sendable func store(_ connection: PostgresConnection) async throws -> Stored {
             if case .refused(let seconds, let limit) = admit() { return .overQuota(seconds, limit) }
-            let rows = try connection.query(insert)
+            let rows = try await connection.query(insert)
             return .created(try render(try FeedbackRows.item(rows[0], admin: false)), submission.id)
         }
         guard let idempotency = submission.idempotency else {
@@ -89,16 +89,16 @@ struct FeedbackRepository: Sendable {
         let (scope, key) = (idempotency.scope, idempotency.key)
         return try await database.withTransaction { connection in
             // Concurrent requests with one key take turns: the first stores, the others replay.
-            try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("feedback-key:" + scope + ":" + key)))")
-            let existing = try connection.query(
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("feedback-key:" + scope + ":" + key)))")
+            let existing = try await connection.query(
                 "SELECT request_hash, response, item_id FROM feedback.idempotency_keys WHERE scope = \(scope) AND key = \(key)")
             if let row = existing.first {
                 guard try row.decode("request_hash", as: PostgresBytes.self) == idempotency.requestHash else { return .keyReused }
                 return .replayed(Array(try row.decode("response", as: String.self).utf8), try row.decode("item_id"))
             }
-            let result = try store(connection)
+            let result = try await store(connection)
             if case .created(let response, _) = result {
-                try connection.execute(
+                try await connection.execute(
                     """
                     INSERT INTO feedback.idempotency_keys (scope, key, request_hash, item_id, response)
                     VALUES (\(scope), \(key), \(idempotency.requestHash), \(submission.id), \(String(decoding: response, as: UTF8.self)))
@@ -189,7 +189,7 @@ struct FeedbackRepository: Sendable {
     /// recorded when nothing changed).
     func update(_ id: UUID, _ patch: UpdateFeedback, tags newTags: [String]?, actor: UUID) async throws -> Updated {
         try await database.withTransaction { connection in
-            let rows = try connection.query(
+            let rows = try await connection.query(
                 "SELECT status, duplicate_of, tags, internal_note, moderation FROM feedback.items WHERE id = \(id) FOR UPDATE")
             guard let row = rows.first else { return .missing }
             var changes: [String: FeedbackChange.FieldChange] = [:]
@@ -200,7 +200,7 @@ struct FeedbackRepository: Sendable {
                     return .conflict("Feedback cannot go from \(status) to \(next).")
                 }
                 if next == "duplicate", let original = patch.duplicateOf {
-                    guard !(try connection.query("SELECT 1 FROM feedback.items WHERE id = \(original)")).isEmpty else {
+                    guard !(try await connection.query("SELECT 1 FROM feedback.items WHERE id = \(original)")).isEmpty else {
                         return .unknownOriginal
                     }
                     update.append(", duplicate_of = \(original)")
@@ -232,8 +232,8 @@ struct FeedbackRepository: Sendable {
             }
             guard !changes.isEmpty else { return .updated }
             update.append(" WHERE id = \(id)")
-            try connection.execute(update)
-            try connection.execute(
+            try await connection.execute(update)
+            try await connection.execute(
                 "INSERT INTO feedback.history (item_id, actor, changes) VALUES (\(id), \(actor), \(PostgresJSON(changes))::jsonb)"
             )
             return .updated
@@ -248,30 +248,32 @@ struct FeedbackRepository: Sendable {
         let range: PostgresQuery =
             "WHERE created_at >= coalesce(\(from)::timestamptz, '-infinity') AND created_at < coalesce(\(to)::timestamptz, 'infinity')"
         return try await database.withConnection { connection -> FeedbackStats in
-            func counts(_ column: String) throws -> [String: Int] {
+            func counts(_ column: String) async throws -> [String: Int] {
                 var query: PostgresQuery =
                     "SELECT coalesce(\(unsafeSQL: column), 'unknown') AS key, count(*)::int AS n FROM feedback.items "
                 query.append(range)
                 query.append(" GROUP BY 1")
                 var result: [String: Int] = [:]
-                for row in try connection.query(query) { result[try row.decode("key")] = try row.decode("n", as: Int.self) }
+                for row in try await connection.query(query) { result[try row.decode("key")] = try row.decode("n", as: Int.self) }
                 return result
             }
-            let byStatus = try counts("status")
+            let byStatus = try await counts("status")
             var ratings: PostgresQuery = """
                 SELECT app_version, round(avg(rating), 2)::float8 AS average, count(rating)::int AS n FROM feedback.items
                 """
             ratings.append(" \(range)")
             ratings.append(" GROUP BY app_version ORDER BY app_version NULLS LAST")
-            let byVersion = try connection.query(ratings).map { row in
+            let byVersion = try await connection.query(ratings).map { row in
                 FeedbackStats.AppVersionRating(
                     appVersion: try row.decode("app_version", as: String?.self),
                     averageRating: try row.decode("average", as: Double?.self),
                     ratings: try row.decode("n", as: Int.self))
             }
+            let byCategory = try await counts("category")
+            let byPlatform = try await counts("platform")
             return FeedbackStats(
                 from: from, to: to, total: byStatus.values.reduce(0, +), byStatus: byStatus,
-                byCategory: try counts("category"), byPlatform: try counts("platform"),
+                byCategory: byCategory, byPlatform: byPlatform,
                 ratingByAppVersion: byVersion)
         }
     }

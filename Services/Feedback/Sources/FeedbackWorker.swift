@@ -27,17 +27,17 @@ final class FeedbackWorker: Sendable {
             listener: events, logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
         ) { event, connection in
             let deleted = try event.decode(AccountDeleted.self)
-            try FeedbackWorker.anonymize(deleted.userId, on: connection)
+            try await FeedbackWorker.anonymize(deleted.userId, on: connection)
         }
     }
 
     /// The sender's feedback stays (the team still needs it) but no longer points to them.
-    static func anonymize(_ userID: UUID, on connection: PostgresConnection) throws {
-        try connection.execute(
+    static func anonymize(_ userID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
             """
             UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(userID)
             """)
-        try connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.text())")
+        try await connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.text())")
     }
 
     func start() {

@@ -57,9 +57,9 @@ enum SubscriptionFacts {
     static func date(_ date: AppStoreDate?) -> Date? { date?.date }
 
     /// Records a transaction unless the same one, signed later, is already known.
-    static func record(_ verified: Verified<AppStoreTransaction>, on connection: PostgresConnection) throws {
+    static func record(_ verified: Verified<AppStoreTransaction>, on connection: PostgresConnection) async throws {
         let transaction = verified.value
-        try connection.execute(
+        try await connection.execute(
             """
             INSERT INTO subscriptions.appstore_transactions AS t (transaction_id, original_transaction_id, product_id,
                 purchase_date, expires_date, revocation_date, revocation_reason, offer_type, environment, signed_date, payload)
@@ -77,9 +77,9 @@ enum SubscriptionFacts {
     }
 
     /// Records a renewal info unless a later-signed one is already known.
-    static func record(_ verified: Verified<AppStoreRenewalInfo>, on connection: PostgresConnection) throws {
+    static func record(_ verified: Verified<AppStoreRenewalInfo>, on connection: PostgresConnection) async throws {
         let renewal = verified.value
-        try connection.execute(
+        try await connection.execute(
             """
             INSERT INTO subscriptions.appstore_renewals AS r (original_transaction_id, auto_renew, auto_renew_product_id,
                 billing_retry, grace_period_expires_date, expiration_intent, environment, signed_date, payload)
@@ -98,8 +98,8 @@ enum SubscriptionFacts {
 
     /// Links an App Store subscription to a user; returns the owner it now has (another user's
     /// id when it was already linked to them).
-    static func link(_ originalTransactionID: String, to user: UUID, on connection: PostgresConnection) throws -> UUID? {
-        let rows = try connection.query(
+    static func link(_ originalTransactionID: String, to user: UUID, on connection: PostgresConnection) async throws -> UUID? {
+        let rows = try await connection.query(
             """
             INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, user_id) VALUES (\(originalTransactionID), \(user))
             ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
@@ -107,15 +107,15 @@ enum SubscriptionFacts {
             RETURNING user_id
             """)
         if let row = rows.first { return try row.decode("user_id") }
-        return try connection.query(
+        return try await connection.query(
             "SELECT user_id FROM subscriptions.appstore_owners WHERE original_transaction_id = \(originalTransactionID)"
         ).first?.decode("user_id")
     }
 
     /// Everything recorded about one user, oldest first, for admins.
-    static func history(of user: UUID, on connection: PostgresConnection) throws -> [SubscriptionFact] {
+    static func history(of user: UUID, on connection: PostgresConnection) async throws -> [SubscriptionFact] {
         var facts: [SubscriptionFact] = []
-        for row in try connection.query(
+        for row in try await connection.query(
             """
             SELECT id, plan_id, starts_at, ends_at, reason, granted_by, created_at, revoked_at, cancelled_at
             FROM subscriptions.grants WHERE user_id = \(user)
@@ -161,7 +161,7 @@ enum SubscriptionFacts {
                 """
             ),
         ] as [(String, PostgresQuery)] {
-            for row in try connection.query(query) {
+            for row in try await connection.query(query) {
                 facts.append(
                     SubscriptionFact(
                         kind: kind, reference: try row.decode("reference"), at: try row.decode("at"),

@@ -54,8 +54,8 @@ struct SubscriptionsRepository: Sendable {
 
     func create(_ plan: Plan) async throws -> PlanChange {
         try await database.withTransaction { connection in
-            if let taken = try Self.productOwner(plan, on: connection) { return taken }
-            let rows = try connection.query(
+            if let taken = try await Self.productOwner(plan, on: connection) { return taken }
+            let rows = try await connection.query(
                 """
                 INSERT INTO subscriptions.plans (\(unsafeSQL: Self.planColumns))
                 VALUES (\(plan.id), \(plan.name), \(plan.description), \(plan.price), \(plan.currency), \(plan.billingPeriod),
@@ -73,12 +73,12 @@ struct SubscriptionsRepository: Sendable {
     /// controller's validation); what it throws comes back unchanged.
     func updatePlan(_ id: String, _ change: @escaping @Sendable (Plan) throws -> Plan) async throws -> PlanChange {
         try await database.withTransaction { connection in
-            let rows = try connection.query(
+            let rows = try await connection.query(
                 "SELECT \(unsafeSQL: Self.planColumns) FROM subscriptions.plans WHERE id = \(id) FOR UPDATE")
             guard let row = rows.first else { return .missing }
             let plan = try change(try Self.plan(row))
-            if let taken = try Self.productOwner(plan, on: connection) { return taken }
-            try connection.execute(
+            if let taken = try await Self.productOwner(plan, on: connection) { return taken }
+            try await connection.execute(
                 """
                 UPDATE subscriptions.plans SET name = \(plan.name), description = \(plan.description), price = \(plan.price),
                     currency = \(plan.currency), billing_period = \(plan.billingPeriod), trial_period = \(plan.trialPeriod),
@@ -92,9 +92,9 @@ struct SubscriptionsRepository: Sendable {
     }
 
     /// A product id belongs to one plan at most; plans are few, so one lock keeps it exact.
-    private static func productOwner(_ plan: Plan, on connection: PostgresConnection) throws -> PlanChange? {
-        try connection.execute("SELECT pg_advisory_xact_lock(hashtext('subscriptions-plan-products'))")
-        let taken = try connection.query(
+    private static func productOwner(_ plan: Plan, on connection: PostgresConnection) async throws -> PlanChange? {
+        try await connection.execute("SELECT pg_advisory_xact_lock(hashtext('subscriptions-plan-products'))")
+        let taken = try await connection.query(
             """
             SELECT id, appstore_product_ids FROM subscriptions.plans
             WHERE id <> \(plan.id) AND appstore_product_ids && \(PostgresTextArray(plan.appStoreProductIds))::text[]
@@ -109,17 +109,18 @@ struct SubscriptionsRepository: Sendable {
     /// Deletes a plan nobody ever had.
     func deletePlan(_ id: String) async throws -> PlanChange {
         try await database.withTransaction { connection in
-            let rows = try connection.query("SELECT appstore_product_ids FROM subscriptions.plans WHERE id = \(id) FOR UPDATE")
+            let rows = try await connection.query(
+                "SELECT appstore_product_ids FROM subscriptions.plans WHERE id = \(id) FOR UPDATE")
             guard let row = rows.first else { return .missing }
             let products = try row.decode("appstore_product_ids", as: PostgresTextArray.self)
-            let used = try connection.query(
+            let used = try await connection.query(
                 """
                 SELECT EXISTS (SELECT 1 FROM subscriptions.grants WHERE plan_id = \(id))
                     OR EXISTS (SELECT 1 FROM subscriptions.appstore_transactions WHERE product_id = ANY (\(products)::text[]))
                     AS used
                 """)[0]
             if try used.decode("used") { return .inUse }
-            try connection.execute("DELETE FROM subscriptions.plans WHERE id = \(id)")
+            try await connection.execute("DELETE FROM subscriptions.plans WHERE id = \(id)")
             return .deleted
         }
     }
@@ -127,14 +128,14 @@ struct SubscriptionsRepository: Sendable {
     // MARK: - Status
 
     /// The user's status now, from their facts (one statement).
-    func status(of user: UUID, on connection: PostgresConnection) throws -> SubscriptionStatus {
+    func status(of user: UUID, on connection: PostgresConnection) async throws -> SubscriptionStatus {
         let now = Date()
-        let rows = try connection.query(SubscriptionFacts.sourcesQuery(user: user, at: now))
+        let rows = try await connection.query(SubscriptionFacts.sourcesQuery(user: user, at: now))
         return StatusResolver.resolve(try SubscriptionFacts.sources(rows), at: now, recheckSeconds: recheckSeconds)
     }
 
     func status(of user: UUID) async throws -> SubscriptionStatus {
-        try await database.withConnection { connection in try status(of: user, on: connection) }
+        try await database.withConnection { connection in try await status(of: user, on: connection) }
     }
 
     /// Turns renewal off on the user's running grants.
@@ -150,8 +151,8 @@ struct SubscriptionsRepository: Sendable {
     func history(of user: UUID) async throws -> SubscriptionHistory {
         try await database.withConnection { connection in
             SubscriptionHistory(
-                userId: user, subscription: try status(of: user, on: connection),
-                facts: try SubscriptionFacts.history(of: user, on: connection))
+                userId: user, subscription: try await status(of: user, on: connection),
+                facts: try await SubscriptionFacts.history(of: user, on: connection))
         }
     }
 
@@ -167,10 +168,10 @@ struct SubscriptionsRepository: Sendable {
     /// and records its facts; answers the status they make.
     func record(_ verified: Verified<AppStoreTransaction>, for user: UUID) async throws -> Recorded {
         try await database.withTransaction { connection in
-            let owner = try SubscriptionFacts.link(verified.value.originalTransactionId, to: user, on: connection)
+            let owner = try await SubscriptionFacts.link(verified.value.originalTransactionId, to: user, on: connection)
             guard owner == user else { return .linkedElsewhere }
-            try SubscriptionFacts.record(verified, on: connection)
-            return .recorded(try status(of: user, on: connection))
+            try await SubscriptionFacts.record(verified, on: connection)
+            return .recorded(try await status(of: user, on: connection))
         }
     }
 
@@ -183,7 +184,7 @@ struct SubscriptionsRepository: Sendable {
         let value = notification.value
         let original = transaction?.value.originalTransactionId ?? renewal?.value.originalTransactionId
         return try await database.withTransaction { connection in
-            let inserted = try connection.query(
+            let inserted = try await connection.query(
                 """
                 INSERT INTO subscriptions.appstore_notifications (notification_uuid, notification_type, subtype,
                     original_transaction_id, environment, signed_date, data)
@@ -196,12 +197,12 @@ struct SubscriptionsRepository: Sendable {
             guard !inserted.isEmpty else { return false }
             guard applies else { return true }
             if let transaction, transaction.value.type == AppStoreTransaction.autoRenewable {
-                try SubscriptionFacts.record(transaction, on: connection)
+                try await SubscriptionFacts.record(transaction, on: connection)
                 if let token = transaction.value.appAccountToken, let user = UUID(text: token) {
-                    _ = try SubscriptionFacts.link(transaction.value.originalTransactionId, to: user, on: connection)
+                    _ = try await SubscriptionFacts.link(transaction.value.originalTransactionId, to: user, on: connection)
                 }
             }
-            if let renewal { try SubscriptionFacts.record(renewal, on: connection) }
+            if let renewal { try await SubscriptionFacts.record(renewal, on: connection) }
             return true
         }
     }

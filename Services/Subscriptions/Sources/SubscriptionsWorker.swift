@@ -18,21 +18,21 @@ final class SubscriptionsWorker: Sendable {
             name: "subscriptions", cursorTable: "subscriptions.event_cursor", types: [AccountDeleted.type],
             database: database, listener: events, logger: logger, pollInterval: .seconds(pollSeconds)
         ) { event, connection in
-            try SubscriptionsWorker.detach(try event.decode(AccountDeleted.self).userId, on: connection)
+            try await SubscriptionsWorker.detach(try event.decode(AccountDeleted.self).userId, on: connection)
         }
     }
 
     /// Idempotent: a second run finds nothing left that points to the user.
-    static func detach(_ userID: UUID, on connection: PostgresConnection) throws {
+    static func detach(_ userID: UUID, on connection: PostgresConnection) async throws {
         let token = userID.text()
-        try connection.execute(
+        try await connection.execute(
             """
             UPDATE subscriptions.appstore_transactions SET payload = payload - 'appAccountToken', updated_at = now()
             WHERE original_transaction_id IN (SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(userID))
                 OR lower(payload ->> 'appAccountToken') = \(token)
             """)
-        try connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
-        try connection.execute("UPDATE subscriptions.grants SET user_id = NULL WHERE user_id = \(userID)")
+        try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
+        try await connection.execute("UPDATE subscriptions.grants SET user_id = NULL WHERE user_id = \(userID)")
     }
 
     func start() { consumer.start() }

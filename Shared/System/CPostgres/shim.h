@@ -2,6 +2,27 @@
 #define PIER_CPOSTGRES_SHIM_H
 #include <libpq-fe.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <errno.h>
+
+/// Arms `fd` once in epoll set `ep` for reading (or writing): one event, then disarmed until
+/// armed again. Returns 0, or -1 with errno.
+static inline int CPostgres_epoll_arm(int ep, int fd, int writable) {
+    struct epoll_event event = { .events = (writable ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT, .data = { .fd = fd } };
+    if (epoll_ctl(ep, EPOLL_CTL_MOD, fd, &event) == 0) return 0;
+    if (errno != ENOENT) return -1;
+    return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &event);
+}
+
+/// Waits for events on `ep` and writes up to `max` ready descriptors to `fds`; returns how
+/// many, or -1 with errno.
+static inline int CPostgres_epoll_wait(int ep, int *fds, int max) {
+    struct epoll_event events[64];
+    if (max > 64) max = 64;
+    int count = epoll_wait(ep, events, max, -1);
+    for (int i = 0; i < count; i++) fds[i] = events[i].data.fd;
+    return count;
+}
 
 /// Returns 1 when the idle connection's socket has something to read (a server notice, a
 /// termination message or EOF after a restart), 0 when quiet, -1 on error.
