@@ -5,6 +5,7 @@
 #   admin GET /feedback?limit=100 vs pgbench running the same SELECT prepared (target >= 0.5)
 # and the RSS of pier-feedback idle and at its peak under these loads (targets < 25 / < 40 MB).
 # Usage: bench/feedback.sh [seconds per run, default 10]
+# PIER_BENCH_PROFILE=file / PIER_BENCH_PROFILE_LIST=file: perf profiles of the POST / list runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
@@ -67,6 +68,9 @@ SQL
 psql "$url" -qc "ANALYZE feedback.items"
 count=$(curl -sf "http://127.0.0.1:18282/feedback?limit=100" -H "Authorization: Bearer $admin_token" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
 select_tps=$(pgbench -n -M prepared -c $clients -j 2 -T "$duration" -f "$work/list.sql" "$url" 2>/dev/null | tps)
+if [ -n "${PIER_BENCH_PROFILE_LIST:-}" ]; then
+  (sleep 2; perf record -F 999 -g -p "$feedback_pid" -o "$PIER_BENCH_PROFILE_LIST" -- sleep 4 >/dev/null 2>&1) &
+fi
 list_rps=$(wrk -t2 -c$clients -d${duration}s -s "$work/list.lua" "http://127.0.0.1:18282/feedback?limit=100" | rps)
 echo "pgbench SELECT (prepared)      $select_tps tps"
 echo "GET /feedback?limit=100        $list_rps req/s  ($count items per page)   ratio $(ratio "$list_rps" "$select_tps")   (target >= 0.5)"

@@ -110,5 +110,5 @@ echo "idle                $((idle_rss / 1024)) MB   (target < 25 MB)"
 echo "after healthz load  $((loaded_rss / 1024)) MB"
 echo "after login load    $((login_rss / 1024)) MB   (target < 80 MB)"
 
-echo "== PostgreSQL from Swift tasks: a thread per connection (today) vs libpq's async API on one loop (32 tasks)"
+echo "== PostgreSQL from Swift tasks: PierPostgres's pool (non-blocking libpq, one epoll thread) vs a thread per connection (32 tasks)"
 "$bin/pier-pq-bench" "${admin%/*}/pier_bench" 32 "$duration"

@@ -188,6 +188,21 @@ struct KeyedTree<Key: CodingKey>: KeyedEncodingContainerProtocol {
         box.pairs.append((key.stringValue, try Node.make(value, path: codingPath + [key])))
     }
 
+    // Absent optionals are left out, as Foundation does; these spare the protocol's generic
+    // default its dynamic casts for the common types.
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        if let value { box.pairs.append((key.stringValue, .string(value))) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        if let value { box.pairs.append((key.stringValue, .number(String(value)))) }
+    }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        if let value { box.pairs.append((key.stringValue, .bool(value))) }
+    }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { box.pairs.append((key.stringValue, try Node.make(value, path: codingPath + [key]))) }
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
         -> KeyedEncodingContainer<NestedKey>
     {

@@ -35,7 +35,7 @@ public struct PostgresRow: Sendable {
     /// Decodes column `name` as an optional `T`: NULL is nil.
     @inlinable
     public func decode<T: PostgresDecodable>(_ name: String, as type: T?.Type = T?.self) throws -> T? {
-        guard let index = columns.index[name] else {
+        guard let index = columns.position(of: name) else {
             throw PostgresError(.decoding, message: "no column \(name) in the result")
         }
         return try cells.withCell(first + index) { bytes throws -> T? in
@@ -87,12 +87,24 @@ public final class PostgresCells: Sendable {
 /// The column names of a result, with an index for lookup by name.
 public final class PostgresColumns: Sendable {
     public let names: [String]
-    @usableFromInline let index: [String: Int]
+    /// By name, for results with many columns; nil for the usual few, which are searched in
+    /// order (most names are short enough to compare as one word: faster than hashing them).
+    @usableFromInline let index: [String: Int]?
 
     init(_ names: [String]) {
         self.names = names
-        var index: [String: Int] = [:]
-        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
-        self.index = index
+        if names.count > 32 {
+            var index: [String: Int] = [:]
+            for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
+            self.index = index
+        } else {
+            index = nil
+        }
+    }
+
+    /// The first column called `name`.
+    @inlinable func position(of name: String) -> Int? {
+        if let index { return index[name] }
+        return names.firstIndex(of: name)
     }
 }

@@ -11,38 +11,40 @@ extension UUID {
     /// Parses `8-4-4-4-12` hex digits, either case; nil otherwise (what `UUID(uuidString:)` accepts).
     public init?(text: some StringProtocol) { self.init(utf8: text.utf8) }
 
-    /// The same from the text's UTF-8 bytes.
+    /// The same from the text's UTF-8 bytes. Inlinable, so that callers get it specialized for
+    /// their buffer type (rows are read from their bytes).
+    @inlinable
     public init?(utf8: some Sequence<UInt8>) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var high: UInt8? = nil
-        var position = 0
-        for byte in utf8 {
-            defer { position += 1 }
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &value) { output -> Bool in
+            var position = 0
+            var digits = 0
+            var high: UInt8 = 0
+            for byte in utf8 {
+                defer { position += 1 }
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard byte == UInt8(ascii: "-") else { return false }
+                    continue
+                }
+                guard position < 36 else { return false }
+                let nibble: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte &- UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte &- UInt8(ascii: "a") &+ 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte &- UInt8(ascii: "A") &+ 10
+                default: return false
+                }
+                if digits & 1 == 0 {
+                    high = nibble
+                } else {
+                    output[digits >> 1] = high << 4 | nibble
+                }
+                digits += 1
             }
-            let nibble: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            if let first = high {
-                bytes.append(first << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
-            }
+            return position == 36 && digits == 32
         }
-        guard position == 36, bytes.count == 16 else { return nil }
-        self.init(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        guard parsed else { return nil }
+        self.init(uuid: value)
     }
 
     /// The 36-character text, lowercase (PostgreSQL's, the API's in paths and logs) or uppercase
