@@ -203,6 +203,72 @@ import Testing
         #expect(await pool.isReachable())
     }
 
+    /// A statement waits for its result without a thread: a backend killed while it runs ends
+    /// the wait with a connection error (not a hang), and the pool replaces the connection.
+    @Test func aBackendKilledMidStatementFailsItAndIsReplaced() async throws {
+        let pool = try await pool(size: 2)
+        defer { pool.close() }
+        let pid = Locked<Int32?>(nil)
+        async let victim: Result<Int, Error> = {
+            do {
+                return .success(
+                    try await pool.withConnection { connection in
+                        let me = try await connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int32.self)
+                        pid.withLock { $0 = me }
+                        return try await connection.execute("SELECT pg_sleep(30)")
+                    })
+            } catch { return .failure(error) }
+        }()
+        #expect(await eventually(interval: .milliseconds(5)) { pid.withLock { $0 } != nil })
+        let killed = try #require(pid.withLock { $0 })
+        #expect(
+            await eventually {
+                (try? await pool.query("SELECT pg_terminate_backend(\(killed)) AS done").first?.decode("done", as: Bool.self))
+                    == true
+            })
+        guard case .failure(let error as PostgresError) = await victim else {
+            Issue.record("the killed statement did not fail with a PostgresError")
+            return
+        }
+        #expect(error.kind == .connection || error.kind == .server)
+        for _ in 0..<4 { #expect(await pool.isReachable()) }
+        #expect(pool.statistics.inUse == 0)
+    }
+
+    /// Statements and results bigger than a socket buffer: sending waits for the socket to
+    /// drain, reading waits for every part of the result.
+    @Test func largeStatementsAndResultsCrossTheSocketWhole() async throws {
+        let pool = try await pool(size: 2)
+        defer { pool.close() }
+        let text = String(repeating: "0123456789abcdef", count: 1 << 20)  // 16 MiB
+        let rows = try await pool.query("SELECT length(\(text)) AS n, md5(\(text)) AS sum, repeat('x', 8 * 1024 * 1024) AS big")
+        #expect(try rows[0].decode("n", as: Int.self) == text.utf8.count)
+        #expect(try rows[0].decode("big", as: String.self).utf8.count == 8 * 1024 * 1024)
+        let many = try await pool.query("SELECT g AS n FROM generate_series(1, 200000) AS g")
+        #expect(many.count == 200_000)
+        #expect(try many.last?.decode("n", as: Int.self) == 200_000)
+    }
+
+    /// A script's statements run in order; the first failure is the one reported.
+    @Test func aScriptReportsItsFirstFailure() async throws {
+        let pool = try await pool(size: 1)
+        defer { pool.close() }
+        try await pool.withConnection { connection in
+            try await connection.executeScript(
+                unsafeSQL:
+                    "DROP TABLE IF EXISTS script_test; CREATE TABLE script_test (n int); INSERT INTO script_test VALUES (1);")
+            do {
+                try await connection.executeScript(
+                    unsafeSQL: "INSERT INTO script_test VALUES (2); SELEC 1; INSERT INTO script_test VALUES (3);")
+                Issue.record("a broken script was accepted")
+            } catch let error as PostgresError {
+                #expect(error.sqlState == "42601")
+            }
+        }
+        // A script runs as one implicit transaction: the failure rolled back its first insert.
+        #expect(try await pool.query("SELECT count(*)::int AS n FROM script_test")[0].decode("n", as: Int.self) == 1)
+    }
+
     @Test func unreachableServerIsATransientError() async throws {
         let pool = PostgresPool(
             configuration: PostgresConfiguration(
