@@ -18,7 +18,7 @@ public protocol PostgresDecodable {
     /// Parses the column's text; nil when it is not a valid value of this type.
     init?(postgresText: String)
     /// Parses the column's bytes where libpq's result was copied to; by default through a
-    /// String. Integers, booleans and UUIDs read the bytes directly: no String per cell.
+    /// String. Integers, booleans, UUIDs and dates read the bytes directly: no String per cell.
     init?(postgresBytes: UnsafeBufferPointer<UInt8>)
 }
 
@@ -224,6 +224,11 @@ extension Date: PostgresEncodable, PostgresDecodable {
     /// fraction), which connections produce with `DateStyle=ISO`.
     public init?(postgresText: String) {
         guard let seconds = CivilDate.parse(postgresText, .postgres) else { return nil }
+        self.init(timeIntervalSince1970: seconds)
+    }
+
+    public init?(postgresBytes: UnsafeBufferPointer<UInt8>) {
+        guard let seconds = CivilDate.parse(utf8: postgresBytes, .postgres) else { return nil }
         self.init(timeIntervalSince1970: seconds)
     }
 }

@@ -68,7 +68,12 @@ public enum CivilDate {
     /// dates (`2026-02-30`, `25:00`) and years outside 0001–9999 included. Nothing is
     /// normalized: what is accepted means exactly what it says.
     public static func parse(_ text: String, _ syntax: Syntax = .iso8601) -> Double? {
-        let c = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(utf8: $0, syntax) }
+    }
+
+    /// The same from UTF-8 bytes (a database cell read in place).
+    public static func parse(utf8 c: UnsafeBufferPointer<UInt8>, _ syntax: Syntax = .iso8601) -> Double? {
         func number(_ start: Int, _ count: Int) -> Int64? {
             guard start + count <= c.count else { return nil }
             var value: Int64 = 0
