@@ -17,13 +17,14 @@ public struct HTTPError: HTTPResponseError, CustomStringConvertible {
     public let problem: Problem
     public let headers: HTTPHeaders
 
+    /// - Parameter code: the stable code; by default the status's (``ProblemCode/of(status:)``).
     public init(
-        _ status: Int, title: String? = nil, detail: String? = nil, type: String = "about:blank",
+        _ status: Int, code: ProblemCode? = nil, title: String? = nil, detail: String? = nil, type: String = "about:blank",
         errors: [Problem.FieldError]? = nil, headers: HTTPHeaders = [:]
     ) {
         self.status = status
         self.problem = Problem(
-            type: type, title: title ?? HTTPStatus.reason(status), status: status,
+            type: type, code: code ?? .of(status: status), title: title ?? HTTPStatus.reason(status), status: status,
             detail: detail, errors: errors)
         self.headers = headers
     }
@@ -33,22 +34,36 @@ public struct HTTPError: HTTPResponseError, CustomStringConvertible {
     public static func badRequest(_ detail: String, errors: [Problem.FieldError]? = nil) -> HTTPError {
         HTTPError(400, detail: detail, errors: errors)
     }
-    public static func unauthorized(_ detail: String = "A valid bearer token is required.") -> HTTPError {
-        HTTPError(401, detail: detail, headers: ["WWW-Authenticate": "Bearer"])
+    /// 401 with `WWW-Authenticate` as RFC 6750 says: a bare challenge when no token came
+    /// (`.authenticationRequired`), `error="invalid_token"` for a token refused.
+    public static func unauthorized(
+        _ detail: String = "A valid bearer token is required.", code: ProblemCode = .authenticationRequired
+    ) -> HTTPError {
+        let challenge =
+            code == .authenticationRequired
+            ? "Bearer" : "Bearer error=\"invalid_token\", error_description=\"\(detail.replacingQuotes)\""
+        return HTTPError(401, code: code, detail: detail, headers: ["WWW-Authenticate": challenge])
     }
-    public static func forbidden(_ detail: String) -> HTTPError { HTTPError(403, detail: detail) }
+    /// 403; for a token without the role, `WWW-Authenticate` says `insufficient_scope` (RFC 6750).
+    public static func forbidden(_ detail: String, code: ProblemCode = .forbidden) -> HTTPError {
+        HTTPError(
+            403, code: code, detail: detail,
+            headers: ["WWW-Authenticate": "Bearer error=\"insufficient_scope\", error_description=\"\(detail.replacingQuotes)\""])
+    }
     public static func notFound(_ detail: String = "Nothing lives at this address.") -> HTTPError {
         HTTPError(404, detail: detail)
     }
-    public static func conflict(_ detail: String) -> HTTPError { HTTPError(409, detail: detail) }
+    public static func conflict(_ detail: String, code: ProblemCode = .conflict) -> HTTPError {
+        HTTPError(409, code: code, detail: detail)
+    }
     /// 422 with one entry per invalid field.
-    public static func invalid(_ errors: [Problem.FieldError]) -> HTTPError {
+    public static func invalid(_ errors: [Problem.FieldError], code: ProblemCode = .validationFailed) -> HTTPError {
         let fields = errors.map(\.field).joined(separator: ", ")
-        return HTTPError(422, title: "Validation failed", detail: "Invalid field(s): \(fields).", errors: errors)
+        return HTTPError(422, code: code, title: "Validation failed", detail: "Invalid field(s): \(fields).", errors: errors)
     }
     /// 422 for one field.
-    public static func invalid(_ field: String, _ message: String) -> HTTPError {
-        invalid([Problem.FieldError(field: field, message: message)])
+    public static func invalid(_ field: String, _ message: String, code: ProblemCode = .validationFailed) -> HTTPError {
+        invalid([Problem.FieldError(field: field, message: message)], code: code)
     }
     public static func tooManyRequests(retryAfter seconds: Int, _ detail: String) -> HTTPError {
         HTTPError(429, detail: detail, headers: ["Retry-After": String(max(1, seconds))])
@@ -85,5 +100,12 @@ public enum HTTPStatus {
         case 504: "Gateway Timeout"
         default: "HTTP \(status)"
         }
+    }
+}
+
+extension String {
+    /// Safe inside a quoted header parameter.
+    fileprivate var replacingQuotes: String {
+        String(unicodeScalars.map { $0 == "\"" || $0 == "\\" ? "'" : Character($0) })
     }
 }

@@ -8,7 +8,8 @@ import PierRuntime
 
 /// Encodes `Encodable` values to JSON bytes the way every response is written, without
 /// Foundation's coder: the same output as `JSONEncoder` with sorted keys, unescaped slashes and
-/// ISO 8601 dates (whole seconds), at a fraction of its cost (measured: its dictionaries,
+/// ISO 8601 dates (whole seconds), except that UUIDs are lowercase, as in tokens, paths, logs
+/// and `Location` (one spelling everywhere), at a fraction of its cost (measured: its dictionaries,
 /// hashing and date formatting were most of a 100-item list's time).
 ///
 /// Values are gathered in a small tree (keys in arrays, no hashing), then written once into one
@@ -51,7 +52,7 @@ enum Node {
         case let int as Int: return .number(String(int))
         case let bool as Bool: return .bool(bool)
         case let date as Date: return .string(CivilDate.iso8601(secondsSince1970: date.timeIntervalSince1970, fractionDigits: 0))
-        case let uuid as UUID: return .string(uuid.text(uppercase: true))
+        case let uuid as UUID: return .string(uuid.text())
         case let double as Double: return try number(double, path: path())
         default:
             let encoder = TreeEncoder(codingPath: path())

@@ -15,6 +15,8 @@ public struct Problem: Codable, Sendable, Equatable, Error {
 
     /// A URI naming the kind of problem; `about:blank` when the status says it all.
     public var type: String
+    /// What went wrong, as a stable identifier a program can switch on (``ProblemCode``).
+    public var code: ProblemCode?
     /// A short summary of the kind (the same for every occurrence).
     public var title: String
     /// The HTTP status code.
@@ -27,14 +29,112 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     public var errors: [FieldError]?
 
     public init(
-        type: String = "about:blank", title: String, status: Int, detail: String? = nil,
+        type: String = "about:blank", code: ProblemCode? = nil, title: String, status: Int, detail: String? = nil,
         requestId: String? = nil, errors: [FieldError]? = nil
     ) {
         self.type = type
+        self.code = code
         self.title = title
         self.status = status
         self.detail = detail
         self.requestId = requestId
         self.errors = errors
     }
+}
+
+/// The stable `code` of a problem: what a client switches on, where `detail` is for people and
+/// may change. New codes may appear; a client should treat one it does not know by its status.
+public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+    public var description: String { rawValue }
+
+    // Requests.
+    /// The body or a parameter could not be read (not JSON, wrong framing).
+    public static let badRequest: ProblemCode = "bad_request"
+    /// One or more fields are missing, unknown or invalid: see `errors`.
+    public static let validationFailed: ProblemCode = "validation_failed"
+    /// The new password breaks a password rule (too short, too common, the email).
+    public static let weakPassword: ProblemCode = "weak_password"
+    public static let unsupportedMediaType: ProblemCode = "unsupported_media_type"
+    public static let bodyTooLarge: ProblemCode = "body_too_large"
+    public static let uriTooLong: ProblemCode = "uri_too_long"
+    public static let headersTooLarge: ProblemCode = "headers_too_large"
+    public static let lengthRequired: ProblemCode = "length_required"
+    public static let notFound: ProblemCode = "not_found"
+    public static let methodNotAllowed: ProblemCode = "method_not_allowed"
+    // Who is calling.
+    /// No bearer token was sent where one is needed.
+    public static let authenticationRequired: ProblemCode = "authentication_required"
+    /// The access token expired: refresh it and retry.
+    public static let tokenExpired: ProblemCode = "token_expired"
+    /// The access token is malformed, forged, or for another issuer or audience.
+    public static let tokenInvalid: ProblemCode = "token_invalid"
+    /// The session was ended (logout, password change, refresh-token reuse): sign in again.
+    public static let sessionRevoked: ProblemCode = "session_revoked"
+    /// The account was deleted.
+    public static let accountDeleted: ProblemCode = "account_deleted"
+    /// Login: the email or the password is wrong (never says which).
+    public static let invalidCredentials: ProblemCode = "invalid_credentials"
+    /// Refresh or logout: the refresh token is unknown, expired, rotated or revoked.
+    public static let invalidRefreshToken: ProblemCode = "invalid_refresh_token"
+    /// The caller lacks the role (admin) this needs.
+    public static let forbidden: ProblemCode = "forbidden"
+    // State.
+    public static let emailTaken: ProblemCode = "email_taken"
+    /// An `Idempotency-Key` came back with a different request.
+    public static let idempotencyKeyReused: ProblemCode = "idempotency_key_reused"
+    /// The change conflicts with the current state of the resource.
+    public static let conflict: ProblemCode = "conflict"
+    // Capacity.
+    /// Too many requests: wait `Retry-After` seconds.
+    public static let rateLimited: ProblemCode = "rate_limited"
+    /// Temporarily unable to answer (database, key set, overload): retry after `Retry-After`.
+    public static let unavailable: ProblemCode = "unavailable"
+    /// A service behind the gateway did not answer in time.
+    public static let upstreamTimeout: ProblemCode = "upstream_timeout"
+    /// A service behind the gateway could not be reached.
+    public static let badGateway: ProblemCode = "bad_gateway"
+    /// A fault on the server's side; the request id finds it in the logs.
+    public static let internalError: ProblemCode = "internal_error"
+
+    /// The code of a status when nothing more precise is known.
+    public static func of(status: Int) -> ProblemCode {
+        switch status {
+        case 400: .badRequest
+        case 401: .authenticationRequired
+        case 403: .forbidden
+        case 404: .notFound
+        case 405: .methodNotAllowed
+        case 409: .conflict
+        case 411: .lengthRequired
+        case 413: .bodyTooLarge
+        case 414: .uriTooLong
+        case 415: .unsupportedMediaType
+        case 422: .validationFailed
+        case 429: .rateLimited
+        case 431: .headersTooLarge
+        case 502: .badGateway
+        case 503: .unavailable
+        case 504: .upstreamTimeout
+        default: status >= 500 ? .internalError : .badRequest
+        }
+    }
+
+    /// Every code Pier answers with, for documentation and clients.
+    public static let all: [ProblemCode] = [
+        .badRequest, .validationFailed, .weakPassword, .unsupportedMediaType, .bodyTooLarge, .uriTooLong,
+        .headersTooLarge, .lengthRequired, .notFound, .methodNotAllowed, .authenticationRequired, .tokenExpired,
+        .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
+        .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
+        .internalError,
+    ]
 }

@@ -44,16 +44,18 @@ public struct Authenticator: Sendable {
         } catch .keysUnavailable {
             throw .unavailable(retryAfter: 2, "The token could not be checked right now.")
         } catch .expired {
-            throw .unauthorized("The access token has expired; refresh it.")
+            throw .unauthorized("The access token has expired; refresh it.", code: .tokenExpired)
         } catch {
-            throw .unauthorized("The access token is not valid.")
+            throw .unauthorized("The access token is not valid.", code: .tokenInvalid)
         }
         switch revocations?.verdict(for: claims) ?? .valid {
         case .valid: break
-        case .revoked: throw .unauthorized("The session has ended; sign in again.")
+        case .revoked: throw .unauthorized("The session has ended; sign in again.", code: .sessionRevoked)
         case .unknown: throw .unavailable(retryAfter: 2, "Whether the token was revoked cannot be checked right now.")
         }
-        guard let userID = UUID(text: claims.sub) else { throw .unauthorized("The access token is not valid.") }
+        guard let userID = UUID(text: claims.sub) else {
+            throw .unauthorized("The access token is not valid.", code: .tokenInvalid)
+        }
         return Principal(userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) })
     }
 

@@ -3,6 +3,7 @@ import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 import PierTestSupport
 import Testing
 
@@ -191,17 +192,45 @@ import Testing
         #expect(again.status == 401 && again.problem?.detail?.contains("ended") == true)
     }
 
+    /// Each refusal an app handles carries its stable code, whatever its wording.
+    @Test func problemsCarryStableCodes() async throws {
+        let auth = try await auth
+        let (session, email) = try await auth.register()
+        func code(_ reply: Reply) -> ProblemCode? { reply.problem?.code }
+        let taken = try await auth.send("POST", "/auth/register", json: #"{"email":"\#(email)","password":"another passphrase"}"#)
+        #expect(taken.status == 409 && code(taken) == .emailTaken)
+        let weak = try await auth.send("POST", "/auth/register", json: #"{"email":"w@example.com","password":"password1"}"#)
+        #expect(weak.status == 422 && code(weak) == .weakPassword)
+        let badEmail = try await auth.send("POST", "/auth/register", json: #"{"email":"nope","password":"password1"}"#)
+        #expect(badEmail.status == 422 && code(badEmail) == .validationFailed)
+        let wrong = try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"not the passphrase"}"#)
+        #expect(wrong.status == 401 && code(wrong) == .invalidCredentials)
+        let unknown = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"never-issued"}"#)
+        #expect(unknown.status == 401 && code(unknown) == .invalidRefreshToken)
+        let notJSON = try await auth.send("POST", "/auth/login", json: "{")
+        #expect(notJSON.status == 400 && code(notJSON) == .badRequest)
+        #expect(code(try await auth.send("GET", "/auth/nowhere")) == .notFound)
+        #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 204)
+        let gone = try await auth.send("GET", "/auth/me", token: session.accessToken)
+        #expect(gone.status == 401 && [.accountDeleted, .sessionRevoked].contains(code(gone)))
+    }
+
     @Test func meNeedsAValidToken() async throws {
         let auth = try await auth
         let (session, email) = try await auth.register()
         let me = try await auth.send("GET", "/auth/me", token: session.accessToken)
         #expect(me.status == 200)
         #expect(try me.decode(User.self).email == email)
-        #expect(try await auth.send("GET", "/auth/me").status == 401)
+        // No token: a bare challenge (RFC 6750 §3.1); a refused token: `invalid_token`; each with its code.
+        let anonymous = try await auth.send("GET", "/auth/me")
+        #expect(anonymous.status == 401 && anonymous.headers["WWW-Authenticate"] == "Bearer")
+        #expect(anonymous.problem?.code == .authenticationRequired)
         #expect(try await auth.send("GET", "/auth/me", headers: ["Authorization": "Basic abc"]).status == 401)
         var tampered = Array(session.accessToken)
         tampered[tampered.count / 2] = tampered[tampered.count / 2] == "A" ? "B" : "A"
-        #expect(try await auth.send("GET", "/auth/me", token: String(tampered)).status == 401)
+        let refused = try await auth.send("GET", "/auth/me", token: String(tampered))
+        #expect(refused.status == 401 && refused.problem?.code == .tokenInvalid)
+        #expect(refused.headers["WWW-Authenticate"]?.hasPrefix(#"Bearer error="invalid_token""#) == true)
         // Signed with the right key but expired.
         let now = Int(Date().timeIntervalSince1970)
         let expired = try auth.keys.signer.sign(
@@ -209,8 +238,10 @@ import Testing
                 iss: "pier", sub: session.user.id.uuidString, aud: "pier",
                 iat: now - 3600, nbf: now - 3600, exp: now - 1800, jti: "x", sid: nil, role: "user"))
         let reply = try await auth.send("GET", "/auth/me", token: expired)
-        #expect(reply.status == 401)
-        #expect(reply.headers["WWW-Authenticate"] == "Bearer")
+        #expect(reply.status == 401 && reply.problem?.code == .tokenExpired)
+        #expect(
+            reply.headers["WWW-Authenticate"]
+                == #"Bearer error="invalid_token", error_description="The access token has expired; refresh it.""#)
         // Signed by a stranger.
         let forged = try AccessTokenSigner(key: P256PrivateKey.generate(), kid: auth.keys.signer.kid).sign(
             AccessClaims(
@@ -259,7 +290,7 @@ import Testing
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 401)
         let events = try await auth.pool.query(
             """
-            SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload->>'userId' = \(session.user.id.uuidString)
+            SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload->>'userId' = \(session.user.id.text())
             """)
         #expect(try events[0].decode("n", as: Int.self) == 1)
         #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 401)

@@ -30,14 +30,14 @@ struct AccountController: Sendable {
         if let displayName, displayName.count > 100 {
             errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
         }
-        guard let email, errors.isEmpty else { throw HTTPError.invalid(errors) }
+        guard let email, errors.isEmpty else { throw HTTPError.invalid(errors, code: PasswordPolicy.code(of: errors)) }
         let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
         let refreshToken = tokens.newRefreshToken()
         let registered = try await repository.register(
             UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
             refreshToken: refreshToken)
         guard case .created(let user, let sessionID) = registered else {
-            throw HTTPError.conflict("An account with this email already exists.")
+            throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         }
         logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
         return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
@@ -53,7 +53,7 @@ struct AccountController: Sendable {
     {
         let principal = try context.caller()
         guard let emailKey = try await repository.emailKey(of: principal.userID) else {
-            throw HTTPError.unauthorized("The account no longer exists.")
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
         // The same guards as login: a stolen access token is no way to guess passwords faster.
         let (user, hash) = try await passwords.hashing(request.clientKey) { () async throws -> (User, String) in
@@ -64,7 +64,7 @@ struct AccountController: Sendable {
                 throw HTTPError.invalid("currentPassword", "is not correct")
             case .right(let user, _):
                 let problems = policy.problems(body.newPassword, field: "newPassword", email: user.email)
-                guard problems.isEmpty else { throw HTTPError.invalid(problems) }
+                guard problems.isEmpty else { throw HTTPError.invalid(problems, code: .weakPassword) }
                 return (user, try await passwords.hasher.hash(body.newPassword))
             }
         }
@@ -76,13 +76,15 @@ struct AccountController: Sendable {
     func deleteAccount(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
         let deleted = try await repository.delete(principal.userID)
-        guard deleted else { throw HTTPError.unauthorized("The account no longer exists.") }
+        guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
         return .noContent
     }
 
     private func user(_ id: UUID) async throws -> User {
-        guard let user = try await repository.user(id) else { throw HTTPError.unauthorized("The account no longer exists.") }
+        guard let user = try await repository.user(id) else {
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        }
         return user
     }
 }

@@ -15,6 +15,12 @@ struct PasswordPolicy: Sendable {
         return Set(text.split(separator: "\n").map { String($0) })
     }()
 
+    /// `weak_password` when the password is the only field refused, else `validation_failed`:
+    /// a client can show its password hint on the code alone.
+    static func code(of errors: [Problem.FieldError]) -> ProblemCode {
+        errors.allSatisfy { $0.field == "password" } ? .weakPassword : .validationFailed
+    }
+
     /// The problems with `password` for field `field`; empty when it is acceptable.
     func problems(_ password: String, field: String, email: String?) -> [Problem.FieldError] {
         let length = password.count

@@ -37,7 +37,7 @@ struct SessionsController: Sendable {
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
             case .wrong:
                 logger.info("login failed", [("request_id", .string(request.requestID))])
-                throw HTTPError(401, detail: "The email or password is not correct.")
+                throw HTTPError.unauthorized("The email or password is not correct.", code: .invalidCredentials)
             case .right(let user, let hash):
                 if passwords.hasher.needsRehash(hash) {
                     try await repository.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
@@ -56,7 +56,9 @@ struct SessionsController: Sendable {
 
     func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
     {
-        guard body.refreshToken.utf8.count <= 256 else { throw HTTPError(401, detail: "The refresh token is not valid.") }
+        guard body.refreshToken.utf8.count <= 256 else {
+            throw HTTPError.unauthorized("The refresh token is not valid.", code: .invalidRefreshToken)
+        }
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         let successor = tokens.successor(of: body.refreshToken)
         let successorHash = PostgresBytes(TokenIssuer.hash(successor))
@@ -71,9 +73,9 @@ struct SessionsController: Sendable {
                 [
                     ("session_id", .string(sessionID.text())), ("request_id", .string(request.requestID)),
                 ])
-            throw HTTPError(401, detail: "The refresh token is not valid.")
+            throw HTTPError.unauthorized("The refresh token is not valid.", code: .invalidRefreshToken)
         case .invalid:
-            throw HTTPError(401, detail: "The refresh token is not valid.")
+            throw HTTPError.unauthorized("The refresh token is not valid.", code: .invalidRefreshToken)
         }
     }
 

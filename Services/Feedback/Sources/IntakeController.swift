@@ -41,7 +41,8 @@ struct IntakeController: Sendable {
         case .replayed(let body, let id):
             return created(body, id: id, replayed: true)
         case .keyReused:
-            throw HTTPError.invalid("Idempotency-Key", "was already used with a different request body")
+            throw HTTPError.invalid(
+                "Idempotency-Key", "was already used with a different request body", code: .idempotencyKeyReused)
         case .overQuota(let seconds, let limit):
             throw HTTPError.tooManyRequests(
                 retryAfter: seconds, "Too much feedback from one sender (\(limit)); try again in \(max(1, seconds)) s.")
