@@ -47,11 +47,12 @@ struct AuthController: Sendable {
     func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
+        let anyone = router.group(Authentication(authenticator, .optional))
         let (sessions, account) = (sessions, account)
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
-        signedIn.post("/auth/logout", body: RefreshRequest.self) { try await sessions.logout($0, $1, $2) }
+        anyone.post("/auth/logout", body: RefreshRequest.self) { try await sessions.logout($0, $1, $2) }
         signedIn.get("/auth/me") { try await account.me($0, $1) }
         signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await account.changePassword($0, $1, $2) }
         signedIn.delete("/auth/me") { try await account.deleteAccount($0, $1) }

@@ -141,16 +141,21 @@ struct AuthRepository: Sendable {
     }
 
     /// Ends `user`'s session `current` and the one of the refresh token of `hash`.
-    func logout(_ user: UUID, session current: UUID?, refreshTokenHash hash: PostgresBytes) async throws {
+    /// Ends the session of the refresh token (of `user`'s sessions only, when the caller is known)
+    /// and the caller's current one.
+    func logout(_ user: UUID?, session current: UUID?, refreshTokenHash hash: PostgresBytes) async throws {
         try await database.withTransaction { connection in
             let ended = try await connection.query(
                 """
                 UPDATE auth.sessions s SET revoked_at = now(), revoked_reason = 'logout'
-                WHERE s.user_id = \(user) AND s.revoked_at IS NULL
+                WHERE (\(user)::uuid IS NULL OR s.user_id = \(user)) AND s.revoked_at IS NULL
                   AND (s.id = \(current) OR s.id IN (SELECT session_id FROM auth.refresh_tokens WHERE token_hash = \(hash)))
-                RETURNING s.id
+                RETURNING s.id, s.user_id
                 """)
-            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+            for row in ended {
+                try await revoked(
+                    [try row.decode("id", as: UUID.self)], of: try row.decode("user_id", as: UUID.self), on: connection)
+            }
         }
     }
 
