@@ -44,11 +44,14 @@ public struct HTTPError: HTTPResponseError, CustomStringConvertible {
             ? "Bearer" : "Bearer error=\"invalid_token\", error_description=\"\(detail.replacingQuotes)\""
         return HTTPError(401, code: code, detail: detail, headers: ["WWW-Authenticate": challenge])
     }
-    /// 403; for a token without the role, `WWW-Authenticate` says `insufficient_scope` (RFC 6750).
-    public static func forbidden(_ detail: String, code: ProblemCode = .forbidden) -> HTTPError {
+    /// 403. `missingRole`: the token lacks the role the route needs, which `WWW-Authenticate`
+    /// says as `insufficient_scope` (RFC 6750).
+    public static func forbidden(_ detail: String, code: ProblemCode = .forbidden, missingRole: Bool = false) -> HTTPError {
         HTTPError(
             403, code: code, detail: detail,
-            headers: ["WWW-Authenticate": "Bearer error=\"insufficient_scope\", error_description=\"\(detail.replacingQuotes)\""])
+            headers: missingRole
+                ? ["WWW-Authenticate": "Bearer error=\"insufficient_scope\", error_description=\"\(detail.replacingQuotes)\""]
+                : [:])
     }
     public static func notFound(_ detail: String = "Nothing lives at this address.") -> HTTPError {
         HTTPError(404, detail: detail)

@@ -69,7 +69,7 @@ public struct Authenticator: Sendable {
     /// The caller, who must be an admin (403 otherwise).
     public func admin(_ request: Request) async throws(HTTPError) -> Principal {
         let principal = try await principal(request)
-        guard principal.isAdmin else { throw .forbidden("This needs the admin role.") }
+        guard principal.isAdmin else { throw .forbidden("This needs the admin role.", missingRole: true) }
         return principal
     }
 }
@@ -90,7 +90,7 @@ extension AuthenticatedContext {
     /// The caller, who must be an admin (401 anonymous, 403 otherwise).
     public func admin() throws(HTTPError) -> Principal {
         let principal = try caller()
-        guard principal.isAdmin else { throw .forbidden("This needs the admin role.") }
+        guard principal.isAdmin else { throw .forbidden("This needs the admin role.", missingRole: true) }
         return principal
     }
 }

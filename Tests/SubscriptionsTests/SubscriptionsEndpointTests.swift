@@ -155,6 +155,8 @@ import Testing
             #expect(!status.willRenew)
             let maxAge = Int(me.headers["Cache-Control"]?.split(separator: "=").last ?? "") ?? -1
             #expect((250...300).contains(maxAge))
+            // The caller's own answer: a shared URL cache must key it by the token.
+            #expect(me.headers["Vary"] == "Authorization")
 
             // A token seen before is answered from the verifier's cache: the same answer.
             let reused = try service.token(user)

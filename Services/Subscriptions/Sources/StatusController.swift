@@ -21,9 +21,13 @@ struct StatusController: Sendable {
         try .json(status, status: code, headers: cacheControl(status))
     }
 
-    /// `Cache-Control` until the status's `checkAgainAt`.
+    /// `Cache-Control` until the status's `checkAgainAt`, and `Vary: Authorization`: the answer is
+    /// the caller's own, so an app's URL cache must not show it to the next user of the device.
     static func cacheControl(_ status: SubscriptionStatus) -> HTTPHeaders {
-        ["Cache-Control": "private, max-age=\(max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down))))"]
+        [
+            "Cache-Control": "private, max-age=\(max(0, Int(status.checkAgainAt.timeIntervalSinceNow.rounded(.down))))",
+            "Vary": "Authorization",
+        ]
     }
 
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
