@@ -15,7 +15,8 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Pier",
-    platforms: [.macOS(.v15)],
+    // The client library's platforms. The services and the gateway are built and run on Linux.
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .executable(name: "pier-auth", targets: ["pier-auth"]),
         .executable(name: "pier-feedback", targets: ["pier-feedback"]),
@@ -25,6 +26,7 @@ let package = Package(
         .library(name: "SubscriptionsService", targets: ["SubscriptionsService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
+        .library(name: "PierClient", targets: ["PierClient"]),
     ],
     targets: [
         system("CPostgres", pkgConfig: "libpq", apt: ["libpq-dev"]),
@@ -36,6 +38,8 @@ let package = Package(
         .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
         .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
         .target(name: "PierJSON", dependencies: ["PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
+        // What apps link: Foundation and the wire types only, no C module.
+        .target(name: "PierClient", dependencies: ["PierModels"], path: "Shared/Client", swiftSettings: strict),
         .target(
             name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierJSON", "PierRuntime"],
             path: "Shared/Crypto", swiftSettings: strict),
@@ -97,7 +101,7 @@ let package = Package(
 
         .target(
             name: "PierTestSupport",
-            dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService", "PierCrypto"],
+            dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService", "PierCrypto", "Gateway"],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",
@@ -143,5 +147,12 @@ let package = Package(
                 "PierTestSupport",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),
+        .testTarget(
+            name: "ClientTests",
+            dependencies: [
+                "PierClient", "Gateway", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime", "PierCrypto",
+                "PierTestSupport",
+            ],
+            path: "Tests/ClientTests", swiftSettings: strict),
     ]
 )

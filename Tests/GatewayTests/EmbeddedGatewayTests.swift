@@ -11,16 +11,7 @@ import Testing
 @Suite struct EmbeddedGatewayTests {
     /// Auth, feedback and subscriptions in one gateway on a fresh database, and a client for it.
     static func embedAll(database: String) async throws -> (Gateway.Embedded, ServiceClient) {
-        let url = try await TestDatabase.create(database)
-        let configuration = try ServiceConfiguration(
-            environment: Environment([
-                "PIER_DATABASE_URL": url, "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
-                "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
-                "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-gateway-\(UUID())").path,
-            ]), defaultPort: 0, applicationName: "gateway-tests")
-        let gateway = try await Gateway.embed(
-            ["feedback", "auth", "subscriptions"], configuration: configuration,
-            logger: Logger(service: "gateway", level: .error), migrate: true)
+        let gateway = try await EmbeddedStack.start(databaseURL: try await TestDatabase.create(database))
         return (gateway, ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)"))
     }
 

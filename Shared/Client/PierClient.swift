@@ -1,0 +1,338 @@
+import Foundation
+import PierModels
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The client an app holds for one Pier server:
+///
+/// ```swift
+/// let pier = PierClient(baseURL: URL(string: "https://api.example.com")!, sessionStore: KeychainSessionStore())
+/// let user = try await pier.auth.login(email: email, password: password)
+/// let item = try await pier.feedback.send(NewFeedback(message: "Love it", rating: 5))
+/// if await pier.subscriptions.isEntitled("pro") { … }
+/// ```
+///
+/// Sessions refresh by themselves; calls that are safe to repeat are retried on transient
+/// failures; every error is a ``PierError``.
+public final class PierClient: Sendable {
+    public struct Options: Sendable {
+        public var retry: RetryPolicy
+        /// Refresh the access token when it has less than this left.
+        public var refreshMargin: TimeInterval
+        /// A directory where feedback that could not be sent waits (``PierFeedback/flushOutbox()``);
+        /// nil: no outbox, a failed send is the caller's to retry.
+        public var feedbackOutbox: URL?
+        /// How old a cached subscription status may be and still be served when the server cannot
+        /// be reached (marked ``CachedStatus/isStale``).
+        public var staleStatusLimit: TimeInterval
+        public var urlSession: URLSession
+
+        public init(
+            retry: RetryPolicy = RetryPolicy(), refreshMargin: TimeInterval = 60, feedbackOutbox: URL? = nil,
+            staleStatusLimit: TimeInterval = 3 * 24 * 3600, urlSession: URLSession = URLSession(configuration: .ephemeral)
+        ) {
+            self.retry = retry
+            self.refreshMargin = refreshMargin
+            self.feedbackOutbox = feedbackOutbox
+            self.staleStatusLimit = staleStatusLimit
+            self.urlSession = urlSession
+        }
+    }
+
+    public let baseURL: URL
+    public let auth: PierAuth
+    public let feedback: PierFeedback
+    public let subscriptions: PierSubscriptions
+
+    public init(baseURL: URL, sessionStore: (any SessionStore)? = nil, options: Options = Options()) {
+        self.baseURL = baseURL
+        let transport = Transport(baseURL: baseURL, session: options.urlSession, retry: options.retry)
+        let sessions = SessionManager(
+            store: sessionStore ?? MemorySessionStore(), transport: transport, margin: options.refreshMargin)
+        let authorized = Authorized(transport: transport, sessions: sessions)
+        auth = PierAuth(authorized)
+        feedback = PierFeedback(authorized, outbox: options.feedbackOutbox)
+        subscriptions = PierSubscriptions(authorized, staleLimit: options.staleStatusLimit)
+    }
+}
+
+/// Sends calls as the signed-in user: a fresh access token, and one retry after a 401 with a
+/// refreshed one.
+struct Authorized: Sendable {
+    let transport: Transport
+    let sessions: SessionManager
+
+    func send(_ call: Call, signedIn: Bool = true) async throws(PierError) -> (Data, HTTPURLResponse) {
+        guard signedIn else { return try await transport.send(call, token: nil) }
+        let token = try await sessions.accessToken()
+        do {
+            return try await transport.send(call, token: token)
+        } catch  where error.status == 401 && [ProblemCode.tokenExpired, .tokenInvalid].contains(error.code) {
+            return try await transport.send(call, token: try await sessions.accessToken(rejected: token))
+        } catch  where error.status == 401 && [ProblemCode.sessionRevoked, .accountDeleted].contains(error.code) {
+            await sessions.signOut(error.code == .accountDeleted ? .accountDeleted : .sessionEnded)
+            throw error
+        }
+    }
+
+    func json<T: Decodable>(_ type: T.Type, _ call: Call, signedIn: Bool = true) async throws(PierError) -> T {
+        let (data, response) = try await send(call, signedIn: signedIn)
+        return try Transport.decode(T.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
+    }
+}
+
+/// Register, sign in and out, and the session's state.
+public final class PierAuth: Sendable {
+    let authorized: Authorized
+    var sessions: SessionManager { authorized.sessions }
+
+    init(_ authorized: Authorized) { self.authorized = authorized }
+
+    /// The signed-in user, or nil. Read without waiting; kept current by every sign-in, refresh
+    /// and sign-out.
+    public var currentUser: User? { sessions.snapshot.withLock { $0 } }
+
+    /// Signed in, token refreshed, signed out (with why), from now on, to each listener.
+    public var events: AsyncStream<AuthEvent> { sessions.events.stream() }
+
+    /// Creates the account and signs in. Throws `email_taken` (409), `weak_password` or
+    /// `validation_failed` (422, ``PierError/fieldErrors`` name the fields).
+    @discardableResult
+    public func register(email: String, password: String, displayName: String? = nil) async throws(PierError) -> User {
+        let body = Transport.body(RegisterRequest(email: email, password: password, displayName: displayName))
+        return try await signIn(Call(method: "POST", path: "/auth/register", body: body, retryable: false))
+    }
+
+    /// Signs in. Throws `invalid_credentials` (401) or `rate_limited` (429, with
+    /// ``PierError/retryAfter``).
+    @discardableResult
+    public func login(email: String, password: String) async throws(PierError) -> User {
+        let body = Transport.body(LoginRequest(email: email, password: password))
+        return try await signIn(Call(method: "POST", path: "/auth/login", body: body, retryable: false))
+    }
+
+    private func signIn(_ call: Call) async throws(PierError) -> User {
+        let session = Session(try await authorized.transport.json(AuthSession.self, call, token: nil))
+        await sessions.signIn(session)
+        return session.user
+    }
+
+    /// Signs out here at once, and ends the session on the server (best effort: if the server
+    /// cannot be reached, the session expires there by itself).
+    public func logout() async {
+        guard let refreshToken = await sessions.signOut(.requested) else { return }
+        let body = Transport.body(RefreshRequest(refreshToken: refreshToken))
+        _ = try? await authorized.transport.send(
+            Call(method: "POST", path: "/auth/logout", body: body, retryable: true), token: nil)
+    }
+
+    /// The user as the server has it now.
+    public func me() async throws(PierError) -> User {
+        try await authorized.json(User.self, Call(method: "GET", path: "/auth/me", retryable: true))
+    }
+
+    /// A valid access token for calls to your own endpoints (refreshed when needed).
+    public func accessToken() async throws(PierError) -> String { try await sessions.accessToken() }
+}
+
+/// Feedback from the app: sent safely (a retry never stores it twice), kept when offline.
+public final class PierFeedback: Sendable {
+    let authorized: Authorized
+    let outbox: URL?
+
+    init(_ authorized: Authorized, outbox: URL?) {
+        self.authorized = authorized
+        self.outbox = outbox
+    }
+
+    /// Sends `feedback` (as the signed-in user, or anonymously) and returns the stored item.
+    /// Retried on transient failures under its client id, so the server stores it once. With an
+    /// outbox, a feedback that still cannot be sent is kept there (the error says
+    /// ``PierError/queuedForRetry``) and sent by ``flushOutbox()``.
+    @discardableResult
+    public func send(_ feedback: NewFeedback) async throws(PierError) -> FeedbackItem {
+        var feedback = feedback
+        let id = feedback.id ?? UUID()
+        feedback.id = id
+        if feedback.requestIds == nil {
+            let failed = authorized.transport.failedRequestIDs
+            if !failed.isEmpty { feedback.requestIds = failed }
+        }
+        let file = outbox.map { $0.appendingPathComponent("\(id.uuidString.lowercased()).json") }
+        if let outbox, let file {
+            try? FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+            try? Transport.encoder.encode(feedback).write(to: file, options: .atomic)
+        }
+        do {
+            let item = try await deliver(feedback)
+            if let file { try? FileManager.default.removeItem(at: file) }
+            return item
+        } catch {
+            guard let file else { throw error }
+            guard error.isTransient else {
+                try? FileManager.default.removeItem(at: file)
+                throw error
+            }
+            var queued = error
+            queued.queuedForRetry = true
+            throw queued
+        }
+    }
+
+    /// Sends what the outbox holds, oldest first, and returns how many were stored; stops at
+    /// the first transient failure (the rest wait for the next call). Each keeps its client id,
+    /// so one sent twice (a crash between sending and forgetting it) is stored once.
+    @discardableResult
+    public func flushOutbox() async -> Int {
+        guard let outbox,
+            let files = try? FileManager.default.contentsOfDirectory(
+                at: outbox, includingPropertiesForKeys: [.contentModificationDateKey])
+        else { return 0 }
+        let queued = files.filter { $0.pathExtension == "json" }.sorted {
+            let left = (try? $0.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast
+            let right = (try? $1.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast
+            return left < right
+        }
+        var sent = 0
+        for file in queued {
+            guard let data = try? Data(contentsOf: file),
+                let feedback = try? Transport.decoder.decode(NewFeedback.self, from: data)
+            else {
+                try? FileManager.default.removeItem(at: file)
+                continue
+            }
+            do {
+                _ = try await deliver(feedback)
+                sent += 1
+                try? FileManager.default.removeItem(at: file)
+            } catch {
+                if error.isTransient { break }
+                try? FileManager.default.removeItem(at: file)
+            }
+        }
+        return sent
+    }
+
+    /// How many feedbacks wait in the outbox.
+    public var queuedCount: Int {
+        guard let outbox, let files = try? FileManager.default.contentsOfDirectory(atPath: outbox.path) else { return 0 }
+        return files.filter { $0.hasSuffix(".json") }.count
+    }
+
+    private func deliver(_ feedback: NewFeedback) async throws(PierError) -> FeedbackItem {
+        let call = Call(method: "POST", path: "/feedback", body: Transport.body(feedback), retryable: true)
+        let signedIn = await authorized.sessions.current() != nil
+        return try await authorized.json(FeedbackItem.self, call, signedIn: signedIn)
+    }
+
+    /// The signed-in user's own feedback, newest first; pass a page's `nextCursor` for the next.
+    public func mine(limit: Int = 20, cursor: String? = nil) async throws(PierError) -> FeedbackPage {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await authorized.json(
+            FeedbackPage.self, Call(method: "GET", path: "/feedback/mine", query: query, retryable: true))
+    }
+}
+
+/// A feedback to send: the server's own request type. Only `message` is required; `id` (made
+/// for you when nil) is what makes a retry safe.
+public typealias NewFeedback = CreateFeedback
+
+/// Plans, the user's subscription status (cached as the server allows) and App Store purchases.
+public final class PierSubscriptions: Sendable {
+    let authorized: Authorized
+    let staleLimit: TimeInterval
+    let cache = Locked<CachedStatus?>(nil)
+
+    init(_ authorized: Authorized, staleLimit: TimeInterval) {
+        self.authorized = authorized
+        self.staleLimit = staleLimit
+    }
+
+    /// The signed-in user's status: from the cache while the server's `max-age` lasts (never
+    /// past `checkAgainAt`), else from the server. When the server cannot be reached, a cached
+    /// status younger than ``PierClient/Options/staleStatusLimit`` is served with `isStale`.
+    public func status() async throws(PierError) -> CachedStatus {
+        let user = authorized.sessions.snapshot.withLock { $0?.id }
+        guard let user else { throw .signedOut() }
+        if let cached = cache.withLock({ $0 }), cached.userId == user, cached.freshUntil > Date() { return cached }
+        do {
+            let (data, response) = try await authorized.send(Call(method: "GET", path: "/subscriptions/me", retryable: true))
+            let status = try Transport.decode(
+                SubscriptionStatus.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
+            let fetched = Date()
+            let maxAge = Self.maxAge(response.value(forHTTPHeaderField: "Cache-Control")) ?? 0
+            let fresh = CachedStatus(
+                value: status, userId: user, fetchedAt: fetched,
+                freshUntil: min(fetched.addingTimeInterval(maxAge), status.checkAgainAt), isStale: false)
+            cache.withLock { $0 = fresh }
+            return fresh
+        } catch {
+            if error.isTransient, var cached = cache.withLock({ $0 }), cached.userId == user,
+                -cached.fetchedAt.timeIntervalSinceNow < staleLimit
+            {
+                cached.isStale = true
+                return cached
+            }
+            throw error
+        }
+    }
+
+    /// True when the signed-in user's status unlocks `key` now; false when it does not, when
+    /// nobody is signed in, or when no status can be had (the cache included).
+    public func isEntitled(_ key: String) async -> Bool {
+        guard let status = try? await status() else { return false }
+        let now = Date()
+        return status.value.entitlements.contains { (entitlement: Entitlement) in
+            entitlement.key == key && entitlement.expiresAt > now
+        }
+    }
+
+    /// The plans on sale.
+    public func plans() async throws(PierError) -> [Plan] {
+        try await authorized.json(
+            [Plan].self, Call(method: "GET", path: "/subscriptions/plans", retryable: true), signedIn: false)
+    }
+
+    /// Sends a StoreKit 2 transaction (`Transaction.jwsRepresentation`) for the signed-in user
+    /// and returns the status it gives. Safe to repeat: the server knows each transaction once.
+    @discardableResult
+    public func submit(signedTransaction: String) async throws(PierError) -> SubscriptionStatus {
+        let body = Transport.body(AppStoreTransactionRequest(signedTransaction: signedTransaction))
+        let status = try await authorized.json(
+            SubscriptionStatus.self,
+            Call(method: "POST", path: "/subscriptions/appstore/transactions", body: body, retryable: true))
+        cache.withLock { $0 = nil }
+        return status
+    }
+
+    /// Forgets the cached status (the next ``status()`` asks the server).
+    public func invalidate() { cache.withLock { $0 = nil } }
+
+    static func maxAge(_ cacheControl: String?) -> TimeInterval? {
+        guard let cacheControl else { return nil }
+        for directive in cacheControl.split(separator: ",") {
+            let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = TimeInterval(parts[1]) { return seconds }
+        }
+        return nil
+    }
+}
+
+/// A subscription status with where it came from; read its fields directly
+/// (`try await pier.subscriptions.status().active`).
+@dynamicMemberLookup
+public struct CachedStatus: Sendable, Equatable {
+    public let value: SubscriptionStatus
+    let userId: UUID
+    /// When the server answered it.
+    public let fetchedAt: Date
+    /// Until when it is served without asking the server.
+    public internal(set) var freshUntil: Date
+    /// True when the server could not be reached and this is an older answer.
+    public internal(set) var isStale: Bool
+
+    public subscript<T>(dynamicMember keyPath: KeyPath<SubscriptionStatus, T>) -> T { value[keyPath: keyPath] }
+}

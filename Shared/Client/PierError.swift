@@ -1,0 +1,67 @@
+import Foundation
+import PierModels
+
+/// Every error PierClient throws: a problem the server answered with, or a failure to reach it.
+///
+/// Switch on ``code`` (stable; see ``ProblemCode``) rather than ``detail`` (for people, may be
+/// reworded). ``isTransient`` says whether trying again later can help.
+public struct PierError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The server answered with a problem: ``status`` and ``code`` say which.
+        case server
+        /// The server could not be reached, or the connection broke (offline, timeout, DNS).
+        case network
+        /// The server's answer could not be read (not the JSON this version expects).
+        case decoding
+        /// The call needs a signed-in user and there is none.
+        case signedOut
+    }
+
+    public let kind: Kind
+    /// The HTTP status, for ``Kind/server``.
+    public let status: Int?
+    /// The problem's stable code, for ``Kind/server``.
+    public let code: ProblemCode?
+    /// What happened, for a developer to read.
+    public let detail: String
+    /// The invalid fields of a 422, each with why.
+    public let fieldErrors: [Problem.FieldError]
+    /// The request's id (`X-Request-ID`): quote it when reporting a problem.
+    public let requestId: String?
+    /// How long the server asked to wait before trying again (`Retry-After`), if it did.
+    public let retryAfter: TimeInterval?
+    /// True when a feedback that could not be sent now was kept in the outbox, to be sent by
+    /// ``PierFeedback/flushOutbox()``.
+    public internal(set) var queuedForRetry = false
+
+    init(
+        kind: Kind, status: Int? = nil, code: ProblemCode? = nil, detail: String, fieldErrors: [Problem.FieldError] = [],
+        requestId: String? = nil, retryAfter: TimeInterval? = nil
+    ) {
+        self.kind = kind
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.fieldErrors = fieldErrors
+        self.requestId = requestId
+        self.retryAfter = retryAfter
+    }
+
+    static func signedOut(_ detail: String = "Sign in first.") -> PierError { PierError(kind: .signedOut, detail: detail) }
+
+    /// True when the same call may succeed later: the network, 408, 429 and 5xx but 501.
+    public var isTransient: Bool {
+        switch kind {
+        case .network: true
+        case .server: status.map { $0 == 408 || $0 == 429 || ($0 >= 500 && $0 != 501) } ?? false
+        case .decoding, .signedOut: false
+        }
+    }
+
+    public var description: String {
+        var text = "Pier: \(detail)"
+        if let status { text += " (\(status)\(code.map { " \($0)" } ?? ""))" }
+        if let requestId { text += " [request \(requestId)]" }
+        return text
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import PierModels
+
+/// A signed-in user's tokens, as a ``SessionStore`` keeps them.
+public struct Session: Codable, Sendable, Equatable {
+    public var user: User
+    public var accessToken: String
+    public var refreshToken: String
+    /// When the access token expires (from `expiresIn`, by this device's clock).
+    public var accessTokenExpiresAt: Date
+
+    public init(user: User, accessToken: String, refreshToken: String, accessTokenExpiresAt: Date) {
+        self.user = user
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+    }
+
+    init(_ answer: AuthSession, receivedAt: Date = Date()) {
+        self.init(
+            user: answer.user, accessToken: answer.accessToken, refreshToken: answer.refreshToken,
+            accessTokenExpiresAt: receivedAt.addingTimeInterval(TimeInterval(answer.expiresIn)))
+    }
+}
+
+/// Where the session lives between launches. An app and its extensions sharing one store (an
+/// app group's Keychain, a shared file) share the session: a refresh by one is seen by the other.
+///
+/// Errors from `load` never sign the user out (a locked Keychain before first unlock is not a
+/// signed-out user): PierClient tries again on the next call.
+public protocol SessionStore: Sendable {
+    func load() throws -> Session?
+    func save(_ session: Session) throws
+    func clear() throws
+}
+
+/// Keeps the session in memory only: signed out at every launch. The default.
+public final class MemorySessionStore: SessionStore {
+    private let session = Locked<Session?>(nil)
+    public init() {}
+    public func load() throws -> Session? { session.withLock { $0 } }
+    public func save(_ session: Session) throws { self.session.withLock { $0 = session } }
+    public func clear() throws { session.withLock { $0 = nil } }
+}
+
+/// Keeps the session in a JSON file readable by its owner only (mode 0600), written atomically:
+/// for command-line tools and Linux; on Apple platforms prefer ``KeychainSessionStore``.
+public final class FileSessionStore: SessionStore {
+    public let url: URL
+    public init(url: URL) { self.url = url }
+
+    public func load() throws -> Session? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return try Transport.decoder.decode(Session.self, from: Data(contentsOf: url))
+    }
+
+    public func save(_ session: Session) throws {
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+        // Created readable by its owner only, then renamed over the old one: never a moment
+        // when the tokens are readable by others, or half written.
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: try Transport.encoder.encode(session), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: temporary.path]) }
+        guard rename(temporary.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        }
+    }
+
+    public func clear() throws {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        try FileManager.default.removeItem(at: url)
+    }
+}
+
+/// What happened to the session, as ``PierAuth/events`` tells it.
+public enum AuthEvent: Sendable, Equatable {
+    case signedIn(User)
+    case tokenRefreshed(User)
+    case signedOut(SignOutReason)
+}
+
+public enum SignOutReason: Sendable, Equatable {
+    /// ``PierAuth/logout()`` was called.
+    case requested
+    /// The server refused the refresh token (expired, revoked, reused): sign in again.
+    case sessionEnded
+    /// The account no longer exists.
+    case accountDeleted
+}
+
+/// The session's state and its refresh, one at a time per refresh token.
+///
+/// - A refresh starts before the access token expires (``PierClient/Options/refreshMargin``) and
+///   after a 401 on a token that is still the current one; concurrent callers share it.
+/// - Sign-in and sign-out bump a generation: a refresh that completes after either is discarded.
+/// - The user is signed out only when the server refuses the refresh token; a network error, a
+///   5xx, a 429 or an unreadable store leaves the session as it was.
+/// - Before refreshing, the store is read again: when another process (an app extension) already
+///   rotated the token, its session is taken instead of refreshing a second time.
+actor SessionManager {
+    private let store: any SessionStore
+    private let transport: Transport
+    private let margin: TimeInterval
+    private var session: Session?
+    private var loaded = false
+    private var generation = 0
+    private var refreshing: [String: Task<Session, any Error>] = [:]
+    /// For ``PierAuth/currentUser`` and ``PierAuth/events``, read without awaiting the actor.
+    nonisolated let snapshot = Locked<User?>(nil)
+    nonisolated let events = Broadcaster<AuthEvent>()
+    /// Runs before each refresh request is sent (tests hold a refresh in flight with it).
+    nonisolated let beforeRefresh = Locked<(@Sendable () async -> Void)?>(nil)
+
+    init(store: any SessionStore, transport: Transport, margin: TimeInterval) {
+        self.store = store
+        self.transport = transport
+        self.margin = margin
+        do {
+            let stored = try store.load()
+            session = stored
+            loaded = true
+            snapshot.withLock { $0 = stored?.user }
+        } catch {}
+    }
+
+    /// The session, read from the store the first time it can be (a store that cannot be read
+    /// now is asked again next time: that is not a sign-out).
+    func current() -> Session? {
+        if !loaded {
+            do {
+                session = try store.load()
+                loaded = true
+                snapshot.withLock { [session] in $0 = session?.user }
+            } catch {}
+        }
+        return session
+    }
+
+    func signIn(_ new: Session) {
+        generation += 1
+        session = new
+        loaded = true
+        try? store.save(new)
+        snapshot.withLock { $0 = new.user }
+        events.send(.signedIn(new.user))
+    }
+
+    /// Forgets the session here and in the store; returns the refresh token it had.
+    @discardableResult
+    func signOut(_ reason: SignOutReason) -> String? {
+        generation += 1
+        let ended = session
+        session = nil
+        loaded = true
+        try? store.clear()
+        snapshot.withLock { $0 = nil }
+        if ended != nil || reason == .requested { events.send(.signedOut(reason)) }
+        return ended?.refreshToken
+    }
+
+    /// An access token to send: the current one while it has more than the margin left, else a
+    /// refreshed one. `rejected`: the server just refused this token (401): refresh unless
+    /// another caller already replaced it.
+    func accessToken(rejected: String? = nil) async throws(PierError) -> String {
+        guard let session = current() else { throw .signedOut() }
+        if let rejected {
+            if session.accessToken != rejected { return session.accessToken }
+        } else if session.accessTokenExpiresAt.timeIntervalSinceNow > margin {
+            return session.accessToken
+        }
+        return try await refresh(session).accessToken
+    }
+
+    /// The session after refreshing `stale`: one request per refresh token, whoever asks.
+    func refresh(_ stale: Session) async throws(PierError) -> Session {
+        if let stored = try? store.load(), stored.user.id == stale.user.id, stored.refreshToken != stale.refreshToken {
+            // Rotated by another process sharing the store.
+            session = stored
+            if stored.accessTokenExpiresAt.timeIntervalSinceNow > margin { return stored }
+            return try await refresh(stored)
+        }
+        let key = stale.refreshToken
+        let task: Task<Session, any Error>
+        if let running = refreshing[key] {
+            task = running
+        } else {
+            let started = generation
+            task = Task { try await self.performRefresh(stale, generation: started) }
+            refreshing[key] = task
+        }
+        do {
+            let value = try await task.value
+            refreshing[key] = nil
+            return value
+        } catch {
+            refreshing[key] = nil
+            throw error as? PierError ?? PierError(kind: .network, detail: "\(error)")
+        }
+    }
+
+    private func performRefresh(_ stale: Session, generation started: Int) async throws -> Session {
+        let call = Call(
+            method: "POST", path: "/auth/refresh", body: Transport.body(RefreshRequest(refreshToken: stale.refreshToken)),
+            retryable: true)
+        if let hook = beforeRefresh.withLock({ $0 }) { await hook() }
+        let answer: AuthSession
+        do {
+            answer = try await transport.json(AuthSession.self, call, token: nil)
+        } catch {
+            if error.kind == .server, error.status == 401 || error.status == 403, generation == started {
+                signOut(error.code == .accountDeleted ? .accountDeleted : .sessionEnded)
+            }
+            throw error
+        }
+        guard generation == started else {
+            // Signed out or in again while this was in flight: its tokens are not the session's.
+            throw PierError.signedOut("The session changed while it was being refreshed.")
+        }
+        let fresh = Session(answer)
+        session = fresh
+        try? store.save(fresh)
+        snapshot.withLock { $0 = fresh.user }
+        events.send(.tokenRefreshed(fresh.user))
+        return fresh
+    }
+}
+
+/// Hands each value to every current listener (``PierAuth/events``).
+final class Broadcaster<Value: Sendable>: Sendable {
+    private let listeners = Locked<[UUID: AsyncStream<Value>.Continuation]>([:])
+
+    func stream() -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(32))
+        let id = UUID()
+        listeners.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.listeners.withLock { _ = $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func send(_ value: Value) {
+        for continuation in listeners.withLock({ Array($0.values) }) { continuation.yield(value) }
+    }
+}

@@ -1,0 +1,401 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierTestSupport
+import Testing
+
+@testable import Gateway
+@testable import PierClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// PierClient against the whole stack over HTTP, as an app uses it.
+@Suite struct PierClientTests {
+    /// One stack for the suite's tests; each test registers its own users.
+    static let stack: Task<(Gateway.Embedded, String), Error> = Task {
+        let url = try await TestDatabase.create("pier_test_client")
+        // Every test's client comes from 127.0.0.1: per-address guards would make them wait on each other.
+        let settings = [
+            "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_THROTTLE_ADDRESS": "100000",
+            "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
+        ]
+        return (try await EmbeddedStack.start(databaseURL: url, settings: settings), url)
+    }
+
+    static func base() async throws -> URL {
+        URL(string: "http://127.0.0.1:\(try await stack.value.0.server.port)")!
+    }
+
+    static func email() -> String { "app-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
+
+    static let fast = PierClient.Options(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.05, maxDelay: 0.2))
+
+    /// How many refresh tokens the session of `refreshToken` has had: 1 + its rotations.
+    static func rotations(of refreshToken: String) async throws -> Int {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        let rows = try await pool.query(
+            """
+            SELECT count(*)::int AS n FROM auth.refresh_tokens WHERE session_id =
+                (SELECT session_id FROM auth.refresh_tokens WHERE token_hash = \(PostgresBytes(SHA256.hash(refreshToken))))
+            """)
+        return try rows[0].decode("n", as: Int.self)
+    }
+
+    /// A signed-in client whose stored access token is `expired` (by its date) or `garbled`.
+    static func client(
+        signedInAs email: String, store: any SessionStore = MemorySessionStore(), spoil: ((inout Session) -> Void)? = nil
+    ) async throws -> (PierClient, Session) {
+        let first = PierClient(baseURL: try await base(), sessionStore: store, options: fast)
+        try await first.auth.register(email: email, password: "a long enough passphrase")
+        var session = try #require(try store.load())
+        spoil?(&session)
+        try store.save(session)
+        return (PierClient(baseURL: try await base(), sessionStore: store, options: fast), session)
+    }
+
+    @Test func aLoginScreenAndTheFeedbackFormWork() async throws {
+        let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
+        let events = pier.auth.events
+        let email = Self.email()
+        #expect(pier.auth.currentUser == nil)
+        let user = try await pier.auth.register(email: email, password: "a long enough passphrase", displayName: "Ada")
+        #expect(user.email == email && user.displayName == "Ada" && pier.auth.currentUser == user)
+        #expect(try await pier.auth.me() == user)
+
+        let item = try await pier.feedback.send(
+            NewFeedback(message: "The checkout button does nothing", rating: 2, category: "bug"))
+        #expect(item.message == "The checkout button does nothing" && item.rating == 2 && item.category == "bug")
+        #expect(try await pier.feedback.mine().items.map(\.id) == [item.id])
+
+        let status = try await pier.subscriptions.status()
+        #expect(status.status == "none" && !status.active && !status.isStale)
+        #expect(await !pier.subscriptions.isEntitled("pro"))
+        #expect(try await pier.subscriptions.plans().allSatisfy(\.active))
+
+        await pier.auth.logout()
+        #expect(pier.auth.currentUser == nil)
+        await #expect(throws: PierError.self) { try await pier.feedback.mine() }
+        // Anonymous feedback still goes through.
+        #expect(
+            try await pier.feedback.send(NewFeedback(message: "Signed out and still talking")).message
+                == "Signed out and still talking")
+        #expect(try await pier.auth.login(email: email, password: "a long enough passphrase") == user)
+
+        var seen: [AuthEvent] = []
+        for await event in events {
+            seen.append(event)
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [.signedIn(user), .signedOut(.requested), .signedIn(user)])
+    }
+
+    /// Counts the refresh requests `pier` sends.
+    static func countRefreshes(_ pier: PierClient) -> PierTestSupport.Locked<Int> {
+        let count = PierTestSupport.Locked(0)
+        pier.auth.sessions.beforeRefresh.withLock { $0 = { count.withLock { $0 += 1 } } }
+        return count
+    }
+
+    /// 50 calls at once on a token that is expired by its date (refreshed before sending) or
+    /// refused by the server (a 401, then refreshed): one refresh request, every call answered.
+    @Test(arguments: ["expired", "refused"])
+    func fiftyCallersShareOneRefresh(token: String) async throws {
+        let (pier, session) = try await Self.client(signedInAs: Self.email()) { session in
+            if token == "expired" { session.accessTokenExpiresAt = .distantPast } else { session.accessToken += "x" }
+        }
+        let refreshes = Self.countRefreshes(pier)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<50 { group.addTask { try await pier.feedback.mine().items.count } }
+            for try await count in group { #expect(count == 0) }
+        }
+        #expect(refreshes.withLock { $0 } == 1)
+        #expect(try await Self.rotations(of: session.refreshToken) == 2)
+        #expect(pier.auth.currentUser == session.user)
+    }
+
+    @Test func aSignOutDuringARefreshIsNotUndone() async throws {
+        let store = MemorySessionStore()
+        let (pier, _) = try await Self.client(signedInAs: Self.email(), store: store) { $0.accessTokenExpiresAt = .distantPast }
+        let events = pier.auth.events
+        let started = PierTestSupport.Locked(false)
+        pier.auth.sessions.beforeRefresh.withLock {
+            $0 = {
+                started.withLock { $0 = true }
+                try? await Task.sleep(nanoseconds: 300_000_000)
+            }
+        }
+        let call = Task { try await pier.feedback.mine() }
+        #expect(await eventually(interval: .milliseconds(5)) { started.withLock { $0 } })
+        await pier.auth.logout()
+        await #expect(throws: PierError.self) { try await call.value }
+        #expect(pier.auth.currentUser == nil)
+        #expect(try store.load() == nil)
+        var seen: [AuthEvent] = []
+        for await event in events {
+            seen.append(event)
+            break
+        }
+        #expect(seen == [.signedOut(.requested)])
+        // Nothing came back to life a moment later either.
+        try await Task.sleep(nanoseconds: 400_000_000)
+        #expect(try pier.auth.currentUser == nil && store.load() == nil)
+    }
+
+    @Test func onlyTheServerRefusingTheRefreshSignsOut() async throws {
+        let email = Self.email()
+        let store = MemorySessionStore()
+        let (_, session) = try await Self.client(signedInAs: email, store: store) { $0.accessTokenExpiresAt = .distantPast }
+        // Unreachable server: the call fails, the session stays.
+        let nobody = try PortHolder()
+        let offline = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, sessionStore: store,
+            options: .init(retry: RetryPolicy(maxAttempts: 2, baseDelay: 0.01, maxDelay: 0.02)))
+        do {
+            _ = try await offline.feedback.mine()
+            Issue.record("a dead server answered")
+        } catch {
+            #expect(error.kind == .network && error.isTransient)
+        }
+        #expect(try offline.auth.currentUser == session.user && store.load() == session)
+
+        // The session ended elsewhere (another device signed it out): the refresh is refused.
+        let pier = PierClient(baseURL: try await Self.base(), sessionStore: store, options: Self.fast)
+        let events = pier.auth.events
+        let elsewhere = MemorySessionStore()
+        try elsewhere.save(session)
+        await PierClient(baseURL: try await Self.base(), sessionStore: elsewhere, options: Self.fast).auth.logout()
+        do {
+            _ = try await pier.feedback.mine()
+            Issue.record("a call went through on an ended session")
+        } catch {
+            #expect(error.status == 401 && error.code == .invalidRefreshToken)
+        }
+        #expect(try pier.auth.currentUser == nil && store.load() == nil)
+        for await event in events {
+            #expect(event == .signedOut(.sessionEnded))
+            break
+        }
+    }
+
+    @Test func twoProcessesSharingAStoreDoNotSignEachOtherOut() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pier-client-\(UUID())/session.json")
+        let store = FileSessionStore(url: file)
+        let (app, session) = try await Self.client(signedInAs: Self.email(), store: store) {
+            $0.accessTokenExpiresAt = .distantPast
+        }
+        let widget = PierClient(baseURL: try await Self.base(), sessionStore: FileSessionStore(url: file), options: Self.fast)
+        let (appRefreshes, widgetRefreshes) = (Self.countRefreshes(app), Self.countRefreshes(widget))
+        #expect(try await app.feedback.mine().items.isEmpty)
+        // The widget read the old session at launch; it finds the rotated one in the store.
+        #expect(try await widget.feedback.mine().items.isEmpty)
+        #expect(appRefreshes.withLock { $0 } == 1 && widgetRefreshes.withLock { $0 } == 0)
+        #expect(try await Self.rotations(of: session.refreshToken) == 2)
+        #expect(app.auth.currentUser == session.user && widget.auth.currentUser == session.user)
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test func problemsBecomeErrorsWithTheirCodeAndFields() async throws {
+        let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
+        let email = Self.email()
+        try await pier.auth.register(email: email, password: "a long enough passphrase")
+        await pier.auth.logout()
+        do {
+            try await pier.auth.register(email: email, password: "a long enough passphrase")
+            Issue.record("registered twice")
+        } catch {
+            #expect(error.status == 409 && error.code == .emailTaken && error.requestId != nil)
+        }
+        do {
+            try await pier.auth.register(email: Self.email(), password: "password1")
+            Issue.record("a weak password was taken")
+        } catch {
+            #expect(error.code == .weakPassword && error.fieldErrors.map(\.field) == ["password"])
+        }
+        var failedID: String?
+        do {
+            try await pier.auth.login(email: email, password: "not the passphrase")
+            Issue.record("a wrong password signed in")
+        } catch {
+            #expect(error.code == .invalidCredentials && !error.isTransient)
+            failedID = error.requestId
+        }
+        // The failed call's id rides along with the next feedback, for support to find.
+        let item = try await pier.feedback.send(NewFeedback(message: "I cannot sign in"))
+        let id = try #require(failedID)
+        let admin = try await Self.adminToken()
+        let stored = try await pier.feedback.authorized.transport.json(
+            FeedbackItem.self, Call(method: "GET", path: "/feedback/\(item.id.uuidString.lowercased())", retryable: true),
+            token: admin)
+        #expect(stored.requestIds.contains(id))
+
+        // Every code the server documents reads back as itself.
+        for code in ProblemCode.all {
+            let body = Data(#"{"type":"about:blank","code":"\#(code)","title":"t","status":400,"detail":"d"}"#.utf8)
+            let response = HTTPURLResponse(
+                url: URL(string: "http://x")!, statusCode: 400, httpVersion: nil, headerFields: ["Retry-After": "7"])!
+            let error = Transport.problem(body, response, requestID: "r")
+            #expect(error.code == code && error.detail == "d" && error.retryAfter == 7)
+        }
+    }
+
+    static func adminToken() async throws -> String {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        let pier = PierClient(baseURL: try await base(), options: fast)
+        let email = Self.email()
+        try await pier.auth.register(email: email, password: "an admin passphrase")
+        try await pool.execute("UPDATE auth.users SET role = 'admin' WHERE email = \(email)")
+        try await pier.auth.login(email: email, password: "an admin passphrase")
+        return try await pier.auth.accessToken()
+    }
+
+    @Test func statusIsCachedAsTheServerSaysAndServedStaleWhenOffline() async throws {
+        let store = MemorySessionStore()
+        let (pier, _) = try await Self.client(signedInAs: Self.email(), store: store)
+        let first = try await pier.subscriptions.status()
+        #expect(first.freshUntil > first.fetchedAt && !first.isStale)
+        #expect(try await pier.subscriptions.status() == first)  // from the cache: the same fetch
+        // Past max-age, it asks again.
+        pier.subscriptions.cache.withLock { $0?.freshUntil = .distantPast }
+        let second = try await pier.subscriptions.status()
+        #expect(second.fetchedAt > first.fetchedAt && !second.isStale)
+        // Offline past max-age: the last answer, marked stale.
+        let nobody = try PortHolder()
+        let offline = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, sessionStore: store,
+            options: .init(retry: RetryPolicy(maxAttempts: 1)))
+        await #expect(throws: PierError.self) { try await offline.subscriptions.status() }
+        offline.subscriptions.cache.withLock { $0 = second }
+        offline.subscriptions.cache.withLock { $0?.freshUntil = .distantPast }
+        let stale = try await offline.subscriptions.status()
+        #expect(stale.isStale && stale.value == second.value)
+    }
+}
+
+/// Retries against a server that answers 503 or 429 with `Retry-After` before it succeeds.
+@Suite struct RetryTests {
+    final class Flaky: Sendable {
+        /// When each call arrived.
+        let times: PierTestSupport.Locked<[Date]>
+        let server: HTTPServer
+
+        /// Answers `failures` (statuses, with `Retry-After`) to the plan list before a 200; a
+        /// login is always a 503.
+        init(failures: [Int], retryAfter: String) throws {
+            let answers = PierTestSupport.Locked(failures)
+            let times = PierTestSupport.Locked<[Date]>([])
+            let router = Router<BasicRequestContext>()
+            router.get("/subscriptions/plans") { _, _ in
+                times.withLock { $0.append(Date()) }
+                if let status = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                    throw HTTPError(status, detail: "busy", headers: ["Retry-After": retryAfter])
+                }
+                return Response(status: 200, headers: ["Content-Type": "application/json"], body: Array("[]".utf8))
+            }
+            router.post("/auth/login") { _, _ -> Response in
+                times.withLock { $0.append(Date()) }
+                throw HTTPError(503, detail: "busy", headers: ["Retry-After": "1"])
+            }
+            let logger = Logger(service: "flaky", level: .error)
+            server = HTTPServer(
+                configuration: HTTPServer.Configuration(port: 0, threads: 1),
+                pipeline: HTTPPipeline(routes: router.routes, middleware: [ErrorMiddleware(logger: logger)], logger: logger),
+                logger: logger)
+            try server.start()
+            self.times = times
+        }
+    }
+
+    @Test(arguments: [503, 429])
+    func retryAfterIsWaitedForThenTheCallSucceeds(status: Int) async throws {
+        let flaky = try Flaky(failures: [status], retryAfter: "1")
+        defer { Task { await flaky.server.shutdown() } }
+        let pier = PierClient(baseURL: URL(string: "http://127.0.0.1:\(flaky.server.port)")!)
+        #expect(try await pier.subscriptions.plans().isEmpty)
+        let times = flaky.times.withLock { $0 }
+        #expect(times.count == 2)
+        // The second attempt came no sooner than the server asked.
+        #expect(times[1].timeIntervalSince(times[0]) >= 0.95)
+    }
+
+    @Test func aWaitLongerThanThePolicyAllowsIsTheCallersToDecide() async throws {
+        let flaky = try Flaky(failures: [429], retryAfter: "120")
+        defer { Task { await flaky.server.shutdown() } }
+        let pier = PierClient(baseURL: URL(string: "http://127.0.0.1:\(flaky.server.port)")!)
+        do {
+            _ = try await pier.subscriptions.plans()
+            Issue.record("no error")
+        } catch {
+            #expect(error.status == 429 && error.code == .rateLimited && error.retryAfter == 120)
+        }
+        #expect(flaky.times.withLock { $0.count } == 1)
+    }
+
+    @Test func aLoginIsNeverSentTwice() async throws {
+        let flaky = try Flaky(failures: [], retryAfter: "1")
+        defer { Task { await flaky.server.shutdown() } }
+        let pier = PierClient(baseURL: URL(string: "http://127.0.0.1:\(flaky.server.port)")!)
+        await #expect(throws: PierError.self) { try await pier.auth.login(email: "a@example.com", password: "whatever it is") }
+        #expect(flaky.times.withLock { $0.count } == 1)
+    }
+}
+
+/// Feedback written while the server is down is sent once it is back, exactly once.
+@Suite struct OutboxTests {
+    @Test func feedbackWaitsInTheOutboxWhileTheServerIsDown() async throws {
+        let url = try await TestDatabase.create("pier_test_client_outbox")
+        let holder = try PortHolder()
+        let port = holder.port
+        var stack = try await EmbeddedStack.start(databaseURL: url, port: port)
+        let outbox = FileManager.default.temporaryDirectory.appendingPathComponent("pier-outbox-\(UUID())")
+        let pier = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!,
+            options: .init(retry: RetryPolicy(maxAttempts: 2, baseDelay: 0.01, maxDelay: 0.02), feedbackOutbox: outbox))
+        #expect(try await pier.feedback.send(NewFeedback(message: "while online")).message == "while online")
+        #expect(pier.feedback.queuedCount == 0)
+
+        await stack.shutdown()
+        let offline = NewFeedback(id: UUID(), message: "written on the train")
+        do {
+            _ = try await pier.feedback.send(offline)
+            Issue.record("sent to a stopped server")
+        } catch {
+            #expect(error.queuedForRetry && error.kind == .network)
+        }
+        #expect(pier.feedback.queuedCount == 1)
+        #expect(await pier.feedback.flushOutbox() == 0)  // still down: kept
+        #expect(pier.feedback.queuedCount == 1)
+
+        stack = try await EmbeddedStack.start(databaseURL: url, port: port)
+        // Flushed as an app would, on each chance, until the outbox is empty (the first attempt
+        // may meet a connection the old server closed).
+        let sent = PierTestSupport.Locked(0)
+        #expect(
+            await eventually {
+                let flushed = await pier.feedback.flushOutbox()
+                sent.withLock { $0 += flushed }
+                return pier.feedback.queuedCount == 0
+            })
+        #expect(sent.withLock { $0 } == 1)
+        // A crash after sending but before forgetting it: sent again, stored once.
+        let file = outbox.appendingPathComponent("\(try #require(offline.id).uuidString.lowercased()).json")
+        try JSONEncoder().encode(offline).write(to: file)
+        #expect(
+            await eventually {
+                _ = await pier.feedback.flushOutbox(); return pier.feedback.queuedCount == 0
+            })
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { pool.close() }
+        let rows = try await pool.query("SELECT count(*)::int AS n FROM feedback.items WHERE id = \(offline.id)")
+        #expect(try rows[0].decode("n", as: Int.self) == 1)
+        await stack.shutdown()
+        _ = holder
+    }
+}
