@@ -60,7 +60,7 @@ wrk.headers["Authorization"] = "Bearer $admin_token"
 LUA
 cat > "$work/list.sql" <<'SQL'
 SELECT id, message, rating, category, status, duplicate_of, app_version, build, platform, os_version, device, locale,
-       request_ids, metadata::text AS metadata, created_at, updated_at, user_id, email, moderation, tags, internal_note,
+       request_ids, metadata::text AS metadata, created_at, updated_at, user_id, name, email, moderation, tags, internal_note,
        (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
 FROM feedback.items WHERE true AND moderation = 'approved' ORDER BY created_at DESC, id DESC LIMIT 101;
 SQL

@@ -4,11 +4,13 @@
     import Foundation
 #endif
 
-/// `POST /feedback`.
+/// `POST /feedback`. `feedback` is accepted as another name of `message` (exactly one of the two).
 public struct CreateFeedback: Codable, Sendable, StrictDecodable {
     /// A client-generated id: a retry with the same id creates nothing new.
     public var id: UUID?
     public var message: String
+    /// The sender's name, kept for anonymous senders only (like `email`).
+    public var name: String?
     public var rating: Int?
     public var category: String?
     /// A reply address, kept for anonymous senders only.
@@ -25,12 +27,13 @@ public struct CreateFeedback: Codable, Sendable, StrictDecodable {
     public var metadata: [String: JSONValue]?
 
     public init(
-        id: UUID? = nil, message: String, rating: Int? = nil, category: String? = nil, email: String? = nil,
+        id: UUID? = nil, message: String, name: String? = nil, rating: Int? = nil, category: String? = nil, email: String? = nil,
         appVersion: String? = nil, build: String? = nil, platform: String? = nil, osVersion: String? = nil,
         device: String? = nil, locale: String? = nil, requestIds: [String]? = nil, metadata: [String: JSONValue]? = nil
     ) {
         self.id = id
         self.message = message
+        self.name = name
         self.rating = rating
         self.category = category
         self.email = email
@@ -45,9 +48,63 @@ public struct CreateFeedback: Codable, Sendable, StrictDecodable {
     }
 
     public static let fields: Set<String> = [
-        "id", "message", "rating", "category", "email", "appVersion", "build", "platform", "osVersion", "device", "locale",
-        "requestIds", "metadata",
+        "id", "message", "feedback", "name", "rating", "category", "email", "appVersion", "build", "platform", "osVersion",
+        "device", "locale", "requestIds", "metadata",
     ]
+
+    private enum CodingKeys: String, CodingKey {
+        case id, message, feedback, name, rating, category, email, appVersion, build, platform, osVersion, device, locale
+        case requestIds, metadata
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decodeIfPresent(UUID.self, forKey: .id)
+        switch (
+            try container.decodeIfPresent(String.self, forKey: .message),
+            try container.decodeIfPresent(String.self, forKey: .feedback)
+        ) {
+        case (let text?, nil), (nil, let text?): message = text
+        case (nil, nil):
+            throw DecodingError.keyNotFound(
+                CodingKeys.message, .init(codingPath: decoder.codingPath, debugDescription: "message (or feedback) is required"))
+        case (_?, _?):
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [CodingKeys.feedback],
+                    debugDescription: "must not be sent with message: it is another name for message"))
+        }
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        rating = try container.decodeIfPresent(Int.self, forKey: .rating)
+        category = try container.decodeIfPresent(String.self, forKey: .category)
+        email = try container.decodeIfPresent(String.self, forKey: .email)
+        appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
+        build = try container.decodeIfPresent(String.self, forKey: .build)
+        platform = try container.decodeIfPresent(String.self, forKey: .platform)
+        osVersion = try container.decodeIfPresent(String.self, forKey: .osVersion)
+        device = try container.decodeIfPresent(String.self, forKey: .device)
+        locale = try container.decodeIfPresent(String.self, forKey: .locale)
+        requestIds = try container.decodeIfPresent([String].self, forKey: .requestIds)
+        metadata = try container.decodeIfPresent([String: JSONValue].self, forKey: .metadata)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(id, forKey: .id)
+        try container.encode(message, forKey: .message)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(rating, forKey: .rating)
+        try container.encodeIfPresent(category, forKey: .category)
+        try container.encodeIfPresent(email, forKey: .email)
+        try container.encodeIfPresent(appVersion, forKey: .appVersion)
+        try container.encodeIfPresent(build, forKey: .build)
+        try container.encodeIfPresent(platform, forKey: .platform)
+        try container.encodeIfPresent(osVersion, forKey: .osVersion)
+        try container.encodeIfPresent(device, forKey: .device)
+        try container.encodeIfPresent(locale, forKey: .locale)
+        try container.encodeIfPresent(requestIds, forKey: .requestIds)
+        try container.encodeIfPresent(metadata, forKey: .metadata)
+    }
 }
 
 /// One feedback item. The sender sees the public fields; admins also see who sent it, the
@@ -71,6 +128,8 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
     public var updatedAt: Date
     // Admins only.
     public var userId: UUID?
+    /// The anonymous sender's name, when given.
+    public var name: String?
     public var email: String?
     public var moderation: String?
     public var tags: [String]?
@@ -81,7 +140,8 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
         id: UUID, message: String, rating: Int? = nil, category: String, status: String, duplicateOf: UUID? = nil,
         appVersion: String? = nil, build: String? = nil, platform: String? = nil, osVersion: String? = nil, device: String? = nil,
         locale: String? = nil, requestIds: [String], metadata: [String: JSONValue], createdAt: Date, updatedAt: Date,
-        userId: UUID? = nil, email: String? = nil, moderation: String? = nil, tags: [String]? = nil, internalNote: String? = nil,
+        userId: UUID? = nil, name: String? = nil, email: String? = nil, moderation: String? = nil, tags: [String]? = nil,
+        internalNote: String? = nil,
         history: [FeedbackChange]? = nil
     ) {
         self.id = id
@@ -101,6 +161,7 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.userId = userId
+        self.name = name
         self.email = email
         self.moderation = moderation
         self.tags = tags

@@ -39,6 +39,38 @@ import Testing
         #expect(try tableStillThere[0].decode("present", as: Bool.self))
     }
 
+    /// The common tutorial's form posts `{"name", "feedback"}` and expects a 201: it gets one.
+    @Test func theTutorialFormWorksAsWritten() async throws {
+        let feedback = try await feedback
+        let reply = try await feedback.send("POST", "/feedback", json: #"{"name":"Grace","feedback":"Lovely app"}"#)
+        #expect(reply.status == 201)
+        let item = try reply.decode(FeedbackItem.self)
+        #expect(item.message == "Lovely app" && item.name == nil)  // the sender's view has no team fields
+        let admin = try await feedback.send("GET", "/feedback/\(item.id.uuidString.lowercased())", token: feedback.admin())
+        #expect(try admin.decode(FeedbackItem.self).name == "Grace")
+        // Exactly one of the two names.
+        let both = try await feedback.send("POST", "/feedback", json: #"{"message":"a","feedback":"b"}"#)
+        #expect(both.status == 422 && both.problem?.errors?.map(\.field) == ["feedback"])
+        let neither = try await feedback.send("POST", "/feedback", json: #"{"name":"Grace"}"#)
+        #expect(neither.status == 422 && neither.problem?.errors?.map(\.field) == ["message"])
+        // A signed-in sender's name is not kept: the account says who it is.
+        let signedIn = try await feedback.post(#"{"name":"Grace","feedback":"x"}"#, token: feedback.token(UUID()))
+        let stored = try await feedback.pool.query("SELECT name FROM feedback.items WHERE id = \(signedIn.id)")
+        #expect(try stored[0].decode("name", as: String?.self) == nil)
+        let long = try await feedback.send(
+            "POST", "/feedback", json: #"{"name":"\#(String(repeating: "n", count: 101))","feedback":"x"}"#)
+        #expect(long.status == 422 && long.problem?.errors?.map(\.field) == ["name"])
+    }
+
+    /// What a phone produces (`UIDevice.systemName` is "iOS") is accepted and stored normalized.
+    @Test func vocabulariesAreReadCaseInsensitively() async throws {
+        let feedback = try await feedback
+        let item = try await feedback.post(#"{"message":"x","platform":"iOS","category":"Bug"}"#)
+        #expect(item.platform == "ios" && item.category == "bug")
+        let wrong = try await feedback.send("POST", "/feedback", json: #"{"message":"x","platform":"Symbian"}"#)
+        #expect(wrong.status == 422 && wrong.problem?.errors?.map(\.field) == ["platform"])
+    }
+
     @Test func signedInFeedbackBelongsToTheUserAndDropsTheEmail() async throws {
         let feedback = try await feedback
         let user = UUID()

@@ -70,9 +70,9 @@ struct FeedbackRepository: Sendable {
     ) async throws -> Stored {
         let feedback = submission.feedback
         let insert: PostgresQuery = """
-            INSERT INTO feedback.items (id, user_id, email, message, rating, category, app_version, build, platform,
+            INSERT INTO feedback.items (id, user_id, name, email, message, rating, category, app_version, build, platform,
                 os_version, device, locale, request_ids, metadata, moderation, client_address)
-            VALUES (\(submission.id), \(submission.userID), \(feedback.email), \(feedback.message), \(feedback.rating),
+            VALUES (\(submission.id), \(submission.userID), \(feedback.name), \(feedback.email), \(feedback.message), \(feedback.rating),
                 \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
                 \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
                 \(PostgresJSON(feedback.metadata))::jsonb, \(submission.moderation), \(submission.clientAddress))

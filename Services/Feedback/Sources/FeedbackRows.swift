@@ -14,7 +14,7 @@ import PierRuntime
 enum FeedbackRows {
     static let columns = """
         id, message, rating, category, status, duplicate_of, app_version, build, platform, os_version, device, locale,
-        request_ids, metadata::text AS metadata, created_at, updated_at, user_id, email, moderation, tags, internal_note,
+        request_ids, metadata::text AS metadata, created_at, updated_at, user_id, name, email, moderation, tags, internal_note,
         (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
         """
 
@@ -34,6 +34,7 @@ enum FeedbackRows {
             requestIds: try row.decode("request_ids", as: PostgresTextArray.self).values, metadata: metadata,
             createdAt: try row.decode("created_at"), updatedAt: try row.decode("updated_at"),
             userId: admin ? try row.decode("user_id", as: UUID?.self) : nil,
+            name: admin ? try row.decode("name", as: String?.self) : nil,
             email: admin ? try row.decode("email", as: String?.self) : nil,
             moderation: admin ? try row.decode("moderation", as: String.self) : nil,
             tags: admin ? try row.decode("tags", as: PostgresTextArray.self).values : nil,

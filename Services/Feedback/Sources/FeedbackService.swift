@@ -20,6 +20,7 @@ public struct FeedbackService: Service {
             version: 1, name: "create_feedback", sql: String(decoding: PackageResources._001_create_feedback_sql, as: UTF8.self)),
         Migration(
             version: 2, name: "quota_counters", sql: String(decoding: PackageResources._002_quota_counters_sql, as: UTF8.self)),
+        Migration(version: 3, name: "sender_name", sql: String(decoding: PackageResources._003_sender_name_sql, as: UTF8.self)),
     ]
 
     let controller: FeedbackController

@@ -14,6 +14,7 @@ struct ValidFeedback: Sendable {
     var message: String
     var rating: Int?
     var category: String
+    var name: String?
     var email: String?
     var appVersion: String?
     var build: String?
@@ -41,12 +42,13 @@ struct ValidFeedback: Sendable {
         rating = body.rating
         if let rating = body.rating, !(1...5).contains(rating) { fail("rating", "must be an integer from 1 to 5") }
 
-        category = body.category ?? "other"
+        // What a phone produces (`iOS`, `Bug`) is read case-insensitively and stored lowercase.
+        category = body.category?.lowercased() ?? "other"
         if !Vocabulary.categories.contains(category) {
             fail("category", "must be one of \(Vocabulary.list(Vocabulary.categories))")
         }
 
-        platform = body.platform
+        platform = body.platform?.lowercased()
         if let platform, !Vocabulary.platforms.contains(platform) {
             fail("platform", "must be one of \(Vocabulary.list(Vocabulary.platforms))")
         }
@@ -62,6 +64,9 @@ struct ValidFeedback: Sendable {
         osVersion = text(body.osVersion, "osVersion", maximum: 64)
         device = text(body.device, "device", maximum: 128)
         locale = text(body.locale, "locale", maximum: 35)
+        // Kept for anonymous senders only, like `email`: a signed-in sender has an account.
+        let name = text(body.name, "name", maximum: 100)
+        self.name = anonymous ? name : nil
 
         email = nil
         if let given = body.email, !given.trimmingWhitespace().isEmpty {

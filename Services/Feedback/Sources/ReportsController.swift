@@ -70,14 +70,14 @@ struct ReportsController: Sendable {
 /// prefixed with an apostrophe (OWASP's CSV injection guidance).
 enum CSVExport {
     static let header =
-        "id,createdAt,status,category,rating,platform,appVersion,build,osVersion,device,locale,message,tags,userId,email,moderation\r\n"
+        "id,createdAt,status,category,rating,platform,appVersion,build,osVersion,device,locale,message,tags,userId,name,email,moderation\r\n"
 
     static func line(_ item: FeedbackItem) -> String {
         let cells: [String] = [
             item.id.text(), CivilDate.iso8601(secondsSince1970: item.createdAt.timeIntervalSince1970),
             item.status, item.category, item.rating.map(String.init) ?? "", item.platform ?? "", item.appVersion ?? "",
             item.build ?? "", item.osVersion ?? "", item.device ?? "", item.locale ?? "", item.message,
-            (item.tags ?? []).joined(separator: " "), item.userId?.text() ?? "", item.email ?? "",
+            (item.tags ?? []).joined(separator: " "), item.userId?.text() ?? "", item.name ?? "", item.email ?? "",
             item.moderation ?? "",
         ]
         return cells.map(cell).joined(separator: ",") + "\r\n"
