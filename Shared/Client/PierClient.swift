@@ -24,6 +24,11 @@ public final class PierClient: Sendable {
         /// A directory where feedback that could not be sent waits (``PierFeedback/flushOutbox()``);
         /// nil: no outbox, a failed send is the caller's to retry.
         public var feedbackOutbox: URL?
+        /// Names this installation of the app to the server (`X-Installation-ID`): anonymous feedback
+        /// ids and keys are kept apart per installation, so a retry from another network still
+        /// finds its first attempt. nil: kept in the outbox directory when there is one, else new
+        /// for each client.
+        public var installationID: String?
         /// How old a cached subscription status may be and still be served when the server cannot
         /// be reached (marked ``CachedStatus/isStale``).
         public var staleStatusLimit: TimeInterval
@@ -31,9 +36,11 @@ public final class PierClient: Sendable {
 
         public init(
             retry: RetryPolicy = RetryPolicy(), refreshMargin: TimeInterval = 60, feedbackOutbox: URL? = nil,
-            staleStatusLimit: TimeInterval = 3 * 24 * 3600, urlSession: URLSession = URLSession(configuration: .ephemeral)
+            installationID: String? = nil, staleStatusLimit: TimeInterval = 3 * 24 * 3600,
+            urlSession: URLSession = URLSession(configuration: .ephemeral)
         ) {
             self.retry = retry
+            self.installationID = installationID
             self.refreshMargin = refreshMargin
             self.feedbackOutbox = feedbackOutbox
             self.staleStatusLimit = staleStatusLimit
@@ -53,7 +60,7 @@ public final class PierClient: Sendable {
             store: sessionStore ?? MemorySessionStore(), transport: transport, margin: options.refreshMargin)
         let authorized = Authorized(transport: transport, sessions: sessions)
         auth = PierAuth(authorized)
-        feedback = PierFeedback(authorized, outbox: options.feedbackOutbox)
+        feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: options.installationID)
         subscriptions = PierSubscriptions(authorized, staleLimit: options.staleStatusLimit)
     }
 }
@@ -141,10 +148,23 @@ public final class PierAuth: Sendable {
 public final class PierFeedback: Sendable {
     let authorized: Authorized
     let outbox: URL?
+    let installationID: String
 
-    init(_ authorized: Authorized, outbox: URL?) {
+    init(_ authorized: Authorized, outbox: URL?, installationID: String?) {
         self.authorized = authorized
         self.outbox = outbox
+        self.installationID = installationID ?? outbox.map(Self.installationID(in:)) ?? UUID().uuidString.lowercased()
+    }
+
+    /// The id kept in the outbox directory, made the first time: queued feedback sent after a
+    /// relaunch is the same installation's.
+    private static func installationID(in outbox: URL) -> String {
+        let file = outbox.appendingPathComponent("installation-id")
+        if let data = try? Data(contentsOf: file), let id = String(data: data, encoding: .utf8), !id.isEmpty { return id }
+        let id = UUID().uuidString.lowercased()
+        try? FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+        try? Data(id.utf8).write(to: file, options: .atomic)
+        return id
     }
 
     /// Sends `feedback` (as the signed-in user, or anonymously) and returns the stored item.
@@ -222,7 +242,9 @@ public final class PierFeedback: Sendable {
     }
 
     private func deliver(_ feedback: NewFeedback) async throws(PierError) -> FeedbackItem {
-        let call = Call(method: "POST", path: "/feedback", body: Transport.body(feedback), retryable: true)
+        let call = Call(
+            method: "POST", path: "/feedback", body: Transport.body(feedback), retryable: true,
+            headers: ["X-Installation-ID": installationID])
         let signedIn = await authorized.sessions.current() != nil
         return try await authorized.json(FeedbackItem.self, call, signedIn: signedIn)
     }

@@ -371,6 +371,10 @@ import Testing
         }
         #expect(pier.feedback.queuedCount == 1)
         #expect(await pier.feedback.flushOutbox() == 0)  // still down: kept
+        // After a relaunch the queued feedback is still this installation's (its anonymous ids
+        // and keys are scoped to it, whatever network the app is on).
+        let relaunched = PierClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, options: .init(feedbackOutbox: outbox))
+        #expect(relaunched.feedback.installationID == pier.feedback.installationID)
         #expect(pier.feedback.queuedCount == 1)
 
         stack = try await EmbeddedStack.start(databaseURL: url, port: port)

@@ -154,6 +154,34 @@ import Testing
         #expect(try count[0].decode("n", as: Int.self) == 1)
     }
 
+    /// The same body written another way (member order, spacing, escapes, `2.0` for `2`) is the
+    /// same request; a retry of an id under a new key replays it too.
+    @Test func keysCompareWhatABodyMeansNotItsBytes() async throws {
+        let feedback = try await feedback
+        let key = UUID().uuidString
+        let first = try await feedback.send(
+            "POST", "/feedback", json: #"{"message":"same \#(key)","rating":2,"metadata":{"a":"x","b":1}}"#,
+            headers: ["Idempotency-Key": key])
+        let again = try await feedback.send(
+            "POST", "/feedback", json: #"{ "metadata" : {"b":1.0,"a":"\u0078"}, "rating":2.0, "message":"same \#(key)" }"#,
+            headers: ["Idempotency-Key": key])
+        #expect(first.status == 201 && again.status == 201 && again.headers["Idempotent-Replayed"] == "true")
+        #expect(first.body == again.body)
+
+        let id = UUID()
+        let token = try feedback.token(UUID())
+        let body = #"{"id":"\#(id.uuidString)","message":"by id \#(key)"}"#
+        let original = try await feedback.send(
+            "POST", "/feedback", json: body, token: token, headers: ["Idempotency-Key": "k1-\(key)"])
+        let retried = try await feedback.send(
+            "POST", "/feedback", json: body, token: token, headers: ["Idempotency-Key": "k2-\(key)"])
+        #expect(original.status == 201 && retried.status == 201 && retried.headers["Idempotent-Replayed"] == "true")
+        #expect(try retried.decode(FeedbackItem.self).id == id)
+        let count = try await feedback.pool.query(
+            "SELECT count(*)::int AS n FROM feedback.items WHERE message = \("by id " + key)")
+        #expect(try count[0].decode("n", as: Int.self) == 1)
+    }
+
     @Test func aClientGeneratedIDIsAnIdempotencyKey() async throws {
         let feedback = try await feedback
         let id = UUID()

@@ -57,6 +57,15 @@ struct FeedbackRepository: Sendable {
         do {
             return try await attempt(submission, admit: admit, render: render)
         } catch let error as PostgresError where clientChoseID && error.isUniqueViolation && error.constraint == "items_pkey" {
+            // The same sender sending its id again under another key: the first answer again.
+            if let scope = submission.idempotency?.scope,
+                let row = try await database.query(
+                    "SELECT response FROM feedback.idempotency_keys WHERE scope = \(scope) AND item_id = \(submission.id) LIMIT 1"
+                ).first
+            {
+                return .replayed(Array(try row.decode("response", as: String.self).utf8), submission.id)
+            }
+            // Another sender's id: theirs stays theirs, this one gets a new id.
             var fresh = submission
             fresh.id = UUID()
             // Counted already: the failed statement stored nothing.

@@ -29,7 +29,9 @@ struct IntakeController: Sendable {
             id: body.id ?? UUID(), userID: principal?.userID, feedback: feedback,
             moderation: principal == nil && configuration.moderateAnonymous ? "pending" : "approved",
             clientAddress: request.clientAddress,
-            idempotency: key.map { .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(request.body))) })
+            idempotency: key.map {
+                .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(JSON.canonical(request.body))))
+            })
         try await quota.prepare(sender)
         let outcome = try await repository.store(
             submission, clientChoseID: body.id != nil, admit: { [quota] in quota.count(sender) },
