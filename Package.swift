@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
         .library(name: "PierClient", targets: ["PierClient"]),
+        .executable(name: "pier", targets: ["pier"]),
     ],
     targets: [
         system("CPostgres", pkgConfig: "libpq", apt: ["libpq-dev"]),
@@ -40,6 +41,7 @@ let package = Package(
         .target(name: "PierJSON", dependencies: ["PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
         // What apps link: Foundation and the wire types only, no C module.
         .target(name: "PierClient", dependencies: ["PierModels"], path: "Shared/Client", swiftSettings: strict),
+        .executableTarget(name: "pier", dependencies: ["PierClient", "PierModels"], path: "Tools/pier", swiftSettings: strict),
         .target(
             name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierJSON", "PierRuntime"],
             path: "Shared/Crypto", swiftSettings: strict),

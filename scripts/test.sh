@@ -9,7 +9,7 @@ scripts/postgres.sh start
 export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
-swift format lint --strict -r Shared Services Tests bench Package.swift
+swift format lint --strict -r Shared Services Tests Tools bench Package.swift
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests
 # Suites that restart the shared server, or measure this process's memory, run one at a

@@ -52,6 +52,7 @@ public final class PierClient: Sendable {
     public let auth: PierAuth
     public let feedback: PierFeedback
     public let subscriptions: PierSubscriptions
+    let authorized: Authorized
 
     public init(baseURL: URL, sessionStore: (any SessionStore)? = nil, options: Options = Options()) {
         self.baseURL = baseURL
@@ -59,9 +60,23 @@ public final class PierClient: Sendable {
         let sessions = SessionManager(
             store: sessionStore ?? MemorySessionStore(), transport: transport, margin: options.refreshMargin)
         let authorized = Authorized(transport: transport, sessions: sessions)
+        self.authorized = authorized
         auth = PierAuth(authorized)
         feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: options.installationID)
         subscriptions = PierSubscriptions(authorized, staleLimit: options.staleStatusLimit)
+    }
+}
+
+extension PierClient {
+    /// Calls any endpoint, as the signed-in user or (`signedIn: false`) anonymously, with the
+    /// same refresh, retries (GET, PUT, DELETE only) and errors as the typed calls; returns the
+    /// answer's body. For tools and for endpoints this library has no method for (the team's).
+    public func call(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], json body: Data? = nil, signedIn: Bool = true
+    ) async throws(PierError) -> Data {
+        let call = Call(
+            method: method, path: path, query: query, body: body, retryable: ["GET", "HEAD", "PUT", "DELETE"].contains(method))
+        return try await authorized.send(call, signedIn: signedIn).0
     }
 }
 

@@ -1,0 +1,131 @@
+import Foundation
+import PierModels
+import PierPostgres
+import PierTestSupport
+import Testing
+
+/// The `pier` executable, run as a person or a script runs it, against the whole stack.
+@Suite struct CommandLineTests {
+    struct Outcome {
+        let status: Int32
+        let output: String
+        let errors: String
+    }
+
+    /// The binary `swift build` made next to the test bundle.
+    static let binary: URL = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pier")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/pier")
+            .standardized
+    }()
+
+    /// Runs `pier arguments` with its own config directory; `PIER_PASSWORD` when given.
+    static func pier(_ arguments: [String], home: URL, url: String, password: String? = nil) throws -> Outcome {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ["XDG_CONFIG_HOME": home.path, "PIER_URL": url, "PATH": "/usr/bin:/bin"]
+        if let password { environment["PIER_PASSWORD"] = password }
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errors: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func aPersonAndAScriptUseIt() async throws {
+        let url = "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)"
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        let email = PierClientTests.email()
+        let secret = "a terminal passphrase"
+        func pier(_ arguments: String..., password: String? = nil) throws -> Outcome {
+            try Self.pier(arguments, home: home, url: url, password: password)
+        }
+
+        #expect(try pier("--help").output.contains("admin feedback export"))
+        #expect(try pier().status == 2)
+        #expect(try pier("whoami").status == 3)  // not signed in
+
+        let registered = try pier("register", email, "--name", "Ada", password: secret)
+        #expect(registered.status == 0 && registered.output.contains("Signed in as \(email)"), "\(registered.errors)")
+        let session = home.appendingPathComponent("pier/session.json")
+        let mode = try FileManager.default.attributesOfItem(atPath: session.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        let whoami = try pier("whoami", "--json")
+        #expect(whoami.status == 0 && whoami.output.contains(#""email":"\#(email)""#))
+
+        #expect(try pier("feedback", "send", "Hello from the terminal", "--rating", "4", "--platform", "macOS").status == 0)
+        let mine = try pier("feedback", "list")
+        #expect(mine.status == 0 && mine.output.contains("Hello from the terminal"))
+        #expect(try pier("status").output.contains("none"))
+        #expect(try pier("plans", "--json").output.hasPrefix("["))
+
+        // Exit codes by outcome, and messages that say why.
+        let empty = try pier("feedback", "send", " ")
+        #expect(empty.status == 5 && empty.errors.contains("message"))
+        let notAdmin = try pier("admin", "feedback", "list")
+        #expect(notAdmin.status == 3 && notAdmin.errors.contains("forbidden"))
+        #expect(try pier("admin", "feedback", "show", UUID().uuidString.lowercased()).status == 4)
+        #expect(try pier("frobnicate").status == 2)
+        #expect(try pier("feedback", "send", "x", "--rating", "9").status == 2)
+        #expect(try pier("feedback", "list", "--colour", "red").status == 2)
+        #expect(try Self.pier(["status"], home: home, url: "ftp://example.com").status == 2)
+        let nobody = try PortHolder()
+        #expect(try Self.pier(["plans"], home: home, url: "http://127.0.0.1:\(nobody.port)").status == 6)
+
+        // The team's commands, once the account is an admin.
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await PierClientTests.stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        try await pool.execute("UPDATE auth.users SET role = 'admin' WHERE email = \(email)")
+        #expect(try pier("login", email, password: secret).status == 0)
+        let list = try pier("admin", "feedback", "list", "--q", "terminal", "--json")
+        let page = try JSONDecoder.iso.decode(FeedbackPage.self, from: Data(list.output.utf8))
+        let item = try #require(page.items.first { $0.message == "Hello from the terminal" })
+        #expect(item.platform == "macos")
+        let id = item.id.uuidString.lowercased()
+        let updated = try pier("admin", "feedback", "update", id, "--status", "triaged", "--tags", "cli,terminal")
+        #expect(updated.status == 0, "\(updated.errors)")
+        let shown = try pier("admin", "feedback", "show", id)
+        #expect(shown.output.contains("triaged") && shown.output.contains("cli,terminal"))
+        let export = home.appendingPathComponent("export.ndjson")
+        let exported = try pier("admin", "feedback", "export", "--format", "ndjson", "--output", export.path)
+        #expect(exported.status == 0 && exported.errors.contains("exported"))
+        #expect(try String(contentsOf: export, encoding: .utf8).contains("Hello from the terminal"))
+
+        let plan = "cli-\(UUID().uuidString.prefix(6).lowercased())"
+        let created = try pier(
+            "admin", "plans", "create", plan, "--name", "Terminal Pro", "--price", "499", "--currency", "USD", "--period", "P1M",
+            "--entitlements", "pro")
+        #expect(created.status == 0 && created.output.contains("Terminal Pro"), "\(created.errors)")
+        let user = try JSONDecoder.iso.decode(User.self, from: Data(try pier("whoami", "--json").output.utf8))
+        let granted = try pier(
+            "admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M", "--reason", "support")
+        #expect(granted.status == 0 && granted.output.contains("Granted \(plan)"), "\(granted.errors)")
+        #expect(try pier("status").output.contains("active"))
+        #expect(try pier("admin", "user", user.id.uuidString.lowercased()).output.contains("grant"))
+        // No --reason: a usage error.
+        #expect(try pier("admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M").status == 2)
+        #expect(try pier("admin", "plans", "deactivate", plan).status == 0)
+
+        #expect(try pier("logout").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: session.path))
+        #expect(try pier("whoami").status == 3)
+    }
+}
+
+extension JSONDecoder {
+    static let iso: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}

@@ -1,0 +1,418 @@
+// `pier`: Pier from a terminal or a script, built on PierClient. `pier --help` lists the commands.
+import Foundation
+import PierClient
+import PierModels
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+let usage = """
+    pier: Pier from a terminal or a script.
+
+    Usage: pier [--url URL] [--json] COMMAND …
+
+      register EMAIL [--name NAME]       create an account and sign in (password asked, or --password-stdin)
+      login EMAIL                        sign in
+      logout                             sign out here and on the server
+      whoami                             the signed-in user
+      feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
+      feedback list [--limit N] [--cursor C]      your own feedback
+      status                             your subscription status
+      plans                              the plans on sale
+
+      admin feedback list [--status S] [--category C] [--platform P] [--q TEXT] [--moderation M] [--limit N] [--cursor C]
+      admin feedback show ID
+      admin feedback update ID [--status S] [--duplicate-of ID] [--tags a,b] [--note TEXT] [--moderation approved|rejected]
+      admin feedback export [--format csv|ndjson] [--output FILE]  (progress on a terminal)
+      admin plans create ID --name N --price MINOR_UNITS --currency CUR --period P1M [--trial P1W]
+                         [--entitlements a,b] [--products p1,p2] [--description TEXT]
+      admin plans update ID [--name N] [--price …] [--active true|false] …   (the options of create)
+      admin plans deactivate ID
+      admin grant USER_ID PLAN_ID (--duration P1M | --until DATE) --reason TEXT
+      admin user USER_ID                 a user's subscription status and its facts
+
+    Options:
+      --url URL        the server (default $PIER_URL, else http://127.0.0.1:8080)
+      --json           print the server's JSON, for scripts
+      --password-stdin read the password from standard input (else $PIER_PASSWORD, else asked)
+      --help           this text
+
+    The session is kept in $XDG_CONFIG_HOME/pier/session.json (else ~/.config/pier/session.json),
+    readable by you only.
+
+    Exit codes: 0 done; 1 other failure; 2 usage; 3 not signed in or refused (401/403);
+    4 not found; 5 invalid or conflicting (400/409/422); 6 unavailable, rate limited or offline
+    (try again later).
+    """
+
+func standardError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+let environment = ProcessInfo.processInfo.environment
+
+func sessionFile() -> URL {
+    let base =
+        environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+    return base.appendingPathComponent("pier/session.json")
+}
+
+/// The password: from standard input with `--password-stdin`, else `$PIER_PASSWORD`, else asked
+/// on the terminal without echo.
+func password(_ arguments: Arguments) throws(CLIError) -> String {
+    if arguments.flag("password-stdin") {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw .usage("no password on standard input") }
+        return line
+    }
+    if let given = environment["PIER_PASSWORD"], !given.isEmpty { return given }
+    guard isatty(0) == 1 else { throw .usage("give the password with --password-stdin or $PIER_PASSWORD") }
+    FileHandle.standardError.write(Data("Password: ".utf8))
+    var saved = termios()
+    tcgetattr(0, &saved)
+    var silent = saved
+    silent.c_lflag &= ~tcflag_t(ECHO)
+    tcsetattr(0, TCSANOW, &silent)
+    let line = readLine(strippingNewline: true)
+    tcsetattr(0, TCSANOW, &saved)
+    standardError("")
+    guard let line, !line.isEmpty else { throw .usage("no password given") }
+    return line
+}
+
+/// Prints `rows` under `headers`, columns aligned.
+func table(_ headers: [String], _ rows: [[String]]) {
+    let widths = headers.indices.map { column in
+        ([headers[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
+    }
+    func line(_ cells: [String]) -> String {
+        zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            .trimmingCharacters(in: .whitespaces)
+    }
+    print(line(headers))
+    for row in rows { print(line(row)) }
+}
+
+func shortDate(_ date: Date?) -> String {
+    guard let date else { return "" }
+    return ISO8601DateFormatter().string(from: date)
+}
+
+func printJSON(_ data: Data) {
+    FileHandle.standardOutput.write(data)
+    if data.last != UInt8(ascii: "\n") { print("") }
+}
+
+let decoder: JSONDecoder = {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return decoder
+}()
+
+func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws(CLIError) -> T {
+    do { return try decoder.decode(T.self, from: data) } catch {
+        throw .failed("the server's answer could not be read: \(error)", code: 1)
+    }
+}
+
+func body(_ object: [String: Any?]) -> Data {
+    let present = object.compactMapValues { $0 }
+    return (try? JSONSerialization.data(withJSONObject: present, options: [.sortedKeys])) ?? Data("{}".utf8)
+}
+
+func run(_ given: Arguments) async throws -> Int32 {
+    var arguments = given
+    if arguments.flag("help") || arguments.words.isEmpty {
+        print(usage)
+        return arguments.words.isEmpty && !arguments.flag("help") ? 2 : 0
+    }
+    let base = arguments.option("url") ?? environment["PIER_URL"] ?? "http://127.0.0.1:8080"
+    guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https" else {
+        throw CLIError.usage("--url must be an http or https URL")
+    }
+    let json = arguments.flag("json")
+    let pier = PierClient(baseURL: url, sessionStore: FileSessionStore(url: sessionFile()))
+    let command = try arguments.next("a command")
+    switch command {
+    case "register", "login":
+        let email = try arguments.next("an email address")
+        let name = command == "register" ? arguments.option("name") : nil
+        try arguments.finish()
+        let secret = try password(arguments)
+        let user =
+            command == "register"
+            ? try await pier.auth.register(email: email, password: secret, displayName: name)
+            : try await pier.auth.login(email: email, password: secret)
+        if json {
+            printJSON(try JSONEncoder.pier.encode(user))
+        } else {
+            print("Signed in as \(user.email) (\(user.id.uuidString.lowercased()))")
+        }
+    case "logout":
+        try arguments.finish()
+        await pier.auth.logout()
+        if !json { print("Signed out") }
+    case "whoami":
+        try arguments.finish()
+        let data = try await pier.call("GET", "/auth/me")
+        if json {
+            printJSON(data)
+        } else {
+            let user = try decode(User.self, data)
+            table(
+                ["id", "email", "name", "role", "since"],
+                [[user.id.uuidString.lowercased(), user.email, user.displayName ?? "", user.role, shortDate(user.createdAt)]])
+        }
+    case "feedback":
+        try await feedback(&arguments, pier, json: json)
+    case "status":
+        try arguments.finish()
+        let data = try await pier.call("GET", "/subscriptions/me")
+        if json { printJSON(data) } else { printStatus(try decode(SubscriptionStatus.self, data)) }
+    case "plans":
+        try arguments.finish()
+        let data = try await pier.call("GET", "/subscriptions/plans", signedIn: false)
+        if json { printJSON(data) } else { printPlans(try decode([Plan].self, data)) }
+    case "admin":
+        try await admin(&arguments, pier, json: json)
+    default:
+        throw CLIError.usage("unknown command \"\(command)\"")
+    }
+    return 0
+}
+
+func feedback(_ arguments: inout Arguments, _ pier: PierClient, json: Bool) async throws {
+    switch try arguments.next("send or list") {
+    case "send":
+        let message = try arguments.next("the message")
+        let rating = try arguments.int("rating", in: 1...5)
+        let category = arguments.option("category")
+        let platform = arguments.option("platform")
+        try arguments.finish()
+        let item = try await pier.feedback.send(
+            NewFeedback(message: message, rating: rating, category: category, platform: platform))
+        if json { printJSON(try JSONEncoder.pier.encode(item)) } else { print("Sent: \(item.id.uuidString.lowercased())") }
+    case "list":
+        let query = try pageQuery(&arguments)
+        try arguments.finish()
+        let data = try await pier.call("GET", "/feedback/mine", query: query)
+        if json { printJSON(data) } else { printPage(try decode(FeedbackPage.self, data), admin: false) }
+    case let other:
+        throw CLIError.usage("unknown feedback command \"\(other)\"")
+    }
+}
+
+func pageQuery(_ arguments: inout Arguments) throws(CLIError) -> [URLQueryItem] {
+    var query: [URLQueryItem] = []
+    if let limit = try arguments.int("limit", in: 1...100) { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+    if let cursor = arguments.option("cursor") { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+    return query
+}
+
+func printPage(_ page: FeedbackPage, admin: Bool) {
+    let headers =
+        admin
+        ? ["id", "created", "status", "category", "rating", "moderation", "message"]
+        : ["id", "created", "status", "category", "rating", "message"]
+    table(
+        headers,
+        page.items.map { item in
+            let message = item.message.count > 60 ? String(item.message.prefix(59)) + "…" : item.message
+            var row = [
+                item.id.uuidString.lowercased(), shortDate(item.createdAt), item.status, item.category,
+                item.rating.map(String.init) ?? "",
+            ]
+            if admin { row.append(item.moderation ?? "") }
+            return row + [message.replacingOccurrences(of: "\n", with: " ")]
+        })
+    if let next = page.nextCursor { print("more: --cursor \(next)") }
+}
+
+func printStatus(_ status: SubscriptionStatus) {
+    table(
+        ["status", "plan", "entitlements", "until", "renews", "source"],
+        [
+            [
+                status.status, status.plan?.name ?? "", status.entitlements.map(\.key).joined(separator: ","),
+                shortDate(status.currentPeriodEnd), status.willRenew ? "yes" : "no", status.source ?? "",
+            ]
+        ])
+}
+
+func printPlans(_ plans: [Plan]) {
+    table(
+        ["id", "name", "price", "period", "entitlements", "active"],
+        plans.map { plan in
+            [
+                plan.id, plan.name, "\(plan.price) \(plan.currency)", plan.billingPeriod,
+                plan.entitlements.joined(separator: ","), plan.active ? "yes" : "no",
+            ]
+        })
+}
+
+func admin(_ arguments: inout Arguments, _ pier: PierClient, json: Bool) async throws {
+    switch try arguments.next("feedback, plans, grant or user") {
+    case "feedback":
+        try await adminFeedback(&arguments, pier, json: json)
+    case "plans":
+        try await adminPlans(&arguments, pier, json: json)
+    case "grant":
+        let user = try arguments.next("the user id")
+        let plan = try arguments.next("the plan id")
+        let duration = arguments.option("duration")
+        let until = arguments.option("until")
+        guard let reason = arguments.option("reason") else { throw CLIError.usage("--reason is required") }
+        try arguments.finish()
+        let data = try await pier.call(
+            "POST", "/subscriptions/grants",
+            json: body(["userId": user, "planId": plan, "duration": duration, "until": until, "reason": reason]))
+        if json {
+            printJSON(data)
+        } else {
+            let grant = try decode(Grant.self, data)
+            print("Granted \(grant.planId) until \(shortDate(grant.endsAt)) (grant \(grant.id.uuidString.lowercased()))")
+        }
+    case "user":
+        let user = try arguments.next("the user id")
+        try arguments.finish()
+        let data = try await pier.call("GET", "/subscriptions/users/\(user)")
+        if json {
+            printJSON(data)
+        } else {
+            let history = try decode(SubscriptionHistory.self, data)
+            printStatus(history.subscription)
+            table(["at", "kind", "reference"], history.facts.map { [shortDate($0.at), $0.kind, $0.reference] })
+        }
+    case let other:
+        throw CLIError.usage("unknown admin command \"\(other)\"")
+    }
+}
+
+func adminFeedback(_ arguments: inout Arguments, _ pier: PierClient, json: Bool) async throws {
+    switch try arguments.next("list, show, update or export") {
+    case "list":
+        var query = try pageQuery(&arguments)
+        for name in ["status", "category", "platform", "q", "moderation", "appVersion"] {
+            if let value = arguments.option(name) { query.append(URLQueryItem(name: name, value: value)) }
+        }
+        try arguments.finish()
+        let data = try await pier.call("GET", "/feedback", query: query)
+        if json { printJSON(data) } else { printPage(try decode(FeedbackPage.self, data), admin: true) }
+    case "show":
+        let id = try arguments.next("the feedback id")
+        try arguments.finish()
+        let data = try await pier.call("GET", "/feedback/\(id)")
+        if json {
+            printJSON(data)
+        } else {
+            let item = try decode(FeedbackItem.self, data)
+            let fields: [(String, String?)] = [
+                ("id", item.id.uuidString.lowercased()), ("created", shortDate(item.createdAt)), ("status", item.status),
+                ("category", item.category), ("rating", item.rating.map(String.init)), ("moderation", item.moderation),
+                ("platform", item.platform), ("app", item.appVersion), ("device", item.device),
+                ("user", item.userId?.uuidString.lowercased()),
+                ("name", item.name), ("email", item.email), ("tags", item.tags?.joined(separator: ",")),
+                ("note", item.internalNote),
+                ("message", item.message),
+            ]
+            for (name, value) in fields where !(value ?? "").isEmpty {
+                print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(value!)")
+            }
+        }
+    case "update":
+        let id = try arguments.next("the feedback id")
+        let patch: [String: Any?] = [
+            "status": arguments.option("status"), "duplicateOf": arguments.option("duplicate-of"), "tags": arguments.list("tags"),
+            "internalNote": arguments.option("note"), "moderation": arguments.option("moderation"),
+        ]
+        try arguments.finish()
+        guard patch.values.contains(where: { $0 != nil }) else { throw CLIError.usage("nothing to update") }
+        let data = try await pier.call("PATCH", "/feedback/\(id)", json: body(patch))
+        if json { printJSON(data) } else { print("Updated \(try decode(FeedbackItem.self, data).id.uuidString.lowercased())") }
+    case "export":
+        let format = arguments.option("format") ?? "csv"
+        guard format == "csv" || format == "ndjson" else { throw CLIError.usage("--format must be csv or ndjson") }
+        let output = arguments.option("output")
+        try arguments.finish()
+        try await export(pier, format: format, to: output)
+    case let other:
+        throw CLIError.usage("unknown admin feedback command \"\(other)\"")
+    }
+}
+
+func adminPlans(_ arguments: inout Arguments, _ pier: PierClient, json: Bool) async throws {
+    let action = try arguments.next("create, update or deactivate")
+    let id = try arguments.next("the plan id")
+    switch action {
+    case "create", "update":
+        let fields: [String: Any?] = [
+            "id": action == "create" ? id : nil, "name": arguments.option("name"), "description": arguments.option("description"),
+            "price": try arguments.int("price", in: 0...100_000_000), "currency": arguments.option("currency"),
+            "billingPeriod": arguments.option("period"), "trialPeriod": arguments.option("trial"),
+            "entitlements": arguments.list("entitlements"), "appStoreProductIds": arguments.list("products"),
+            "active": try arguments.bool("active"),
+        ]
+        try arguments.finish()
+        let data =
+            action == "create"
+            ? try await pier.call("POST", "/subscriptions/plans", json: body(fields))
+            : try await pier.call("PATCH", "/subscriptions/plans/\(id)", json: body(fields))
+        if json { printJSON(data) } else { printPlans([try decode(Plan.self, data)]) }
+    case "deactivate":
+        try arguments.finish()
+        let data = try await pier.call("PATCH", "/subscriptions/plans/\(id)", json: body(["active": false]))
+        if json { printJSON(data) } else { print("Deactivated \(id)") }
+    default:
+        throw CLIError.usage("unknown admin plans command \"\(action)\"")
+    }
+}
+
+/// Streams the export to `path` (or standard output), counting rows on a terminal.
+func export(_ pier: PierClient, format: String, to path: String?) async throws {
+    let data = try await pier.call("GET", "/feedback/export", query: [URLQueryItem(name: "format", value: format)])
+    if let path {
+        guard FileManager.default.createFile(atPath: path, contents: data) else {
+            throw CLIError.failed("cannot write \(path)", code: 1)
+        }
+    } else {
+        FileHandle.standardOutput.write(data)
+    }
+    if isatty(2) == 1 || path != nil {
+        let lines = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        standardError("exported \(format == "csv" ? lines - 1 : lines) items (\(data.count) bytes)")
+    }
+}
+
+extension JSONEncoder {
+    static let pier: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+}
+
+let parsed: Arguments
+do {
+    parsed = try Arguments(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    if case .usage(let message) = error { standardError("pier: \(message) (pier --help)") }
+    exit(2)
+}
+do {
+    exit(try await run(parsed))
+} catch let error as PierError {
+    standardError("pier: \(error.detail)" + (error.code.map { " [\($0)]" } ?? ""))
+    for field in error.fieldErrors { standardError("  \(field.field): \(field.message)") }
+    if let retryAfter = error.retryAfter { standardError("  try again in \(Int(retryAfter)) s") }
+    exit(CLIError.exitCode(error))
+} catch CLIError.usage(let message) {
+    standardError("pier: \(message) (pier --help)")
+    exit(2)
+} catch CLIError.failed(let message, let code) {
+    standardError("pier: \(message)")
+    exit(code)
+}
