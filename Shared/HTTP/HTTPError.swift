@@ -71,6 +71,17 @@ public struct HTTPError: HTTPResponseError, CustomStringConvertible {
     public static func tooManyRequests(retryAfter seconds: Int, _ detail: String) -> HTTPError {
         HTTPError(429, detail: detail, headers: ["Retry-After": String(max(1, seconds))])
     }
+    /// 429 for a client over a limit of `limit` requests per `window` seconds: `Retry-After`
+    /// and the `RateLimit-*` fields (IETF draft: limit, remaining, reset, policy).
+    public static func rateLimited(limit: Int, window: Int, retryAfter seconds: Int, _ detail: String) -> HTTPError {
+        var headers = HTTPHeaders()
+        headers.set("Retry-After", String(max(1, seconds)))
+        headers.set("RateLimit-Limit", String(limit))
+        headers.set("RateLimit-Remaining", "0")
+        headers.set("RateLimit-Reset", String(max(1, seconds)))
+        headers.set("RateLimit-Policy", "\(limit);w=\(max(1, window))")
+        return HTTPError(429, code: .rateLimited, detail: detail, headers: headers)
+    }
     public static func unavailable(retryAfter seconds: Int, _ detail: String) -> HTTPError {
         HTTPError(503, detail: detail, headers: ["Retry-After": String(max(1, seconds))])
     }

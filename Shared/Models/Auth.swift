@@ -33,13 +33,20 @@ public struct AuthSession: Codable, Sendable, Equatable {
     public var tokenType: String
     /// Seconds until the access token expires.
     public var expiresIn: Int
+    /// When the session ends unless refreshed before (each refresh moves it on): the app must
+    /// sign in again after it.
+    public var refreshExpiresAt: Date?
 
-    public init(user: User, accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int) {
+    public init(
+        user: User, accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int,
+        refreshExpiresAt: Date? = nil
+    ) {
         self.user = user
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
+        self.refreshExpiresAt = refreshExpiresAt
     }
 }
 

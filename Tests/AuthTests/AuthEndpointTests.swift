@@ -26,6 +26,9 @@ import Testing
         #expect(session.user.displayName == "Grace")
         #expect(session.user.role == "user")
         #expect(session.tokenType == "Bearer" && session.expiresIn == 900)
+        // The session's end, 30 days out by default (refreshing moves it on).
+        let ends = try #require(session.refreshExpiresAt)
+        #expect(abs(ends.timeIntervalSinceNow - 30 * 86_400) < 60)
         #expect(Base64.urlDecoded(session.refreshToken)?.count == 32)
         let verifier = AccessTokenVerifier(
             keys: StaticKeyProvider(keys: auth.keys.verificationKeys), issuer: "pier", audience: "pier")

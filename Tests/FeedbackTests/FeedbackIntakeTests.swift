@@ -293,7 +293,9 @@ import Testing
         let user = try feedback.token(UUID())
         for index in 0..<3 { try await feedback.post(#"{"message":"m\#(index)"}"#, token: user) }
         let limited = try await feedback.send("POST", "/feedback", json: #"{"message":"too many"}"#, token: user)
-        #expect(limited.status == 429)
+        #expect(limited.status == 429 && limited.problem?.code == .rateLimited)
+        // The same fields as the gateway's rate limit: what clients already read.
+        #expect(limited.headers["RateLimit-Remaining"] == "0" && limited.headers["RateLimit-Policy"]?.hasSuffix(";w=60") == true)
         let retry = Int(limited.headers["Retry-After"] ?? "") ?? 0
         #expect((1...60).contains(retry))
         // A retry of an accepted request is not counted again.
@@ -347,7 +349,7 @@ import Testing
         // The second replica reads the shared row when it first meets the sender.
         try await two.prepare("user:a")
         #expect(two.count("user:a") == .allowed)
-        guard case .refused(let seconds, _) = two.count("user:a") else {
+        guard case .refused(let seconds, _, _) = two.count("user:a") else {
             Issue.record("the fourth attempt in the minute was allowed")
             return
         }

@@ -71,10 +71,12 @@ struct AuthController: Sendable {
 
 extension TokenIssuer {
     /// The session answered to the app: the user, a fresh access token, the refresh token.
-    func session(_ user: User, sessionID: UUID, refreshToken: String) throws -> AuthSession {
+    func session(_ user: User, sessionID: UUID, refreshToken: String, now: Date = Date()) throws -> AuthSession {
         AuthSession(
-            user: user, accessToken: try accessToken(userID: user.id, role: user.role, sessionID: sessionID),
-            refreshToken: refreshToken, expiresIn: accessTTL)
+            user: user, accessToken: try accessToken(userID: user.id, role: user.role, sessionID: sessionID, now: now),
+            refreshToken: refreshToken, expiresIn: accessTTL,
+            refreshExpiresAt: Date(
+                timeIntervalSince1970: (now.timeIntervalSince1970 + Double(refreshDays * 86_400)).rounded(.down)))
     }
 }
 

@@ -35,7 +35,8 @@ public struct AuthService: Service {
     {
         let tokens = TokenIssuer(
             keys: keys, issuer: context.configuration.tokenIssuer,
-            audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL)
+            audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL,
+            refreshDays: configuration.refreshTokenTTLDays)
         // The auth service verifies with its own keys: no JWKS round trip to itself.
         let authenticator = Authenticator(
             verifier: AccessTokenVerifier(

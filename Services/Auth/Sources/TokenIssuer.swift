@@ -14,6 +14,8 @@ struct TokenIssuer: Sendable {
     let audience: String
     /// Access token lifetime in seconds.
     let accessTTL: Int
+    /// Refresh token (and idle session) lifetime in days; each refresh starts it again.
+    let refreshDays: Int
 
     func accessToken(userID: UUID, role: String, sessionID: UUID, now: Date = Date()) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)

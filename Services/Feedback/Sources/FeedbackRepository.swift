@@ -39,7 +39,8 @@ struct FeedbackRepository: Sendable {
         /// The key's earlier answer.
         case replayed([UInt8], UUID)
         case keyReused
-        case overQuota(Int, String)
+        /// Over the sender's quota: retry after, limit, window (seconds).
+        case overQuota(Int, Int, Int)
     }
 
     /// Stores `submission` once: a retry with its key answers what the first attempt answered,
@@ -88,7 +89,7 @@ struct FeedbackRepository: Sendable {
             RETURNING \(unsafeSQL: FeedbackRows.columns)
             """
         @Sendable func store(_ connection: PostgresConnection) async throws -> Stored {
-            if case .refused(let seconds, let limit) = admit() { return .overQuota(seconds, limit) }
+            if case .refused(let seconds, let limit, let window) = admit() { return .overQuota(seconds, limit, window) }
             let rows = try await connection.query(insert)
             return .created(try render(try FeedbackRows.item(rows[0], admin: false)), submission.id)
         }

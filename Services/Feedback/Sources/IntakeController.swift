@@ -45,9 +45,11 @@ struct IntakeController: Sendable {
         case .keyReused:
             throw HTTPError.invalid(
                 "Idempotency-Key", "was already used with a different request body", code: .idempotencyKeyReused)
-        case .overQuota(let seconds, let limit):
-            throw HTTPError.tooManyRequests(
-                retryAfter: seconds, "Too much feedback from one sender (\(limit)); try again in \(max(1, seconds)) s.")
+        case .overQuota(let seconds, let limit, let window):
+            throw HTTPError.rateLimited(
+                limit: limit, window: window, retryAfter: seconds,
+                "Too much feedback from one sender (\(limit) per \(window == 60 ? "minute" : "day")); try again in \(max(1, seconds)) s."
+            )
         }
     }
 

@@ -61,7 +61,8 @@ final class SenderQuota: Sendable {
 
     enum Decision: Equatable {
         case allowed
-        case refused(retryAfter: Int, limit: String)
+        /// Over `limit` per `window` seconds.
+        case refused(retryAfter: Int, limit: Int, window: Int)
     }
 
     let perMinute: Int
@@ -115,10 +116,10 @@ final class SenderQuota: Sendable {
             entry.lastSeen = now
             senders[sender] = entry
             if entry.minute.count > perMinute {
-                return .refused(retryAfter: entry.minute.secondsLeft(now), limit: "\(perMinute) per minute")
+                return .refused(retryAfter: entry.minute.secondsLeft(now), limit: perMinute, window: 60)
             }
             if entry.day.count > perDay {
-                return .refused(retryAfter: entry.day.secondsLeft(now), limit: "\(perDay) per day")
+                return .refused(retryAfter: entry.day.secondsLeft(now), limit: perDay, window: 86_400)
             }
             return .allowed
         }

@@ -29,13 +29,8 @@ final class RateLimiter: RouterMiddleware {
         guard !Self.exempt.contains(request.path) else { return try await next(request, context) }
         let (allowed, _, retryAfter) = take(request.clientKey)
         guard !allowed else { return try await next(request, context) }
-        var headers = HTTPHeaders()
-        headers.set("Retry-After", String(max(1, retryAfter)))
-        headers.set("RateLimit-Limit", String(Int(burst)))
-        headers.set("RateLimit-Remaining", "0")
-        headers.set("RateLimit-Reset", String(retryAfter))
-        headers.set("RateLimit-Policy", "\(Int(burst));w=\(max(1, Int((burst / rate).rounded(.up))))")
-        throw HTTPError(
-            429, detail: "Too many requests from \(request.clientAddress); try again in \(retryAfter) s.", headers: headers)
+        throw HTTPError.rateLimited(
+            limit: Int(burst), window: Int((burst / rate).rounded(.up)), retryAfter: retryAfter,
+            "Too many requests from \(request.clientAddress); try again in \(max(1, retryAfter)) s.")
     }
 }
