@@ -330,7 +330,8 @@ public final class PierSubscriptions: Sendable {
     /// The plans on sale.
     public func plans() async throws(PierError) -> [Plan] {
         try await authorized.json(
-            [Plan].self, Call(method: "GET", path: "/subscriptions/plans", retryable: true), signedIn: false)
+            ItemList<Plan>.self, Call(method: "GET", path: "/subscriptions/plans", retryable: true), signedIn: false
+        ).items
     }
 
     /// Sends a StoreKit 2 transaction (`Transaction.jwsRepresentation`) for the signed-in user

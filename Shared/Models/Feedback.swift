@@ -193,6 +193,12 @@ public struct FeedbackChange: Codable, Sendable, Equatable {
     }
 }
 
+/// A whole collection, in the envelope every list answer has (`{"items": [...]}`, like a page).
+public struct ItemList<Item: Codable & Sendable>: Codable, Sendable {
+    public var items: [Item]
+    public init(_ items: [Item]) { self.items = items }
+}
+
 /// A page of items, newest first; `nextCursor` fetches the next page.
 public struct FeedbackPage: Codable, Sendable {
     public var items: [FeedbackItem]

@@ -297,7 +297,7 @@ import Testing
                 if let status = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
                     throw HTTPError(status, detail: "busy", headers: ["Retry-After": retryAfter])
                 }
-                return Response(status: 200, headers: ["Content-Type": "application/json"], body: Array("[]".utf8))
+                return Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"items":[]}"#.utf8))
             }
             router.post("/auth/login") { _, _ -> Response in
                 times.withLock { $0.append(Date()) }

@@ -32,7 +32,7 @@ import Testing
             let admin = try service.admin()
             let list = try await service.send("GET", "/subscriptions/plans")
             #expect(list.status == 200)
-            let plans = try list.decode([Plan].self)
+            let plans = try list.decode(ItemList<Plan>.self).items
             #expect(plans.map(\.id) == ["pro-monthly", "team-yearly"])
             #expect(plans[0].trialPeriod == "P7D" && plans[0].appStoreProductIds == ["pier.pro.monthly"])
             #expect(list.headers["Cache-Control"] == "public, max-age=60")
@@ -47,15 +47,15 @@ import Testing
             #expect(try patched.decode(Plan.self).price == 8900)
             let after = try await service.send("GET", "/subscriptions/plans", headers: ["If-None-Match": tag])
             #expect(after.status == 200)
-            #expect(try after.decode([Plan].self).map(\.id) == ["pro-monthly"])
+            #expect(try after.decode(ItemList<Plan>.self).items.map(\.id) == ["pro-monthly"])
             let all = try await service.send("GET", "/subscriptions/plans?all=true", token: admin)
-            #expect(try all.decode([Plan].self).count == 2)
+            #expect(try all.decode(ItemList<Plan>.self).items.count == 2)
             #expect(try await service.send("GET", "/subscriptions/plans?all=true").status == 401)
             // The public list is not behind authentication: an app holding a stale or broken
             // token still reads it; only the admins' view checks the token.
             let stale = try await service.send("GET", "/subscriptions/plans", token: "expired.or.broken")
             #expect(stale.status == 200)
-            #expect(try stale.decode([Plan].self).map(\.id) == ["pro-monthly"])
+            #expect(try stale.decode(ItemList<Plan>.self).items.map(\.id) == ["pro-monthly"])
             #expect(try await service.send("GET", "/subscriptions/plans?all=true", token: "expired.or.broken").status == 401)
 
             let user = try service.token(UUID())
@@ -178,7 +178,7 @@ import Testing
             #expect(bad.status == 422)
 
             let listed = try await service.send("GET", "/subscriptions/grants?userId=\(user)", token: admin)
-            #expect(try listed.decode([Grant].self).map(\.id) == [grant.id])
+            #expect(try listed.decode(ItemList<Grant>.self).items.map(\.id) == [grant.id])
             let revoked = try await service.send("DELETE", "/subscriptions/grants/\(grant.id)", token: admin)
             #expect(try revoked.decode(Grant.self).revokedAt != nil)
             let after = try await service.status(user)

@@ -175,7 +175,7 @@ func run(_ given: Arguments) async throws -> Int32 {
     case "plans":
         try arguments.finish()
         let data = try await pier.call("GET", "/subscriptions/plans", signedIn: false)
-        if json { printJSON(data) } else { printPlans(try decode([Plan].self, data)) }
+        if json { printJSON(data) } else { printPlans(try decode(ItemList<Plan>.self, data).items) }
     case "admin":
         try await admin(&arguments, pier, json: json)
     default:

@@ -48,12 +48,12 @@ struct GrantsController: Sendable {
         return try .json(grant, status: 201, headers: ["Location": "/subscriptions/grants/\(grant.id.text())"])
     }
 
-    func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<[Grant]> {
+    func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<Grant>> {
         _ = try context.admin()
         guard let text = request.query("userId"), let user = UUID(text: text) else {
             throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
         }
-        return JSONResponse(try await repository.grants(of: user))
+        return JSONResponse(ItemList(try await repository.grants(of: user)))
     }
 
     /// Ends a grant at once; it stays in the history.

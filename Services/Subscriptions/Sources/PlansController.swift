@@ -20,7 +20,7 @@ struct PlansController: Sendable {
     /// strong `ETag` over the body answers `If-None-Match` with 304.
     func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let all = request.query("all") == "true"
-        let body = try JSON.encode(try await repository.plans(includingInactive: all))
+        let body = try JSON.encode(ItemList(try await repository.plans(includingInactive: all)))
         let tag = "\"" + hexString(SHA256.hash(body).prefix(16)) + "\""
         let headers: HTTPHeaders = [
             "ETag": tag, "Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization",
