@@ -34,10 +34,18 @@ public final class PierClient: Sendable {
         public var staleStatusLimit: TimeInterval
         public var urlSession: URLSession
 
+        /// Ephemeral, without URLSession's own cache: PierClient keeps what may be kept itself.
+        public static var defaultSession: URLSession {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            return URLSession(configuration: configuration)
+        }
+
         public init(
             retry: RetryPolicy = RetryPolicy(), refreshMargin: TimeInterval = 60, feedbackOutbox: URL? = nil,
             installationID: String? = nil, staleStatusLimit: TimeInterval = 3 * 24 * 3600,
-            urlSession: URLSession = URLSession(configuration: .ephemeral)
+            urlSession: URLSession = PierClient.Options.defaultSession
         ) {
             self.retry = retry
             self.installationID = installationID
@@ -294,16 +302,24 @@ public final class PierSubscriptions: Sendable {
     public func status() async throws(PierError) -> CachedStatus {
         let user = authorized.sessions.snapshot.withLock { $0?.id }
         guard let user else { throw .signedOut() }
-        if let cached = cache.withLock({ $0 }), cached.userId == user, cached.freshUntil > Date() { return cached }
+        let cached = cache.withLock { $0 }.flatMap { $0.userId == user ? $0 : nil }
+        if let cached, cached.freshUntil > Date() { return cached }
         do {
-            let (data, response) = try await authorized.send(Call(method: "GET", path: "/subscriptions/me", retryable: true))
-            let status = try Transport.decode(
-                SubscriptionStatus.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
+            // Revalidated with the ETag: 304, no body, while nothing changed.
+            var call = Call(method: "GET", path: "/subscriptions/me", retryable: true)
+            if let tag = cached?.etag { call.headers["If-None-Match"] = tag }
+            let (data, response) = try await authorized.send(call)
+            let status =
+                response.statusCode == 304 && cached != nil
+                ? cached!.value
+                : try Transport.decode(
+                    SubscriptionStatus.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
             let fetched = Date()
             let maxAge = Self.maxAge(response.value(forHTTPHeaderField: "Cache-Control")) ?? 0
             let fresh = CachedStatus(
                 value: status, userId: user, fetchedAt: fetched,
-                freshUntil: min(fetched.addingTimeInterval(maxAge), status.checkAgainAt), isStale: false)
+                freshUntil: min(fetched.addingTimeInterval(maxAge), status.checkAgainAt), isStale: false,
+                etag: response.value(forHTTPHeaderField: "ETag") ?? cached?.etag)
             cache.withLock { $0 = fresh }
             return fresh
         } catch {
@@ -371,6 +387,8 @@ public struct CachedStatus: Sendable, Equatable {
     public internal(set) var freshUntil: Date
     /// True when the server could not be reached and this is an older answer.
     public internal(set) var isStale: Bool
+    /// The server's `ETag` for it, sent back as `If-None-Match` when it is checked again.
+    var etag: String?
 
     public subscript<T>(dynamicMember keyPath: KeyPath<SubscriptionStatus, T>) -> T { value[keyPath: keyPath] }
 }

@@ -265,7 +265,8 @@ import Testing
         // Past max-age, it asks again.
         pier.subscriptions.cache.withLock { $0?.freshUntil = .distantPast }
         let second = try await pier.subscriptions.status()
-        #expect(second.fetchedAt > first.fetchedAt && !second.isStale)
+        #expect(second.fetchedAt > first.fetchedAt && !second.isStale && second.value == first.value)
+        #expect(first.etag != nil && second.etag == first.etag)  // revalidated: 304, no body
         // Offline past max-age: the last answer, marked stale.
         let nobody = try PortHolder()
         let offline = PierClient(

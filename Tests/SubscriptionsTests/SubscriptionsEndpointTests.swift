@@ -157,6 +157,14 @@ import Testing
             #expect((250...300).contains(maxAge))
             // The caller's own answer: a shared URL cache must key it by the token.
             #expect(me.headers["Vary"] == "Authorization")
+            // Checked again with its ETag: 304 and no body while nothing changed.
+            let tag = try #require(me.headers["ETag"])
+            let unchanged = try await service.send(
+                "GET", "/subscriptions/me", token: try service.token(user), headers: ["If-None-Match": tag])
+            #expect(unchanged.status == 304 && unchanged.body.isEmpty && unchanged.headers["ETag"] == tag)
+            let stale = try await service.send(
+                "GET", "/subscriptions/me", token: try service.token(user), headers: ["If-None-Match": "\"other\""])
+            #expect(stale.status == 200 && stale.headers["ETag"] == tag)
 
             // A token seen before is answered from the verifier's cache: the same answer.
             let reused = try service.token(user)

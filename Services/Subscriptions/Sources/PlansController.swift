@@ -21,18 +21,9 @@ struct PlansController: Sendable {
     func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let all = request.query("all") == "true"
         let body = try JSON.encode(ItemList(try await repository.plans(includingInactive: all)))
-        let tag = "\"" + hexString(SHA256.hash(body).prefix(16)) + "\""
-        let headers: HTTPHeaders = [
-            "ETag": tag, "Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization",
-        ]
-        if let match = request.headers["If-None-Match"],
-            match.split(separator: ",").contains(where: { $0.trimmingWhitespace() == tag || $0.trimmingWhitespace() == "*" })
-        {
-            return Response(status: 304, headers: headers)
-        }
-        var response = Response(status: 200, headers: headers, body: body)
-        response.headers.set("Content-Type", "application/json")
-        return response
+        return .conditionalJSON(
+            body, for: request,
+            headers: ["Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization"])
     }
 
     func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {

@@ -30,9 +30,11 @@ struct StatusController: Sendable {
         ]
     }
 
+    /// With an `ETag`: an app checking on every launch gets 304 and no body while nothing changed.
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        return try Self.response(try await repository.status(of: principal.userID))
+        let status = try await repository.status(of: principal.userID)
+        return .conditionalJSON(try JSON.encode(status), for: request, headers: Self.cacheControl(status))
     }
 
     func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
