@@ -87,16 +87,13 @@ public struct Request: Sendable {
     }
 
     /// The body decoded as JSON, refusing with 422 any top-level field that `T` does not know
-    /// (so a typo in a client is an error, not silently ignored data). One parse does both.
+    /// (so a typo in a client is an error, not silently ignored data), every missing and every
+    /// unknown field named in one answer. One parse does both.
     public func decodeStrictly<T: StrictDecodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
         if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
             throw HTTPError(415, detail: "Send the body as application/json.")
         }
-        let checked = try JSON.decodeBody(StrictBody<T>.self, from: body)
-        if !checked.unknown.isEmpty {
-            throw .invalid(checked.unknown.map { Problem.FieldError(field: $0, message: "is not a known field") })
-        }
-        return checked.value
+        return try JSON.decodeBody(StrictBody<T>.self, from: body).value
     }
 
     /// The bearer token of the `Authorization` header, if one is present.
@@ -131,10 +128,10 @@ enum RequestIDs {
     }
 }
 
-/// Decodes `T` and, from the same parse, lists the top-level keys it does not know.
+/// Decodes `T` once every required key is there and no unknown one: otherwise a 422 that names
+/// each missing and each unknown field at once.
 struct StrictBody<T: StrictDecodable>: Decodable {
     let value: T
-    let unknown: [String]
 
     private struct AnyKey: CodingKey {
         var stringValue: String
@@ -144,8 +141,19 @@ struct StrictBody<T: StrictDecodable>: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
-        unknown = keys.filter { !T.fields.contains($0) }.sorted()
+        let keys = Set(try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue))
+        let missing = T.required.filter { !$0.contains(where: keys.contains) }.compactMap { alternatives in
+            alternatives.first.map {
+                Problem.FieldError(
+                    field: $0,
+                    message: alternatives.count == 1
+                        ? "is required" : "is required (or \(alternatives.dropFirst().joined(separator: ", ")))")
+            }
+        }
+        let unknown = keys.subtracting(T.fields).sorted().map { Problem.FieldError(field: $0, message: "is not a known field") }
+        guard missing.isEmpty && unknown.isEmpty else {
+            throw HTTPError.invalid((missing + unknown).sorted { $0.field < $1.field })
+        }
         value = try T(from: decoder)
     }
 }

@@ -51,6 +51,7 @@ public struct CreateFeedback: Codable, Sendable, StrictDecodable {
         "id", "message", "feedback", "name", "rating", "category", "email", "appVersion", "build", "platform", "osVersion",
         "device", "locale", "requestIds", "metadata",
     ]
+    public static let required: [[String]] = [["message", "feedback"]]
 
     private enum CodingKeys: String, CodingKey {
         case id, message, feedback, name, rating, category, email, appVersion, build, platform, osVersion, device, locale

@@ -48,8 +48,16 @@ public enum JSONValue: Codable, Sendable, Equatable {
     }
 }
 
-/// A request body that names its fields, so that unknown ones can be refused.
+/// A request body that names its fields, so that unknown ones can be refused and missing ones
+/// named, all at once.
 public protocol StrictDecodable: Decodable {
     /// The top-level keys the type reads.
     static var fields: Set<String> { get }
+    /// The keys that must be present, each with its alternatives (one of each list; the first
+    /// is the one named when all are missing).
+    static var required: [[String]] { get }
+}
+
+extension StrictDecodable {
+    public static var required: [[String]] { [] }
 }

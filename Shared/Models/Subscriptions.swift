@@ -57,6 +57,7 @@ public struct CreatePlan: Codable, Sendable, StrictDecodable {
         "id", "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements",
         "appStoreProductIds", "active",
     ]
+    public static let required: [[String]] = [["id"], ["name"], ["price"], ["currency"], ["billingPeriod"], ["entitlements"]]
 }
 
 /// `PATCH /subscriptions/plans/{id}`: only the fields present change (`trialPeriod: ""` removes the trial).
@@ -153,6 +154,7 @@ public struct AppStoreTransactionRequest: Codable, Sendable, StrictDecodable {
     public var signedTransaction: String
     public init(signedTransaction: String) { self.signedTransaction = signedTransaction }
     public static let fields: Set<String> = ["signedTransaction"]
+    public static let required: [[String]] = [["signedTransaction"]]
 }
 
 /// `POST /subscriptions/appstore/notifications` (App Store Server Notifications V2).
@@ -160,6 +162,7 @@ public struct AppStoreNotificationRequest: Codable, Sendable, StrictDecodable {
     public var signedPayload: String
     public init(signedPayload: String) { self.signedPayload = signedPayload }
     public static let fields: Set<String> = ["signedPayload"]
+    public static let required: [[String]] = [["signedPayload"]]
 }
 
 /// `POST /subscriptions/grants`: `duration` (ISO 8601, from now) or `until`, not both.
@@ -177,6 +180,7 @@ public struct CreateGrant: Codable, Sendable, StrictDecodable {
         self.reason = reason
     }
     public static let fields: Set<String> = ["userId", "planId", "duration", "until", "reason"]
+    public static let required: [[String]] = [["userId"], ["planId"], ["reason"]]
 }
 
 /// A grant of a plan to a user by the team.

@@ -117,6 +117,15 @@ import Testing
         #expect(reply.fields.contains(field), "\(body.prefix(60)) → \(reply.text.prefix(300))")
     }
 
+    /// One answer names every missing and every unknown field, so a client fixes them in one go.
+    @Test func everyMissingAndUnknownFieldIsNamedAtOnce() async throws {
+        let feedback = try await feedback
+        let reply = try await feedback.send("POST", "/feedback", json: #"{"messge":"typo","ratng":4,"rating":4}"#)
+        #expect(reply.status == 422 && reply.problem?.code == .validationFailed)
+        #expect(reply.problem?.errors?.map(\.field) == ["message", "messge", "ratng"])
+        #expect(reply.problem?.errors?.first?.message == "is required (or feedback)")
+    }
+
     @Test func malformedBodiesAre400() async throws {
         let feedback = try await feedback
         for body in [#"{"message":"x""#, "[]", "\"text\"", "", "{\"message\":\"x\"} trailing"] {
