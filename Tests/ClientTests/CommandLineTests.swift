@@ -74,6 +74,7 @@ import Testing
         #expect(empty.status == 5 && empty.errors.contains("message"))
         let notAdmin = try pier("admin", "feedback", "list")
         #expect(notAdmin.status == 3 && notAdmin.errors.contains("forbidden"))
+        #expect(try pier("admin", "feedback", "export").status == 3)
         #expect(try pier("admin", "feedback", "show", UUID().uuidString.lowercased()).status == 4)
         #expect(try pier("frobnicate").status == 2)
         #expect(try pier("feedback", "send", "x", "--rating", "9").status == 2)
@@ -100,6 +101,10 @@ import Testing
         let exported = try pier("admin", "feedback", "export", "--format", "ndjson", "--output", export.path)
         #expect(exported.status == 0 && exported.errors.contains("exported"))
         #expect(try String(contentsOf: export, encoding: .utf8).contains("Hello from the terminal"))
+        let streamed = try pier("admin", "feedback", "export", "--format", "csv")
+        #expect(
+            streamed.status == 0 && streamed.output.hasPrefix("id,createdAt,")
+                && streamed.output.contains("Hello from the terminal"))
 
         let plan = "cli-\(UUID().uuidString.prefix(6).lowercased())"
         let created = try pier(
