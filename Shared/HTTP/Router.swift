@@ -1,3 +1,5 @@
+import PierModels
+
 /// A handler: the request, its route parameters filled in, and the context its middleware built.
 public typealias Handler<Context: RequestContext> = @Sendable (Request, Context) async throws -> Response
 
@@ -177,13 +179,16 @@ extension RouteBuilder {
         }
     }
 
-    /// A route whose handler takes the decoded JSON body.
+    /// A route whose handler takes the decoded JSON body; a `StrictDecodable` body is read
+    /// strictly (every missing and unknown field named at once).
     public func on<Body: Decodable & SendableMetatype>(
         _ method: String, _ pattern: String, body: Body.Type,
         _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
     ) {
         on(method, pattern) { (request: Request, context: Context) async throws -> Response in
-            try await handler(request, context, request.decode()).response()
+            let strict = Body.self as? any StrictDecodable.Type
+            let body: Body = try strict.map { try strictly($0, request) as! Body } ?? request.decode()
+            return try await handler(request, context, body).response()
         }
     }
 
@@ -213,6 +218,11 @@ extension RouteBuilder {
     ) {
         on("POST", pattern, body: body, handler)
     }
+}
+
+/// `request`'s body read strictly as `type` (opened from an existential by the caller).
+private func strictly<T: StrictDecodable>(_ type: T.Type, _ request: Request) throws -> any Decodable {
+    try request.decodeStrictly(type)
 }
 
 extension ResponseConvertible where Self: Encodable {

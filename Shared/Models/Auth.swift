@@ -51,7 +51,9 @@ public struct AuthSession: Codable, Sendable, Equatable {
 }
 
 /// `POST /auth/register`.
-public struct RegisterRequest: Codable, Sendable {
+public struct RegisterRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["email", "password", "displayName"]
+    public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
     public var displayName: String?
@@ -63,7 +65,9 @@ public struct RegisterRequest: Codable, Sendable {
 }
 
 /// `POST /auth/login`.
-public struct LoginRequest: Codable, Sendable {
+public struct LoginRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["email", "password"]
+    public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
     public init(email: String, password: String) {
@@ -73,13 +77,17 @@ public struct LoginRequest: Codable, Sendable {
 }
 
 /// `POST /auth/refresh` and `POST /auth/logout`.
-public struct RefreshRequest: Codable, Sendable {
+public struct RefreshRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["refreshToken"]
+    public static let required = [["refreshToken"]]
     public var refreshToken: String
     public init(refreshToken: String) { self.refreshToken = refreshToken }
 }
 
 /// `POST /auth/password`.
-public struct PasswordChangeRequest: Codable, Sendable {
+public struct PasswordChangeRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["currentPassword", "newPassword"]
+    public static let required = [["currentPassword"], ["newPassword"]]
     public var currentPassword: String
     public var newPassword: String
     public init(currentPassword: String, newPassword: String) {

@@ -215,6 +215,16 @@ import Testing
         #expect(try await auth.send("POST", "/auth/refresh", json: theirs).status == 200)
     }
 
+    /// Typos in a body are named, every missing and every unknown field in one answer.
+    @Test func everyMissingAndUnknownFieldIsNamedAtOnce() async throws {
+        let auth = try await auth
+        let reply = try await auth.send("POST", "/auth/register", json: #"{"emial":"a@example.com","pasword":"long enough"}"#)
+        #expect(reply.status == 422 && reply.problem?.code == .validationFailed)
+        #expect(reply.problem?.errors?.map(\.field) == ["email", "emial", "password", "pasword"])
+        let login = try await auth.send("POST", "/auth/login", json: #"{"email":"a@example.com","password":"x","remember":true}"#)
+        #expect(login.status == 422 && login.problem?.errors?.map(\.field) == ["remember"])
+    }
+
     /// Each refusal an app handles carries its stable code, whatever its wording.
     @Test func problemsCarryStableCodes() async throws {
         let auth = try await auth
