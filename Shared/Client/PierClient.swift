@@ -309,13 +309,17 @@ public final class PierSubscriptions: Sendable {
             var call = Call(method: "GET", path: "/subscriptions/me", retryable: true)
             if let tag = cached?.etag { call.headers["If-None-Match"] = tag }
             let (data, response) = try await authorized.send(call)
-            let status =
-                response.statusCode == 304 && cached != nil
-                ? cached!.value
-                : try Transport.decode(
-                    SubscriptionStatus.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
             let fetched = Date()
             let maxAge = Self.maxAge(response.value(forHTTPHeaderField: "Cache-Control")) ?? 0
+            var status: SubscriptionStatus
+            if response.statusCode == 304, let cached {
+                // Unchanged; the time to ask again is the 304's.
+                status = cached.value
+                status.checkAgainAt = fetched.addingTimeInterval(maxAge)
+            } else {
+                status = try Transport.decode(
+                    SubscriptionStatus.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
+            }
             let fresh = CachedStatus(
                 value: status, userId: user, fetchedAt: fetched,
                 freshUntil: min(fetched.addingTimeInterval(maxAge), status.checkAgainAt), isStale: false,

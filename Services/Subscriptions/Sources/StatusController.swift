@@ -31,10 +31,15 @@ struct StatusController: Sendable {
     }
 
     /// With an `ETag`: an app checking on every launch gets 304 and no body while nothing changed.
+    /// The tag leaves out `checkAgainAt` (now + the recheck interval for most users: it would
+    /// change every second); the 304's `Cache-Control` gives the new time to ask again.
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
         let status = try await repository.status(of: principal.userID)
-        return .conditionalJSON(try JSON.encode(status), for: request, headers: Self.cacheControl(status))
+        var meaning = status
+        meaning.checkAgainAt = Date(timeIntervalSince1970: 0)
+        return .conditionalJSON(
+            try JSON.encode(status), for: request, headers: Self.cacheControl(status), validated: try JSON.encode(meaning))
     }
 
     func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
