@@ -186,7 +186,10 @@ import Testing
         #expect(try refusal(token, production)?.contains("sandbox") == true)
         var neither = summary
         neither["summary"] = nil
-        #expect(try refusal(neither, try verifier())?.contains("no data, summary or externalPurchaseToken") == true)
+        // A shape with none of the known parts is Apple's all the same: verified, environment
+        // unknown, nothing embedded (stored and acknowledged, never applied).
+        let unknown = try verifier().notification(try Self.ca.sign(neither))
+        #expect(unknown.notification.environment == "unknown" && unknown.transaction == nil && unknown.renewal == nil)
         // The embedded transaction is verified too: one from a foreign CA sinks the notification.
         let foreign = try TestCA().sign(payload())
         let smuggled = AppStorePayload.notification("DID_RENEW", transaction: foreign, renewal: nil)

@@ -386,6 +386,52 @@ import Testing
         }
     }
 
+    /// Every well-signed notification is stored and acknowledged, whatever its type or shape,
+    /// or Apple retries it for days: RESCIND_CONSENT (its `appData`), a type Pier does not act on,
+    /// and a shape this version does not know. What names another app is still refused.
+    @Test func notificationsPierDoesNotActOnAreStoredAndAcknowledged() async throws {
+        try await withService { service in
+            let ca = service.ca
+            let now = Date()
+            func signed(_ type: String, _ part: String?, bundle: String = SubscriptionsHarness.bundleID) throws -> (String, UUID)
+            {
+                let uuid = UUID()
+                var payload: [String: Any] = [
+                    "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
+                    "signedDate": AppStorePayload.ms(now),
+                ]
+                if let part {
+                    payload[part] =
+                        [
+                            "appAppleId": SubscriptionsHarness.appAppleID, "bundleId": bundle, "environment": "Sandbox",
+                            "signedAppTransactionInfo": "eyJ9.e30.sig",
+                        ] as [String: Any]
+                }
+                return (try ca.sign(payload), uuid)
+            }
+            func stored(_ uuid: UUID) async throws -> (type: String, environment: String)? {
+                try await service.pool.query(
+                    "SELECT notification_type, environment FROM subscriptions.appstore_notifications WHERE notification_uuid = \(uuid)"
+                ).first.map { (try $0.decode("notification_type"), try $0.decode("environment")) }
+            }
+            let (rescind, rescindID) = try signed("RESCIND_CONSENT", "appData")
+            #expect(try await service.postNotification(rescind).status == 200)
+            #expect(try await service.postNotification(rescind).status == 200)
+            #expect(try await stored(rescindID)?.environment == "sandbox")
+            let (future, futureID) = try signed("SOMETHING_APPLE_ADDS", "data")
+            #expect(try await service.postNotification(future).status == 200)
+            #expect(try await stored(futureID)?.type == "SOMETHING_APPLE_ADDS")
+            let (shape, shapeID) = try signed("ANOTHER_SHAPE", "partsUnknownToPier")
+            #expect(try await service.postNotification(shape).status == 200)
+            #expect(try await stored(shapeID)?.environment == "unknown")
+            // Still refused: another app's, and anything not signed through Apple's chain.
+            let (other, otherID) = try signed("RESCIND_CONSENT", "appData", bundle: "com.example.other")
+            #expect(try await service.postNotification(other).status == 422)
+            #expect(try await stored(otherID) == nil)
+            #expect(try await service.postNotification(rescind + "x").status == 422)
+        }
+    }
+
     @Test func aLateOlderNotificationNeverOverwritesANewerState() async throws {
         try await withService { service in
             let user = UUID()

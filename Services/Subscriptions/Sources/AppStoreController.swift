@@ -69,7 +69,9 @@ struct AppStoreController: Sendable {
             inner["signedRenewalInfo"] = nil
             details["data"] = .object(inner)
         }
-        let applies = Self.appliedTypes.contains(notification.notificationType)
+        let applies =
+            Self.appliedTypes.contains(notification.notificationType)
+            && verified.notification.environment != AppStoreVerifier.unknownEnvironment
         let fresh = try await repository.store(
             verified.notification, transaction: verified.transaction, renewal: verified.renewal, details: .object(details),
             applies: applies)

@@ -106,8 +106,9 @@ struct AppStoreRenewalInfo: Decodable, Sendable {
 }
 
 /// A verified App Store Server Notification V2 (`responseBodyV2DecodedPayload`). It carries
-/// one of `data` (about a subscription), `summary` (a renewal-extension request's outcome) or
-/// `externalPurchaseToken`; each names the app, and the environment one way or another.
+/// one of `data` (about a subscription), `summary` (a renewal-extension request's outcome),
+/// `appData` (about the app: RESCIND_CONSENT) or `externalPurchaseToken`; each names the app,
+/// and the environment one way or another. A shape Apple adds later may carry none of them.
 struct AppStoreNotification: Decodable, Sendable {
     struct Payload: Decodable, Sendable {
         var appAppleId: AppStoreInteger<Identifier>?
@@ -128,11 +129,12 @@ struct AppStoreNotification: Decodable, Sendable {
     var signedDate: AppStoreDate
     var data: Payload?
     var summary: Payload?
+    var appData: Payload?
     var externalPurchaseToken: ExternalPurchaseToken?
 
     /// The app and environment the notification declares, from whichever part it carries.
     var declared: (bundleId: String?, appAppleId: Int64?, environment: String?)? {
-        if let part = data ?? summary { return (part.bundleId, part.appAppleId?.value, part.environment) }
+        if let part = data ?? summary ?? appData { return (part.bundleId, part.appAppleId?.value, part.environment) }
         if let token = externalPurchaseToken {
             // Apple's rule: sandbox tokens' ids start with SANDBOX.
             let sandbox = token.externalPurchaseId?.hasPrefix("SANDBOX") ?? false
@@ -202,7 +204,9 @@ struct AppStoreVerifier: Sendable {
     ) {
         let (notification, payload) = try verify(compact, as: AppStoreNotification.self)
         guard let declared = notification.declared, let environmentName = declared.environment else {
-            throw Failure(reason: "the notification carries no data, summary or externalPurchaseToken with an environment")
+            // Signed by Apple, in a shape this version does not know: kept and acknowledged (Apple
+            // retries anything else for days), never applied.
+            return (Verified(value: notification, payload: payload, environment: Self.unknownEnvironment), nil, nil)
         }
         let environment = try environment(environmentName)
         guard declared.bundleId == bundleID else {
@@ -217,6 +221,9 @@ struct AppStoreVerifier: Sendable {
         let renewal = try data?.signedRenewalInfo.map { (jws) throws(Failure) in try self.renewalInfo(jws) }
         return (Verified(value: notification, payload: payload, environment: environment), transaction, renewal)
     }
+
+    /// The environment recorded for a notification that declares none.
+    static let unknownEnvironment = "unknown"
 
     private func environment(_ declared: String) throws(Failure) -> String {
         switch declared {
