@@ -98,6 +98,22 @@ public struct Entitlement: Codable, Sendable, Equatable {
     }
 }
 
+/// The offer the deciding App Store transaction was bought with.
+public struct SubscriptionOffer: Codable, Sendable, Equatable {
+    /// `introductory`, `promotional`, `offer_code` or `win_back` (Apple's `offerType` 1–4).
+    public var type: String
+    /// `free_trial`, `pay_as_you_go` or `pay_up_front`, when Apple says.
+    public var discountType: String?
+    /// The offer's id in App Store Connect (promotional, offer codes, win-back).
+    public var identifier: String?
+
+    public init(type: String, discountType: String? = nil, identifier: String? = nil) {
+        self.type = type
+        self.discountType = discountType
+        self.identifier = identifier
+    }
+}
+
 /// `GET /subscriptions/me`: one answer merged from every source of the user.
 public struct SubscriptionStatus: Codable, Sendable, Equatable {
     /// `active`, `trialing`, `grace_period`, `billing_retry`, `expired`, `revoked` or `none`.
@@ -114,13 +130,16 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
     public var source: String?
     /// `production` or `sandbox` (App Store sources).
     public var environment: String?
+    /// The offer of the deciding App Store purchase, if any: only a free trial makes the status
+    /// `trialing`; a paid introductory offer is `active`.
+    public var offer: SubscriptionOffer?
     /// When this answer can change next; `Cache-Control: max-age` matches it.
     public var checkAgainAt: Date
 
     public init(
         status: String, active: Bool, plan: PlanReference?, entitlements: [Entitlement], currentPeriodStart: Date?,
         currentPeriodEnd: Date?, graceUntil: Date?, willRenew: Bool, source: String?, environment: String?,
-        checkAgainAt: Date
+        offer: SubscriptionOffer? = nil, checkAgainAt: Date
     ) {
         self.status = status
         self.active = active
@@ -132,6 +151,7 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
         self.willRenew = willRenew
         self.source = source
         self.environment = environment
+        self.offer = offer
         self.checkAgainAt = checkAgainAt
     }
 }

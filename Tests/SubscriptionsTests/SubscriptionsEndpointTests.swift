@@ -386,6 +386,49 @@ import Testing
         }
     }
 
+    /// Only a free introductory offer is a trial; a paid one (pay as you go, pay up front) is a
+    /// paying subscriber. The status says which offer, in either case.
+    @Test func onlyAFreeIntroductoryOfferIsATrial() async throws {
+        try await withService { service in
+            let now = Date()
+            let cases: [(discount: String?, identifier: String?, status: String, offer: SubscriptionOffer)] = [
+                ("FREE_TRIAL", nil, "trialing", SubscriptionOffer(type: "introductory", discountType: "free_trial")),
+                ("PAY_AS_YOU_GO", nil, "active", SubscriptionOffer(type: "introductory", discountType: "pay_as_you_go")),
+                ("PAY_UP_FRONT", nil, "active", SubscriptionOffer(type: "introductory", discountType: "pay_up_front")),
+                // A payload from before Apple sent the discount type: a trial, as it meant then.
+                (nil, nil, "trialing", SubscriptionOffer(type: "introductory")),
+            ]
+            for (index, expected) in cases.enumerated() {
+                let user = UUID()
+                var payload = AppStorePayload.transaction(
+                    id: "81\(index)", original: "80\(index)", purchased: now, expires: now.addingTimeInterval(Self.day),
+                    user: user,
+                    offerType: 1)
+                payload["offerDiscountType"] = expected.discount
+                #expect(try await service.postTransaction(try service.ca.sign(payload), user: user).status == 200)
+                let status = try await service.status(user)
+                #expect(status.status == expected.status && status.active, "\(expected.discount ?? "none")")
+                #expect(status.offer == expected.offer, "\(expected.discount ?? "none")")
+            }
+            // A promotional offer, with its identifier; no offer at all: none in the status.
+            let user = UUID()
+            var promotional = AppStorePayload.transaction(
+                id: "820", original: "820", purchased: now, expires: now.addingTimeInterval(Self.day), user: user, offerType: 2)
+            promotional["offerIdentifier"] = "winter-half-price"
+            promotional["offerDiscountType"] = "PAY_AS_YOU_GO"
+            #expect(try await service.postTransaction(try service.ca.sign(promotional), user: user).status == 200)
+            #expect(
+                try await service.status(user).offer
+                    == SubscriptionOffer(type: "promotional", discountType: "pay_as_you_go", identifier: "winter-half-price"))
+            let plain = UUID()
+            let bought = AppStorePayload.transaction(
+                id: "830", original: "830", purchased: now, expires: now.addingTimeInterval(Self.day), user: plain)
+            #expect(try await service.postTransaction(try service.ca.sign(bought), user: plain).status == 200)
+            let status = try await service.status(plain)
+            #expect(status.status == "active" && status.offer == nil)
+        }
+    }
+
     /// Every well-signed notification is stored and acknowledged, whatever its type or shape,
     /// or Apple retries it for days: RESCIND_CONSENT (its `appData`), a type Pier does not act on,
     /// and a shape this version does not know. What names another app is still refused.

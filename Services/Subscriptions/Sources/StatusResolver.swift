@@ -23,8 +23,10 @@ struct AccessSource: Sendable, Equatable {
     var graceUntil: Date? = nil
     var billingRetry: Bool = false
     var willRenew: Bool = false
+    /// A free trial (an introductory offer whose discount is FREE_TRIAL): `trialing`.
     var trial: Bool = false
     var environment: String? = nil
+    var offer: SubscriptionOffer? = nil
 }
 
 /// Computes a user's status from their sources and the current time: nothing has to run in
@@ -94,6 +96,6 @@ enum StatusResolver {
             currentPeriodStart: source.periodStart, currentPeriodEnd: source.periodEnd,
             graceUntil: deciding.state == .gracePeriod || deciding.state == .billingRetry ? source.graceUntil : nil,
             willRenew: source.willRenew && !source.revoked && deciding.state != .expired, source: source.kind.rawValue,
-            environment: source.environment, checkAgainAt: next)
+            environment: source.environment, offer: source.offer, checkAgainAt: next)
     }
 }

@@ -17,14 +17,18 @@ enum SubscriptionFacts {
         """
         SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
             g.starts_at AS period_start, g.ends_at AS period_end, g.revoked_at IS NOT NULL AS revoked,
-            NULL::timestamptz AS grace_until, false AS billing_retry, false AS will_renew, false AS trial, NULL::text AS environment
+            NULL::timestamptz AS grace_until, false AS billing_retry, false AS will_renew, false AS trial, NULL::text AS environment,
+            NULL::int AS offer_type, NULL::text AS offer_discount_type, NULL::text AS offer_identifier
         FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
         WHERE g.user_id = \(user)
         UNION ALL
         SELECT 'appstore', o.original_transaction_id, p.id, p.name, coalesce(p.entitlements, '{}'),
             t.purchase_date, t.expires_date, t.revocation_date IS NOT NULL,
-            r.grace_period_expires_date, coalesce(r.billing_retry, false), coalesce(r.auto_renew, true), t.offer_type = 1,
-            t.environment
+            r.grace_period_expires_date, coalesce(r.billing_retry, false), coalesce(r.auto_renew, true),
+            -- Only a free introductory offer is a trial (a payload from before Apple sent the
+            -- discount type counts as one, as it did then).
+            t.offer_type = 1 AND coalesce(t.payload ->> 'offerDiscountType', 'FREE_TRIAL') = 'FREE_TRIAL',
+            t.environment, t.offer_type, t.payload ->> 'offerDiscountType', t.payload ->> 'offerIdentifier'
         FROM subscriptions.appstore_owners o
         CROSS JOIN LATERAL (
             SELECT * FROM subscriptions.appstore_transactions x
@@ -50,8 +54,19 @@ enum SubscriptionFacts {
                 periodStart: try row.decode("period_start"), periodEnd: try row.decode("period_end"),
                 revoked: try row.decode("revoked"), graceUntil: try row.decode("grace_until"),
                 billingRetry: try row.decode("billing_retry"), willRenew: try row.decode("will_renew"),
-                trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"))
+                trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"),
+                offer: try offer(row))
         }
+    }
+
+    /// Apple's `offerType` and `offerDiscountType`, in the status's words.
+    private static func offer(_ row: PostgresRow) throws -> SubscriptionOffer? {
+        guard let type = try row.decode("offer_type", as: Int?.self) else { return nil }
+        let types = [1: "introductory", 2: "promotional", 3: "offer_code", 4: "win_back"]
+        let discount = try row.decode("offer_discount_type", as: String?.self)
+        return SubscriptionOffer(
+            type: types[type] ?? "offer_\(type)", discountType: discount?.lowercased(),
+            identifier: try row.decode("offer_identifier", as: String?.self))
     }
 
     static func date(_ date: AppStoreDate?) -> Date? { date?.date }
