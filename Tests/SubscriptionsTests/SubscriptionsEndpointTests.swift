@@ -608,6 +608,31 @@ import Testing
                 "SELECT (SELECT count(*) FROM subscriptions.grants) + (SELECT count(*) FROM subscriptions.appstore_transactions) AS n"
             )
             #expect(try kept[0].decode("n", as: Int.self) == 2)
+
+            // Apple renews the subscription later: the renewal still carries the appAccountToken
+            // it was bought with. It is recorded, detached: the deleted account gets nothing back.
+            let now = Date()
+            let renewed = try service.ca.sign(
+                AppStorePayload.transaction(
+                    id: "9002", original: "9000", purchased: now, expires: now.addingTimeInterval(Self.day), signed: now,
+                    user: user))
+            var renewal = AppStorePayload.renewal(original: "9000", signed: now)
+            renewal["appAccountToken"] = user.uuidString.lowercased()
+            let notification = try service.ca.sign(
+                AppStorePayload.notification(
+                    "DID_RENEW", transaction: renewed, renewal: try service.ca.sign(renewal)))
+            #expect(try await service.postNotification(notification).status == 200)
+            let after = try await service.pool.query(
+                """
+                SELECT (SELECT count(*) FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                    + (SELECT count(*) FROM subscriptions.appstore_transactions WHERE payload ? 'appAccountToken')
+                    + (SELECT count(*) FROM subscriptions.appstore_renewals WHERE payload ? 'appAccountToken') AS linked,
+                    (SELECT count(*) FROM subscriptions.appstore_transactions WHERE transaction_id = '9002') AS recorded
+                """)[0]
+            #expect(try after.decode("linked", as: Int.self) == 0 && after.decode("recorded", as: Int.self) == 1)
+            let again = try await service.send("GET", "/subscriptions/users/\(user)", token: admin).decode(
+                SubscriptionHistory.self)
+            #expect(again.subscription.status == "none")
         }
     }
 }

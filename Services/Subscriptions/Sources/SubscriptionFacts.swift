@@ -81,7 +81,7 @@ enum SubscriptionFacts {
             VALUES (\(transaction.transactionId), \(transaction.originalTransactionId), \(transaction.productId),
                 \(date(transaction.purchaseDate)), \(date(transaction.expiresDate)), \(date(transaction.revocationDate)),
                 \(transaction.revocationReason?.int32), \(transaction.offerType?.int32), \(verified.environment),
-                \(date(transaction.signedDate)), \(PostgresJSON(verified.payload))::jsonb)
+                \(date(transaction.signedDate)), subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
             ON CONFLICT (transaction_id) DO UPDATE SET
                 product_id = EXCLUDED.product_id, purchase_date = EXCLUDED.purchase_date,
                 expires_date = EXCLUDED.expires_date, revocation_date = EXCLUDED.revocation_date,
@@ -101,7 +101,7 @@ enum SubscriptionFacts {
             VALUES (\(renewal.originalTransactionId), \(renewal.autoRenewStatus.value == 1), \(renewal.autoRenewProductId),
                 \(renewal.isInBillingRetryPeriod ?? false), \(date(renewal.gracePeriodExpiresDate)),
                 \(renewal.expirationIntent?.int32), \(verified.environment), \(date(renewal.signedDate)),
-                \(PostgresJSON(verified.payload))::jsonb)
+                subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
             ON CONFLICT (original_transaction_id) DO UPDATE SET
                 auto_renew = EXCLUDED.auto_renew, auto_renew_product_id = EXCLUDED.auto_renew_product_id,
                 billing_retry = EXCLUDED.billing_retry, grace_period_expires_date = EXCLUDED.grace_period_expires_date,
@@ -112,11 +112,13 @@ enum SubscriptionFacts {
     }
 
     /// Links an App Store subscription to a user; returns the owner it now has (another user's
-    /// id when it was already linked to them).
+    /// id when it was already linked to them). A deleted account is never linked again.
     static func link(_ originalTransactionID: String, to user: UUID, on connection: PostgresConnection) async throws -> UUID? {
         let rows = try await connection.query(
             """
-            INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, user_id) VALUES (\(originalTransactionID), \(user))
+            INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, user_id)
+            SELECT \(originalTransactionID), \(user)
+            WHERE NOT EXISTS (SELECT 1 FROM subscriptions.deleted_users WHERE user_id = \(user))
             ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
                 WHERE o.user_id IS NULL
             RETURNING user_id

@@ -13,7 +13,10 @@ public struct SubscriptionsService: Service {
     public static let migrations = [
         Migration(
             version: 1, name: "create_subscriptions",
-            sql: String(decoding: PackageResources._001_create_subscriptions_sql, as: UTF8.self))
+            sql: String(decoding: PackageResources._001_create_subscriptions_sql, as: UTF8.self)),
+        Migration(
+            version: 2, name: "deleted_accounts",
+            sql: String(decoding: PackageResources._002_deleted_accounts_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController
