@@ -115,7 +115,13 @@ public struct CertificateChainVerifier: Sendable {
         guard verified == 1 else {
             let code = X509_STORE_CTX_get_error(context)
             let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
-            throw Failure(reason: "the certificate chain does not validate: \(text)")
+            switch code {
+            case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+                X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+                throw Failure(reason: "the chain does not lead to a trusted root (\(text))")
+            default:
+                throw Failure(reason: "the certificate chain does not validate: \(text)")
+            }
         }
     }
 }

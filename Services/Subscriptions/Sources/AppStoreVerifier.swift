@@ -88,7 +88,8 @@ struct AppStoreTransaction: Decodable, Sendable {
     var offerType: AppStoreCode?
     var appAccountToken: String?
     var environment: String
-    var signedDate: AppStoreDate
+    /// Absent in some of Apple's payloads: then the time of receipt stands for it.
+    var signedDate: AppStoreDate?
 
     static let autoRenewable = "Auto-Renewable Subscription"
 }
@@ -102,7 +103,8 @@ struct AppStoreRenewalInfo: Decodable, Sendable {
     var gracePeriodExpiresDate: AppStoreDate?
     var expirationIntent: AppStoreCode?
     var environment: String
-    var signedDate: AppStoreDate
+    /// Absent in some of Apple's payloads: then the time of receipt stands for it.
+    var signedDate: AppStoreDate?
 }
 
 /// A verified App Store Server Notification V2 (`responseBodyV2DecodedPayload`). It carries
@@ -126,7 +128,8 @@ struct AppStoreNotification: Decodable, Sendable {
     var notificationType: String
     var subtype: String?
     var notificationUUID: UUID
-    var signedDate: AppStoreDate
+    /// Absent in some of Apple's payloads: then the time of receipt stands for it.
+    var signedDate: AppStoreDate?
     var data: Payload?
     var summary: Payload?
     var appData: Payload?
@@ -151,12 +154,14 @@ struct Verified<Value: Sendable>: Sendable {
     var payload: JSONValue
     /// `production` or `sandbox`.
     var environment: String
+    /// When Apple signed it (`signedDate`), or when Pier received it if the payload has none.
+    var signedAt: Date
 }
 
 /// Verifies App Store signed data (JWS with an `x5c` chain) the way Apple's App Store Server
 /// Library does: ES256 only; exactly three certificates; the intermediate carries the WWDR OID
-/// and the leaf the receipt-signing OID; the chain validates to a trusted root as of the
-/// payload's `signedDate`; the signature verifies with the leaf's key; then the app's bundle id
+/// and the leaf the receipt-signing OID; the chain from the leaf through `x5c[1]` validates to a
+/// configured root as of the payload's `signedDate` (the time of receipt when it has none); the signature verifies with the leaf's key; then the app's bundle id
 /// (and, in production, its Apple ID) and the environment must match the configuration.
 struct AppStoreVerifier: Sendable {
     /// Why signed data was refused; the reason is safe to return to the client.
@@ -185,16 +190,17 @@ struct AppStoreVerifier: Sendable {
     }
 
     func transaction(_ compact: String) throws(Failure) -> Verified<AppStoreTransaction> {
-        let (transaction, payload) = try verify(compact, as: AppStoreTransaction.self)
+        let (transaction, payload, signedAt) = try verify(compact, as: AppStoreTransaction.self)
         guard transaction.bundleId == bundleID else {
             throw Failure(reason: "the transaction is for bundle id \(transaction.bundleId), not this app's")
         }
-        return Verified(value: transaction, payload: payload, environment: try environment(transaction.environment))
+        return Verified(
+            value: transaction, payload: payload, environment: try environment(transaction.environment), signedAt: signedAt)
     }
 
     func renewalInfo(_ compact: String) throws(Failure) -> Verified<AppStoreRenewalInfo> {
-        let (renewal, payload) = try verify(compact, as: AppStoreRenewalInfo.self)
-        return Verified(value: renewal, payload: payload, environment: try environment(renewal.environment))
+        let (renewal, payload, signedAt) = try verify(compact, as: AppStoreRenewalInfo.self)
+        return Verified(value: renewal, payload: payload, environment: try environment(renewal.environment), signedAt: signedAt)
     }
 
     /// The notification and its embedded signed transaction and renewal info, all verified.
@@ -202,11 +208,13 @@ struct AppStoreVerifier: Sendable {
         notification: Verified<AppStoreNotification>, transaction: Verified<AppStoreTransaction>?,
         renewal: Verified<AppStoreRenewalInfo>?
     ) {
-        let (notification, payload) = try verify(compact, as: AppStoreNotification.self)
+        let (notification, payload, signedAt) = try verify(compact, as: AppStoreNotification.self)
         guard let declared = notification.declared, let environmentName = declared.environment else {
             // Signed by Apple, in a shape this version does not know: kept and acknowledged (Apple
             // retries anything else for days), never applied.
-            return (Verified(value: notification, payload: payload, environment: Self.unknownEnvironment), nil, nil)
+            return (
+                Verified(value: notification, payload: payload, environment: Self.unknownEnvironment, signedAt: signedAt), nil, nil
+            )
         }
         let environment = try environment(environmentName)
         guard declared.bundleId == bundleID else {
@@ -219,7 +227,9 @@ struct AppStoreVerifier: Sendable {
         let data = notification.data
         let transaction = try data?.signedTransactionInfo.map { (jws) throws(Failure) in try self.transaction(jws) }
         let renewal = try data?.signedRenewalInfo.map { (jws) throws(Failure) in try self.renewalInfo(jws) }
-        return (Verified(value: notification, payload: payload, environment: environment), transaction, renewal)
+        return (
+            Verified(value: notification, payload: payload, environment: environment, signedAt: signedAt), transaction, renewal
+        )
     }
 
     /// The environment recorded for a notification that declares none.
@@ -236,7 +246,10 @@ struct AppStoreVerifier: Sendable {
     }
 
     /// The generic checks of every piece of App Store signed data; returns the decoded payload.
-    func verify<T: Decodable>(_ compact: String, as type: T.Type) throws(Failure) -> (T, JSONValue) {
+    /// The chain is built as Apple's libraries build it: leaf → `x5c[1]` → a configured root.
+    /// `x5c` must hold three certificates, but the third is not read (Apple's own test data
+    /// carries the root in another encoding there).
+    func verify<T: Decodable>(_ compact: String, as type: T.Type, now: Date = Date()) throws(Failure) -> (T, JSONValue, Date) {
         let jws: JWS
         do {
             jws = try JWS(compact: compact, maximumLength: Self.maximumLength)
@@ -249,33 +262,34 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "the x5c chain must hold exactly 3 certificates, it holds \(x5c.count)")
         }
         var certificates: [Certificate] = []
-        for (index, encoded) in x5c.enumerated() {
+        for (index, encoded) in x5c.prefix(2).enumerated() {
             guard let der = Base64.decoded(encoded), let certificate = try? Certificate(der: der) else {
                 throw Failure(reason: "certificate \(index) of x5c is not a base64 DER certificate")
             }
             certificates.append(certificate)
         }
-        let (leaf, intermediate, root) = (certificates[0], certificates[1], certificates[2])
-        guard chain.roots.contains(where: { $0.der == root.der }) else {
-            throw Failure(reason: "the chain does not end at a trusted root")
-        }
+        let (leaf, intermediate) = (certificates[0], certificates[1])
         guard intermediate.hasExtension(oid: Self.intermediateOID) else {
             throw Failure(reason: "the intermediate certificate lacks the Apple WWDR marker (\(Self.intermediateOID))")
         }
         guard leaf.hasExtension(oid: Self.leafOID) else {
             throw Failure(reason: "the leaf certificate lacks the App Store signing marker (\(Self.leafOID))")
         }
-        // The chain must have been valid when Apple signed, not necessarily now (Apple's rule).
-        // The date is read before the signature is checked, so it is untrusted here: anything
-        // but a whole number of milliseconds from 1970 to 9999 is refused before any use.
+        // The chain must have been valid when Apple signed, not necessarily now (Apple's rule);
+        // without a signedDate, at the time of receipt, as Apple's libraries do. The date is read
+        // before the signature is checked, so it is untrusted here: anything but a whole number
+        // of milliseconds from 1970 to 9999 is refused before any use.
         let payload = try? WireDecoder.decode(JSONValue.self, from: jws.payload)
         guard let payload, let object = payload.objectValue else { throw Failure(reason: "the payload is not a JSON object") }
-        guard let signedValue = object["signedDate"] else { throw Failure(reason: "the payload has no signedDate") }
-        guard let signed = AppStoreDate(json: signedValue) else {
-            throw Failure(reason: "the payload's signedDate must be \(Milliseconds.expected)")
+        var signedAt = now
+        if let signedValue = object["signedDate"] {
+            guard let signed = AppStoreDate(json: signedValue) else {
+                throw Failure(reason: "the payload's signedDate must be \(Milliseconds.expected)")
+            }
+            signedAt = signed.date
         }
         do {
-            try chain.verify(leaf: leaf, intermediates: [intermediate], at: signed.date)
+            try chain.verify(leaf: leaf, intermediates: [intermediate], at: signedAt)
         } catch {
             throw Failure(reason: error.reason)
         }
@@ -289,7 +303,7 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "the signature does not verify")
         }
         do {
-            return (try WireDecoder.decode(T.self, from: jws.payload), payload)
+            return (try WireDecoder.decode(T.self, from: jws.payload), payload, signedAt)
         } catch let error as DecodingError {
             let field = JSON.problem(for: error).problem.errors?.first
             throw Failure(reason: "the payload's \(field?.field ?? "content") \(field?.message ?? "is not valid")")

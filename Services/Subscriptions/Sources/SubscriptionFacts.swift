@@ -81,7 +81,7 @@ enum SubscriptionFacts {
             VALUES (\(transaction.transactionId), \(transaction.originalTransactionId), \(transaction.productId),
                 \(date(transaction.purchaseDate)), \(date(transaction.expiresDate)), \(date(transaction.revocationDate)),
                 \(transaction.revocationReason?.int32), \(transaction.offerType?.int32), \(verified.environment),
-                \(date(transaction.signedDate)), subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
+                \(verified.signedAt), subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
             ON CONFLICT (transaction_id) DO UPDATE SET
                 product_id = EXCLUDED.product_id, purchase_date = EXCLUDED.purchase_date,
                 expires_date = EXCLUDED.expires_date, revocation_date = EXCLUDED.revocation_date,
@@ -100,7 +100,7 @@ enum SubscriptionFacts {
                 billing_retry, grace_period_expires_date, expiration_intent, environment, signed_date, payload)
             VALUES (\(renewal.originalTransactionId), \(renewal.autoRenewStatus.value == 1), \(renewal.autoRenewProductId),
                 \(renewal.isInBillingRetryPeriod ?? false), \(date(renewal.gracePeriodExpiresDate)),
-                \(renewal.expirationIntent?.int32), \(verified.environment), \(date(renewal.signedDate)),
+                \(renewal.expirationIntent?.int32), \(verified.environment), \(verified.signedAt),
                 subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
             ON CONFLICT (original_transaction_id) DO UPDATE SET
                 auto_renew = EXCLUDED.auto_renew, auto_renew_product_id = EXCLUDED.auto_renew_product_id,

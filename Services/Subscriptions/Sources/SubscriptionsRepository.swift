@@ -189,7 +189,7 @@ struct SubscriptionsRepository: Sendable {
                 INSERT INTO subscriptions.appstore_notifications (notification_uuid, notification_type, subtype,
                     original_transaction_id, environment, signed_date, data)
                 VALUES (\(value.notificationUUID), \(value.notificationType), \(value.subtype),
-                    \(original), \(notification.environment), \(SubscriptionFacts.date(value.signedDate)),
+                    \(original), \(notification.environment), \(notification.signedAt),
                     \(PostgresJSON(details))::jsonb)
                 ON CONFLICT (notification_uuid) DO NOTHING
                 RETURNING notification_uuid
