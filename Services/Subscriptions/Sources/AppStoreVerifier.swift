@@ -213,7 +213,8 @@ struct AppStoreVerifier: Sendable {
             // Signed by Apple, in a shape this version does not know: kept and acknowledged (Apple
             // retries anything else for days), never applied.
             return (
-                Verified(value: notification, payload: payload, environment: Self.unknownEnvironment, signedAt: signedAt), nil, nil
+                Verified(value: notification, payload: payload, environment: Self.unknownEnvironment, signedAt: signedAt), nil,
+                nil
             )
         }
         let environment = try environment(environmentName)
