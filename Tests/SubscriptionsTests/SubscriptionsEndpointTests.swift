@@ -386,6 +386,44 @@ import Testing
         }
     }
 
+    /// A yearly basic plan with eleven months left, upgraded to a monthly premium one: the upgrade
+    /// decides at once (Apple: the higher level takes effect immediately), before and after Apple
+    /// re-signs the old transaction with `isUpgraded`.
+    @Test func anUpgradeDecidesAtOnce() async throws {
+        try await withService { service in
+            let admin = try service.admin()
+            for plan in [
+                #"{"id":"basic-yearly","name":"Basic","price":2900,"currency":"USD","billingPeriod":"P1Y","entitlements":["basic"],"appStoreProductIds":["pier.basic.yearly"]}"#,
+                #"{"id":"premium-monthly","name":"Premium","price":999,"currency":"USD","billingPeriod":"P1M","entitlements":["basic","premium"],"appStoreProductIds":["pier.premium.monthly"]}"#,
+            ] {
+                #expect(try await service.send("POST", "/subscriptions/plans", json: plan, token: admin).status == 201)
+            }
+            let user = UUID()
+            let now = Date()
+            let month = 30 * Self.day
+            let yearly = AppStorePayload.transaction(
+                id: "7101", original: "7100", product: "pier.basic.yearly", purchased: now.addingTimeInterval(-month),
+                expires: now.addingTimeInterval(11 * month), signed: now.addingTimeInterval(-month), user: user)
+            #expect(try await service.postTransaction(try service.ca.sign(yearly), user: user).status == 200)
+            #expect(try await service.status(user).plan?.id == "basic-yearly")
+
+            let upgrade = AppStorePayload.transaction(
+                id: "7102", original: "7100", product: "pier.premium.monthly", purchased: now.addingTimeInterval(-60),
+                expires: now.addingTimeInterval(month), signed: now.addingTimeInterval(-60), user: user)
+            #expect(try await service.postTransaction(try service.ca.sign(upgrade), user: user).status == 200)
+            var status = try await service.status(user)
+            #expect(status.plan?.id == "premium-monthly" && status.entitlements.map(\.key).contains("premium"))
+
+            var resigned = yearly
+            resigned["isUpgraded"] = true
+            resigned["signedDate"] = AppStorePayload.ms(now)
+            #expect(try await service.postTransaction(try service.ca.sign(resigned), user: user).status == 200)
+            status = try await service.status(user)
+            #expect(status.plan?.id == "premium-monthly" && status.status == "active")
+            #expect(status.currentPeriodEnd.map { abs($0.timeIntervalSince(now.addingTimeInterval(month))) < 2 } == true)
+        }
+    }
+
     /// Only a free introductory offer is a trial; a paid one (pay as you go, pay up front) is a
     /// paying subscriber. The status says which offer, in either case.
     @Test func onlyAFreeIntroductoryOfferIsATrial() async throws {

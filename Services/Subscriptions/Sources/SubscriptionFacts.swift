@@ -12,7 +12,10 @@ import PierRuntime
 /// that a newer signed fact wins: facts may arrive in any order, any number of times.
 enum SubscriptionFacts {
     /// Every source of one user in one statement: grants, and per App Store subscription the
-    /// transaction that decides it (one giving access now, else the latest) with its renewal info.
+    /// transaction that decides it with its renewal info. Among the transactions giving access
+    /// now, the latest purchase decides: an upgrade (a new transaction of a higher level, in the
+    /// same subscription) takes over at once, before Apple re-signs the old one with `isUpgraded`,
+    /// which then never decides again. Without one giving access, the latest to end.
     static func sourcesQuery(user: UUID, at now: Date) -> PostgresQuery {
         """
         SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
@@ -33,7 +36,10 @@ enum SubscriptionFacts {
         CROSS JOIN LATERAL (
             SELECT * FROM subscriptions.appstore_transactions x
             WHERE x.original_transaction_id = o.original_transaction_id
-            ORDER BY (x.revocation_date IS NULL AND coalesce(x.expires_date > \(now), true)) DESC,
+            ORDER BY (x.revocation_date IS NULL AND coalesce(x.expires_date > \(now), true)
+                    AND NOT coalesce((x.payload ->> 'isUpgraded')::boolean, false)) DESC,
+                CASE WHEN x.revocation_date IS NULL AND coalesce(x.expires_date > \(now), true)
+                    AND NOT coalesce((x.payload ->> 'isUpgraded')::boolean, false) THEN x.purchase_date END DESC NULLS LAST,
                 x.expires_date DESC NULLS FIRST, x.signed_date DESC
             LIMIT 1
         ) t
