@@ -114,6 +114,43 @@ public struct SubscriptionOffer: Codable, Sendable, Equatable {
     }
 }
 
+/// Why an App Store purchase was revoked (refunded).
+public struct SubscriptionRevocation: Codable, Sendable, Equatable {
+    /// `app_issue` (Apple's revocationReason 1) or `other` (0).
+    public var reason: String
+    /// `refund_full`, `refund_prorated` or `family_revoke`, when Apple says.
+    public var type: String?
+
+    public init(reason: String, type: String? = nil) {
+        self.reason = reason
+        self.type = type
+    }
+}
+
+/// What the deciding App Store purchase says beyond the state: what an app shows around it.
+public struct AppStoreDetails: Sendable, Equatable {
+    public var renewsTo: PlanReference?
+    public var expirationReason: String?
+    public var priceIncrease: String?
+    public var price: Int?
+    public var currency: String?
+    public var familyShared: Bool?
+    public var revocation: SubscriptionRevocation?
+
+    public init(
+        renewsTo: PlanReference? = nil, expirationReason: String? = nil, priceIncrease: String? = nil, price: Int? = nil,
+        currency: String? = nil, familyShared: Bool? = nil, revocation: SubscriptionRevocation? = nil
+    ) {
+        self.renewsTo = renewsTo
+        self.expirationReason = expirationReason
+        self.priceIncrease = priceIncrease
+        self.price = price
+        self.currency = currency
+        self.familyShared = familyShared
+        self.revocation = revocation
+    }
+}
+
 /// `GET /subscriptions/me`: one answer merged from every source of the user.
 public struct SubscriptionStatus: Codable, Sendable, Equatable {
     /// `active`, `trialing`, `grace_period`, `billing_retry`, `expired`, `revoked` or `none`.
@@ -133,6 +170,22 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
     /// The offer of the deciding App Store purchase, if any: only a free trial makes the status
     /// `trialing`; a paid introductory offer is `active`.
     public var offer: SubscriptionOffer?
+    /// The plan a pending downgrade or crossgrade renews to (`autoRenewProductId`), when it is
+    /// not the current one.
+    public var renewsTo: PlanReference?
+    /// Why it expired or will not renew: `cancelled`, `billing_error`, `price_increase_declined`,
+    /// `product_unavailable` or `other` (Apple's `expirationIntent`).
+    public var expirationReason: String?
+    /// A price increase: `pending` (the user has not consented yet) or `accepted`.
+    public var priceIncrease: String?
+    /// What the user actually paid for the deciding purchase, in milliunits of `currency`
+    /// (Apple's unit: 4990 is 4.99), in their storefront's currency.
+    public var price: Int?
+    public var currency: String?
+    /// True when the user has access through Family Sharing, not their own purchase.
+    public var familyShared: Bool?
+    /// Set when the deciding purchase was refunded.
+    public var revocation: SubscriptionRevocation?
     /// When this answer can change next; `Cache-Control: max-age` matches it.
     public var checkAgainAt: Date
 
@@ -153,6 +206,24 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
         self.environment = environment
         self.offer = offer
         self.checkAgainAt = checkAgainAt
+    }
+
+    /// The App Store details, all at once.
+    public var appStore: AppStoreDetails {
+        get {
+            AppStoreDetails(
+                renewsTo: renewsTo, expirationReason: expirationReason, priceIncrease: priceIncrease, price: price,
+                currency: currency, familyShared: familyShared, revocation: revocation)
+        }
+        set {
+            renewsTo = newValue.renewsTo
+            expirationReason = newValue.expirationReason
+            priceIncrease = newValue.priceIncrease
+            price = newValue.price
+            currency = newValue.currency
+            familyShared = newValue.familyShared
+            revocation = newValue.revocation
+        }
     }
 }
 

@@ -424,6 +424,48 @@ import Testing
         }
     }
 
+    /// What an app shows around the state: the plan it renews to, why it will not renew, a price
+    /// increase waiting for consent, what was paid, Family Sharing, and a refund's kind.
+    @Test func theStatusSaysWhatTheAppShows() async throws {
+        try await withService { service in
+            let user = UUID()
+            let now = Date()
+            var bought = AppStorePayload.transaction(
+                id: "8401", original: "8400", purchased: now, expires: now.addingTimeInterval(Self.day), signed: now, user: user)
+            bought["price"] = 9990
+            bought["currency"] = "EUR"
+            bought["inAppOwnershipType"] = "FAMILY_SHARED"
+            var renewal = AppStorePayload.renewal(original: "8400", autoRenew: false, signed: now)
+            renewal["autoRenewProductId"] = "pier.team.yearly"
+            renewal["expirationIntent"] = 1
+            renewal["priceIncreaseStatus"] = 0
+            let notification = try service.ca.sign(
+                AppStorePayload.notification(
+                    "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE", transaction: try service.ca.sign(bought),
+                    renewal: try service.ca.sign(renewal)))
+            #expect(try await service.postNotification(notification).status == 200)
+            let status = try await service.status(user)
+            #expect(status.status == "active" && status.plan?.id == "pro-monthly")
+            #expect(status.renewsTo == PlanReference(id: "team-yearly", name: "Team"))
+            #expect(status.expirationReason == "cancelled" && status.priceIncrease == "pending")
+            #expect(status.price == 9990 && status.currency == "EUR" && status.familyShared == true)
+            #expect(status.revocation == nil)
+
+            // Refunded, prorated, for an issue with the app.
+            var refunded = bought
+            refunded["revocationDate"] = AppStorePayload.ms(now)
+            refunded["revocationReason"] = 1
+            refunded["revocationType"] = "REFUND_PRORATED"
+            refunded["signedDate"] = AppStorePayload.ms(now.addingTimeInterval(1))
+            let refund = try service.ca.sign(
+                AppStorePayload.notification("REFUND", transaction: try service.ca.sign(refunded), renewal: nil))
+            #expect(try await service.postNotification(refund).status == 200)
+            let after = try await service.status(user)
+            #expect(after.status == "revoked" && !after.active)
+            #expect(after.revocation == SubscriptionRevocation(reason: "app_issue", type: "refund_prorated"))
+        }
+    }
+
     /// Only a free introductory offer is a trial; a paid one (pay as you go, pay up front) is a
     /// paying subscriber. The status says which offer, in either case.
     @Test func onlyAFreeIntroductoryOfferIsATrial() async throws {

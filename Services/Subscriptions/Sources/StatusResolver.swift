@@ -27,6 +27,7 @@ struct AccessSource: Sendable, Equatable {
     var trial: Bool = false
     var environment: String? = nil
     var offer: SubscriptionOffer? = nil
+    var appStore = AppStoreDetails()
 }
 
 /// Computes a user's status from their sources and the current time: nothing has to run in
@@ -90,12 +91,14 @@ enum StatusResolver {
                 currentPeriodEnd: nil, graceUntil: nil, willRenew: false, source: nil, environment: nil, checkAgainAt: next)
         }
         let source = deciding.source
-        return SubscriptionStatus(
+        var status = SubscriptionStatus(
             status: deciding.state.rawValue, active: deciding.state.givesAccess, plan: source.plan,
             entitlements: expiries.sorted { $0.key < $1.key }.map { Entitlement(key: $0.key, expiresAt: $0.value) },
             currentPeriodStart: source.periodStart, currentPeriodEnd: source.periodEnd,
             graceUntil: deciding.state == .gracePeriod || deciding.state == .billingRetry ? source.graceUntil : nil,
             willRenew: source.willRenew && !source.revoked && deciding.state != .expired, source: source.kind.rawValue,
             environment: source.environment, offer: source.offer, checkAgainAt: next)
+        status.appStore = source.appStore
+        return status
     }
 }

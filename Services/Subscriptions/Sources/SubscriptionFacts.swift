@@ -21,7 +21,10 @@ enum SubscriptionFacts {
         SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
             g.starts_at AS period_start, g.ends_at AS period_end, g.revoked_at IS NOT NULL AS revoked,
             NULL::timestamptz AS grace_until, false AS billing_retry, false AS will_renew, false AS trial, NULL::text AS environment,
-            NULL::int AS offer_type, NULL::text AS offer_discount_type, NULL::text AS offer_identifier
+            NULL::int AS offer_type, NULL::text AS offer_discount_type, NULL::text AS offer_identifier,
+            NULL::text AS renews_to_id, NULL::text AS renews_to_name, NULL::int AS expiration_intent,
+            NULL::text AS price_increase, NULL::text AS price, NULL::text AS currency, NULL::text AS ownership,
+            NULL::int AS revocation_reason, NULL::text AS revocation_type
         FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
         WHERE g.user_id = \(user)
         UNION ALL
@@ -31,7 +34,11 @@ enum SubscriptionFacts {
             -- Only a free introductory offer is a trial (a payload from before Apple sent the
             -- discount type counts as one, as it did then).
             t.offer_type = 1 AND coalesce(t.payload ->> 'offerDiscountType', 'FREE_TRIAL') = 'FREE_TRIAL',
-            t.environment, t.offer_type, t.payload ->> 'offerDiscountType', t.payload ->> 'offerIdentifier'
+            t.environment, t.offer_type, t.payload ->> 'offerDiscountType', t.payload ->> 'offerIdentifier',
+            CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.id, r.auto_renew_product_id) END,
+            CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.name, r.auto_renew_product_id) END,
+            r.expiration_intent, r.payload ->> 'priceIncreaseStatus', t.payload ->> 'price', t.payload ->> 'currency',
+            t.payload ->> 'inAppOwnershipType', t.revocation_reason, t.payload ->> 'revocationType'
         FROM subscriptions.appstore_owners o
         CROSS JOIN LATERAL (
             SELECT * FROM subscriptions.appstore_transactions x
@@ -45,6 +52,7 @@ enum SubscriptionFacts {
         ) t
         LEFT JOIN subscriptions.appstore_renewals r ON r.original_transaction_id = o.original_transaction_id
         LEFT JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
+        LEFT JOIN subscriptions.plans n ON r.auto_renew_product_id = ANY (n.appstore_product_ids)
         WHERE o.user_id = \(user)
         """
     }
@@ -61,8 +69,30 @@ enum SubscriptionFacts {
                 revoked: try row.decode("revoked"), graceUntil: try row.decode("grace_until"),
                 billingRetry: try row.decode("billing_retry"), willRenew: try row.decode("will_renew"),
                 trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"),
-                offer: try offer(row))
+                offer: try offer(row), appStore: try details(row))
         }
+    }
+
+    /// Apple's renewal and transaction fields, in the status's words.
+    private static func details(_ row: PostgresRow) throws -> AppStoreDetails {
+        let intents = [1: "cancelled", 2: "billing_error", 3: "price_increase_declined", 4: "product_unavailable"]
+        let increase = try row.decode("price_increase", as: String?.self)
+        let revocationReason = try row.decode("revocation_reason", as: Int?.self)
+        let ownership = try row.decode("ownership", as: String?.self)
+        return AppStoreDetails(
+            renewsTo: try row.decode("renews_to_id", as: String?.self).map {
+                PlanReference(id: $0, name: try row.decode("renews_to_name"))
+            },
+            expirationReason: try row.decode("expiration_intent", as: Int?.self).map { intents[$0] ?? "other" },
+            priceIncrease: increase.map { $0 == "1" ? "accepted" : "pending" },
+            price: try row.decode("price", as: String?.self).flatMap { Int($0) },
+            currency: try row.decode("currency", as: String?.self),
+            familyShared: ownership.map { $0 == "FAMILY_SHARED" },
+            revocation: try revocationReason.map {
+                SubscriptionRevocation(
+                    reason: $0 == 1 ? "app_issue" : "other",
+                    type: try row.decode("revocation_type", as: String?.self)?.lowercased())
+            })
     }
 
     /// Apple's `offerType` and `offerDiscountType`, in the status's words.
