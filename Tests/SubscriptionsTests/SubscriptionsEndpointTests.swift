@@ -424,6 +424,34 @@ import Testing
         }
     }
 
+    /// Two subscriptions of one group (Apple keeps one of a group active at a time): one source,
+    /// the latest purchase, not the union of both nor the longer one.
+    @Test func oneSubscriptionGroupIsOneSource() async throws {
+        try await withService { service in
+            let user = UUID()
+            let now = Date()
+            let older = AppStorePayload.transaction(
+                id: "8501", original: "8500", product: "pier.team.yearly", purchased: now.addingTimeInterval(-60 * Self.day),
+                expires: now.addingTimeInterval(300 * Self.day), signed: now.addingTimeInterval(-60 * Self.day), user: user)
+            let newer = AppStorePayload.transaction(
+                id: "8601", original: "8600", purchased: now.addingTimeInterval(-60), expires: now.addingTimeInterval(Self.day),
+                signed: now.addingTimeInterval(-60), user: user)
+            for payload in [older, newer] {
+                #expect(try await service.postTransaction(try service.ca.sign(payload), user: user).status == 200)
+            }
+            let status = try await service.status(user)
+            #expect(status.plan?.id == "pro-monthly" && status.entitlements.map(\.key) == ["pro"])
+            // Another group is another source: its entitlements add up.
+            var other = AppStorePayload.transaction(
+                id: "8701", original: "8700", product: "pier.team.yearly", purchased: now,
+                expires: now.addingTimeInterval(Self.day),
+                signed: now, user: user)
+            other["subscriptionGroupIdentifier"] = "22000000"
+            #expect(try await service.postTransaction(try service.ca.sign(other), user: user).status == 200)
+            #expect(try await service.status(user).entitlements.map(\.key) == ["pro", "team"])
+        }
+    }
+
     /// What an app shows around the state: the plan it renews to, why it will not renew, a price
     /// increase waiting for consent, what was paid, Family Sharing, and a refund's kind.
     @Test func theStatusSaysWhatTheAppShows() async throws {

@@ -28,7 +28,11 @@ enum SubscriptionFacts {
         FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
         WHERE g.user_id = \(user)
         UNION ALL
-        SELECT 'appstore', o.original_transaction_id, p.id, p.name, coalesce(p.entitlements, '{}'),
+        -- One subscription group, one source: Apple keeps one subscription of a group active at a
+        -- time, and the latest purchase giving access is it.
+        SELECT * FROM (
+        SELECT DISTINCT ON (coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id))
+            'appstore', o.original_transaction_id, p.id, p.name, coalesce(p.entitlements, '{}'),
             t.purchase_date, t.expires_date, t.revocation_date IS NOT NULL,
             r.grace_period_expires_date, coalesce(r.billing_retry, false), coalesce(r.auto_renew, true),
             -- Only a free introductory offer is a trial (a payload from before Apple sent the
@@ -54,6 +58,11 @@ enum SubscriptionFacts {
         LEFT JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
         LEFT JOIN subscriptions.plans n ON r.auto_renew_product_id = ANY (n.appstore_product_ids)
         WHERE o.user_id = \(user)
+        ORDER BY coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id),
+            (t.revocation_date IS NULL AND coalesce(t.expires_date > \(now), true)
+                AND NOT coalesce((t.payload ->> 'isUpgraded')::boolean, false)) DESC,
+            t.purchase_date DESC
+        ) appstore
         """
     }
 
