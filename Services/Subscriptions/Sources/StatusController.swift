@@ -36,10 +36,21 @@ struct StatusController: Sendable {
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
         let status = try await repository.status(of: principal.userID)
-        var meaning = status
-        meaning.checkAgainAt = Date(timeIntervalSince1970: 0)
-        return .conditionalJSON(
-            try JSON.encode(status), for: request, headers: Self.cacheControl(status), validated: try JSON.encode(meaning))
+        let body = try JSON.encode(status)
+        return .conditionalJSON(body, for: request, headers: Self.cacheControl(status), validated: Self.withoutCheckAgainAt(body))
+    }
+
+    private static let checkAgainKey = Array(#""checkAgainAt":""#.utf8)
+
+    /// The encoded status without the value of its top-level `checkAgainAt` (the only member of
+    /// that name: nested objects have none), found in the bytes rather than encoded twice.
+    static func withoutCheckAgainAt(_ body: [UInt8]) -> [UInt8] {
+        let key = checkAgainKey
+        guard body.count > key.count,
+            let start = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) }),
+            let end = body[(start + key.count)...].firstIndex(of: UInt8(ascii: "\""))
+        else { return body }
+        return Array(body[..<(start + key.count)] + body[end...])
     }
 
     func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
