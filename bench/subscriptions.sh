@@ -47,60 +47,23 @@ INSERT INTO subscriptions.grants (id, user_id, plan_id, starts_at, ends_at, reas
 ANALYZE;
 SQL
 
-# The service's SELECT (SubscriptionFacts.sourcesQuery, copied: keep the two the same), one script per user: pgbench picks one
-# at random for each transaction, as wrk picks the next user's token.
-n=0
-while read -r user; do
-  n=$((n + 1))
-  cat > "$work/select-$n.sql" <<SQL
-SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
-    g.starts_at AS period_start, g.ends_at AS period_end, g.revoked_at IS NOT NULL AS revoked,
-    NULL::timestamptz AS grace_until, false AS billing_retry, false AS will_renew, false AS trial, NULL::text AS environment,
-    NULL::int AS offer_type, NULL::text AS offer_discount_type, NULL::text AS offer_identifier,
-    NULL::text AS renews_to_id, NULL::text AS renews_to_name, NULL::int AS expiration_intent,
-    NULL::text AS price_increase, NULL::text AS price, NULL::text AS currency, NULL::text AS ownership,
-    NULL::int AS revocation_reason, NULL::text AS revocation_type
-FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
-WHERE g.user_id = '$user'
-UNION ALL
--- One subscription group, one source: Apple keeps one subscription of a group active at a
--- time, and the latest purchase giving access is it.
-SELECT * FROM (
-SELECT DISTINCT ON (coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id))
-    'appstore', o.original_transaction_id, p.id, p.name, coalesce(p.entitlements, '{}'),
-    t.purchase_date, t.expires_date, t.revocation_date IS NOT NULL,
-    r.grace_period_expires_date, coalesce(r.billing_retry, false), coalesce(r.auto_renew, true),
-    -- Only a free introductory offer is a trial (a payload from before Apple sent the
-    -- discount type counts as one, as it did then).
-    t.offer_type = 1 AND coalesce(t.payload ->> 'offerDiscountType', 'FREE_TRIAL') = 'FREE_TRIAL',
-    t.environment, t.offer_type, t.payload ->> 'offerDiscountType', t.payload ->> 'offerIdentifier',
-    CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.id, r.auto_renew_product_id) END,
-    CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.name, r.auto_renew_product_id) END,
-    r.expiration_intent, r.payload ->> 'priceIncreaseStatus', t.payload ->> 'price', t.payload ->> 'currency',
-    t.payload ->> 'inAppOwnershipType', t.revocation_reason, t.payload ->> 'revocationType'
-FROM subscriptions.appstore_owners o
-CROSS JOIN LATERAL (
-    SELECT * FROM subscriptions.appstore_transactions x
-    WHERE x.original_transaction_id = o.original_transaction_id
-    ORDER BY (x.revocation_date IS NULL AND coalesce(x.expires_date > now(), true)
-            AND NOT coalesce((x.payload ->> 'isUpgraded')::boolean, false)) DESC,
-        CASE WHEN x.revocation_date IS NULL AND coalesce(x.expires_date > now(), true)
-            AND NOT coalesce((x.payload ->> 'isUpgraded')::boolean, false) THEN x.purchase_date END DESC NULLS LAST,
-        x.expires_date DESC NULLS FIRST, x.signed_date DESC
-    LIMIT 1
-) t
-LEFT JOIN subscriptions.appstore_renewals r ON r.original_transaction_id = o.original_transaction_id
-LEFT JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
-LEFT JOIN subscriptions.plans n ON r.auto_renew_product_id = ANY (n.appstore_product_ids)
-WHERE o.user_id = '$user'
-ORDER BY coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id),
-    (t.revocation_date IS NULL AND coalesce(t.expires_date > now(), true)
-        AND NOT coalesce((t.payload ->> 'isUpgraded')::boolean, false)) DESC,
-    t.purchase_date DESC
-) appstore;
-SQL
-  echo "-f $work/select-$n.sql" >> "$work/scripts"
-done < "$work/users"
+# The service's SELECT, read from its source (SubscriptionFacts.sourcesQuery) so that the
+# reference is always the statement the service runs: one script per user, pgbench picks one at
+# random for each transaction, as wrk picks the next user's token.
+python3 - "$work" <<'PY'
+import pathlib, sys
+work = pathlib.Path(sys.argv[1])
+source = pathlib.Path("Services/Subscriptions/Sources/SubscriptionFacts.swift").read_text()
+body = source[source.index("static func sourcesQuery"):]
+query = body.split('"""')[1].strip("\n")
+query = "\n".join(line[8:] if line.startswith("        ") else line for line in query.splitlines())
+users = (work / "users").read_text().split()
+with open(work / "scripts", "a") as scripts:
+    for n, user in enumerate(users, 1):
+        text = query.replace("\\(user)", "'%s'" % user).replace("\\(now)", "now()")
+        (work / f"select-{n}.sql").write_text(text.rstrip() + ";\n")
+        scripts.write(f"-f {work}/select-{n}.sql\n")
+PY
 
 bench_rotating GET "" > "$work/rotate.lua"
 first=$(head -n 1 "$work/tokens")
