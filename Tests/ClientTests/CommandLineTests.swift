@@ -52,6 +52,11 @@ import Testing
         }
 
         #expect(try pier("--help").output.contains("admin feedback export"))
+        // Help for one command: its lines and the options, not the whole list.
+        let sendHelp = try pier("feedback", "send", "--help")
+        #expect(
+            sendHelp.status == 0 && sendHelp.output.contains("feedback send MESSAGE") && !sendHelp.output.contains("admin plans"))
+        #expect(sendHelp.output.contains("Exit codes"))
         #expect(try pier().status == 2)
         #expect(try pier("whoami").status == 3)  // not signed in
 

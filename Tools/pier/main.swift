@@ -51,6 +51,26 @@ let usage = """
     (try again later).
     """
 
+/// `pier COMMAND … --help`: the lines of `usage` for that command, and the options; the whole
+/// text for no command or one it does not know.
+func help(for words: [String]) -> String {
+    let topic = words.joined(separator: " ")
+    let lines = usage.split(separator: "\n", omittingEmptySubsequences: false)
+    // A command's line, and the more indented lines that continue it.
+    var commands: [String] = []
+    var taking = false
+    for line in lines {
+        if line.hasPrefix("   "), taking {
+            commands[commands.count - 1] += "\n      " + line.trimmingCharacters(in: .whitespaces)
+        } else {
+            taking = line.hasPrefix("  ") && !line.hasPrefix("   ") && line.dropFirst(2).hasPrefix(topic)
+            if taking { commands.append(String(line.dropFirst(2))) }
+        }
+    }
+    guard !topic.isEmpty, !commands.isEmpty, let options = usage.range(of: "Options:") else { return usage }
+    return "Usage: pier [--url URL] [--json] …\n  " + commands.joined(separator: "\n  ") + "\n\n" + usage[options.lowerBound...]
+}
+
 func standardError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
@@ -129,7 +149,7 @@ func body(_ object: [String: Any?]) -> Data {
 func run(_ given: Arguments) async throws -> Int32 {
     var arguments = given
     if arguments.flag("help") || arguments.words.isEmpty {
-        print(usage)
+        print(help(for: arguments.words))
         return arguments.words.isEmpty && !arguments.flag("help") ? 2 : 0
     }
     let base = arguments.option("url") ?? environment["PIER_URL"] ?? "http://127.0.0.1:8080"
