@@ -18,13 +18,6 @@ public enum JSON {
         try WireDecoder.decode(T.self, from: bytes)
     }
 
-    /// The canonical form of a JSON text: members sorted, no white space, numbers and escapes
-    /// written one way; so two bodies that mean the same compare equal (idempotency keys).
-    /// A text that is not JSON is its own canonical form.
-    public static func canonical(_ bytes: [UInt8]) -> [UInt8] {
-        (try? WireEncoder.encode(WireDecoder.decode(JSONValue.self, from: bytes))) ?? bytes
-    }
-
     /// Decodes a request body, turning every failure into a problem that names the field:
     /// 400 when the body is not JSON at all, 422 when a field is missing or of the wrong type.
     ///

@@ -185,9 +185,15 @@ extension RouteBuilder {
         _ method: String, _ pattern: String, body: Body.Type,
         _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
     ) {
+        let isStrict = Body.self is any StrictDecodable.Type
         on(method, pattern) { (request: Request, context: Context) async throws -> Response in
-            let strict = Body.self as? any StrictDecodable.Type
-            let body: Body = try strict.map { try strictly($0, request) as! Body } ?? request.decode()
+            // The cast cannot fail: `strictly` decodes `Body` itself, opened from the metatype.
+            let body: Body =
+                if isStrict, let strict = Body.self as? any StrictDecodable.Type {
+                    try strictly(strict, request) as! Body
+                } else {
+                    try request.decode()
+                }
             return try await handler(request, context, body).response()
         }
     }

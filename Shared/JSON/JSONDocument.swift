@@ -259,8 +259,10 @@ struct JSONParser {
             throw fail("a low surrogate without a high one")
         }
         if code == 0 { sawNUL = true }
-        let scalar = Unicode.Scalar(code)!  // Surrogates were handled above: every other value is a scalar.
-        output.append(contentsOf: UTF8.encode(scalar)!)
+        // Surrogates were handled above, so every value here is a scalar; the guard only keeps a
+        // mistake from trapping.
+        guard let scalar = Unicode.Scalar(code) else { throw fail("not a Unicode scalar") }
+        output.append(contentsOf: String(Character(scalar)).utf8)
     }
 
     private mutating func hex4() throws(JSONDocument.SyntaxError) -> UInt32 {

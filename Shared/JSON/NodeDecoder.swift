@@ -181,8 +181,9 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     /// The last member called `key`.
-    private func lookup(_ key: Key) -> JSONNode? {
-        let name = key.stringValue
+    private func lookup(_ key: Key) -> JSONNode? { lookup(named: key.stringValue) }
+
+    private func lookup(named name: String) -> JSONNode? {
         if let index { return index[name].map { values[$0] } }
         var position = keys.count
         while position > 0 {
@@ -260,7 +261,7 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        NodeDecoder(node: lookup(Key(stringValue: "super")!) ?? .null, bytes: bytes, codingPath: codingPath + [SuperKey()])
+        NodeDecoder(node: lookup(named: "super") ?? .null, bytes: bytes, codingPath: codingPath + [SuperKey()])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

@@ -146,6 +146,24 @@ import Testing
         #expect(wide.count == 7)
     }
 
+    /// A type asking for its super decoder (as a subclass does) gets one, whatever its keys: a
+    /// key type without a "super" case is no reason to trap.
+    struct Child: Decodable {
+        enum CodingKeys: String, CodingKey { case name }
+        var name: String
+        var parent: String?
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            parent = try String?(from: container.superDecoder())
+        }
+    }
+
+    @Test func aSuperDecoderIsGivenForAnyKeyType() throws {
+        #expect(try WireDecoder.decode(Child.self, from: Array(#"{"name":"c","super":"p"}"#.utf8)).parent == "p")
+        #expect(try WireDecoder.decode(Child.self, from: Array(#"{"name":"c"}"#.utf8)).parent == nil)
+    }
+
     @Test func theCharacterPostgreSQLCannotStoreIsNoticed() throws {
         #expect(try JSONDocument(parsing: Array(#"{"a":"x\u0000y"}"#.utf8)).containsNUL)
         #expect(try JSONDocument(parsing: Array(#"{"a\u0000":1}"#.utf8)).containsNUL)

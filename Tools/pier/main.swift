@@ -405,9 +405,10 @@ func export(_ pier: PierClient, format: String, to path: String?) async throws {
     } else {
         output = FileHandle.standardOutput
     }
-    var components = URLComponents(url: pier.baseURL.appendingPathComponent("/feedback/export"), resolvingAgainstBaseURL: false)!
-    components.queryItems = [URLQueryItem(name: "format", value: format)]
-    var request = URLRequest(url: components.url!)
+    var components = URLComponents(url: pier.baseURL.appendingPathComponent("/feedback/export"), resolvingAgainstBaseURL: false)
+    components?.queryItems = [URLQueryItem(name: "format", value: format)]
+    guard let url = components?.url else { throw CLIError.usage("--url does not make an export address") }
+    var request = URLRequest(url: url)
     request.setValue("Bearer \(try await pier.auth.accessToken())", forHTTPHeaderField: "Authorization")
     let download = Download(output: output, header: format == "csv", progress: isatty(2) == 1)
     let session = URLSession(configuration: .ephemeral, delegate: download, delegateQueue: nil)

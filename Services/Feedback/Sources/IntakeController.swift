@@ -29,8 +29,11 @@ struct IntakeController: Sendable {
             id: body.id ?? UUID(), userID: principal?.userID, feedback: feedback,
             moderation: principal == nil && configuration.moderateAnonymous ? "pending" : "approved",
             clientAddress: request.clientAddress,
-            idempotency: key.map {
-                .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(JSON.canonical(request.body))))
+            // The body as decoded and written again (sorted members, one spelling of each value,
+            // `feedback` as `message`): two bodies that mean the same hash the same, without a
+            // second parse of the bytes.
+            idempotency: try key.map {
+                .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(try JSON.encode(body))))
             })
         try await quota.prepare(sender)
         let outcome = try await repository.store(
