@@ -201,6 +201,27 @@ import Testing
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 
+    /// A store that cannot be read (a corrupt file, a locked Keychain) is not a sign-out: nothing
+    /// is erased, calls say "sign in first", and a sign-in writes a good session over it.
+    @Test func anUnreadableStoreSignsNobodyOut() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pier-client-\(UUID())/session.json")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("{not a session".utf8).write(to: file)
+        let pier = PierClient(baseURL: try await Self.base(), sessionStore: FileSessionStore(url: file), options: Self.fast)
+        #expect(pier.auth.currentUser == nil)
+        do {
+            _ = try await pier.feedback.mine()
+            Issue.record("a call went through without a session")
+        } catch {
+            #expect(error.kind == .signedOut)
+        }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "{not a session")
+        let email = Self.email()
+        let user = try await pier.auth.register(email: email, password: "a long enough passphrase")
+        #expect(try FileSessionStore(url: file).load()?.user == user)
+        #expect(try await pier.feedback.mine().items.isEmpty)
+    }
+
     @Test func problemsBecomeErrorsWithTheirCodeAndFields() async throws {
         let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
         let email = Self.email()
@@ -304,6 +325,11 @@ import Testing
                 }
                 return Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"items":[]}"#.utf8))
             }
+            // What a proxy in front may answer: not a problem, not JSON.
+            router.get("/html") { _, _ in
+                times.withLock { $0.append(Date()) }
+                return Response(status: 502, headers: ["Content-Type": "text/html"], body: Array("<html>Bad Gateway</html>".utf8))
+            }
             router.post("/auth/login") { _, _ -> Response in
                 times.withLock { $0.append(Date()) }
                 throw HTTPError(503, detail: "busy", headers: ["Retry-After": "1"])
@@ -341,6 +367,22 @@ import Testing
             #expect(error.status == 429 && error.code == .rateLimited && error.retryAfter == 120)
         }
         #expect(flaky.times.withLock { $0.count } == 1)
+    }
+
+    @Test func anAnswerThatIsNotAProblemStillGivesAnError() async throws {
+        let flaky = try Flaky(failures: [], retryAfter: "1")
+        defer { Task { await flaky.server.shutdown() } }
+        let pier = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(flaky.server.port)")!,
+            options: .init(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.02)))
+        do {
+            _ = try await pier.call("GET", "/html", signedIn: false)
+            Issue.record("a 502 was taken for an answer")
+        } catch {
+            #expect(error.kind == .server && error.status == 502 && error.code == .badGateway && error.isTransient)
+            #expect(error.requestId != nil)
+        }
+        #expect(flaky.times.withLock { $0.count } == 3)  // a GET, retried to the policy's limit
     }
 
     @Test func aLoginIsNeverSentTwice() async throws {
