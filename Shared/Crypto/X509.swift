@@ -37,14 +37,7 @@ public final class Certificate: @unchecked Sendable {
         let x509 = try withMemoryBIO(pem) { bio in PEM_read_bio_X509(bio, nil, nil, nil) }
         guard let x509 else { throw CryptoError.openSSL("reading a PEM certificate") }
         defer { X509_free(x509) }
-        let length = i2d_X509(x509, nil)
-        guard length > 0 else { throw CryptoError.openSSL("encoding a certificate") }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        _ = der.withUnsafeMutableBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return i2d_X509(x509, &cursor)
-        }
-        try self.init(der: der)
+        try self.init(copying: x509)
     }
 
     /// Every certificate of a PEM bundle, in order.
@@ -53,6 +46,18 @@ public final class Certificate: @unchecked Sendable {
         return try pem.split(separator: marker, omittingEmptySubsequences: true)
             .filter { $0.contains("-----BEGIN CERTIFICATE-----") }
             .map { try Certificate(pem: String($0) + marker) }
+    }
+
+    /// A certificate of OpenSSL's own (a built chain's member), through its DER encoding.
+    convenience init(copying x509: OpaquePointer) throws {
+        let length = i2d_X509(x509, nil)
+        guard length > 0 else { throw CryptoError.openSSL("encoding a certificate") }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        _ = der.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return i2d_X509(x509, &cursor)
+        }
+        try self.init(der: der)
     }
 
     deinit { X509_free(x509) }
@@ -87,8 +92,10 @@ public struct CertificateChainVerifier: Sendable {
 
     public init(roots: [Certificate]) { self.roots = roots }
 
-    /// Checks that `leaf` chains through `intermediates` to one of the roots, as of `date`.
-    public func verify(leaf: Certificate, intermediates: [Certificate], at date: Date) throws(Failure) {
+    /// Checks that `leaf` chains through `intermediates` to one of the roots, as of `date`, and
+    /// returns the chain OpenSSL built: the leaf first, the trusted root last.
+    @discardableResult
+    public func verify(leaf: Certificate, intermediates: [Certificate], at date: Date) throws(Failure) -> [Certificate] {
         guard let store = X509_STORE_new() else { throw Failure(reason: "could not allocate a certificate store") }
         defer { X509_STORE_free(store) }
         for root in roots where X509_STORE_add_cert(store, root.x509) != 1 {
@@ -123,5 +130,13 @@ public struct CertificateChainVerifier: Sendable {
                 throw Failure(reason: "the certificate chain does not validate: \(text)")
             }
         }
+        guard let built = X509_STORE_CTX_get0_chain(context) else { throw Failure(reason: "no chain was built") }
+        var chain: [Certificate] = []
+        for index in 0..<OPENSSL_sk_num(built) {
+            guard let x509 = OPENSSL_sk_value(built, index), let certificate = try? Certificate(copying: OpaquePointer(x509))
+            else { throw Failure(reason: "could not read the built chain") }
+            chain.append(certificate)
+        }
+        return chain
     }
 }

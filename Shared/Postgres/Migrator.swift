@@ -25,8 +25,29 @@ public enum Migrator {
     public static func migrate(_ pool: PostgresPool, schema: String, migrations: [Migration]) async throws -> [Int] {
         try checkIdentifier(schema)
         let sorted = migrations.sorted { $0.version < $1.version }
-        return try await pool.withTransaction { connection in
-            try await connection.execute("SELECT pg_advisory_xact_lock(hashtext(\("pier.migrate." + schema)))")
+        let lock = "pier.migrate." + schema
+        // A session lock taken before the transaction, not a transaction lock inside it: waiting
+        // for an advisory lock does not make a backend read the catalog changes committed
+        // meanwhile, so after a wait `CREATE SCHEMA IF NOT EXISTS` could still trust this
+        // connection's stale "no such schema" and collide with the schema the other migrator
+        // made. Starting the transaction after the wait reads them.
+        return try await pool.withConnection { connection in
+            try await connection.execute("SELECT pg_advisory_lock(hashtext(\(lock)))")
+            do {
+                let done = try await migrate(schema, sorted, on: connection)
+                try await connection.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))")
+                return done
+            } catch {
+                _ = try? await connection.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))")
+                throw error
+            }
+        }
+    }
+
+    private static func migrate(_ schema: String, _ sorted: [Migration], on connection: PostgresConnection) async throws
+        -> [Int]
+    {
+        try await connection.withTransaction { connection in
             try await connection.executeScript(
                 unsafeSQL: """
                     CREATE SCHEMA IF NOT EXISTS \(schema);

@@ -66,6 +66,17 @@ public struct Environment: Sendable {
         }
     }
 
+    /// One of a fixed set of words (`off`, `soft`, `hard`), case-insensitive.
+    public func choice<Choice: RawRepresentable & CaseIterable>(_ name: String, default value: Choice) throws(Failure) -> Choice
+    where Choice.RawValue == String {
+        guard let text = string(name) else { return value }
+        guard let choice = Choice(rawValue: text.lowercased()) else {
+            let words = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Failure(variable: name, problem: "must be one of \(words), got \"\(text)\"")
+        }
+        return choice
+    }
+
     public func list(_ name: String) -> [String] {
         (string(name) ?? "").split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }

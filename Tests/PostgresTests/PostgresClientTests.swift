@@ -307,6 +307,30 @@ import Testing
         #expect(try await Migrator.pending(pool, schema: "mig_test", migrations: broken) == [3])
         await #expect(throws: PostgresError.self) { try await Migrator.migrate(pool, schema: "bad-name; --", migrations: []) }
     }
+
+    /// A replica that looked for the schema, then waited for the other replica's migration, sees
+    /// the schema it made (a backend's stale "no such schema" once made the wait end in a
+    /// duplicate-schema error).
+    @Test func aMigratorThatWaitedSeesWhatTheOtherMade() async throws {
+        let (first, second) = (try await pool(size: 1), try await pool(size: 1))
+        defer {
+            first.close()
+            second.close()
+        }
+        let migrations = [
+            Migration(version: 1, name: "create", sql: "CREATE TABLE mig_wait.items (id int); SELECT pg_sleep(0.3);")
+        ]
+        for _ in 0..<3 {
+            try await first.execute("DROP SCHEMA IF EXISTS mig_wait CASCADE")
+            // The second replica's only connection looks the schema up and finds none.
+            #expect(try await second.query("SELECT to_regnamespace('mig_wait') IS NULL AS none")[0].decode("none") == true)
+            async let migrated = Migrator.migrate(first, schema: "mig_wait", migrations: migrations)
+            try await Task.sleep(for: .milliseconds(100))
+            let waited = try await Migrator.migrate(second, schema: "mig_wait", migrations: migrations)
+            #expect(try await migrated == [1])
+            #expect(waited == [])
+        }
+    }
 }
 
 /// A notification that arrives while a consumer is busy (after it looked for work, before it

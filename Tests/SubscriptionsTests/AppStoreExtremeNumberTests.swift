@@ -1,6 +1,7 @@
 import Foundation
 import PierCrypto
 import PierModels
+import PierRuntime
 import PierService
 import PierTestSupport
 import Testing
@@ -96,20 +97,20 @@ import Testing
                 "PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX": "true",
             ]), production: false)
         configuration.roots = [Self.ca.root.certificate]
-        return AppStoreVerifier(configuration: configuration)
+        return AppStoreVerifier(configuration: configuration, logger: Logger(service: "subscriptions", level: .error))
     }
 
     @Test(arguments: fields)
-    func everyNumericFieldIsRefusedOrReadNeverTrapped(field: Field) throws {
+    func everyNumericFieldIsRefusedOrReadNeverTrapped(field: Field) async throws {
         let verifier = try verifier()
         for value in Self.extremes {
             let jws = try Self.sign(try Self.payload(field.kind), setting: field.path, to: value)
             var reason: String?
             do {
                 switch field.kind {
-                case .transaction: _ = try verifier.transaction(jws)
-                case .renewal: _ = try verifier.renewalInfo(jws)
-                case .notification: _ = try verifier.notification(jws)
+                case .transaction: _ = try await verifier.transaction(jws)
+                case .renewal: _ = try await verifier.renewalInfo(jws)
+                case .notification: _ = try await verifier.notification(jws)
                 }
             } catch {
                 reason = error.reason

@@ -1,5 +1,6 @@
 import Foundation
 import PierCrypto
+import PierRuntime
 import PierService
 import Testing
 
@@ -11,7 +12,8 @@ import Testing
     static let ca = try! TestCA()
 
     func verifier(
-        roots: [Certificate] = [ca.root.certificate], sandbox: Bool = true, production: Bool = false
+        roots: [Certificate] = [ca.root.certificate], sandbox: Bool = true, production: Bool = false,
+        revocation: RevocationMode = .soft
     ) throws -> AppStoreVerifier {
         var configuration = try SubscriptionsConfiguration(
             environment: Environment([
@@ -20,7 +22,8 @@ import Testing
                 "PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX": String(sandbox),
             ]), production: production)
         configuration.roots = roots
-        return AppStoreVerifier(configuration: configuration)
+        configuration.revocation = revocation
+        return AppStoreVerifier(configuration: configuration, logger: Logger(service: "subscriptions", level: .error))
     }
 
     func payload(signed: Date = Date(), environment: String = "Sandbox", bundle: String = SubscriptionsHarness.bundleID)
@@ -32,18 +35,18 @@ import Testing
     }
 
     /// The reason a transaction was refused (nil when it verified).
-    func refusal(_ jws: String, _ verifier: AppStoreVerifier? = nil) throws -> String? {
+    func refusal(_ jws: String, _ verifier: AppStoreVerifier? = nil) async throws -> String? {
         let verifier = try verifier ?? self.verifier()
         do {
-            _ = try verifier.transaction(jws)
+            _ = try await verifier.transaction(jws)
             return nil
         } catch {
             return error.reason
         }
     }
 
-    @Test func aValidTransactionVerifiesAndDecodes() throws {
-        let verified = try verifier().transaction(try Self.ca.sign(payload()))
+    @Test func aValidTransactionVerifiesAndDecodes() async throws {
+        let verified = try await verifier().transaction(try Self.ca.sign(payload()))
         #expect(verified.value.transactionId == "2000000001")
         #expect(verified.value.originalTransactionId == "2000000000")
         #expect(verified.value.productId == "pier.pro.monthly")
@@ -54,125 +57,132 @@ import Testing
     /// As Apple's libraries build the chain: leaf → x5c[1] → a configured root; what x5c[2]
     /// holds is not read (Apple's test files carry the root there in another encoding), but
     /// three entries are still required. A payload without signedDate is checked at receipt.
-    @Test func theChainIsBuiltAsAppleBuildsIt() throws {
+    @Test func theChainIsBuiltAsAppleBuildsIt() async throws {
         let verifier = try verifier()
         let other = try TestCA()
         for third in [other.x5c[2], Self.ca.x5c[0], "bm90IGEgY2VydGlmaWNhdGU="] {
             let jws = try Self.ca.sign(payload(), x5c: [Self.ca.x5c[0], Self.ca.x5c[1], third])
-            #expect(throws: Never.self) { try verifier.transaction(jws) }
+            await #expect(throws: Never.self) { try await verifier.transaction(jws) }
         }
-        #expect(try refusal(try Self.ca.sign(payload(), x5c: [Self.ca.x5c[0], Self.ca.x5c[1]]))?.contains("exactly 3") == true)
+        #expect(
+            try await refusal(try Self.ca.sign(payload(), x5c: [Self.ca.x5c[0], Self.ca.x5c[1]]))?.contains("exactly 3") == true)
         var unsigned = payload()
         unsigned["signedDate"] = nil
-        let received = try verifier.transaction(try Self.ca.sign(unsigned))
+        let received = try await verifier.transaction(try Self.ca.sign(unsigned))
         #expect(abs(received.signedAt.timeIntervalSinceNow) < 60)
     }
 
-    @Test func aChainFromAnotherRootIsRefused() throws {
+    @Test func aChainFromAnotherRootIsRefused() async throws {
         let other = try TestCA()
         // The other CA's chain: built from the leaf through its intermediate to the configured
         // roots, it does not validate (x5c[2] is not read, as Apple's libraries do not read it).
-        let foreign = try refusal(try other.sign(payload()))
+        let foreign = try await refusal(try other.sign(payload()))
         #expect(
             foreign?.contains("does not validate") == true || foreign?.contains("trusted root") == true,
             "\(foreign ?? "accepted")")
         // The trusted root presented, but the intermediate and leaf from elsewhere: the chain breaks.
         let mixed = [other.x5c[0], other.x5c[1], Self.ca.x5c[2]]
-        #expect(try refusal(try other.sign(payload(), x5c: mixed))?.contains("does not validate") == true)
+        #expect(try await refusal(try other.sign(payload(), x5c: mixed))?.contains("does not validate") == true)
     }
 
-    @Test func bothAppleMarkersAreRequired() throws {
+    @Test func bothAppleMarkersAreRequired() async throws {
         let noIntermediateMarker = try TestCA(.init(intermediateOID: false))
-        let reason = try refusal(
+        let reason = try await refusal(
             try noIntermediateMarker.sign(payload()), try verifier(roots: [noIntermediateMarker.root.certificate]))
         #expect(reason?.contains("1.2.840.113635.100.6.2.1") == true)
 
         let noLeafMarker = try TestCA(.init(leafOID: false))
-        let leafReason = try refusal(try noLeafMarker.sign(payload()), try verifier(roots: [noLeafMarker.root.certificate]))
+        let leafReason = try await refusal(try noLeafMarker.sign(payload()), try verifier(roots: [noLeafMarker.root.certificate]))
         #expect(leafReason?.contains("1.2.840.113635.100.6.11.1") == true)
     }
 
-    @Test func theChainIsCheckedAtSignedDateNotNow() throws {
+    /// Apple's offline mode checks the chain as of signedDate; its online mode (revocation
+    /// checks on) as of now too.
+    @Test func theChainIsCheckedAtSignedDateAndOnlineNow() async throws {
         let day: TimeInterval = 86_400
-        // A leaf that expired last week signed a transaction while it was valid: accepted.
+        // A leaf that expired last week signed a transaction while it was valid: accepted offline.
         let retired = try TestCA(.init(leafValidity: (Date().addingTimeInterval(-30 * day), Date().addingTimeInterval(-7 * day))))
-        let retiredVerifier = try verifier(roots: [retired.root.certificate])
-        #expect(try refusal(try retired.sign(payload(signed: Date().addingTimeInterval(-10 * day))), retiredVerifier) == nil)
+        let retiredVerifier = try verifier(roots: [retired.root.certificate], revocation: .off)
+        let old = try retired.sign(payload(signed: Date().addingTimeInterval(-10 * day)))
+        #expect(try await refusal(old, retiredVerifier) == nil)
+        let online = try await refusal(old, try verifier(roots: [retired.root.certificate], revocation: .soft))
+        #expect(online?.contains("as of now") == true && online?.contains("expired") == true, "\(online ?? "accepted")")
         // Signed after the leaf expired, or before it was valid: refused.
-        #expect(try refusal(try retired.sign(payload(signed: Date())), retiredVerifier)?.contains("expired") == true)
+        #expect(try await refusal(try retired.sign(payload(signed: Date())), retiredVerifier)?.contains("expired") == true)
         #expect(
-            try refusal(try retired.sign(payload(signed: Date().addingTimeInterval(-60 * day))), retiredVerifier)?
+            try await refusal(try retired.sign(payload(signed: Date().addingTimeInterval(-60 * day))), retiredVerifier)?
                 .contains("not yet valid") == true)
     }
 
-    @Test func x5cMustHoldExactlyThreeCertificates() throws {
+    @Test func x5cMustHoldExactlyThreeCertificates() async throws {
         let x5c = Self.ca.x5c
-        #expect(try refusal(try Self.ca.sign(payload(), x5c: Array(x5c.prefix(2))))?.contains("exactly 3") == true)
-        #expect(try refusal(try Self.ca.sign(payload(), x5c: x5c + [x5c[2]]))?.contains("exactly 3") == true)
+        #expect(try await refusal(try Self.ca.sign(payload(), x5c: Array(x5c.prefix(2))))?.contains("exactly 3") == true)
+        #expect(try await refusal(try Self.ca.sign(payload(), x5c: x5c + [x5c[2]]))?.contains("exactly 3") == true)
         #expect(
-            try refusal(try Self.ca.sign(payload(), x5c: [x5c[0], "not base64!", x5c[2]]))?.contains("certificate 1") == true)
+            try await refusal(try Self.ca.sign(payload(), x5c: [x5c[0], "not base64!", x5c[2]]))?.contains("certificate 1")
+                == true)
     }
 
-    @Test func onlyES256IsAccepted() throws {
+    @Test func onlyES256IsAccepted() async throws {
         for alg in ["RS256", "HS256", "none", "ES384"] {
-            #expect(try refusal(try Self.ca.sign(payload(), alg: alg))?.contains("algorithm \(alg)") == true)
+            #expect(try await refusal(try Self.ca.sign(payload(), alg: alg))?.contains("algorithm \(alg)") == true)
         }
     }
 
-    @Test func aBadSignatureOrATamperedPayloadIsRefused() throws {
+    @Test func aBadSignatureOrATamperedPayloadIsRefused() async throws {
         let jws = try Self.ca.sign(payload())
         let parts = jws.split(separator: ".").map(String.init)
         var signature = Base64.urlDecoded(parts[2])!
         signature[10] ^= 0x01
-        #expect(try refusal(parts[0] + "." + parts[1] + "." + Base64.urlEncoded(signature))?.contains("signature") == true)
+        #expect(try await refusal(parts[0] + "." + parts[1] + "." + Base64.urlEncoded(signature))?.contains("signature") == true)
 
         // Someone extends their own subscription by editing the payload.
         var tampered = payload()
         tampered["expiresDate"] = AppStorePayload.ms(Date().addingTimeInterval(86_400 * 3650))
         let forged = parts[0] + "." + Base64.urlEncoded(try JSONSerialization.data(withJSONObject: tampered)) + "." + parts[2]
-        #expect(try refusal(forged)?.contains("signature") == true)
+        #expect(try await refusal(forged)?.contains("signature") == true)
         // A signature by a key that is not the leaf's.
         let stranger = try P256PrivateKey.generate()
         let wrongKey = try JWS.sign(
             payload: Array(try JSONSerialization.data(withJSONObject: payload())), header: JWSHeader(x5c: Self.ca.x5c),
             key: stranger)
-        #expect(try refusal(wrongKey)?.contains("signature") == true)
+        #expect(try await refusal(wrongKey)?.contains("signature") == true)
     }
 
-    @Test func anotherAppsTransactionIsRefused() throws {
-        #expect(try refusal(try Self.ca.sign(payload(bundle: "com.example.other")))?.contains("bundle id") == true)
+    @Test func anotherAppsTransactionIsRefused() async throws {
+        #expect(try await refusal(try Self.ca.sign(payload(bundle: "com.example.other")))?.contains("bundle id") == true)
     }
 
-    @Test func sandboxIsRefusedWhereNotAccepted() throws {
+    @Test func sandboxIsRefusedWhereNotAccepted() async throws {
         let production = try verifier(sandbox: false, production: true)
-        #expect(try refusal(try Self.ca.sign(payload()), production)?.contains("sandbox") == true)
-        #expect(try refusal(try Self.ca.sign(payload(environment: "Production")), production) == nil)
-        #expect(try refusal(try Self.ca.sign(payload(environment: "Xcode")))?.contains("Xcode") == true)
+        #expect(try await refusal(try Self.ca.sign(payload()), production)?.contains("sandbox") == true)
+        #expect(try await refusal(try Self.ca.sign(payload(environment: "Production")), production) == nil)
+        #expect(try await refusal(try Self.ca.sign(payload(environment: "Xcode")))?.contains("Xcode") == true)
     }
 
-    @Test func malformedTokensAreRefusedWithAReason() throws {
+    @Test func malformedTokensAreRefusedWithAReason() async throws {
         for token in ["", "a.b", "not.a.jws", String(repeating: "a", count: 70_000)] {
-            #expect(try refusal(token) != nil)
+            #expect(try await refusal(token) != nil)
         }
         // A payload that verifies but lacks a field Pier needs.
         var missing = payload()
         missing["productId"] = nil
-        #expect(try refusal(try Self.ca.sign(missing))?.contains("productId is required") == true)
+        #expect(try await refusal(try Self.ca.sign(missing))?.contains("productId is required") == true)
     }
 
-    @Test func notificationsAreVerifiedWithTheirEmbeddedData() throws {
+    @Test func notificationsAreVerifiedWithTheirEmbeddedData() async throws {
         let transaction = try Self.ca.sign(payload())
         let renewal = try Self.ca.sign(AppStorePayload.renewal(original: "2000000000"))
         let body = AppStorePayload.notification("DID_RENEW", transaction: transaction, renewal: renewal)
-        let verified = try verifier().notification(try Self.ca.sign(body))
+        let verified = try await verifier().notification(try Self.ca.sign(body))
         #expect(verified.notification.value.notificationType == "DID_RENEW")
         #expect(verified.transaction?.value.transactionId == "2000000001")
         #expect(verified.renewal?.value.autoRenewStatus.value == 1)
 
-        func refusal(_ body: [String: Any], _ verifier: AppStoreVerifier) throws -> String? {
+        func refusal(_ body: [String: Any], _ verifier: AppStoreVerifier) async throws -> String? {
             let jws = try Self.ca.sign(body)
             do {
-                _ = try verifier.notification(jws)
+                _ = try await verifier.notification(jws)
                 return nil
             } catch {
                 return error.reason
@@ -181,9 +191,9 @@ import Testing
         let production = try self.verifier(sandbox: false, production: true)
         let otherApp = AppStorePayload.notification(
             "DID_RENEW", transaction: nil, renewal: nil, environment: "Production", appAppleID: 42)
-        #expect(try refusal(otherApp, production)?.contains("app Apple ID") == true)
+        #expect(try await refusal(otherApp, production)?.contains("app Apple ID") == true)
         let otherBundle = AppStorePayload.notification("TEST", transaction: nil, renewal: nil, bundle: "com.example.other")
-        #expect(try refusal(otherBundle, try verifier())?.contains("bundle id") == true)
+        #expect(try await refusal(otherBundle, try verifier())?.contains("bundle id") == true)
         // Notifications without `data`: a renewal-extension summary, an external purchase token.
         let summary: [String: Any] = [
             "notificationType": "RENEWAL_EXTENSION", "subtype": "SUMMARY", "notificationUUID": UUID().uuidString,
@@ -194,7 +204,7 @@ import Testing
                 "requestIdentifier": UUID().uuidString, "succeededCount": 12, "failedCount": 0,
             ],
         ]
-        let summarized = try verifier().notification(try Self.ca.sign(summary))
+        let summarized = try await verifier().notification(try Self.ca.sign(summary))
         #expect(summarized.notification.environment == "sandbox" && summarized.transaction == nil)
         var token = summary
         token["summary"] = nil
@@ -203,24 +213,24 @@ import Testing
             "externalPurchaseId": "SANDBOX_3b5f1a", "bundleId": SubscriptionsHarness.bundleID,
             "appAppleId": SubscriptionsHarness.appAppleID, "tokenCreationDate": AppStorePayload.ms(Date()),
         ]
-        #expect(try verifier().notification(try Self.ca.sign(token)).notification.environment == "sandbox")
-        #expect(try refusal(token, production)?.contains("sandbox") == true)
+        #expect(try await verifier().notification(try Self.ca.sign(token)).notification.environment == "sandbox")
+        #expect(try await refusal(token, production)?.contains("sandbox") == true)
         var neither = summary
         neither["summary"] = nil
         // A shape with none of the known parts is Apple's all the same: verified, environment
         // unknown, nothing embedded (stored and acknowledged, never applied).
-        let unknown = try verifier().notification(try Self.ca.sign(neither))
+        let unknown = try await verifier().notification(try Self.ca.sign(neither))
         #expect(unknown.notification.environment == "unknown" && unknown.transaction == nil && unknown.renewal == nil)
         // The embedded transaction is verified too: one from a foreign CA sinks the notification.
         let foreign = try TestCA().sign(payload())
         let smuggled = AppStorePayload.notification("DID_RENEW", transaction: foreign, renewal: nil)
-        let smuggledReason = try refusal(smuggled, try verifier())
+        let smuggledReason = try await refusal(smuggled, try verifier())
         #expect(smuggledReason?.contains("does not validate") == true || smuggledReason?.contains("trusted root") == true)
     }
 
     /// The real Apple chain shipped in the repository validates to the bundled root while its leaf
     /// is valid, and carries both markers.
-    @Test func theRealAppleChainValidatesAgainstTheBundledRoot() throws {
+    @Test func theRealAppleChainValidatesAgainstTheBundledRoot() async throws {
         let root = try Certificate(pem: SubscriptionsConfiguration.appleRootG3)
         let intermediate = try Certificate(pem: String(decoding: PackageResources.AppleWWDRCA_G6_pem, as: UTF8.self))
         let leaf = try Certificate(pem: String(decoding: PackageResources.AppStoreReceiptSigning_leaf_pem, as: UTF8.self))
@@ -244,7 +254,7 @@ import Testing
         }
     }
 
-    @Test func productionRequiresTheAppIdentity() throws {
+    @Test func productionRequiresTheAppIdentity() async throws {
         #expect(throws: Environment.Failure.self) {
             _ = try SubscriptionsConfiguration(environment: Environment([:]), production: true)
         }

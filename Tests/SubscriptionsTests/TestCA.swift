@@ -24,6 +24,9 @@ final class TestCA: @unchecked Sendable {
         var leafValidity: (from: Date, to: Date) = (
             Date().addingTimeInterval(-86_400 * 400), Date().addingTimeInterval(86_400 * 365)
         )
+        /// The OCSP responders the leaf's and the intermediate's AIA extension name.
+        var leafOCSP: String? = nil
+        var intermediateOCSP: String? = nil
     }
 
     init(_ options: Options = Options()) throws {
@@ -33,11 +36,12 @@ final class TestCA: @unchecked Sendable {
             to: now.addingTimeInterval(86_400 * 3650))
         intermediate = try Self.issue(
             "Test WWDR CA", issuer: root, ca: true, oid: options.intermediateOID ? "1.2.840.113635.100.6.2.1" : nil,
-            from: now.addingTimeInterval(-86_400 * 500), to: now.addingTimeInterval(86_400 * 3650))
+            from: now.addingTimeInterval(-86_400 * 500), to: now.addingTimeInterval(86_400 * 3650),
+            ocsp: options.intermediateOCSP)
         leaf = try Self.issue(
             "Test App Store Signing", issuer: intermediate, ca: false,
             oid: options.leafOID ? "1.2.840.113635.100.6.11.1" : nil, from: options.leafValidity.from,
-            to: options.leafValidity.to)
+            to: options.leafValidity.to, ocsp: options.leafOCSP)
         signingKey = try P256PrivateKey(pem: try Self.privatePEM(leaf.key))
     }
 
@@ -48,10 +52,7 @@ final class TestCA: @unchecked Sendable {
     /// The `x5c` header value: leaf, intermediate, root, each base64 DER.
     var x5c: [String] { [leaf, intermediate, root].map { Data($0.der).base64EncodedString() } }
 
-    var rootPEM: String {
-        "-----BEGIN CERTIFICATE-----\n" + Data(root.der).base64EncodedString(options: .lineLength64Characters)
-            + "\n-----END CERTIFICATE-----\n"
-    }
+    var rootPEM: String { root.pem }
 
     /// A compact JWS of `payload` signed by the leaf, with this CA's chain.
     func sign(_ payload: [String: Any], alg: String = "ES256", x5c: [String]? = nil) throws -> String {
@@ -60,7 +61,7 @@ final class TestCA: @unchecked Sendable {
     }
 
     private static func issue(
-        _ name: String, issuer: Issued?, ca: Bool, oid: String?, from: Date, to: Date
+        _ name: String, issuer: Issued?, ca: Bool, oid: String?, from: Date, to: Date, ocsp: String? = nil
     ) throws -> Issued {
         guard let key = COpenSSL_generate_p256(), let x509 = X509_new() else { throw TestCAError("allocation") }
         defer { X509_free(x509) }
@@ -78,11 +79,12 @@ final class TestCA: @unchecked Sendable {
 
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuerX509 ?? x509, x509, nil, nil, 0)
-        let constraints: [(Int32, String)] = [
+        var constraints: [(Int32, String)] = [
             (NID_basic_constraints, ca ? "critical,CA:TRUE" : "critical,CA:FALSE"),
             (NID_key_usage, ca ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature"),
             (NID_subject_key_identifier, "hash"),
         ]
+        if let ocsp { constraints.append((NID_info_access, "OCSP;URI:\(ocsp)")) }
         for (nid, value) in constraints {
             guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { throw TestCAError("extension \(nid)") }
             X509_add_ext(x509, ext, -1)
@@ -108,13 +110,31 @@ final class TestCA: @unchecked Sendable {
         return Issued(certificate: try Certificate(der: der), key: key)
     }
 
-    private static func privatePEM(_ key: OpaquePointer) throws -> String {
+    static func privatePEM(_ key: OpaquePointer) throws -> String {
         guard let bio = BIO_new(BIO_s_mem()) else { throw TestCAError("BIO") }
         defer { BIO_free(bio) }
         guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else { throw TestCAError("PEM") }
         var data: UnsafeMutablePointer<CChar>? = nil
         let length = COpenSSL_BIO_get_mem_data(bio, &data)
         return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    }
+}
+
+extension TestCA.Issued {
+    /// The serial number in hex, as OpenSSL's index files write it.
+    var serialHex: String {
+        let x509 = certificate.x509Copy()
+        defer { X509_free(x509) }
+        let number = ASN1_INTEGER_to_BN(X509_get_serialNumber(x509), nil)
+        defer { BN_free(number) }
+        let hex = BN_bn2hex(number)
+        defer { COpenSSL_free(hex) }
+        return hex.map { String(cString: $0) } ?? ""
+    }
+
+    var pem: String {
+        "-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END CERTIFICATE-----\n"
     }
 }
 

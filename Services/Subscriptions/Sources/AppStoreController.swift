@@ -22,7 +22,7 @@ struct AppStoreController: Sendable {
         let body = try request.decodeStrictly(AppStoreTransactionRequest.self)
         let verified: Verified<AppStoreTransaction>
         do {
-            verified = try verifier.transaction(body.signedTransaction)
+            verified = try await verifier.transaction(body.signedTransaction)
         } catch {
             throw HTTPError.invalid("signedTransaction", error.reason)
         }
@@ -55,7 +55,7 @@ struct AppStoreController: Sendable {
                 renewal: Verified<AppStoreRenewalInfo>?
             )
         do {
-            verified = try verifier.notification(body.signedPayload)
+            verified = try await verifier.notification(body.signedPayload)
         } catch {
             throw HTTPError.invalid("signedPayload", error.reason)
         }

@@ -2,6 +2,7 @@ import PierCrypto
 import PierHTTP
 import PierJSON
 import PierModels
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -161,8 +162,11 @@ struct Verified<Value: Sendable>: Sendable {
 /// Verifies App Store signed data (JWS with an `x5c` chain) the way Apple's App Store Server
 /// Library does: ES256 only; exactly three certificates; the intermediate carries the WWDR OID
 /// and the leaf the receipt-signing OID; the chain from the leaf through `x5c[1]` validates to a
-/// configured root as of the payload's `signedDate` (the time of receipt when it has none); the signature verifies with the leaf's key; then the app's bundle id
-/// (and, in production, its Apple ID) and the environment must match the configuration.
+/// configured root as of the payload's `signedDate` (the time of receipt when it has none); the
+/// signature verifies with the leaf's key; unless revocation checks are off, the chain is valid
+/// now too and neither the leaf nor the intermediate is revoked (OCSP, ``RevocationChecker``);
+/// then the app's bundle id (and, in production, its Apple ID) and the environment must match
+/// the configuration.
 struct AppStoreVerifier: Sendable {
     /// Why signed data was refused; the reason is safe to return to the client.
     struct Failure: Error, CustomStringConvertible {
@@ -176,21 +180,25 @@ struct AppStoreVerifier: Sendable {
     static let maximumLength = 64 * 1024
 
     let chain: CertificateChainVerifier
+    let revocation: RevocationChecker
     let bundleID: String
     let appAppleID: Int?
     let acceptSandbox: Bool
     let production: Bool
 
-    init(configuration: SubscriptionsConfiguration) {
+    init(configuration: SubscriptionsConfiguration, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init) {
         chain = CertificateChainVerifier(roots: configuration.roots)
+        revocation = RevocationChecker(
+            mode: configuration.revocation, roots: configuration.roots, timeoutSeconds: configuration.ocspTimeoutSeconds,
+            logger: logger, clock: clock)
         bundleID = configuration.bundleID
         appAppleID = configuration.appAppleID
         acceptSandbox = configuration.acceptSandbox
         production = configuration.production
     }
 
-    func transaction(_ compact: String) throws(Failure) -> Verified<AppStoreTransaction> {
-        let (transaction, payload, signedAt) = try verify(compact, as: AppStoreTransaction.self)
+    func transaction(_ compact: String) async throws(Failure) -> Verified<AppStoreTransaction> {
+        let (transaction, payload, signedAt) = try await verify(compact, as: AppStoreTransaction.self)
         guard transaction.bundleId == bundleID else {
             throw Failure(reason: "the transaction is for bundle id \(transaction.bundleId), not this app's")
         }
@@ -198,17 +206,17 @@ struct AppStoreVerifier: Sendable {
             value: transaction, payload: payload, environment: try environment(transaction.environment), signedAt: signedAt)
     }
 
-    func renewalInfo(_ compact: String) throws(Failure) -> Verified<AppStoreRenewalInfo> {
-        let (renewal, payload, signedAt) = try verify(compact, as: AppStoreRenewalInfo.self)
+    func renewalInfo(_ compact: String) async throws(Failure) -> Verified<AppStoreRenewalInfo> {
+        let (renewal, payload, signedAt) = try await verify(compact, as: AppStoreRenewalInfo.self)
         return Verified(value: renewal, payload: payload, environment: try environment(renewal.environment), signedAt: signedAt)
     }
 
     /// The notification and its embedded signed transaction and renewal info, all verified.
-    func notification(_ compact: String) throws(Failure) -> (
+    func notification(_ compact: String) async throws(Failure) -> (
         notification: Verified<AppStoreNotification>, transaction: Verified<AppStoreTransaction>?,
         renewal: Verified<AppStoreRenewalInfo>?
     ) {
-        let (notification, payload, signedAt) = try verify(compact, as: AppStoreNotification.self)
+        let (notification, payload, signedAt) = try await verify(compact, as: AppStoreNotification.self)
         guard let declared = notification.declared, let environmentName = declared.environment else {
             // Signed by Apple, in a shape this version does not know: kept and acknowledged (Apple
             // retries anything else for days), never applied.
@@ -225,9 +233,10 @@ struct AppStoreVerifier: Sendable {
             throw Failure(
                 reason: "the notification is for app Apple ID \(declared.appAppleId.map(String.init) ?? "none"), not this app's")
         }
-        let data = notification.data
-        let transaction = try data?.signedTransactionInfo.map { (jws) throws(Failure) in try self.transaction(jws) }
-        let renewal = try data?.signedRenewalInfo.map { (jws) throws(Failure) in try self.renewalInfo(jws) }
+        var transaction: Verified<AppStoreTransaction>? = nil
+        var renewal: Verified<AppStoreRenewalInfo>? = nil
+        if let jws = notification.data?.signedTransactionInfo { transaction = try await self.transaction(jws) }
+        if let jws = notification.data?.signedRenewalInfo { renewal = try await renewalInfo(jws) }
         return (
             Verified(value: notification, payload: payload, environment: environment, signedAt: signedAt), transaction, renewal
         )
@@ -250,7 +259,8 @@ struct AppStoreVerifier: Sendable {
     /// The chain is built as Apple's libraries build it: leaf → `x5c[1]` → a configured root.
     /// `x5c` must hold three certificates, but the third is not read (Apple's own test data
     /// carries the root in another encoding there).
-    func verify<T: Decodable>(_ compact: String, as type: T.Type, now: Date = Date()) throws(Failure) -> (T, JSONValue, Date) {
+    func verify<T: Decodable>(_ compact: String, as type: T.Type) async throws(Failure) -> (T, JSONValue, Date) {
+        let now = Date()
         let jws: JWS
         do {
             jws = try JWS(compact: compact, maximumLength: Self.maximumLength)
@@ -289,8 +299,9 @@ struct AppStoreVerifier: Sendable {
             }
             signedAt = signed.date
         }
+        let built: [Certificate]
         do {
-            try chain.verify(leaf: leaf, intermediates: [intermediate], at: signedAt)
+            built = try chain.verify(leaf: leaf, intermediates: [intermediate], at: signedAt)
         } catch {
             throw Failure(reason: error.reason)
         }
@@ -302,6 +313,19 @@ struct AppStoreVerifier: Sendable {
         }
         guard jws.signature.count == 64, key.isValidSignature(jws.signature, for: jws.signingInput) else {
             throw Failure(reason: "the signature does not verify")
+        }
+        if revocation.mode != .off {
+            // Apple's online checks: the chain valid now as well, none of it revoked.
+            do {
+                try chain.verify(leaf: leaf, intermediates: [intermediate], at: now)
+                try await revocation.check(built)
+            } catch let failure as CertificateChainVerifier.Failure {
+                throw Failure(reason: "as of now, \(failure.reason)")
+            } catch let failure as RevocationChecker.Failure {
+                throw Failure(reason: failure.reason)
+            } catch {
+                throw Failure(reason: "\(error)")
+            }
         }
         do {
             return (try WireDecoder.decode(T.self, from: jws.payload), payload, signedAt)

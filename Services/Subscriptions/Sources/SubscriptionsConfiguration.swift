@@ -10,6 +10,8 @@ import PierService
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID` | none; required in production | the app's Apple ID (number); production notifications must carry it |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_ROOTS` | Apple Root CA - G3 (shipped in `Services/Subscriptions/Resources/`) | comma-separated PEM files of the trusted roots |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX` | `true` in development, `false` in production | accept sandbox purchases and notifications |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP` | `soft` | revocation checks of signed data's certificates (OCSP): `off`, `soft` (only a proven revocation refuses), `hard` (anything short of a good answer refuses) |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S` | `5` | how long an OCSP responder is waited for |
 /// | `PIER_SUBSCRIPTIONS_RECHECK_S` | `300` | the longest `checkAgainAt` / `max-age` of a status answer |
 /// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
 public struct SubscriptionsConfiguration: Sendable {
@@ -18,6 +20,8 @@ public struct SubscriptionsConfiguration: Sendable {
     public var roots: [Certificate]
     public var acceptSandbox: Bool
     public var production: Bool
+    public var revocation: RevocationMode
+    public var ocspTimeoutSeconds: Int
     public var recheckSeconds: Int
     public var eventPollSeconds: Int
 
@@ -41,6 +45,8 @@ public struct SubscriptionsConfiguration: Sendable {
             appAppleID = appleID == 0 ? nil : appleID
         }
         acceptSandbox = try environment.bool("PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX", default: !production)
+        revocation = try environment.choice("PIER_SUBSCRIPTIONS_APPSTORE_OCSP", default: .soft)
+        ocspTimeoutSeconds = try environment.int("PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S", default: 5, in: 1...60)
         recheckSeconds = try environment.int("PIER_SUBSCRIPTIONS_RECHECK_S", default: 300, in: 1...86_400)
         eventPollSeconds = try environment.int("PIER_SUBSCRIPTIONS_EVENT_POLL_S", default: 5, in: 1...3600)
         let files = environment.list("PIER_SUBSCRIPTIONS_APPSTORE_ROOTS")

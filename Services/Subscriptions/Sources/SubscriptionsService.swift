@@ -38,7 +38,8 @@ public struct SubscriptionsService: Service {
         return SubscriptionsService(
             controller: SubscriptionsController(
                 repository: SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds),
-                verifier: AppStoreVerifier(configuration: configuration), authenticator: context.authenticator,
+                verifier: AppStoreVerifier(configuration: configuration, logger: context.logger),
+                authenticator: context.authenticator,
                 logger: context.logger),
             worker: worker)
     }

@@ -13,6 +13,7 @@
 #include <openssl/param_build.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <openssl/ocsp.h>
 
 /// EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen: neither reaches Swift.
 static inline EVP_PKEY *COpenSSL_generate_p256(void) {
