@@ -103,6 +103,10 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     public static let upstreamTimeout: ProblemCode = "upstream_timeout"
     /// A service behind the gateway could not be reached.
     public static let badGateway: ProblemCode = "bad_gateway"
+    /// The App Store Server API is not configured here (no In-App Purchase key).
+    public static let appStoreAPIUnconfigured: ProblemCode = "appstore_api_unconfigured"
+    /// Apple's App Store Server API could not be reached or refused the request.
+    public static let appStoreAPIFailed: ProblemCode = "appstore_api_failed"
     /// A fault on the server's side; the request id finds it in the logs.
     public static let internalError: ProblemCode = "internal_error"
 

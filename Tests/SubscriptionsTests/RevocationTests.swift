@@ -19,8 +19,8 @@ import Testing
         let intermediatePort: Int
 
         init() throws {
-            leafPort = try OCSPResponder.freePort()
-            intermediatePort = try OCSPResponder.freePort()
+            let ports = try OCSPResponder.freePorts(2)
+            (leafPort, intermediatePort) = (ports[0], ports[1])
             ca = try TestCA(
                 .init(
                     leafOCSP: "http://127.0.0.1:\(leafPort)/ocsp", intermediateOCSP: "http://127.0.0.1:\(intermediatePort)/ocsp"))
@@ -31,14 +31,20 @@ import Testing
             leaf: OCSPResponder.Entry? = .valid, intermediate: OCSPResponder.Entry? = .valid, leafSigner: TestCA.Issued? = nil,
             nextUpdateMinutes: Int? = 60, requests: Int? = nil
         ) throws -> [OCSPResponder] {
-            [
-                try OCSPResponder(
-                    port: leafPort, issuer: ca.intermediate, signer: leafSigner, entries: leaf.map { [(ca.leaf, $0)] } ?? [],
-                    nextUpdateMinutes: nextUpdateMinutes, requests: requests),
-                try OCSPResponder(
-                    port: intermediatePort, issuer: ca.root, entries: intermediate.map { [(ca.intermediate, $0)] } ?? [],
-                    nextUpdateMinutes: nextUpdateMinutes, requests: requests),
-            ]
+            let leafResponder = try OCSPResponder(
+                port: leafPort, issuer: ca.intermediate, signer: leafSigner, entries: leaf.map { [(ca.leaf, $0)] } ?? [],
+                nextUpdateMinutes: nextUpdateMinutes, requests: requests)
+            do {
+                return [
+                    leafResponder,
+                    try OCSPResponder(
+                        port: intermediatePort, issuer: ca.root, entries: intermediate.map { [(ca.intermediate, $0)] } ?? [],
+                        nextUpdateMinutes: nextUpdateMinutes, requests: requests),
+                ]
+            } catch {
+                leafResponder.stop()
+                throw error
+            }
         }
 
         func verifier(_ mode: RevocationMode, clock: @escaping @Sendable () -> Date = Date.init) throws -> AppStoreVerifier {
@@ -191,10 +197,10 @@ final class OCSPResponder: @unchecked Sendable {
     private let process: Process
     private let directory: URL
 
-    /// A port nothing listens on now.
-    static func freePort() throws -> Int {
-        let holder = try PortHolder()
-        return holder.port
+    /// Distinct ports nothing listens on now (held together, so that none is given twice).
+    static func freePorts(_ count: Int) throws -> [Int] {
+        let holders = try (0..<count).map { _ in try PortHolder() }
+        return holders.map(\.port)
     }
 
     /// - Parameters:
@@ -249,12 +255,15 @@ final class OCSPResponder: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(10)
         while !((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("waiting for OCSP client connections") {
             guard process.isRunning, Date() < deadline else {
+                let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 stop()
-                throw TestCAError("openssl ocsp did not start listening on \(port)")
+                throw TestCAError("openssl ocsp did not start listening on \(port): \(said)")
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }
+
+    deinit { stop() }
 
     func stop() {
         if process.isRunning {

@@ -14,15 +14,7 @@ import Testing
     static let day: TimeInterval = 86_400
 
     func withService(_ body: (SubscriptionsHarness) async throws -> Void) async throws {
-        let harness = try await SubscriptionsHarness.start(database: "pier_test_subscriptions")
-        do {
-            try await harness.createPlans()
-            try await body(harness)
-        } catch {
-            await harness.stop()
-            throw error
-        }
-        await harness.stop()
+        try await SubscriptionsHarness.with(database: "pier_test_subscriptions", body)
     }
 
     // MARK: - Plans

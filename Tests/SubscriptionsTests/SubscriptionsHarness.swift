@@ -43,6 +43,22 @@ final class SubscriptionsHarness: Sendable {
         return SubscriptionsHarness(live: live, tokens: tokens, ca: ca)
     }
 
+    /// Runs `body` against a fresh service (on a fresh database) with the two plans of
+    /// ``createPlans()``, and stops it whatever happens.
+    static func with(
+        database: String, settings: [String: String] = [:], _ body: (SubscriptionsHarness) async throws -> Void
+    ) async throws {
+        let harness = try await start(database: database, settings: settings)
+        do {
+            try await harness.createPlans()
+            try await body(harness)
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
     private init(live: LiveService<SubscriptionsService>, tokens: TestTokens, ca: TestCA) {
         self.live = live
         self.tokens = tokens

@@ -15,6 +15,7 @@ import PierService
 struct AppStoreController: Sendable {
     let repository: SubscriptionsRepository
     let verifier: AppStoreVerifier
+    let reconciler: AppStoreReconciler
     let logger: Logger
 
     func transaction(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -34,8 +35,14 @@ struct AppStoreController: Sendable {
         if let token = transaction.appAccountToken, UUID(text: token) != principal.userID {
             throw HTTPError.forbidden("The transaction's appAccountToken belongs to another account.")
         }
-        guard case .recorded(let answer) = try await repository.record(verified, for: principal.userID) else {
+        guard case .recorded(let answer, let renewalKnown) = try await repository.record(verified, for: principal.userID)
+        else {
             throw HTTPError.conflict("This App Store subscription is already linked to another account.")
+        }
+        if !renewalKnown {
+            // Its renewal state (auto-renew, billing retry, grace) is Apple's to tell: asked now,
+            // after the answer, so the purchase never waits on Apple.
+            reconciler.reconcileLater(transaction.originalTransactionId, environment: verified.environment)
         }
         logger.info(
             "appstore transaction recorded",
@@ -84,6 +91,39 @@ struct AppStoreController: Sendable {
                 ("applied", .bool(fresh && applies)),
             ])
         return Response(status: 200)
+    }
+
+    /// `POST /subscriptions/users/{userId}/appstore/refresh` (admins): every App Store
+    /// subscription of the user read again from Apple; answers the user's status and facts.
+    func refresh(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
+        let admin = try context.admin()
+        guard let user = UUID(text: request.parameter("userId")) else { throw HTTPError.invalid("userId", "must be a UUID") }
+        let outcome: AppStoreReconciler.Outcome
+        do {
+            outcome = try await reconciler.refresh(user: user)
+        } catch .unconfigured {
+            throw HTTPError(
+                503, code: .appStoreAPIUnconfigured,
+                detail:
+                    "The App Store Server API is not configured: set PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE, _KEY_ID and _ISSUER_ID."
+            )
+        } catch .apple(.rateLimited(let seconds)) {
+            throw HTTPError(
+                503, code: .appStoreAPIFailed, detail: "Apple asked to wait before the next request.",
+                headers: ["Retry-After": String(seconds)])
+        } catch .apple(let failure) {
+            throw HTTPError(502, code: .appStoreAPIFailed, detail: "The App Store Server API failed: \(failure).")
+        } catch .database(let error) {
+            throw error
+        }
+        logger.info(
+            "appstore statuses refreshed",
+            [
+                ("user_id", .string(user.text())), ("by", .string(admin.userID.text())),
+                ("subscriptions", .int(outcome.subscriptions)), ("transactions", .int(outcome.transactions)),
+                ("refused", .int(outcome.refused)), ("request_id", .string(request.requestID)),
+            ])
+        return JSONResponse(try await repository.history(of: user))
     }
 
     /// The notification types whose signed facts change a status; any other type (TEST,

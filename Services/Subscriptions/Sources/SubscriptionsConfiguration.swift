@@ -12,6 +12,11 @@ import PierService
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX` | `true` in development, `false` in production | accept sandbox purchases and notifications |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP` | `soft` | revocation checks of signed data's certificates (OCSP): `off`, `soft` (only a proven revocation refuses), `hard` (anything short of a good answer refuses) |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S` | `5` | how long an OCSP responder is waited for |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE` | none | the In-App Purchase key (`.p8`) for the App Store Server API; with the two below, or none of them |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_KEY_ID` | none | that key's id |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_ISSUER_ID` | none | the issuer id from App Store Connect |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_API_URL` | `https://api.storekit.itunes.apple.com` | the API for production data |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX_API_URL` | `https://api.storekit-sandbox.itunes.apple.com` | the API for sandbox data |
 /// | `PIER_SUBSCRIPTIONS_RECHECK_S` | `300` | the longest `checkAgainAt` / `max-age` of a status answer |
 /// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
 public struct SubscriptionsConfiguration: Sendable {
@@ -22,6 +27,10 @@ public struct SubscriptionsConfiguration: Sendable {
     public var production: Bool
     public var revocation: RevocationMode
     public var ocspTimeoutSeconds: Int
+    /// The App Store Server API's credentials; nil when it is not configured.
+    public var apiCredentials: AppStoreAPICredentials?
+    public var apiURL: String
+    public var sandboxAPIURL: String
     public var recheckSeconds: Int
     public var eventPollSeconds: Int
 
@@ -47,6 +56,29 @@ public struct SubscriptionsConfiguration: Sendable {
         acceptSandbox = try environment.bool("PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX", default: !production)
         revocation = try environment.choice("PIER_SUBSCRIPTIONS_APPSTORE_OCSP", default: .soft)
         ocspTimeoutSeconds = try environment.int("PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S", default: 5, in: 1...60)
+        apiURL = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_API_URL", default: AppStoreServerAPI.productionURL)
+        sandboxAPIURL = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX_API_URL", default: AppStoreServerAPI.sandboxURL)
+        let keyFile = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE")
+        let keyID = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_KEY_ID")
+        let issuerID = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_ISSUER_ID")
+        if let keyFile, let keyID, let issuerID {
+            do {
+                apiCredentials = AppStoreAPICredentials(
+                    key: try P256PrivateKey(pem: try readFile(keyFile)), keyID: keyID, issuerID: issuerID)
+            } catch {
+                throw Environment.Failure(
+                    variable: "PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE", problem: "holds no P-256 private key (PEM): \(error)")
+            }
+        } else if keyFile != nil || keyID != nil || issuerID != nil {
+            let missing =
+                [
+                    ("PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE", keyFile), ("PIER_SUBSCRIPTIONS_APPSTORE_KEY_ID", keyID),
+                    ("PIER_SUBSCRIPTIONS_APPSTORE_ISSUER_ID", issuerID),
+                ].first { $0.1 == nil }?.0 ?? "PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE"
+            throw Environment.Failure(variable: missing, problem: "is required with the other App Store Server API settings")
+        } else {
+            apiCredentials = nil
+        }
         recheckSeconds = try environment.int("PIER_SUBSCRIPTIONS_RECHECK_S", default: 300, in: 1...86_400)
         eventPollSeconds = try environment.int("PIER_SUBSCRIPTIONS_EVENT_POLL_S", default: 5, in: 1...3600)
         let files = environment.list("PIER_SUBSCRIPTIONS_APPSTORE_ROOTS")

@@ -21,11 +21,12 @@ struct SubscriptionsController: Sendable {
     let authenticator: Authenticator
 
     init(
-        repository: SubscriptionsRepository, verifier: AppStoreVerifier, authenticator: Authenticator, logger: Logger
+        repository: SubscriptionsRepository, verifier: AppStoreVerifier, reconciler: AppStoreReconciler,
+        authenticator: Authenticator, logger: Logger
     ) {
         plans = PlansController(repository: repository, logger: logger)
         status = StatusController(repository: repository, logger: logger)
-        appStore = AppStoreController(repository: repository, verifier: verifier, logger: logger)
+        appStore = AppStoreController(repository: repository, verifier: verifier, reconciler: reconciler, logger: logger)
         grants = GrantsController(repository: repository, logger: logger)
         self.authenticator = authenticator
     }
@@ -45,6 +46,7 @@ struct SubscriptionsController: Sendable {
         signedIn.get("/subscriptions/me/entitlements/{key}") { try await status.entitlement($0, $1) }
         signedIn.post("/subscriptions/me/cancel") { try await status.cancel($0, $1) }
         admins.get("/subscriptions/users/{userId}") { try await status.user($0, $1) }
+        admins.post("/subscriptions/users/{userId}/appstore/refresh") { try await appStore.refresh($0, $1) }
         signedIn.post("/subscriptions/appstore/transactions") { try await appStore.transaction($0, $1) }
         // Apple's server calls this: the signed payload is the credential.
         router.post("/subscriptions/appstore/notifications") { try await appStore.notification($0, $1) }

@@ -159,7 +159,8 @@ struct SubscriptionsRepository: Sendable {
     // MARK: - App Store
 
     enum Recorded: Sendable {
-        case recorded(SubscriptionStatus)
+        /// `renewalKnown`: Pier holds a renewal info for the subscription.
+        case recorded(SubscriptionStatus, renewalKnown: Bool)
         /// The subscription belongs to another account.
         case linkedElsewhere
     }
@@ -171,7 +172,12 @@ struct SubscriptionsRepository: Sendable {
             let owner = try await SubscriptionFacts.link(verified.value.originalTransactionId, to: user, on: connection)
             guard owner == user else { return .linkedElsewhere }
             try await SubscriptionFacts.record(verified, on: connection)
-            return .recorded(try await status(of: user, on: connection))
+            let renewal = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM subscriptions.appstore_renewals
+                    WHERE original_transaction_id = \(verified.value.originalTransactionId)) AS known
+                """)
+            return .recorded(try await status(of: user, on: connection), renewalKnown: try renewal[0].decode("known"))
         }
     }
 
@@ -195,16 +201,42 @@ struct SubscriptionsRepository: Sendable {
                 RETURNING notification_uuid
                 """)
             guard !inserted.isEmpty else { return false }
-            guard applies else { return true }
-            if let transaction, transaction.value.type == AppStoreTransaction.autoRenewable {
-                try await SubscriptionFacts.record(transaction, on: connection)
-                if let token = transaction.value.appAccountToken, let user = UUID(text: token) {
-                    _ = try await SubscriptionFacts.link(transaction.value.originalTransactionId, to: user, on: connection)
-                }
-            }
-            if let renewal { try await SubscriptionFacts.record(renewal, on: connection) }
+            if applies { try await Self.apply(transaction, renewal, on: connection) }
             return true
         }
+    }
+
+    /// Records facts Apple signed (a notification's, or the App Store Server API's answer): the
+    /// transaction, linked to the account its `appAccountToken` names, and the renewal info.
+    func apply(_ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?) async throws {
+        try await database.withTransaction { connection in try await Self.apply(transaction, renewal, on: connection) }
+    }
+
+    private static func apply(
+        _ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?,
+        on connection: PostgresConnection
+    ) async throws {
+        if let transaction, transaction.value.type == AppStoreTransaction.autoRenewable {
+            try await SubscriptionFacts.record(transaction, on: connection)
+            if let token = transaction.value.appAccountToken, let user = UUID(text: token) {
+                _ = try await SubscriptionFacts.link(transaction.value.originalTransactionId, to: user, on: connection)
+            }
+        }
+        if let renewal { try await SubscriptionFacts.record(renewal, on: connection) }
+    }
+
+    /// The App Store subscriptions linked to `user`: each one's original transaction id and
+    /// environment.
+    func appStoreSubscriptions(of user: UUID) async throws -> [(originalTransactionID: String, environment: String)] {
+        try await database.query(
+            """
+            SELECT DISTINCT ON (o.original_transaction_id) o.original_transaction_id, t.environment
+            FROM subscriptions.appstore_owners o
+            JOIN subscriptions.appstore_transactions t ON t.original_transaction_id = o.original_transaction_id
+            WHERE o.user_id = \(user)
+            ORDER BY o.original_transaction_id, t.purchase_date DESC
+            """
+        ).map { (try $0.decode("original_transaction_id"), try $0.decode("environment")) }
     }
 
     // MARK: - Grants

@@ -21,6 +21,7 @@ public struct SubscriptionsService: Service {
 
     let controller: SubscriptionsController
     let worker: SubscriptionsWorker
+    let reconciler: AppStoreReconciler
 
     public static func make(context: ServiceContext) async throws -> SubscriptionsService {
         let configuration = try SubscriptionsConfiguration(
@@ -35,16 +36,25 @@ public struct SubscriptionsService: Service {
             database: context.database, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
         worker.start()
+        let repository = SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds)
+        let verifier = AppStoreVerifier(configuration: configuration, logger: context.logger)
+        let api = configuration.apiCredentials.map {
+            AppStoreServerAPI(
+                credentials: $0, bundleID: configuration.bundleID, productionURL: configuration.apiURL,
+                sandboxURL: configuration.sandboxAPIURL)
+        }
+        let reconciler = AppStoreReconciler(api: api, verifier: verifier, repository: repository, logger: context.logger)
         return SubscriptionsService(
             controller: SubscriptionsController(
-                repository: SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds),
-                verifier: AppStoreVerifier(configuration: configuration, logger: context.logger),
-                authenticator: context.authenticator,
+                repository: repository, verifier: verifier, reconciler: reconciler, authenticator: context.authenticator,
                 logger: context.logger),
-            worker: worker)
+            worker: worker, reconciler: reconciler)
     }
 
     public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
-    public func shutdown() async { await worker.stop() }
+    public func shutdown() async {
+        await reconciler.stop()
+        await worker.stop()
+    }
 }
