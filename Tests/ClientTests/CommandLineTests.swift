@@ -122,6 +122,9 @@ import Testing
         #expect(granted.status == 0 && granted.output.contains("Granted \(plan)"), "\(granted.errors)")
         #expect(try pier("status").output.contains("active"))
         #expect(try pier("admin", "user", user.id.uuidString.lowercased()).output.contains("grant"))
+        // No In-App Purchase key on this stack: the refresh says so, as an unavailable service.
+        let refresh = try pier("admin", "user", user.id.uuidString.lowercased(), "--refresh")
+        #expect(refresh.status == 6 && refresh.errors.contains("not configured"), "\(refresh)")
         // No --reason: a usage error.
         #expect(try pier("admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M").status == 2)
         #expect(try pier("admin", "plans", "deactivate", plan).status == 0)

@@ -35,7 +35,7 @@ let usage = """
       admin plans update ID [--name N] [--price …] [--active true|false] …   (the options of create)
       admin plans deactivate ID
       admin grant USER_ID PLAN_ID (--duration P1M | --until DATE) --reason TEXT
-      admin user USER_ID                 a user's subscription status and its facts
+      admin user USER_ID [--refresh]     a user's subscription status and its facts (--refresh: read again from Apple)
 
     Options:
       --url URL        the server (default $PIER_URL, else http://127.0.0.1:8080)
@@ -300,8 +300,12 @@ func admin(_ arguments: inout Arguments, _ pier: PierClient, json: Bool) async t
         }
     case "user":
         let user = try arguments.next("the user id")
+        let refresh = arguments.flag("refresh")
         try arguments.finish()
-        let data = try await pier.call("GET", "/subscriptions/users/\(user)")
+        let data =
+            refresh
+            ? try await pier.call("POST", "/subscriptions/users/\(user)/appstore/refresh")
+            : try await pier.call("GET", "/subscriptions/users/\(user)")
         if json {
             printJSON(data)
         } else {
