@@ -51,6 +51,7 @@ let package = Package(
         .target(
             name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierJSON", "PierModels", "PierRuntime"],
             path: "Shared/HTTP", swiftSettings: strict),
+        .target(name: "PierMail", dependencies: ["CCurl", "PierRuntime"], path: "Shared/Mail", swiftSettings: strict),
         .target(
             name: "PierService",
             dependencies: ["PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
@@ -58,7 +59,7 @@ let package = Package(
 
         .target(
             name: "AuthService",
-            dependencies: ["PierService", "PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierService", "PierHTTP", "PierMail", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
             path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],

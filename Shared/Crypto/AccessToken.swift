@@ -25,11 +25,19 @@ public struct AccessClaims: Codable, Sendable, Equatable {
     public var sid: String?
     /// The user's role: `user` or `admin`.
     public var role: String
+    /// `email_verified`: the user proved they hold their address (a link Pier mailed).
+    public var emailVerified: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, iat, nbf, exp, jti, sid, role
+        case emailVerified = "email_verified"
+    }
 
     public init(
         iss: String, sub: String, aud: String, iat: Int, nbf: Int, exp: Int, jti: String,
-        sid: String?, role: String
+        sid: String?, role: String, emailVerified: Bool? = nil
     ) {
+        self.emailVerified = emailVerified
         self.iss = iss
         self.sub = sub
         self.aud = Audience([aud])

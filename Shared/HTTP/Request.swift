@@ -96,6 +96,17 @@ public struct Request: Sendable {
         return try JSON.decodeBody(StrictBody<T>.self, from: body).value
     }
 
+    /// The fields of an HTML form's body (`application/x-www-form-urlencoded`); nil when the
+    /// body is something else.
+    public func form() throws(HTTPError) -> [String: String]? {
+        guard let contentType = headers["Content-Type"],
+            contentType.split(separator: ";", maxSplits: 1)[0].trimmingWhitespace().lowercased()
+                == "application/x-www-form-urlencoded"
+        else { return nil }
+        let text = String(decoding: body, as: UTF8.self)
+        return Dictionary(try URLTarget.pairs(text[...], what: "form"), uniquingKeysWith: { first, _ in first })
+    }
+
     /// The bearer token of the `Authorization` header, if one is present.
     public var bearerToken: String? {
         guard let value = headers["Authorization"] else { return nil }

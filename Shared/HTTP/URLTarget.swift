@@ -19,21 +19,26 @@ enum URLTarget {
             throw .badRequest("The path has an invalid percent-encoding.")
         }
         let normalizedTarget = parts.count == 2 ? normalized + "?" + parts[1] : normalized
-        var query: [(name: String, value: String)] = []
-        if parts.count == 2 {
-            for pair in parts[1].split(separator: "&") where !pair.isEmpty {
-                let nameValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let name = percentDecode(nameValue[0], plusIsSpace: true),
-                    let value = percentDecode(nameValue.count > 1 ? nameValue[1] : "", plusIsSpace: true)
-                else { throw .badRequest("The query has an invalid percent-encoding.") }
-                // U+0000 cannot be stored or bound (libpq would cut the text there).
-                if name.utf8.contains(0) || value.utf8.contains(0) {
-                    throw .badRequest("The query has an encoded NUL (%00).")
-                }
-                query.append((name, value))
-            }
-        }
+        let query = parts.count == 2 ? try pairs(parts[1], what: "query") : []
         return (path, query, normalizedTarget)
+    }
+
+    /// `name=value&…` pairs, percent-decoded (`+` is a space): a query, or a form body
+    /// (`application/x-www-form-urlencoded`). `what` names it in the refusal.
+    static func pairs(_ text: Substring, what: String) throws(HTTPError) -> [(name: String, value: String)] {
+        var pairs: [(name: String, value: String)] = []
+        for pair in text.split(separator: "&") where !pair.isEmpty {
+            let nameValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = percentDecode(nameValue[0], plusIsSpace: true),
+                let value = percentDecode(nameValue.count > 1 ? nameValue[1] : "", plusIsSpace: true)
+            else { throw .badRequest("The \(what) has an invalid percent-encoding.") }
+            // U+0000 cannot be stored or bound (libpq would cut the text there).
+            if name.utf8.contains(0) || value.utf8.contains(0) {
+                throw .badRequest("The \(what) has an encoded NUL (%00).")
+            }
+            pairs.append((name, value))
+        }
+        return pairs
     }
 
     /// The raw path with its dot segments removed; refuses ambiguous encodings.

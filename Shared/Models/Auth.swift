@@ -12,13 +12,16 @@ public struct User: Codable, Sendable, Equatable {
     /// `user` or `admin`.
     public var role: String
     public var createdAt: Date
+    /// The owner of the address opened a link Pier mailed to it.
+    public var emailVerified: Bool
 
-    public init(id: UUID, email: String, displayName: String?, role: String, createdAt: Date) {
+    public init(id: UUID, email: String, displayName: String?, role: String, createdAt: Date, emailVerified: Bool = false) {
         self.id = id
         self.email = email
         self.displayName = displayName
         self.role = role
         self.createdAt = createdAt
+        self.emailVerified = emailVerified
     }
 }
 
@@ -52,27 +55,33 @@ public struct AuthSession: Codable, Sendable, Equatable {
 
 /// `POST /auth/register`.
 public struct RegisterRequest: Codable, Sendable, StrictDecodable {
-    public static let fields: Set<String> = ["email", "password", "displayName"]
+    public static let fields: Set<String> = ["email", "password", "displayName", "deviceName"]
     public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
     public var displayName: String?
-    public init(email: String, password: String, displayName: String? = nil) {
+    /// What the session list shows for this session ("Anna's iPhone").
+    public var deviceName: String?
+    public init(email: String, password: String, displayName: String? = nil, deviceName: String? = nil) {
         self.email = email
         self.password = password
         self.displayName = displayName
+        self.deviceName = deviceName
     }
 }
 
 /// `POST /auth/login`.
 public struct LoginRequest: Codable, Sendable, StrictDecodable {
-    public static let fields: Set<String> = ["email", "password"]
+    public static let fields: Set<String> = ["email", "password", "deviceName"]
     public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
-    public init(email: String, password: String) {
+    /// What the session list shows for this session ("Anna's iPhone").
+    public var deviceName: String?
+    public init(email: String, password: String, deviceName: String? = nil) {
         self.email = email
         self.password = password
+        self.deviceName = deviceName
     }
 }
 
@@ -93,5 +102,58 @@ public struct PasswordChangeRequest: Codable, Sendable, StrictDecodable {
     public init(currentPassword: String, newPassword: String) {
         self.currentPassword = currentPassword
         self.newPassword = newPassword
+    }
+}
+
+/// `POST /auth/email/verify`: the token of the link Pier mailed.
+public struct EmailTokenRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["token"]
+    public static let required = [["token"]]
+    public var token: String
+    public init(token: String) { self.token = token }
+}
+
+/// `POST /auth/password/forgot`.
+public struct ForgotPasswordRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["email"]
+    public static let required = [["email"]]
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// `POST /auth/password/reset`: the token of the mailed link and the new password.
+public struct ResetPasswordRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["token", "newPassword"]
+    public static let required = [["token"], ["newPassword"]]
+    public var token: String
+    public var newPassword: String
+    public init(token: String, newPassword: String) {
+        self.token = token
+        self.newPassword = newPassword
+    }
+}
+
+/// One of the caller's signed-in sessions (`GET /auth/sessions`).
+public struct SessionInfo: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var createdAt: Date
+    /// When its refresh token was last used (nil: never since sign-in).
+    public var lastUsedAt: Date?
+    /// The address it signed in or last refreshed from.
+    public var clientAddress: String?
+    /// What the app sent as `deviceName` at sign-in.
+    public var deviceName: String?
+    /// The session of the access token that asked.
+    public var current: Bool
+
+    public init(
+        id: UUID, createdAt: Date, lastUsedAt: Date?, clientAddress: String?, deviceName: String?, current: Bool
+    ) {
+        self.id = id
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.clientAddress = clientAddress
+        self.deviceName = deviceName
+        self.current = current
     }
 }

@@ -88,6 +88,11 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     public static let invalidRefreshToken: ProblemCode = "invalid_refresh_token"
     /// The caller lacks the role (admin) this needs.
     public static let forbidden: ProblemCode = "forbidden"
+    /// Login refused until the address is verified (`PIER_AUTH_REQUIRE_VERIFIED_EMAIL`): send
+    /// the link again with `POST /auth/email/verify/resend`.
+    public static let emailUnverified: ProblemCode = "email_unverified"
+    /// A mailed link's token is unknown, used or expired: ask for a new mail.
+    public static let invalidEmailToken: ProblemCode = "invalid_email_token"
     // State.
     public static let emailTaken: ProblemCode = "email_taken"
     /// An `Idempotency-Key` came back with a different request.
@@ -139,6 +144,6 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .headersTooLarge, .lengthRequired, .notFound, .methodNotAllowed, .authenticationRequired, .tokenExpired,
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
-        .internalError,
+        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .internalError,
     ]
 }

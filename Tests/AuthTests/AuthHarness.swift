@@ -13,6 +13,7 @@ import Synchronization
 /// A live auth service on an ephemeral port, on its own database, with cheap password hashing.
 final class AuthHarness: Sendable {
     let server: HTTPServer
+    let service: AuthService
     let pool: PostgresPool
     let keys: SigningKeys
     let base: String
@@ -27,6 +28,8 @@ final class AuthHarness: Sendable {
             "PIER_LOG_LEVEL": "info", "PIER_HTTP_ACCESS_LOG": "true", "PIER_AUTH_ARGON2_MEMORY_KIB": "1024",
             "PIER_AUTH_ARGON2_ITERATIONS": "1", "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
             "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "1000000",
+            // Development keys and mails (no SMTP) land here, not in the working copy.
+            "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-auth-\(UUID())").path,
         ]
         environment.merge(settings) { $1 }
         let logs = LogLines()
@@ -46,11 +49,18 @@ final class AuthHarness: Sendable {
     private init(live: LiveService<AuthService>, keys: SigningKeys, logs: LogLines) {
         self.logs = logs
         self.server = live.server
+        self.service = live.service
         self.pool = live.pool
         self.keys = keys
         self.base = live.base
         self.http = live.http
         self.socket = live.socket
+    }
+
+    /// Stops serving and the service's workers (the mail outbox).
+    func stop() async {
+        await server.shutdown()
+        await service.shutdown()
     }
 
     func send(

@@ -197,10 +197,9 @@ final class OCSPResponder: @unchecked Sendable {
     private let process: Process
     private let directory: URL
 
-    /// Distinct ports nothing listens on now (held together, so that none is given twice).
+    /// Distinct ports for responders to listen on.
     static func freePorts(_ count: Int) throws -> [Int] {
-        let holders = try (0..<count).map { _ in try PortHolder() }
-        return holders.map(\.port)
+        try (0..<count).map { _ in try PortHolder.unusedPort() }
     }
 
     /// - Parameters:

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A port kept for a test: a socket bound to it (with SO_REUSEADDR) that never listens.
 /// Connections to it are refused, no other server in the process can be given it, and a test
@@ -30,4 +31,33 @@ public final class PortHolder: Sendable {
     }
 
     deinit { close(descriptor) }
+}
+
+extension PortHolder {
+    /// A port for a server another process will open (`openssl ocsp`, the test SMTP server):
+    /// below the kernel's ephemeral range, so no outgoing connection of a test running alongside
+    /// can be holding it when that process binds; free for a wildcard bind without
+    /// SO_REUSEADDR when chosen; never one given before in this process.
+    public static func unusedPort() throws -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<32_000)
+            guard Self.given.withLock({ $0.insert(port).inserted }) else { continue }
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = INADDR_ANY
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            if bound { return port }
+        }
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "no unused port found"])
+    }
+
+    private static let given = Mutex<Set<Int>>([])
 }

@@ -17,6 +17,7 @@ struct AccountController: Sendable {
     let tokens: TokenIssuer
     let passwords: PasswordChecks
     let policy: PasswordPolicy
+    let desk: MailDesk
     let logger: Logger
 
     func register(_ request: Request, _ context: ServiceRequestContext, _ body: RegisterRequest) async throws
@@ -30,15 +31,19 @@ struct AccountController: Sendable {
         if let displayName, displayName.count > 100 {
             errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
         }
+        let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
         guard let email, errors.isEmpty else { throw HTTPError.invalid(errors, code: PasswordPolicy.code(of: errors)) }
         let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
         let refreshToken = tokens.newRefreshToken()
+        let verification = desk.verification(email.address)
         let registered = try await repository.register(
             UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
-            refreshToken: refreshToken)
+            refreshToken: refreshToken, device: .init(name: deviceName, address: request.clientAddress),
+            verification: verification)
         guard case .created(let user, let sessionID) = registered else {
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         }
+        desk.queued(verification.kind, link: verification.link)
         logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
         return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
     }

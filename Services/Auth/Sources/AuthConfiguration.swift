@@ -20,6 +20,15 @@ import PierService
 /// | `PIER_AUTH_THROTTLE_ADDRESS` | `20` | failed logins per client address before back-off |
 /// | `PIER_AUTH_HASHES_PER_ADDRESS` | `2` | password hashes in flight per client address (per replica); beyond → 429 at once |
 /// | `PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE` | `60` | logins per client address, successful or not (per replica; bursts of as many) |
+/// | `PIER_APP_NAME` | `Pier` | the app's name, in mails |
+/// | `PIER_AUTH_PUBLIC_URL` | `http://127.0.0.1:8080` | the base of links in mails (Pier's public address, or the app's universal-link domain) |
+/// | `PIER_AUTH_SMTP_URL` | none: mails written as `.eml` files under `PIER_DATA_DIR/mail` | `smtp://host:587` (STARTTLS) or `smtps://host:465` |
+/// | `PIER_AUTH_SMTP_USER` / `PIER_AUTH_SMTP_PASSWORD_FILE` | none | SMTP AUTH credentials |
+/// | `PIER_AUTH_MAIL_FROM` | `PIER_APP_NAME <no-reply@localhost>` | the mails' sender |
+/// | `PIER_AUTH_REQUIRE_VERIFIED_EMAIL` | `false` | refuse password logins until the address is verified (`email_unverified`) |
+/// | `PIER_AUTH_MAIL_RETRY_S` | `30` | the first retry delay of a mail that could not be sent (doubling, up to an hour; 8 attempts) |
+/// | `PIER_AUTH_MAIL_POLL_S` | `5` | how often the outbox looks for mails another replica queued |
+/// | `PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR` | `10` | password-reset requests per client address (per replica) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
     public var previousKeyFiles: [String]
@@ -36,6 +45,16 @@ public struct AuthConfiguration: Sendable {
     public var addressFailureLimit: Int
     public var hashesPerAddress: Int
     public var loginsPerAddressPerMinute: Int
+    public var appName: String
+    public var publicURL: String
+    public var smtpURL: String?
+    public var smtpUser: String?
+    public var smtpPassword: String?
+    public var mailFrom: String
+    public var requireVerifiedEmail: Bool
+    public var mailRetrySeconds: Int
+    public var mailPollSeconds: Int
+    public var forgotPerAddressPerHour: Int
 
     public init(environment: Environment, production: Bool) throws(Environment.Failure) {
         self.production = production
@@ -60,5 +79,30 @@ public struct AuthConfiguration: Sendable {
         hashesPerAddress = try environment.int("PIER_AUTH_HASHES_PER_ADDRESS", default: 2, in: 1...10_000)
         loginsPerAddressPerMinute = try environment.int(
             "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE", default: 60, in: 1...1_000_000_000)
+        appName = environment.string("PIER_APP_NAME", default: "Pier")
+        publicURL = environment.string("PIER_AUTH_PUBLIC_URL", default: "http://127.0.0.1:8080")
+        while publicURL.hasSuffix("/") { publicURL.removeLast() }
+        guard publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://") else {
+            throw Environment.Failure(variable: "PIER_AUTH_PUBLIC_URL", problem: "must start with https:// or http://")
+        }
+        smtpURL = environment.string("PIER_AUTH_SMTP_URL")
+        if let smtpURL, !(smtpURL.hasPrefix("smtp://") || smtpURL.hasPrefix("smtps://")) {
+            throw Environment.Failure(variable: "PIER_AUTH_SMTP_URL", problem: "must start with smtp:// or smtps://")
+        }
+        smtpUser = environment.string("PIER_AUTH_SMTP_USER")
+        if let file = environment.string("PIER_AUTH_SMTP_PASSWORD_FILE") {
+            do {
+                smtpPassword = try readFile(file).trimmingWhitespace()
+            } catch {
+                throw Environment.Failure(variable: "PIER_AUTH_SMTP_PASSWORD_FILE", problem: "cannot be read: \(error)")
+            }
+        } else {
+            smtpPassword = nil
+        }
+        mailFrom = environment.string("PIER_AUTH_MAIL_FROM", default: "\(appName) <no-reply@localhost>")
+        requireVerifiedEmail = try environment.bool("PIER_AUTH_REQUIRE_VERIFIED_EMAIL", default: false)
+        mailRetrySeconds = try environment.int("PIER_AUTH_MAIL_RETRY_S", default: 30, in: 1...3600)
+        mailPollSeconds = try environment.int("PIER_AUTH_MAIL_POLL_S", default: 5, in: 1...3600)
+        forgotPerAddressPerHour = try environment.int("PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR", default: 10, in: 1...1_000_000)
     }
 }

@@ -16,13 +16,14 @@ import PierService
 struct AuthController: Sendable {
     let sessions: SessionsController
     let account: AccountController
+    let email: EmailController
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
 
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
-        authenticator: Authenticator, policy: PasswordPolicy, logger: Logger, dummyHash: String
+        authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, logger: Logger, dummyHash: String
     ) throws {
         let repository = AuthRepository(
             database: database, refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL)
@@ -38,7 +39,13 @@ struct AuthController: Sendable {
                 rate: Double(configuration.loginsPerAddressPerMinute) / 60,
                 burst: Double(configuration.loginsPerAddressPerMinute)),
             logger: logger)
-        account = AccountController(repository: repository, tokens: tokens, passwords: passwords, policy: policy, logger: logger)
+        account = AccountController(
+            repository: repository, tokens: tokens, passwords: passwords, policy: policy, desk: desk, logger: logger)
+        email = EmailController(
+            repository: repository, desk: desk, passwords: passwords, policy: policy,
+            forgotRate: TokenBuckets(
+                rate: Double(configuration.forgotPerAddressPerHour) / 3600, burst: Double(configuration.forgotPerAddressPerHour)),
+            appName: configuration.appName, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -48,7 +55,7 @@ struct AuthController: Sendable {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
         let anyone = router.group(Authentication(authenticator, .optional))
-        let (sessions, account) = (sessions, account)
+        let (sessions, account, email) = (sessions, account, email)
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
@@ -56,6 +63,16 @@ struct AuthController: Sendable {
         signedIn.get("/auth/me") { try await account.me($0, $1) }
         signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await account.changePassword($0, $1, $2) }
         signedIn.delete("/auth/me") { try await account.deleteAccount($0, $1) }
+        signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
+        signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
+        signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }
+        // Mailed links: a page for browsers (GET), the token spent by POST (JSON or that page's form).
+        router.get("/auth/email/verify") { try await email.verifyPage($0, $1) }
+        router.post("/auth/email/verify") { try await email.verify($0, $1) }
+        anyone.post("/auth/email/verify/resend") { try await email.resend($0, $1) }
+        router.post("/auth/password/forgot", body: ForgotPasswordRequest.self) { try await email.forgot($0, $1, $2) }
+        router.get("/auth/password/reset") { try await email.resetPage($0, $1) }
+        router.post("/auth/password/reset") { try await email.reset($0, $1) }
         let jwks = jwksBody
         router.get("/auth/.well-known/jwks.json") { _, _ in
             Response(
@@ -73,7 +90,9 @@ extension TokenIssuer {
     /// The session answered to the app: the user, a fresh access token, the refresh token.
     func session(_ user: User, sessionID: UUID, refreshToken: String, now: Date = Date()) throws -> AuthSession {
         AuthSession(
-            user: user, accessToken: try accessToken(userID: user.id, role: user.role, sessionID: sessionID, now: now),
+            user: user,
+            accessToken: try accessToken(
+                userID: user.id, role: user.role, sessionID: sessionID, emailVerified: user.emailVerified, now: now),
             refreshToken: refreshToken, expiresIn: accessTTL,
             refreshExpiresAt: Date(
                 timeIntervalSince1970: (now.timeIntervalSince1970 + Double(refreshDays * 86_400)).rounded(.down)))

@@ -1,4 +1,5 @@
 import PierCrypto
+import PierMail
 import PierModels
 import PierPostgres
 import PierService
@@ -19,13 +20,22 @@ struct AuthRepository: Sendable {
     /// How long an access token lives: revocations are published for that long.
     let accessTTL: Int
 
-    static let userColumns = "id, email, display_name, role, created_at"
+    static let userColumns = userColumns("auth.users")
+
+    /// The columns ``user(_:)`` reads, of the users table named `table` (or its alias).
+    static func userColumns(_ table: String) -> String {
+        """
+        \(table).id, \(table).email, \(table).display_name, \(table).role, \(table).created_at,
+        \(table).email_verified_at IS NOT NULL AS email_verified
+        """
+    }
 
     static func user(_ row: PostgresRow) throws -> User {
         User(
             id: try row.decode("id"), email: try row.decode("email"),
             displayName: try row.decode("display_name", as: String?.self),
-            role: try row.decode("role"), createdAt: try row.decode("created_at"))
+            role: try row.decode("role"), createdAt: try row.decode("created_at"),
+            emailVerified: try row.decode("email_verified"))
     }
 
     func user(_ id: UUID) async throws -> User? {
@@ -41,9 +51,11 @@ struct AuthRepository: Sendable {
         case emailTaken
     }
 
-    /// Creates the account and its first session (whose first refresh token is `refreshToken`).
+    /// Creates the account, its first session (whose first refresh token is `refreshToken`) and
+    /// the mail that verifies its address, in one transaction.
     func register(
-        _ id: UUID, email: EmailAddress, passwordHash: String, displayName: String?, refreshToken: String
+        _ id: UUID, email: EmailAddress, passwordHash: String, displayName: String?, refreshToken: String,
+        device: Device, verification: EmailToken
     ) async throws -> Registered {
         do {
             return try await database.withTransaction { connection in
@@ -53,8 +65,9 @@ struct AuthRepository: Sendable {
                     VALUES (\(id), \(email.address), \(email.key), \(passwordHash), \(displayName))
                     RETURNING \(unsafeSQL: Self.userColumns)
                     """)
-                return .created(
-                    try Self.user(rows[0]), session: try await openSession(for: id, refreshToken: refreshToken, on: connection))
+                let session = try await openSession(for: id, refreshToken: refreshToken, device: device, on: connection)
+                try await Self.issue(verification, to: id, on: connection)
+                return .created(try Self.user(rows[0]), session: session)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             return .emailTaken
@@ -65,21 +78,29 @@ struct AuthRepository: Sendable {
         try await database.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
     }
 
+    /// What a session remembers of the device that opened it.
+    struct Device: Sendable {
+        var name: String?
+        var address: String
+    }
+
     /// A new session for `user` whose first refresh token is `refreshToken`.
-    func openSession(for user: UUID, refreshToken: String) async throws -> UUID {
+    func openSession(for user: UUID, refreshToken: String, device: Device) async throws -> UUID {
         try await database.withConnection { connection in
-            try await openSession(for: user, refreshToken: refreshToken, on: connection)
+            try await openSession(for: user, refreshToken: refreshToken, device: device, on: connection)
         }
     }
 
     /// Opens a session with its first refresh token, in one statement (atomic on its own).
-    private func openSession(for user: UUID, refreshToken: String, on connection: PostgresConnection) async throws -> UUID {
+    private func openSession(
+        for user: UUID, refreshToken: String, device: Device, on connection: PostgresConnection
+    ) async throws -> UUID {
         let sessionID = UUID()
         try await connection.execute(
             """
             WITH session AS (
-                INSERT INTO auth.sessions (id, user_id, expires_at)
-                VALUES (\(sessionID), \(user), now() + make_interval(days => \(refreshDays)))
+                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address)
+                VALUES (\(sessionID), \(user), now() + make_interval(days => \(refreshDays)), \(device.name), \(device.address))
                 RETURNING id, expires_at
             )
             INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
@@ -99,13 +120,15 @@ struct AuthRepository: Sendable {
 
     /// Exchanges the refresh token of `hash` for the one of `successorHash`, under the rows'
     /// locks; a reuse outside the grace window revokes the whole session.
-    func rotate(_ hash: PostgresBytes, successor successorHash: PostgresBytes, graceSeconds: Int) async throws -> Rotation {
+    func rotate(
+        _ hash: PostgresBytes, successor successorHash: PostgresBytes, graceSeconds: Int, from address: String
+    ) async throws -> Rotation {
         try await database.withTransaction { connection in
             let rows = try await connection.query(
                 """
                 SELECT t.session_id, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(graceSeconds)) AS in_grace,
                        t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
-                       u.id, u.email, u.display_name, u.role, u.created_at
+                       \(unsafeSQL: Self.userColumns("u"))
                 FROM auth.refresh_tokens t
                 JOIN auth.sessions s ON s.id = t.session_id
                 JOIN auth.users u ON u.id = s.user_id
@@ -123,7 +146,11 @@ struct AuthRepository: Sendable {
                     VALUES (\(successorHash), \(sessionID), now() + make_interval(days => \(refreshDays)))
                     """)
                 try await connection.execute(
-                    "UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(refreshDays)) WHERE id = \(sessionID)")
+                    """
+                    UPDATE auth.sessions SET expires_at = now() + make_interval(days => \(refreshDays)), last_used_at = now(),
+                        client_address = \(address)
+                    WHERE id = \(sessionID)
+                    """)
                 return .rotated(user, session: sessionID)
             }
             // Used before. Within the grace window, and while its successor is still unused, it
@@ -183,6 +210,194 @@ struct AuthRepository: Sendable {
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             return true
         }
+    }
+
+    // MARK: - Sessions
+
+    /// `user`'s live sessions, the most recently used first.
+    func sessions(of user: UUID, current: UUID?) async throws -> [SessionInfo] {
+        try await database.query(
+            """
+            SELECT id, created_at, last_used_at, client_address, device_name FROM auth.sessions
+            WHERE user_id = \(user) AND revoked_at IS NULL AND expires_at > now()
+            ORDER BY coalesce(last_used_at, created_at) DESC, id
+            """
+        ).map { row in
+            let id = try row.decode("id", as: UUID.self)
+            return SessionInfo(
+                id: id, createdAt: try row.decode("created_at"), lastUsedAt: try row.decode("last_used_at"),
+                clientAddress: try row.decode("client_address"), deviceName: try row.decode("device_name"),
+                current: id == current)
+        }
+    }
+
+    /// Ends `user`'s sessions: the one of `id`, or all of them; their access tokens are refused
+    /// everywhere within a second. Returns how many were live.
+    func endSessions(of user: UUID, only id: UUID?, reason: String) async throws -> Int {
+        try await database.withTransaction { connection in
+            let ended = try await connection.query(
+                """
+                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = \(reason)
+                WHERE user_id = \(user) AND revoked_at IS NULL AND (\(id)::uuid IS NULL OR id = \(id))
+                RETURNING id
+                """)
+            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+            return ended.count
+        }
+    }
+
+    // MARK: - Mailed tokens
+
+    /// A single-use token to mail: what is stored of it (its SHA-256) and the mail that carries it.
+    struct EmailToken: Sendable {
+        enum Purpose: String, Sendable {
+            case verify, reset, change
+        }
+        var hash: PostgresBytes
+        var purpose: Purpose
+        /// The address it was sent to (and, for `verify`, the one it proves).
+        var email: String
+        var lifetimeSeconds: Int
+        var mail: MailMessage
+        var kind: String
+        /// The link the mail carries (for the development log line); never stored.
+        var link: String
+    }
+
+    /// Stores the token and queues its mail, on the caller's transaction.
+    private static func issue(_ token: EmailToken, to user: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            INSERT INTO auth.email_tokens (token_hash, user_id, purpose, email, expires_at)
+            VALUES (\(token.hash), \(user), \(token.purpose.rawValue), \(token.email),
+                now() + make_interval(secs => \(token.lifetimeSeconds)))
+            """)
+        try await MailOutbox.enqueue(token.mail, kind: token.kind, on: connection)
+    }
+
+    enum Issued: Sendable {
+        /// A mail with this link was queued.
+        case queued(link: String)
+        /// Nothing to send (no such account, or already verified); said to nobody.
+        case nothing
+        /// Enough such mails went out lately.
+        case throttled
+    }
+
+    /// A new verification mail for `user`'s current address, unless it is verified or three went
+    /// out in the last 10 minutes. `token` is made for the address the account has.
+    func resendVerification(
+        of user: UUID?, emailKey: String?, _ token: @Sendable (_ email: String) -> EmailToken
+    ) async throws -> Issued {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, email, email_verified_at IS NOT NULL AS verified,
+                    (SELECT count(*) FROM auth.email_tokens t WHERE t.user_id = u.id AND t.purpose = 'verify'
+                        AND t.created_at > now() - interval '10 minutes')::int AS recent
+                FROM auth.users u WHERE u.id = \(user) OR u.email_key = \(emailKey)
+                FOR UPDATE
+                """)
+            guard let row = rows.first, !(try row.decode("verified", as: Bool.self)) else { return .nothing }
+            guard try row.decode("recent", as: Int.self) < 3 else { return .throttled }
+            let made = token(try row.decode("email"))
+            try await Self.issue(made, to: try row.decode("id"), on: connection)
+            return .queued(link: made.link)
+        }
+    }
+
+    /// Marks the address verified, when the token is a live `verify` token for the address the
+    /// account still has. Returns the user, or nil.
+    func verifyEmail(_ hash: PostgresBytes) async throws -> User? {
+        try await database.withTransaction { connection in
+            guard let token = try await Self.consume(hash, .verify, on: connection) else { return nil }
+            return try await connection.query(
+                """
+                UPDATE auth.users SET email_verified_at = coalesce(email_verified_at, now()), updated_at = now()
+                WHERE id = \(token.user) AND email = \(token.email)
+                RETURNING \(unsafeSQL: Self.userColumns)
+                """
+            ).first.map(Self.user)
+        }
+    }
+
+    /// A password-reset mail for the account of `emailKey`, unless there is none or three went
+    /// out in the last hour (the per-account throttle).
+    func requestReset(emailKey: String, _ token: @Sendable (_ email: String) -> EmailToken) async throws -> Issued {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, email,
+                    (SELECT count(*) FROM auth.email_tokens t WHERE t.user_id = u.id AND t.purpose = 'reset'
+                        AND t.created_at > now() - interval '1 hour')::int AS recent
+                FROM auth.users u WHERE u.email_key = \(emailKey)
+                FOR UPDATE
+                """)
+            guard let row = rows.first else { return .nothing }
+            guard try row.decode("recent", as: Int.self) < 3 else { return .throttled }
+            let made = token(try row.decode("email"))
+            try await Self.issue(made, to: try row.decode("id"), on: connection)
+            return .queued(link: made.link)
+        }
+    }
+
+    /// The account a live reset token is for (read only: the password is checked against its
+    /// address before the token is spent).
+    func resetTarget(_ hash: PostgresBytes) async throws -> User? {
+        try await database.query(
+            """
+            SELECT \(unsafeSQL: Self.userColumns("u")) FROM auth.email_tokens t JOIN auth.users u ON u.id = t.user_id
+            WHERE t.token_hash = \(hash) AND t.purpose = 'reset' AND t.used_at IS NULL AND t.expires_at > now()
+            """
+        ).first.map(Self.user)
+    }
+
+    /// Spends the reset token: the new password, the address verified (the reader proved they
+    /// hold it), every session ended, the other reset links void, a notice mailed. Nil when the
+    /// token is no longer live.
+    func resetPassword(_ hash: PostgresBytes, to passwordHash: String, notice: @Sendable (_ email: String) -> MailMessage)
+        async throws -> User?
+    {
+        try await database.withTransaction { connection in
+            guard let token = try await Self.consume(hash, .reset, on: connection) else { return nil }
+            let rows = try await connection.query(
+                """
+                UPDATE auth.users SET password_hash = \(passwordHash), updated_at = now(),
+                    email_verified_at = CASE WHEN email = \(token.email) THEN coalesce(email_verified_at, now())
+                        ELSE email_verified_at END
+                WHERE id = \(token.user)
+                RETURNING \(unsafeSQL: Self.userColumns)
+                """)
+            guard let row = rows.first else { return nil }
+            let user = try Self.user(row)
+            try await connection.execute(
+                """
+                UPDATE auth.email_tokens SET used_at = now()
+                WHERE user_id = \(user.id) AND purpose = 'reset' AND used_at IS NULL
+                """)
+            let ended = try await connection.query(
+                """
+                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password reset'
+                WHERE user_id = \(user.id) AND revoked_at IS NULL
+                RETURNING id
+                """)
+            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user.id, on: connection)
+            try await MailOutbox.enqueue(notice(user.email), kind: "password-changed", on: connection)
+            return user
+        }
+    }
+
+    /// Marks a live token of `purpose` used; its user and address, or nil.
+    private static func consume(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose, on connection: PostgresConnection)
+        async throws -> (user: UUID, email: String)?
+    {
+        try await connection.query(
+            """
+            UPDATE auth.email_tokens SET used_at = now()
+            WHERE token_hash = \(hash) AND purpose = \(purpose.rawValue) AND used_at IS NULL AND expires_at > now()
+            RETURNING user_id, email
+            """
+        ).first.map { (try $0.decode("user_id"), try $0.decode("email")) }
     }
 
     /// Publishes, in the transaction that ended them, that these sessions' access tokens are

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierMail
 import PierPostgres
 import PierService
 
@@ -11,11 +12,13 @@ public struct AuthService: Service {
     public static let schema = "auth"
     public static let defaultPort = 8081
     public static let migrations = [
-        Migration(version: 1, name: "create_auth", sql: String(decoding: PackageResources._001_create_auth_sql, as: UTF8.self))
+        Migration(version: 1, name: "create_auth", sql: String(decoding: PackageResources._001_create_auth_sql, as: UTF8.self)),
+        Migration(version: 2, name: "accounts", sql: String(decoding: PackageResources._002_accounts_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin]
 
     let controller: AuthController
+    let outbox: MailOutbox
 
     /// Verifies tokens with this service's own keys: what services hosted in the same process
     /// use, instead of fetching the JWKS over HTTP from themselves.
@@ -48,14 +51,38 @@ public struct AuthService: Service {
             queueLimit: configuration.hashQueueLimit)
         // Hashed on the hashing threads, whose working memory is reused by every later hash.
         let dummyHash = try await hasher.hash(Base64.urlEncoded(SecureRandom.bytes(16)))
+        let mails = Mails(appName: configuration.appName, publicURL: configuration.publicURL, from: configuration.mailFrom)
+        let transport: any MailTransport
+        if let url = configuration.smtpURL {
+            transport = SMTPTransport(url: url, user: configuration.smtpUser, password: configuration.smtpPassword)
+        } else {
+            let directory = configuration.dataDirectory + "/mail"
+            transport = MailDirectory(path: directory)
+            if configuration.production {
+                context.logger.warning(
+                    "no SMTP server configured (PIER_AUTH_SMTP_URL): mails are written as files",
+                    [("directory", .string(directory))])
+            }
+        }
+        let outbox = MailOutbox(
+            database: context.database, transport: transport, sender: mails.senderAddress,
+            retrySeconds: configuration.mailRetrySeconds, pollSeconds: configuration.mailPollSeconds, logger: context.logger)
+        outbox.start()
+        // Links reach the log only in development without SMTP, where no mail leaves the machine.
+        let desk = MailDesk(
+            mails: mails, outbox: outbox, logLinks: !configuration.production && configuration.smtpURL == nil,
+            logger: context.logger)
         let controller = try AuthController(
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
-            logger: context.logger, dummyHash: dummyHash)
-        return AuthService(controller: controller)
+            desk: desk, logger: context.logger, dummyHash: dummyHash)
+        return AuthService(controller: controller, outbox: outbox)
     }
 
     public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
-    public func shutdown() async { controller.hasher.shutdown() }
+    public func shutdown() async {
+        await outbox.stop()
+        controller.hasher.shutdown()
+    }
 }

@@ -24,6 +24,9 @@ struct SessionsController: Sendable {
 
     func login(_ request: Request, _ context: ServiceRequestContext, _ body: LoginRequest) async throws -> AuthSessionResponse {
         let client = request.clientKey
+        var errors: [Problem.FieldError] = []
+        let deviceName = Self.deviceName(body.deviceName, into: &errors)
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         // Every login counts against the client's rate, successful ones too: a client cannot
         // keep the hashing threads busy with its own valid password either.
         let rate = loginRate.take(client)
@@ -39,18 +42,30 @@ struct SessionsController: Sendable {
                 logger.info("login failed", [("request_id", .string(request.requestID))])
                 throw HTTPError.unauthorized("The email or password is not correct.", code: .invalidCredentials)
             case .right(let user, let hash):
+                if configuration.requireVerifiedEmail && !user.emailVerified {
+                    throw HTTPError(
+                        403, code: .emailUnverified,
+                        detail: "Confirm your email address first: open the link Pier mailed, or ask for it again.")
+                }
                 if passwords.hasher.needsRehash(hash) {
                     try await repository.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
                 }
-                return try await signIn(user)
+                return try await signIn(user, device: .init(name: deviceName, address: request.clientAddress))
             }
         }
     }
 
+    /// A device name as the session list shows it: trimmed, at most 100 characters.
+    static func deviceName(_ name: String?, into errors: inout [Problem.FieldError]) -> String? {
+        guard let name = name?.trimmingWhitespace(), !name.isEmpty else { return nil }
+        if name.count > 100 { errors.append(.init(field: "deviceName", message: "must be at most 100 characters")) }
+        return name
+    }
+
     /// A new session for `user`, answered with its tokens.
-    private func signIn(_ user: User) async throws -> AuthSessionResponse {
+    private func signIn(_ user: User, device: AuthRepository.Device) async throws -> AuthSessionResponse {
         let refreshToken = tokens.newRefreshToken()
-        let sessionID = try await repository.openSession(for: user.id, refreshToken: refreshToken)
+        let sessionID = try await repository.openSession(for: user.id, refreshToken: refreshToken, device: device)
         return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken))
     }
 
@@ -63,7 +78,7 @@ struct SessionsController: Sendable {
         let successor = tokens.successor(of: body.refreshToken)
         let successorHash = PostgresBytes(TokenIssuer.hash(successor))
         let outcome = try await repository.rotate(
-            hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds)
+            hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds, from: request.clientAddress)
         switch outcome {
         case .rotated(let user, let sessionID):
             return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: successor))
@@ -88,6 +103,32 @@ struct SessionsController: Sendable {
         guard body.refreshToken.utf8.count <= 256 else { return .noContent }
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         try await repository.logout(context.principal?.userID, session: context.principal?.sessionID, refreshTokenHash: hash)
+        return .noContent
+    }
+
+    /// `GET /auth/sessions`: the caller's live sessions, the current one marked.
+    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<SessionInfo>> {
+        let principal = try context.caller()
+        return JSONResponse(
+            ItemList(try await repository.sessions(of: principal.userID, current: principal.sessionID)))
+    }
+
+    /// `DELETE /auth/sessions/{id}`: one of the caller's sessions ended at once, everywhere.
+    func end(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such session.") }
+        guard try await repository.endSessions(of: principal.userID, only: id, reason: "ended by the user") > 0 else {
+            throw HTTPError.notFound("No such session.")
+        }
+        logger.info("session ended", [("user_id", .string(principal.userID.text())), ("session_id", .string(id.text()))])
+        return .noContent
+    }
+
+    /// `POST /auth/logout/all`: every session of the caller, this one included.
+    func logoutAll(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        let count = try await repository.endSessions(of: principal.userID, only: nil, reason: "logout everywhere")
+        logger.info("signed out everywhere", [("user_id", .string(principal.userID.text())), ("sessions", .int(count))])
         return .noContent
     }
 }

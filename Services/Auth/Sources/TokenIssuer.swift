@@ -17,18 +17,21 @@ struct TokenIssuer: Sendable {
     /// Refresh token (and idle session) lifetime in days; each refresh starts it again.
     let refreshDays: Int
 
-    func accessToken(userID: UUID, role: String, sessionID: UUID, now: Date = Date()) throws -> String {
+    func accessToken(userID: UUID, role: String, sessionID: UUID, emailVerified: Bool, now: Date = Date()) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
         let claims = AccessClaims(
             iss: issuer, sub: userID.text(), aud: audience, iat: issuedAt,
             nbf: issuedAt, exp: issuedAt + accessTTL,
             jti: Base64.urlEncoded(SecureRandom.bytes(16)),
-            sid: sessionID.text(), role: role)
+            sid: sessionID.text(), role: role, emailVerified: emailVerified)
         return try keys.signer.sign(claims)
     }
 
     /// A new refresh token: 256 random bits.
-    func newRefreshToken() -> String { Base64.urlEncoded(SecureRandom.bytes(32)) }
+    func newRefreshToken() -> String { Self.randomToken() }
+
+    /// 256 random bits, base64url: refresh tokens and mailed single-use tokens.
+    static func randomToken() -> String { Base64.urlEncoded(SecureRandom.bytes(32)) }
 
     /// The token that replaces `token` on rotation. Derived, not random, so that the same token
     /// resent within the grace window (an app killed mid-refresh) yields the same successor

@@ -19,6 +19,9 @@ static inline CURLcode CCurl_setopt_write_function(CURL *handle, CCurl_write_cal
 static inline CURLcode CCurl_setopt_header_function(CURL *handle, CCurl_write_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
+static inline CURLcode CCurl_setopt_read_function(CURL *handle, CCurl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
+}
 static inline CURLcode CCurl_response_code(CURL *handle, long *code) {
     return curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
 }

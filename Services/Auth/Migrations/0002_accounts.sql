@@ -1,0 +1,40 @@
+-- Accounts an app can ship with: verified emails, single-use email tokens, an outbox of mails
+-- written in the transaction of the change that causes them, and sessions that name their device.
+ALTER TABLE auth.users
+    ADD COLUMN email_verified_at timestamptz,
+    ADD COLUMN locale text;
+
+-- Only the SHA-256 of a token is stored. `purpose` says what it may do: verify the address it
+-- was sent to, reset the password, or confirm a change of address to `email`.
+CREATE TABLE auth.email_tokens (
+    token_hash bytea PRIMARY KEY,
+    user_id uuid NOT NULL REFERENCES auth.users (id) ON DELETE CASCADE,
+    purpose text NOT NULL CHECK (purpose IN ('verify', 'reset', 'change')),
+    email text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL,
+    used_at timestamptz
+);
+CREATE INDEX email_tokens_user ON auth.email_tokens (user_id, purpose);
+
+-- Mails to send. A worker claims one (attempts + 1, next attempt pushed back) in a committed
+-- statement before sending it and marks it sent after: a crash in between sends it once more at
+-- most. The bodies (which hold single-use links) are erased once sent.
+CREATE TABLE auth.outbox (
+    id uuid PRIMARY KEY,
+    kind text NOT NULL,
+    recipient text NOT NULL,
+    message bytea,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    sent_at timestamptz,
+    failed_at timestamptz,
+    last_error text
+);
+CREATE INDEX outbox_due ON auth.outbox (next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
+
+ALTER TABLE auth.sessions
+    ADD COLUMN device_name text,
+    ADD COLUMN client_address text,
+    ADD COLUMN last_used_at timestamptz;

@@ -1,0 +1,225 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the mailing flows share: the templates, the outbox, and in development the log line
+/// with each mail's link (a developer clicks through without a mail server).
+struct MailDesk: Sendable {
+    let mails: Mails
+    let outbox: MailOutbox
+    let logLinks: Bool
+    let logger: Logger
+
+    static let verifyLifetime = 24 * 3600
+    static let resetLifetime = 30 * 60
+
+    /// A new verification token for `email`, with its mail.
+    func verification(_ email: String) -> AuthRepository.EmailToken {
+        let raw = TokenIssuer.randomToken()
+        let (mail, link) = mails.verification(to: email, token: raw)
+        return AuthRepository.EmailToken(
+            hash: PostgresBytes(SHA256.hash(raw)), purpose: .verify, email: email, lifetimeSeconds: Self.verifyLifetime,
+            mail: mail, kind: "verify-email", link: link)
+    }
+
+    /// A new password-reset token for `email`, with its mail.
+    func reset(_ email: String) -> AuthRepository.EmailToken {
+        let raw = TokenIssuer.randomToken()
+        let (mail, link) = mails.passwordReset(to: email, token: raw)
+        return AuthRepository.EmailToken(
+            hash: PostgresBytes(SHA256.hash(raw)), purpose: .reset, email: email, lifetimeSeconds: Self.resetLifetime,
+            mail: mail, kind: "reset-password", link: link)
+    }
+
+    /// A mail was committed: send it now; in development, say where its link leads.
+    func queued(_ kind: String, link: String?) {
+        outbox.wake()
+        if logLinks, let link {
+            logger.info("mail queued (development: its link)", [("kind", .string(kind)), ("link", .string(link))])
+        }
+    }
+
+    /// What is stored of a token a client sent back (a mailed token is 43 characters).
+    static func hash(_ token: String) -> PostgresBytes? {
+        guard !token.isEmpty, token.utf8.count <= 128 else { return nil }
+        return PostgresBytes(SHA256.hash(token))
+    }
+}
+
+/// `/auth/email/verify…` and `/auth/password/forgot|reset`: the flows that go through a mailed
+/// single-use link. Each link also opens in a browser: a GET shows a small page whose form POSTs
+/// the token (so a mail scanner that prefetches links spends nothing), and the POST accepts that
+/// form as well as JSON from an app (which opens the link as a universal link).
+struct EmailController: Sendable {
+    let repository: AuthRepository
+    let desk: MailDesk
+    let passwords: PasswordChecks
+    let policy: PasswordPolicy
+    /// Password-reset requests per client address.
+    let forgotRate: TokenBuckets
+    let appName: String
+    let logger: Logger
+
+    // MARK: - Verification
+
+    /// `POST /auth/email/verify/resend`: for the caller, or for `{email}` without a token. 202
+    /// either way (whether an account exists is said to nobody).
+    func resend(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        var emailKey: String? = nil
+        if context.principal == nil {
+            let body = try request.decodeStrictly(ForgotPasswordRequest.self)
+            guard let email = EmailAddress(body.email) else {
+                throw HTTPError.invalid("email", "must be an email address such as name@example.com")
+            }
+            emailKey = email.key
+        }
+        let desk = desk
+        let issued = try await repository.resendVerification(of: context.principal?.userID, emailKey: emailKey) {
+            desk.verification($0)
+        }
+        if case .queued(let link) = issued { desk.queued("verify-email", link: link) }
+        if case .throttled = issued, context.principal != nil {
+            throw HTTPError.tooManyRequests(retryAfter: 600, "Three mails went out in the last 10 minutes; check your inbox.")
+        }
+        return Response(status: 202)
+    }
+
+    /// `POST /auth/email/verify {token}` (JSON → the user; a form → a page).
+    func verify(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let form = try request.form()
+        let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
+        let user = try await MailDesk.hash(token).asyncMap { try await repository.verifyEmail($0) } ?? nil
+        guard let user else {
+            if form != nil {
+                return page(
+                    "This link no longer works", "It was used already or is older than a day. Ask the app for a new one.",
+                    status: 410)
+            }
+            throw HTTPError(
+                422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
+                errors: [.init(field: "token", message: "is not a live verification token")])
+        }
+        logger.info("email verified", [("user_id", .string(user.id.text()))])
+        if form != nil { return page("Address confirmed", "Your address is confirmed. You can go back to \(appName).") }
+        return try Response.json(user)
+    }
+
+    /// `GET /auth/email/verify?token=…`: the page behind the mailed link.
+    func verifyPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let token = request.query("token") ?? ""
+        return page(
+            "Confirm your address", "Confirm that this address is yours for \(appName).",
+            form: (action: "/auth/email/verify", token: token, password: false, button: "Confirm"))
+    }
+
+    // MARK: - Password reset
+
+    /// `POST /auth/password/forgot {email}`: 202 whether or not an account has the address, the
+    /// same work either way; throttled per client address (429) and per account (silently).
+    func forgot(_ request: Request, _ context: ServiceRequestContext, _ body: ForgotPasswordRequest) async throws -> Response {
+        guard let email = EmailAddress(body.email) else {
+            throw HTTPError.invalid("email", "must be an email address such as name@example.com")
+        }
+        let rate = forgotRate.take(request.clientKey)
+        guard rate.allowed else {
+            throw HTTPError.tooManyRequests(retryAfter: rate.retryAfter, "Too many reset requests; try again later.")
+        }
+        let desk = desk
+        let issued = try await repository.requestReset(emailKey: email.key) { desk.reset($0) }
+        if case .queued(let link) = issued { desk.queued("reset-password", link: link) }
+        logger.info("password reset requested", [("request_id", .string(request.requestID))])
+        return Response(status: 202)
+    }
+
+    /// `POST /auth/password/reset {token, newPassword}` (JSON → 204; a form → a page).
+    func reset(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let form = try request.form()
+        let body =
+            try form.map { ResetPasswordRequest(token: $0["token"] ?? "", newPassword: $0["newPassword"] ?? "") }
+            ?? request.decodeStrictly(ResetPasswordRequest.self)
+        let refused = HTTPError(
+            422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
+            errors: [.init(field: "token", message: "is not a live password-reset token")])
+        guard let hash = MailDesk.hash(body.token), let target = try await repository.resetTarget(hash) else {
+            if form != nil { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            throw refused
+        }
+        let problems = policy.problems(body.newPassword, field: "newPassword", email: target.email)
+        guard problems.isEmpty else {
+            if form != nil {
+                return page(
+                    "Choose another password", problems.map { "The new password \($0.message)." }.joined(separator: " "),
+                    status: 422, form: (action: "/auth/password/reset", token: body.token, password: true, button: "Save"))
+            }
+            throw HTTPError.invalid(problems, code: .weakPassword)
+        }
+        let passwordHash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.newPassword) }
+        let mails = desk.mails
+        guard let user = try await repository.resetPassword(hash, to: passwordHash, notice: { mails.passwordChanged(to: $0) })
+        else {
+            if form != nil { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            throw refused
+        }
+        desk.queued("password-changed", link: nil)
+        logger.info("password reset; every session ended", [("user_id", .string(user.id.text()))])
+        if form != nil { return page("Password changed", "Your new password is set. Sign in to \(appName) with it.") }
+        return .noContent
+    }
+
+    /// `GET /auth/password/reset?token=…`: the page behind the mailed link.
+    func resetPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        page(
+            "Choose a new password", "Choose a new password for your \(appName) account.",
+            form: (action: "/auth/password/reset", token: request.query("token") ?? "", password: true, button: "Save"))
+    }
+
+    // MARK: - Pages
+
+    /// A minimal page: a title, a sentence, and optionally the form that posts the token.
+    private func page(
+        _ title: String, _ text: String, status: Int = 200,
+        form: (action: String, token: String, password: Bool, button: String)? = nil
+    ) -> Response {
+        let escaped = Mails.escaped
+        var html = [
+            "<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">",
+            "<title>\(escaped(title)) · \(escaped(appName))</title></head>",
+            "<body style=\"font-family: system-ui, sans-serif; max-width: 32em; margin: 3em auto; padding: 0 1em\">",
+            "<h1>\(escaped(title))</h1><p>\(escaped(text))</p>",
+        ]
+        if let form {
+            html.append("<form method=\"post\" action=\"\(escaped(form.action))\">")
+            html.append("<input type=\"hidden\" name=\"token\" value=\"\(escaped(form.token))\">")
+            if form.password {
+                html.append(
+                    "<p><input type=\"password\" name=\"newPassword\" autocomplete=\"new-password\" required placeholder=\"New password\"></p>"
+                )
+            }
+            html.append("<p><button type=\"submit\">\(escaped(form.button))</button></p></form>")
+        }
+        html.append("</body></html>\n")
+        return Response(
+            status: status,
+            headers: [
+                "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+                "X-Frame-Options": "DENY",
+            ], body: Array(html.joined(separator: "\n").utf8))
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,67 @@
+import PierMail
+
+/// The mails the auth service sends: short, plain text with an HTML twin, the app's name, the
+/// link and what to do if the reader did not ask for it. No images, no tracking.
+struct Mails: Sendable {
+    let appName: String
+    let publicURL: String
+    let from: String
+
+    /// The address mails are sent from (SMTP's `MAIL FROM`).
+    var senderAddress: String { MailMessage.address(in: from) }
+
+    func verification(to email: String, token: String) -> (message: MailMessage, link: String) {
+        let link = "\(publicURL)/auth/email/verify?token=\(token)"
+        let message = mail(
+            to: email, subject: "Confirm your email address for \(appName)",
+            lines: ["Confirm that this is your address for \(appName) by opening this link within 24 hours:"],
+            link: link, ending: "If you did not create an account with \(appName), ignore this mail.")
+        return (message, link)
+    }
+
+    func passwordReset(to email: String, token: String) -> (message: MailMessage, link: String) {
+        let link = "\(publicURL)/auth/password/reset?token=\(token)"
+        let message = mail(
+            to: email, subject: "Reset your \(appName) password",
+            lines: ["Someone asked to reset the password of your \(appName) account. Choose a new one within 30 minutes:"],
+            link: link, ending: "If it was not you, ignore this mail: your password stays as it is.")
+        return (message, link)
+    }
+
+    func passwordChanged(to email: String) -> MailMessage {
+        mail(
+            to: email, subject: "Your \(appName) password was changed",
+            lines: ["The password of your \(appName) account was just changed, and every device was signed out."],
+            link: nil, ending: "If it was not you, reset your password at once from the app.")
+    }
+
+    private func mail(to email: String, subject: String, lines: [String], link: String?, ending: String) -> MailMessage {
+        var text = lines
+        if let link { text += ["", link] }
+        text += ["", ending, "", "— \(appName)"]
+        var html = lines.map { "<p>\(Self.escaped($0))</p>" }
+        if let link {
+            let escaped = Self.escaped(link)
+            html.append("<p><a href=\"\(escaped)\">\(escaped)</a></p>")
+        }
+        html += ["<p>\(Self.escaped(ending))</p>", "<p>— \(Self.escaped(appName))</p>"]
+        return MailMessage(
+            from: from, to: email, subject: subject, text: text.joined(separator: "\n") + "\n",
+            html: "<!doctype html><html><body>\n" + html.joined(separator: "\n") + "\n</body></html>\n")
+    }
+
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,142 @@
+import CCurl
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Where mails go: an SMTP server, or files for a developer to open.
+public protocol MailTransport: Sendable {
+    /// Sends one rendered message to `recipient`. A ``MailFailure`` says whether trying again
+    /// may help.
+    func send(_ message: [UInt8], from sender: String, to recipient: String) async throws(MailFailure)
+}
+
+/// Why a mail was not sent; never holds the message or a credential.
+public struct MailFailure: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    /// The server refused the mail for good (a 5xx reply: no such mailbox, refused sender):
+    /// sending it again cannot succeed.
+    public let permanent: Bool
+
+    public init(_ message: String, permanent: Bool) {
+        self.message = message
+        self.permanent = permanent
+    }
+
+    public var description: String { message }
+}
+
+/// SMTP through libcurl: `smtp://host:port` (STARTTLS when the server offers it, required when
+/// credentials are sent to a host other than the loopback) or `smtps://` (implicit TLS), with
+/// AUTH when a user is configured. One connection per mail, on a small pool of threads: mails
+/// are few and the outbox sends them one at a time.
+public final class SMTPTransport: MailTransport {
+    public let url: String
+    private let user: String?
+    private let password: String?
+    private let timeoutSeconds: Int
+    private let threads = BlockingPool(name: "smtp", threads: 1, queueLimit: 64)
+
+    public init(url: String, user: String?, password: String?, timeoutSeconds: Int = 30) {
+        _ = SMTPTransport.globalInit
+        self.url = url
+        self.user = user
+        self.password = password
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    /// True for `smtp://localhost`, `127.x`, `[::1]`: credentials may cross in clear there.
+    var isLoopback: Bool {
+        guard let rest = url.split(separator: "//", maxSplits: 1).last else { return false }
+        let host = rest.split(separator: "/").first.map(String.init) ?? ""
+        return host.hasPrefix("127.") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
+    }
+
+    public func send(_ message: [UInt8], from sender: String, to recipient: String) async throws(MailFailure) {
+        let (url, user, password, timeout) = (url, user, password, timeoutSeconds)
+        let tlsRequired = user != nil && !isLoopback
+        do {
+            try await threads.run {
+                try SMTPTransport.perform(
+                    url: url, user: user, password: password, tlsRequired: tlsRequired, timeout: timeout, message: message,
+                    sender: sender, recipient: recipient)
+            }
+        } catch let failure as MailFailure {
+            throw failure
+        } catch {
+            throw MailFailure("the mail could not be handed to the SMTP sender: \(error)", permanent: false)
+        }
+    }
+
+    private final class Source {
+        let bytes: [UInt8]
+        var offset = 0
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+    }
+
+    private static func perform(
+        url: String, user: String?, password: String?, tlsRequired: Bool, timeout: Int, message: [UInt8], sender: String,
+        recipient: String
+    ) throws(MailFailure) {
+        guard let handle = curl_easy_init() else { throw MailFailure("curl_easy_init failed", permanent: false) }
+        defer { curl_easy_cleanup(handle) }
+        let source = Source(message)
+        let recipients = curl_slist_append(nil, "<\(recipient)>")
+        defer { curl_slist_free_all(recipients) }
+        let code: CURLcode = withExtendedLifetime(source) {
+            _ = CCurl_setopt_string(handle, CURLOPT_URL, url)
+            _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT, timeout)
+            _ = CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+            _ = CCurl_setopt_string(handle, CURLOPT_MAIL_FROM, "<\(sender)>")
+            _ = CCurl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, UnsafeMutableRawPointer(recipients))
+            _ = CCurl_setopt_long(handle, CURLOPT_USE_SSL, Int(tlsRequired ? CURLUSESSL_ALL.rawValue : CURLUSESSL_TRY.rawValue))
+            if let user { _ = CCurl_setopt_string(handle, CURLOPT_USERNAME, user) }
+            if let password { _ = CCurl_setopt_string(handle, CURLOPT_PASSWORD, password) }
+            _ = CCurl_setopt_long(handle, CURLOPT_UPLOAD, 1)
+            _ = CCurl_setopt_long(handle, CURLOPT_INFILESIZE, message.count)
+            _ = CCurl_setopt_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(source).toOpaque())
+            _ = CCurl_setopt_read_function(handle) { buffer, size, count, context in
+                let source = Unmanaged<Source>.fromOpaque(context!).takeUnretainedValue()
+                let length = min(size * count, source.bytes.count - source.offset)
+                guard length > 0, let buffer else { return 0 }
+                source.bytes.withUnsafeBufferPointer { bytes in
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + source.offset, byteCount: length)
+                }
+                source.offset += length
+                return length
+            }
+            return curl_easy_perform(handle)
+        }
+        guard code == CURLE_OK else {
+            var reply = 0
+            _ = CCurl_response_code(handle, &reply)
+            let text = String(cString: curl_easy_strerror(code))
+            throw MailFailure(
+                "SMTP: \(text)" + (reply > 0 ? " (server reply \(reply))" : ""), permanent: (500..<600).contains(reply))
+        }
+    }
+}
+
+/// Mails written as `.eml` files (what a mail client opens), for development and for a server
+/// with no SMTP configured.
+public struct MailDirectory: MailTransport {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public func send(_ message: [UInt8], from sender: String, to recipient: String) async throws(MailFailure) {
+        let directory = URL(fileURLWithPath: path, isDirectory: true)
+        let name = "\(Int(Date().timeIntervalSince1970 * 1000))-\(UUID().uuidString.lowercased().prefix(8)).eml"
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(message).write(to: directory.appendingPathComponent(name), options: .atomic)
+        } catch {
+            throw MailFailure("the mail could not be written under \(path): \(error)", permanent: false)
+        }
+    }
+}
