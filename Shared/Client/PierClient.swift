@@ -116,43 +116,49 @@ struct Authorized: Sendable {
 /// Register, sign in and out, and the session's state.
 public final class PierAuth: Sendable {
     let authorized: Authorized
-    var sessions: SessionManager { authorized.sessions }
+    var manager: SessionManager { authorized.sessions }
 
     init(_ authorized: Authorized) { self.authorized = authorized }
 
     /// The signed-in user, or nil. Read without waiting; kept current by every sign-in, refresh
     /// and sign-out.
-    public var currentUser: User? { sessions.snapshot.withLock { $0 } }
+    public var currentUser: User? { manager.snapshot.withLock { $0 } }
 
     /// Signed in, token refreshed, signed out (with why), from now on, to each listener.
-    public var events: AsyncStream<AuthEvent> { sessions.events.stream() }
+    public var events: AsyncStream<AuthEvent> { manager.events.stream() }
 
-    /// Creates the account and signs in. Throws `email_taken` (409), `weak_password` or
-    /// `validation_failed` (422, ``PierError/fieldErrors`` name the fields).
+    /// Creates the account and signs in; Pier mails a link that verifies the address. Throws
+    /// `email_taken` (409), `weak_password` or `validation_failed` (422,
+    /// ``PierError/fieldErrors`` name the fields). `deviceName` ("Anna's iPhone") is what
+    /// ``sessions()`` shows for this session.
     @discardableResult
-    public func register(email: String, password: String, displayName: String? = nil) async throws(PierError) -> User {
-        let body = Transport.body(RegisterRequest(email: email, password: password, displayName: displayName))
+    public func register(email: String, password: String, displayName: String? = nil, deviceName: String? = nil)
+        async throws(PierError) -> User
+    {
+        let body = Transport.body(
+            RegisterRequest(email: email, password: password, displayName: displayName, deviceName: deviceName))
         return try await signIn(Call(method: "POST", path: "/auth/register", body: body, retryable: false))
     }
 
-    /// Signs in. Throws `invalid_credentials` (401) or `rate_limited` (429, with
-    /// ``PierError/retryAfter``).
+    /// Signs in. Throws `invalid_credentials` (401), `rate_limited` (429, with
+    /// ``PierError/retryAfter``), or `email_unverified` (403) when the server requires a verified
+    /// address (offer ``resendVerification(email:)``).
     @discardableResult
-    public func login(email: String, password: String) async throws(PierError) -> User {
-        let body = Transport.body(LoginRequest(email: email, password: password))
+    public func login(email: String, password: String, deviceName: String? = nil) async throws(PierError) -> User {
+        let body = Transport.body(LoginRequest(email: email, password: password, deviceName: deviceName))
         return try await signIn(Call(method: "POST", path: "/auth/login", body: body, retryable: false))
     }
 
     private func signIn(_ call: Call) async throws(PierError) -> User {
         let session = Session(try await authorized.transport.json(AuthSession.self, call, token: nil))
-        await sessions.signIn(session)
+        await manager.signIn(session)
         return session.user
     }
 
     /// Signs out here at once, and ends the session on the server (best effort: if the server
     /// cannot be reached, the session expires there by itself).
     public func logout() async {
-        guard let refreshToken = await sessions.signOut(.requested) else { return }
+        guard let refreshToken = await manager.signOut(.requested) else { return }
         let body = Transport.body(RefreshRequest(refreshToken: refreshToken))
         _ = try? await authorized.transport.send(
             Call(method: "POST", path: "/auth/logout", body: body, retryable: true), token: nil)
@@ -164,7 +170,67 @@ public final class PierAuth: Sendable {
     }
 
     /// A valid access token for calls to your own endpoints (refreshed when needed).
-    public func accessToken() async throws(PierError) -> String { try await sessions.accessToken() }
+    public func accessToken() async throws(PierError) -> String { try await manager.accessToken() }
+
+    // MARK: - Mailed links
+
+    /// Verifies the address with the `token` of the mailed link (the app opens the link as a
+    /// universal link and passes its `token` query item). Throws `invalid_email_token` (422)
+    /// when it was used or expired. Access tokens say so from the next refresh on.
+    @discardableResult
+    public func verifyEmail(token: String) async throws(PierError) -> User {
+        let body = Transport.body(EmailTokenRequest(token: token))
+        return try await authorized.json(
+            User.self, Call(method: "POST", path: "/auth/email/verify", body: body, retryable: true), signedIn: false)
+    }
+
+    /// Mails the verification link again: to the signed-in user, or (signed out, e.g. after
+    /// `email_unverified`) to the account of `email`. The server says the same whether or not
+    /// such an account exists.
+    public func resendVerification(email: String? = nil) async throws(PierError) {
+        let signedIn = currentUser != nil && email == nil
+        let body = email.map { Transport.body(ForgotPasswordRequest(email: $0)) }
+        _ = try await authorized.send(
+            Call(method: "POST", path: "/auth/email/verify/resend", body: body, retryable: true), signedIn: signedIn)
+    }
+
+    /// Mails a password-reset link to `email` when an account has it (the answer is the same
+    /// either way: no one learns which addresses have accounts).
+    public func forgotPassword(email: String) async throws(PierError) {
+        let body = Transport.body(ForgotPasswordRequest(email: email))
+        _ = try await authorized.send(
+            Call(method: "POST", path: "/auth/password/forgot", body: body, retryable: true), signedIn: false)
+    }
+
+    /// Sets a new password with the `token` of the mailed link. Every session of the account
+    /// ends (this device's too: sign in again). Throws `weak_password` (422) or
+    /// `invalid_email_token` (422).
+    public func resetPassword(token: String, newPassword: String) async throws(PierError) {
+        let body = Transport.body(ResetPasswordRequest(token: token, newPassword: newPassword))
+        _ = try await authorized.send(
+            Call(method: "POST", path: "/auth/password/reset", body: body, retryable: false), signedIn: false)
+    }
+
+    // MARK: - Sessions and devices
+
+    /// The signed-in user's sessions (one per device), the most recently used first; `current`
+    /// marks this one.
+    public func sessions() async throws(PierError) -> [SessionInfo] {
+        try await authorized.json(ItemList<SessionInfo>.self, Call(method: "GET", path: "/auth/sessions", retryable: true))
+            .items
+    }
+
+    /// Ends one session (a lost phone): its tokens stop working at once, everywhere.
+    public func endSession(_ id: UUID) async throws(PierError) {
+        _ = try await authorized.send(
+            Call(method: "DELETE", path: "/auth/sessions/\(id.uuidString.lowercased())", retryable: true))
+    }
+
+    /// Ends every session of the account, this one included, and signs out here.
+    public func logoutEverywhere() async throws(PierError) {
+        _ = try await authorized.send(Call(method: "POST", path: "/auth/logout/all", retryable: true))
+        _ = await manager.signOut(.requested)
+    }
 }
 
 /// Feedback from the app: sent safely (a retry never stores it twice), kept when offline.

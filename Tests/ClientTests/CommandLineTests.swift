@@ -65,6 +65,16 @@ import Testing
         let session = home.appendingPathComponent("pier/session.json")
         let mode = try FileManager.default.attributesOfItem(atPath: session.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
+        // The mailed links, from a terminal.
+        let token = try await PierClientTests.mailedToken(to: email, "/auth/email/verify")
+        let verified = try pier("email", "verify", token)
+        #expect(verified.status == 0 && verified.output.contains("Verified: \(email)"), "\(verified)")
+        #expect(try pier("email", "verify", token).status == 5)
+        #expect(try pier("email", "resend").status == 0)
+        let sessions = try pier("sessions")
+        #expect(sessions.status == 0 && sessions.output.contains("pier on ") && sessions.output.contains("(this one)"))
+        #expect(try pier("sessions", "end", "not-a-uuid").status == 2)
+        #expect(try pier("sessions", "end", UUID().uuidString).status == 4)
         let whoami = try pier("whoami", "--json")
         #expect(whoami.status == 0 && whoami.output.contains(#""email":"\#(email)""#))
 

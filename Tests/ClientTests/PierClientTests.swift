@@ -22,13 +22,29 @@ import Testing
         // Every test's client comes from 127.0.0.1: per-address guards would make them wait on each other.
         let settings = [
             "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_THROTTLE_ADDRESS": "100000",
-            "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
+            "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000", "PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR": "100000",
+            // Mails go to a real SMTP server; links as an app's universal links would carry them.
+            "PIER_AUTH_SMTP_URL": try await smtp.value.url, "PIER_AUTH_PUBLIC_URL": "https://seeds.example",
+            "PIER_APP_NAME": "Seeds",
         ]
         return (try await EmbeddedStack.start(databaseURL: url, settings: settings), url)
     }
 
     static func base() async throws -> URL {
         URL(string: "http://127.0.0.1:\(try await stack.value.0.server.port)")!
+    }
+
+    static let smtp = Task { try SMTPTestServer() }
+
+    /// The token of the latest mailed link to `email` whose path holds `path`, waiting up to 10 s.
+    static func mailedToken(to email: String, _ path: String) async throws -> String {
+        let smtp = try await smtp.value
+        for _ in 0..<500 {
+            let links = smtp.mails().filter { $0.headers["x-envelope-to"] == email }.compactMap { $0.link(containing: path) }
+            if let link = links.last, let token = link.split(separator: "token=").last { return String(token) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no mail to \(email) with \(path)"])
     }
 
     static func email() -> String { "app-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
@@ -98,7 +114,7 @@ import Testing
     /// Counts the refresh requests `pier` sends.
     static func countRefreshes(_ pier: PierClient) -> PierTestSupport.Locked<Int> {
         let count = PierTestSupport.Locked(0)
-        pier.auth.sessions.beforeRefresh.withLock { $0 = { count.withLock { $0 += 1 } } }
+        pier.auth.manager.beforeRefresh.withLock { $0 = { count.withLock { $0 += 1 } } }
         return count
     }
 
@@ -124,7 +140,7 @@ import Testing
         let (pier, _) = try await Self.client(signedInAs: Self.email(), store: store) { $0.accessTokenExpiresAt = .distantPast }
         let events = pier.auth.events
         let started = PierTestSupport.Locked(false)
-        pier.auth.sessions.beforeRefresh.withLock {
+        pier.auth.manager.beforeRefresh.withLock {
             $0 = {
                 started.withLock { $0 = true }
                 try? await Task.sleep(nanoseconds: 300_000_000)
@@ -448,5 +464,74 @@ import Testing
         #expect(try rows[0].decode("n", as: Int.self) == 1)
         await stack.shutdown()
         _ = holder
+    }
+}
+
+/// The account screens an app builds on PierClient: verification and password reset through
+/// the mailed links (read from a real SMTP server), and the list of signed-in devices.
+@Suite struct AccountScreensTests {
+    @Test func verifyResetAndDevicesThroughTheClient() async throws {
+        let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
+        let phone = PierClient(baseURL: base, options: PierClientTests.fast)
+        let email = PierClientTests.email()
+        let password = "a long enough passphrase"
+        let user = try await phone.auth.register(email: email, password: password, deviceName: "Anna's iPhone")
+        #expect(user.emailVerified == false)
+
+        // Verification: the app opens the link and passes its token.
+        let token = try await PierClientTests.mailedToken(to: email, "/auth/email/verify")
+        #expect(try await phone.auth.verifyEmail(token: token).emailVerified)
+        do {
+            _ = try await phone.auth.verifyEmail(token: token)
+            Issue.record("a used token verified")
+        } catch {
+            #expect(error.code == .invalidEmailToken && error.fieldErrors.first?.field == "token")
+        }
+        try await phone.auth.resendVerification()
+        try await phone.auth.resendVerification(email: "nobody-\(email)")
+
+        // Devices: a second one signs in; the phone lists both and ends the other.
+        let laptop = PierClient(baseURL: base, options: PierClientTests.fast)
+        try await laptop.auth.login(email: email, password: password, deviceName: "MacBook")
+        let sessions = try await phone.auth.sessions()
+        #expect(Set(sessions.compactMap(\.deviceName)) == ["Anna's iPhone", "MacBook"])
+        #expect(sessions.first(where: \.current)?.deviceName == "Anna's iPhone")
+        let other = try #require(sessions.first { !$0.current })
+        try await phone.auth.endSession(other.id)
+        // The laptop learns it on its next call (its refresh token is dead) and is signed out.
+        let ended = await eventually(timeout: .seconds(10)) {
+            do {
+                _ = try await laptop.auth.me()
+                return false
+            } catch {
+                return laptop.auth.currentUser == nil
+            }
+        }
+        #expect(ended)
+
+        // Password reset from the signed-out screen; every session ends.
+        try await phone.auth.forgotPassword(email: email)
+        let resetToken = try await PierClientTests.mailedToken(to: email, "/auth/password/reset")
+        do {
+            try await phone.auth.resetPassword(token: resetToken, newPassword: "short")
+            Issue.record("a weak password was accepted")
+        } catch {
+            #expect(error.code == .weakPassword)
+        }
+        try await phone.auth.resetPassword(token: resetToken, newPassword: "an entirely new passphrase")
+        let signedOut = await eventually(timeout: .seconds(10)) {
+            (try? await phone.auth.me()) == nil && phone.auth.currentUser == nil
+        }
+        #expect(signedOut)
+        try await phone.auth.login(email: email, password: "an entirely new passphrase")
+
+        // Everywhere at once: signed out here too.
+        try await laptop.auth.login(email: email, password: "an entirely new passphrase")
+        try await phone.auth.logoutEverywhere()
+        #expect(phone.auth.currentUser == nil)
+        let laptopOut = await eventually(timeout: .seconds(10)) {
+            (try? await laptop.auth.me()) == nil && laptop.auth.currentUser == nil
+        }
+        #expect(laptopOut)
     }
 }

@@ -17,10 +17,16 @@ let usage = """
 
     Usage: pier [--url URL] [--json] COMMAND …
 
-      register EMAIL [--name NAME]       create an account and sign in (password asked, or --password-stdin)
-      login EMAIL                        sign in
-      logout                             sign out here and on the server
+      register EMAIL [--name NAME] [--device NAME]   create an account and sign in (password asked, or --password-stdin)
+      login EMAIL [--device NAME]        sign in (the device name the session list shows; default "pier on HOST")
+      logout [--all]                     sign out here and on the server (--all: every session of the account)
       whoami                             the signed-in user
+      email verify TOKEN                 verify the address with the token of the mailed link
+      email resend [EMAIL]               mail the verification link again (yours, or EMAIL's when signed out)
+      password forgot EMAIL              mail a password-reset link
+      password reset TOKEN               set a new password with the token of the mailed link (asked, or --password-stdin)
+      sessions                           your sessions, one per device
+      sessions end ID                    end one of them at once
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
       feedback list [--limit N] [--cursor C]      your own feedback
       status                             your subscription status
@@ -163,21 +169,84 @@ func run(_ given: Arguments) async throws -> Int32 {
     case "register", "login":
         let email = try arguments.next("an email address")
         let name = command == "register" ? arguments.option("name") : nil
+        let device = arguments.option("device") ?? "pier on \(ProcessInfo.processInfo.hostName)"
         try arguments.finish()
         let secret = try password(arguments)
         let user =
             command == "register"
-            ? try await pier.auth.register(email: email, password: secret, displayName: name)
-            : try await pier.auth.login(email: email, password: secret)
+            ? try await pier.auth.register(email: email, password: secret, displayName: name, deviceName: device)
+            : try await pier.auth.login(email: email, password: secret, deviceName: device)
         if json {
             printJSON(try JSONEncoder.pier.encode(user))
         } else {
             print("Signed in as \(user.email) (\(user.id.uuidString.lowercased()))")
         }
     case "logout":
+        let everywhere = arguments.flag("all")
         try arguments.finish()
-        await pier.auth.logout()
-        if !json { print("Signed out") }
+        if everywhere {
+            try await pier.auth.logoutEverywhere()
+            if !json { print("Signed out everywhere") }
+        } else {
+            await pier.auth.logout()
+            if !json { print("Signed out") }
+        }
+    case "email":
+        let action = try arguments.next("verify or resend")
+        switch action {
+        case "verify":
+            let token = try arguments.next("the token of the mailed link")
+            try arguments.finish()
+            let user = try await pier.auth.verifyEmail(token: token)
+            if json { printJSON(try JSONEncoder.pier.encode(user)) } else { print("Verified: \(user.email)") }
+        case "resend":
+            let email = arguments.nextIfAny()
+            try arguments.finish()
+            try await pier.auth.resendVerification(email: email)
+            if !json { print("If the account exists and is not verified yet, a mail is on its way.") }
+        default:
+            throw CLIError.usage("unknown email command \"\(action)\"")
+        }
+    case "password":
+        let action = try arguments.next("forgot or reset")
+        switch action {
+        case "forgot":
+            let email = try arguments.next("an email address")
+            try arguments.finish()
+            try await pier.auth.forgotPassword(email: email)
+            if !json { print("If an account has this address, a mail with a link is on its way.") }
+        case "reset":
+            let token = try arguments.next("the token of the mailed link")
+            try arguments.finish()
+            try await pier.auth.resetPassword(token: token, newPassword: try password(arguments))
+            if !json { print("Password changed; every session ended. Sign in with the new one.") }
+        default:
+            throw CLIError.usage("unknown password command \"\(action)\"")
+        }
+    case "sessions":
+        if let action = arguments.nextIfAny() {
+            guard action == "end" else { throw CLIError.usage("unknown sessions command \"\(action)\"") }
+            let id = try arguments.next("the session id")
+            try arguments.finish()
+            guard let uuid = UUID(uuidString: id) else { throw CLIError.usage("the session id must be a UUID") }
+            try await pier.auth.endSession(uuid)
+            if !json { print("Session ended") }
+        } else {
+            try arguments.finish()
+            let data = try await pier.call("GET", "/auth/sessions")
+            if json {
+                printJSON(data)
+            } else {
+                table(
+                    ["id", "device", "address", "signed in", "last used", ""],
+                    try decode(ItemList<SessionInfo>.self, data).items.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "", shortDate($0.createdAt),
+                            $0.lastUsedAt.map(shortDate) ?? "", $0.current ? "(this one)" : "",
+                        ]
+                    })
+            }
+        }
     case "whoami":
         try arguments.finish()
         let data = try await pier.call("GET", "/auth/me")
