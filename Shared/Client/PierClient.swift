@@ -211,6 +211,42 @@ public final class PierAuth: Sendable {
             Call(method: "POST", path: "/auth/password/reset", body: body, retryable: false), signedIn: false)
     }
 
+    // MARK: - The account
+
+    /// Changes the display name and the locale (BCP 47); nil leaves a field as it is, an empty
+    /// string clears it. Returns the user as the server has it now.
+    @discardableResult
+    public func updateProfile(displayName: String? = nil, locale: String? = nil) async throws(PierError) -> User {
+        let body = Transport.body(ProfileChange(displayName: displayName, locale: locale))
+        return try await authorized.json(User.self, Call(method: "PATCH", path: "/auth/me", body: body, retryable: true))
+    }
+
+    /// Asks to use `newEmail`: Pier mails it a confirmation link (the address changes when
+    /// ``confirmEmailChange(token:)`` gets its token) and tells the current address. Needs
+    /// `password` unless the user signed in within the last 5 minutes
+    /// (`reauthentication_required`, 401, otherwise); `email_taken` (409).
+    public func changeEmail(to newEmail: String, password: String? = nil) async throws(PierError) {
+        let body = Transport.body(EmailChangeRequest(newEmail: newEmail, password: password))
+        _ = try await authorized.send(Call(method: "POST", path: "/auth/email/change", body: body, retryable: false))
+    }
+
+    /// Confirms a change of address with the `token` of the link mailed to the new address.
+    @discardableResult
+    public func confirmEmailChange(token: String) async throws(PierError) -> User {
+        let body = Transport.body(EmailTokenRequest(token: token))
+        return try await authorized.json(
+            User.self, Call(method: "POST", path: "/auth/email/change/confirm", body: body, retryable: true), signedIn: false)
+    }
+
+    /// Deletes the account and everything the services hold about the user, and signs out here.
+    /// Needs `password` unless the user signed in within the last 5 minutes
+    /// (`reauthentication_required`, 401, otherwise).
+    public func deleteAccount(password: String? = nil) async throws(PierError) {
+        let body = Transport.body(ReauthenticationRequest(password: password))
+        _ = try await authorized.send(Call(method: "DELETE", path: "/auth/me", body: body, retryable: false))
+        _ = await manager.signOut(.accountDeleted)
+    }
+
     // MARK: - Sessions and devices
 
     /// The signed-in user's sessions (one per device), the most recently used first; `current`

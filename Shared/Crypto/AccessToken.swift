@@ -27,17 +27,21 @@ public struct AccessClaims: Codable, Sendable, Equatable {
     public var role: String
     /// `email_verified`: the user proved they hold their address (a link Pier mailed).
     public var emailVerified: Bool?
+    /// `auth_time`: when the user last proved who they are in this session (seconds since 1970).
+    public var authTime: Int?
 
     enum CodingKeys: String, CodingKey {
         case iss, sub, aud, iat, nbf, exp, jti, sid, role
         case emailVerified = "email_verified"
+        case authTime = "auth_time"
     }
 
     public init(
         iss: String, sub: String, aud: String, iat: Int, nbf: Int, exp: Int, jti: String,
-        sid: String?, role: String, emailVerified: Bool? = nil
+        sid: String?, role: String, emailVerified: Bool? = nil, authTime: Int? = nil
     ) {
         self.emailVerified = emailVerified
+        self.authTime = authTime
         self.iss = iss
         self.sub = sub
         self.aud = Audience([aud])

@@ -224,6 +224,12 @@ extension RouteBuilder {
     ) {
         on("POST", pattern, body: body, handler)
     }
+    public func patch<Body: Decodable & SendableMetatype>(
+        _ pattern: String, body: Body.Type,
+        _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
+    ) {
+        on("PATCH", pattern, body: body, handler)
+    }
 }
 
 /// `request`'s body read strictly as `type` (opened from an existential by the caller).

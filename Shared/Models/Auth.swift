@@ -14,8 +14,14 @@ public struct User: Codable, Sendable, Equatable {
     public var createdAt: Date
     /// The owner of the address opened a link Pier mailed to it.
     public var emailVerified: Bool
+    /// The user's language and region (BCP 47, `fr-CA`), as the app set it.
+    public var locale: String?
 
-    public init(id: UUID, email: String, displayName: String?, role: String, createdAt: Date, emailVerified: Bool = false) {
+    public init(
+        id: UUID, email: String, displayName: String?, role: String, createdAt: Date, emailVerified: Bool = false,
+        locale: String? = nil
+    ) {
+        self.locale = locale
         self.id = id
         self.email = email
         self.displayName = displayName
@@ -156,4 +162,40 @@ public struct SessionInfo: Codable, Sendable, Equatable {
         self.deviceName = deviceName
         self.current = current
     }
+}
+
+/// `PATCH /auth/me`: only the fields sent change; an empty string clears one.
+public struct ProfileChange: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["displayName", "locale"]
+    public static let required: [[String]] = []
+    public var displayName: String?
+    /// BCP 47 (`en`, `fr-CA`, `zh-Hant-TW`).
+    public var locale: String?
+
+    public init(displayName: String? = nil, locale: String? = nil) {
+        self.displayName = displayName
+        self.locale = locale
+    }
+}
+
+/// `POST /auth/email/change`: the new address, confirmed by a link mailed to it. `password`, or
+/// a sign-in within the last 5 minutes.
+public struct EmailChangeRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["newEmail", "password"]
+    public static let required = [["newEmail"]]
+    public var newEmail: String
+    public var password: String?
+    public init(newEmail: String, password: String? = nil) {
+        self.newEmail = newEmail
+        self.password = password
+    }
+}
+
+/// `DELETE /auth/me` (optional body): the current password, unless the user signed in within the
+/// last 5 minutes.
+public struct ReauthenticationRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["password"]
+    public static let required: [[String]] = []
+    public var password: String?
+    public init(password: String? = nil) { self.password = password }
 }

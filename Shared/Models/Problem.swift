@@ -91,6 +91,9 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     /// Login refused until the address is verified (`PIER_AUTH_REQUIRE_VERIFIED_EMAIL`): send
     /// the link again with `POST /auth/email/verify/resend`.
     public static let emailUnverified: ProblemCode = "email_unverified"
+    /// A sensitive action (deleting the account, changing the address) needs the current
+    /// password or a sign-in within the last 5 minutes.
+    public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
     /// A mailed link's token is unknown, used or expired: ask for a new mail.
     public static let invalidEmailToken: ProblemCode = "invalid_email_token"
     // State.
@@ -144,6 +147,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .headersTooLarge, .lengthRequired, .notFound, .methodNotAllowed, .authenticationRequired, .tokenExpired,
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
-        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .internalError,
+        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
+        .internalError,
     ]
 }

@@ -13,6 +13,9 @@ public struct Principal: Sendable, Equatable {
     public let role: String
     /// The session (refresh-token family) the token was issued for.
     public let sessionID: UUID?
+    /// When the user last proved who they are in this session (`auth_time`: a password at
+    /// sign-in), in seconds since 1970; nil for tokens that do not say.
+    public var authenticatedAt: Int? = nil
 
     public var isAdmin: Bool { role == "admin" }
 }
@@ -56,7 +59,8 @@ public struct Authenticator: Sendable {
         guard let userID = UUID(text: claims.sub) else {
             throw .unauthorized("The access token is not valid.", code: .tokenInvalid)
         }
-        return Principal(userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) })
+        return Principal(
+            userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) }, authenticatedAt: claims.authTime)
     }
 
     /// The caller when a bearer token is present; nil for anonymous requests. A present but

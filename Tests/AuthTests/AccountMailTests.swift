@@ -15,7 +15,8 @@ import Testing
 
     /// A fresh auth service mailing through `smtp` (with AUTH), links under https://seeds.example.
     func withService(
-        _ smtp: SMTPTestServer?, settings: [String: String] = [:], _ body: (AuthHarness) async throws -> Void
+        _ smtp: SMTPTestServer?, settings: [String: String] = [:], database: String = "pier_test_auth_mail",
+        _ body: (AuthHarness) async throws -> Void
     ) async throws {
         let secret = FileManager.default.temporaryDirectory.appendingPathComponent("pier-smtp-password-\(UUID())")
         try "mail-secret\n".write(to: secret, atomically: true, encoding: .utf8)
@@ -30,7 +31,7 @@ import Testing
             environment["PIER_AUTH_SMTP_PASSWORD_FILE"] = secret.path
         }
         environment.merge(settings) { $1 }
-        let auth = try await AuthHarness.start(database: "pier_test_auth_mail", settings: environment)
+        let auth = try await AuthHarness.start(database: database, settings: environment)
         do {
             try await body(auth)
         } catch {
@@ -348,5 +349,150 @@ import Testing
                 try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 401)
         }
         #expect(try await eventually { try await auth.send("GET", "/auth/me", token: tablet.accessToken).status == 401 })
+    }
+}
+
+/// Changing the address, the checks before sensitive actions, the profile, and the security
+/// mails, against a real SMTP server.
+@Suite(.serialized) struct AccountChangeTests {
+    static let password = "a long enough passphrase"
+
+    /// An access token for `session` whose last authentication was `age` seconds ago.
+    static func token(_ auth: AuthHarness, _ session: AuthSession, authenticatedSecondsAgo age: Int) throws -> String {
+        let claims = try JSONSerialization.jsonObject(with: Data(try JWS(compact: session.accessToken).payload)) as? [String: Any]
+        let now = Int(Date().timeIntervalSince1970)
+        return try auth.keys.signer.sign(
+            AccessClaims(
+                iss: "pier", sub: session.user.id.text(), aud: "pier", iat: now, nbf: now, exp: now + 600,
+                jti: UUID().uuidString, sid: claims?["sid"] as? String, role: "user", authTime: now - age))
+    }
+
+    @Test func theAddressChangesWhenTheNewOneConfirms() async throws {
+        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        try await AccountMailTests().withService(smtp, database: "pier_test_auth_change") { auth in
+            let email = AccountMailTests.email()
+            let (session, _) = try await auth.register(email, password: Self.password)
+            let newEmail = AccountMailTests.email()
+            // Signed in a minute ago: no password needed.
+            let change = try await auth.send(
+                "POST", "/auth/email/change", json: #"{"newEmail":"\#(newEmail)"}"#, token: session.accessToken)
+            #expect(change.status == 202, "\(change.text)")
+            let mails = await smtp.waitForMails(3)
+            let confirmation = try #require(mails.first { $0.headers["x-envelope-to"] == newEmail })
+            #expect(confirmation.headers["subject"] == "Confirm your new email address for Seeds")
+            #expect(
+                mails.contains {
+                    $0.headers["x-envelope-to"] == email && $0.headers["subject"] == "Your Seeds address is about to change"
+                })
+            // Nothing changed yet.
+            #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).decode(User.self).email == email)
+            let link = try #require(confirmation.link(containing: "/auth/email/change/confirm?token="))
+            #expect(try await auth.send("GET", AccountMailTests.path(of: link)).status == 200)
+            let token = String(link.split(separator: "=", maxSplits: 1)[1])
+            let confirmed = try await auth.send("POST", "/auth/email/change/confirm", json: #"{"token":"\#(token)"}"#)
+            #expect(confirmed.status == 200)
+            let user = try confirmed.decode(User.self)
+            #expect(user.email == newEmail && user.emailVerified)
+            #expect(try await auth.send("POST", "/auth/email/change/confirm", json: #"{"token":"\#(token)"}"#).status == 422)
+            let notice = await smtp.waitForMails(4)
+            #expect(
+                notice.contains {
+                    $0.headers["x-envelope-to"] == email && $0.headers["subject"] == "Your Seeds address was changed"
+                })
+            #expect(
+                try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"\#(Self.password)"}"#).status
+                    == 401)
+            #expect(
+                try await auth.send("POST", "/auth/login", json: #"{"email":"\#(newEmail)","password":"\#(Self.password)"}"#)
+                    .status == 200)
+
+            // Refusals: a taken address, not an address, a field that does not exist.
+            let (other, otherEmail) = try await auth.register(password: Self.password)
+            _ = otherEmail
+            let taken = try await auth.send(
+                "POST", "/auth/email/change", json: #"{"newEmail":"\#(newEmail.uppercased())"}"#, token: other.accessToken)
+            #expect(taken.status == 409 && taken.text.contains("email_taken"))
+            #expect(
+                try await auth.send("POST", "/auth/email/change", json: #"{"newEmail":"nope"}"#, token: other.accessToken).status
+                    == 422)
+            #expect(
+                try await auth.send("POST", "/auth/email/change", json: #"{"email":"a@b.co"}"#, token: other.accessToken).status
+                    == 422)
+            #expect(try await auth.send("POST", "/auth/email/change", json: #"{"newEmail":"a@b.co"}"#).status == 401)
+        }
+    }
+
+    /// Changing the address and deleting the account need the password, or a sign-in within the
+    /// last 5 minutes (`auth_time`); a refresh keeps the sign-in's time, not its own.
+    @Test func sensitiveActionsNeedARecentSignInOrThePassword() async throws {
+        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        try await AccountMailTests().withService(smtp, database: "pier_test_auth_change") { auth in
+            let (session, email) = try await auth.register(password: Self.password)
+            let claims =
+                try JSONSerialization.jsonObject(with: Data(try JWS(compact: session.accessToken).payload)) as? [String: Any]
+            let authTime = try #require(claims?["auth_time"] as? Int)
+            #expect(abs(authTime - Int(Date().timeIntervalSince1970)) < 60)
+            try await Task.sleep(for: .milliseconds(1100))
+            let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+                .decode(AuthSession.self)
+            let after =
+                try JSONSerialization.jsonObject(with: Data(try JWS(compact: refreshed.accessToken).payload)) as? [String: Any]
+            #expect(after?["auth_time"] as? Int == authTime)
+
+            let stale = try Self.token(auth, session, authenticatedSecondsAgo: 600)
+            let refused = try await auth.send("POST", "/auth/email/change", json: #"{"newEmail":"x-\#(email)"}"#, token: stale)
+            #expect(refused.status == 401 && refused.text.contains("reauthentication_required"))
+            #expect(refused.headers["WWW-Authenticate"]?.contains("insufficient_user_authentication") == true)
+            let wrong = try await auth.send(
+                "POST", "/auth/email/change", json: #"{"newEmail":"x-\#(email)","password":"not it at all"}"#, token: stale)
+            #expect(wrong.status == 401 && wrong.text.contains("reauthentication_required"))
+            #expect(try await auth.send("DELETE", "/auth/me", token: stale).status == 401)
+            #expect(try await auth.send("DELETE", "/auth/me", json: #"{"password":"not it at all"}"#, token: stale).status == 401)
+            #expect(try await auth.send("DELETE", "/auth/me", json: #"{"pass":"x"}"#, token: stale).status == 422)
+            // With the password: done, and the account's address is told.
+            #expect(
+                try await auth.send("DELETE", "/auth/me", json: #"{"password":"\#(Self.password)"}"#, token: stale).status == 204)
+            let mails = await smtp.waitForMails(2)
+            #expect(
+                mails.contains {
+                    $0.headers["x-envelope-to"] == email && $0.headers["subject"] == "Your Seeds account was deleted"
+                })
+        }
+    }
+
+    @Test func theProfileIsEditedAndSecurityMailsGoOut() async throws {
+        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        try await AccountMailTests().withService(smtp, database: "pier_test_auth_change") { auth in
+            let (session, email) = try await auth.register(password: Self.password)
+            let token = session.accessToken
+            let named = try await auth.send("PATCH", "/auth/me", json: #"{"displayName":" Ada ","locale":"fr-CA"}"#, token: token)
+            #expect(named.status == 200)
+            let user = try named.decode(User.self)
+            #expect(user.displayName == "Ada" && user.locale == "fr-CA")
+            let kept = try await auth.send("PATCH", "/auth/me", json: #"{"displayName":""}"#, token: token).decode(User.self)
+            #expect(kept.displayName == nil && kept.locale == "fr-CA")
+            for bad in [#"{"locale":"french please"}"#, #"{"locale":"x"}"#, #"{"email":"a@b.co"}"#, #"{"displayName":7}"#] {
+                #expect(try await auth.send("PATCH", "/auth/me", json: bad, token: token).status == 422, "\(bad)")
+            }
+            #expect(try await auth.send("PATCH", "/auth/me", json: #"{"locale":"en"}"#).status == 401)
+
+            // A sign-in from a new device is mailed; the same device again is not.
+            let login = #"{"email":"\#(email)","password":"\#(Self.password)","deviceName":"Ada's iPad"}"#
+            #expect(try await auth.send("POST", "/auth/login", json: login).status == 200)
+            let first = await smtp.waitForMails(2)
+            let signIn = try #require(first.last)
+            #expect(signIn.headers["subject"] == "New sign-in to your Seeds account" && signIn.text.contains("Ada's iPad"))
+            #expect(try await auth.send("POST", "/auth/login", json: login).status == 200)
+            // A password change is mailed too.
+            let changed = try await auth.send(
+                "POST", "/auth/password",
+                json: #"{"currentPassword":"\#(Self.password)","newPassword":"a different passphrase"}"#,
+                token: token)
+            #expect(changed.status == 204)
+            let all = await smtp.waitForMails(3)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(smtp.mails().count == 3)
+            #expect(all.last?.headers["subject"] == "Your Seeds password was changed")
+        }
     }
 }

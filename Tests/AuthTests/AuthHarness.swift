@@ -13,7 +13,7 @@ import Synchronization
 /// A live auth service on an ephemeral port, on its own database, with cheap password hashing.
 final class AuthHarness: Sendable {
     let server: HTTPServer
-    let service: AuthService
+    let live: LiveService<AuthService>
     let pool: PostgresPool
     let keys: SigningKeys
     let base: String
@@ -49,7 +49,7 @@ final class AuthHarness: Sendable {
     private init(live: LiveService<AuthService>, keys: SigningKeys, logs: LogLines) {
         self.logs = logs
         self.server = live.server
-        self.service = live.service
+        self.live = live
         self.pool = live.pool
         self.keys = keys
         self.base = live.base
@@ -58,10 +58,7 @@ final class AuthHarness: Sendable {
     }
 
     /// Stops serving and the service's workers (the mail outbox).
-    func stop() async {
-        await server.shutdown()
-        await service.shutdown()
-    }
+    func stop() async { await live.stop() }
 
     func send(
         _ method: String, _ path: String, json: String? = nil, token: String? = nil,

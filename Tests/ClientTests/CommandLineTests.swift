@@ -75,6 +75,10 @@ import Testing
         #expect(sessions.status == 0 && sessions.output.contains("pier on ") && sessions.output.contains("(this one)"))
         #expect(try pier("sessions", "end", "not-a-uuid").status == 2)
         #expect(try pier("sessions", "end", UUID().uuidString).status == 4)
+        let profile = try pier("profile", "--name", "Ada L.", "--locale", "en-GB")
+        #expect(profile.status == 0 && profile.output.contains("Ada L.") && profile.output.contains("en-GB"), "\(profile)")
+        #expect(try pier("profile").status == 2)
+        #expect(try pier("profile", "--locale", "en_GB").status == 5)
         let whoami = try pier("whoami", "--json")
         #expect(whoami.status == 0 && whoami.output.contains(#""email":"\#(email)""#))
 
@@ -142,6 +146,14 @@ import Testing
         #expect(try pier("logout").status == 0)
         #expect(!FileManager.default.fileExists(atPath: session.path))
         #expect(try pier("whoami").status == 3)
+
+        // Another account, signed in everywhere then deleted from the terminal.
+        let other = PierClientTests.email()
+        #expect(try pier("register", other, "--device", "CI runner", password: secret).status == 0)
+        #expect(try pier("sessions").output.contains("CI runner"))
+        #expect(try pier("delete-account", password: "wrong password").status == 3)
+        #expect(try pier("delete-account", password: secret).status == 0)
+        #expect(try pier("login", other, password: secret).status == 3)
     }
 }
 

@@ -534,4 +534,43 @@ import Testing
         }
         #expect(laptopOut)
     }
+
+    @Test func profileAddressAndDeletionThroughTheClient() async throws {
+        let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
+        let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+        let email = PierClientTests.email()
+        let password = "a long enough passphrase"
+        try await pier.auth.register(email: email, password: password)
+        let named = try await pier.auth.updateProfile(displayName: "Ada", locale: "fr-CA")
+        #expect(named.displayName == "Ada" && named.locale == "fr-CA")
+        #expect(try await pier.auth.updateProfile(locale: "").locale == nil)
+        do {
+            try await pier.auth.updateProfile(locale: "not a locale")
+            Issue.record("a bad locale was accepted")
+        } catch {
+            #expect(error.fieldErrors.first?.field == "locale")
+        }
+
+        let newEmail = PierClientTests.email()
+        try await pier.auth.changeEmail(to: newEmail)
+        let token = try await PierClientTests.mailedToken(to: newEmail, "/auth/email/change/confirm")
+        #expect(try await pier.auth.confirmEmailChange(token: token).email == newEmail)
+        #expect(try await pier.auth.me().email == newEmail)
+
+        do {
+            try await pier.auth.deleteAccount(password: "not the password")
+            Issue.record("deleted with a wrong password")
+        } catch {
+            #expect(error.code == .reauthenticationRequired && error.status == 401)
+        }
+        #expect(pier.auth.currentUser != nil)
+        try await pier.auth.deleteAccount(password: password)
+        #expect(pier.auth.currentUser == nil)
+        do {
+            try await pier.auth.login(email: newEmail, password: password)
+            Issue.record("a deleted account signed in")
+        } catch {
+            #expect(error.code == .invalidCredentials)
+        }
+    }
 }

@@ -65,10 +65,7 @@ final class SubscriptionsHarness: Sendable {
         self.ca = ca
     }
 
-    func stop() async {
-        await live.server.shutdown()
-        await live.service.shutdown()
-    }
+    func stop() async { await live.stop() }
 
     func token(_ user: UUID, role: String = "user") throws -> String { try tokens.token(user, role: role) }
 

@@ -10,12 +10,22 @@ public struct LiveService<S: Service>: Sendable {
     public let server: HTTPServer
     public let pool: PostgresPool
     public let configuration: ServiceConfiguration
+    public let context: ServiceContext
     /// In-process, into the same pipeline the server runs.
     public let http: ServiceClient
     /// Over a socket to the server, for what is about HTTP itself.
     public let socket: ServiceClient
     public var base: String { "http://127.0.0.1:\(server.port)" }
     public var port: Int { server.port }
+
+    /// Stops it all: the server, the service's workers, the event listener, the pool (so that a
+    /// suite starting many services does not run the database out of connections).
+    public func stop() async {
+        await server.shutdown()
+        await service.shutdown()
+        await context.stopFollowing()
+        pool.close()
+    }
 
     /// - Parameters:
     ///   - settings: environment variables on top of the test defaults (port 0, no access log).
@@ -44,7 +54,7 @@ public struct LiveService<S: Service>: Sendable {
         let server = HTTPServer(configuration: configuration.http, pipeline: pipeline, logger: logger)
         try server.start()
         return LiveService(
-            service: service, server: server, pool: pool, configuration: configuration,
+            service: service, server: server, pool: pool, configuration: configuration, context: context,
             http: ServiceClient(pipeline: pipeline, trusted: configuration.http.trustedProxies),
             socket: ServiceClient(base: "http://127.0.0.1:\(server.port)"))
     }

@@ -21,12 +21,16 @@ let usage = """
       login EMAIL [--device NAME]        sign in (the device name the session list shows; default "pier on HOST")
       logout [--all]                     sign out here and on the server (--all: every session of the account)
       whoami                             the signed-in user
+      profile [--name NAME] [--locale fr-CA]   change your display name or locale ("" clears)
       email verify TOKEN                 verify the address with the token of the mailed link
+      email change NEW_EMAIL             use another address (password asked unless you signed in within 5 minutes)
+      email confirm TOKEN                confirm the new address with the token of the link mailed to it
       email resend [EMAIL]               mail the verification link again (yours, or EMAIL's when signed out)
       password forgot EMAIL              mail a password-reset link
       password reset TOKEN               set a new password with the token of the mailed link (asked, or --password-stdin)
       sessions                           your sessions, one per device
       sessions end ID                    end one of them at once
+      delete-account                     delete your account (password asked unless you signed in within 5 minutes)
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
       feedback list [--limit N] [--cursor C]      your own feedback
       status                             your subscription status
@@ -199,6 +203,16 @@ func run(_ given: Arguments) async throws -> Int32 {
             try arguments.finish()
             let user = try await pier.auth.verifyEmail(token: token)
             if json { printJSON(try JSONEncoder.pier.encode(user)) } else { print("Verified: \(user.email)") }
+        case "change":
+            let newEmail = try arguments.next("the new address")
+            try arguments.finish()
+            try await pier.auth.changeEmail(to: newEmail, password: try? password(arguments))
+            if !json { print("A confirmation link was mailed to \(newEmail); the address changes once it is opened.") }
+        case "confirm":
+            let token = try arguments.next("the token of the mailed link")
+            try arguments.finish()
+            let user = try await pier.auth.confirmEmailChange(token: token)
+            if json { printJSON(try JSONEncoder.pier.encode(user)) } else { print("Your address is now \(user.email)") }
         case "resend":
             let email = arguments.nextIfAny()
             try arguments.finish()
@@ -223,6 +237,21 @@ func run(_ given: Arguments) async throws -> Int32 {
         default:
             throw CLIError.usage("unknown password command \"\(action)\"")
         }
+    case "profile":
+        let name = arguments.option("name")
+        let locale = arguments.option("locale")
+        try arguments.finish()
+        guard name != nil || locale != nil else { throw CLIError.usage("give --name or --locale") }
+        let user = try await pier.auth.updateProfile(displayName: name, locale: locale)
+        if json {
+            printJSON(try JSONEncoder.pier.encode(user))
+        } else {
+            print("Name: \(user.displayName ?? "(none)"), locale: \(user.locale ?? "(none)")")
+        }
+    case "delete-account":
+        try arguments.finish()
+        try await pier.auth.deleteAccount(password: try? password(arguments))
+        if !json { print("Account deleted") }
     case "sessions":
         if let action = arguments.nextIfAny() {
             guard action == "end" else { throw CLIError.usage("unknown sessions command \"\(action)\"") }

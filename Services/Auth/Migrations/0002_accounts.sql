@@ -3,6 +3,7 @@
 ALTER TABLE auth.users
     ADD COLUMN email_verified_at timestamptz,
     ADD COLUMN locale text;
+-- email_tokens may carry a change of address: its new address must not be taken by then.
 
 -- Only the SHA-256 of a token is stored. `purpose` says what it may do: verify the address it
 -- was sent to, reset the password, or confirm a change of address to `email`.
@@ -34,7 +35,9 @@ CREATE TABLE auth.outbox (
 );
 CREATE INDEX outbox_due ON auth.outbox (next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
 
+-- authenticated_at: the last time the user proved who they are in the session (`auth_time`).
 ALTER TABLE auth.sessions
+    ADD COLUMN authenticated_at timestamptz NOT NULL DEFAULT now(),
     ADD COLUMN device_name text,
     ADD COLUMN client_address text,
     ADD COLUMN last_used_at timestamptz;

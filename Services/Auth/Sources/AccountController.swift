@@ -18,6 +18,7 @@ struct AccountController: Sendable {
     let passwords: PasswordChecks
     let policy: PasswordPolicy
     let desk: MailDesk
+    let reauthentication: Reauthentication
     let logger: Logger
 
     func register(_ request: Request, _ context: ServiceRequestContext, _ body: RegisterRequest) async throws
@@ -73,17 +74,55 @@ struct AccountController: Sendable {
                 return (user, try await passwords.hasher.hash(body.newPassword))
             }
         }
-        try await repository.changePassword(of: user.id, to: hash, keeping: principal.sessionID)
+        try await repository.changePassword(
+            of: user.id, to: hash, keeping: principal.sessionID, notice: desk.mails.passwordChanged(to: user.email))
+        desk.queued("password-changed", link: nil)
         logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.text()))])
         return .noContent
     }
 
+    /// `DELETE /auth/me [{password}]`: needs the password, or a sign-in within 5 minutes.
     func deleteAccount(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let deleted = try await repository.delete(principal.userID)
+        let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
+        try await reauthentication.require(principal, password: body.password, request: request)
+        let mails = desk.mails
+        let deleted = try await repository.delete(principal.userID) { mails.accountDeleted(to: $0) }
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
+        desk.queued("account-deleted", link: nil)
         logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
         return .noContent
+    }
+
+    /// `PATCH /auth/me {displayName?, locale?}`: an empty string clears a field.
+    func updateProfile(_ request: Request, _ context: ServiceRequestContext, _ body: ProfileChange) async throws
+        -> JSONResponse<User>
+    {
+        let principal = try context.caller()
+        var errors: [Problem.FieldError] = []
+        let displayName = body.displayName?.trimmingWhitespace()
+        if let displayName, displayName.count > 100 {
+            errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
+        }
+        if let locale = body.locale, !locale.isEmpty, !Self.isLanguageTag(locale) {
+            errors.append(.init(field: "locale", message: "must be a BCP 47 language tag such as en, fr-CA or zh-Hant-TW"))
+        }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        guard let user = try await repository.updateProfile(of: principal.userID, displayName: displayName, locale: body.locale)
+        else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
+        return JSONResponse(user)
+    }
+
+    /// The shape of a BCP 47 tag: subtags of 1–8 letters or digits joined by `-`, the first
+    /// letters only (2–8), at most 35 characters in all.
+    static func isLanguageTag(_ text: String) -> Bool {
+        let subtags = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.count <= 35, let first = subtags.first, (2...8).contains(first.count),
+            first.allSatisfy({ $0.isASCII && $0.isLetter })
+        else { return false }
+        return subtags.dropFirst().allSatisfy {
+            (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        }
     }
 
     private func user(_ id: UUID) async throws -> User {

@@ -33,19 +33,21 @@ struct AuthController: Sendable {
                 database: database, accountLimit: configuration.accountFailureLimit,
                 addressLimit: configuration.addressFailureLimit),
             hashSlots: InFlightLimiter(limit: configuration.hashesPerAddress), dummyHash: dummyHash)
+        let reauthentication = Reauthentication(repository: repository, passwords: passwords)
         sessions = SessionsController(
             repository: repository, configuration: configuration, tokens: tokens, passwords: passwords,
             loginRate: TokenBuckets(
                 rate: Double(configuration.loginsPerAddressPerMinute) / 60,
                 burst: Double(configuration.loginsPerAddressPerMinute)),
-            logger: logger)
+            desk: desk, logger: logger)
         account = AccountController(
-            repository: repository, tokens: tokens, passwords: passwords, policy: policy, desk: desk, logger: logger)
+            repository: repository, tokens: tokens, passwords: passwords, policy: policy, desk: desk,
+            reauthentication: reauthentication, logger: logger)
         email = EmailController(
             repository: repository, desk: desk, passwords: passwords, policy: policy,
             forgotRate: TokenBuckets(
                 rate: Double(configuration.forgotPerAddressPerHour) / 3600, burst: Double(configuration.forgotPerAddressPerHour)),
-            appName: configuration.appName, logger: logger)
+            reauthentication: reauthentication, appName: configuration.appName, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -63,6 +65,10 @@ struct AuthController: Sendable {
         signedIn.get("/auth/me") { try await account.me($0, $1) }
         signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await account.changePassword($0, $1, $2) }
         signedIn.delete("/auth/me") { try await account.deleteAccount($0, $1) }
+        signedIn.patch("/auth/me", body: ProfileChange.self) { try await account.updateProfile($0, $1, $2) }
+        signedIn.post("/auth/email/change", body: EmailChangeRequest.self) { try await email.change($0, $1, $2) }
+        router.get("/auth/email/change/confirm") { try await email.confirmChangePage($0, $1) }
+        router.post("/auth/email/change/confirm") { try await email.confirmChange($0, $1) }
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }
@@ -88,11 +94,14 @@ struct AuthController: Sendable {
 
 extension TokenIssuer {
     /// The session answered to the app: the user, a fresh access token, the refresh token.
-    func session(_ user: User, sessionID: UUID, refreshToken: String, now: Date = Date()) throws -> AuthSession {
+    func session(
+        _ user: User, sessionID: UUID, refreshToken: String, authenticatedAt: Date? = nil, now: Date = Date()
+    ) throws -> AuthSession {
         AuthSession(
             user: user,
             accessToken: try accessToken(
-                userID: user.id, role: user.role, sessionID: sessionID, emailVerified: user.emailVerified, now: now),
+                userID: user.id, role: user.role, sessionID: sessionID, emailVerified: user.emailVerified,
+                authenticatedAt: authenticatedAt ?? now, now: now),
             refreshToken: refreshToken, expiresIn: accessTTL,
             refreshExpiresAt: Date(
                 timeIntervalSince1970: (now.timeIntervalSince1970 + Double(refreshDays * 86_400)).rounded(.down)))

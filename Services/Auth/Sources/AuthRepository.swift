@@ -26,7 +26,7 @@ struct AuthRepository: Sendable {
     static func userColumns(_ table: String) -> String {
         """
         \(table).id, \(table).email, \(table).display_name, \(table).role, \(table).created_at,
-        \(table).email_verified_at IS NOT NULL AS email_verified
+        \(table).email_verified_at IS NOT NULL AS email_verified, \(table).locale
         """
     }
 
@@ -35,7 +35,7 @@ struct AuthRepository: Sendable {
             id: try row.decode("id"), email: try row.decode("email"),
             displayName: try row.decode("display_name", as: String?.self),
             role: try row.decode("role"), createdAt: try row.decode("created_at"),
-            emailVerified: try row.decode("email_verified"))
+            emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"))
     }
 
     func user(_ id: UUID) async throws -> User? {
@@ -84,10 +84,22 @@ struct AuthRepository: Sendable {
         var address: String
     }
 
-    /// A new session for `user` whose first refresh token is `refreshToken`.
-    func openSession(for user: UUID, refreshToken: String, device: Device) async throws -> UUID {
-        try await database.withConnection { connection in
-            try await openSession(for: user, refreshToken: refreshToken, device: device, on: connection)
+    /// A new session for `user` whose first refresh token is `refreshToken`; when no session of
+    /// the account came from this device name and address before, `notice` is mailed (a
+    /// security mail) in the same transaction. True when it was.
+    func openSession(
+        for user: User, refreshToken: String, device: Device, notice: @Sendable (_ email: String) -> MailMessage
+    ) async throws -> (session: UUID, noticed: Bool) {
+        try await database.withTransaction { connection in
+            let known = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM auth.sessions WHERE user_id = \(user.id)
+                    AND device_name IS NOT DISTINCT FROM \(device.name) AND client_address = \(device.address)) AS known
+                """)[0]
+            let session = try await openSession(for: user.id, refreshToken: refreshToken, device: device, on: connection)
+            guard !(try known.decode("known", as: Bool.self)) else { return (session, false) }
+            try await MailOutbox.enqueue(notice(user.email), kind: "new-sign-in", on: connection)
+            return (session, true)
         }
     }
 
@@ -112,7 +124,7 @@ struct AuthRepository: Sendable {
     enum Rotation: Sendable {
         /// The token was exchanged for its successor (or, within the grace window, is the same
         /// client retrying: the same successor again).
-        case rotated(User, session: UUID)
+        case rotated(User, session: UUID, authenticatedAt: Date)
         /// A used token came back: the session is revoked.
         case reused(session: UUID)
         case invalid
@@ -126,7 +138,7 @@ struct AuthRepository: Sendable {
         try await database.withTransaction { connection in
             let rows = try await connection.query(
                 """
-                SELECT t.session_id, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(graceSeconds)) AS in_grace,
+                SELECT t.session_id, s.authenticated_at, t.used_at IS NULL AS unused, t.used_at > now() - make_interval(secs => \(graceSeconds)) AS in_grace,
                        t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
                        \(unsafeSQL: Self.userColumns("u"))
                 FROM auth.refresh_tokens t
@@ -137,6 +149,7 @@ struct AuthRepository: Sendable {
                 """)
             guard let row = rows.first, try row.decode("live", as: Bool.self) else { return .invalid }
             let sessionID = try row.decode("session_id", as: UUID.self)
+            let authenticatedAt = try row.decode("authenticated_at", as: Date.self)
             let user = try Self.user(row)
             if try row.decode("unused", as: Bool.self) {
                 try await connection.execute("UPDATE auth.refresh_tokens SET used_at = now() WHERE token_hash = \(hash)")
@@ -151,14 +164,14 @@ struct AuthRepository: Sendable {
                         client_address = \(address)
                     WHERE id = \(sessionID)
                     """)
-                return .rotated(user, session: sessionID)
+                return .rotated(user, session: sessionID, authenticatedAt: authenticatedAt)
             }
             // Used before. Within the grace window, and while its successor is still unused, it
             // is the same client retrying: answer with the same successor.
             if try row.decode("in_grace", as: Bool?.self) == true {
                 let next = try await connection.query(
                     "SELECT 1 FROM auth.refresh_tokens WHERE token_hash = \(successorHash) AND used_at IS NULL")
-                if !next.isEmpty { return .rotated(user, session: sessionID) }
+                if !next.isEmpty { return .rotated(user, session: sessionID, authenticatedAt: authenticatedAt) }
             }
             try await connection.execute(
                 "UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse' WHERE id = \(sessionID)")
@@ -186,9 +199,11 @@ struct AuthRepository: Sendable {
         }
     }
 
-    /// Sets the new hash and ends every other session of `user` (all of them without `keep`).
-    func changePassword(of user: UUID, to hash: String, keeping keep: UUID?) async throws {
+    /// Sets the new hash, ends every other session of `user` (all of them without `keep`), and
+    /// mails `notice`.
+    func changePassword(of user: UUID, to hash: String, keeping keep: UUID?, notice: MailMessage) async throws {
         try await database.withTransaction { connection in
+            try await MailOutbox.enqueue(notice, kind: "password-changed", on: connection)
             try await connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
             let ended = try await connection.query(
                 """
@@ -202,14 +217,36 @@ struct AuthRepository: Sendable {
 
     /// Deletes the account and publishes `account.deleted` in the same transaction: the event
     /// exists exactly when the account is gone. False when there was no such account.
-    func delete(_ user: UUID) async throws -> Bool {
+    func delete(_ user: UUID, notice: @Sendable (_ email: String) -> MailMessage) async throws -> Bool {
         try await database.withTransaction { connection in
-            guard !(try await connection.query("DELETE FROM auth.users WHERE id = \(user) RETURNING id")).isEmpty else {
+            guard let row = try await connection.query("DELETE FROM auth.users WHERE id = \(user) RETURNING email").first else {
                 return false
             }
+            try await MailOutbox.enqueue(notice(try row.decode("email")), kind: "account-deleted", on: connection)
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             return true
         }
+    }
+
+    // MARK: - Profile
+
+    /// Sets what `change` holds (nil: unchanged; empty: cleared). The user, or nil when gone.
+    func updateProfile(of user: UUID, displayName: String?, locale: String?) async throws -> User? {
+        try await database.query(
+            """
+            UPDATE auth.users SET
+                display_name = CASE WHEN \(displayName)::text IS NULL THEN display_name ELSE nullif(\(displayName), '') END,
+                locale = CASE WHEN \(locale)::text IS NULL THEN locale ELSE nullif(\(locale), '') END,
+                updated_at = now()
+            WHERE id = \(user)
+            RETURNING \(unsafeSQL: Self.userColumns)
+            """
+        ).first.map(Self.user)
+    }
+
+    /// Marks the session as just authenticated again (the password was given).
+    func reauthenticated(_ session: UUID) async throws {
+        try await database.execute("UPDATE auth.sessions SET authenticated_at = now() WHERE id = \(session)")
     }
 
     // MARK: - Sessions
@@ -384,6 +421,61 @@ struct AuthRepository: Sendable {
             try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user.id, on: connection)
             try await MailOutbox.enqueue(notice(user.email), kind: "password-changed", on: connection)
             return user
+        }
+    }
+
+    enum EmailChange: Sendable {
+        case queued(link: String)
+        case changed(User)
+        /// Another account has the address.
+        case taken
+        case invalid
+    }
+
+    /// Queues the confirmation to the new address and a notice to the current one, unless the
+    /// address is taken (checked again at confirmation).
+    func requestEmailChange(
+        of user: UUID, to newEmail: EmailAddress, token: EmailToken, notice: @Sendable (_ oldEmail: String) -> MailMessage
+    ) async throws -> EmailChange {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT u.email, EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
+                FROM auth.users u WHERE u.id = \(user)
+                """)
+            guard let row = rows.first else { return .invalid }
+            if try row.decode("taken", as: Bool.self) { return .taken }
+            try await Self.issue(token, to: user, on: connection)
+            try await MailOutbox.enqueue(notice(try row.decode("email")), kind: "email-change-requested", on: connection)
+            return .queued(link: token.link)
+        }
+    }
+
+    /// Spends a change token: the account takes the new address (verified by the link), the old
+    /// address is told.
+    func confirmEmailChange(_ hash: PostgresBytes, notice: @Sendable (_ oldEmail: String, _ newEmail: String) -> MailMessage)
+        async throws -> EmailChange
+    {
+        do {
+            return try await database.withTransaction { connection in
+                guard let token = try await Self.consume(hash, .change, on: connection),
+                    let address = EmailAddress(token.email),
+                    let old = try await connection.query("SELECT email FROM auth.users WHERE id = \(token.user) FOR UPDATE").first
+                else { return .invalid }
+                let rows = try await connection.query(
+                    """
+                    UPDATE auth.users SET email = \(address.address), email_key = \(address.key),
+                        email_verified_at = now(), updated_at = now()
+                    WHERE id = \(token.user)
+                    RETURNING \(unsafeSQL: Self.userColumns)
+                    """)
+                let user = try Self.user(rows[0])
+                try await MailOutbox.enqueue(
+                    notice(try old.decode("email"), address.address), kind: "email-changed", on: connection)
+                return .changed(user)
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            return .taken
         }
     }
 

@@ -66,6 +66,7 @@ struct EmailController: Sendable {
     let policy: PasswordPolicy
     /// Password-reset requests per client address.
     let forgotRate: TokenBuckets
+    let reauthentication: Reauthentication
     let appName: String
     let logger: Logger
 
@@ -180,6 +181,72 @@ struct EmailController: Sendable {
         page(
             "Choose a new password", "Choose a new password for your \(appName) account.",
             form: (action: "/auth/password/reset", token: request.query("token") ?? "", password: true, button: "Save"))
+    }
+
+    // MARK: - Change of address
+
+    /// `POST /auth/email/change {newEmail, password?}`: needs the password or a recent sign-in;
+    /// mails a confirmation link to the new address and a notice to the current one. 202; the
+    /// address changes only when the link is followed.
+    func change(_ request: Request, _ context: ServiceRequestContext, _ body: EmailChangeRequest) async throws -> Response {
+        let principal = try context.caller()
+        guard let newEmail = EmailAddress(body.newEmail) else {
+            throw HTTPError.invalid("newEmail", "must be an email address such as name@example.com")
+        }
+        try await reauthentication.require(principal, password: body.password, request: request)
+        let raw = TokenIssuer.randomToken()
+        let mails = desk.mails
+        let (mail, link) = mails.emailChange(to: newEmail.address, token: raw)
+        let token = AuthRepository.EmailToken(
+            hash: PostgresBytes(SHA256.hash(raw)), purpose: .change, email: newEmail.address,
+            lifetimeSeconds: MailDesk.verifyLifetime, mail: mail, kind: "email-change", link: link)
+        switch try await repository.requestEmailChange(
+            of: principal.userID, to: newEmail, token: token,
+            notice: {
+                mails.emailChangeRequested(to: $0, newEmail: newEmail.address)
+            })
+        {
+        case .queued(let link):
+            desk.queued("email-change", link: link)
+            return Response(status: 202)
+        case .taken:
+            throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
+        case .invalid, .changed:
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        }
+    }
+
+    /// `POST /auth/email/change/confirm {token}` (JSON → the user; a form → a page).
+    func confirmChange(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let form = try request.form()
+        let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
+        let mails = desk.mails
+        let outcome =
+            try await MailDesk.hash(token).asyncMap {
+                try await repository.confirmEmailChange($0) { mails.emailChanged(to: $0, newEmail: $1) }
+            } ?? .invalid
+        switch outcome {
+        case .changed(let user):
+            desk.queued("email-changed", link: nil)
+            logger.info("email changed", [("user_id", .string(user.id.text()))])
+            if form != nil { return page("Address changed", "Your \(appName) account now uses \(user.email).") }
+            return try Response.json(user)
+        case .taken:
+            if form != nil { return page("Address taken", "Another account uses this address now.", status: 409) }
+            throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
+        case .invalid, .queued:
+            if form != nil { return page("This link no longer works", "Ask for the change again from the app.", status: 410) }
+            throw HTTPError(
+                422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
+                errors: [.init(field: "token", message: "is not a live address-change token")])
+        }
+    }
+
+    /// `GET /auth/email/change/confirm?token=…`: the page behind the mailed link.
+    func confirmChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        page(
+            "Confirm your new address", "Confirm that your \(appName) account should use this address.",
+            form: (action: "/auth/email/change/confirm", token: request.query("token") ?? "", password: false, button: "Confirm"))
     }
 
     // MARK: - Pages

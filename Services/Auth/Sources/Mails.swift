@@ -28,6 +28,47 @@ struct Mails: Sendable {
         return (message, link)
     }
 
+    func emailChange(to newEmail: String, token: String) -> (message: MailMessage, link: String) {
+        let link = "\(publicURL)/auth/email/change/confirm?token=\(token)"
+        let message = mail(
+            to: newEmail, subject: "Confirm your new email address for \(appName)",
+            lines: ["Confirm that your \(appName) account should use this address from now on, within 24 hours:"],
+            link: link, ending: "If you did not ask for it, ignore this mail: nothing changes.")
+        return (message, link)
+    }
+
+    func emailChangeRequested(to oldEmail: String, newEmail: String) -> MailMessage {
+        mail(
+            to: oldEmail, subject: "Your \(appName) address is about to change",
+            lines: [
+                "Someone signed in to your \(appName) account asked to use \(newEmail) instead of this address. It changes only once that address confirms."
+            ],
+            link: nil, ending: "If it was not you, change your password at once from the app.")
+    }
+
+    func emailChanged(to oldEmail: String, newEmail: String) -> MailMessage {
+        mail(
+            to: oldEmail, subject: "Your \(appName) address was changed",
+            lines: ["Your \(appName) account now uses \(newEmail); this address no longer signs in."],
+            link: nil, ending: "If it was not you, reply to this mail or contact the app's support.")
+    }
+
+    func newSignIn(to email: String, device: String?, address: String) -> MailMessage {
+        mail(
+            to: email, subject: "New sign-in to your \(appName) account",
+            lines: [
+                "Your \(appName) account was just signed in to from \(device.map { "\"\($0)\"" } ?? "a new device") (address \(address))."
+            ],
+            link: nil, ending: "If it was not you, change your password and end that session from the app.")
+    }
+
+    func accountDeleted(to email: String) -> MailMessage {
+        mail(
+            to: email, subject: "Your \(appName) account was deleted",
+            lines: ["Your \(appName) account and what it held were deleted, as asked."],
+            link: nil, ending: "If it was not you, contact the app's support.")
+    }
+
     func passwordChanged(to email: String) -> MailMessage {
         mail(
             to: email, subject: "Your \(appName) password was changed",

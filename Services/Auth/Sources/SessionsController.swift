@@ -20,6 +20,7 @@ struct SessionsController: Sendable {
     let passwords: PasswordChecks
     /// Logins per client address, successful or not.
     let loginRate: TokenBuckets
+    let desk: MailDesk
     let logger: Logger
 
     func login(_ request: Request, _ context: ServiceRequestContext, _ body: LoginRequest) async throws -> AuthSessionResponse {
@@ -65,7 +66,11 @@ struct SessionsController: Sendable {
     /// A new session for `user`, answered with its tokens.
     private func signIn(_ user: User, device: AuthRepository.Device) async throws -> AuthSessionResponse {
         let refreshToken = tokens.newRefreshToken()
-        let sessionID = try await repository.openSession(for: user.id, refreshToken: refreshToken, device: device)
+        let mails = desk.mails
+        let (sessionID, noticed) = try await repository.openSession(for: user, refreshToken: refreshToken, device: device) {
+            mails.newSignIn(to: $0, device: device.name, address: device.address)
+        }
+        if noticed { desk.queued("new-sign-in", link: nil) }
         return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken))
     }
 
@@ -80,8 +85,9 @@ struct SessionsController: Sendable {
         let outcome = try await repository.rotate(
             hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds, from: request.clientAddress)
         switch outcome {
-        case .rotated(let user, let sessionID):
-            return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: successor))
+        case .rotated(let user, let sessionID, let authenticatedAt):
+            return AuthSessionResponse(
+                value: try tokens.session(user, sessionID: sessionID, refreshToken: successor, authenticatedAt: authenticatedAt))
         case .reused(let sessionID):
             logger.warning(
                 "refresh token reused; session revoked",

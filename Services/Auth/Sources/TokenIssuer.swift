@@ -17,13 +17,16 @@ struct TokenIssuer: Sendable {
     /// Refresh token (and idle session) lifetime in days; each refresh starts it again.
     let refreshDays: Int
 
-    func accessToken(userID: UUID, role: String, sessionID: UUID, emailVerified: Bool, now: Date = Date()) throws -> String {
+    func accessToken(
+        userID: UUID, role: String, sessionID: UUID, emailVerified: Bool, authenticatedAt: Date, now: Date = Date()
+    ) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
         let claims = AccessClaims(
             iss: issuer, sub: userID.text(), aud: audience, iat: issuedAt,
             nbf: issuedAt, exp: issuedAt + accessTTL,
             jti: Base64.urlEncoded(SecureRandom.bytes(16)),
-            sid: sessionID.text(), role: role, emailVerified: emailVerified)
+            sid: sessionID.text(), role: role, emailVerified: emailVerified,
+            authTime: Int(authenticatedAt.timeIntervalSince1970.rounded(.down)))
         return try keys.signer.sign(claims)
     }
 

@@ -1,0 +1,51 @@
+import PierHTTP
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The check before a sensitive action (deleting the account, changing the address): the
+/// current password now, or a sign-in within the last 5 minutes (the token's `auth_time`).
+/// Otherwise 401 `reauthentication_required`, with the step-up challenge of RFC 9470.
+struct Reauthentication: Sendable {
+    let repository: AuthRepository
+    let passwords: PasswordChecks
+    static let maximumAge = 300
+
+    func require(_ principal: Principal, password: String?, request: Request) async throws {
+        if let password {
+            guard let emailKey = try await repository.emailKey(of: principal.userID) else {
+                throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+            }
+            // The same guards as login: a stolen access token is no way to guess passwords faster.
+            let outcome = try await passwords.hashing(request.clientKey) {
+                try await passwords.check(password, emailKey: emailKey, client: request.clientKey)
+            }
+            switch outcome {
+            case .wait(let seconds):
+                throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed attempts; try again in \(seconds) s.")
+            case .wrong:
+                throw Self.refusal("The password is not correct.")
+            case .right:
+                if let session = principal.sessionID { try await repository.reauthenticated(session) }
+                return
+            }
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        guard let at = principal.authenticatedAt, now - at <= Self.maximumAge else {
+            throw Self.refusal("Confirm with your password (or sign in again) to do this.")
+        }
+    }
+
+    static func refusal(_ detail: String) -> HTTPError {
+        HTTPError(
+            401, code: .reauthenticationRequired, detail: detail,
+            headers: [
+                "WWW-Authenticate":
+                    "Bearer error=\"insufficient_user_authentication\", error_description=\"\(detail)\", max_age=\(maximumAge)"
+            ])
+    }
+}
