@@ -59,7 +59,9 @@ let package = Package(
 
         .target(
             name: "AuthService",
-            dependencies: ["PierService", "PierHTTP", "PierMail", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: [
+                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime",
+            ],
             path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],
@@ -147,7 +149,7 @@ let package = Package(
             name: "AuthTests",
             dependencies: [
                 "AuthService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
-                "PierTestSupport",
+                "PierTestSupport", "COpenSSL",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),
         .testTarget(

@@ -199,3 +199,31 @@ public struct ReauthenticationRequest: Codable, Sendable, StrictDecodable {
     public var password: String?
     public init(password: String? = nil) { self.password = password }
 }
+
+/// `POST /auth/apple` and `POST /auth/oidc/{provider}`: the ID token the provider gave the app.
+public struct IdentitySignInRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["identityToken", "nonce", "fullName", "deviceName"]
+    public static let required = [["identityToken"], ["nonce"]]
+    public var identityToken: String
+    /// The raw nonce the app generated and bound the request to (Apple: its SHA-256 went to
+    /// Apple in the request).
+    public var nonce: String
+    /// The user's name, which Apple gives the app on the first authorization only.
+    public var fullName: String?
+    public var deviceName: String?
+
+    public init(identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil) {
+        self.identityToken = identityToken
+        self.nonce = nonce
+        self.fullName = fullName
+        self.deviceName = deviceName
+    }
+}
+
+/// `POST /auth/apple/notifications`: Apple's server-to-server notification, a JWT it signed.
+public struct AppleNotificationRequest: Codable, Sendable, StrictDecodable {
+    public static let fields: Set<String> = ["payload"]
+    public static let required = [["payload"]]
+    public var payload: String
+    public init(payload: String) { self.payload = payload }
+}

@@ -94,6 +94,9 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     /// A sensitive action (deleting the account, changing the address) needs the current
     /// password or a sign-in within the last 5 minutes.
     public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
+    /// An identity provider's ID token (Sign in with Apple, OpenID Connect) was refused: forged,
+    /// expired, for another app, or bound to another nonce; `detail` says which.
+    public static let invalidIdentityToken: ProblemCode = "invalid_identity_token"
     /// A mailed link's token is unknown, used or expired: ask for a new mail.
     public static let invalidEmailToken: ProblemCode = "invalid_email_token"
     // State.
@@ -147,7 +150,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .headersTooLarge, .lengthRequired, .notFound, .methodNotAllowed, .authenticationRequired, .tokenExpired,
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
-        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
+        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired, .invalidIdentityToken,
         .internalError,
     ]
 }

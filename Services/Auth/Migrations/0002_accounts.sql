@@ -41,3 +41,21 @@ ALTER TABLE auth.sessions
     ADD COLUMN device_name text,
     ADD COLUMN client_address text,
     ADD COLUMN last_used_at timestamptz;
+
+-- Accounts may have no password (signed up with Apple or another OpenID Connect provider).
+ALTER TABLE auth.users ALTER COLUMN password_hash DROP NOT NULL;
+
+-- Who the user is at an identity provider (Sign in with Apple, OpenID Connect): the provider's
+-- stable subject, linked to one account. A user may have a password, identities, or both.
+CREATE TABLE auth.identities (
+    provider text NOT NULL,
+    subject text NOT NULL,
+    user_id uuid NOT NULL REFERENCES auth.users (id) ON DELETE CASCADE,
+    email text,
+    -- Apple's relay stopped forwarding mail to the user (email-disabled).
+    email_disabled boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    last_used_at timestamptz,
+    PRIMARY KEY (provider, subject)
+);
+CREATE INDEX identities_user ON auth.identities (user_id);

@@ -1,4 +1,5 @@
 import PierCrypto
+import PierJSON
 import PierRuntime
 import PierService
 
@@ -29,6 +30,9 @@ import PierService
 /// | `PIER_AUTH_MAIL_RETRY_S` | `30` | the first retry delay of a mail that could not be sent (doubling, up to an hour; 8 attempts) |
 /// | `PIER_AUTH_MAIL_POLL_S` | `5` | how often the outbox looks for mails another replica queued |
 /// | `PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR` | `10` | password-reset requests per client address (per replica) |
+/// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
+/// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys |
+/// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
     public var previousKeyFiles: [String]
@@ -55,6 +59,8 @@ public struct AuthConfiguration: Sendable {
     public var mailRetrySeconds: Int
     public var mailPollSeconds: Int
     public var forgotPerAddressPerHour: Int
+    /// Sign in with Apple and the OpenID Connect providers, by name (`apple` for Apple).
+    var identityProviders: [String: IdentityProvider]
 
     public init(environment: Environment, production: Bool) throws(Environment.Failure) {
         self.production = production
@@ -104,5 +110,38 @@ public struct AuthConfiguration: Sendable {
         mailRetrySeconds = try environment.int("PIER_AUTH_MAIL_RETRY_S", default: 30, in: 1...3600)
         mailPollSeconds = try environment.int("PIER_AUTH_MAIL_POLL_S", default: 5, in: 1...3600)
         forgotPerAddressPerHour = try environment.int("PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR", default: 10, in: 1...1_000_000)
+        var providers: [String: IdentityProvider] = [:]
+        if let text = environment.string("PIER_AUTH_OIDC_PROVIDERS") {
+            let listed: [IdentityProvider]
+            do {
+                listed = try WireDecoder.decode([IdentityProvider].self, from: Array(text.utf8))
+            } catch {
+                throw Environment.Failure(
+                    variable: "PIER_AUTH_OIDC_PROVIDERS",
+                    problem: "must be a JSON array of {name, issuer, jwksURL, audiences, nonce?}: \(error)")
+            }
+            for provider in listed {
+                let valid =
+                    !provider.name.isEmpty && provider.name != "apple"
+                    && provider.name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
+                    && !provider.audiences.isEmpty && ["plain", "hashed", nil].contains(provider.nonce)
+                    && provider.jwksURL.hasPrefix("http") && provider.issuer.hasPrefix("http")
+                guard valid else {
+                    throw Environment.Failure(
+                        variable: "PIER_AUTH_OIDC_PROVIDERS",
+                        problem:
+                            "provider \"\(provider.name)\": a lowercase name other than apple, http(s) issuer and jwksURL, audiences, nonce plain or hashed")
+                }
+                providers[provider.name] = provider
+            }
+        }
+        let appleAudiences = environment.list("PIER_AUTH_APPLE_AUDIENCES")
+        if !appleAudiences.isEmpty {
+            providers["apple"] = IdentityProvider(
+                name: "apple", issuer: IdentityProvider.appleIssuer,
+                jwksURL: environment.string("PIER_AUTH_APPLE_JWKS_URL", default: IdentityProvider.appleJWKS),
+                audiences: appleAudiences, nonce: "hashed")
+        }
+        identityProviders = providers
     }
 }

@@ -17,6 +17,7 @@ struct AuthController: Sendable {
     let sessions: SessionsController
     let account: AccountController
     let email: EmailController
+    let identity: IdentityController
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
@@ -48,6 +49,8 @@ struct AuthController: Sendable {
             forgotRate: TokenBuckets(
                 rate: Double(configuration.forgotPerAddressPerHour) / 3600, burst: Double(configuration.forgotPerAddressPerHour)),
             reauthentication: reauthentication, appName: configuration.appName, logger: logger)
+        identity = IdentityController(
+            repository: repository, tokens: tokens, providers: configuration.identityProviders, desk: desk, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -57,7 +60,7 @@ struct AuthController: Sendable {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
         let anyone = router.group(Authentication(authenticator, .optional))
-        let (sessions, account, email) = (sessions, account, email)
+        let (sessions, account, email, identity) = (sessions, account, email, identity)
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
@@ -69,6 +72,12 @@ struct AuthController: Sendable {
         signedIn.post("/auth/email/change", body: EmailChangeRequest.self) { try await email.change($0, $1, $2) }
         router.get("/auth/email/change/confirm") { try await email.confirmChangePage($0, $1) }
         router.post("/auth/email/change/confirm") { try await email.confirmChange($0, $1) }
+        router.post("/auth/apple", body: IdentitySignInRequest.self) { try await identity.apple($0, $1, $2) }
+        router.post("/auth/oidc/{provider}", body: IdentitySignInRequest.self) { try await identity.oidc($0, $1, $2) }
+        // Apple's server calls this: the signed payload is the credential.
+        router.post("/auth/apple/notifications", body: AppleNotificationRequest.self) {
+            try await identity.appleNotification($0, $1, $2)
+        }
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }

@@ -91,15 +91,131 @@ struct AuthRepository: Sendable {
         for user: User, refreshToken: String, device: Device, notice: @Sendable (_ email: String) -> MailMessage
     ) async throws -> (session: UUID, noticed: Bool) {
         try await database.withTransaction { connection in
-            let known = try await connection.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM auth.sessions WHERE user_id = \(user.id)
-                    AND device_name IS NOT DISTINCT FROM \(device.name) AND client_address = \(device.address)) AS known
-                """)[0]
-            let session = try await openSession(for: user.id, refreshToken: refreshToken, device: device, on: connection)
-            guard !(try known.decode("known", as: Bool.self)) else { return (session, false) }
-            try await MailOutbox.enqueue(notice(user.email), kind: "new-sign-in", on: connection)
-            return (session, true)
+            try await openNoticedSession(for: user, refreshToken: refreshToken, device: device, notice: notice, on: connection)
+        }
+    }
+
+    private func openNoticedSession(
+        for user: User, refreshToken: String, device: Device, notice: @Sendable (_ email: String) -> MailMessage,
+        on connection: PostgresConnection
+    ) async throws -> (session: UUID, noticed: Bool) {
+        let known = try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM auth.sessions WHERE user_id = \(user.id)
+                AND device_name IS NOT DISTINCT FROM \(device.name) AND client_address = \(device.address)) AS known
+            """)[0]
+        let session = try await openSession(for: user.id, refreshToken: refreshToken, device: device, on: connection)
+        guard !(try known.decode("known", as: Bool.self)) else { return (session, false) }
+        try await MailOutbox.enqueue(notice(user.email), kind: "new-sign-in", on: connection)
+        return (session, true)
+    }
+
+    // MARK: - Identities (Sign in with Apple, OpenID Connect)
+
+    enum IdentitySignIn: Sendable {
+        case signedIn(User, session: UUID, created: Bool, noticed: Bool)
+        /// An account has the address, but the provider did not vouch for it: not linked.
+        case emailTaken
+        /// No account is linked and the token carries no address to make one with.
+        case noEmail
+    }
+
+    /// Signs in with a verified identity: the account linked to it; else the account of its
+    /// address when the provider verified that address (linked from now on); else a new account
+    /// (no password) whose display name is `name` (Apple sends it on the first authorization only).
+    func signIn(
+        provider: String, claims: IdentityClaims, name: String?, refreshToken: String, device: Device,
+        notice: @Sendable (_ email: String) -> MailMessage
+    ) async throws -> IdentitySignIn {
+        do {
+            return try await database.withTransaction { connection in
+                var created = false
+                var rows = try await connection.query(
+                    """
+                    UPDATE auth.identities SET last_used_at = now(), email = coalesce(\(claims.email), email)
+                    WHERE provider = \(provider) AND subject = \(claims.subject)
+                    RETURNING user_id
+                    """)
+                var userID = try rows.first?.decode("user_id", as: UUID.self)
+                if userID == nil {
+                    guard let email = claims.email.flatMap(EmailAddress.init) else { return .noEmail }
+                    if claims.emailVerified {
+                        rows = try await connection.query(
+                            """
+                            UPDATE auth.users SET email_verified_at = coalesce(email_verified_at, now())
+                            WHERE email_key = \(email.key) RETURNING id
+                            """)
+                        userID = try rows.first?.decode("id", as: UUID.self)
+                    }
+                    if userID == nil {
+                        let id = UUID()
+                        try await connection.execute(
+                            """
+                            INSERT INTO auth.users (id, email, email_key, password_hash, display_name, email_verified_at)
+                            VALUES (\(id), \(email.address), \(email.key), NULL, \(name),
+                                CASE WHEN \(claims.emailVerified) THEN now() END)
+                            """)
+                        userID = id
+                        created = true
+                    }
+                    try await connection.execute(
+                        """
+                        INSERT INTO auth.identities (provider, subject, user_id, email, last_used_at)
+                        VALUES (\(provider), \(claims.subject), \(userID), \(email.address), now())
+                        """)
+                }
+                guard let userID,
+                    let user = try await connection.query(
+                        "SELECT \(unsafeSQL: Self.userColumns) FROM auth.users WHERE id = \(userID)"
+                    ).first.map(Self.user)
+                else { return .noEmail }
+                let (session, noticed) = try await openNoticedSession(
+                    for: user, refreshToken: refreshToken, device: device, notice: notice, on: connection)
+                return .signedIn(user, session: session, created: created, noticed: noticed)
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            return .emailTaken
+        }
+    }
+
+    /// Applies one of Apple's server-to-server events to the account linked to `subject`:
+    /// consent revoked or Apple account deleted → the link removed and every session ended (an
+    /// account left with no way to sign in is deleted, the normal way); relay mail disabled or
+    /// enabled → recorded. False when no account is linked to the subject.
+    func appleEvent(_ type: String, subject: String, notice: @Sendable (_ email: String) -> MailMessage) async throws -> Bool {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                "SELECT user_id FROM auth.identities WHERE provider = 'apple' AND subject = \(subject) FOR UPDATE")
+            guard let user = try rows.first?.decode("user_id", as: UUID.self) else { return false }
+            switch type {
+            case "email-disabled", "email-enabled":
+                try await connection.execute(
+                    """
+                    UPDATE auth.identities SET email_disabled = \(type == "email-disabled")
+                    WHERE provider = 'apple' AND subject = \(subject)
+                    """)
+            case "consent-revoked", "account-delete":
+                try await connection.execute("DELETE FROM auth.identities WHERE provider = 'apple' AND subject = \(subject)")
+                let ended = try await connection.query(
+                    """
+                    UPDATE auth.sessions SET revoked_at = now(), revoked_reason = \("apple " + type)
+                    WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id
+                    """)
+                try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+                let stranded = try await connection.query(
+                    """
+                    SELECT u.email FROM auth.users u WHERE u.id = \(user) AND u.password_hash IS NULL
+                        AND NOT EXISTS (SELECT 1 FROM auth.identities i WHERE i.user_id = u.id)
+                    """)
+                if type == "account-delete", let row = stranded.first {
+                    try await connection.execute("DELETE FROM auth.users WHERE id = \(user)")
+                    try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
+                    try await MailOutbox.enqueue(notice(try row.decode("email")), kind: "account-deleted", on: connection)
+                }
+            default:
+                return true
+            }
+            return true
         }
     }
 

@@ -43,9 +43,11 @@ struct PasswordChecks: Sendable {
             if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }
             let failures = try row.decode("failures", as: Int.self)
             guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
-            let stored =
-                try row.decode("id", as: UUID?.self) == nil
-                ? nil : (try AuthRepository.user(row), try row.decode("password_hash", as: String.self))
+            // No account, or one without a password (signed up with Apple): the dummy hash.
+            var stored: (User, String)? = nil
+            if try row.decode("id", as: UUID?.self) != nil, let hash = try row.decode("password_hash", as: String?.self) {
+                stored = (try AuthRepository.user(row), hash)
+            }
             guard let (user, hash) = stored, try await hasher.verify(password, against: stored?.1 ?? dummyHash) else {
                 try await throttle.recordFailure(account: account, address: address)
                 return .wrong

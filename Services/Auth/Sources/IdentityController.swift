@@ -1,0 +1,120 @@
+import PierCrypto
+import PierHTTP
+import PierJSON
+import PierModels
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/auth/apple`, `/auth/oidc/{provider}`: sign in with an ID token from Apple or another
+/// OpenID Connect provider; `/auth/apple/notifications`: Apple's server-to-server events.
+struct IdentityController: Sendable {
+    let repository: AuthRepository
+    let tokens: TokenIssuer
+    let verifiers: [String: IdentityTokenVerifier]
+    let desk: MailDesk
+    let logger: Logger
+
+    init(
+        repository: AuthRepository, tokens: TokenIssuer, providers: [String: IdentityProvider], desk: MailDesk, logger: Logger
+    ) {
+        self.repository = repository
+        self.tokens = tokens
+        let client = HTTPClient(threads: 2, timeoutSeconds: 5)
+        verifiers = providers.mapValues { IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: client)) }
+        self.desk = desk
+        self.logger = logger
+    }
+
+    func apple(_ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest) async throws
+        -> AuthSessionResponse
+    {
+        try await signIn(provider: "apple", request, body)
+    }
+
+    func oidc(_ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest) async throws
+        -> AuthSessionResponse
+    {
+        let name = request.parameter("provider")
+        guard name != "apple" else { throw HTTPError.notFound("Sign in with Apple is POST /auth/apple.") }
+        return try await signIn(provider: name, request, body)
+    }
+
+    private func signIn(provider name: String, _ request: Request, _ body: IdentitySignInRequest) async throws
+        -> AuthSessionResponse
+    {
+        guard let verifier = verifiers[name] else {
+            throw HTTPError.notFound("No identity provider \(name) is configured here.")
+        }
+        var errors: [Problem.FieldError] = []
+        let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
+        let fullName = body.fullName?.trimmingWhitespace()
+        if let fullName, fullName.count > 100 { errors.append(.init(field: "fullName", message: "must be at most 100 characters")) }
+        if body.nonce.isEmpty || body.nonce.utf8.count > 256 {
+            errors.append(.init(field: "nonce", message: "must be the raw nonce the request to the provider was bound to"))
+        }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let claims = try await verified(verifier, body.identityToken, nonce: body.nonce)
+        let refreshToken = tokens.newRefreshToken()
+        let mails = desk.mails
+        let device = AuthRepository.Device(name: deviceName, address: request.clientAddress)
+        let outcome = try await repository.signIn(
+            provider: name, claims: claims, name: fullName.flatMap { $0.isEmpty ? nil : $0 }, refreshToken: refreshToken,
+            device: device
+        ) { mails.newSignIn(to: $0, device: device.name, address: device.address) }
+        switch outcome {
+        case .signedIn(let user, let session, let created, let noticed):
+            if noticed { desk.queued("new-sign-in", link: nil) }
+            logger.info(
+                created ? "account created with \(name)" : "signed in with \(name)",
+                [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
+            return AuthSessionResponse(
+                value: try tokens.session(user, sessionID: session, refreshToken: refreshToken), status: created ? 201 : 200)
+        case .emailTaken:
+            throw HTTPError.conflict(
+                "An account already has this address, and \(name) did not verify it: sign in with the password, then link.",
+                code: .emailTaken)
+        case .noEmail:
+            throw HTTPError(
+                422, code: .invalidIdentityToken, detail: "The identity token carries no email address to create an account with.",
+                errors: [.init(field: "identityToken", message: "has no email claim")])
+        }
+    }
+
+    private func verified(_ verifier: IdentityTokenVerifier, _ token: String, nonce: String?) async throws -> IdentityClaims {
+        do {
+            return try await verifier.verify(token, nonce: nonce)
+        } catch .invalid(let why) {
+            logger.info("identity token refused", [("provider", .string(verifier.provider.name)), ("reason", .string(why))])
+            throw HTTPError.unauthorized("The identity token was refused: \(why).", code: .invalidIdentityToken)
+        } catch .unavailable(let why) {
+            throw HTTPError(503, code: .unavailable, detail: "Cannot check identity tokens now: \(why).", headers: ["Retry-After": "5"])
+        }
+    }
+
+    /// Apple's server-to-server notification: a JWT signed by Apple whose `events` claim (a JSON
+    /// object, or a string holding one) says what happened to a user. 200 once applied (or when
+    /// no account is linked to the subject); 401 when the JWT is refused.
+    func appleNotification(_ request: Request, _ context: ServiceRequestContext, _ body: AppleNotificationRequest)
+        async throws -> Response
+    {
+        guard let verifier = verifiers["apple"] else { throw HTTPError.notFound("Sign in with Apple is not configured here.") }
+        let claims = try await verified(verifier, body.payload, nonce: nil)
+        var events = claims.claims["events"]
+        if case .string(let text) = events { events = try? WireDecoder.decode(JSONValue.self, from: Array(text.utf8)) }
+        guard let event = events?.objectValue, case .string(let type) = event["type"], case .string(let subject) = event["sub"]
+        else {
+            throw HTTPError.invalid("payload", "carries no events claim with a type and a sub")
+        }
+        let mails = desk.mails
+        let applied = try await repository.appleEvent(type, subject: subject) { mails.accountDeleted(to: $0) }
+        if applied && type == "account-delete" { desk.queued("account-deleted", link: nil) }
+        logger.info("apple notification", [("type", .string(type)), ("linked", .bool(applied))])
+        return Response(status: 200)
+    }
+}

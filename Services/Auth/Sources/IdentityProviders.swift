@@ -1,0 +1,202 @@
+import PierCrypto
+import PierHTTP
+import PierJSON
+import PierModels
+import PierRuntime
+import PierService
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A provider whose signed ID tokens sign users in: Apple, or any OpenID Connect issuer that
+/// publishes a JWKS (`PIER_AUTH_OIDC_PROVIDERS`).
+struct IdentityProvider: Sendable, Decodable {
+    var name: String
+    var issuer: String
+    var jwksURL: String
+    /// The `aud` values accepted: the app's bundle ids and service ids, the provider's client ids.
+    var audiences: [String]
+    /// `hashed`: the token's `nonce` is the SHA-256 (hex) of the raw nonce the app sent (Apple's
+    /// way); `plain`: the raw nonce itself (the OpenID Connect default).
+    var nonce: String?
+
+    static let appleIssuer = "https://appleid.apple.com"
+    static let appleJWKS = "https://appleid.apple.com/auth/keys"
+
+    var hashesNonce: Bool { (nonce ?? "plain") == "hashed" }
+}
+
+/// What a verified ID token says about the user.
+struct IdentityClaims: Sendable {
+    var subject: String
+    var email: String?
+    var emailVerified: Bool
+    var isPrivateEmail: Bool
+    /// The whole claim set (Apple's notifications carry their events inside).
+    var claims: [String: JSONValue]
+}
+
+/// Why an ID token was refused (said to the client), or why no answer can be given now.
+enum IdentityFailure: Error, CustomStringConvertible {
+    case invalid(String)
+    /// The provider's keys cannot be fetched now.
+    case unavailable(String)
+
+    var description: String {
+        switch self {
+        case .invalid(let why): why
+        case .unavailable(let why): why
+        }
+    }
+}
+
+/// A provider's signing keys (its JWKS), fetched when first needed, kept for an hour, and fetched
+/// again when a token names a key id the set lacks (key rotation) — at most once a minute, so
+/// made-up key ids cannot turn into a flood of fetches. Concurrent callers share one fetch.
+final class IdentityKeys: Sendable {
+    private struct State {
+        var keys: [String: VerificationKey] = [:]
+        var fetchedAt: Date?
+        var fetching: Task<Void, Error>?
+    }
+
+    let url: String
+    private let client: HTTPClient
+    private let state = Mutex(State())
+    static let lifetime: TimeInterval = 3600
+    static let refetchInterval: TimeInterval = 60
+
+    init(url: String, client: HTTPClient) {
+        self.url = url
+        self.client = client
+    }
+
+    func key(_ kid: String, now: Date = Date()) async throws(IdentityFailure) -> VerificationKey? {
+        enum Next {
+            case known(VerificationKey?)
+            case wait(Task<Void, Error>)
+        }
+        let next = state.withLock { state -> Next in
+            let fresh = state.fetchedAt.map { now.timeIntervalSince($0) < Self.lifetime } ?? false
+            if fresh, let key = state.keys[kid] { return .known(key) }
+            if let fetching = state.fetching { return .wait(fetching) }
+            if let fetchedAt = state.fetchedAt, fresh, now.timeIntervalSince(fetchedAt) < Self.refetchInterval {
+                return .known(nil)
+            }
+            let task = Task { try await self.fetch() }
+            state.fetching = task
+            return .wait(task)
+        }
+        switch next {
+        case .known(let key): return key
+        case .wait(let task):
+            do {
+                try await task.value
+            } catch {
+                throw .unavailable("the provider's keys (\(url)) cannot be fetched now")
+            }
+            return state.withLock { $0.keys[kid] }
+        }
+    }
+
+    private func fetch() async throws {
+        defer { state.withLock { $0.fetching = nil } }
+        let response = try await client.get(url)
+        guard response.status == 200 else { throw HTTPClient.Failure(message: "\(url) answered \(response.status)") }
+        let set = try WireDecoder.decode(ForeignJWKSet.self, from: response.body)
+        var keys: [String: VerificationKey] = [:]
+        for jwk in set.keys {
+            // A key this version cannot use (another type, too weak) is left out, not fatal.
+            if let kid = jwk.kid, let key = try? jwk.verificationKey() { keys[kid] = key }
+        }
+        state.withLock {
+            $0.keys = keys
+            $0.fetchedAt = Date()
+        }
+    }
+}
+
+/// Verifies ID tokens as Apple and OpenID Connect document it: the algorithm pinned to RS256 or
+/// ES256 (never `none` or HMAC), the key from the provider's JWKS by `kid`, the signature, `iss`,
+/// `aud` (one of the configured audiences), `exp` (and `iat` not in the future; one minute of
+/// clock skew), and the `nonce` the app bound the request to.
+struct IdentityTokenVerifier: Sendable {
+    let provider: IdentityProvider
+    let keys: IdentityKeys
+    static let skew = 60
+
+    func verify(_ token: String, nonce: String?, now: Date = Date()) async throws(IdentityFailure) -> IdentityClaims {
+        let jws: JWS
+        do {
+            jws = try JWS(compact: token, maximumLength: 16 * 1024)
+        } catch {
+            throw .invalid("the identity token is malformed")
+        }
+        guard ["RS256", "ES256"].contains(jws.header.alg) else {
+            throw .invalid("the identity token's algorithm \(jws.header.alg) is not accepted")
+        }
+        guard let kid = jws.header.kid else { throw .invalid("the identity token names no key (kid)") }
+        guard let key = try await keys.key(kid, now: now) else {
+            throw .invalid("the identity token's key \(kid) is not one of \(provider.name)'s")
+        }
+        guard key.verifies(jws) else { throw .invalid("the identity token's signature does not verify") }
+        guard let claims = (try? WireDecoder.decode(JSONValue.self, from: jws.payload))?.objectValue else {
+            throw .invalid("the identity token's claims are not a JSON object")
+        }
+        guard claims["iss"] == .string(provider.issuer) else { throw .invalid("the identity token is not from \(provider.issuer)") }
+        let audiences: [String] =
+            switch claims["aud"] {
+            case .string(let one): [one]
+            case .array(let many): many.compactMap { if case .string(let value) = $0 { value } else { nil } }
+            default: []
+            }
+        guard audiences.contains(where: provider.audiences.contains) else {
+            throw .invalid("the identity token is for another app (aud)")
+        }
+        let seconds = Int(now.timeIntervalSince1970)
+        guard let exp = Self.seconds(claims["exp"]), exp + Self.skew > seconds else {
+            throw .invalid("the identity token has expired")
+        }
+        if let iat = Self.seconds(claims["iat"]), iat > seconds + Self.skew {
+            throw .invalid("the identity token is issued in the future")
+        }
+        if let nonce {
+            let expected = provider.hashesNonce ? Self.hex(SHA256.hash(nonce)) : nonce
+            guard case .string(let given) = claims["nonce"], given == expected else {
+                throw .invalid("the identity token's nonce does not match")
+            }
+        }
+        guard case .string(let subject) = claims["sub"], !subject.isEmpty, subject.utf8.count <= 255 else {
+            throw .invalid("the identity token names no subject")
+        }
+        var email: String? = nil
+        if case .string(let value) = claims["email"] { email = value }
+        return IdentityClaims(
+            subject: subject, email: email, emailVerified: Self.flag(claims["email_verified"]),
+            isPrivateEmail: Self.flag(claims["is_private_email"]), claims: claims)
+    }
+
+    /// A NumericDate claim: whole seconds since 1970, within a sane range.
+    static func seconds(_ value: JSONValue?) -> Int? {
+        guard case .number(let number) = value, number.rounded() == number, abs(number) < 1e12 else { return nil }
+        return Int(number)
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+    }
+
+    /// Apple sends booleans as JSON booleans or as the strings "true" and "false".
+    static func flag(_ value: JSONValue?) -> Bool {
+        switch value {
+        case .bool(let flag): flag
+        case .string(let text): text == "true"
+        default: false
+        }
+    }
+}
