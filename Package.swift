@@ -106,7 +106,9 @@ let package = Package(
 
         .target(
             name: "PierTestSupport",
-            dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService", "PierCrypto", "Gateway"],
+            dependencies: [
+                "PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService", "PierCrypto", "Gateway", "COpenSSL",
+            ],
             path: "Tests/Support", swiftSettings: strict),
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",
@@ -149,7 +151,7 @@ let package = Package(
             name: "AuthTests",
             dependencies: [
                 "AuthService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
-                "PierTestSupport", "COpenSSL",
+                "PierTestSupport",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),
         .testTarget(

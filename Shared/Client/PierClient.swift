@@ -172,6 +172,34 @@ public final class PierAuth: Sendable {
     /// A valid access token for calls to your own endpoints (refreshed when needed).
     public func accessToken() async throws(PierError) -> String { try await manager.accessToken() }
 
+    // MARK: - Sign in with Apple and other providers
+
+    /// Signs in with Sign in with Apple: the credential's `identityToken` (as a string), the raw
+    /// `nonce` whose SHA-256 the app put in the authorization request, and the name Apple gives
+    /// on the first authorization only (`fullName`). Creates the account the first time (linked
+    /// by a verified address to an existing one). Throws `invalid_identity_token` (401) or
+    /// `email_taken` (409: an account has the address and Apple did not verify it).
+    /// On Apple platforms, ``signInWithApple(_:nonce:deviceName:)`` takes the credential itself.
+    @discardableResult
+    public func signInWithApple(identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil)
+        async throws(PierError) -> User
+    {
+        try await signIn(
+            provider: "apple", identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName)
+    }
+
+    /// Signs in with an ID token from an OpenID Connect provider configured on the server by
+    /// `name` (`PIER_AUTH_OIDC_PROVIDERS`); `apple` is Sign in with Apple.
+    @discardableResult
+    public func signIn(
+        provider name: String, identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil
+    ) async throws(PierError) -> User {
+        let body = Transport.body(
+            IdentitySignInRequest(identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName))
+        let path = name == "apple" ? "/auth/apple" : "/auth/oidc/\(name)"
+        return try await signIn(Call(method: "POST", path: path, body: body, retryable: false))
+    }
+
     // MARK: - Mailed links
 
     /// Verifies the address with the `token` of the mailed link (the app opens the link as a

@@ -150,7 +150,8 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .headersTooLarge, .lengthRequired, .notFound, .methodNotAllowed, .authenticationRequired, .tokenExpired,
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
-        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired, .invalidIdentityToken,
+        .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
+        .invalidIdentityToken,
         .internalError,
     ]
 }

@@ -1,4 +1,3 @@
-import COpenSSL
 import Foundation
 import PierCrypto
 import PierHTTP
@@ -9,116 +8,10 @@ import Testing
 
 @testable import AuthService
 
-/// An RSA key made by the test, to sign ID tokens RS256 as Apple does.
-final class TestRSAKey: @unchecked Sendable {
-    let pkey: OpaquePointer
-
-    init() throws {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw TestFailure("RSA context") }
-        defer { EVP_PKEY_CTX_free(context) }
-        var pkey: OpaquePointer? = nil
-        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048) == 1,
-            EVP_PKEY_generate(context, &pkey) == 1, let pkey
-        else { throw TestFailure("RSA key generation") }
-        self.pkey = pkey
-    }
-
-    deinit { EVP_PKEY_free(pkey) }
-
-    func jwk(kid: String) -> [String: String] {
-        func parameter(_ name: String) -> String {
-            var number: OpaquePointer? = nil
-            EVP_PKEY_get_bn_param(pkey, name, &number)
-            defer { BN_free(number) }
-            var bytes = [UInt8](repeating: 0, count: Int((BN_num_bits(number) + 7) / 8))
-            BN_bn2bin(number, &bytes)
-            return Base64.urlEncoded(bytes)
-        }
-        return ["kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256", "n": parameter("n"), "e": parameter("e")]
-    }
-
-    func sign(_ message: [UInt8]) -> [UInt8] {
-        let context = EVP_MD_CTX_new()
-        defer { EVP_MD_CTX_free(context) }
-        EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pkey)
-        var length = 0
-        EVP_DigestSign(context, nil, &length, message, message.count)
-        var signature = [UInt8](repeating: 0, count: length)
-        EVP_DigestSign(context, &signature, &length, message, message.count)
-        return Array(signature.prefix(length))
-    }
-}
-
-struct TestFailure: Error {
-    let what: String
-    init(_ what: String) { self.what = what }
-}
-
-/// A provider as the test plays it: a JWKS on a local server, and ID tokens signed with its keys.
-final class TestIdentityProvider: Sendable {
-    let server: HTTPServer
-    let rsa: TestRSAKey
-    let ec: P256PrivateKey
-    let keys: PierTestSupport.Locked<[[String: String]]>
-    var jwksURL: String { "http://127.0.0.1:\(server.port)/keys" }
-
-    init() throws {
-        rsa = try TestRSAKey()
-        ec = try P256PrivateKey.generate()
-        let ecPublic = try ec.publicKey
-        keys = PierTestSupport.Locked([
-            rsa.jwk(kid: "rsa-1"),
-            [
-                "kty": "EC", "kid": "ec-1", "crv": "P-256", "use": "sig", "x": Base64.urlEncoded(ecPublic.x),
-                "y": Base64.urlEncoded(ecPublic.y),
-            ],
-            // A key this version cannot use is skipped, not fatal.
-            ["kty": "OKP", "kid": "ed-1", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"],
-        ])
-        let router = Router<BasicRequestContext>()
-        let keys = keys
-        router.get("/keys") { _, _ in
-            Response(
-                status: 200, headers: ["Content-Type": "application/json"],
-                body: Array(try JSONSerialization.data(withJSONObject: ["keys": keys.withLock { $0 }])))
-        }
-        let logger = Logger(service: "idp", level: .error)
-        server = HTTPServer(
-            configuration: HTTPServer.Configuration(port: 0, threads: 1),
-            pipeline: HTTPPipeline(routes: router.routes, middleware: [ErrorMiddleware(logger: logger)], logger: logger),
-            logger: logger)
-        try server.start()
-    }
-
-    static func hex(_ text: String) -> String { SHA256.hash(text).map { String(format: "%02x", $0) }.joined() }
-
-    /// An ID token: Apple's claims by default, RS256 with `rsa-1`.
-    func token(
-        _ overrides: [String: Any] = [:], removing: [String] = [], alg: String = "RS256", kid: String? = "rsa-1",
-        signature: [UInt8]? = nil
-    ) throws -> String {
-        let now = Int(Date().timeIntervalSince1970)
-        var claims: [String: Any] = [
-            "iss": "https://appleid.apple.com", "aud": "dev.pier.seeds", "exp": now + 600, "iat": now,
-            "sub": "001234.abcdef", "email": "anna@privaterelay.appleid.com", "email_verified": "true",
-            "is_private_email": "true", "nonce": Self.hex("raw-nonce"), "nonce_supported": true,
-        ]
-        claims.merge(overrides) { $1 }
-        for name in removing { claims[name] = nil }
-        var header: [String: Any] = ["alg": alg]
-        if let kid { header["kid"] = kid }
-        let input =
-            Base64.urlEncoded(Array(try JSONSerialization.data(withJSONObject: header))) + "."
-            + Base64.urlEncoded(Array(try JSONSerialization.data(withJSONObject: claims)))
-        let signed: [UInt8] =
-            if let signature { signature } else if alg == "ES256" { try ec.sign(Array(input.utf8)) } else { rsa.sign(Array(input.utf8)) }
-        return input + "." + Base64.urlEncoded(signed)
-    }
-}
-
 @Suite(.serialized) struct IdentitySignInTests {
     func withService(_ idp: TestIdentityProvider, _ body: (AuthHarness) async throws -> Void) async throws {
-        let oidc = #"[{"name":"google","issuer":"https://accounts.google.com","jwksURL":"\#(idp.jwksURL)","audiences":["client-1"],"nonce":"plain"}]"#
+        let oidc =
+            #"[{"name":"google","issuer":"https://accounts.google.com","jwksURL":"\#(idp.jwksURL)","audiences":["client-1"],"nonce":"plain"}]"#
         let auth = try await AuthHarness.start(
             database: "pier_test_auth_identity",
             settings: [
@@ -177,7 +70,8 @@ final class TestIdentityProvider: Sendable {
             var forgedClaims = try JSONSerialization.jsonObject(with: Data(Base64.urlDecoded(parts[1])!)) as! [String: Any]
             forgedClaims["sub"] = "someone.else"
             let tampered =
-                parts[0] + "." + Base64.urlEncoded(Array(try JSONSerialization.data(withJSONObject: forgedClaims))) + "." + parts[2]
+                parts[0] + "." + Base64.urlEncoded(Array(try JSONSerialization.data(withJSONObject: forgedClaims))) + "."
+                + parts[2]
             let noneHeader = Base64.urlEncoded(Array(#"{"alg":"none","kid":"rsa-1"}"#.utf8))
             let cases: [(String, String, String)] = [
                 ("tampered", tampered, "signature"),
@@ -220,10 +114,12 @@ final class TestIdentityProvider: Sendable {
         try await withService(idp) { auth in
             let (session, email) = try await auth.register("ada-\(UUID().uuidString.prefix(6).lowercased())@example.com")
             let unverified = try await auth.send(
-                "POST", "/auth/apple", json: Self.body(try idp.token(["sub": "ada.1", "email": email, "email_verified": "false"])))
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "ada.1", "email": email, "email_verified": "false"])))
             #expect(unverified.status == 409 && unverified.text.contains("email_taken"))
             let linked = try await auth.send(
-                "POST", "/auth/apple", json: Self.body(try idp.token(["sub": "ada.1", "email": email.uppercased(), "email_verified": true])))
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "ada.1", "email": email.uppercased(), "email_verified": true])))
             #expect(linked.status == 200, "\(linked.text)")
             let user = try linked.decode(AuthSession.self).user
             #expect(user.id == session.user.id && user.emailVerified)
@@ -233,8 +129,10 @@ final class TestIdentityProvider: Sendable {
                     .status == 200)
             // Another OpenID Connect provider, its nonce plain.
             let google = try idp.token(
-                ["iss": "https://accounts.google.com", "aud": "client-1", "sub": "g-1", "email": email, "email_verified": true,
-                 "nonce": "raw-nonce"])
+                [
+                    "iss": "https://accounts.google.com", "aud": "client-1", "sub": "g-1", "email": email, "email_verified": true,
+                    "nonce": "raw-nonce",
+                ])
             let viaGoogle = try await auth.send("POST", "/auth/oidc/google", json: Self.body(google))
             #expect(viaGoogle.status == 200, "\(viaGoogle.text)")
             #expect(try viaGoogle.decode(AuthSession.self).user.id == session.user.id)
@@ -249,7 +147,8 @@ final class TestIdentityProvider: Sendable {
         let idp = try TestIdentityProvider()
         try await withService(idp) { auth in
             let created = try await auth.send(
-                "POST", "/auth/apple", json: Self.body(try idp.token(["sub": "note.1", "email": "note1@privaterelay.appleid.com"])))
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "note.1", "email": "note1@privaterelay.appleid.com"])))
             let session = try created.decode(AuthSession.self)
             func notify(_ type: String, _ subject: String) async throws -> Reply {
                 let events = #"{"type":"\#(type)","sub":"\#(subject)","event_time":\#(Int(Date().timeIntervalSince1970) * 1000)}"#
@@ -265,14 +164,16 @@ final class TestIdentityProvider: Sendable {
             #expect(try await eventually { try await auth.send("GET", "/auth/me", token: session.accessToken).status == 401 })
             // Signing in again links again; then Apple says the Apple account is gone: so is this one.
             let back = try await auth.send(
-                "POST", "/auth/apple", json: Self.body(try idp.token(["sub": "note.1", "email": "note1@privaterelay.appleid.com"])))
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "note.1", "email": "note1@privaterelay.appleid.com"])))
             #expect(back.status == 200)
             #expect(try await notify("account-delete", "note.1").status == 200)
             let gone = try await auth.pool.query(
                 "SELECT count(*)::int AS n FROM auth.users WHERE email = 'note1@privaterelay.appleid.com'")[0]
             #expect(try gone.decode("n", as: Int.self) == 0)
             let event = try await auth.pool.query(
-                "SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload ->> 'userId' = \(session.user.id.text())")
+                "SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload ->> 'userId' = \(session.user.id.text())"
+            )
             #expect(try event[0].decode("n", as: Int.self) == 1)
             // Unknown subjects are acknowledged; a forged payload is not.
             #expect(try await notify("consent-revoked", "nobody").status == 200)

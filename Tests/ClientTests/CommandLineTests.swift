@@ -20,8 +20,18 @@ import Testing
             .standardized
     }()
 
-    /// Runs `pier arguments` with its own config directory; `PIER_PASSWORD` when given.
-    static func pier(_ arguments: [String], home: URL, url: String, password: String? = nil) throws -> Outcome {
+    /// Runs `pier arguments` with its own config directory; `PIER_PASSWORD` when given. The wait
+    /// is on a thread of its own: the server the command talks to answers on the cooperative
+    /// pool of this very process, which a blocked wait there could starve.
+    static func pier(_ arguments: [String], home: URL, url: String, password: String? = nil) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try run(arguments, home: home, url: url, password: password) })
+            }
+        }
+    }
+
+    private static func run(_ arguments: [String], home: URL, url: String, password: String? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -47,113 +57,113 @@ import Testing
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
         let email = PierClientTests.email()
         let secret = "a terminal passphrase"
-        func pier(_ arguments: String..., password: String? = nil) throws -> Outcome {
-            try Self.pier(arguments, home: home, url: url, password: password)
+        func pier(_ arguments: String..., password: String? = nil) async throws -> Outcome {
+            try await Self.pier(arguments, home: home, url: url, password: password)
         }
 
-        #expect(try pier("--help").output.contains("admin feedback export"))
+        #expect(try await pier("--help").output.contains("admin feedback export"))
         // Help for one command: its lines and the options, not the whole list.
-        let sendHelp = try pier("feedback", "send", "--help")
+        let sendHelp = try await pier("feedback", "send", "--help")
         #expect(
             sendHelp.status == 0 && sendHelp.output.contains("feedback send MESSAGE") && !sendHelp.output.contains("admin plans"))
         #expect(sendHelp.output.contains("Exit codes"))
-        #expect(try pier().status == 2)
-        #expect(try pier("whoami").status == 3)  // not signed in
+        #expect(try await pier().status == 2)
+        #expect(try await pier("whoami").status == 3)  // not signed in
 
-        let registered = try pier("register", email, "--name", "Ada", password: secret)
+        let registered = try await pier("register", email, "--name", "Ada", password: secret)
         #expect(registered.status == 0 && registered.output.contains("Signed in as \(email)"), "\(registered.errors)")
         let session = home.appendingPathComponent("pier/session.json")
         let mode = try FileManager.default.attributesOfItem(atPath: session.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
         // The mailed links, from a terminal.
         let token = try await PierClientTests.mailedToken(to: email, "/auth/email/verify")
-        let verified = try pier("email", "verify", token)
+        let verified = try await pier("email", "verify", token)
         #expect(verified.status == 0 && verified.output.contains("Verified: \(email)"), "\(verified)")
-        #expect(try pier("email", "verify", token).status == 5)
-        #expect(try pier("email", "resend").status == 0)
-        let sessions = try pier("sessions")
+        #expect(try await pier("email", "verify", token).status == 5)
+        #expect(try await pier("email", "resend").status == 0)
+        let sessions = try await pier("sessions")
         #expect(sessions.status == 0 && sessions.output.contains("pier on ") && sessions.output.contains("(this one)"))
-        #expect(try pier("sessions", "end", "not-a-uuid").status == 2)
-        #expect(try pier("sessions", "end", UUID().uuidString).status == 4)
-        let profile = try pier("profile", "--name", "Ada L.", "--locale", "en-GB")
+        #expect(try await pier("sessions", "end", "not-a-uuid").status == 2)
+        #expect(try await pier("sessions", "end", UUID().uuidString).status == 4)
+        let profile = try await pier("profile", "--name", "Ada L.", "--locale", "en-GB")
         #expect(profile.status == 0 && profile.output.contains("Ada L.") && profile.output.contains("en-GB"), "\(profile)")
-        #expect(try pier("profile").status == 2)
-        #expect(try pier("profile", "--locale", "en_GB").status == 5)
-        let whoami = try pier("whoami", "--json")
+        #expect(try await pier("profile").status == 2)
+        #expect(try await pier("profile", "--locale", "en_GB").status == 5)
+        let whoami = try await pier("whoami", "--json")
         #expect(whoami.status == 0 && whoami.output.contains(#""email":"\#(email)""#))
 
-        #expect(try pier("feedback", "send", "Hello from the terminal", "--rating", "4", "--platform", "macOS").status == 0)
-        let mine = try pier("feedback", "list")
+        #expect(try await pier("feedback", "send", "Hello from the terminal", "--rating", "4", "--platform", "macOS").status == 0)
+        let mine = try await pier("feedback", "list")
         #expect(mine.status == 0 && mine.output.contains("Hello from the terminal"))
-        #expect(try pier("status").output.contains("none"))
-        #expect(try pier("plans", "--json").output.hasPrefix(#"{"items":["#))
+        #expect(try await pier("status").output.contains("none"))
+        #expect(try await pier("plans", "--json").output.hasPrefix(#"{"items":["#))
 
         // Exit codes by outcome, and messages that say why.
-        let empty = try pier("feedback", "send", " ")
+        let empty = try await pier("feedback", "send", " ")
         #expect(empty.status == 5 && empty.errors.contains("message"))
-        let notAdmin = try pier("admin", "feedback", "list")
+        let notAdmin = try await pier("admin", "feedback", "list")
         #expect(notAdmin.status == 3 && notAdmin.errors.contains("forbidden"))
-        #expect(try pier("admin", "feedback", "export").status == 3)
-        #expect(try pier("admin", "feedback", "show", UUID().uuidString.lowercased()).status == 4)
-        #expect(try pier("frobnicate").status == 2)
-        #expect(try pier("feedback", "send", "x", "--rating", "9").status == 2)
-        #expect(try pier("feedback", "list", "--colour", "red").status == 2)
-        #expect(try Self.pier(["status"], home: home, url: "ftp://example.com").status == 2)
+        #expect(try await pier("admin", "feedback", "export").status == 3)
+        #expect(try await pier("admin", "feedback", "show", UUID().uuidString.lowercased()).status == 4)
+        #expect(try await pier("frobnicate").status == 2)
+        #expect(try await pier("feedback", "send", "x", "--rating", "9").status == 2)
+        #expect(try await pier("feedback", "list", "--colour", "red").status == 2)
+        #expect(try await Self.pier(["status"], home: home, url: "ftp://example.com").status == 2)
         let nobody = try PortHolder()
-        #expect(try Self.pier(["plans"], home: home, url: "http://127.0.0.1:\(nobody.port)").status == 6)
+        #expect(try await Self.pier(["plans"], home: home, url: "http://127.0.0.1:\(nobody.port)").status == 6)
 
         // The team's commands, once the account is an admin.
         let pool = PostgresPool(configuration: PostgresConfiguration(url: try await PierClientTests.stack.value.1, poolSize: 1))
         defer { pool.close() }
         try await pool.execute("UPDATE auth.users SET role = 'admin' WHERE email = \(email)")
-        #expect(try pier("login", email, password: secret).status == 0)
-        let list = try pier("admin", "feedback", "list", "--q", "terminal", "--json")
+        #expect(try await pier("login", email, password: secret).status == 0)
+        let list = try await pier("admin", "feedback", "list", "--q", "terminal", "--json")
         let page = try JSONDecoder.iso.decode(FeedbackPage.self, from: Data(list.output.utf8))
         let item = try #require(page.items.first { $0.message == "Hello from the terminal" })
         #expect(item.platform == "macos")
         let id = item.id.uuidString.lowercased()
-        let updated = try pier("admin", "feedback", "update", id, "--status", "triaged", "--tags", "cli,terminal")
+        let updated = try await pier("admin", "feedback", "update", id, "--status", "triaged", "--tags", "cli,terminal")
         #expect(updated.status == 0, "\(updated.errors)")
-        let shown = try pier("admin", "feedback", "show", id)
+        let shown = try await pier("admin", "feedback", "show", id)
         #expect(shown.output.contains("triaged") && shown.output.contains("cli,terminal"))
         let export = home.appendingPathComponent("export.ndjson")
-        let exported = try pier("admin", "feedback", "export", "--format", "ndjson", "--output", export.path)
+        let exported = try await pier("admin", "feedback", "export", "--format", "ndjson", "--output", export.path)
         #expect(exported.status == 0 && exported.errors.contains("exported"))
         #expect(try String(contentsOf: export, encoding: .utf8).contains("Hello from the terminal"))
-        let streamed = try pier("admin", "feedback", "export", "--format", "csv")
+        let streamed = try await pier("admin", "feedback", "export", "--format", "csv")
         #expect(
             streamed.status == 0 && streamed.output.hasPrefix("id,createdAt,")
                 && streamed.output.contains("Hello from the terminal"))
 
         let plan = "cli-\(UUID().uuidString.prefix(6).lowercased())"
-        let created = try pier(
+        let created = try await pier(
             "admin", "plans", "create", plan, "--name", "Terminal Pro", "--price", "499", "--currency", "USD", "--period", "P1M",
             "--entitlements", "pro")
         #expect(created.status == 0 && created.output.contains("Terminal Pro"), "\(created.errors)")
-        let user = try JSONDecoder.iso.decode(User.self, from: Data(try pier("whoami", "--json").output.utf8))
-        let granted = try pier(
+        let user = try JSONDecoder.iso.decode(User.self, from: Data(try await pier("whoami", "--json").output.utf8))
+        let granted = try await pier(
             "admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M", "--reason", "support")
         #expect(granted.status == 0 && granted.output.contains("Granted \(plan)"), "\(granted.errors)")
-        #expect(try pier("status").output.contains("active"))
-        #expect(try pier("admin", "user", user.id.uuidString.lowercased()).output.contains("grant"))
+        #expect(try await pier("status").output.contains("active"))
+        #expect(try await pier("admin", "user", user.id.uuidString.lowercased()).output.contains("grant"))
         // No In-App Purchase key on this stack: the refresh says so, as an unavailable service.
-        let refresh = try pier("admin", "user", user.id.uuidString.lowercased(), "--refresh")
+        let refresh = try await pier("admin", "user", user.id.uuidString.lowercased(), "--refresh")
         #expect(refresh.status == 6 && refresh.errors.contains("not configured"), "\(refresh)")
         // No --reason: a usage error.
-        #expect(try pier("admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M").status == 2)
-        #expect(try pier("admin", "plans", "deactivate", plan).status == 0)
+        #expect(try await pier("admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M").status == 2)
+        #expect(try await pier("admin", "plans", "deactivate", plan).status == 0)
 
-        #expect(try pier("logout").status == 0)
+        #expect(try await pier("logout").status == 0)
         #expect(!FileManager.default.fileExists(atPath: session.path))
-        #expect(try pier("whoami").status == 3)
+        #expect(try await pier("whoami").status == 3)
 
         // Another account, signed in everywhere then deleted from the terminal.
         let other = PierClientTests.email()
-        #expect(try pier("register", other, "--device", "CI runner", password: secret).status == 0)
-        #expect(try pier("sessions").output.contains("CI runner"))
-        #expect(try pier("delete-account", password: "wrong password").status == 3)
-        #expect(try pier("delete-account", password: secret).status == 0)
-        #expect(try pier("login", other, password: secret).status == 3)
+        #expect(try await pier("register", other, "--device", "CI runner", password: secret).status == 0)
+        #expect(try await pier("sessions").output.contains("CI runner"))
+        #expect(try await pier("delete-account", password: "wrong password").status == 3)
+        #expect(try await pier("delete-account", password: secret).status == 0)
+        #expect(try await pier("login", other, password: secret).status == 3)
     }
 }
 

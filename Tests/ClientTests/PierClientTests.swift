@@ -26,6 +26,8 @@ import Testing
             // Mails go to a real SMTP server; links as an app's universal links would carry them.
             "PIER_AUTH_SMTP_URL": try await smtp.value.url, "PIER_AUTH_PUBLIC_URL": "https://seeds.example",
             "PIER_APP_NAME": "Seeds",
+            // Sign in with Apple against a JWKS the test serves.
+            "PIER_AUTH_APPLE_AUDIENCES": "dev.pier.seeds", "PIER_AUTH_APPLE_JWKS_URL": try await identityProvider.value.jwksURL,
         ]
         return (try await EmbeddedStack.start(databaseURL: url, settings: settings), url)
     }
@@ -35,6 +37,7 @@ import Testing
     }
 
     static let smtp = Task { try SMTPTestServer() }
+    static let identityProvider = Task { try TestIdentityProvider() }
 
     /// The token of the latest mailed link to `email` whose path holds `path`, waiting up to 10 s.
     static func mailedToken(to email: String, _ path: String) async throws -> String {
@@ -572,5 +575,42 @@ import Testing
         } catch {
             #expect(error.code == .invalidCredentials)
         }
+    }
+
+    @Test func signInWithAppleThroughTheClientAndTheCommandLine() async throws {
+        let idp = try await PierClientTests.identityProvider.value
+        let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
+        let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+        let subject = "apple.\(UUID().uuidString.prefix(8).lowercased())"
+        let email = "\(subject)@privaterelay.appleid.com"
+        let token = try idp.token(["sub": subject, "email": email])
+        let user = try await pier.auth.signInWithApple(identityToken: token, nonce: "raw-nonce", fullName: "Anna Apple")
+        #expect(user.email == email && user.displayName == "Anna Apple" && user.emailVerified)
+        #expect(pier.auth.currentUser?.id == user.id)
+        do {
+            try await pier.auth.signInWithApple(identityToken: token, nonce: "another nonce")
+            Issue.record("a token bound to another nonce signed in")
+        } catch {
+            #expect(error.code == .invalidIdentityToken && error.status == 401)
+        }
+        do {
+            try await pier.auth.signIn(provider: "google", identityToken: token, nonce: "raw-nonce")
+            Issue.record("an unconfigured provider signed in")
+        } catch {
+            #expect(error.status == 404)
+        }
+        // The command line, the same way.
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        let cli = try await CommandLineTests.pier(
+            [
+                "sign-in", "apple", try idp.token(["sub": subject, "email": email]), "--nonce", "raw-nonce", "--device",
+                "Terminal",
+            ],
+            home: home, url: base.absoluteString)
+        #expect(cli.status == 0 && cli.output.contains("Signed in as \(email)"), "\(cli)")
+        let refused = try await CommandLineTests.pier(
+            ["sign-in", "apple", try idp.token(["sub": subject]), "--nonce", "wrong"], home: home, url: base.absoluteString)
+        #expect(refused.status == 3 && refused.errors.contains("invalid_identity_token"), "\(refused)")
+        #expect(try await CommandLineTests.pier(["sign-in", "apple", "x"], home: home, url: base.absoluteString).status == 2)
     }
 }

@@ -19,6 +19,7 @@ let usage = """
 
       register EMAIL [--name NAME] [--device NAME]   create an account and sign in (password asked, or --password-stdin)
       login EMAIL [--device NAME]        sign in (the device name the session list shows; default "pier on HOST")
+      sign-in PROVIDER ID_TOKEN --nonce RAW [--name NAME] [--device NAME]   sign in with an ID token (apple, or an OIDC provider's name)
       logout [--all]                     sign out here and on the server (--all: every session of the account)
       whoami                             the signed-in user
       profile [--name NAME] [--locale fr-CA]   change your display name or locale ("" clears)
@@ -180,6 +181,20 @@ func run(_ given: Arguments) async throws -> Int32 {
             command == "register"
             ? try await pier.auth.register(email: email, password: secret, displayName: name, deviceName: device)
             : try await pier.auth.login(email: email, password: secret, deviceName: device)
+        if json {
+            printJSON(try JSONEncoder.pier.encode(user))
+        } else {
+            print("Signed in as \(user.email) (\(user.id.uuidString.lowercased()))")
+        }
+    case "sign-in":
+        let provider = try arguments.next("a provider (apple, or an OpenID Connect provider's name)")
+        let token = try arguments.next("the ID token")
+        guard let nonce = arguments.option("nonce") else { throw CLIError.usage("--nonce RAW is required") }
+        let name = arguments.option("name")
+        let device = arguments.option("device") ?? "pier on \(ProcessInfo.processInfo.hostName)"
+        try arguments.finish()
+        let user = try await pier.auth.signIn(
+            provider: provider, identityToken: token, nonce: nonce, fullName: name, deviceName: device)
         if json {
             printJSON(try JSONEncoder.pier.encode(user))
         } else {

@@ -130,7 +130,8 @@ public struct AuthConfiguration: Sendable {
                     throw Environment.Failure(
                         variable: "PIER_AUTH_OIDC_PROVIDERS",
                         problem:
-                            "provider \"\(provider.name)\": a lowercase name other than apple, http(s) issuer and jwksURL, audiences, nonce plain or hashed")
+                            "provider \"\(provider.name)\": a lowercase name other than apple, http(s) issuer and jwksURL, audiences, nonce plain or hashed"
+                    )
                 }
                 providers[provider.name] = provider
             }

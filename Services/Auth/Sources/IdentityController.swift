@@ -26,7 +26,9 @@ struct IdentityController: Sendable {
         self.repository = repository
         self.tokens = tokens
         let client = HTTPClient(threads: 2, timeoutSeconds: 5)
-        verifiers = providers.mapValues { IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: client)) }
+        verifiers = providers.mapValues {
+            IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: client))
+        }
         self.desk = desk
         self.logger = logger
     }
@@ -54,7 +56,9 @@ struct IdentityController: Sendable {
         var errors: [Problem.FieldError] = []
         let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
         let fullName = body.fullName?.trimmingWhitespace()
-        if let fullName, fullName.count > 100 { errors.append(.init(field: "fullName", message: "must be at most 100 characters")) }
+        if let fullName, fullName.count > 100 {
+            errors.append(.init(field: "fullName", message: "must be at most 100 characters"))
+        }
         if body.nonce.isEmpty || body.nonce.utf8.count > 256 {
             errors.append(.init(field: "nonce", message: "must be the raw nonce the request to the provider was bound to"))
         }
@@ -81,7 +85,8 @@ struct IdentityController: Sendable {
                 code: .emailTaken)
         case .noEmail:
             throw HTTPError(
-                422, code: .invalidIdentityToken, detail: "The identity token carries no email address to create an account with.",
+                422, code: .invalidIdentityToken,
+                detail: "The identity token carries no email address to create an account with.",
                 errors: [.init(field: "identityToken", message: "has no email claim")])
         }
     }
@@ -93,7 +98,8 @@ struct IdentityController: Sendable {
             logger.info("identity token refused", [("provider", .string(verifier.provider.name)), ("reason", .string(why))])
             throw HTTPError.unauthorized("The identity token was refused: \(why).", code: .invalidIdentityToken)
         } catch .unavailable(let why) {
-            throw HTTPError(503, code: .unavailable, detail: "Cannot check identity tokens now: \(why).", headers: ["Retry-After": "5"])
+            throw HTTPError(
+                503, code: .unavailable, detail: "Cannot check identity tokens now: \(why).", headers: ["Retry-After": "5"])
         }
     }
 

@@ -147,7 +147,9 @@ struct IdentityTokenVerifier: Sendable {
         guard let claims = (try? WireDecoder.decode(JSONValue.self, from: jws.payload))?.objectValue else {
             throw .invalid("the identity token's claims are not a JSON object")
         }
-        guard claims["iss"] == .string(provider.issuer) else { throw .invalid("the identity token is not from \(provider.issuer)") }
+        guard claims["iss"] == .string(provider.issuer) else {
+            throw .invalid("the identity token is not from \(provider.issuer)")
+        }
         let audiences: [String] =
             switch claims["aud"] {
             case .string(let one): [one]
