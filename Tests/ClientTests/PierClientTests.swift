@@ -353,12 +353,7 @@ import Testing
                 times.withLock { $0.append(Date()) }
                 throw HTTPError(503, detail: "busy", headers: ["Retry-After": "1"])
             }
-            let logger = Logger(service: "flaky", level: .error)
-            server = HTTPServer(
-                configuration: HTTPServer.Configuration(port: 0, threads: 1),
-                pipeline: HTTPPipeline(routes: router.routes, middleware: [ErrorMiddleware(logger: logger)], logger: logger),
-                logger: logger)
-            try server.start()
+            server = try HTTPServer.started(router, name: "flaky")
             self.times = times
         }
     }

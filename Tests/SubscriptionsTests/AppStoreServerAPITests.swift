@@ -84,12 +84,7 @@ final class FakeAppStoreAPI: Sendable {
         }
         router.get("/inApps/v1/subscriptions/{transactionId}", handler)
         router.get("/sandbox/inApps/v1/subscriptions/{transactionId}", handler)
-        let logger = Logger(service: "fake-apple", level: .error)
-        server = HTTPServer(
-            configuration: HTTPServer.Configuration(port: 0, threads: 1),
-            pipeline: HTTPPipeline(routes: router.routes, middleware: [ErrorMiddleware(logger: logger)], logger: logger),
-            logger: logger)
-        try server.start()
+        server = try HTTPServer.started(router, name: "fake-apple")
     }
 
     func stop() async {

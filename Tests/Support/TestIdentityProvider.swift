@@ -77,12 +77,7 @@ public final class TestIdentityProvider: Sendable {
                 status: 200, headers: ["Content-Type": "application/json"],
                 body: Array(try JSONSerialization.data(withJSONObject: ["keys": keys.withLock { $0 }])))
         }
-        let logger = Logger(service: "idp", level: .error)
-        server = HTTPServer(
-            configuration: HTTPServer.Configuration(port: 0, threads: 1),
-            pipeline: HTTPPipeline(routes: router.routes, middleware: [ErrorMiddleware(logger: logger)], logger: logger),
-            logger: logger)
-        try server.start()
+        server = try HTTPServer.started(router, name: "idp")
     }
 
     public static func hex(_ text: String) -> String { SHA256.hash(text).map { String(format: "%02x", $0) }.joined() }
