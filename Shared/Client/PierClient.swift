@@ -275,6 +275,13 @@ public final class PierAuth: Sendable {
         _ = await manager.signOut(.accountDeleted)
     }
 
+    /// "Download my data": one JSON document with everything every service holds about the
+    /// signed-in user (`{userId, exportedAt, services: {auth, feedback, subscriptions}}`), to
+    /// save or share as the user chooses.
+    public func exportData() async throws(PierError) -> Data {
+        try await authorized.send(Call(method: "GET", path: "/auth/me/export", retryable: true)).0
+    }
+
     // MARK: - Sessions and devices
 
     /// The signed-in user's sessions (one per device), the most recently used first; `current`

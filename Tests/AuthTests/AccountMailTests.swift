@@ -3,6 +3,7 @@ import PierCrypto
 import PierHTTP
 import PierModels
 import PierRuntime
+import PierService
 import PierTestSupport
 import Testing
 
@@ -494,5 +495,39 @@ import Testing
             #expect(smtp.mails().count == 3)
             #expect(all.last?.headers["subject"] == "Your Seeds password was changed")
         }
+    }
+}
+
+/// When the services run apart, auth gathers their parts over HTTP with the caller's token; a
+/// part that cannot be had is a 503, never a partial export.
+@Suite struct RemoteExportTests {
+    @Test func partsAreFetchedWithTheCallersToken() async throws {
+        let seen = Locked<[String]>([])
+        let failing = Locked(false)
+        let router = Router<BasicRequestContext>()
+        router.get("/feedback/me/export") { request, _ -> Response in
+            seen.withLock { $0.append(request.headers["Authorization"] ?? "") }
+            if failing.withLock({ $0 }) { throw HTTPError(500, detail: "down") }
+            return try Response.json(ExportPart(service: "feedback", data: .object(["items": .array([.string("remote")])])))
+        }
+        let peer = try HTTPServer.started(router, name: "peer")
+        let auth = try await AuthHarness.start(
+            database: "pier_test_auth_export",
+            settings: ["PIER_AUTH_EXPORT_URLS": "http://127.0.0.1:\(peer.port)/feedback/me/export"])
+        let (session, email) = try await auth.register()
+        let reply = try await auth.send("GET", "/auth/me/export", token: session.accessToken)
+        #expect(reply.status == 200)
+        #expect(reply.headers["Content-Disposition"]?.hasPrefix("attachment") == true)
+        let document = try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any]
+        let services = document?["services"] as? [String: Any]
+        #expect(((services?["auth"] as? [String: Any])?["user"] as? [String: Any])?["email"] as? String == email)
+        #expect(((services?["feedback"] as? [String: Any])?["items"] as? [String]) == ["remote"])
+        #expect(seen.withLock { $0 } == ["Bearer \(session.accessToken)"])
+        failing.withLock { $0 = true }
+        let down = try await auth.send("GET", "/auth/me/export", token: session.accessToken)
+        #expect(down.status == 503 && down.headers["Retry-After"] != nil)
+        #expect(try await auth.send("GET", "/auth/me/export").status == 401)
+        await auth.stop()
+        await peer.shutdown()
     }
 }

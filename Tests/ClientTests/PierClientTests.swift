@@ -608,4 +608,39 @@ import Testing
         #expect(refused.status == 3 && refused.errors.contains("invalid_identity_token"), "\(refused)")
         #expect(try await CommandLineTests.pier(["sign-in", "apple", "x"], home: home, url: base.absoluteString).status == 2)
     }
+
+    @Test func downloadMyDataGathersEveryService() async throws {
+        let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
+        let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+        let email = PierClientTests.email()
+        try await pier.auth.register(email: email, password: "a long enough passphrase", deviceName: "Export phone")
+        try await pier.feedback.send(NewFeedback(message: "Please export me", rating: 5))
+        let document = try JSONSerialization.jsonObject(with: try await pier.auth.exportData()) as? [String: Any]
+        let services = try #require(document?["services"] as? [String: Any])
+        #expect(Set(services.keys) == ["auth", "feedback", "subscriptions"])
+        let auth = services["auth"] as? [String: Any]
+        #expect((auth?["user"] as? [String: Any])?["email"] as? String == email)
+        #expect(((auth?["sessions"] as? [[String: Any]])?.first?["deviceName"]) as? String == "Export phone")
+        let items = (services["feedback"] as? [String: Any])?["items"] as? [[String: Any]]
+        #expect(items?.map { $0["message"] as? String } == ["Please export me"])
+        let subscription = (services["subscriptions"] as? [String: Any])?["subscription"] as? [String: Any]
+        #expect(subscription?["status"] as? String == "none")
+        // Each service's own part, too; signed in only.
+        let part = try JSONSerialization.jsonObject(with: try await pier.call("GET", "/feedback/me/export")) as? [String: Any]
+        #expect(part?["service"] as? String == "feedback")
+        do {
+            _ = try await pier.call("GET", "/subscriptions/me/export", signedIn: false)
+            Issue.record("an anonymous export answered")
+        } catch {
+            #expect(error.status == 401)
+        }
+        // From the terminal.
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        _ = try await CommandLineTests.pier(
+            ["login", email], home: home, url: base.absoluteString, password: "a long enough passphrase")
+        let file = home.appendingPathComponent("export.json")
+        let exported = try await CommandLineTests.pier(["export", "--output", file.path], home: home, url: base.absoluteString)
+        #expect(exported.status == 0, "\(exported)")
+        #expect(try String(contentsOf: file, encoding: .utf8).contains("Please export me"))
+    }
 }

@@ -31,6 +31,7 @@ let usage = """
       password reset TOKEN               set a new password with the token of the mailed link (asked, or --password-stdin)
       sessions                           your sessions, one per device
       sessions end ID                    end one of them at once
+      export [--output FILE]             download everything Pier holds about you (JSON)
       delete-account                     delete your account (password asked unless you signed in within 5 minutes)
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
       feedback list [--limit N] [--cursor C]      your own feedback
@@ -262,6 +263,16 @@ func run(_ given: Arguments) async throws -> Int32 {
             printJSON(try JSONEncoder.pier.encode(user))
         } else {
             print("Name: \(user.displayName ?? "(none)"), locale: \(user.locale ?? "(none)")")
+        }
+    case "export":
+        let output = arguments.option("output")
+        try arguments.finish()
+        let data = try await pier.auth.exportData()
+        if let output {
+            try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+            if !json { print("Written to \(output) (\(data.count) bytes)") }
+        } else {
+            printJSON(data)
         }
     case "delete-account":
         try arguments.finish()

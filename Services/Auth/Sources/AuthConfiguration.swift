@@ -30,6 +30,7 @@ import PierService
 /// | `PIER_AUTH_MAIL_RETRY_S` | `30` | the first retry delay of a mail that could not be sent (doubling, up to an hour; 8 attempts) |
 /// | `PIER_AUTH_MAIL_POLL_S` | `5` | how often the outbox looks for mails another replica queued |
 /// | `PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR` | `10` | password-reset requests per client address (per replica) |
+/// | `PIER_AUTH_EXPORT_URLS` | none | the `GET /<service>/me/export` URLs of the services running apart from auth (`GET /auth/me/export` gathers them) |
 /// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
 /// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys |
 /// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`) |
@@ -61,6 +62,7 @@ public struct AuthConfiguration: Sendable {
     public var forgotPerAddressPerHour: Int
     /// Sign in with Apple and the OpenID Connect providers, by name (`apple` for Apple).
     var identityProviders: [String: IdentityProvider]
+    public var exportURLs: [String]
 
     public init(environment: Environment, production: Bool) throws(Environment.Failure) {
         self.production = production
@@ -144,5 +146,9 @@ public struct AuthConfiguration: Sendable {
                 audiences: appleAudiences, nonce: "hashed")
         }
         identityProviders = providers
+        exportURLs = environment.list("PIER_AUTH_EXPORT_URLS")
+        if let bad = exportURLs.first(where: { !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
+            throw Environment.Failure(variable: "PIER_AUTH_EXPORT_URLS", problem: "\"\(bad)\" is not an http(s) URL")
+        }
     }
 }

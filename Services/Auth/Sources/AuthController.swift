@@ -18,13 +18,15 @@ struct AuthController: Sendable {
     let account: AccountController
     let email: EmailController
     let identity: IdentityController
+    let export: ExportController
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
 
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
-        authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, logger: Logger, dummyHash: String
+        authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, logger: Logger,
+        dummyHash: String
     ) throws {
         let repository = AuthRepository(
             database: database, refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL)
@@ -51,6 +53,8 @@ struct AuthController: Sendable {
             reauthentication: reauthentication, appName: configuration.appName, logger: logger)
         identity = IdentityController(
             repository: repository, tokens: tokens, providers: configuration.identityProviders, desk: desk, logger: logger)
+        export = ExportController(
+            repository: repository, sources: exports, client: HTTPClient(threads: 2, timeoutSeconds: 30), logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -60,7 +64,7 @@ struct AuthController: Sendable {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
         let anyone = router.group(Authentication(authenticator, .optional))
-        let (sessions, account, email, identity) = (sessions, account, email, identity)
+        let (sessions, account, email, identity, export) = (sessions, account, email, identity, export)
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
@@ -78,6 +82,7 @@ struct AuthController: Sendable {
         router.post("/auth/apple/notifications", body: AppleNotificationRequest.self) {
             try await identity.appleNotification($0, $1, $2)
         }
+        signedIn.get("/auth/me/export") { try await export.export($0, $1) }
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }

@@ -2,6 +2,7 @@ import PierCrypto
 import PierMail
 import PierModels
 import PierPostgres
+import PierRuntime
 import PierService
 
 #if canImport(FoundationEssentials)
@@ -363,6 +364,21 @@ struct AuthRepository: Sendable {
     /// Marks the session as just authenticated again (the password was given).
     func reauthenticated(_ session: UUID) async throws {
         try await database.execute("UPDATE auth.sessions SET authenticated_at = now() WHERE id = \(session)")
+    }
+
+    /// The identity providers `user` signs in with.
+    func identities(of user: UUID) async throws -> [[String: JSONValue]] {
+        try await database.query(
+            "SELECT provider, email, created_at, last_used_at FROM auth.identities WHERE user_id = \(user) ORDER BY created_at"
+        ).map { row in
+            var identity: [String: JSONValue] = [
+                "provider": .string(try row.decode("provider")),
+                "linkedAt": .string(
+                    CivilDate.iso8601(secondsSince1970: try row.decode("created_at", as: Date.self).timeIntervalSince1970)),
+            ]
+            if let email = try row.decode("email", as: String?.self) { identity["email"] = .string(email) }
+            return identity
+        }
     }
 
     // MARK: - Sessions

@@ -19,6 +19,8 @@ public struct AuthService: Service {
 
     let controller: AuthController
     let outbox: MailOutbox
+    /// The other services' parts of "download my data"; the gateway adds those it hosts.
+    public let exports: ExportSources
 
     /// Verifies tokens with this service's own keys: what services hosted in the same process
     /// use, instead of fetching the JWKS over HTTP from themselves.
@@ -72,11 +74,12 @@ public struct AuthService: Service {
         let desk = MailDesk(
             mails: mails, outbox: outbox, logLinks: !configuration.production && configuration.smtpURL == nil,
             logger: context.logger)
+        let exports = ExportSources(remote: configuration.exportURLs)
         let controller = try AuthController(
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
-            desk: desk, logger: context.logger, dummyHash: dummyHash)
-        return AuthService(controller: controller, outbox: outbox)
+            desk: desk, exports: exports, logger: context.logger, dummyHash: dummyHash)
+        return AuthService(controller: controller, outbox: outbox, exports: exports)
     }
 
     public func routes(into routes: inout Routes) { controller.routes(into: &routes) }

@@ -125,6 +125,13 @@ struct FeedbackRepository: Sendable {
         try page.page(try await rows(where: "WHERE user_id = \(user)", after: page.cursor, limit: page.limit + 1), admin: false)
     }
 
+    /// Every item of a sender, newest first (their export).
+    func all(of user: UUID) async throws -> [FeedbackItem] {
+        try await rows(where: "WHERE user_id = \(user)", after: nil, limit: 100_000).map {
+            try FeedbackRows.item($0, admin: false)
+        }
+    }
+
     /// The items `filter` selects, newest first, with the team's fields.
     func page(matching filter: FeedbackFilter, _ page: PageRequest) async throws -> FeedbackPage {
         try page.page(try await rows(where: filter.condition, after: page.cursor, limit: page.limit + 1), admin: true)

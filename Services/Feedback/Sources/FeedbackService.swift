@@ -1,4 +1,5 @@
 import PierHTTP
+import PierModels
 import PierPostgres
 import PierService
 
@@ -26,6 +27,7 @@ public struct FeedbackService: Service {
     let controller: FeedbackController
     let worker: FeedbackWorker
     let quota: SenderQuota
+    let repository: FeedbackRepository
 
     public static func make(context: ServiceContext) async throws -> FeedbackService {
         let configuration = try FeedbackConfiguration(environment: context.configuration.environment)
@@ -50,17 +52,30 @@ public struct FeedbackService: Service {
             perMinute: configuration.quotaPerMinute, perDay: configuration.quotaPerDay, database: context.database,
             logger: context.logger, interval: .milliseconds(configuration.quotaFlushMilliseconds), now: clock)
         quota.start()
+        let repository = FeedbackRepository(database: context.database)
         return FeedbackService(
             controller: FeedbackController(
-                repository: FeedbackRepository(database: context.database), configuration: configuration,
-                authenticator: context.authenticator, quota: quota, logger: context.logger),
-            worker: worker, quota: quota)
+                repository: repository, configuration: configuration, authenticator: context.authenticator, quota: quota,
+                logger: context.logger),
+            worker: worker, quota: quota, repository: repository)
     }
 
-    public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
+    public func routes(into routes: inout Routes) {
+        controller.routes(into: &routes)
+        routes.merge(ExportRoute.routes(for: self, at: "/feedback/me/export", authenticator: controller.authenticator))
+    }
 
     public func shutdown() async {
         await worker.stop()
         await quota.stop()
+    }
+}
+
+extension FeedbackService: DataExporter {
+    public var exportName: String { Self.name }
+
+    /// The user's feedback, as `GET /feedback/mine` shows it.
+    public func exportData(of user: UUID) async throws -> JSONValue {
+        .object(["items": try .encoded(try await repository.all(of: user))])
     }
 }

@@ -79,6 +79,10 @@ public enum Gateway {
             mounted.append(.init(name: name, schema: type.schema, migrations: type.migrations, database: pool, service: service))
         }
         let routes = settings?.routes ?? []
+        // Auth gathers "download my data" from the services hosted beside it, in-process.
+        for case let auth as AuthService in mounted.map(\.service) {
+            auth.exports.add(mounted.compactMap { $0.service as? any DataExporter })
+        }
         guard !mounted.isEmpty || !routes.isEmpty else {
             throw Environment.Failure(variable: "--embed", problem: "names no plugin and no route is proxied")
         }

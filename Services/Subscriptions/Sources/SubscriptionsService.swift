@@ -1,6 +1,13 @@
 import PierHTTP
+import PierModels
 import PierPostgres
 import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The subscriptions plugin: plans, one status answer merged from every source (App Store
 /// purchases verified against Apple's certificates, grants by the team), computed from the
@@ -22,6 +29,7 @@ public struct SubscriptionsService: Service {
     let controller: SubscriptionsController
     let worker: SubscriptionsWorker
     let reconciler: AppStoreReconciler
+    let repository: SubscriptionsRepository
 
     public static func make(context: ServiceContext) async throws -> SubscriptionsService {
         let configuration = try SubscriptionsConfiguration(
@@ -48,13 +56,24 @@ public struct SubscriptionsService: Service {
             controller: SubscriptionsController(
                 repository: repository, verifier: verifier, reconciler: reconciler, authenticator: context.authenticator,
                 logger: context.logger),
-            worker: worker, reconciler: reconciler)
+            worker: worker, reconciler: reconciler, repository: repository)
     }
 
-    public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
+    public func routes(into routes: inout Routes) {
+        controller.routes(into: &routes)
+        routes.merge(ExportRoute.routes(for: self, at: "/subscriptions/me/export", authenticator: controller.authenticator))
+    }
 
     public func shutdown() async {
         await reconciler.stop()
         await worker.stop()
     }
+}
+
+extension SubscriptionsService: DataExporter {
+    public var exportName: String { Self.name }
+
+    /// The user's status and every fact behind it (App Store transactions, renewal infos,
+    /// grants), as `GET /subscriptions/users/{userId}` shows them to the team.
+    public func exportData(of user: UUID) async throws -> JSONValue { try .encoded(try await repository.history(of: user)) }
 }

@@ -1,0 +1,65 @@
+import PierHTTP
+import PierJSON
+import PierModels
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `GET /auth/me/export`: "download my data": everything every service holds about the caller,
+/// as one JSON document, each service answering for its own part (in-process when the gateway
+/// hosts it beside auth, else over HTTP with the caller's token). A part that cannot be had makes
+/// the whole answer a 503: a partial export would look complete.
+struct ExportController: Sendable {
+    let repository: AuthRepository
+    let sources: ExportSources
+    let client: HTTPClient
+    let logger: Logger
+
+    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        guard let user = try await repository.user(principal.userID) else {
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        }
+        var parts: [String: JSONValue] = [
+            "auth": .object([
+                "user": try .encoded(user),
+                "sessions": try .encoded(try await repository.sessions(of: user.id, current: principal.sessionID)),
+                "identities": try .encoded(try await repository.identities(of: user.id)),
+            ])
+        ]
+        for exporter in sources.hosted { parts[exporter.exportName] = try await exporter.exportData(of: user.id) }
+        for url in sources.remote {
+            let part: ExportPart
+            do {
+                let response = try await client.send(
+                    "GET", url,
+                    headers: ["Authorization": request.headers["Authorization"] ?? "", "X-Request-ID": request.requestID])
+                guard response.status == 200 else { throw HTTPClient.Failure(message: "\(url) answered \(response.status)") }
+                part = try WireDecoder.decode(ExportPart.self, from: response.body)
+            } catch {
+                logger.warning("export part unavailable", [("url", .string(url)), ("error", .string("\(error)"))])
+                throw HTTPError(
+                    503, code: .unavailable, detail: "A service's part of the export cannot be had now; try again shortly.",
+                    headers: ["Retry-After": "5"])
+            }
+            parts[part.service] = part.data
+        }
+        let document: JSONValue = .object([
+            "userId": .string(user.id.text()),
+            "exportedAt": .string(CivilDate.iso8601(secondsSince1970: Date().timeIntervalSince1970)),
+            "services": .object(parts),
+        ])
+        logger.info("data exported", [("user_id", .string(user.id.text())), ("services", .int(parts.count))])
+        let day = CivilDate.iso8601(secondsSince1970: Date().timeIntervalSince1970).prefix(10)
+        return try Response.json(
+            document,
+            headers: [
+                "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=\"pier-export-\(day).json\"",
+            ])
+    }
+}

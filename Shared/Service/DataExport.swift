@@ -1,0 +1,68 @@
+import PierHTTP
+import PierJSON
+import PierModels
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A service that holds data about users answers for its own part of "download my data"
+/// (`GET /auth/me/export`): in-process when the gateway hosts it beside auth, and over HTTP at
+/// `GET /<prefix>/me/export` (``ExportPart``) when it runs on its own.
+public protocol DataExporter: Sendable {
+    /// The key of the service's part in the export (its name).
+    var exportName: String { get }
+    /// Everything the service holds about `user`, as the API shapes it.
+    func exportData(of user: UUID) async throws -> JSONValue
+}
+
+/// One service's part of an export, as `GET /<prefix>/me/export` answers it.
+public struct ExportPart: Codable, Sendable, ResponseConvertible {
+    public var service: String
+    public var data: JSONValue
+
+    public init(service: String, data: JSONValue) {
+        self.service = service
+        self.data = data
+    }
+
+    /// The part of `exporter` for `user`.
+    public static func of(_ exporter: any DataExporter, user: UUID) async throws -> ExportPart {
+        ExportPart(service: exporter.exportName, data: try await exporter.exportData(of: user))
+    }
+}
+
+extension JSONValue {
+    /// An encodable value as the JSON the API would answer with.
+    public static func encoded(_ value: some Encodable) throws -> JSONValue {
+        try WireDecoder.decode(JSONValue.self, from: try JSON.encode(value))
+    }
+}
+
+/// The services auth gathers an export from besides itself: those the gateway hosts in the same
+/// process (given once they exist), and the URLs of those that run elsewhere
+/// (`PIER_AUTH_EXPORT_URLS`).
+public final class ExportSources: Sendable {
+    private let local = Mutex<[any DataExporter]>([])
+    public let remote: [String]
+
+    public init(remote: [String]) { self.remote = remote }
+
+    public func add(_ exporters: [any DataExporter]) { local.withLock { $0 += exporters } }
+
+    public var hosted: [any DataExporter] { local.withLock { $0 } }
+}
+
+/// `GET /<prefix>/me/export`: a service's part of the caller's export, signed in.
+public enum ExportRoute {
+    public static func routes(for exporter: any DataExporter, at path: String, authenticator: Authenticator) -> Routes {
+        let router = Router<ServiceRequestContext>()
+        router.group(Authentication(authenticator, .required)).get(path) { _, context in
+            try await ExportPart.of(exporter, user: try context.caller().userID)
+        }
+        return router.routes
+    }
+}
