@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A real SMTP server for Pier's tests (Debian's python3-aiosmtpd): every message it accepts
 is written as an .eml file (the envelope in X-Envelope-* headers first); AUTH LOGIN/PLAIN is
-required when --user is given; recipients listed in --reject get 550 (a refusal for good).
+required when --user is given; recipients listed in --reject get 550 (a refusal for good);
+with --tls-cert and --tls-key, STARTTLS is offered and required before anything else.
 Prints "ready" once it listens; stops when its standard input closes or on SIGTERM."""
 import argparse
 import os
+import ssl
 import sys
 import time
 import uuid
@@ -41,6 +43,8 @@ def main():
     parser.add_argument("--user")
     parser.add_argument("--password")
     parser.add_argument("--reject", action="append", default=[])
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
     options = parser.parse_args()
 
     def authenticator(server, session, envelope, mechanism, auth_data):
@@ -53,7 +57,11 @@ def main():
 
     settings = {}
     if options.user:
-        settings = dict(authenticator=authenticator, auth_required=True, auth_require_tls=False)
+        settings = dict(authenticator=authenticator, auth_required=True, auth_require_tls=bool(options.tls_cert))
+    if options.tls_cert:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(options.tls_cert, options.tls_key)
+        settings.update(tls_context=context, require_starttls=True)
     controller = Controller(
         Saver(options.directory, options.reject), hostname="127.0.0.1", port=options.port, **settings
     )

@@ -37,14 +37,18 @@ public final class SMTPTransport: MailTransport {
     public let url: String
     private let user: String?
     private let password: String?
+    private let caFile: String?
     private let timeoutSeconds: Int
     private let threads = BlockingPool(name: "smtp", threads: 1, queueLimit: 64)
 
-    public init(url: String, user: String?, password: String?, timeoutSeconds: Int = 30) {
+    /// - Parameter caFile: PEM certificates to trust for the server's TLS instead of the system's
+    ///   (a relay with a private CA).
+    public init(url: String, user: String?, password: String?, caFile: String? = nil, timeoutSeconds: Int = 30) {
         _ = SMTPTransport.globalInit
         self.url = url
         self.user = user
         self.password = password
+        self.caFile = caFile
         self.timeoutSeconds = timeoutSeconds
     }
 
@@ -58,13 +62,13 @@ public final class SMTPTransport: MailTransport {
     }
 
     public func send(_ message: [UInt8], from sender: String, to recipient: String) async throws(MailFailure) {
-        let (url, user, password, timeout) = (url, user, password, timeoutSeconds)
+        let (url, user, password, caFile, timeout) = (url, user, password, caFile, timeoutSeconds)
         let tlsRequired = user != nil && !isLoopback
         do {
             try await threads.run {
                 try SMTPTransport.perform(
-                    url: url, user: user, password: password, tlsRequired: tlsRequired, timeout: timeout, message: message,
-                    sender: sender, recipient: recipient)
+                    url: url, user: user, password: password, caFile: caFile, tlsRequired: tlsRequired, timeout: timeout,
+                    message: message, sender: sender, recipient: recipient)
             }
         } catch let failure as MailFailure {
             throw failure
@@ -80,8 +84,8 @@ public final class SMTPTransport: MailTransport {
     }
 
     private static func perform(
-        url: String, user: String?, password: String?, tlsRequired: Bool, timeout: Int, message: [UInt8], sender: String,
-        recipient: String
+        url: String, user: String?, password: String?, caFile: String?, tlsRequired: Bool, timeout: Int, message: [UInt8],
+        sender: String, recipient: String
     ) throws(MailFailure) {
         guard let handle = curl_easy_init() else { throw MailFailure("curl_easy_init failed", permanent: false) }
         defer { curl_easy_cleanup(handle) }
@@ -95,6 +99,7 @@ public final class SMTPTransport: MailTransport {
             _ = CCurl_setopt_string(handle, CURLOPT_MAIL_FROM, "<\(sender)>")
             _ = CCurl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, UnsafeMutableRawPointer(recipients))
             _ = CCurl_setopt_long(handle, CURLOPT_USE_SSL, Int(tlsRequired ? CURLUSESSL_ALL.rawValue : CURLUSESSL_TRY.rawValue))
+            if let caFile { _ = CCurl_setopt_string(handle, CURLOPT_CAINFO, caFile) }
             if let user { _ = CCurl_setopt_string(handle, CURLOPT_USERNAME, user) }
             if let password { _ = CCurl_setopt_string(handle, CURLOPT_PASSWORD, password) }
             _ = CCurl_setopt_long(handle, CURLOPT_UPLOAD, 1)

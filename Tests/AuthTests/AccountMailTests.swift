@@ -266,6 +266,45 @@ import Testing
         }
     }
 
+    /// STARTTLS, required by the server: mails go over TLS to a server whose certificate the
+    /// configured CA file vouches for, and not to one nobody vouches for.
+    @Test func mailGoesOverTLSToATrustedServer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pier-smtp-tls-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (certificate, key) = (
+            directory.appendingPathComponent("cert.pem").path, directory.appendingPathComponent("key.pem").path
+        )
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", certificate,
+            "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret", tls: (certificate, key))
+        try await withService(smtp, settings: ["PIER_AUTH_SMTP_CA_FILE": certificate]) { auth in
+            let (_, email) = try await auth.register(password: Self.password)
+            let mails = await smtp.waitForMails(1)
+            #expect(mails.first?.headers["x-envelope-to"] == email)
+        }
+        // The system's CAs do not know this certificate: nothing is sent, and the outbox says why.
+        try await withService(smtp) { auth in
+            let (_, email) = try await auth.register(password: Self.password)
+            #expect(
+                try await eventually(timeout: .seconds(10)) {
+                    try await auth.pool.query("SELECT last_error FROM auth.outbox WHERE recipient = \(email)")
+                        .first?.decode("last_error", as: String?.self) != nil
+                })
+            let error = try await auth.pool.query("SELECT last_error FROM auth.outbox WHERE recipient = \(email)")[0]
+                .decode("last_error", as: String.self)
+            #expect(error.contains("SSL") || error.contains("certificate"), "\(error)")
+            #expect(smtp.mails().count == 1)
+        }
+    }
+
     /// Without SMTP, in development: each mail is an .eml file under PIER_DATA_DIR/mail and one
     /// log line gives its link, which works.
     @Test func withoutSMTPMailsAreFilesAndTheLinkIsLogged() async throws {

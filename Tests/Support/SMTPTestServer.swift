@@ -14,7 +14,11 @@ public final class SMTPTestServer: @unchecked Sendable {
     ///   - user, password: AUTH required with these.
     ///   - reject: recipients refused for good (550).
     ///   - port: a port to listen on (to come up where a server was missing); a free one by default.
-    public init(user: String? = nil, password: String? = nil, reject: [String] = [], port: Int? = nil) throws {
+    ///   - tls: a certificate and key (PEM files): STARTTLS offered and required.
+    public init(
+        user: String? = nil, password: String? = nil, reject: [String] = [], port: Int? = nil,
+        tls: (certificate: String, key: String)? = nil
+    ) throws {
         self.port = try port ?? PortHolder.unusedPort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pier-smtp-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -25,6 +29,7 @@ public final class SMTPTestServer: @unchecked Sendable {
         var arguments = [script.path, "--port", String(self.port), "--directory", directory.path]
         if let user, let password { arguments += ["--user", user, "--password", password] }
         for address in reject { arguments += ["--reject", address] }
+        if let tls { arguments += ["--tls-cert", tls.certificate, "--tls-key", tls.key] }
         process.arguments = arguments
         input = Pipe()
         let output = Pipe()

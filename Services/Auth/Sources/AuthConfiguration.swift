@@ -25,6 +25,7 @@ import PierService
 /// | `PIER_AUTH_PUBLIC_URL` | `http://127.0.0.1:8080` | the base of links in mails (Pier's public address, or the app's universal-link domain) |
 /// | `PIER_AUTH_SMTP_URL` | none: mails written as `.eml` files under `PIER_DATA_DIR/mail` | `smtp://host:587` (STARTTLS) or `smtps://host:465` |
 /// | `PIER_AUTH_SMTP_USER` / `PIER_AUTH_SMTP_PASSWORD_FILE` | none | SMTP AUTH credentials |
+/// | `PIER_AUTH_SMTP_CA_FILE` | the system's | PEM certificates to trust for the SMTP server's TLS (a relay with a private CA) |
 /// | `PIER_AUTH_MAIL_FROM` | `PIER_APP_NAME <no-reply@localhost>` | the mails' sender |
 /// | `PIER_AUTH_REQUIRE_VERIFIED_EMAIL` | `false` | refuse password logins until the address is verified (`email_unverified`) |
 /// | `PIER_AUTH_MAIL_RETRY_S` | `30` | the first retry delay of a mail that could not be sent (doubling, up to an hour; 8 attempts) |
@@ -55,6 +56,7 @@ public struct AuthConfiguration: Sendable {
     public var smtpURL: String?
     public var smtpUser: String?
     public var smtpPassword: String?
+    public var smtpCAFile: String?
     public var mailFrom: String
     public var requireVerifiedEmail: Bool
     public var mailRetrySeconds: Int
@@ -107,6 +109,7 @@ public struct AuthConfiguration: Sendable {
         } else {
             smtpPassword = nil
         }
+        smtpCAFile = environment.string("PIER_AUTH_SMTP_CA_FILE")
         mailFrom = environment.string("PIER_AUTH_MAIL_FROM", default: "\(appName) <no-reply@localhost>")
         requireVerifiedEmail = try environment.bool("PIER_AUTH_REQUIRE_VERIFIED_EMAIL", default: false)
         mailRetrySeconds = try environment.int("PIER_AUTH_MAIL_RETRY_S", default: 30, in: 1...3600)

@@ -56,7 +56,8 @@ public struct AuthService: Service {
         let mails = Mails(appName: configuration.appName, publicURL: configuration.publicURL, from: configuration.mailFrom)
         let transport: any MailTransport
         if let url = configuration.smtpURL {
-            transport = SMTPTransport(url: url, user: configuration.smtpUser, password: configuration.smtpPassword)
+            transport = SMTPTransport(
+                url: url, user: configuration.smtpUser, password: configuration.smtpPassword, caFile: configuration.smtpCAFile)
         } else {
             let directory = configuration.dataDirectory + "/mail"
             transport = MailDirectory(path: directory)
