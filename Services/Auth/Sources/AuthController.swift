@@ -54,7 +54,8 @@ struct AuthController: Sendable {
         identity = IdentityController(
             repository: repository, tokens: tokens, providers: configuration.identityProviders, desk: desk, logger: logger)
         export = ExportController(
-            repository: repository, sources: exports, client: HTTPClient(threads: 2, timeoutSeconds: 30), logger: logger)
+            repository: repository, sources: exports,
+            client: exports.remote.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 30), logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)

@@ -17,7 +17,8 @@ import PierService
 struct ExportController: Sendable {
     let repository: AuthRepository
     let sources: ExportSources
-    let client: HTTPClient
+    /// Only when parts are fetched over HTTP.
+    let client: HTTPClient?
     let logger: Logger
 
     func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -36,6 +37,7 @@ struct ExportController: Sendable {
         for url in sources.remote {
             let part: ExportPart
             do {
+                guard let client else { throw HTTPClient.Failure(message: "no HTTP client") }
                 let response = try await client.send(
                     "GET", url,
                     headers: ["Authorization": request.headers["Authorization"] ?? "", "X-Request-ID": request.requestID])

@@ -25,10 +25,12 @@ struct IdentityController: Sendable {
     ) {
         self.repository = repository
         self.tokens = tokens
-        let client = HTTPClient(threads: 2, timeoutSeconds: 5)
-        verifiers = providers.mapValues {
-            IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: client))
-        }
+        // Threads only when a provider is configured.
+        let client = providers.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 5)
+        verifiers =
+            client.map { client in
+                providers.mapValues { IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: client)) }
+            } ?? [:]
         self.desk = desk
         self.logger = logger
     }

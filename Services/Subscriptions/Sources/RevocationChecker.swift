@@ -49,7 +49,8 @@ final class RevocationChecker: Sendable {
 
     let mode: Mode
     private let roots: [Certificate]
-    private let client: HTTPClient
+    /// Only when checks are on.
+    private let client: HTTPClient?
     private let logger: Logger
     private let clock: @Sendable () -> Date
     private let lock = ConditionLock()
@@ -62,7 +63,7 @@ final class RevocationChecker: Sendable {
     ) {
         self.mode = mode
         self.roots = roots
-        self.client = HTTPClient(threads: 2, timeoutSeconds: timeoutSeconds)
+        self.client = mode == .off ? nil : HTTPClient(threads: 2, timeoutSeconds: timeoutSeconds)
         self.logger = logger
         self.clock = clock
     }
@@ -135,7 +136,7 @@ final class RevocationChecker: Sendable {
     private func ask(_ request: OCSPRequest, about certificate: Certificate) async -> Entry {
         let now = clock()
         let outcome: Outcome
-        if let url = certificate.ocspResponders.first {
+        if let url = certificate.ocspResponders.first, let client {
             do {
                 let response = try await client.send(
                     "POST", url, headers: ["Content-Type": "application/ocsp-request", "Accept": "application/ocsp-response"],
