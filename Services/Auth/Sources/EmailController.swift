@@ -124,8 +124,9 @@ struct EmailController: Sendable {
 
     // MARK: - Password reset
 
-    /// `POST /auth/password/forgot {email}`: 202 whether or not an account has the address, the
-    /// same work either way; throttled per client address (429) and per account (silently).
+    /// `POST /auth/password/forgot {email}`: 202 whether or not an account has the address, after
+    /// one transaction either way (the mail is sent later by the outbox); throttled per client
+    /// address (429) and per account (silently).
     func forgot(_ request: Request, _ context: ServiceRequestContext, _ body: ForgotPasswordRequest) async throws -> Response {
         guard let email = EmailAddress(body.email) else {
             throw HTTPError.invalid("email", "must be an email address such as name@example.com")
