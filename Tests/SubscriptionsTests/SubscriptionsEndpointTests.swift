@@ -375,6 +375,19 @@ import Testing
                 SubscriptionHistory.self)
             #expect(history.subscription.status == "revoked")
             #expect(Set(history.facts.map(\.kind)) == ["appstore.transaction", "appstore.renewal", "appstore.notification"])
+
+            // The refund reversed: Apple signs the transaction again without its revocation, and
+            // access comes back.
+            let reinstated = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "5001", original: "5000", purchased: now, expires: now.addingTimeInterval(Self.day),
+                    signed: now.addingTimeInterval(3), user: user))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(AppStorePayload.notification("REFUND_REVERSED", transaction: reinstated, renewal: nil))
+                ).status == 200)
+            let restored = try await service.status(user)
+            #expect(restored.status == "active" && restored.active && restored.revocation == nil)
         }
     }
 
