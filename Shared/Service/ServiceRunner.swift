@@ -13,6 +13,7 @@ import PierRuntime
 ///     pier-<name> [serve] [--migrate]   run the service (default), optionally migrating first
 ///     pier-<name> migrate               apply pending migrations and exit
 ///     pier-<name> <command> …           a service's own commands (pier-auth create-admin)
+///     pier-<name> healthcheck           exit 0 when this process's server answers /healthz (containers)
 ///     pier-<name> --help | --version
 public enum ServiceRunner {
     /// Runs `S` according to the process's arguments and environment; returns the exit status.
@@ -36,6 +37,7 @@ public enum ServiceRunner {
         case .run(let parsed): invocation = parsed
         }
         let (command, migrateFirst, words) = (invocation.command, invocation.migrateFirst, invocation.words)
+        if command == "healthcheck" { return await healthcheck(environment: .process, defaultPort: S.defaultPort) }
 
         let configuration: ServiceConfiguration
         do {
@@ -184,10 +186,39 @@ public enum ServiceRunner {
                 audience: configuration.tokenAudience))
     }
 
+    /// `healthcheck`: GET /healthz from the server on PIER_HOST:PIER_PORT (the loopback when it
+    /// listens on every address), 2 s at most; 0 on a 200, else 1 with the reason on stderr. What a
+    /// container's HEALTHCHECK runs: no shell and no curl in the image.
+    public static func healthcheck(environment: Environment, defaultPort: Int) async -> Int32 {
+        let port: Int
+        do {
+            port = try environment.int("PIER_PORT", default: defaultPort, in: 1...65_535)
+        } catch {
+            printError("healthcheck: \(error)")
+            return 1
+        }
+        var host = environment.string("PIER_HOST", default: "127.0.0.1")
+        if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
+        if host.contains(":") { host = "[\(host)]" }
+        let client = HTTPClient(threads: 1, timeoutSeconds: 2)
+        do {
+            let response = try await client.get("http://\(host):\(port)/healthz")
+            guard response.status == 200 else {
+                printError("healthcheck: /healthz answered \(response.status)")
+                return 1
+            }
+            return 0
+        } catch {
+            printError("healthcheck: \(error)")
+            return 1
+        }
+    }
+
     static func usage<S: Service>(_ service: S.Type, executable: String) -> String {
         var text = """
             usage: \(executable) [serve] [--migrate]   run the service on PIER_HOST:PIER_PORT (default port \(S.defaultPort))
                    \(executable) migrate               apply pending migrations to schema \(S.schema) and exit
+                   \(executable) healthcheck           exit 0 when the server answers /healthz (a container's HEALTHCHECK)
             """
         for command in S.commands { text += "\n       \(executable) \(command.usage)" }
         text +=

@@ -146,6 +146,7 @@ public enum Gateway {
             usage: pier-gateway [serve] [--embed <plugins>] [--route <route>]… [--migrate]
                        host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)
                    pier-gateway migrate --embed <plugins>   apply the embedded plugins' migrations and exit
+                   pier-gateway healthcheck                 exit 0 when the server answers /healthz (a container's HEALTHCHECK)
                    pier-gateway --help | --version
             plugins: \(plugins.keys.sorted().joined(separator: ", ")) (comma-separated; or PIER_GATEWAY_EMBED)
             route:   /prefix=http://host:port[|http://host2:port…][;connect=ms;timeout=ms;retries=n;bearer=pass|verify|require;required=true|false]
@@ -159,6 +160,9 @@ public enum Gateway {
         case .run(let parsed): invocation = parsed
         }
         let environment = Environment.process
+        if invocation.command == "healthcheck" {
+            return await ServiceRunner.healthcheck(environment: environment, defaultPort: 8080)
+        }
         let embed =
             invocation.options["--embed"].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
             ?? environment.list("PIER_GATEWAY_EMBED")
