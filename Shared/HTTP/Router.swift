@@ -187,13 +187,17 @@ extension RouteBuilder {
     ) {
         let isStrict = Body.self is any StrictDecodable.Type
         on(method, pattern) { (request: Request, context: Context) async throws -> Response in
-            // The cast cannot fail: `strictly` decodes `Body` itself, opened from the metatype.
-            let body: Body =
-                if isStrict, let strict = Body.self as? any StrictDecodable.Type {
-                    try strictly(strict, request) as! Body
-                } else {
-                    try request.decode()
+            // `strictly` decodes `Body` itself, opened from the metatype: the cast holds; were it
+            // ever not to, the request gets a problem, the process goes on.
+            let body: Body
+            if isStrict, let strict = Body.self as? any StrictDecodable.Type {
+                guard let decoded = try strictly(strict, request) as? Body else {
+                    throw HTTPError(500, detail: "The request body could not be read as \(Body.self).")
                 }
+                body = decoded
+            } else {
+                body = try request.decode()
+            }
             return try await handler(request, context, body).response()
         }
     }

@@ -127,30 +127,6 @@ public struct SubscriptionRevocation: Codable, Sendable, Equatable {
     }
 }
 
-/// What the deciding App Store purchase says beyond the state: what an app shows around it.
-public struct AppStoreDetails: Sendable, Equatable {
-    public var renewsTo: PlanReference?
-    public var expirationReason: String?
-    public var priceIncrease: String?
-    public var price: Int?
-    public var currency: String?
-    public var familyShared: Bool?
-    public var revocation: SubscriptionRevocation?
-
-    public init(
-        renewsTo: PlanReference? = nil, expirationReason: String? = nil, priceIncrease: String? = nil, price: Int? = nil,
-        currency: String? = nil, familyShared: Bool? = nil, revocation: SubscriptionRevocation? = nil
-    ) {
-        self.renewsTo = renewsTo
-        self.expirationReason = expirationReason
-        self.priceIncrease = priceIncrease
-        self.price = price
-        self.currency = currency
-        self.familyShared = familyShared
-        self.revocation = revocation
-    }
-}
-
 /// `GET /subscriptions/me`: one answer merged from every source of the user.
 public struct SubscriptionStatus: Codable, Sendable, Equatable {
     /// `active`, `trialing`, `grace_period`, `billing_retry`, `expired`, `revoked` or `none`.
@@ -206,24 +182,6 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
         self.environment = environment
         self.offer = offer
         self.checkAgainAt = checkAgainAt
-    }
-
-    /// The App Store details, all at once.
-    public var appStore: AppStoreDetails {
-        get {
-            AppStoreDetails(
-                renewsTo: renewsTo, expirationReason: expirationReason, priceIncrease: priceIncrease, price: price,
-                currency: currency, familyShared: familyShared, revocation: revocation)
-        }
-        set {
-            renewsTo = newValue.renewsTo
-            expirationReason = newValue.expirationReason
-            priceIncrease = newValue.priceIncrease
-            price = newValue.price
-            currency = newValue.currency
-            familyShared = newValue.familyShared
-            revocation = newValue.revocation
-        }
     }
 }
 

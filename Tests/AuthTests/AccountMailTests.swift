@@ -32,14 +32,7 @@ import Testing
             environment["PIER_AUTH_SMTP_PASSWORD_FILE"] = secret.path
         }
         environment.merge(settings) { $1 }
-        let auth = try await AuthHarness.start(database: database, settings: environment)
-        do {
-            try await body(auth)
-        } catch {
-            await auth.stop()
-            throw error
-        }
-        await auth.stop()
+        try await AuthHarness.with(database: database, settings: environment, body)
     }
 
     static func email() -> String { "seed-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
@@ -97,6 +90,8 @@ import Testing
             let confirmed = try await auth.send(
                 "POST", "/auth/email/verify", json: Self.form(["token": token]), headers: Self.formType)
             #expect(confirmed.status == 200 && confirmed.text.contains("Address confirmed"))
+            let garbled = try await auth.send("POST", "/auth/email/verify", json: "token=%zz", headers: Self.formType)
+            #expect(garbled.status == 400 && garbled.text.contains("percent-encoding"))
             let me = try await auth.send("GET", "/auth/me", token: session.accessToken).decode(User.self)
             #expect(me.emailVerified)
             // Single use: the app's JSON call with the same token is refused with a stable code.
@@ -568,5 +563,40 @@ import Testing
         #expect(try await auth.send("GET", "/auth/me/export").status == 401)
         await auth.stop()
         await peer.shutdown()
+    }
+}
+
+/// A wrong account setting stops the service at start, naming the variable and why.
+@Suite struct AccountSettingsTests {
+    func failure(_ values: [String: String]) -> Environment.Failure? {
+        do {
+            _ = try AuthConfiguration(environment: Environment(values), production: false)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func misconfigurationIsNamed() {
+        let provider =
+            #"{"name":"google","issuer":"https://accounts.google.com","jwksURL":"https://example.com/keys","audiences":["c"]}"#
+        #expect(failure(["PIER_AUTH_OIDC_PROVIDERS": "[\(provider)]"]) == nil)
+        let cases: [(String, String)] = [
+            ("PIER_AUTH_OIDC_PROVIDERS", "not json"),
+            ("PIER_AUTH_OIDC_PROVIDERS", "[\(provider.replacingOccurrences(of: "google", with: "apple"))]"),
+            ("PIER_AUTH_OIDC_PROVIDERS", "[\(provider.replacingOccurrences(of: #"["c"]"#, with: "[]"))]"),
+            ("PIER_AUTH_OIDC_PROVIDERS", "[\(provider.replacingOccurrences(of: "https://example.com/keys", with: "keys"))]"),
+            ("PIER_AUTH_OIDC_PROVIDERS", #"[{"name":"Google!","issuer":"https://a","jwksURL":"https://a","audiences":["c"]}]"#),
+            ("PIER_AUTH_PUBLIC_URL", "seeds.example"),
+            ("PIER_AUTH_SMTP_URL", "http://mail.example.com"),
+            ("PIER_AUTH_SMTP_PASSWORD_FILE", "/nonexistent/pier-smtp-password"),
+            ("PIER_AUTH_EXPORT_URLS", "feedback:8080/feedback/me/export"),
+            ("PIER_AUTH_REQUIRE_VERIFIED_EMAIL", "perhaps"),
+            ("PIER_AUTH_MAIL_RETRY_S", "0"),
+        ]
+        for (variable, value) in cases {
+            let refused = failure([variable: value])
+            #expect(refused?.variable == variable, "\(variable)=\(value): \(refused.map(String.init(describing:)) ?? "accepted")")
+        }
     }
 }

@@ -57,6 +57,20 @@ final class AuthHarness: Sendable {
         self.socket = live.socket
     }
 
+    /// Runs `body` against a fresh service on a fresh database, and stops it whatever happens.
+    static func with(
+        database: String, settings: [String: String] = [:], _ body: (AuthHarness) async throws -> Void
+    ) async throws {
+        let auth = try await start(database: database, settings: settings)
+        do {
+            try await body(auth)
+        } catch {
+            await auth.stop()
+            throw error
+        }
+        await auth.stop()
+    }
+
     /// Stops serving and the service's workers (the mail outbox).
     func stop() async { await live.stop() }
 

@@ -12,19 +12,12 @@ import Testing
     func withService(_ idp: TestIdentityProvider, _ body: (AuthHarness) async throws -> Void) async throws {
         let oidc =
             #"[{"name":"google","issuer":"https://accounts.google.com","jwksURL":"\#(idp.jwksURL)","audiences":["client-1"],"nonce":"plain"}]"#
-        let auth = try await AuthHarness.start(
+        try await AuthHarness.with(
             database: "pier_test_auth_identity",
             settings: [
                 "PIER_AUTH_APPLE_AUDIENCES": "dev.pier.seeds, dev.pier.seeds.web", "PIER_AUTH_APPLE_JWKS_URL": idp.jwksURL,
                 "PIER_AUTH_OIDC_PROVIDERS": oidc,
-            ])
-        do {
-            try await body(auth)
-        } catch {
-            await auth.stop()
-            throw error
-        }
-        await auth.stop()
+            ], body)
     }
 
     static func body(_ token: String, nonce: String = "raw-nonce", extra: String = "") -> String {
@@ -100,6 +93,10 @@ import Testing
             // Malformed requests name the field.
             #expect(try await auth.send("POST", "/auth/apple", json: #"{"identityToken":"x"}"#).status == 422)
             #expect(try await auth.send("POST", "/auth/apple", json: Self.body(good, nonce: "")).status == 422)
+            let longName = String(repeating: "n", count: 101)
+            let named = try await auth.send("POST", "/auth/apple", json: Self.body(good, extra: #","fullName":"\#(longName)""#))
+            #expect(named.status == 422 && named.text.contains("fullName"))
+            #expect(try await auth.send("POST", "/auth/apple", json: Self.body(good, extra: #","colour":"red""#)).status == 422)
             #expect(try await auth.send("POST", "/auth/oidc/nobody", json: Self.body(good)).status == 404)
             // Nothing was created by any of it.
             let users = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.identities")[0]
@@ -175,6 +172,10 @@ import Testing
                 "SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload ->> 'userId' = \(session.user.id.text())"
             )
             #expect(try event[0].decode("n", as: Int.self) == 1)
+            // A signed payload without events is refused, naming the field.
+            let empty = try idp.token(["sub": "dev.pier.seeds"], removing: ["nonce", "email"])
+            let noEvents = try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(empty)"}"#)
+            #expect(noEvents.status == 422 && noEvents.text.contains("payload"))
             // Unknown subjects are acknowledged; a forged payload is not.
             #expect(try await notify("consent-revoked", "nobody").status == 200)
             let forged = try idp.token(["events": #"{"type":"account-delete","sub":"x"}"#], kid: "rsa-9")

@@ -248,6 +248,10 @@ final class FakeAppStoreAPI: Sendable {
             #expect(refused.status == 502)
             let problem = try refused.decode(Problem.self)
             #expect(problem.code == .appStoreAPIFailed && problem.detail?.contains("5000000") == true, "\(refused.text)")
+            // An answer that is not a status response.
+            apple.answers.withLock { $0["6100000000"] = .status(200, headers: [:], body: #"{"environment":"Sandbox"}"#) }
+            let garbled = try await refresh(service)
+            #expect(garbled.status == 502 && garbled.text.contains("not a status response"), "\(garbled.text)")
             // Apple rate-limits: the wait it asks for is passed on.
             apple.answers.withLock {
                 $0["6100000000"] = .status(429, headers: ["Retry-After": "7"], body: #"{"errorCode":4290000}"#)

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierMail
 import PierModels
 import PierPostgres
 import PierRuntime
@@ -24,20 +25,29 @@ struct MailDesk: Sendable {
 
     /// A new verification token for `email`, with its mail.
     func verification(_ email: String) -> AuthRepository.EmailToken {
-        let raw = TokenIssuer.randomToken()
-        let (mail, link) = mails.verification(to: email, token: raw)
-        return AuthRepository.EmailToken(
-            hash: PostgresBytes(SHA256.hash(raw)), purpose: .verify, email: email, lifetimeSeconds: Self.verifyLifetime,
-            mail: mail, kind: "verify-email", link: link)
+        token(.verify, to: email, lifetime: Self.verifyLifetime, kind: "verify-email", mail: mails.verification)
     }
 
     /// A new password-reset token for `email`, with its mail.
     func reset(_ email: String) -> AuthRepository.EmailToken {
+        token(.reset, to: email, lifetime: Self.resetLifetime, kind: "reset-password", mail: mails.passwordReset)
+    }
+
+    /// A token for the new address `email`, with the mail that confirms it.
+    func change(to email: String) -> AuthRepository.EmailToken {
+        token(.change, to: email, lifetime: Self.verifyLifetime, kind: "email-change", mail: mails.emailChange)
+    }
+
+    /// 256 random bits, stored as their SHA-256, mailed to `email` in a link.
+    private func token(
+        _ purpose: AuthRepository.EmailToken.Purpose, to email: String, lifetime: Int, kind: String,
+        mail: (_ to: String, _ token: String) -> (message: MailMessage, link: String)
+    ) -> AuthRepository.EmailToken {
         let raw = TokenIssuer.randomToken()
-        let (mail, link) = mails.passwordReset(to: email, token: raw)
+        let (message, link) = mail(email, raw)
         return AuthRepository.EmailToken(
-            hash: PostgresBytes(SHA256.hash(raw)), purpose: .reset, email: email, lifetimeSeconds: Self.resetLifetime,
-            mail: mail, kind: "reset-password", link: link)
+            hash: PostgresBytes(SHA256.hash(raw)), purpose: purpose, email: email, lifetimeSeconds: lifetime, mail: message,
+            kind: kind, link: link)
     }
 
     /// A mail was committed: send it now; in development, say where its link leads.
@@ -195,12 +205,8 @@ struct EmailController: Sendable {
             throw HTTPError.invalid("newEmail", "must be an email address such as name@example.com")
         }
         try await reauthentication.require(principal, password: body.password, request: request)
-        let raw = TokenIssuer.randomToken()
         let mails = desk.mails
-        let (mail, link) = mails.emailChange(to: newEmail.address, token: raw)
-        let token = AuthRepository.EmailToken(
-            hash: PostgresBytes(SHA256.hash(raw)), purpose: .change, email: newEmail.address,
-            lifetimeSeconds: MailDesk.verifyLifetime, mail: mail, kind: "email-change", link: link)
+        let token = desk.change(to: newEmail.address)
         switch try await repository.requestEmailChange(
             of: principal.userID, to: newEmail, token: token,
             notice: {

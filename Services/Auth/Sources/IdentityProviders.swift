@@ -35,7 +35,6 @@ struct IdentityClaims: Sendable {
     var subject: String
     var email: String?
     var emailVerified: Bool
-    var isPrivateEmail: Bool
     /// The whole claim set (Apple's notifications carry their events inside).
     var claims: [String: JSONValue]
 }
@@ -178,8 +177,7 @@ struct IdentityTokenVerifier: Sendable {
         var email: String? = nil
         if case .string(let value) = claims["email"] { email = value }
         return IdentityClaims(
-            subject: subject, email: email, emailVerified: Self.flag(claims["email_verified"]),
-            isPrivateEmail: Self.flag(claims["is_private_email"]), claims: claims)
+            subject: subject, email: email, emailVerified: Self.flag(claims["email_verified"]), claims: claims)
     }
 
     /// A NumericDate claim: whole seconds since 1970, within a sane range.

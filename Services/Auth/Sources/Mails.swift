@@ -11,30 +11,33 @@ struct Mails: Sendable {
     var senderAddress: String { MailMessage.address(in: from) }
 
     func verification(to email: String, token: String) -> (message: MailMessage, link: String) {
-        let link = "\(publicURL)/auth/email/verify?token=\(token)"
-        let message = mail(
-            to: email, subject: "Confirm your email address for \(appName)",
-            lines: ["Confirm that this is your address for \(appName) by opening this link within 24 hours:"],
-            link: link, ending: "If you did not create an account with \(appName), ignore this mail.")
-        return (message, link)
+        linkMail(
+            to: email, path: "/auth/email/verify", token: token, subject: "Confirm your email address for \(appName)",
+            line: "Confirm that this is your address for \(appName) by opening this link within 24 hours:",
+            ending: "If you did not create an account with \(appName), ignore this mail.")
     }
 
     func passwordReset(to email: String, token: String) -> (message: MailMessage, link: String) {
-        let link = "\(publicURL)/auth/password/reset?token=\(token)"
-        let message = mail(
-            to: email, subject: "Reset your \(appName) password",
-            lines: ["Someone asked to reset the password of your \(appName) account. Choose a new one within 30 minutes:"],
-            link: link, ending: "If it was not you, ignore this mail: your password stays as it is.")
-        return (message, link)
+        linkMail(
+            to: email, path: "/auth/password/reset", token: token, subject: "Reset your \(appName) password",
+            line: "Someone asked to reset the password of your \(appName) account. Choose a new one within 30 minutes:",
+            ending: "If it was not you, ignore this mail: your password stays as it is.")
     }
 
     func emailChange(to newEmail: String, token: String) -> (message: MailMessage, link: String) {
-        let link = "\(publicURL)/auth/email/change/confirm?token=\(token)"
-        let message = mail(
-            to: newEmail, subject: "Confirm your new email address for \(appName)",
-            lines: ["Confirm that your \(appName) account should use this address from now on, within 24 hours:"],
-            link: link, ending: "If you did not ask for it, ignore this mail: nothing changes.")
-        return (message, link)
+        linkMail(
+            to: newEmail, path: "/auth/email/change/confirm", token: token,
+            subject: "Confirm your new email address for \(appName)",
+            line: "Confirm that your \(appName) account should use this address from now on, within 24 hours:",
+            ending: "If you did not ask for it, ignore this mail: nothing changes.")
+    }
+
+    /// A mail whose point is one link: `PIER_AUTH_PUBLIC_URL` + `path` + the token.
+    private func linkMail(to email: String, path: String, token: String, subject: String, line: String, ending: String)
+        -> (message: MailMessage, link: String)
+    {
+        let link = "\(publicURL)\(path)?token=\(token)"
+        return (mail(to: email, subject: subject, lines: [line], link: link, ending: ending), link)
     }
 
     func emailChangeRequested(to oldEmail: String, newEmail: String) -> MailMessage {

@@ -98,7 +98,42 @@ enum StatusResolver {
             graceUntil: deciding.state == .gracePeriod || deciding.state == .billingRetry ? source.graceUntil : nil,
             willRenew: source.willRenew && !source.revoked && deciding.state != .expired, source: source.kind.rawValue,
             environment: source.environment, offer: source.offer, checkAgainAt: next)
-        status.appStore = source.appStore
+        source.appStore.apply(to: &status)
         return status
+    }
+}
+
+/// What the deciding App Store purchase says beyond the state: what an app shows around it.
+struct AppStoreDetails: Sendable, Equatable {
+    var renewsTo: PlanReference?
+    var expirationReason: String?
+    var priceIncrease: String?
+    var price: Int?
+    var currency: String?
+    var familyShared: Bool?
+    var revocation: SubscriptionRevocation?
+
+    init(
+        renewsTo: PlanReference? = nil, expirationReason: String? = nil, priceIncrease: String? = nil, price: Int? = nil,
+        currency: String? = nil, familyShared: Bool? = nil, revocation: SubscriptionRevocation? = nil
+    ) {
+        self.renewsTo = renewsTo
+        self.expirationReason = expirationReason
+        self.priceIncrease = priceIncrease
+        self.price = price
+        self.currency = currency
+        self.familyShared = familyShared
+        self.revocation = revocation
+    }
+
+    /// Sets the status's App Store fields (the wire type keeps them flat).
+    func apply(to status: inout SubscriptionStatus) {
+        status.renewsTo = renewsTo
+        status.expirationReason = expirationReason
+        status.priceIncrease = priceIncrease
+        status.price = price
+        status.currency = currency
+        status.familyShared = familyShared
+        status.revocation = revocation
     }
 }
