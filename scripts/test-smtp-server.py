@@ -6,6 +6,7 @@ with --tls-cert and --tls-key, STARTTLS is offered and required before anything 
 Prints "ready" once it listens; stops when its standard input closes or on SIGTERM."""
 import argparse
 import os
+import signal
 import ssl
 import sys
 import time
@@ -37,6 +38,9 @@ class Saver:
 
 
 def main():
+    # A Swift test process starts this from a thread that blocks signals, and the mask is
+    # inherited: without this, the test's SIGTERM would wait forever.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--directory", required=True)

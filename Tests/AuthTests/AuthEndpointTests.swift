@@ -409,8 +409,12 @@ import Testing
 @Suite(.enabled(if: TestEnvironment.mayRestartTheServer, "restarts the shared server: scripts/test.sh runs it alone"))
 struct AuthRestartTests {
     @Test func serviceRecoversWhenTheDatabaseComesBack() async throws {
-        let auth = try await AuthHarness.start(database: "pier_test_auth_restart")
-        let (session, _) = try await auth.register()
+        let smtp = try SMTPTestServer()
+        let auth = try await AuthHarness.start(
+            database: "pier_test_auth_restart", settings: ["PIER_AUTH_SMTP_URL": smtp.url, "PIER_AUTH_MAIL_POLL_S": "1"])
+        let (session, email) = try await auth.register()
+        // The verification mail of the registration.
+        #expect(await smtp.waitForMails(1).count == 1)
         #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
         let stop = runCommandInRepository(["scripts/postgres.sh", "stop"])
         #expect(stop == 0)
@@ -425,7 +429,11 @@ struct AuthRestartTests {
         // the database, so tokens got 503 meanwhile) reads the log again within a second.
         #expect(try await eventually { try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200 })
         #expect(try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#).status == 200)
-        await auth.server.shutdown()
+        // The mail outbox polls again: a reset asked now is mailed.
+        #expect(try await auth.send("POST", "/auth/password/forgot", json: #"{"email":"\#(email)"}"#).status == 202)
+        #expect(await smtp.waitForMails(2).last?.link(containing: "token=") != nil)
+        // And every worker still stops (the outbox, the event listener, the pool).
+        await auth.stop()
     }
 }
 

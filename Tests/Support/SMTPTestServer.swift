@@ -49,10 +49,12 @@ public final class SMTPTestServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Stops the server (its standard input closes); the mails stay readable until deinit.
+    /// Stops the server; the mails stay readable until deinit.
     public func stop() {
         guard process.isRunning else { return }
-        try? input.fileHandleForWriting.close()
+        // Signalled, not told by closing its input: a child the test started meanwhile (a
+        // PostgreSQL server restarted by a test) inherits the pipe's write end and keeps it open.
+        process.terminate()
         process.waitUntilExit()
     }
 
