@@ -31,7 +31,7 @@ touch "$work/systemd/pier.env" "$work/systemd/subscriptions.env" "$work/systemd/
 (cd "$work/systemd" && systemd-analyze verify ./*.service)
 echo "deploy: systemd units verified"
 
-hadolint deploy/docker/Dockerfile
+hadolint deploy/docker/Dockerfile scripts/containers/postgres/Dockerfile
 echo "deploy: Dockerfile passes hadolint"
 
 docker-compose -f deploy/docker/compose.yaml config -q

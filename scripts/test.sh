@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test against a real PostgreSQL that this script starts under .pier/:
 # unit and integration suites (swift test), then the suites that restart the server, then the
-# interoperability check of issued tokens with PyJWT against the live pier-auth executable.
+# interoperability check of issued tokens with PyJWT against the live pier-auth executable,
+# the deployment checks, and the compose stack in real containers (scripts/containers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -22,4 +23,5 @@ scripts/interop.sh
 scripts/fuzz.sh
 scripts/check-deploy.sh
 scripts/separate-hosts.sh
+scripts/containers.sh
 echo "all tests passed"

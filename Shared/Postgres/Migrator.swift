@@ -48,9 +48,15 @@ public enum Migrator {
         -> [Int]
     {
         try await connection.withTransaction { connection in
+            // Created only when missing: `CREATE SCHEMA IF NOT EXISTS` needs the CREATE privilege
+            // on the database even when the schema exists, and a service's role in production
+            // owns its schema without it.
+            let found = try await connection.query("SELECT to_regnamespace(\(schema)) IS NOT NULL AS found")
+            if try found.first?.decode("found", as: Bool.self) != true {
+                try await connection.executeScript(unsafeSQL: "CREATE SCHEMA \(schema)")
+            }
             try await connection.executeScript(
                 unsafeSQL: """
-                    CREATE SCHEMA IF NOT EXISTS \(schema);
                     CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
                         version integer PRIMARY KEY,
                         name text NOT NULL,

@@ -14,6 +14,7 @@ import PierRuntime
 /// | `PIER_DB_POOL_SIZE` | `10` | connections |
 /// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
 /// | `PIER_DB_STATEMENT_TIMEOUT_MS` | `10000` | `statement_timeout` |
+/// | `PIER_DB_STARTUP_WAIT_S` | `60` | `migrate` waits this long for a database that is not reachable yet (a container started with it); 0 fails at once |
 /// | `PIER_ADMIN_PORT` | none | a separate listener for `/readyz` and `/metrics`, which then leave the main port (`/healthz` stays on both) |
 /// | `PIER_ADMIN_HOST` | `PIER_HOST` | address the admin listener binds |
 /// | `PIER_HTTP_THREADS` | 2 × cores | HTTP threads |
@@ -36,6 +37,8 @@ public struct ServiceConfiguration: Sendable {
     /// there only, so a public port never shows readiness details or metrics.
     public var admin: HTTPServer.Configuration?
     public var database: PostgresConfiguration
+    /// `PIER_DB_STARTUP_WAIT_S`: how long `migrate` waits for the database to come up.
+    public var databaseStartupWaitSeconds: Int
     public var logLevel: Logger.Level
     public var corsOrigins: [String]
     public var tokenIssuer: String
@@ -85,6 +88,7 @@ public struct ServiceConfiguration: Sendable {
             }
         }
         self.database = database
+        databaseStartupWaitSeconds = try environment.int("PIER_DB_STARTUP_WAIT_S", default: 60, in: 0...3600)
         http = HTTPServer.Configuration(
             host: environment.string("PIER_HOST", default: "127.0.0.1"),
             port: try environment.int("PIER_PORT", default: defaultPort, in: 0...65535),

@@ -59,7 +59,8 @@ public enum ServiceRunner {
         do {
             switch command {
             case "migrate":
-                try await migrate(S.self, pool: pool, logger: logger)
+                try await migrate(
+                    S.self, pool: pool, logger: logger, waitingUpTo: configuration.databaseStartupWaitSeconds)
                 return 0
             case "serve":
                 if migrateFirst { try await migrate(S.self, pool: pool, logger: logger) }
@@ -81,6 +82,32 @@ public enum ServiceRunner {
             printError("\(executable): \(error)")
             return 1
         }
+    }
+
+    /// Applies the service's migrations and the shared event log's, first waiting up to `wait`
+    /// seconds for a database that cannot be reached yet (a migrate job started with its database,
+    /// as an orchestrator that does not order them starts it). Only failures to connect are
+    /// waited on, each logged with its reason (a wrong password shows there); a statement the
+    /// server refuses fails at once.
+    static func migrate<S: Service>(
+        _ service: S.Type, pool: PostgresPool, logger: Logger, waitingUpTo wait: Int
+    ) async throws {
+        let deadline = MonotonicClock.seconds() + Double(wait)
+        var attempt = 0
+        while true {
+            do {
+                try await pool.withConnection { _ in }
+                break
+            } catch let error as PostgresError where error.kind == .connection && MonotonicClock.seconds() < deadline {
+                attempt += 1
+                // The first failure and then one line every ten: a started database is quiet.
+                if attempt % 10 == 1 {
+                    logger.info("waiting for the database", [("error", .string(error.message)), ("up_to_s", .int(wait))])
+                }
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        try await migrate(service, pool: pool, logger: logger)
     }
 
     /// Applies the service's migrations and the shared event log's.

@@ -8,6 +8,7 @@ import PierTestSupport
 import Testing
 
 @testable import AuthService
+@testable import PierService
 
 @Suite struct AuthEndpointTests {
     static let harness = Task { try await AuthHarness.start(database: "pier_test_auth") }
@@ -406,8 +407,38 @@ import Testing
 /// The database going away and coming back: requests in between fail with 503 and
 /// `Retry-After` (never a 500, never a hang), and the service recovers by itself.
 /// Restarts the shared server, so it runs on its own (see scripts/test.sh).
-@Suite(.enabled(if: TestEnvironment.mayRestartTheServer, "restarts the shared server: scripts/test.sh runs it alone"))
+@Suite(
+    .serialized, .enabled(if: TestEnvironment.mayRestartTheServer, "restarts the shared server: scripts/test.sh runs it alone"))
 struct AuthRestartTests {
+    /// `migrate` started with its database (as podman-compose, which ignores `depends_on`
+    /// conditions, or a Kubernetes job starts it) waits for it instead of failing; past its wait
+    /// it fails, and each wait is logged with its reason.
+    @Test func migrateWaitsForTheDatabaseToStart() async throws {
+        let url = try await TestDatabase.create("pier_test_auth_migrate_wait")
+        let logs = LogLines()
+        let logger = Logger(service: "auth", level: .info, sink: { logs.append($0) })
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        defer { pool.close() }
+        #expect(runCommandInRepository(["scripts/postgres.sh", "stop"]) == 0)
+        defer { _ = runCommandInRepository(["scripts/postgres.sh", "start"]) }
+        await #expect(throws: PostgresError.self) {
+            try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger, waitingUpTo: 0)
+        }
+        let gaveUp = MonotonicClock.seconds()
+        await #expect(throws: PostgresError.self) {
+            try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger, waitingUpTo: 2)
+        }
+        #expect(MonotonicClock.seconds() - gaveUp >= 2)
+        let migrating = Task { try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger, waitingUpTo: 60) }
+        try await Task.sleep(for: .seconds(2))
+        #expect(runCommandInRepository(["scripts/postgres.sh", "start"]) == 0)
+        try await migrating.value
+        #expect(logs.all.contains { $0.contains("waiting for the database") && $0.contains("\"up_to_s\":60") })
+        #expect(logs.all.last?.contains("migrated") == true)
+        let applied = try await pool.query("SELECT count(*)::int AS n FROM auth.schema_migrations")
+        #expect(try applied.first?.decode("n", as: Int.self) == AuthService.migrations.count)
+    }
+
     @Test func serviceRecoversWhenTheDatabaseComesBack() async throws {
         let smtp = try SMTPTestServer()
         let auth = try await AuthHarness.start(

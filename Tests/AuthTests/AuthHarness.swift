@@ -107,8 +107,3 @@ extension JSONDecoder {
 }
 
 /// Log lines captured from a service.
-final class LogLines: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
-}

@@ -1,3 +1,4 @@
+import Glibc
 import PierHTTP
 import Testing
 
@@ -19,6 +20,40 @@ import Testing
             guard case .connect = error else { Issue.record("expected a connect failure, got \(error)"); return }
         }
         client.close()
+    }
+
+    /// An address where no connection completes (a stopped container's, whose SYNs go
+    /// unanswered) is a connect failure once the connect timeout passes, not a slow upstream:
+    /// the request was never sent, so the gateway answers 503 and may retry elsewhere.
+    @Test func aConnectionThatNeverCompletesIsAConnectFailure() async throws {
+        // A listener whose accept queue is full: the kernel drops further SYNs unanswered.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 0) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        #expect(bound)
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(filler) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) == 0 }
+        }
+        #expect(connected)
+        let client = UpstreamClient()
+        defer { client.close() }
+        do {
+            _ = try await client.send(Self.request("http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/"))
+            Issue.record("a connection that never completed answered")
+        } catch {
+            guard case .connect = error else { Issue.record("expected a connect failure, got \(error)"); return }
+        }
     }
 
     @Test func aClosedClientFailsInsteadOfHanging() async throws {

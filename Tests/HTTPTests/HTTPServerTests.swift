@@ -22,12 +22,6 @@ struct DatabaseDown: Error, CustomStringConvertible {
     var description: String { "connection to server at 10.0.0.5 failed: password authentication failed for user secret" }
 }
 
-final class LogLines: Sendable {
-    let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
-}
-
 func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, logs: LogLines = LogLines()) throws
     -> HTTPServer
 {

@@ -308,6 +308,34 @@ import Testing
         await #expect(throws: PostgresError.self) { try await Migrator.migrate(pool, schema: "bad-name; --", migrations: []) }
     }
 
+    /// A service's role owns its schema but may not create schemas (deploy/docker and the
+    /// Kubernetes overlay make their roles so): migrating must not ask for that privilege once
+    /// the schema exists (`CREATE SCHEMA IF NOT EXISTS` does, even then).
+    @Test func aRoleThatOwnsItsSchemaMigratesWithoutCreatePrivilege() async throws {
+        let url = try await TestDatabase.create("pier_test_migrate_owner")
+        let admin = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { admin.close() }
+        try await admin.execute(
+            """
+            DO $$ BEGIN
+                IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pier_test_owner') THEN CREATE ROLE pier_test_owner LOGIN; END IF;
+            END $$
+            """)
+        try await admin.execute("REVOKE CREATE ON DATABASE pier_test_migrate_owner FROM PUBLIC")
+        try await admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        try await admin.execute("DROP SCHEMA IF EXISTS owned CASCADE")
+        try await admin.execute("CREATE SCHEMA owned AUTHORIZATION pier_test_owner")
+        let owner = PostgresPool(
+            configuration: PostgresConfiguration(
+                url: url.replacingOccurrences(of: "postgres@", with: "pier_test_owner@"), poolSize: 1))
+        defer { owner.close() }
+        let migrations = [Migration(version: 1, name: "create", sql: "CREATE TABLE owned.items (id int)")]
+        #expect(try await Migrator.migrate(owner, schema: "owned", migrations: migrations) == [1])
+        #expect(try await Migrator.migrate(owner, schema: "owned", migrations: migrations) == [])
+        // A schema it does not own and may not create is still refused, by the server.
+        await #expect(throws: PostgresError.self) { try await Migrator.migrate(owner, schema: "elsewhere", migrations: []) }
+    }
+
     /// A replica that looked for the schema, then waited for the other replica's migration, sees
     /// the schema it made (a backend's stale "no such schema" once made the wait end in a
     /// duplicate-schema error).

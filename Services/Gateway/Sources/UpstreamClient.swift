@@ -33,9 +33,10 @@ public final class UpstreamClient: Sendable {
     /// Why no response head arrived. Nothing of a response was seen: a retry is safe for
     /// idempotent requests.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        /// Refused, unreachable or not resolvable: the request never reached the upstream.
+        /// Refused, unreachable, not resolvable, or not connected within the connect timeout:
+        /// the request never reached the upstream.
         case connect(String)
-        /// No connection, or no response head, within the timeout.
+        /// No response head within the timeout, the request sent.
         case timeout(String)
         /// The connection was reset or closed before a response head.
         case reset(String)
@@ -365,6 +366,9 @@ private final class UpstreamExchange: @unchecked Sendable {
         _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         _ = CCurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
         _ = CCurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
+        // Names resolved again within a second, not curl's minute: an upstream container started
+        // again (compose) comes back at another address, and only new connections resolve.
+        _ = CCurl_setopt_long(handle, CURLOPT_DNS_CACHE_TIMEOUT, 1)
         _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
         _ = CCurl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
         _ = CCurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
@@ -409,6 +413,9 @@ private final class UpstreamExchange: @unchecked Sendable {
     /// The transfer ended: the head (a body-less response's comes complete only now) and the end
     /// of the body, or the failure.
     func finish(_ code: CURLcode) {
+        // Bytes of the request sent: none means the upstream cannot have seen it.
+        var sent = 0
+        if let handle { _ = CCurl_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &sent) }
         handle = nil
         if code == CURLE_OK {
             deliverHead()
@@ -419,6 +426,10 @@ private final class UpstreamExchange: @unchecked Sendable {
         if completion != nil {
             switch code {
             case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+                fail(.connect(reason))
+            case CURLE_OPERATION_TIMEDOUT where sent == 0:
+                // No connection within the connect timeout: an address that no longer answers
+                // (a container stopped, its address gone) is unavailable, not slow.
                 fail(.connect(reason))
             case CURLE_OPERATION_TIMEDOUT:
                 fail(.timeout(reason))

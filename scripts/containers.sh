@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# The compose deployment (deploy/docker) run for real, in OCI containers, with podman:
+#   1. the images are built from deploy/docker/Dockerfile as the README says (one host release
+#      build, fed to the runtime stage with BINARY=prebuilt), plus a stand-in for the official
+#      postgres:15-bookworm image (scripts/containers/postgres; no registry is reachable here);
+#   2. deploy/docker/compose.yaml, unchanged, comes up in stages, each waited on by its
+#      healthcheck (podman-compose ignores `condition:`): PostgreSQL and auth's migrate job
+#      together (the job waits for the database), the other migrate jobs, the services, the
+#      gateway on its published port;
+#   3. through that port, with the pier command line: register, log in, send feedback, read
+#      the subscription status;
+#   4. feedback's container is stopped (SIGTERM to PID 1: it exits 0, promptly): only /feedback
+#      fails, 503 with Retry-After; started again, it is back without touching the gateway;
+#   5. every service runs as uid 10001 on a read-only root file system, its secrets are files
+#      and not in its environment; then image sizes and each container's memory are reported;
+#   6. `compose down` leaves no container, volume or network of the project.
+# Podman comes from the machine's sandbox tool (podman-sandbox.sh, found next to the repository
+# or at $PIER_PODMAN_SANDBOX); nothing in deploy/ depends on it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+say() { printf 'containers: %s\n' "$*"; }
+fail() { printf 'containers: FAILED: %s\n' "$*" >&2; exit 1; }
+
+sandbox=${PIER_PODMAN_SANDBOX:-}
+if [ -z "$sandbox" ]; then
+  for candidate in ../shared/tools/podman-sandbox.sh /work/shared/tools/podman-sandbox.sh; do
+    if [ -f "$candidate" ]; then sandbox=$candidate; break; fi
+  done
+fi
+[ -n "$sandbox" ] && [ -f "$sandbox" ] || fail "podman-sandbox.sh not found: set PIER_PODMAN_SANDBOX"
+ready=$(bash "$sandbox" | tail -n 1)
+compose_bin=${ready##*podman-compose at }
+[ -x "$compose_bin" ] || fail "podman-compose not found (the sandbox tool said: $ready)"
+say "$ready"
+
+# 1. Images. One release build on the host serves the four (measured: shorter than four
+# builds in Swift's image, one per product; see the README's Docker section).
+swift build -c release --static-swift-stdlib >/dev/null
+bin=$(swift build -c release --show-bin-path)
+services=(auth feedback subscriptions)
+mkdir -p .build/images
+for name in "${services[@]}" gateway; do cp "$bin/pier-$name" .build/images/; done
+# HEALTHCHECK is part of Docker's image format only (podman's default, OCI, drops it).
+export BUILDAH_FORMAT=docker
+for name in "${services[@]}" gateway; do
+  podman build -q -f deploy/docker/Dockerfile --build-arg PRODUCT="pier-$name" --build-arg BINARY=prebuilt \
+    -t "pier-$name" . >/dev/null
+done
+podman build -q -t docker.io/library/postgres:15-bookworm scripts/containers/postgres >/dev/null
+built=$(date +%s)
+say "images built in $((built - started)) s"
+
+# 2. The stack, from a copy of deploy/ (the secrets are made there, as secrets/README.md says).
+work=$(mktemp -d)
+project=pier-containers-test
+port=${PIER_CONTAINERS_PORT:-18080}
+ticker=
+compose() { PIER_GATEWAY_PORT=$port "$compose_bin" -p "$project" -f "$work/deploy/docker/compose.yaml" "$@"; }
+container() {
+  podman ps -a --filter "label=com.docker.compose.project=$project" \
+    --filter "label=com.docker.compose.service=$1" --format '{{.ID}}' | head -n 1
+}
+cleanup() {
+  status=$?
+  if [ "$status" != 0 ]; then
+    for c in $(podman ps -a --filter "label=com.docker.compose.project=$project" --format '{{.Names}}'); do
+      echo "--- $c ($(podman inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$c"))" >&2
+      podman logs --tail 30 "$c" >&2 2>&1 || true
+    done
+  fi
+  [ -n "$ticker" ] && kill "$ticker" 2>/dev/null
+  compose down -v >/dev/null 2>&1 || true
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+cp -r deploy "$work/"
+(
+  cd "$work/deploy/docker/secrets"
+  for name in postgres auth_db feedback_db subscriptions_db; do openssl rand -hex 24 >"${name}_password"; done
+  openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >auth_signing_key.pem
+  chmod 0444 ./*_password auth_signing_key.pem
+)
+compose down -v >/dev/null 2>&1 || true
+
+# Healthchecks run only when something runs them: podman 4.3 relies on systemd timers.
+bash "$sandbox" ticker 1 >/dev/null 2>&1 &
+ticker=$!
+
+healthy() {
+  local id deadline=$(($(date +%s) + ${2:-120})) state
+  id=$(container "$1")
+  while :; do
+    state=$(podman inspect -f '{{.State.Health.Status}}' "$id" 2>/dev/null || echo missing)
+    [ "$state" = healthy ] && return 0
+    [ "$(date +%s)" -lt "$deadline" ] || fail "$1 is not healthy ($state)"
+    sleep 1
+  done
+}
+completed() {
+  local id code
+  id=$(container "$1")
+  code=$(podman wait "$id")
+  [ "$code" = 0 ] || fail "$1 exited with $code"
+}
+
+# Each later stage with --no-deps: podman-compose would start the finished jobs again.
+compose up -d postgres auth-migrate >/dev/null 2>&1
+healthy postgres
+completed auth-migrate
+compose up -d --no-deps feedback-migrate subscriptions-migrate >/dev/null 2>&1
+completed feedback-migrate
+completed subscriptions-migrate
+compose up -d --no-deps auth feedback subscriptions >/dev/null 2>&1
+for name in "${services[@]}"; do healthy "$name"; done
+compose up -d --no-deps gateway >/dev/null 2>&1
+healthy gateway
+up=$(date +%s)
+podman logs "$(container auth-migrate)" 2>&1 | grep -q '"waiting for the database"' \
+  && say "auth's migrate job waited for PostgreSQL to start, then migrated"
+
+base=http://127.0.0.1:$port
+# The gateway serves a route once its own check of the upstream's /readyz passed: each prefix
+# answers (its upstream's 200 or 401), not the gateway's 503.
+routed() {
+  local auth feedback subscriptions
+  auth=$(curl -s -o /dev/null -w '%{http_code}' "$base/auth/.well-known/jwks.json")
+  feedback=$(curl -s -o /dev/null -w '%{http_code}' "$base/feedback/mine")
+  subscriptions=$(curl -s -o /dev/null -w '%{http_code}' "$base/subscriptions/plans")
+  [ "$auth" = 200 ] && [ "$feedback" = 401 ] && [ "$subscriptions" = 200 ]
+}
+waited=0
+until routed; do
+  [ "$waited" -lt 60 ] || fail "the gateway does not route every prefix after 60 s"
+  sleep 1
+  waited=$((waited + 1))
+done
+say "stack up and healthy in $((up - built)) s; every route served $waited s after the gateway was healthy"
+
+# 3. The flow, as an app's developer scripts it.
+export XDG_CONFIG_HOME=$work/client PIER_URL=$base PIER_PASSWORD="a long enough passphrase"
+pier=$bin/pier
+email="containers-$(date +%s)@example.com"
+"$pier" register "$email" --name "Container Test" >/dev/null || fail "register"
+"$pier" logout >/dev/null
+"$pier" login "$email" >/dev/null || fail "login"
+"$pier" whoami | grep -q "$email" || fail "whoami"
+"$pier" feedback send "Sent through the containers" --rating 5 --category praise >/dev/null || fail "feedback send"
+"$pier" --json feedback list | grep -q "Sent through the containers" || fail "feedback list"
+"$pier" --json status | grep -q '"active"' || fail "status"
+# Without SMTP, auth writes its mails to its volume (the root file system is read-only).
+auth_pid=$(podman inspect -f '{{.State.Pid}}' "$(container auth)")
+grep -lq "$email" "/proc/$auth_pid/root/var/lib/pier/mail/"*.eml 2>/dev/null \
+  || fail "the verification mail is not in auth's volume"
+say "register, login, feedback and status through the gateway on $base; the verification mail in auth's volume"
+
+# 4. One service stopped: only its routes fail; started again, back behind the same gateway.
+gateway_started=$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")
+feedback=$(container feedback)
+stop_began=$(date +%s%N)
+podman stop -t 20 "$feedback" >/dev/null 2>&1
+stopped_in=$((($(date +%s%N) - stop_began) / 1000000))
+code=$(podman inspect -f '{{.State.ExitCode}}' "$feedback")
+[ "$code" = 0 ] || fail "feedback exited with $code on SIGTERM (not a graceful stop)"
+say "feedback stopped on SIGTERM in $stopped_in ms, exit 0"
+headers=$(curl -s -o /dev/null -D - -X POST "$base/feedback" -H 'Content-Type: application/json' \
+  -d '{"message":"while feedback is down"}')
+grep -q '^HTTP/1.1 503' <<<"$headers" || fail "/feedback with its service stopped: $(head -n 1 <<<"$headers")"
+grep -qi '^Retry-After:' <<<"$headers" || fail "/feedback's 503 has no Retry-After"
+"$pier" whoami >/dev/null || fail "/auth failed while feedback was stopped"
+"$pier" status >/dev/null || fail "/subscriptions failed while feedback was stopped"
+podman start "$feedback" >/dev/null 2>&1
+restarted=$(date +%s)
+healthy feedback
+until "$pier" feedback send "Back again" >/dev/null 2>&1; do
+  [ $(($(date +%s) - restarted)) -lt 60 ] || fail "/feedback not back 60 s after its service started again"
+  sleep 1
+done
+back=$(($(date +%s) - restarted))
+[ "$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")" = "$gateway_started" ] \
+  || fail "the gateway restarted"
+say "feedback stopped: /feedback 503 with Retry-After, /auth and /subscriptions served; started again: back in $back s, same gateway"
+
+# 5. How the services run.
+for name in "${services[@]}" gateway; do
+  id=$(container "$name")
+  pid=$(podman inspect -f '{{.State.Pid}}' "$id")
+  uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
+  [ "$uid" = 10001 ] || fail "$name runs as uid $uid"
+  [ "$(podman inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$id")" = true ] || fail "$name's root is writable"
+  # As the process sees it: its root mount is read-only.
+  awk '$5 == "/" { print $6 }' "/proc/$pid/mountinfo" | grep -qE '(^|,)ro(,|$)' || fail "$name's root is mounted read-write"
+done
+for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_password \
+  subscriptions:subscriptions_db_password; do
+  name=${pair%%:*} secret=${pair#*:}
+  pid=$(podman inspect -f '{{.State.Pid}}' "$(container "$name")")
+  file=/proc/$pid/root/run/secrets/$secret
+  [ -f "$file" ] || fail "$name has no secret file /run/secrets/$secret"
+  source=$work/deploy/docker/secrets/$secret
+  [ -f "$source" ] || source=$source.pem
+  cmp -s "$file" "$source" || fail "$name's /run/secrets/$secret is not the secret"
+  # A piece of the secret itself (a PEM's key material, not its armour).
+  needle=$(grep -v -- '-----' "$source" | head -c 24)
+  if tr '\0' '\n' <"/proc/$pid/environ" | grep -qF -- "$needle"; then fail "$name has $secret in its environment"; fi
+  if podman inspect "$(container "$name")" | grep -qF -- "$needle"; then fail "$name's configuration shows $secret"; fi
+done
+say "every service: uid 10001, read-only root, secrets as files under /run/secrets and nowhere in its environment"
+
+say "image sizes:"
+for name in "${services[@]}" gateway; do
+  printf '  pier-%-14s %s MB\n' "$name" "$(($(podman image inspect -f '{{.Size}}' "pier-$name") / 1000000))"
+done
+printf '  %-19s %s MB (the stand-in)\n' postgres "$(($(podman image inspect -f '{{.Size}}' postgres:15-bookworm) / 1000000))"
+say "memory after the flow (the container's cgroup, as podman stats shows it; the resident set of its processes):"
+for name in postgres "${services[@]}" gateway; do
+  id=$(container "$name")
+  total=0
+  for p in $(podman top "$id" hpid | tail -n +2); do
+    total=$((total + $(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")))
+  done
+  printf '  %-19s %-10s RSS %s MB\n' "$name" "$(podman stats --no-stream --format '{{.MemUsage}}' "$id" | cut -d' ' -f1)" \
+    "$((total / 1024))"
+done
+
+# 6. Down, and nothing left behind.
+compose down -v >/dev/null 2>&1
+left=$(podman ps -a -q --filter "label=com.docker.compose.project=$project")
+[ -z "$left" ] || fail "containers left after down: $left"
+if podman volume ls -q | grep -q "^${project}_"; then fail "volumes left after down"; fi
+if podman network ls --format '{{.Name}}' | grep -q "^${project}_"; then fail "networks left after down"; fi
+say "compose down: no container, volume or network left"
+say "passed in $(($(date +%s) - started)) s"
