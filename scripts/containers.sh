@@ -24,7 +24,10 @@ fail() { printf 'containers: FAILED: %s\n' "$*" >&2; exit 1; }
 
 sandbox=${PIER_PODMAN_SANDBOX:-}
 if [ -z "$sandbox" ]; then
-  for candidate in ../shared/tools/podman-sandbox.sh /work/shared/tools/podman-sandbox.sh; do
+  # Next to the repository, or next to the working copy it was cloned from (a CI clone).
+  origin=$(git config --get remote.origin.url 2>/dev/null || true)
+  for candidate in ../shared/tools/podman-sandbox.sh "${origin:+$origin/../shared/tools/podman-sandbox.sh}" \
+    /work/shared/tools/podman-sandbox.sh; do
     if [ -f "$candidate" ]; then sandbox=$candidate; break; fi
   done
 fi
@@ -38,6 +41,7 @@ say "$ready"
 # builds in Swift's image, one per product; see the README's Docker section).
 swift build -c release --static-swift-stdlib >/dev/null
 bin=$(swift build -c release --show-bin-path)
+compiled=$(date +%s)
 services=(auth feedback subscriptions)
 mkdir -p .build/images
 for name in "${services[@]}" gateway; do cp "$bin/pier-$name" .build/images/; done
@@ -49,7 +53,7 @@ for name in "${services[@]}" gateway; do
 done
 podman build -q -t docker.io/library/postgres:15-bookworm scripts/containers/postgres >/dev/null
 built=$(date +%s)
-say "images built in $((built - started)) s"
+say "release build $((compiled - started)) s, images built in $((built - compiled)) s"
 
 # 2. The stack, from a copy of deploy/ (the secrets are made there, as secrets/README.md says).
 work=$(mktemp -d)

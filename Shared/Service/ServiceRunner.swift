@@ -63,7 +63,10 @@ public enum ServiceRunner {
                     S.self, pool: pool, logger: logger, waitingUpTo: configuration.databaseStartupWaitSeconds)
                 return 0
             case "serve":
-                if migrateFirst { try await migrate(S.self, pool: pool, logger: logger) }
+                if migrateFirst {
+                    try await migrate(
+                        S.self, pool: pool, logger: logger, waitingUpTo: configuration.databaseStartupWaitSeconds)
+                }
                 try await serve(S.self, context: context, startedAt: started)
                 return 0
             default:
