@@ -11,6 +11,7 @@
 #      the subscription status;
 #   4. feedback's container is stopped (SIGTERM to PID 1: it exits 0, promptly): only /feedback
 #      fails, 503 with Retry-After; started again, it is back without touching the gateway;
+#      its process killed outright, the restart policy brings it back;
 #   5. every service runs as uid 10001 on a read-only root file system, its secrets are files
 #      and not in its environment; then image sizes and each container's memory are reported;
 #   6. `compose down` leaves no container, volume or network of the project.
@@ -140,7 +141,24 @@ until routed; do
   sleep 1
   waited=$((waited + 1))
 done
-say "stack up and healthy in $((up - built)) s; every route served $waited s after the gateway was healthy"
+# And every service verifies tokens: each fetches auth's keys (JWKS) on first use, over the
+# compose network's DNS (which podman's, fresh, can be slow to answer for some seconds).
+probe=$(curl -s -X POST "$base/auth/register" -H 'Content-Type: application/json' \
+  -d "{\"email\":\"probe-$(date +%s)@example.com\",\"password\":\"a long enough passphrase\"}" \
+  | grep -o '"accessToken":"[^"]*"' | cut -d '"' -f 4)
+[ -n "$probe" ] || fail "registering through the gateway gave no access token"
+verified() {
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $probe" "$base/feedback/mine")" = 200 ] \
+    && [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $probe" "$base/subscriptions/me")" = 200 ]
+}
+trusted=0
+until verified; do
+  [ "$trusted" -lt 60 ] || fail "feedback and subscriptions do not accept auth's tokens after 60 s"
+  sleep 1
+  trusted=$((trusted + 1))
+done
+say "stack up and healthy in $((up - built)) s; every route served $waited s after the gateway was healthy," \
+  "tokens accepted by every service $trusted s later"
 
 # 3. The flow, as an app's developer scripts it.
 export XDG_CONFIG_HOME=$work/client PIER_URL=$base PIER_PASSWORD="a long enough passphrase"
@@ -182,9 +200,18 @@ until "$pier" feedback send "Back again" >/dev/null 2>&1; do
   sleep 1
 done
 back=$(($(date +%s) - restarted))
+say "feedback stopped: /feedback 503 with Retry-After, /auth and /subscriptions served; started again: back in $back s"
+# A crash (the process killed outright): compose's restart policy starts it again.
+crashed=$(date +%s)
+kill -KILL "$(podman inspect -f '{{.State.Pid}}' "$feedback")"
+until [ "$(podman inspect -f '{{.RestartCount}}' "$feedback")" -ge 1 ] && "$pier" feedback send "After a crash" >/dev/null 2>&1; do
+  [ $(($(date +%s) - crashed)) -lt 60 ] || fail "feedback not restarted and served 60 s after it was killed"
+  sleep 1
+done
+say "feedback killed (SIGKILL): restarted by its restart policy, served again in $(($(date +%s) - crashed)) s"
 [ "$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")" = "$gateway_started" ] \
   || fail "the gateway restarted"
-say "feedback stopped: /feedback 503 with Retry-After, /auth and /subscriptions served; started again: back in $back s, same gateway"
+say "the gateway ran throughout, untouched"
 
 # 5. How the services run.
 for name in "${services[@]}" gateway; do
