@@ -93,16 +93,19 @@ compose down -v >/dev/null 2>&1 || true
 bash "$sandbox" ticker 1 >/dev/null 2>&1 &
 ticker=$!
 
-healthy() {
-  local id deadline=$(($(date +%s) + ${2:-120})) state
-  id=$(container "$1")
-  while :; do
-    state=$(podman inspect -f '{{.State.Health.Status}}' "$id" 2>/dev/null || echo missing)
-    [ "$state" = healthy ] && return 0
-    [ "$(date +%s)" -lt "$deadline" ] || fail "$1 is not healthy ($state)"
+# Runs "$@" every second until it succeeds, for a minute at most; prints the seconds it took.
+within_a_minute() {
+  local what=$1 start
+  shift
+  start=$(date +%s)
+  until "$@"; do
+    [ $(($(date +%s) - start)) -lt 60 ] || fail "$what after 60 s"
     sleep 1
   done
+  echo $(($(date +%s) - start))
 }
+is_healthy() { [ "$(podman inspect -f '{{.State.Health.Status}}' "$(container "$1")" 2>/dev/null)" = healthy ]; }
+healthy() { within_a_minute "$1 is not healthy" is_healthy "$1" >/dev/null; }
 completed() {
   local id code
   id=$(container "$1")
@@ -135,12 +138,7 @@ routed() {
   subscriptions=$(curl -s -o /dev/null -w '%{http_code}' "$base/subscriptions/plans")
   [ "$auth" = 200 ] && [ "$feedback" = 401 ] && [ "$subscriptions" = 200 ]
 }
-waited=0
-until routed; do
-  [ "$waited" -lt 60 ] || fail "the gateway does not route every prefix after 60 s"
-  sleep 1
-  waited=$((waited + 1))
-done
+waited=$(within_a_minute "the gateway does not route every prefix" routed)
 # And every service verifies tokens: each fetches auth's keys (JWKS) on first use, over the
 # compose network's DNS (which podman's, fresh, can be slow to answer for some seconds).
 probe=$(curl -s -X POST "$base/auth/register" -H 'Content-Type: application/json' \
@@ -151,12 +149,7 @@ verified() {
   [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $probe" "$base/feedback/mine")" = 200 ] \
     && [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $probe" "$base/subscriptions/me")" = 200 ]
 }
-trusted=0
-until verified; do
-  [ "$trusted" -lt 60 ] || fail "feedback and subscriptions do not accept auth's tokens after 60 s"
-  sleep 1
-  trusted=$((trusted + 1))
-done
+trusted=$(within_a_minute "feedback and subscriptions do not accept auth's tokens" verified)
 say "stack up and healthy in $((up - built)) s; every route served $waited s after the gateway was healthy," \
   "tokens accepted by every service $trusted s later"
 
@@ -193,22 +186,14 @@ grep -qi '^Retry-After:' <<<"$headers" || fail "/feedback's 503 has no Retry-Aft
 "$pier" whoami >/dev/null || fail "/auth failed while feedback was stopped"
 "$pier" status >/dev/null || fail "/subscriptions failed while feedback was stopped"
 podman start "$feedback" >/dev/null 2>&1
-restarted=$(date +%s)
-healthy feedback
-until "$pier" feedback send "Back again" >/dev/null 2>&1; do
-  [ $(($(date +%s) - restarted)) -lt 60 ] || fail "/feedback not back 60 s after its service started again"
-  sleep 1
-done
-back=$(($(date +%s) - restarted))
+sent() { "$pier" feedback send "$1" >/dev/null 2>&1; }
+back=$(within_a_minute "/feedback is not back after its service started again" sent "Back again")
 say "feedback stopped: /feedback 503 with Retry-After, /auth and /subscriptions served; started again: back in $back s"
 # A crash (the process killed outright): compose's restart policy starts it again.
-crashed=$(date +%s)
 kill -KILL "$(podman inspect -f '{{.State.Pid}}' "$feedback")"
-until [ "$(podman inspect -f '{{.RestartCount}}' "$feedback")" -ge 1 ] && "$pier" feedback send "After a crash" >/dev/null 2>&1; do
-  [ $(($(date +%s) - crashed)) -lt 60 ] || fail "feedback not restarted and served 60 s after it was killed"
-  sleep 1
-done
-say "feedback killed (SIGKILL): restarted by its restart policy, served again in $(($(date +%s) - crashed)) s"
+restarted_and_sent() { [ "$(podman inspect -f '{{.RestartCount}}' "$feedback")" -ge 1 ] && sent "After a crash"; }
+again=$(within_a_minute "feedback is not restarted and served after it was killed" restarted_and_sent)
+say "feedback killed (SIGKILL): restarted by its restart policy, served again in $again s"
 [ "$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")" = "$gateway_started" ] \
   || fail "the gateway restarted"
 say "the gateway ran throughout, untouched"
