@@ -164,6 +164,22 @@ email="containers-$(date +%s)@example.com"
 "$pier" feedback send "Sent through the containers" --rating 5 --category praise >/dev/null || fail "feedback send"
 "$pier" --json feedback list | grep -q "Sent through the containers" || fail "feedback list"
 "$pier" --json status | grep -q '"active"' || fail "status"
+# Hostile input through the published port: clear problems, never a 5xx.
+problem() {  # METHOD PATH STATUS [curl arguments…]: the status, as application/problem+json
+  local method=$1 path=$2 want=$3 got
+  shift 3
+  got=$(curl -s -o /dev/null -w '%{http_code} %{content_type}' -X "$method" "$base$path" "$@")
+  [ "$got" = "$want application/problem+json" ] || fail "$method $path: expected $want as a problem, got $got"
+}
+problem POST /feedback 400 -H 'Content-Type: application/json' -d '{"message": "unterminated'
+problem POST /feedback 422 -H 'Content-Type: application/json' -d '{"message": 42}'
+head -c 2000000 /dev/zero | tr '\0' 'a' >"$work/large"
+problem POST /feedback 413 -H 'Content-Type: application/json' --data-binary "@$work/large"
+# The probe's token with the last character of its signature changed.
+if [ "${probe: -1}" = A ]; then tampered=${probe%?}B; else tampered=${probe%?}A; fi
+problem GET /feedback/mine 401 -H "Authorization: Bearer $tampered"
+problem GET /subscriptions/me 401 -H 'Authorization: Bearer not.a.token'
+say "malformed, mistyped and oversized bodies, tampered tokens: 400, 422, 413, 401 problems through the gateway"
 # Without SMTP, auth writes its mails to its volume (the root file system is read-only).
 auth_pid=$(podman inspect -f '{{.State.Pid}}' "$(container auth)")
 grep -lq "$email" "/proc/$auth_pid/root/var/lib/pier/mail/"*.eml 2>/dev/null \

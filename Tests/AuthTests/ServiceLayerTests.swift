@@ -45,6 +45,9 @@ import Testing
             (["PIER_PORT": "eighty"], "PIER_PORT"),
             (["PIER_PORT": "70000"], "PIER_PORT"),
             (["PIER_DB_POOL_SIZE": "0"], "PIER_DB_POOL_SIZE"),
+            (["PIER_DB_STARTUP_WAIT_S": "-1"], "PIER_DB_STARTUP_WAIT_S"),
+            (["PIER_DB_STARTUP_WAIT_S": "a minute"], "PIER_DB_STARTUP_WAIT_S"),
+            (["PIER_DB_STARTUP_WAIT_S": "3601"], "PIER_DB_STARTUP_WAIT_S"),
             (["PIER_LOG_LEVEL": "loud"], "PIER_LOG_LEVEL"),
             (["PIER_HTTP_ACCESS_LOG": "maybe"], "PIER_HTTP_ACCESS_LOG"),
             (["PIER_ENV": "staging"], "PIER_ENV"),
@@ -63,6 +66,10 @@ import Testing
         } throws: { ($0 as? Environment.Failure)?.variable == "PIER_AUTH_PASSWORD_MIN_LENGTH" }
         let defaults = try ServiceConfiguration(environment: Environment([:]), defaultPort: 8081, applicationName: "t")
         #expect(defaults.http.port == 8081 && defaults.database.poolSize == 10 && !defaults.production)
+        #expect(defaults.databaseStartupWaitSeconds == 60)
+        let noWait = try ServiceConfiguration(
+            environment: Environment(["PIER_DB_STARTUP_WAIT_S": "0"]), defaultPort: 8081, applicationName: "t")
+        #expect(noWait.databaseStartupWaitSeconds == 0)
     }
 
     @Test func everyMigrationFileIsListedInOrder() throws {

@@ -212,7 +212,7 @@ func run(_ given: Arguments) async throws -> Int32 {
             if !json { print("Signed out") }
         }
     case "email":
-        let action = try arguments.next("verify or resend")
+        let action = try arguments.next("verify, resend, change or confirm")
         switch action {
         case "verify":
             let token = try arguments.next("the token of the mailed link")
