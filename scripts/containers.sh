@@ -11,7 +11,8 @@
 #      the subscription status;
 #   4. feedback's container is stopped (SIGTERM to PID 1: it exits 0, promptly): only /feedback
 #      fails, 503 with Retry-After; started again, it is back without touching the gateway;
-#      its process killed outright, the restart policy brings it back;
+#      its process killed outright, the restart policy brings it back; PostgreSQL stopped
+#      and started again: 503 with Retry-After meanwhile, then served again by themselves;
 #   5. every service runs as uid 10001 on a read-only root file system, its secrets are files
 #      and not in its environment; then image sizes and each container's memory are reported;
 #   6. `compose down` leaves no container, volume or network of the project.
@@ -210,6 +211,17 @@ kill -KILL "$(podman inspect -f '{{.State.Pid}}' "$feedback")"
 restarted_and_sent() { [ "$(podman inspect -f '{{.RestartCount}}' "$feedback")" -ge 1 ] && sent "After a crash"; }
 again=$(within_a_minute "feedback is not restarted and served after it was killed" restarted_and_sent)
 say "feedback killed (SIGKILL): restarted by its restart policy, served again in $again s"
+# The database goes away and comes back (at another address): the services answer 503 with
+# Retry-After meanwhile, and serve again by themselves.
+podman stop -t 20 "$(container postgres)" >/dev/null 2>&1
+headers=$(curl -s -o /dev/null -D - -H "Authorization: Bearer $probe" "$base/feedback/mine")
+grep -q '^HTTP/1.1 503' <<<"$headers" || fail "/feedback/mine without its database: $(head -n 1 <<<"$headers")"
+grep -qi '^Retry-After:' <<<"$headers" || fail "the 503 without a database has no Retry-After"
+podman start "$(container postgres)" >/dev/null 2>&1
+healthy postgres
+listed() { "$pier" --json feedback list 2>/dev/null | grep -q "After a crash"; }
+recovered=$(within_a_minute "the services do not serve again after the database came back" listed)
+say "PostgreSQL stopped: 503 with Retry-After; started again: served again $recovered s after it was healthy"
 [ "$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")" = "$gateway_started" ] \
   || fail "the gateway restarted"
 say "the gateway ran throughout, untouched"
