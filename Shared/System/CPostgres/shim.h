@@ -14,12 +14,12 @@ static inline int CPostgres_epoll_arm(int ep, int fd, int writable) {
     return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &event);
 }
 
-/// Waits for events on `ep` and writes up to `max` ready descriptors to `fds`; returns how
-/// many, or -1 with errno.
-static inline int CPostgres_epoll_wait(int ep, int *fds, int max) {
+/// Waits up to `timeout_ms` for events on `ep` and writes up to `max` ready descriptors to
+/// `fds`; returns how many (0 when the time passed), or -1 with errno.
+static inline int CPostgres_epoll_wait(int ep, int *fds, int max, int timeout_ms) {
     struct epoll_event events[64];
     if (max > 64) max = 64;
-    int count = epoll_wait(ep, events, max, -1);
+    int count = epoll_wait(ep, events, max, timeout_ms);
     for (int i = 0; i < count; i++) fds[i] = events[i].data.fd;
     return count;
 }
