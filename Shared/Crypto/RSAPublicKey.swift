@@ -9,9 +9,14 @@ public final class RSAPublicKey: @unchecked Sendable {
     /// The modulus size in bits.
     public let bits: Int
 
-    /// Builds a key from its JWK `n` and `e` (big-endian bytes).
+    /// Builds a key from its JWK `n` and `e` (big-endian bytes). The public exponent must be
+    /// 65537, what every signing key in use has: a hostile key set could otherwise offer e = 1,
+    /// for which the padded digest itself "verifies" as a signature.
     public init(n: [UInt8], e: [UInt8]) throws {
         guard !n.isEmpty, !e.isEmpty, e.count <= 8 else { throw CryptoError("importing an RSA key", detail: "bad n or e") }
+        guard Array(e.drop(while: { $0 == 0 })) == [0x01, 0x00, 0x01] else {
+            throw CryptoError("importing an RSA key", detail: "the public exponent must be 65537")
+        }
         guard let modulus = BN_bin2bn(n, Int32(n.count), nil), let exponent = BN_bin2bn(e, Int32(e.count), nil) else {
             throw CryptoError.openSSL("BN_bin2bn")
         }

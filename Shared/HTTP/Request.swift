@@ -151,6 +151,15 @@ struct StrictBody<T: StrictDecodable>: Decodable {
         init?(intValue: Int) { nil }
     }
 
+    /// An answer names at most this many unknown fields, each cut to ``shownLength`` characters:
+    /// a body of many long made-up names gets a short answer, not one larger than itself.
+    static var listedUnknown: Int { 20 }
+    static var shownLength: Int { 64 }
+
+    private static func shown(_ name: String) -> String {
+        name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…"
+    }
+
     init(from decoder: any Decoder) throws {
         let keys = Set(try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue))
         let missing = T.required.filter { !$0.contains(where: keys.contains) }.compactMap { alternatives in
@@ -161,9 +170,17 @@ struct StrictBody<T: StrictDecodable>: Decodable {
                         ? "is required" : "is required (or \(alternatives.dropFirst().joined(separator: ", ")))")
             }
         }
-        let unknown = keys.subtracting(T.fields).sorted().map { Problem.FieldError(field: $0, message: "is not a known field") }
+        let unknownKeys = keys.subtracting(T.fields).sorted()
+        let unknown = unknownKeys.prefix(Self.listedUnknown).map {
+            Problem.FieldError(field: Self.shown($0), message: "is not a known field")
+        }
         guard missing.isEmpty && unknown.isEmpty else {
-            throw HTTPError.invalid((missing + unknown).sorted { $0.field < $1.field })
+            var errors = (missing + unknown).sorted { $0.field < $1.field }
+            if unknownKeys.count > Self.listedUnknown {
+                errors.append(
+                    Problem.FieldError(field: "*", message: "and \(unknownKeys.count - Self.listedUnknown) more unknown fields"))
+            }
+            throw HTTPError.invalid(errors)
         }
         value = try T(from: decoder)
     }

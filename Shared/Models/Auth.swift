@@ -139,6 +139,27 @@ public struct ResetPasswordRequest: Codable, Sendable, StrictDecodable {
     }
 }
 
+/// An identity provider account the caller signs in with (`GET /auth/identities`): Sign in with
+/// Apple or an OpenID Connect provider.
+public struct LinkedIdentity: Codable, Sendable, Equatable {
+    /// What `DELETE /auth/identities/{id}` unlinks it by.
+    public var id: UUID
+    /// `apple`, or the name of an OpenID Connect provider.
+    public var provider: String
+    /// The address the provider gave last (an Apple relay address, perhaps).
+    public var email: String?
+    public var linkedAt: Date
+    public var lastUsedAt: Date?
+
+    public init(id: UUID, provider: String, email: String?, linkedAt: Date, lastUsedAt: Date?) {
+        self.id = id
+        self.provider = provider
+        self.email = email
+        self.linkedAt = linkedAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
 /// One of the caller's signed-in sessions (`GET /auth/sessions`).
 public struct SessionInfo: Codable, Sendable, Equatable {
     public var id: UUID

@@ -101,6 +101,9 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     public static let invalidEmailToken: ProblemCode = "invalid_email_token"
     // State.
     public static let emailTaken: ProblemCode = "email_taken"
+    /// Unlinking this identity would leave the account no way to sign in: set a password first
+    /// ("forgot password" mails a link).
+    public static let lastSignInMethod: ProblemCode = "last_sign_in_method"
     /// An `Idempotency-Key` came back with a different request.
     public static let idempotencyKeyReused: ProblemCode = "idempotency_key_reused"
     /// The change conflicts with the current state of the resource.

@@ -22,14 +22,17 @@ final class AuthHarness: Sendable {
     let socket: ServiceClient
     /// Every log line the service wrote (access log included).
     let logs: LogLines
+    /// Where mails land as `.eml` files when no SMTP server is set.
+    let mailDirectory: String
 
     static func start(database: String, settings: [String: String] = [:]) async throws -> AuthHarness {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-auth-\(UUID())").path
         var environment = [
             "PIER_LOG_LEVEL": "info", "PIER_HTTP_ACCESS_LOG": "true", "PIER_AUTH_ARGON2_MEMORY_KIB": "1024",
             "PIER_AUTH_ARGON2_ITERATIONS": "1", "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
             "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "1000000",
             // Development keys and mails (no SMTP) land here, not in the working copy.
-            "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-auth-\(UUID())").path,
+            "PIER_DATA_DIR": data,
         ]
         environment.merge(settings) { $1 }
         let logs = LogLines()
@@ -43,11 +46,12 @@ final class AuthHarness: Sendable {
             let configuration = try AuthConfiguration(environment: context.configuration.environment, production: false)
             return try await AuthService.make(context: context, configuration: configuration, keys: keys)
         }
-        return AuthHarness(live: live, keys: keys, logs: logs)
+        return AuthHarness(live: live, keys: keys, logs: logs, mailDirectory: (environment["PIER_DATA_DIR"] ?? data) + "/mail")
     }
 
-    private init(live: LiveService<AuthService>, keys: SigningKeys, logs: LogLines) {
+    private init(live: LiveService<AuthService>, keys: SigningKeys, logs: LogLines, mailDirectory: String) {
         self.logs = logs
+        self.mailDirectory = mailDirectory
         self.server = live.server
         self.live = live
         self.pool = live.pool
@@ -79,6 +83,34 @@ final class AuthHarness: Sendable {
         headers: HTTPHeaders = [:]
     ) async throws -> Reply {
         try await http.send(method, path, json: json, token: token, headers: headers)
+    }
+
+    /// The mails written to `address` so far (no SMTP server set: `.eml` files).
+    func mails(to address: String) -> [ReceivedMail] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: mailDirectory)) ?? []
+        return names.filter { $0.hasSuffix(".eml") }.compactMap { name in
+            guard let data = FileManager.default.contents(atPath: mailDirectory + "/" + name) else { return nil }
+            let mail = ReceivedMail(Array(data))
+            return mail.headers["to"]?.contains(address) == true ? mail : nil
+        }
+    }
+
+    /// The token of the one link containing `fragment` mailed to `address` that is not in
+    /// `seen`, once it was written (each link carries a new token).
+    func mailedToken(to address: String, containing fragment: String, seen: Set<String> = []) async throws -> String {
+        var found: String? = nil
+        _ = await eventually(timeout: .seconds(10)) {
+            found = self.mails(to: address).compactMap { $0.link(containing: fragment) }
+                .map { String($0.split(separator: "=", maxSplits: 1)[1]) }.first { !seen.contains($0) }
+            return found != nil
+        }
+        guard let found else { throw HTTPClient.Failure(message: "no mail to \(address) with \(fragment)") }
+        return found
+    }
+
+    /// The tokens of every link containing `fragment` mailed to `address` so far.
+    func mailedTokens(to address: String, containing fragment: String) -> Set<String> {
+        Set(mails(to: address).compactMap { $0.link(containing: fragment) }.map { String($0.split(separator: "=", maxSplits: 1)[1]) })
     }
 
     /// The failures recorded against the account of `email` (nil when none).

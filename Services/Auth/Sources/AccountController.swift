@@ -28,10 +28,7 @@ struct AccountController: Sendable {
         let email = EmailAddress(body.email)
         if email == nil { errors.append(.init(field: "email", message: "must be an email address such as name@example.com")) }
         errors += policy.problems(body.password, field: "password", email: email?.address)
-        let displayName = body.displayName?.trimmingWhitespace()
-        if let displayName, displayName.count > 100 {
-            errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
-        }
+        let displayName = Names.clean(body.displayName, field: "displayName", into: &errors)
         let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
         guard let email, errors.isEmpty else { throw HTTPError.invalid(errors, code: PasswordPolicy.code(of: errors)) }
         let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
@@ -63,7 +60,7 @@ struct AccountController: Sendable {
         }
         // The same guards as login: a stolen access token is no way to guess passwords faster.
         let (user, hash) = try await passwords.hashing(request.clientKey) { () async throws -> (User, String) in
-            switch try await passwords.check(body.currentPassword, emailKey: emailKey, client: request.clientKey) {
+            switch try await passwords.check(body.currentPassword, field: "currentPassword", emailKey: emailKey, client: request.clientKey) {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed attempts; try again in \(seconds) s.")
             case .wrong:
@@ -100,10 +97,7 @@ struct AccountController: Sendable {
     {
         let principal = try context.caller()
         var errors: [Problem.FieldError] = []
-        let displayName = body.displayName?.trimmingWhitespace()
-        if let displayName, displayName.count > 100 {
-            errors.append(.init(field: "displayName", message: "must be at most 100 characters"))
-        }
+        let displayName = Names.clean(body.displayName, field: "displayName", into: &errors)
         if let locale = body.locale, !locale.isEmpty, !Self.isLanguageTag(locale) {
             errors.append(.init(field: "locale", message: "must be a BCP 47 language tag such as en, fr-CA or zh-Hant-TW"))
         }

@@ -22,7 +22,7 @@ import PierService
 /// | `PIER_AUTH_HASHES_PER_ADDRESS` | `2` | password hashes in flight per client address (per replica); beyond → 429 at once |
 /// | `PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE` | `60` | logins per client address, successful or not (per replica; bursts of as many) |
 /// | `PIER_APP_NAME` | `Pier` | the app's name, in mails |
-/// | `PIER_AUTH_PUBLIC_URL` | `http://127.0.0.1:8080` | the base of links in mails (Pier's public address, or the app's universal-link domain) |
+/// | `PIER_AUTH_PUBLIC_URL` | the address this process serves: `http://PIER_HOST:PIER_PORT` (the loopback for a wildcard host) | the base of links in mails (Pier's public address, or the app's universal-link domain) |
 /// | `PIER_AUTH_SMTP_URL` | none: mails written as `.eml` files under `PIER_DATA_DIR/mail` | `smtp://host:587` (STARTTLS) or `smtps://host:465` |
 /// | `PIER_AUTH_SMTP_USER` / `PIER_AUTH_SMTP_PASSWORD_FILE` | none | SMTP AUTH credentials |
 /// | `PIER_AUTH_SMTP_CA_FILE` | the system's | PEM certificates to trust for the SMTP server's TLS (a relay with a private CA) |
@@ -33,8 +33,8 @@ import PierService
 /// | `PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR` | `10` | password-reset requests per client address (per replica) |
 /// | `PIER_AUTH_EXPORT_URLS` | none | the `GET /<service>/me/export` URLs of the services running apart from auth (`GET /auth/me/export` gathers them) |
 /// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
-/// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys |
-/// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`) |
+/// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys (https; http only to the loopback, for development) |
+/// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`); `jwksURL` https (http only to the loopback) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
     public var previousKeyFiles: [String]
@@ -66,7 +66,11 @@ public struct AuthConfiguration: Sendable {
     var identityProviders: [String: IdentityProvider]
     public var exportURLs: [String]
 
-    public init(environment: Environment, production: Bool) throws(Environment.Failure) {
+    /// - Parameter serving: the address this process serves (`PIER_HOST`, `PIER_PORT`), the
+    ///   default base of mailed links.
+    public init(environment: Environment, production: Bool, serving: (host: String, port: Int)? = nil)
+        throws(Environment.Failure)
+    {
         self.production = production
         signingKeyFile = environment.string("PIER_AUTH_SIGNING_KEY_FILE")
         if production && signingKeyFile == nil {
@@ -90,7 +94,8 @@ public struct AuthConfiguration: Sendable {
         loginsPerAddressPerMinute = try environment.int(
             "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE", default: 60, in: 1...1_000_000_000)
         appName = environment.string("PIER_APP_NAME", default: "Pier")
-        publicURL = environment.string("PIER_AUTH_PUBLIC_URL", default: "http://127.0.0.1:8080")
+        publicURL = environment.string(
+            "PIER_AUTH_PUBLIC_URL", default: Self.url(serving: serving ?? (host: "127.0.0.1", port: 8080)))
         while publicURL.hasSuffix("/") { publicURL.removeLast() }
         guard publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://") else {
             throw Environment.Failure(variable: "PIER_AUTH_PUBLIC_URL", problem: "must start with https:// or http://")
@@ -130,12 +135,12 @@ public struct AuthConfiguration: Sendable {
                     !provider.name.isEmpty && provider.name != "apple"
                     && provider.name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
                     && !provider.audiences.isEmpty && ["plain", "hashed", nil].contains(provider.nonce)
-                    && provider.jwksURL.hasPrefix("http") && provider.issuer.hasPrefix("http")
+                    && Self.isKeySetURL(provider.jwksURL) && provider.issuer.hasPrefix("http")
                 guard valid else {
                     throw Environment.Failure(
                         variable: "PIER_AUTH_OIDC_PROVIDERS",
                         problem:
-                            "provider \"\(provider.name)\": a lowercase name other than apple, http(s) issuer and jwksURL, audiences, nonce plain or hashed"
+                            "provider \"\(provider.name)\": a lowercase name other than apple, an http(s) issuer, an https jwksURL (http only to the loopback), audiences, nonce plain or hashed"
                     )
                 }
                 providers[provider.name] = provider
@@ -143,9 +148,14 @@ public struct AuthConfiguration: Sendable {
         }
         let appleAudiences = environment.list("PIER_AUTH_APPLE_AUDIENCES")
         if !appleAudiences.isEmpty {
+            let jwksURL = environment.string("PIER_AUTH_APPLE_JWKS_URL", default: IdentityProvider.appleJWKS)
+            guard Self.isKeySetURL(jwksURL) else {
+                throw Environment.Failure(
+                    variable: "PIER_AUTH_APPLE_JWKS_URL", problem: "must be an https URL (http only to the loopback)")
+            }
             providers["apple"] = IdentityProvider(
                 name: "apple", issuer: IdentityProvider.appleIssuer,
-                jwksURL: environment.string("PIER_AUTH_APPLE_JWKS_URL", default: IdentityProvider.appleJWKS),
+                jwksURL: jwksURL,
                 audiences: appleAudiences, nonce: "hashed")
         }
         identityProviders = providers
@@ -153,5 +163,32 @@ public struct AuthConfiguration: Sendable {
         if let bad = exportURLs.first(where: { !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
             throw Environment.Failure(variable: "PIER_AUTH_EXPORT_URLS", problem: "\"\(bad)\" is not an http(s) URL")
         }
+    }
+
+    /// A key set is fetched over https: whoever can answer for it decides who signs in. Plain
+    /// http only to the loopback, for a provider played in development or tests.
+    static func isKeySetURL(_ url: String) -> Bool {
+        if url.hasPrefix("https://") { return url.count > "https://".count }
+        guard url.hasPrefix("http://") else { return false }
+        let rest = url.dropFirst("http://".count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host: Substring
+        if authority.hasPrefix("[") {
+            host = authority.dropFirst().prefix { $0 != "]" }
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+            && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+    }
+
+    /// `http://host:port` for the address a server listens on; a wildcard address is reached
+    /// on the loopback.
+    static func url(serving: (host: String, port: Int)) -> String {
+        var host = serving.host
+        if host == "0.0.0.0" || host.isEmpty { host = "127.0.0.1" }
+        if host == "::" { host = "::1" }
+        if host.contains(":") { host = "[" + host + "]" }
+        return "http://\(host):\(serving.port)"
     }
 }

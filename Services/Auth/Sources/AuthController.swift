@@ -52,7 +52,8 @@ struct AuthController: Sendable {
                 rate: Double(configuration.forgotPerAddressPerHour) / 3600, burst: Double(configuration.forgotPerAddressPerHour)),
             reauthentication: reauthentication, appName: configuration.appName, logger: logger)
         identity = IdentityController(
-            repository: repository, tokens: tokens, providers: configuration.identityProviders, desk: desk, logger: logger)
+            repository: repository, tokens: tokens, providers: configuration.identityProviders, desk: desk,
+            reauthentication: reauthentication, logger: logger)
         export = ExportController(
             repository: repository, sources: exports,
             client: exports.remote.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 30), logger: logger)
@@ -77,12 +78,16 @@ struct AuthController: Sendable {
         signedIn.post("/auth/email/change", body: EmailChangeRequest.self) { try await email.change($0, $1, $2) }
         router.get("/auth/email/change/confirm") { try await email.confirmChangePage($0, $1) }
         router.post("/auth/email/change/confirm") { try await email.confirmChange($0, $1) }
+        router.get("/auth/email/change/cancel") { try await email.cancelChangePage($0, $1) }
+        router.post("/auth/email/change/cancel") { try await email.cancelChange($0, $1) }
         router.post("/auth/apple", body: IdentitySignInRequest.self) { try await identity.apple($0, $1, $2) }
         router.post("/auth/oidc/{provider}", body: IdentitySignInRequest.self) { try await identity.oidc($0, $1, $2) }
         // Apple's server calls this: the signed payload is the credential.
         router.post("/auth/apple/notifications", body: AppleNotificationRequest.self) {
             try await identity.appleNotification($0, $1, $2)
         }
+        signedIn.get("/auth/identities") { try await identity.list($0, $1) }
+        signedIn.delete("/auth/identities/{id}") { try await identity.unlink($0, $1) }
         signedIn.get("/auth/me/export") { try await export.export($0, $1) }
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }

@@ -115,68 +115,120 @@ struct AuthRepository: Sendable {
 
     enum IdentitySignIn: Sendable {
         case signedIn(User, session: UUID, created: Bool, noticed: Bool)
-        /// An account has the address, but the provider did not vouch for it: not linked.
-        case emailTaken
+        /// No account is linked, and the provider did not verify the token's address: nothing is
+        /// linked or created with an address nobody proved (whether an account has it is not said).
+        case emailUnverified
         /// No account is linked and the token carries no address to make one with.
         case noEmail
     }
 
     /// Signs in with a verified identity: the account linked to it; else the account of its
-    /// address when the provider verified that address (linked from now on); else a new account
-    /// (no password) whose display name is `name` (Apple sends it on the first authorization only).
+    /// address, linked from now on; else a new account (no password) whose display name is
+    /// `name` (Apple sends it on the first authorization only). Only an address the provider
+    /// verified links or creates.
+    ///
+    /// An account whose address was never proven may have been registered by someone else
+    /// before its owner came (pre-hijacking): linking the owner's identity to it first takes
+    /// everything that other person could still use away — the password, every session, every
+    /// mailed link and any other identity.
     func signIn(
         provider: String, claims: IdentityClaims, name: String?, refreshToken: String, device: Device,
         notice: @Sendable (_ email: String) -> MailMessage
     ) async throws -> IdentitySignIn {
         do {
-            return try await database.withTransaction { connection in
-                var created = false
-                var rows = try await connection.query(
+            return try await linkOrCreate(
+                provider: provider, claims: claims, name: name, refreshToken: refreshToken, device: device, notice: notice)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            // The same identity or address was just linked or created by a concurrent sign-in:
+            // the second pass finds it.
+            return try await linkOrCreate(
+                provider: provider, claims: claims, name: name, refreshToken: refreshToken, device: device, notice: notice)
+        }
+    }
+
+    private func linkOrCreate(
+        provider: String, claims: IdentityClaims, name: String?, refreshToken: String, device: Device,
+        notice: @Sendable (_ email: String) -> MailMessage
+    ) async throws -> IdentitySignIn {
+        try await database.withTransaction { connection in
+            var created = false
+            var rows = try await connection.query(
+                """
+                UPDATE auth.identities SET last_used_at = now(), email = coalesce(\(claims.email), email)
+                WHERE provider = \(provider) AND subject = \(claims.subject)
+                RETURNING user_id
+                """)
+            var userID = try rows.first?.decode("user_id", as: UUID.self)
+            if userID == nil {
+                guard let email = claims.email.flatMap(EmailAddress.init) else { return .noEmail }
+                guard claims.emailVerified else { return .emailUnverified }
+                rows = try await connection.query(
                     """
-                    UPDATE auth.identities SET last_used_at = now(), email = coalesce(\(claims.email), email)
-                    WHERE provider = \(provider) AND subject = \(claims.subject)
-                    RETURNING user_id
+                    SELECT id, email_verified_at IS NOT NULL AS verified FROM auth.users WHERE email_key = \(email.key)
+                    FOR UPDATE
                     """)
-                var userID = try rows.first?.decode("user_id", as: UUID.self)
-                if userID == nil {
-                    guard let email = claims.email.flatMap(EmailAddress.init) else { return .noEmail }
-                    if claims.emailVerified {
-                        rows = try await connection.query(
-                            """
-                            UPDATE auth.users SET email_verified_at = coalesce(email_verified_at, now())
-                            WHERE email_key = \(email.key) RETURNING id
-                            """)
-                        userID = try rows.first?.decode("id", as: UUID.self)
+                if let row = rows.first {
+                    let id = try row.decode("id", as: UUID.self)
+                    if !(try row.decode("verified", as: Bool.self)) {
+                        try await claimUnproven(id, on: connection)
                     }
-                    if userID == nil {
-                        let id = UUID()
-                        try await connection.execute(
-                            """
-                            INSERT INTO auth.users (id, email, email_key, password_hash, display_name, email_verified_at)
-                            VALUES (\(id), \(email.address), \(email.key), NULL, \(name),
-                                CASE WHEN \(claims.emailVerified) THEN now() END)
-                            """)
-                        userID = id
-                        created = true
-                    }
+                    userID = id
+                } else {
+                    let id = UUID()
                     try await connection.execute(
                         """
-                        INSERT INTO auth.identities (provider, subject, user_id, email, last_used_at)
-                        VALUES (\(provider), \(claims.subject), \(userID), \(email.address), now())
+                        INSERT INTO auth.users (id, email, email_key, password_hash, display_name, email_verified_at)
+                        VALUES (\(id), \(email.address), \(email.key), NULL, \(name), now())
                         """)
+                    userID = id
+                    created = true
                 }
-                guard let userID,
-                    let user = try await connection.query(
-                        "SELECT \(unsafeSQL: Self.userColumns) FROM auth.users WHERE id = \(userID)"
-                    ).first.map(Self.user)
-                else { return .noEmail }
-                let (session, noticed) = try await openNoticedSession(
-                    for: user, refreshToken: refreshToken, device: device, notice: notice, on: connection)
-                return .signedIn(user, session: session, created: created, noticed: noticed)
+                try await connection.execute(
+                    """
+                    INSERT INTO auth.identities (provider, subject, user_id, email, last_used_at)
+                    VALUES (\(provider), \(claims.subject), \(userID), \(email.address), now())
+                    """)
             }
-        } catch let error as PostgresError where error.isUniqueViolation {
-            return .emailTaken
+            guard let userID,
+                let user = try await connection.query(
+                    "SELECT \(unsafeSQL: Self.userColumns) FROM auth.users WHERE id = \(userID)"
+                ).first.map(Self.user)
+            else { return .noEmail }
+            let (session, noticed) = try await openNoticedSession(
+                for: user, refreshToken: refreshToken, device: device, notice: notice, on: connection)
+            return .signedIn(user, session: session, created: created, noticed: noticed)
         }
+    }
+
+    /// The owner of an address proved it through a provider, on an account whose address was never
+    /// proven: whoever registered it first loses every way in — the password is dropped, every
+    /// session ended, every mailed link void, every other identity unlinked — and the address is
+    /// marked verified. The owner sets a password, if they want one, through "forgot password".
+    private func claimUnproven(_ user: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            UPDATE auth.users SET password_hash = NULL, email_verified_at = now(), updated_at = now() WHERE id = \(user)
+            """)
+        try await connection.execute("DELETE FROM auth.identities WHERE user_id = \(user)")
+        try await Self.voidMailedTokens(of: user, [.verify, .reset, .change, .cancelChange], on: connection)
+        try await endSessions(of: user, reason: "address claimed by its owner", on: connection)
+    }
+
+    /// Records a token (an ID token, a notification) as accepted until `until` (seconds since
+    /// 1970): true the first time, false when it was already. Keys long expired are removed a
+    /// few at a time by the same statement.
+    func spend(_ key: PostgresBytes, until: Int) async throws -> Bool {
+        try await !database.query(
+            """
+            WITH stale AS (
+                DELETE FROM auth.used_tokens WHERE ctid IN (
+                    SELECT ctid FROM auth.used_tokens WHERE expires_at < now() LIMIT 8)
+            )
+            INSERT INTO auth.used_tokens (key, expires_at) VALUES (\(key), to_timestamp(\(until)))
+            ON CONFLICT (key) DO NOTHING
+            RETURNING 1 AS spent
+            """
+        ).isEmpty
     }
 
     /// Applies one of Apple's server-to-server events to the account linked to `subject`:
@@ -197,12 +249,7 @@ struct AuthRepository: Sendable {
                     """)
             case "consent-revoked", "account-delete":
                 try await connection.execute("DELETE FROM auth.identities WHERE provider = 'apple' AND subject = \(subject)")
-                let ended = try await connection.query(
-                    """
-                    UPDATE auth.sessions SET revoked_at = now(), revoked_reason = \("apple " + type)
-                    WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id
-                    """)
-                try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+                try await endSessions(of: user, reason: "apple " + type, on: connection)
                 let stranded = try await connection.query(
                     """
                     SELECT u.email FROM auth.users u WHERE u.id = \(user) AND u.password_hash IS NULL
@@ -316,19 +363,15 @@ struct AuthRepository: Sendable {
         }
     }
 
-    /// Sets the new hash, ends every other session of `user` (all of them without `keep`), and
-    /// mails `notice`.
+    /// Sets the new hash, ends every other session of `user` (all of them without `keep`), voids
+    /// every pending reset link and change of address (whoever knew the old password may have
+    /// asked for one), and mails `notice`.
     func changePassword(of user: UUID, to hash: String, keeping keep: UUID?, notice: MailMessage) async throws {
         try await database.withTransaction { connection in
             try await MailOutbox.enqueue(notice, kind: "password-changed", on: connection)
             try await connection.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
-            let ended = try await connection.query(
-                """
-                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password changed'
-                WHERE user_id = \(user) AND revoked_at IS NULL AND id IS DISTINCT FROM \(keep)
-                RETURNING id
-                """)
-            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+            try await Self.voidMailedTokens(of: user, [.reset, .change, .cancelChange], on: connection)
+            try await endSessions(of: user, keeping: keep, reason: "password changed", on: connection)
         }
     }
 
@@ -342,6 +385,58 @@ struct AuthRepository: Sendable {
             try await MailOutbox.enqueue(notice(try row.decode("email")), kind: "account-deleted", on: connection)
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             return true
+        }
+    }
+
+    // MARK: - Administrators
+
+    enum AdminAccount: Sendable {
+        case created(UUID)
+        /// An account had the address: made admin, every way into it someone else held ended.
+        case promoted(UUID, sessionsEnded: Int)
+        /// An account has the address and promoting it was not asked for.
+        case exists(UUID, liveSessions: Int)
+    }
+
+    /// An admin account for `email` with this password: a new one; or the admin account that has
+    /// the address (its password replaced); or, only when `promoteExisting`, the user account
+    /// that has it. An existing account is taken over only its sessions are ended, its
+    /// identities unlinked and its mailed links void (whoever registered the address first
+    /// must not keep a way into an admin account).
+    func makeAdmin(email: EmailAddress, passwordHash: String, promoteExisting: Bool) async throws -> AdminAccount {
+        try await database.withTransaction { connection in
+            let existing = try await connection.query(
+                """
+                SELECT u.id, u.role = 'admin' AS admin, (SELECT count(*) FROM auth.sessions s
+                    WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now())::int AS sessions
+                FROM auth.users u WHERE u.email_key = \(email.key) FOR UPDATE
+                """
+            ).first
+            guard let existing else {
+                let id = UUID()
+                try await connection.execute(
+                    """
+                    INSERT INTO auth.users (id, email, email_key, password_hash, role, email_verified_at)
+                    VALUES (\(id), \(email.address), \(email.key), \(passwordHash), 'admin', now())
+                    """)
+                return .created(id)
+            }
+            let id = try existing.decode("id", as: UUID.self)
+            // An admin already (the command run again to replace the password) needs no flag.
+            let admin = try existing.decode("admin", as: Bool.self)
+            guard promoteExisting || admin else {
+                return .exists(id, liveSessions: try existing.decode("sessions"))
+            }
+            try await connection.execute(
+                """
+                UPDATE auth.users SET role = 'admin', password_hash = \(passwordHash),
+                    email_verified_at = coalesce(email_verified_at, now()), updated_at = now()
+                WHERE id = \(id)
+                """)
+            try await connection.execute("DELETE FROM auth.identities WHERE user_id = \(id)")
+            try await Self.voidMailedTokens(of: id, [.verify, .reset, .change, .cancelChange], on: connection)
+            let ended = try await endSessions(of: id, reason: "made admin", on: connection)
+            return .promoted(id, sessionsEnded: ended)
         }
     }
 
@@ -381,6 +476,46 @@ struct AuthRepository: Sendable {
         }
     }
 
+    /// `user`'s identities as the account screen lists them.
+    func linkedIdentities(of user: UUID) async throws -> [LinkedIdentity] {
+        try await database.query(
+            """
+            SELECT id, provider, email, created_at, last_used_at FROM auth.identities
+            WHERE user_id = \(user) ORDER BY created_at, id
+            """
+        ).map { row in
+            LinkedIdentity(
+                id: try row.decode("id"), provider: try row.decode("provider"), email: try row.decode("email"),
+                linkedAt: try row.decode("created_at"), lastUsedAt: try row.decode("last_used_at"))
+        }
+    }
+
+    enum Unlinked: Sendable {
+        case unlinked
+        case notFound
+        /// It is the account's only way in (no password, no other identity).
+        case lastWayIn
+    }
+
+    /// Unlinks `user`'s identity `id`, unless the account would be left with no way to sign in.
+    func unlinkIdentity(_ id: UUID, of user: UUID) async throws -> Unlinked {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT u.password_hash IS NOT NULL AS has_password,
+                    (SELECT count(*) FROM auth.identities o WHERE o.user_id = u.id AND o.id <> \(id))::int AS others
+                FROM auth.users u JOIN auth.identities i ON i.user_id = u.id AND i.id = \(id)
+                WHERE u.id = \(user) FOR UPDATE OF u
+                """)
+            guard let row = rows.first else { return .notFound }
+            guard try row.decode("has_password", as: Bool.self) || row.decode("others", as: Int.self) > 0 else {
+                return .lastWayIn
+            }
+            try await connection.execute("DELETE FROM auth.identities WHERE id = \(id) AND user_id = \(user)")
+            return .unlinked
+        }
+    }
+
     // MARK: - Sessions
 
     /// `user`'s live sessions, the most recently used first.
@@ -400,19 +535,31 @@ struct AuthRepository: Sendable {
         }
     }
 
-    /// Ends `user`'s sessions: the one of `id`, or all of them; their access tokens are refused
-    /// everywhere within a second. Returns how many were live.
+    /// Ends `user`'s sessions: the one of `id`, or all of them (and then every pending reset or
+    /// change of address with them: whoever is being signed out may have asked for one); their
+    /// access tokens are refused everywhere within a second. Returns how many were live.
     func endSessions(of user: UUID, only id: UUID?, reason: String) async throws -> Int {
         try await database.withTransaction { connection in
-            let ended = try await connection.query(
-                """
-                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = \(reason)
-                WHERE user_id = \(user) AND revoked_at IS NULL AND (\(id)::uuid IS NULL OR id = \(id))
-                RETURNING id
-                """)
-            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
-            return ended.count
+            if id == nil { try await Self.voidMailedTokens(of: user, [.reset, .change, .cancelChange], on: connection) }
+            return try await endSessions(of: user, only: id, reason: reason, on: connection)
         }
+    }
+
+    /// Ends `user`'s live sessions (all, or the one of `id`, or all but `keep`) on the caller's
+    /// transaction, and publishes their revocation. Returns how many were live.
+    @discardableResult
+    func endSessions(
+        of user: UUID, only id: UUID? = nil, keeping keep: UUID? = nil, reason: String, on connection: PostgresConnection
+    ) async throws -> Int {
+        let ended = try await connection.query(
+            """
+            UPDATE auth.sessions SET revoked_at = now(), revoked_reason = \(reason)
+            WHERE user_id = \(user) AND revoked_at IS NULL AND (\(id)::uuid IS NULL OR id = \(id))
+                AND id IS DISTINCT FROM \(keep)
+            RETURNING id
+            """)
+        try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user, on: connection)
+        return ended.count
     }
 
     // MARK: - Mailed tokens
@@ -421,6 +568,7 @@ struct AuthRepository: Sendable {
     struct EmailToken: Sendable {
         enum Purpose: String, Sendable {
             case verify, reset, change
+            case cancelChange = "cancel-change"
         }
         var hash: PostgresBytes
         var purpose: Purpose
@@ -433,15 +581,29 @@ struct AuthRepository: Sendable {
         var link: String
     }
 
-    /// Stores the token and queues its mail, on the caller's transaction.
-    private static func issue(_ token: EmailToken, to user: UUID, on connection: PostgresConnection) async throws {
+    /// Stores the token and queues its mail, on the caller's transaction. A change of address
+    /// (and its cancel link) belongs to the session that asked for it.
+    private static func issue(
+        _ token: EmailToken, to user: UUID, session: UUID? = nil, on connection: PostgresConnection
+    ) async throws {
         try await connection.execute(
             """
-            INSERT INTO auth.email_tokens (token_hash, user_id, purpose, email, expires_at)
+            INSERT INTO auth.email_tokens (token_hash, user_id, purpose, email, expires_at, session_id)
             VALUES (\(token.hash), \(user), \(token.purpose.rawValue), \(token.email),
-                now() + make_interval(secs => \(token.lifetimeSeconds)))
+                now() + make_interval(secs => \(token.lifetimeSeconds)), \(session))
             """)
         try await MailOutbox.enqueue(token.mail, kind: token.kind, on: connection)
+    }
+
+    /// Voids `user`'s live mailed tokens of these purposes, on the caller's transaction.
+    static func voidMailedTokens(of user: UUID, _ purposes: [EmailToken.Purpose], on connection: PostgresConnection)
+        async throws
+    {
+        try await connection.execute(
+            """
+            UPDATE auth.email_tokens SET used_at = now()
+            WHERE user_id = \(user) AND used_at IS NULL AND purpose = ANY(string_to_array(\(purposes.map(\.rawValue).joined(separator: ",")), ','))
+            """)
     }
 
     enum Issued: Sendable {
@@ -449,8 +611,8 @@ struct AuthRepository: Sendable {
         case queued(link: String)
         /// Nothing to send (no such account, or already verified); said to nobody.
         case nothing
-        /// Enough such mails went out lately.
-        case throttled
+        /// Enough such mails went out lately: try again after this many seconds.
+        case throttled(retryAfter: Int)
     }
 
     /// A new verification mail for `user`'s current address, unless it is verified or three went
@@ -468,7 +630,7 @@ struct AuthRepository: Sendable {
                 FOR UPDATE
                 """)
             guard let row = rows.first, !(try row.decode("verified", as: Bool.self)) else { return .nothing }
-            guard try row.decode("recent", as: Int.self) < 3 else { return .throttled }
+            guard try row.decode("recent", as: Int.self) < 3 else { return .throttled(retryAfter: 600) }
             let made = token(try row.decode("email"))
             try await Self.issue(made, to: try row.decode("id"), on: connection)
             return .queued(link: made.link)
@@ -490,40 +652,45 @@ struct AuthRepository: Sendable {
         }
     }
 
-    /// A password-reset mail for the account of `emailKey`, unless there is none or three went
-    /// out in the last hour (the per-account throttle).
-    func requestReset(emailKey: String, _ token: @Sendable (_ email: String) -> EmailToken) async throws -> Issued {
+    /// Resets asked for one address per hour, whether or not an account has it.
+    static let resetsPerAddressPerHour = 3
+
+    /// A password-reset mail for the account of `email`, unless there is none or three were asked
+    /// for in the last hour. Known and unknown addresses run the same statements (the throttle's
+    /// write, the account's read, the token made and its mail rendered); only the two inserts of
+    /// a known one differ.
+    func requestReset(email: EmailAddress, _ token: @Sendable (_ email: String) -> EmailToken) async throws -> Issued {
         try await database.withTransaction { connection in
-            let rows = try await connection.query(
-                """
-                SELECT id, email,
-                    (SELECT count(*) FROM auth.email_tokens t WHERE t.user_id = u.id AND t.purpose = 'reset'
-                        AND t.created_at > now() - interval '1 hour')::int AS recent
-                FROM auth.users u WHERE u.email_key = \(emailKey)
-                FOR UPDATE
-                """)
-            guard let row = rows.first else { return .nothing }
-            guard try row.decode("recent", as: Int.self) < 3 else { return .throttled }
-            let made = token(try row.decode("email"))
+            let taken = try await MailThrottle.take("reset:" + email.key, windowSeconds: 3600, on: connection)
+            let row = try await connection.query(
+                "SELECT id, email FROM auth.users WHERE email_key = \(email.key) FOR UPDATE"
+            ).first
+            let made = token(try row?.decode("email", as: String.self) ?? email.address)
+            guard let row else { return .nothing }
+            guard !taken.exceeds(Self.resetsPerAddressPerHour) else { return .throttled(retryAfter: taken.retryAfter) }
             try await Self.issue(made, to: try row.decode("id"), on: connection)
             return .queued(link: made.link)
         }
     }
 
-    /// The account a live reset token is for (read only: the password is checked against its
-    /// address before the token is spent).
+    /// The account a live reset token is for, while the token was mailed to the address the
+    /// account still has (read only: the password is checked against its address before the
+    /// token is spent).
     func resetTarget(_ hash: PostgresBytes) async throws -> User? {
         try await database.query(
             """
             SELECT \(unsafeSQL: Self.userColumns("u")) FROM auth.email_tokens t JOIN auth.users u ON u.id = t.user_id
             WHERE t.token_hash = \(hash) AND t.purpose = 'reset' AND t.used_at IS NULL AND t.expires_at > now()
+                AND t.email = u.email
             """
         ).first.map(Self.user)
     }
 
-    /// Spends the reset token: the new password, the address verified (the reader proved they
-    /// hold it), every session ended, the other reset links void, a notice mailed. Nil when the
-    /// token is no longer live.
+    /// Spends the reset token, which proves the reader holds the account's address: the new
+    /// password, the address verified, every session ended, every other mailed link void (a
+    /// pending change of address among them), identities linked while the address was unproven
+    /// unlinked, a notice mailed. Nil when the token is no longer live or the account's address
+    /// is no longer the one it was mailed to.
     func resetPassword(_ hash: PostgresBytes, to passwordHash: String, notice: @Sendable (_ email: String) -> MailMessage)
         async throws -> User?
     {
@@ -532,25 +699,15 @@ struct AuthRepository: Sendable {
             let rows = try await connection.query(
                 """
                 UPDATE auth.users SET password_hash = \(passwordHash), updated_at = now(),
-                    email_verified_at = CASE WHEN email = \(token.email) THEN coalesce(email_verified_at, now())
-                        ELSE email_verified_at END
-                WHERE id = \(token.user)
+                    email_verified_at = coalesce(email_verified_at, now())
+                WHERE id = \(token.user) AND email = \(token.email)
                 RETURNING \(unsafeSQL: Self.userColumns)
                 """)
             guard let row = rows.first else { return nil }
             let user = try Self.user(row)
-            try await connection.execute(
-                """
-                UPDATE auth.email_tokens SET used_at = now()
-                WHERE user_id = \(user.id) AND purpose = 'reset' AND used_at IS NULL
-                """)
-            let ended = try await connection.query(
-                """
-                UPDATE auth.sessions SET revoked_at = now(), revoked_reason = 'password reset'
-                WHERE user_id = \(user.id) AND revoked_at IS NULL
-                RETURNING id
-                """)
-            try await revoked(try ended.map { try $0.decode("id", as: UUID.self) }, of: user.id, on: connection)
+            try await Self.voidMailedTokens(of: user.id, [.verify, .reset, .change, .cancelChange], on: connection)
+            try await connection.execute("DELETE FROM auth.identities WHERE user_id = \(user.id) AND unverified_link")
+            try await endSessions(of: user.id, reason: "password reset", on: connection)
             try await MailOutbox.enqueue(notice(user.email), kind: "password-changed", on: connection)
             return user
         }
@@ -561,30 +718,45 @@ struct AuthRepository: Sendable {
         case changed(User)
         /// Another account has the address.
         case taken
+        /// Too many changes asked for this account or this address lately.
+        case throttled(retryAfter: Int)
         case invalid
     }
 
-    /// Queues the confirmation to the new address and a notice to the current one, unless the
-    /// address is taken (checked again at confirmation).
+    /// Changes of address asked per account, and per new address, per hour.
+    static let changesPerHour = 3
+
+    /// Queues the confirmation to the new address (bound to the session that asks) and a notice
+    /// to the current one whose link cancels the change, unless the address is taken (checked
+    /// again at confirmation) or too many changes were asked lately for the account or for the
+    /// new address. One change is pending at a time: a new one voids the one before.
     func requestEmailChange(
-        of user: UUID, to newEmail: EmailAddress, token: EmailToken, notice: @Sendable (_ oldEmail: String) -> MailMessage
+        of user: UUID, session: UUID?, to newEmail: EmailAddress, token: EmailToken,
+        notice: @Sendable (_ oldEmail: String) -> EmailToken
     ) async throws -> EmailChange {
         try await database.withTransaction { connection in
             let rows = try await connection.query(
                 """
                 SELECT u.email, EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
-                FROM auth.users u WHERE u.id = \(user)
+                FROM auth.users u WHERE u.id = \(user) FOR UPDATE
                 """)
             guard let row = rows.first else { return .invalid }
+            let perAccount = try await MailThrottle.take("change:" + user.text(), windowSeconds: 3600, on: connection)
+            let perAddress = try await MailThrottle.take("change-to:" + newEmail.key, windowSeconds: 3600, on: connection)
+            for taken in [perAccount, perAddress] where taken.exceeds(Self.changesPerHour) {
+                return .throttled(retryAfter: taken.retryAfter)
+            }
             if try row.decode("taken", as: Bool.self) { return .taken }
-            try await Self.issue(token, to: user, on: connection)
-            try await MailOutbox.enqueue(notice(try row.decode("email")), kind: "email-change-requested", on: connection)
+            try await Self.voidMailedTokens(of: user, [.change, .cancelChange], on: connection)
+            try await Self.issue(token, to: user, session: session, on: connection)
+            try await Self.issue(notice(try row.decode("email")), to: user, session: session, on: connection)
             return .queued(link: token.link)
         }
     }
 
-    /// Spends a change token: the account takes the new address (verified by the link), the old
-    /// address is told.
+    /// Spends a change token, while the session that asked for it is live: the account takes the
+    /// new address (verified by the link), every other mailed link dies (those sent to the old
+    /// address among them), the old address is told.
     func confirmEmailChange(_ hash: PostgresBytes, notice: @Sendable (_ oldEmail: String, _ newEmail: String) -> MailMessage)
         async throws -> EmailChange
     {
@@ -602,6 +774,7 @@ struct AuthRepository: Sendable {
                     RETURNING \(unsafeSQL: Self.userColumns)
                     """)
                 let user = try Self.user(rows[0])
+                try await Self.voidMailedTokens(of: user.id, [.verify, .reset, .change, .cancelChange], on: connection)
                 try await MailOutbox.enqueue(
                     notice(try old.decode("email"), address.address), kind: "email-changed", on: connection)
                 return .changed(user)
@@ -611,14 +784,40 @@ struct AuthRepository: Sendable {
         }
     }
 
-    /// Marks a live token of `purpose` used; its user and address, or nil.
+    /// Spends a cancel link mailed to the old address: the pending change of address is void and
+    /// the session that asked for it is ended. The user, or nil when the link is not live.
+    func cancelEmailChange(_ hash: PostgresBytes) async throws -> User? {
+        try await database.withTransaction { connection in
+            guard
+                let row = try await connection.query(
+                    """
+                    UPDATE auth.email_tokens SET used_at = now()
+                    WHERE token_hash = \(hash) AND purpose = 'cancel-change' AND used_at IS NULL AND expires_at > now()
+                    RETURNING user_id, session_id
+                    """
+                ).first
+            else { return nil }
+            let user = try row.decode("user_id", as: UUID.self)
+            try await Self.voidMailedTokens(of: user, [.change], on: connection)
+            if let session = try row.decode("session_id", as: UUID?.self) {
+                try await endSessions(of: user, only: session, reason: "change of address cancelled", on: connection)
+            }
+            return try await connection.query("SELECT \(unsafeSQL: Self.userColumns) FROM auth.users WHERE id = \(user)")
+                .first.map(Self.user)
+        }
+    }
+
+    /// Marks a live token of `purpose` used; its user and address, or nil. A change of address
+    /// is live only while the session that asked for it is.
     private static func consume(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose, on connection: PostgresConnection)
         async throws -> (user: UUID, email: String)?
     {
         try await connection.query(
             """
-            UPDATE auth.email_tokens SET used_at = now()
+            UPDATE auth.email_tokens t SET used_at = now()
             WHERE token_hash = \(hash) AND purpose = \(purpose.rawValue) AND used_at IS NULL AND expires_at > now()
+                AND (purpose <> 'change' OR EXISTS (SELECT 1 FROM auth.sessions s
+                    WHERE s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()))
             RETURNING user_id, email
             """
         ).first.map { (try $0.decode("user_id"), try $0.decode("email")) }

@@ -14,6 +14,9 @@ public struct AuthService: Service {
     public static let migrations = [
         Migration(version: 1, name: "create_auth", sql: String(decoding: PackageResources._001_create_auth_sql, as: UTF8.self)),
         Migration(version: 2, name: "accounts", sql: String(decoding: PackageResources._002_accounts_sql, as: UTF8.self)),
+        Migration(
+            version: 3, name: "account_hardening",
+            sql: String(decoding: PackageResources._003_account_hardening_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin]
 
@@ -29,7 +32,8 @@ public struct AuthService: Service {
     public static func make(context: ServiceContext) async throws -> AuthService {
         let configuration = try AuthConfiguration(
             environment: context.configuration.environment,
-            production: context.configuration.production)
+            production: context.configuration.production,
+            serving: (host: context.configuration.http.host, port: context.configuration.http.port))
         let keys = try SigningKeys.load(configuration, logger: context.logger)
         return try await make(context: context, configuration: configuration, keys: keys)
     }

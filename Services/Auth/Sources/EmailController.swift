@@ -38,6 +38,14 @@ struct MailDesk: Sendable {
         token(.change, to: email, lifetime: Self.verifyLifetime, kind: "email-change", mail: mails.emailChange)
     }
 
+    /// A token for the current address `email` that cancels the change to `newEmail`, with the
+    /// notice that carries it.
+    func cancelChange(to email: String, newEmail: String) -> AuthRepository.EmailToken {
+        token(.cancelChange, to: email, lifetime: Self.verifyLifetime, kind: "email-change-requested") { to, token in
+            mails.emailChangeRequested(to: to, newEmail: newEmail, token: token)
+        }
+    }
+
     /// 256 random bits, stored as their SHA-256, mailed to `email` in a link.
     private func token(
         _ purpose: AuthRepository.EmailToken.Purpose, to email: String, lifetime: Int, kind: String,
@@ -98,8 +106,9 @@ struct EmailController: Sendable {
             desk.verification($0)
         }
         if case .queued(let link) = issued { desk.queued("verify-email", link: link) }
-        if case .throttled = issued, context.principal != nil {
-            throw HTTPError.tooManyRequests(retryAfter: 600, "Three mails went out in the last 10 minutes; check your inbox.")
+        if case .throttled(let retryAfter) = issued, context.principal != nil {
+            throw HTTPError.tooManyRequests(
+                retryAfter: retryAfter, "Three mails went out in the last 10 minutes; check your inbox.")
         }
         return Response(status: 202)
     }
@@ -146,7 +155,7 @@ struct EmailController: Sendable {
             throw HTTPError.tooManyRequests(retryAfter: rate.retryAfter, "Too many reset requests; try again later.")
         }
         let desk = desk
-        let issued = try await repository.requestReset(emailKey: email.key) { desk.reset($0) }
+        let issued = try await repository.requestReset(email: email) { desk.reset($0) }
         if case .queued(let link) = issued { desk.queued("reset-password", link: link) }
         logger.info("password reset requested", [("request_id", .string(request.requestID))])
         return Response(status: 202)
@@ -205,19 +214,20 @@ struct EmailController: Sendable {
             throw HTTPError.invalid("newEmail", "must be an email address such as name@example.com")
         }
         try await reauthentication.require(principal, password: body.password, request: request)
-        let mails = desk.mails
+        let desk = desk
         let token = desk.change(to: newEmail.address)
         switch try await repository.requestEmailChange(
-            of: principal.userID, to: newEmail, token: token,
-            notice: {
-                mails.emailChangeRequested(to: $0, newEmail: newEmail.address)
-            })
+            of: principal.userID, session: principal.sessionID, to: newEmail, token: token,
+            notice: { desk.cancelChange(to: $0, newEmail: newEmail.address) })
         {
         case .queued(let link):
             desk.queued("email-change", link: link)
             return Response(status: 202)
         case .taken:
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
+        case .throttled(let retryAfter):
+            throw HTTPError.tooManyRequests(
+                retryAfter: retryAfter, "Enough changes of address were asked for lately; try again later.")
         case .invalid, .changed:
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
@@ -241,7 +251,7 @@ struct EmailController: Sendable {
         case .taken:
             if form != nil { return page("Address taken", "Another account uses this address now.", status: 409) }
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
-        case .invalid, .queued:
+        case .invalid, .queued, .throttled:
             if form != nil { return page("This link no longer works", "Ask for the change again from the app.", status: 410) }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
@@ -254,6 +264,37 @@ struct EmailController: Sendable {
         page(
             "Confirm your new address", "Confirm that your \(appName) account should use this address.",
             form: (action: "/auth/email/change/confirm", token: request.query("token") ?? "", password: false, button: "Confirm"))
+    }
+
+    /// `POST /auth/email/change/cancel {token}` (JSON → the user; a form → a page): the link in
+    /// the notice to the old address. The pending change is void and the session that asked for
+    /// it ended.
+    func cancelChange(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let form = try request.form()
+        let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
+        guard let user = try await MailDesk.hash(token).asyncMap({ try await repository.cancelEmailChange($0) }) ?? nil else {
+            if form != nil {
+                return page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410)
+            }
+            throw HTTPError(
+                422, code: .invalidEmailToken, detail: "The link was used already or has expired.",
+                errors: [.init(field: "token", message: "is not a live cancel link")])
+        }
+        logger.info("change of address cancelled", [("user_id", .string(user.id.text()))])
+        if form != nil {
+            return page(
+                "Change cancelled",
+                "Your \(appName) account keeps \(user.email), and the device that asked was signed out. Change your password from the app."
+            )
+        }
+        return try Response.json(user)
+    }
+
+    /// `GET /auth/email/change/cancel?token=…`: the page behind the link in the notice.
+    func cancelChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        page(
+            "Cancel the change of address", "Keep the address your \(appName) account has, and sign out the device that asked.",
+            form: (action: "/auth/email/change/cancel", token: request.query("token") ?? "", password: false, button: "Cancel the change"))
     }
 
     // MARK: - Pages

@@ -2,6 +2,7 @@ import PierCrypto
 import PierHTTP
 import PierJSON
 import PierModels
+import PierPostgres
 import PierRuntime
 import PierService
 
@@ -18,12 +19,15 @@ struct IdentityController: Sendable {
     let tokens: TokenIssuer
     let verifiers: [String: IdentityTokenVerifier]
     let desk: MailDesk
+    let reauthentication: Reauthentication
     let logger: Logger
 
     init(
-        repository: AuthRepository, tokens: TokenIssuer, providers: [String: IdentityProvider], desk: MailDesk, logger: Logger
+        repository: AuthRepository, tokens: TokenIssuer, providers: [String: IdentityProvider], desk: MailDesk,
+        reauthentication: Reauthentication, logger: Logger
     ) {
         self.repository = repository
+        self.reauthentication = reauthentication
         self.tokens = tokens
         // Threads only when a provider is configured.
         let client = providers.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 5)
@@ -57,15 +61,12 @@ struct IdentityController: Sendable {
         }
         var errors: [Problem.FieldError] = []
         let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
-        let fullName = body.fullName?.trimmingWhitespace()
-        if let fullName, fullName.count > 100 {
-            errors.append(.init(field: "fullName", message: "must be at most 100 characters"))
-        }
+        let fullName = Names.clean(body.fullName, field: "fullName", into: &errors)
         if body.nonce.isEmpty || body.nonce.utf8.count > 256 {
             errors.append(.init(field: "nonce", message: "must be the raw nonce the request to the provider was bound to"))
         }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        let claims = try await verified(verifier, body.identityToken, nonce: body.nonce)
+        let claims = try await verified(verifier, body.identityToken, .signIn(nonce: body.nonce))
         let refreshToken = tokens.newRefreshToken()
         let mails = desk.mails
         let device = AuthRepository.Device(name: deviceName, address: request.clientAddress)
@@ -81,10 +82,10 @@ struct IdentityController: Sendable {
                 [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
             return AuthSessionResponse(
                 value: try tokens.session(user, sessionID: session, refreshToken: refreshToken), status: created ? 201 : 200)
-        case .emailTaken:
-            throw HTTPError.conflict(
-                "An account already has this address, and \(name) did not verify it: sign in with the password, then link.",
-                code: .emailTaken)
+        case .emailUnverified:
+            throw HTTPError(
+                403, code: .emailUnverified,
+                detail: "\(name) did not verify this address: nothing is created or linked with an address nobody proved.")
         case .noEmail:
             throw HTTPError(
                 422, code: .invalidIdentityToken,
@@ -93,9 +94,13 @@ struct IdentityController: Sendable {
         }
     }
 
-    private func verified(_ verifier: IdentityTokenVerifier, _ token: String, nonce: String?) async throws -> IdentityClaims {
+    /// The token verified and spent: each is accepted once (a replay is refused as invalid).
+    private func verified(_ verifier: IdentityTokenVerifier, _ token: String, _ purpose: IdentityTokenVerifier.Purpose)
+        async throws -> IdentityClaims
+    {
+        let claims: IdentityClaims
         do {
-            return try await verifier.verify(token, nonce: nonce)
+            claims = try await verifier.verify(token, purpose)
         } catch .invalid(let why) {
             logger.info("identity token refused", [("provider", .string(verifier.provider.name)), ("reason", .string(why))])
             throw HTTPError.unauthorized("The identity token was refused: \(why).", code: .invalidIdentityToken)
@@ -103,6 +108,13 @@ struct IdentityController: Sendable {
             throw HTTPError(
                 503, code: .unavailable, detail: "Cannot check identity tokens now: \(why).", headers: ["Retry-After": "5"])
         }
+        let key = Array((verifier.provider.name + "\u{0}").utf8) + claims.replayKey
+        guard try await repository.spend(PostgresBytes(SHA256.hash(key)), until: claims.acceptedUntil) else {
+            logger.info(
+                "identity token refused", [("provider", .string(verifier.provider.name)), ("reason", .string("replayed"))])
+            throw HTTPError.unauthorized("The identity token was refused: it was used already.", code: .invalidIdentityToken)
+        }
+        return claims
     }
 
     /// Apple's server-to-server notification: a JWT signed by Apple whose `events` claim (a JSON
@@ -112,7 +124,7 @@ struct IdentityController: Sendable {
         async throws -> Response
     {
         guard let verifier = verifiers["apple"] else { throw HTTPError.notFound("Sign in with Apple is not configured here.") }
-        let claims = try await verified(verifier, body.payload, nonce: nil)
+        let claims = try await verified(verifier, body.payload, .notification)
         var events = claims.claims["events"]
         if case .string(let text) = events { events = try? WireDecoder.decode(JSONValue.self, from: Array(text.utf8)) }
         guard let event = events?.objectValue, case .string(let type) = event["type"], case .string(let subject) = event["sub"]
@@ -124,5 +136,31 @@ struct IdentityController: Sendable {
         if applied && type == "account-delete" { desk.queued("account-deleted", link: nil) }
         logger.info("apple notification", [("type", .string(type)), ("linked", .bool(applied))])
         return Response(status: 200)
+    }
+
+    /// `GET /auth/identities`: the providers the caller signs in with.
+    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<LinkedIdentity>> {
+        let principal = try context.caller()
+        return JSONResponse(ItemList(try await repository.linkedIdentities(of: principal.userID)))
+    }
+
+    /// `DELETE /auth/identities/{id} [{password}]`: needs the password or a recent sign-in, and
+    /// never removes the account's last way in (409 `last_sign_in_method`).
+    func unlink(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such identity.") }
+        let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
+        try await reauthentication.require(principal, password: body.password, request: request)
+        switch try await repository.unlinkIdentity(id, of: principal.userID) {
+        case .unlinked:
+            logger.info("identity unlinked", [("user_id", .string(principal.userID.text())), ("identity_id", .string(id.text()))])
+            return .noContent
+        case .notFound:
+            throw HTTPError.notFound("No such identity.")
+        case .lastWayIn:
+            throw HTTPError.conflict(
+                "This is the account's only way to sign in: set a password first (forgot password mails a link).",
+                code: .lastSignInMethod)
+        }
     }
 }

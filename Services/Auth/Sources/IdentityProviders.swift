@@ -37,6 +37,11 @@ struct IdentityClaims: Sendable {
     var emailVerified: Bool
     /// The whole claim set (Apple's notifications carry their events inside).
     var claims: [String: JSONValue]
+    /// What identifies this token among all the provider's: its `jti`, else the SHA-256 of the
+    /// whole token; spent once (``AuthRepository/spend(_:until:)``).
+    var replayKey: [UInt8]
+    /// Until when the token could be accepted (seconds since 1970): how long its key is kept.
+    var acceptedUntil: Int
 }
 
 /// Why an ID token was refused (said to the client), or why no answer can be given now.
@@ -122,13 +127,26 @@ final class IdentityKeys: Sendable {
 /// Verifies ID tokens as Apple and OpenID Connect document it: the algorithm pinned to RS256 or
 /// ES256 (never `none` or HMAC), the key from the provider's JWKS by `kid`, the signature, `iss`,
 /// `aud` (one of the configured audiences), `exp` (and `iat` not in the future; one minute of
-/// clock skew), and the `nonce` the app bound the request to.
+/// clock skew), a life of a day at most, and the `nonce` the app bound the request to.
+///
+/// Apple's server-to-server notifications are tokens of the same keys with other claims: `iss`,
+/// `aud`, `iat`, `jti` and `events` (an `exp` when present), no `sub` and no `nonce`.
 struct IdentityTokenVerifier: Sendable {
+    enum Purpose: Sendable {
+        /// An ID token that signs a user in, bound to the raw nonce the app sent.
+        case signIn(nonce: String)
+        /// One of Apple's server-to-server notifications.
+        case notification
+    }
+
     let provider: IdentityProvider
     let keys: IdentityKeys
     static let skew = 60
+    /// The longest life a token may claim (Apple's ID tokens live 10 minutes, Google's an hour):
+    /// a token that says it is good for ten years is refused.
+    static let maximumLifetime = 86_400
 
-    func verify(_ token: String, nonce: String?, now: Date = Date()) async throws(IdentityFailure) -> IdentityClaims {
+    func verify(_ token: String, _ purpose: Purpose, now: Date = Date()) async throws(IdentityFailure) -> IdentityClaims {
         let jws: JWS
         do {
             jws = try JWS(compact: token, maximumLength: 16 * 1024)
@@ -159,25 +177,42 @@ struct IdentityTokenVerifier: Sendable {
             throw .invalid("the identity token is for another app (aud)")
         }
         let seconds = Int(now.timeIntervalSince1970)
-        guard let exp = Self.seconds(claims["exp"]), exp + Self.skew > seconds else {
-            throw .invalid("the identity token has expired")
+        let exp = Self.seconds(claims["exp"])
+        let iat = Self.seconds(claims["iat"])
+        if case .signIn = purpose, exp == nil { throw .invalid("the identity token has no expiry (exp)") }
+        if case .notification = purpose, iat == nil { throw .invalid("the notification has no issue time (iat)") }
+        if let exp, exp + Self.skew <= seconds { throw .invalid("the identity token has expired") }
+        if let iat, iat > seconds + Self.skew { throw .invalid("the identity token is issued in the future") }
+        if let exp, exp > seconds + Self.maximumLifetime + Self.skew {
+            throw .invalid("the identity token claims a life longer than a day")
         }
-        if let iat = Self.seconds(claims["iat"]), iat > seconds + Self.skew {
-            throw .invalid("the identity token is issued in the future")
+        if let iat, iat + Self.maximumLifetime + Self.skew < seconds {
+            throw .invalid("the identity token was issued more than a day ago")
         }
-        if let nonce {
+        let acceptedUntil = min(exp ?? Int.max, (iat ?? seconds) + Self.maximumLifetime) + Self.skew
+        var jti: String? = nil
+        if case .string(let value) = claims["jti"], !value.isEmpty { jti = value }
+        let replayKey = SHA256.hash(jti.map { "jti:" + $0 } ?? "token:" + token)
+        switch purpose {
+        case .signIn(let nonce):
             let expected = provider.hashesNonce ? Self.hex(SHA256.hash(nonce)) : nonce
             guard case .string(let given) = claims["nonce"], given == expected else {
                 throw .invalid("the identity token's nonce does not match")
             }
+            guard case .string(let subject) = claims["sub"], !subject.isEmpty, subject.utf8.count <= 255 else {
+                throw .invalid("the identity token names no subject")
+            }
+            var email: String? = nil
+            if case .string(let value) = claims["email"] { email = value }
+            return IdentityClaims(
+                subject: subject, email: email, emailVerified: Self.flag(claims["email_verified"]), claims: claims,
+                replayKey: replayKey, acceptedUntil: acceptedUntil)
+        case .notification:
+            guard jti != nil else { throw .invalid("the notification has no identifier (jti)") }
+            return IdentityClaims(
+                subject: "", email: nil, emailVerified: false, claims: claims, replayKey: replayKey,
+                acceptedUntil: acceptedUntil)
         }
-        guard case .string(let subject) = claims["sub"], !subject.isEmpty, subject.utf8.count <= 255 else {
-            throw .invalid("the identity token names no subject")
-        }
-        var email: String? = nil
-        if case .string(let value) = claims["email"] { email = value }
-        return IdentityClaims(
-            subject: subject, email: email, emailVerified: Self.flag(claims["email_verified"]), claims: claims)
     }
 
     /// A NumericDate claim: whole seconds since 1970, within a sane range.

@@ -40,13 +40,18 @@ struct Mails: Sendable {
         return (mail(to: email, subject: subject, lines: [line], link: link, ending: ending), link)
     }
 
-    func emailChangeRequested(to oldEmail: String, newEmail: String) -> MailMessage {
-        mail(
+    /// The notice to the current address; its link cancels the change and signs out the device
+    /// that asked for it.
+    func emailChangeRequested(to oldEmail: String, newEmail: String, token: String) -> (message: MailMessage, link: String) {
+        let link = "\(publicURL)/auth/email/change/cancel?token=\(token)"
+        let message = mail(
             to: oldEmail, subject: "Your \(appName) address is about to change",
             lines: [
-                "Someone signed in to your \(appName) account asked to use \(newEmail) instead of this address. It changes only once that address confirms."
+                "Someone signed in to your \(appName) account asked to use \(newEmail) instead of this address. It changes only once that address confirms.",
+                "If it was not you, open this link within 24 hours: the change is cancelled and the device that asked is signed out.",
             ],
-            link: nil, ending: "If it was not you, change your password at once from the app.")
+            link: link, ending: "Then change your password from the app.")
+        return (message, link)
     }
 
     func emailChanged(to oldEmail: String, newEmail: String) -> MailMessage {

@@ -8,7 +8,8 @@ import PierModels
 /// characters since shorter ones are refused anyway: `Services/Auth/common-passwords.txt`.
 struct PasswordPolicy: Sendable {
     let minimumLength: Int
-    let maximumLength = 128
+    static let maximumLength = 128
+    var maximumLength: Int { Self.maximumLength }
 
     static let common: Set<String> = {
         let text = String(decoding: PackageResources.common_passwords_txt, as: UTF8.self)

@@ -22,7 +22,7 @@ struct Reauthentication: Sendable {
             }
             // The same guards as login: a stolen access token is no way to guess passwords faster.
             let outcome = try await passwords.hashing(request.clientKey) {
-                try await passwords.check(password, emailKey: emailKey, client: request.clientKey)
+                try await passwords.check(password, field: "password", emailKey: emailKey, client: request.clientKey)
             }
             switch outcome {
             case .wait(let seconds):

@@ -36,7 +36,7 @@ struct SessionsController: Sendable {
                 retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
         }
         return try await passwords.hashing(client) { () async throws -> AuthSessionResponse in
-            switch try await passwords.check(body.password, emailKey: EmailAddress.key(body.email), client: client) {
+            switch try await passwords.check(body.password, field: "password", emailKey: EmailAddress.key(body.email), client: client) {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
             case .wrong:
@@ -56,10 +56,9 @@ struct SessionsController: Sendable {
         }
     }
 
-    /// A device name as the session list shows it: trimmed, at most 100 characters.
+    /// A device name as the session list shows it (``Names``); nil when absent or blank.
     static func deviceName(_ name: String?, into errors: inout [Problem.FieldError]) -> String? {
-        guard let name = name?.trimmingWhitespace(), !name.isEmpty else { return nil }
-        if name.count > 100 { errors.append(.init(field: "deviceName", message: "must be at most 100 characters")) }
+        guard let name = Names.clean(name, field: "deviceName", into: &errors), !name.isEmpty else { return nil }
         return name
     }
 
