@@ -110,7 +110,10 @@ final class AuthHarness: Sendable {
 
     /// The tokens of every link containing `fragment` mailed to `address` so far.
     func mailedTokens(to address: String, containing fragment: String) -> Set<String> {
-        Set(mails(to: address).compactMap { $0.link(containing: fragment) }.map { String($0.split(separator: "=", maxSplits: 1)[1]) })
+        Set(
+            mails(to: address).compactMap { $0.link(containing: fragment) }.map {
+                String($0.split(separator: "=", maxSplits: 1)[1])
+            })
     }
 
     /// The failures recorded against the account of `email` (nil when none).

@@ -105,25 +105,34 @@ import Testing
         await idp.server.shutdown()
     }
 
-    /// An account is linked by address only when the provider verified the address.
+    /// An account whose address was proven is linked by address when the provider verified the
+    /// address too; the password keeps working. An unverified provider address links nothing
+    /// (and does not say whether an account has it).
     @Test func linkingNeedsAVerifiedAddress() async throws {
         let idp = try TestIdentityProvider()
         try await withService(idp) { auth in
             let (session, email) = try await auth.register("ada-\(UUID().uuidString.prefix(6).lowercased())@example.com")
+            let token = try await auth.mailedToken(to: email, containing: "/auth/email/verify?token=")
+            #expect(try await auth.send("POST", "/auth/email/verify", json: #"{"token":"\#(token)"}"#).status == 200)
             let unverified = try await auth.send(
                 "POST", "/auth/apple",
                 json: Self.body(try idp.token(["sub": "ada.1", "email": email, "email_verified": "false"])))
-            #expect(unverified.status == 409 && unverified.text.contains("email_taken"))
+            #expect(unverified.status == 403 && unverified.text.contains("email_unverified"), "\(unverified.text)")
+            let nobody = try await auth.send(
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "ada.2", "email": "nobody@example.com", "email_verified": "false"])))
+            #expect(nobody.status == 403 && nobody.text.contains("email_unverified"))
             let linked = try await auth.send(
                 "POST", "/auth/apple",
                 json: Self.body(try idp.token(["sub": "ada.1", "email": email.uppercased(), "email_verified": true])))
             #expect(linked.status == 200, "\(linked.text)")
             let user = try linked.decode(AuthSession.self).user
             #expect(user.id == session.user.id && user.emailVerified)
-            // The password still works: a user may have both.
+            // The password still works, and so does the session: a user may have both.
             #expect(
                 try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"a long enough passphrase"}"#)
                     .status == 200)
+            #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
             // Another OpenID Connect provider, its nonce plain.
             let google = try idp.token(
                 [
@@ -134,6 +143,9 @@ import Testing
             #expect(viaGoogle.status == 200, "\(viaGoogle.text)")
             #expect(try viaGoogle.decode(AuthSession.self).user.id == session.user.id)
             #expect(try await auth.send("POST", "/auth/oidc/apple", json: Self.body(google)).status == 404)
+            let users = try await auth.pool.query(
+                "SELECT count(*)::int AS n FROM auth.users WHERE email_key = 'nobody@example.com'")
+            #expect(try users[0].decode("n", as: Int.self) == 0)
         }
         await idp.server.shutdown()
     }
@@ -147,10 +159,11 @@ import Testing
                 "POST", "/auth/apple",
                 json: Self.body(try idp.token(["sub": "note.1", "email": "note1@privaterelay.appleid.com"])))
             let session = try created.decode(AuthSession.self)
+            // As Apple sends them: iss, aud, iat, exp, jti and events; no sub, no nonce.
             func notify(_ type: String, _ subject: String) async throws -> Reply {
                 let events = #"{"type":"\#(type)","sub":"\#(subject)","event_time":\#(Int(Date().timeIntervalSince1970) * 1000)}"#
-                let jwt = try idp.token(["events": events, "sub": "dev.pier.seeds"], removing: ["nonce", "email"])
-                return try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(jwt)"}"#)
+                return try await auth.send(
+                    "POST", "/auth/apple/notifications", json: #"{"payload":"\#(try idp.notification(events))"}"#)
             }
             #expect(try await notify("email-disabled", "note.1").status == 200)
             let disabled = try await auth.pool.query("SELECT email_disabled FROM auth.identities WHERE subject = 'note.1'")[0]
@@ -172,8 +185,33 @@ import Testing
                 "SELECT count(*)::int AS n FROM events.events WHERE type = 'account.deleted' AND payload ->> 'userId' = \(session.user.id.text())"
             )
             #expect(try event[0].decode("n", as: Int.self) == 1)
+            // A replayed notification is refused, and applies nothing again.
+            let again = try await auth.send(
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "note.2", "email": "note2@privaterelay.appleid.com"])))
+            let second = try again.decode(AuthSession.self)
+            let revoke = try idp.notification(#"{"type":"consent-revoked","sub":"note.2"}"#)
+            #expect(try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(revoke)"}"#).status == 200)
+            let relinked = try await auth.send(
+                "POST", "/auth/apple",
+                json: Self.body(try idp.token(["sub": "note.2", "email": "note2@privaterelay.appleid.com"])))
+            #expect(relinked.status == 200)
+            let replay = try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(revoke)"}"#)
+            #expect(replay.status == 401 && replay.text.contains("used already"), "\(replay.text)")
+            let relinkedSession = try relinked.decode(AuthSession.self)
+            #expect(try await auth.send("GET", "/auth/me", token: relinkedSession.accessToken).status == 200)
+            #expect(try await eventually { try await auth.send("GET", "/auth/me", token: second.accessToken).status == 401 })
+            // Without a jti, or a ten-year life, a notification is refused.
+            let noID = try idp.token(
+                ["events": #"{"type":"consent-revoked","sub":"note.2"}"#], removing: ["sub", "nonce", "email"])
+            let refusedNoID = try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(noID)"}"#)
+            #expect(refusedNoID.status == 401 && refusedNoID.text.contains("jti"))
+            let decade = try idp.notification(
+                #"{"type":"consent-revoked","sub":"note.2"}"#, overrides: ["exp": Int(Date().timeIntervalSince1970) + 315_360_000]
+            )
+            #expect(try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(decade)"}"#).status == 401)
             // A signed payload without events is refused, naming the field.
-            let empty = try idp.token(["sub": "dev.pier.seeds"], removing: ["nonce", "email"])
+            let empty = try idp.notification("{}")
             let noEvents = try await auth.send("POST", "/auth/apple/notifications", json: #"{"payload":"\#(empty)"}"#)
             #expect(noEvents.status == 422 && noEvents.text.contains("payload"))
             // Unknown subjects are acknowledged; a forged payload is not.

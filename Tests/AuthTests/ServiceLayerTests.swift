@@ -95,9 +95,78 @@ import Testing
         for bad in [
             "", "ada", "@example.com", "ada@", "ada@example", "ada@.com", "ada@example.com.", "a da@example.com",
             "ada@@example.com", String(repeating: "a", count: 65) + "@example.com", "ada\u{0}@example.com",
+            // What a mail system reads as another address, or as a name and an address.
+            "foo<x@y.z>", "a<b>@example.com", "Ada <ada@example.com>", "ada@example.com>", "a,b@example.com",
+            "a;b@example.com", "\"a@b\"@example.com", "a\\b@example.com", "(c)ada@example.com", "ada@[127.0.0.1]",
+            "ada@exa_mple.com", "ada@-example.com", "ada@example-.com", ".ada@example.com", "ada.@example.com",
+            "a..da@example.com", "ada@example..com", "ada@exa mple.com", "ada:x@example.com",
+            "ada\u{202E}moc@example.com",
         ] {
             #expect(EmailAddress(bad) == nil, "\(bad)")
         }
+        for good in [
+            "ada@example.com", "ada.lovelace+pier@mail.example.co.uk", "o'brien@example.ie", "x@a-b.io",
+            "ünïcode@exämple.de", "a!#$%&'*+/=?^_`{|}~-z@example.com",
+        ] {
+            #expect(EmailAddress(good)?.address == good, "\(good)")
+        }
+    }
+
+    /// Names land in mails and lists other people read: no line breaks, controls, bidirectional
+    /// overrides or markup; the field is named.
+    @Test func namesAreRefusedWhenTheyCouldForgeWhatAReaderSees() {
+        for bad in [
+            "Anna\r\nBcc: x@y.z", "Anna\nSmith", "a\u{0}b", "\u{202E}enohPi s'annA", "Ann\u{2066}a", "<b>Anna</b>",
+            "Anna\u{2028}Smith", String(repeating: "n", count: 101),
+        ] {
+            var errors: [Problem.FieldError] = []
+            _ = Names.clean(bad, field: "displayName", into: &errors)
+            #expect(errors.map(\.field) == ["displayName"], "\(bad.debugDescription)")
+        }
+        for good in ["Anna", "  Anna Smith ", "O'Brien & Sons", "Zoë", "محمد", "李小龙", "Anna 🌱"] {
+            var errors: [Problem.FieldError] = []
+            #expect(Names.clean(good, field: "displayName", into: &errors) == good.trimmingCharacters(in: .whitespaces))
+            #expect(errors.isEmpty, "\(good)")
+        }
+    }
+
+    /// Key sets are fetched over https; http only from the loopback (a provider played locally).
+    @Test func keySetsAreFetchedOverHTTPS() {
+        for good in [
+            "https://appleid.apple.com/auth/keys", "http://127.0.0.1:9000/keys", "http://localhost/k", "http://[::1]:80/k",
+        ] {
+            #expect(AuthConfiguration.isKeySetURL(good), "\(good)")
+        }
+        for bad in [
+            "http://appleid.apple.com/auth/keys", "http://127.0.0.1.evil.example/k", "http://10.0.0.1/k", "ftp://x/k",
+            "https://", "http://localhost.evil.example/k",
+        ] {
+            #expect(!AuthConfiguration.isKeySetURL(bad), "\(bad)")
+        }
+        #expect(throws: Environment.Failure.self) {
+            _ = try AuthConfiguration(
+                environment: Environment([
+                    "PIER_AUTH_APPLE_AUDIENCES": "dev.pier.seeds", "PIER_AUTH_APPLE_JWKS_URL": "http://keys.example/keys",
+                ]), production: false)
+        }
+        let oidc = #"[{"name":"corp","issuer":"https://id.example","jwksURL":"http://id.example/keys","audiences":["a"]}]"#
+        #expect(throws: Environment.Failure.self) {
+            _ = try AuthConfiguration(environment: Environment(["PIER_AUTH_OIDC_PROVIDERS": oidc]), production: false)
+        }
+    }
+
+    /// Mailed links point at the address the service serves unless PIER_AUTH_PUBLIC_URL says otherwise.
+    @Test func mailedLinksDefaultToTheServedAddress() throws {
+        let served = try AuthConfiguration(environment: Environment([:]), production: false, serving: ("127.0.0.1", 9123))
+        #expect(served.publicURL == "http://127.0.0.1:9123")
+        let wildcard = try AuthConfiguration(environment: Environment([:]), production: false, serving: ("0.0.0.0", 8081))
+        #expect(wildcard.publicURL == "http://127.0.0.1:8081")
+        let six = try AuthConfiguration(environment: Environment([:]), production: false, serving: ("::", 8081))
+        #expect(six.publicURL == "http://[::1]:8081")
+        let set = try AuthConfiguration(
+            environment: Environment(["PIER_AUTH_PUBLIC_URL": "https://seeds.example/"]), production: false,
+            serving: ("127.0.0.1", 9123))
+        #expect(set.publicURL == "https://seeds.example")
     }
 }
 

@@ -82,6 +82,17 @@ public final class TestIdentityProvider: Sendable {
 
     public static func hex(_ text: String) -> String { SHA256.hash(text).map { String(format: "%02x", $0) }.joined() }
 
+    /// A server-to-server notification as Apple signs it: iss, aud, iat, exp, jti and `events`
+    /// (a JSON string), no `sub` and no `nonce`.
+    public func notification(_ events: String, jti: String = UUID().uuidString, overrides: [String: Any] = [:]) throws
+        -> String
+    {
+        var claims: [String: Any] = ["events": events, "jti": jti]
+        claims.merge(overrides) { $1 }
+        return try token(
+            claims, removing: ["sub", "nonce", "email", "email_verified", "is_private_email", "nonce_supported", "c_hash"])
+    }
+
     /// An ID token: Apple's claims by default, RS256 with `rsa-1`.
     public func token(
         _ overrides: [String: Any] = [:], removing: [String] = [], alg: String = "RS256", kid: String? = "rsa-1",
@@ -92,6 +103,9 @@ public final class TestIdentityProvider: Sendable {
             "iss": "https://appleid.apple.com", "aud": "dev.pier.seeds", "exp": now + 600, "iat": now,
             "sub": "001234.abcdef", "email": "anna@privaterelay.appleid.com", "email_verified": "true",
             "is_private_email": "true", "nonce": Self.hex("raw-nonce"), "nonce_supported": true,
+            // Unique per authorization, as Apple's c_hash (of the authorization code) is: two
+            // sign-ins in one second are two tokens.
+            "c_hash": UUID().uuidString,
         ]
         claims.merge(overrides) { $1 }
         for name in removing { claims[name] = nil }

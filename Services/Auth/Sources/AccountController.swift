@@ -60,7 +60,9 @@ struct AccountController: Sendable {
         }
         // The same guards as login: a stolen access token is no way to guess passwords faster.
         let (user, hash) = try await passwords.hashing(request.clientKey) { () async throws -> (User, String) in
-            switch try await passwords.check(body.currentPassword, field: "currentPassword", emailKey: emailKey, client: request.clientKey) {
+            switch try await passwords.check(
+                body.currentPassword, field: "currentPassword", emailKey: emailKey, client: request.clientKey)
+            {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed attempts; try again in \(seconds) s.")
             case .wrong:

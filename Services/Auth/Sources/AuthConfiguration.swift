@@ -178,8 +178,9 @@ public struct AuthConfiguration: Sendable {
         } else {
             host = authority.prefix { $0 != ":" }
         }
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
-            && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+        return host == "localhost" || host == "::1"
+            || host.hasPrefix("127.")
+                && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
     }
 
     /// `http://host:port` for the address a server listens on; a wildcard address is reached

@@ -294,7 +294,10 @@ struct EmailController: Sendable {
     func cancelChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         page(
             "Cancel the change of address", "Keep the address your \(appName) account has, and sign out the device that asked.",
-            form: (action: "/auth/email/change/cancel", token: request.query("token") ?? "", password: false, button: "Cancel the change"))
+            form: (
+                action: "/auth/email/change/cancel", token: request.query("token") ?? "", password: false,
+                button: "Cancel the change"
+            ))
     }
 
     // MARK: - Pages

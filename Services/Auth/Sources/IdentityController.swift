@@ -153,7 +153,8 @@ struct IdentityController: Sendable {
         try await reauthentication.require(principal, password: body.password, request: request)
         switch try await repository.unlinkIdentity(id, of: principal.userID) {
         case .unlinked:
-            logger.info("identity unlinked", [("user_id", .string(principal.userID.text())), ("identity_id", .string(id.text()))])
+            logger.info(
+                "identity unlinked", [("user_id", .string(principal.userID.text())), ("identity_id", .string(id.text()))])
             return .noContent
         case .notFound:
             throw HTTPError.notFound("No such identity.")

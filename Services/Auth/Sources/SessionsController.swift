@@ -36,7 +36,9 @@ struct SessionsController: Sendable {
                 retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
         }
         return try await passwords.hashing(client) { () async throws -> AuthSessionResponse in
-            switch try await passwords.check(body.password, field: "password", emailKey: EmailAddress.key(body.email), client: client) {
+            switch try await passwords.check(
+                body.password, field: "password", emailKey: EmailAddress.key(body.email), client: client)
+            {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
             case .wrong:
