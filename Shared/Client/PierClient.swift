@@ -266,6 +266,32 @@ public final class PierAuth: Sendable {
             User.self, Call(method: "POST", path: "/auth/email/change/confirm", body: body, retryable: true), signedIn: false)
     }
 
+    /// Cancels a change of address with the `token` of the link in the notice mailed to the old
+    /// address: the change is void and the device that asked for it is signed out.
+    @discardableResult
+    public func cancelEmailChange(token: String) async throws(PierError) -> User {
+        let body = Transport.body(EmailTokenRequest(token: token))
+        return try await authorized.json(
+            User.self, Call(method: "POST", path: "/auth/email/change/cancel", body: body, retryable: true), signedIn: false)
+    }
+
+    // MARK: - Identities
+
+    /// The providers the user signs in with (Sign in with Apple, OpenID Connect).
+    public func identities() async throws(PierError) -> [LinkedIdentity] {
+        try await authorized.json(ItemList<LinkedIdentity>.self, Call(method: "GET", path: "/auth/identities", retryable: true))
+            .items
+    }
+
+    /// Unlinks one: it no longer signs in to this account. Needs `password` unless the user
+    /// signed in within the last 5 minutes (`reauthentication_required`); never the account's
+    /// last way in (`last_sign_in_method`, 409: set a password first).
+    public func unlinkIdentity(_ id: UUID, password: String? = nil) async throws(PierError) {
+        let body = Transport.body(ReauthenticationRequest(password: password))
+        _ = try await authorized.send(
+            Call(method: "DELETE", path: "/auth/identities/\(id.uuidString.lowercased())", body: body, retryable: false))
+    }
+
     /// Deletes the account and everything the services hold about the user, and signs out here.
     /// Needs `password` unless the user signed in within the last 5 minutes
     /// (`reauthentication_required`, 401, otherwise).

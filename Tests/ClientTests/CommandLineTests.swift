@@ -76,8 +76,10 @@ import Testing
         let mode = try FileManager.default.attributesOfItem(atPath: session.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
         // The mailed links, from a terminal.
-        let token = try await PierClientTests.mailedToken(to: email, "/auth/email/verify")
-        let verified = try await pier("email", "verify", token)
+        // The whole link, pasted from the mail, or its token.
+        let link = try await PierClientTests.mailedLink(to: email, "/auth/email/verify")
+        let token = String(try #require(link.split(separator: "token=").last))
+        let verified = try await pier("email", "verify", link)
         #expect(verified.status == 0 && verified.output.contains("Verified: \(email)"), "\(verified)")
         #expect(try await pier("email", "verify", token).status == 5)
         #expect(try await pier("email", "resend").status == 0)

@@ -41,10 +41,16 @@ import Testing
 
     /// The token of the latest mailed link to `email` whose path holds `path`, waiting up to 10 s.
     static func mailedToken(to email: String, _ path: String) async throws -> String {
+        let link = try await mailedLink(to: email, path)
+        return String(link.split(separator: "token=").last ?? "")
+    }
+
+    /// The last link containing `path` mailed to `email`, whole, as its reader would copy it.
+    static func mailedLink(to email: String, _ path: String, other used: String? = nil) async throws -> String {
         let smtp = try await smtp.value
         for _ in 0..<500 {
             let links = smtp.mails().filter { $0.headers["x-envelope-to"] == email }.compactMap { $0.link(containing: path) }
-            if let link = links.last, let token = link.split(separator: "token=").last { return String(token) }
+            if let link = links.last, link != used { return link }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no mail to \(email) with \(path)"])
@@ -607,6 +613,57 @@ import Testing
             ["sign-in", "apple", try idp.token(["sub": subject]), "--nonce", "wrong"], home: home, url: base.absoluteString)
         #expect(refused.status == 3 && refused.errors.contains("invalid_identity_token"), "\(refused)")
         #expect(try await CommandLineTests.pier(["sign-in", "apple", "x"], home: home, url: base.absoluteString).status == 2)
+
+        // The identities the account signs in with, and the last way in kept.
+        let identities = try await pier.auth.identities()
+        #expect(identities.map(\.provider) == ["apple"] && identities.first?.email == email)
+        let only = try #require(identities.first)
+        do {
+            try await pier.auth.unlinkIdentity(only.id)
+            Issue.record("the last way in was unlinked")
+        } catch {
+            #expect(error.code == .lastSignInMethod && error.status == 409)
+        }
+        let listed = try await CommandLineTests.pier(["identities"], home: home, url: base.absoluteString)
+        #expect(listed.status == 0 && listed.output.contains("apple") && listed.output.contains(email), "\(listed)")
+        let unlink = try await CommandLineTests.pier(
+            ["identities", "unlink", identities[0].id.uuidString], home: home, url: base.absoluteString)
+        #expect(unlink.status == 5 && unlink.errors.contains("last_sign_in_method"), "\(unlink)")
+    }
+
+    /// The notice to the old address cancels a change of address; the device that asked is
+    /// signed out. The command line takes the whole mailed link.
+    @Test func aChangeOfAddressIsCancelledFromTheOldAddress() async throws {
+        let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
+        let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+        let email = PierClientTests.email()
+        try await pier.auth.register(email: email, password: "a long enough passphrase")
+        try await pier.auth.changeEmail(to: PierClientTests.email())
+        let first = try await PierClientTests.mailedLink(to: email, "/auth/email/change/cancel")
+        let token = String(try #require(first.split(separator: "token=").last))
+        #expect(try await pier.auth.cancelEmailChange(token: token).email == email)
+        do {
+            _ = try await pier.auth.me()
+            Issue.record("the session that asked for the change still works")
+        } catch {
+            #expect(error.status == 401)
+        }
+
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        #expect(
+            try await CommandLineTests.pier(
+                ["login", email], home: home, url: base.absoluteString, password: "a long enough passphrase"
+            )
+            .status == 0)
+        let target = PierClientTests.email()
+        #expect(try await CommandLineTests.pier(["email", "change", target], home: home, url: base.absoluteString).status == 0)
+        let link = try await PierClientTests.mailedLink(to: email, "/auth/email/change/cancel", other: first)
+        let cancelled = try await CommandLineTests.pier(["email", "cancel", link], home: home, url: base.absoluteString)
+        #expect(cancelled.status == 0 && cancelled.output.contains("Change cancelled"), "\(cancelled)")
+        let noToken = try await CommandLineTests.pier(
+            ["email", "cancel", "https://seeds.example/auth/email/change/cancel?nothing=1"], home: home,
+            url: base.absoluteString)
+        #expect(noToken.status == 2 && noToken.errors.contains("token"))
     }
 
     @Test func downloadMyDataGathersEveryService() async throws {

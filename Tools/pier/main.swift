@@ -23,12 +23,15 @@ let usage = """
       logout [--all]                     sign out here and on the server (--all: every session of the account)
       whoami                             the signed-in user
       profile [--name NAME] [--locale fr-CA]   change your display name or locale ("" clears)
-      email verify TOKEN                 verify the address with the token of the mailed link
+      email verify TOKEN|LINK            verify the address with the mailed link (or its token)
       email change NEW_EMAIL             use another address (password asked unless you signed in within 5 minutes)
-      email confirm TOKEN                confirm the new address with the token of the link mailed to it
+      email confirm TOKEN|LINK           confirm the new address with the link mailed to it (or its token)
+      email cancel TOKEN|LINK            cancel a change of address with the link mailed to the old address
       email resend [EMAIL]               mail the verification link again (yours, or EMAIL's when signed out)
       password forgot EMAIL              mail a password-reset link
-      password reset TOKEN               set a new password with the token of the mailed link (asked, or --password-stdin)
+      password reset TOKEN|LINK          set a new password with the mailed link or its token (asked, or --password-stdin)
+      identities                         the providers you sign in with (Apple, OpenID Connect)
+      identities unlink ID               stop signing in with one (password asked unless you signed in within 5 minutes)
       sessions                           your sessions, one per device
       sessions end ID                    end one of them at once
       export [--output FILE]             download everything Pier holds about you (JSON)
@@ -119,6 +122,17 @@ func password(_ arguments: Arguments) throws(CLIError) -> String {
 }
 
 /// Prints `rows` under `headers`, columns aligned.
+/// The token of a mailed link: the `token` parameter of a whole link pasted as it is (from
+/// any host: the link may point at the app's universal-link domain), or the token itself.
+func mailedToken(_ given: String) throws(CLIError) -> String {
+    let text = given.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard text.contains("://") || text.contains("?") else { return text }
+    guard let components = URLComponents(string: text),
+        let token = components.queryItems?.first(where: { $0.name == "token" })?.value, !token.isEmpty
+    else { throw CLIError.usage("the link has no token=… in it; paste the whole link from the mail, or the token alone") }
+    return token
+}
+
 func table(_ headers: [String], _ rows: [[String]]) {
     let widths = headers.indices.map { column in
         ([headers[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
@@ -212,10 +226,10 @@ func run(_ given: Arguments) async throws -> Int32 {
             if !json { print("Signed out") }
         }
     case "email":
-        let action = try arguments.next("verify, resend, change or confirm")
+        let action = try arguments.next("verify, resend, change, confirm or cancel")
         switch action {
         case "verify":
-            let token = try arguments.next("the token of the mailed link")
+            let token = try mailedToken(arguments.next("the mailed link or its token"))
             try arguments.finish()
             let user = try await pier.auth.verifyEmail(token: token)
             if json { printJSON(try JSONEncoder.pier.encode(user)) } else { print("Verified: \(user.email)") }
@@ -225,10 +239,19 @@ func run(_ given: Arguments) async throws -> Int32 {
             try await pier.auth.changeEmail(to: newEmail, password: try? password(arguments))
             if !json { print("A confirmation link was mailed to \(newEmail); the address changes once it is opened.") }
         case "confirm":
-            let token = try arguments.next("the token of the mailed link")
+            let token = try mailedToken(arguments.next("the mailed link or its token"))
             try arguments.finish()
             let user = try await pier.auth.confirmEmailChange(token: token)
             if json { printJSON(try JSONEncoder.pier.encode(user)) } else { print("Your address is now \(user.email)") }
+        case "cancel":
+            let token = try mailedToken(arguments.next("the mailed link or its token"))
+            try arguments.finish()
+            let user = try await pier.auth.cancelEmailChange(token: token)
+            if json {
+                printJSON(try JSONEncoder.pier.encode(user))
+            } else {
+                print("Change cancelled: your address stays \(user.email); the device that asked was signed out.")
+            }
         case "resend":
             let email = arguments.nextIfAny()
             try arguments.finish()
@@ -246,7 +269,7 @@ func run(_ given: Arguments) async throws -> Int32 {
             try await pier.auth.forgotPassword(email: email)
             if !json { print("If an account has this address, a mail with a link is on its way.") }
         case "reset":
-            let token = try arguments.next("the token of the mailed link")
+            let token = try mailedToken(arguments.next("the mailed link or its token"))
             try arguments.finish()
             try await pier.auth.resetPassword(token: token, newPassword: try password(arguments))
             if !json { print("Password changed; every session ended. Sign in with the new one.") }
@@ -298,6 +321,30 @@ func run(_ given: Arguments) async throws -> Int32 {
                         [
                             $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "", shortDate($0.createdAt),
                             $0.lastUsedAt.map(shortDate) ?? "", $0.current ? "(this one)" : "",
+                        ]
+                    })
+            }
+        }
+    case "identities":
+        if let action = arguments.nextIfAny() {
+            guard action == "unlink" else { throw CLIError.usage("unknown identities command \"\(action)\"") }
+            let id = try arguments.next("the identity id")
+            try arguments.finish()
+            guard let uuid = UUID(uuidString: id) else { throw CLIError.usage("the identity id must be a UUID") }
+            try await pier.auth.unlinkIdentity(uuid, password: try? password(arguments))
+            if !json { print("Unlinked") }
+        } else {
+            try arguments.finish()
+            let data = try await pier.call("GET", "/auth/identities")
+            if json {
+                printJSON(data)
+            } else {
+                table(
+                    ["id", "provider", "email", "linked", "last used"],
+                    try decode(ItemList<LinkedIdentity>.self, data).items.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.provider, $0.email ?? "", shortDate($0.linkedAt),
+                            $0.lastUsedAt.map(shortDate) ?? "",
                         ]
                     })
             }
