@@ -113,6 +113,9 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     public static let rateLimited: ProblemCode = "rate_limited"
     /// Temporarily unable to answer (database, key set, overload): retry after `Retry-After`.
     public static let unavailable: ProblemCode = "unavailable"
+    /// The service runs on a database whose schema is not migrated (or is older than the
+    /// service): the operator runs `pier-<service> migrate`, or starts it with `--migrate`.
+    public static let schemaNotMigrated: ProblemCode = "schema_not_migrated"
     /// A service behind the gateway did not answer in time.
     public static let upstreamTimeout: ProblemCode = "upstream_timeout"
     /// A service behind the gateway could not be reached.

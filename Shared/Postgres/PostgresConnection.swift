@@ -198,6 +198,10 @@ public final class PostgresConnection: @unchecked Sendable {
         preparedCount += 1
         let result = try await roundTrip(handle) { PQsendPrepare($0, name, query.sql, Int32(query.binds.count), nil) }
         defer { PQclear(result) }
+        // A statement that cannot be prepared (a table missing) would fail the same way when
+        // run: its own error is the one to report. Running it anyway inside a transaction would
+        // report only "current transaction is aborted" (25P02), hiding the cause.
+        try check(result, handle)
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else { return nil }
         prepared[query.sql] = name
         return name

@@ -34,6 +34,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isUniqueViolation: Bool { sqlState == "23505" }
     /// SQLSTATE 57014 (statement_timeout, or a cancel).
     public var isQueryCanceled: Bool { sqlState == "57014" }
+    /// A table, column, schema or function the statement names does not exist: the schema is
+    /// not migrated (or is older than the code).
+    public var isMissingSchemaObject: Bool { ["42P01", "42703", "3F000", "42883"].contains(sqlState ?? "") }
     /// True when retrying later may succeed: connection failures, pool timeouts, a server
     /// shutting down or not accepting connections yet (class 57P, 08).
     public var isTransient: Bool {

@@ -125,6 +125,7 @@ public enum ServiceRunner {
         let context = await ServiceContext.following(
             configuration: base.configuration, database: base.database, logger: base.logger,
             authenticator: base.authenticator)
+        await warnIfNotMigrated(S.self, pool: context.database, logger: context.logger)
         let instance = try await S.make(context: context)
         let host = ServiceHost(
             mounted: [
@@ -153,6 +154,17 @@ public enum ServiceRunner {
             logger: context.logger
         ).run()
         context.logger.info("stopped", [("reason", .string("\(reason)"))])
+    }
+
+    /// Says at start, in one line that names the command to run, when the schema is behind the
+    /// service: requests then answer 503 `schema_not_migrated` (and `/readyz` is not ready)
+    /// until it is migrated.
+    public static func warnIfNotMigrated<S: Service>(_ service: S.Type, pool: PostgresPool, logger: Logger) async {
+        guard let pending = try? await Migrator.pending(pool, schema: S.schema, migrations: S.migrations), !pending.isEmpty
+        else { return }
+        logger.warning(
+            "schema \(S.schema) is not migrated: run pier-\(S.name) migrate (or start with --migrate)",
+            [("schema", .string(S.schema)), ("pending", .int(pending.count))])
     }
 
     /// The main listener, and the admin one when `PIER_ADMIN_PORT` is set.

@@ -25,7 +25,7 @@ final class AuthHarness: Sendable {
     /// Where mails land as `.eml` files when no SMTP server is set.
     let mailDirectory: String
 
-    static func start(database: String, settings: [String: String] = [:]) async throws -> AuthHarness {
+    static func start(database: String, settings: [String: String] = [:], migrate: Bool = true) async throws -> AuthHarness {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-auth-\(UUID())").path
         var environment = [
             "PIER_LOG_LEVEL": "info", "PIER_HTTP_ACCESS_LOG": "true", "PIER_AUTH_ARGON2_MEMORY_KIB": "1024",
@@ -41,7 +41,7 @@ final class AuthHarness: Sendable {
             verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier"))
         let live = try await LiveService<AuthService>.start(
             database: database, settings: environment, logger: Logger(service: "auth", level: .info, sink: { logs.append($0) }),
-            authenticator: authenticator
+            authenticator: authenticator, migrate: migrate
         ) { context in
             let configuration = try AuthConfiguration(environment: context.configuration.environment, production: false)
             return try await AuthService.make(context: context, configuration: configuration, keys: keys)

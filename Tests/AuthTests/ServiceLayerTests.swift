@@ -155,6 +155,25 @@ import Testing
         }
     }
 
+    /// A service started on a database nobody migrated says so: a warning at start that names
+    /// the command, and 503 `schema_not_migrated` (never a 500) for every request that reaches
+    /// the database, in a transaction or not.
+    @Test func anUnmigratedDatabaseAnswers503AndSaysWhatToRun() async throws {
+        let auth = try await AuthHarness.start(database: "pier_test_auth_unmigrated", migrate: false)
+        #expect(auth.logs.all.contains { $0.contains("schema auth is not migrated: run pier-auth migrate") })
+        for (path, json) in [
+            ("/auth/register", #"{"email":"a@example.com","password":"a long enough passphrase"}"#),
+            ("/auth/login", #"{"email":"a@example.com","password":"a long enough passphrase"}"#),
+        ] {
+            let reply = try await auth.send("POST", path, json: json)
+            #expect(reply.status == 503 && reply.headers["Retry-After"] != nil, "\(path): \(reply.status)")
+            #expect(reply.problem?.code == .schemaNotMigrated, "\(path): \(reply.text)")
+        }
+        let ready = try await auth.send("GET", "/readyz")
+        #expect(ready.status == 503 && ready.text.contains(#""auth.migrations":false"#))
+        await auth.stop()
+    }
+
     /// Mailed links point at the address the service serves unless PIER_AUTH_PUBLIC_URL says otherwise.
     @Test func mailedLinksDefaultToTheServedAddress() throws {
         let served = try AuthConfiguration(environment: Environment([:]), production: false, serving: ("127.0.0.1", 9123))

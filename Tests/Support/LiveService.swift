@@ -29,9 +29,10 @@ public struct LiveService<S: Service>: Sendable {
 
     /// - Parameters:
     ///   - settings: environment variables on top of the test defaults (port 0, no access log).
+    ///   - migrate: false to serve a database left as it is (an operator who forgot to migrate).
     ///   - make: builds the service from its context.
     public static func start(
-        database: String, settings: [String: String], logger: Logger, authenticator: Authenticator,
+        database: String, settings: [String: String], logger: Logger, authenticator: Authenticator, migrate: Bool = true,
         make: (ServiceContext) async throws -> S
     ) async throws -> LiveService {
         var environment = [
@@ -41,7 +42,11 @@ public struct LiveService<S: Service>: Sendable {
         let configuration = try ServiceConfiguration(
             environment: Environment(environment), defaultPort: 0, applicationName: "\(S.name)-tests")
         let pool = PostgresPool(configuration: configuration.database)
-        try await ServiceRunner.migrate(S.self, pool: pool, logger: logger)
+        if migrate {
+            try await ServiceRunner.migrate(S.self, pool: pool, logger: logger)
+        } else {
+            await ServiceRunner.warnIfNotMigrated(S.self, pool: pool, logger: logger)
+        }
         // Events (revocations, consumers) are followed as in production.
         let context = await ServiceContext.following(
             configuration: configuration, database: pool, logger: logger, authenticator: authenticator)
