@@ -20,5 +20,5 @@ bench:          ## ratios against references run side by side (nginx, the bare K
 	bench/gateway.sh
 
 clean:
-	scripts/postgres.sh stop
+	scripts/postgres.sh delete
 	rm -rf .build .pier

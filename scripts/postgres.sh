@@ -4,22 +4,48 @@
 #   scripts/postgres.sh start   create the cluster if needed, start it, wait until it accepts
 #   scripts/postgres.sh stop    stop it (fast shutdown)
 #   scripts/postgres.sh url     print the admin URL
+#   scripts/postgres.sh delete  stop it and delete its files
 # PostgreSQL refuses to run as root: as root, the cluster runs as the `postgres` system user.
+# When that user cannot reach the checkout (a clone under /root, which only root may enter), the
+# cluster's files live in /var/lib/postgresql/pier-<hash of the checkout's path>, and
+# .pier/postgres is a link to them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Below Linux's ephemeral range (32768-60999): no client socket can be holding the port.
 port=${PIER_PG_PORT:-15432}
 data="$root/.pier/postgres"
+# The postgres user may not be able to follow the link's own path: it is given the target's.
+[ -L "$data" ] && data=$(readlink -f "$data")
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -n "$bin" ] || { echo "postgres.sh: PostgreSQL server binaries not found; run scripts/setup.sh" >&2; exit 1; }
 
+# From /, which the postgres user can always enter (initdb and pg_ctl read their working folder).
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
+}
+
+# As root, a cluster folder the postgres user can reach: .pier/postgres itself when it can,
+# else a folder of its own elsewhere, linked from .pier/postgres.
+place_cluster() {
+  mkdir -p "$root/.pier"
+  [ "$(id -u)" = 0 ] || return 0
+  [ -L "$root/.pier/postgres" ] && return 0
+  [ -f "$data/PG_VERSION" ] && return 0
+  if runuser -u postgres -- test -x "$root/.pier"; then return 0; fi
+  local hash elsewhere
+  hash=$(printf '%s' "$root" | sha256sum | cut -c1-12)
+  elsewhere="/var/lib/postgresql/pier-$hash"
+  mkdir -p "$elsewhere"
+  chown postgres:postgres "$elsewhere"
+  rm -rf "$root/.pier/postgres"
+  ln -s "$elsewhere" "$root/.pier/postgres"
+  data="$elsewhere"
+  echo "postgres.sh: the postgres user cannot enter $root; the cluster lives in $elsewhere (linked from .pier/postgres)" >&2
 }
 
 case "${1:-start}" in
   start)
-    mkdir -p "$root/.pier"
+    place_cluster
     if [ ! -f "$data/PG_VERSION" ]; then
       mkdir -p "$data"
       [ "$(id -u)" = 0 ] && chown postgres:postgres "$data"
@@ -48,6 +74,10 @@ CONF
   stop)
     [ -f "$data/PG_VERSION" ] && as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
     ;;
+  delete)
+    [ -f "$data/PG_VERSION" ] && as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$data" "$root/.pier/postgres"
+    ;;
   restart)
     as_owner "$bin/pg_ctl" -D "$data" -m fast -w restart -l "$data/server.log" -o "-p $port" >/dev/null
     ;;
@@ -55,7 +85,7 @@ CONF
     echo "postgresql://postgres@127.0.0.1:$port/postgres"
     ;;
   *)
-    echo "usage: scripts/postgres.sh start|stop|restart|url" >&2
+    echo "usage: scripts/postgres.sh start|stop|restart|delete|url" >&2
     exit 2
     ;;
 esac

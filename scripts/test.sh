@@ -22,6 +22,7 @@ PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExpo
 scripts/interop.sh
 scripts/fuzz.sh
 scripts/check-deploy.sh
+scripts/check-root-home.sh
 scripts/separate-hosts.sh
 scripts/containers.sh
 echo "all tests passed"
