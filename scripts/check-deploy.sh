@@ -60,3 +60,41 @@ assert ref and not ref.get("optional") and maps.get(ref["name"], {}).get("data",
     "the Kubernetes gateway must take PIER_TRUSTED_PROXIES from a required ConfigMap key"
 print("deploy: the Kubernetes gateway trusts the ingress' forwarding headers (" + maps[ref["name"]]["data"][ref["key"]] + ")")
 PY
+
+# What the services may reach and whom they believe (issue 22, item 13): in compose the services
+# believe X-Forwarded-For from the gateway's fixed address alone, and only auth and
+# subscriptions have a network that leads out; in Kubernetes they believe the pod network (only
+# the gateway reaches them) and egress policies open exactly what auth and subscriptions call;
+# the readers of the event log get no CREATE on its schema.
+python3 - deploy/docker/compose.yaml "$work/deploy-k8s-overlays-local.yaml" deploy/k8s/overlays/local/initdb/10-roles.sh <<'PY'
+import ipaddress, sys, yaml
+compose = yaml.safe_load(open(sys.argv[1]))
+services, networks = compose["services"], compose["networks"]
+gateway = services["gateway"]["networks"]["backend"]["ipv4_address"]
+subnet = ipaddress.ip_network(networks["backend"]["ipam"]["config"][0]["subnet"])
+assert ipaddress.ip_address(gateway) in subnet, "the gateway's address is outside the backend network"
+def nets(name):
+    n = services[name].get("networks", [])
+    return set(n if isinstance(n, list) else n.keys())
+for name in ("auth", "feedback", "subscriptions"):
+    trusted = services[name]["environment"]["PIER_TRUSTED_PROXIES"]
+    assert trusted == gateway, f"{name} believes X-Forwarded-For from {trusted}, not the gateway's {gateway}"
+outbound = {name for name in services if any(not networks[n].get("internal") for n in nets(name) if n != "edge")}
+assert outbound == {"auth", "subscriptions"}, f"compose: services with a way out: {sorted(outbound)}"
+print(f"deploy: compose services believe only the gateway ({gateway}); auth and subscriptions reach out")
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+for name in ("pier-auth", "pier-feedback", "pier-subscriptions"):
+    deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == name)
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    ref = env["PIER_TRUSTED_PROXIES"].get("valueFrom", {}).get("configMapKeyRef", {})
+    assert ref.get("key") == "pod-network", f"{name}: PIER_TRUSTED_PROXIES is not the pod network"
+policies = {d["metadata"]["name"]: d for d in docs if d["kind"] == "NetworkPolicy"}
+def ports(policy):
+    return {p["port"] for rule in policies[policy]["spec"]["egress"] for p in rule.get("ports", [])}
+assert {443, 587, 465} <= ports("pier-auth-outbound"), "auth cannot reach key sets and SMTP"
+assert {80, 443} <= ports("pier-subscriptions-outbound"), "subscriptions cannot reach OCSP and the App Store Server API"
+roles = open(sys.argv[3]).read()
+assert "CREATE ON SCHEMA events" not in roles.replace("REVOKE CREATE ON SCHEMA", ""), "readers get CREATE on events"
+print("deploy: Kubernetes services believe the pod network; egress opened for auth (443, 587, 465) and subscriptions (80, 443)")
+PY

@@ -86,7 +86,9 @@ cp -r deploy "$work/"
   cd "$work/deploy/docker/secrets"
   for name in postgres auth_db feedback_db subscriptions_db; do openssl rand -hex 24 >"${name}_password"; done
   openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >auth_signing_key.pem
-  chmod 0444 ./*_password auth_signing_key.pem
+  chmod 0700 .
+  chmod 0444 ./*_password
+  chown 10001:10001 auth_signing_key.pem && chmod 0400 auth_signing_key.pem
 )
 compose down -v >/dev/null 2>&1 || true
 

@@ -86,6 +86,18 @@ public enum Migrator {
         }
     }
 
+    /// Whether the connected role may migrate `schema`: it does not exist yet (whoever creates
+    /// it owns it), or the role may create in it.
+    public static func mayCreate(in schema: String, pool: PostgresPool) async throws -> Bool {
+        try checkIdentifier(schema)
+        let row = try await pool.query(
+            """
+            SELECT coalesce((SELECT has_schema_privilege(current_user, oid, 'CREATE') FROM pg_namespace
+                WHERE nspname = \(schema)), true) AS may
+            """)[0]
+        return try row.decode("may", as: Bool.self)
+    }
+
     /// The versions in `migrations` that the database has not recorded (readiness: empty).
     public static func pending(_ pool: PostgresPool, schema: String, migrations: [Migration]) async throws -> [Int] {
         try checkIdentifier(schema)

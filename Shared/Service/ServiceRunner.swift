@@ -110,12 +110,34 @@ public enum ServiceRunner {
                 try await Task.sleep(for: .seconds(1))
             }
         }
-        try await migrate(service, pool: pool, logger: logger)
+        try await migrate(service, pool: pool, logger: logger, eventsWait: max(0, deadline - MonotonicClock.seconds()))
     }
 
-    /// Applies the service's migrations and the shared event log's.
-    public static func migrate<S: Service>(_ service: S.Type, pool: PostgresPool, logger: Logger) async throws {
-        let events = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+    /// Applies the service's migrations and the shared event log's. The event log belongs to
+    /// its producer (auth): a role that may not create in its schema (a reader, as the roles of
+    /// the deployments are) does not migrate it but waits up to `eventsWait` seconds for its
+    /// owner to have done so.
+    public static func migrate<S: Service>(
+        _ service: S.Type, pool: PostgresPool, logger: Logger, eventsWait: Double = 60
+    ) async throws {
+        var events: [Int] = []
+        if try await Migrator.mayCreate(in: EventLog.schema, pool: pool) {
+            events = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        } else {
+            let deadline = MonotonicClock.seconds() + eventsWait
+            var waited = false
+            while try await !Migrator.pending(pool, schema: EventLog.schema, migrations: EventLog.migrations).isEmpty {
+                guard MonotonicClock.seconds() < deadline else {
+                    throw ServiceFailure(
+                        description: "the event log (schema \(EventLog.schema)) is not migrated, and this role may not: run pier-auth migrate first")
+                }
+                if !waited {
+                    logger.info("waiting for the event log's owner (pier-auth migrate) to migrate it", [])
+                    waited = true
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
         let own = try await Migrator.migrate(pool, schema: S.schema, migrations: S.migrations)
         logger.info("migrated", [("schema", .string(S.schema)), ("applied", .int(own.count + events.count))])
     }
@@ -328,4 +350,9 @@ public struct Invocation: Sendable {
                 command: words.first ?? "serve", migrateFirst: migrateFirst, options: options,
                 words: Array(words.dropFirst())))
     }
+}
+
+/// A failure of a runner's step, said as it is printed.
+struct ServiceFailure: Error, CustomStringConvertible {
+    let description: String
 }

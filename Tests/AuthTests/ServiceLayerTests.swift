@@ -174,6 +174,57 @@ import Testing
         await auth.stop()
     }
 
+    /// The deployments' roles: a service's role reads the event log but may not create in its
+    /// schema. Its migrate job waits for the log's owner to have migrated it (and says so), and
+    /// fails naming the command to run when the owner never does.
+    @Test func aReaderOfTheEventLogWaitsForItsOwnerToMigrateIt() async throws {
+        let url = try await TestDatabase.create("pier_test_events_roles")
+        let admin = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { admin.close() }
+        for role in ["pier_test_events_owner", "pier_test_events_reader"] {
+            try await admin.execute(
+                PostgresQuery(
+                    unsafeSQL: """
+                        DO $$ BEGIN
+                            IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role) LOGIN; END IF;
+                        END $$
+                        """))
+        }
+        for statement in [
+            "REVOKE CREATE ON DATABASE pier_test_events_roles FROM PUBLIC", "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+            "CREATE SCHEMA events AUTHORIZATION pier_test_events_owner",
+            "CREATE SCHEMA auth AUTHORIZATION pier_test_events_reader",
+            "GRANT USAGE ON SCHEMA events TO pier_test_events_reader",
+            "ALTER DEFAULT PRIVILEGES FOR ROLE pier_test_events_owner IN SCHEMA events GRANT SELECT ON TABLES TO pier_test_events_reader",
+        ] {
+            try await admin.execute(PostgresQuery(unsafeSQL: statement))
+        }
+        func pool(_ role: String) -> PostgresPool {
+            PostgresPool(
+                configuration: PostgresConfiguration(url: url.replacingOccurrences(of: "postgres@", with: role + "@"), poolSize: 2))
+        }
+        let (owner, reader) = (pool("pier_test_events_owner"), pool("pier_test_events_reader"))
+        defer {
+            owner.close()
+            reader.close()
+        }
+        let logs = LogLines()
+        let logger = Logger(service: "auth", level: .info, sink: { logs.append($0) })
+        #expect(try await !Migrator.mayCreate(in: "events", pool: reader))
+        #expect(try await Migrator.mayCreate(in: "events", pool: owner))
+        do {
+            try await ServiceRunner.migrate(AuthService.self, pool: reader, logger: logger, eventsWait: 0)
+            Issue.record("migrated without the event log")
+        } catch let error as ServiceFailure {
+            #expect(error.description.contains("run pier-auth migrate first"))
+        }
+        async let migrated: Void = ServiceRunner.migrate(AuthService.self, pool: reader, logger: logger, eventsWait: 60)
+        #expect(await eventually(timeout: .seconds(30)) { logs.all.contains { $0.contains("waiting for the event log's owner") } })
+        #expect(try await Migrator.migrate(owner, schema: EventLog.schema, migrations: EventLog.migrations).isEmpty == false)
+        try await migrated
+        #expect(try await Migrator.pending(reader, schema: "auth", migrations: AuthService.migrations).isEmpty)
+    }
+
     /// Mailed links point at the address the service serves unless PIER_AUTH_PUBLIC_URL says otherwise.
     @Test func mailedLinksDefaultToTheServedAddress() throws {
         let served = try AuthConfiguration(environment: Environment([:]), production: false, serving: ("127.0.0.1", 9123))

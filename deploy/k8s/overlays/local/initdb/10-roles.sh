@@ -19,7 +19,8 @@ CREATE SCHEMA auth AUTHORIZATION pier_auth;
 CREATE SCHEMA feedback AUTHORIZATION pier_feedback;
 CREATE SCHEMA subscriptions AUTHORIZATION pier_subscriptions;
 CREATE SCHEMA events AUTHORIZATION pier_auth;
--- Readers of the event log: they may see it, and its migration ledger, but not change it.
-GRANT USAGE, CREATE ON SCHEMA events TO pier_feedback, pier_subscriptions;
+-- Readers of the event log: they may see it, and its migration ledger, but neither change it
+-- nor create in its schema (their migrate jobs wait for auth's to have migrated it).
+GRANT USAGE ON SCHEMA events TO pier_feedback, pier_subscriptions;
 ALTER DEFAULT PRIVILEGES FOR ROLE pier_auth IN SCHEMA events GRANT SELECT ON TABLES TO pier_feedback, pier_subscriptions;
 SQL
