@@ -129,7 +129,9 @@ public enum ServiceRunner {
             while try await !Migrator.pending(pool, schema: EventLog.schema, migrations: EventLog.migrations).isEmpty {
                 guard MonotonicClock.seconds() < deadline else {
                     throw ServiceFailure(
-                        description: "the event log (schema \(EventLog.schema)) is not migrated, and this role may not: run pier-auth migrate first")
+                        description:
+                            "the event log (schema \(EventLog.schema)) is not migrated, and this role may not: run pier-auth migrate first"
+                    )
                 }
                 if !waited {
                     logger.info("waiting for the event log's owner (pier-auth migrate) to migrate it", [])

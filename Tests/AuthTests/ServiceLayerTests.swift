@@ -201,7 +201,8 @@ import Testing
         }
         func pool(_ role: String) -> PostgresPool {
             PostgresPool(
-                configuration: PostgresConfiguration(url: url.replacingOccurrences(of: "postgres@", with: role + "@"), poolSize: 2))
+                configuration: PostgresConfiguration(
+                    url: url.replacingOccurrences(of: "postgres@", with: role + "@"), poolSize: 2))
         }
         let (owner, reader) = (pool("pier_test_events_owner"), pool("pier_test_events_reader"))
         defer {
@@ -219,7 +220,8 @@ import Testing
             #expect(error.description.contains("run pier-auth migrate first"))
         }
         async let migrated: Void = ServiceRunner.migrate(AuthService.self, pool: reader, logger: logger, eventsWait: 60)
-        #expect(await eventually(timeout: .seconds(30)) { logs.all.contains { $0.contains("waiting for the event log's owner") } })
+        #expect(
+            await eventually(timeout: .seconds(30)) { logs.all.contains { $0.contains("waiting for the event log's owner") } })
         #expect(try await Migrator.migrate(owner, schema: EventLog.schema, migrations: EventLog.migrations).isEmpty == false)
         try await migrated
         #expect(try await Migrator.pending(reader, schema: "auth", migrations: AuthService.migrations).isEmpty)
