@@ -266,7 +266,8 @@ import Testing
             environment: Environment([
                 "PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID": "dev.pier.app", "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID": "123",
             ]), production: true)
-        #expect(!configuration.acceptSandbox)
+        // App Review buys with sandbox accounts on the production build: accepted by default.
+        #expect(configuration.acceptSandbox)
         #expect(configuration.roots.count == 1)
         #expect(throws: Environment.Failure.self) {
             _ = try SubscriptionsConfiguration(

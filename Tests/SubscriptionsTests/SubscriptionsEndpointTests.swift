@@ -588,6 +588,88 @@ import Testing
         }
     }
 
+    /// Sandbox and production are two worlds, even where Apple's identifiers meet: a sandbox
+    /// renewal info never switches a production subscription's renewal, and a sandbox purchase
+    /// (App Review's, on the production build) gives access to the account that made it alone,
+    /// marked `sandbox`, without touching the production subscription of the same id.
+    @Test func sandboxFactsNeverTouchProductionOnes() async throws {
+        try await withService { service in
+            let ca = service.ca
+            let (customer, reviewer) = (UUID(), UUID())
+            let now = Date()
+            let production = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "9101", original: "9100", purchased: now.addingTimeInterval(-Self.day),
+                    expires: now.addingTimeInterval(29 * Self.day), user: customer, environment: "Production"))
+            let renews = try ca.sign(AppStorePayload.renewal(original: "9100", autoRenew: true, environment: "Production"))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(
+                        AppStorePayload.notification(
+                            "SUBSCRIBED", transaction: production, renewal: renews, environment: "Production"))
+                ).status == 200)
+            let before = try await service.status(customer)
+            #expect(before.active && before.willRenew && before.environment == "production")
+
+            // A sandbox renewal info for the same original id, signed later, says "off".
+            let sandboxRenewal = try ca.sign(
+                AppStorePayload.renewal(
+                    original: "9100", autoRenew: false, signed: now.addingTimeInterval(60), environment: "Sandbox"))
+            #expect(
+                try await service.postNotification(
+                    try ca.sign(
+                        AppStorePayload.notification(
+                            "DID_CHANGE_RENEWAL_STATUS", transaction: nil, renewal: sandboxRenewal, environment: "Sandbox"))
+                ).status == 200)
+            let after = try await service.status(customer)
+            #expect(after.active && after.willRenew && after.environment == "production", "\(after)")
+
+            // App Review buys in the sandbox, with an id that meets the production one.
+            let review = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "9101", original: "9100", purchased: now, expires: now.addingTimeInterval(5 * 60), user: reviewer,
+                    environment: "Sandbox"))
+            let reply = try await service.postTransaction(review, user: reviewer)
+            #expect(reply.status == 200, "\(reply.text)")
+            let reviewed = try await service.status(reviewer)
+            #expect(reviewed.active && reviewed.environment == "sandbox")
+            let unchanged = try await service.status(customer)
+            #expect(unchanged.active && unchanged.willRenew && unchanged.environment == "production")
+            let stored = try await service.pool.query(
+                "SELECT environment, user_id FROM subscriptions.appstore_owners WHERE original_transaction_id = '9100' ORDER BY environment"
+            ).map { (try $0.decode("environment", as: String.self), try $0.decode("user_id", as: UUID.self)) }
+            #expect(stored.map(\.0) == ["production", "sandbox"] && stored.map(\.1) == [customer, reviewer])
+        }
+    }
+
+    /// Signed data holding U+0000 (which jsonb cannot store) is refused with 422, never a 500;
+    /// another app's notification is refused even when it declares no environment.
+    @Test func unstorableOrForeignSignedDataIsRefused() async throws {
+        try await withService { service in
+            let ca = service.ca
+            let user = UUID()
+            var payload = AppStorePayload.transaction(
+                id: "9201", original: "9200", purchased: Date(), expires: Date().addingTimeInterval(Self.day), user: user)
+            payload["storefront"] = "US\u{0}A"
+            let reply = try await service.postTransaction(try ca.sign(payload), user: user)
+            #expect(reply.status == 422 && reply.text.contains("U+0000"), "\(reply.status) \(reply.text)")
+            var notification = AppStorePayload.notification("TEST", transaction: nil, renewal: nil)
+            notification["data"] = ["bundleId": "dev.pier.tests", "note": "a\u{0}b"] as [String: Any]
+            #expect(try await service.postNotification(try ca.sign(notification)).status == 422)
+
+            var foreign = AppStorePayload.notification("TEST", transaction: nil, renewal: nil, bundle: "com.example.other")
+            var data = foreign["data"] as? [String: Any] ?? [:]
+            data["environment"] = nil
+            foreign["data"] = data
+            let uuid = try #require(foreign["notificationUUID"] as? String)
+            #expect(try await service.postNotification(try ca.sign(foreign)).status == 422)
+            let kept = try await service.pool.query(
+                "SELECT count(*)::int AS n FROM subscriptions.appstore_notifications WHERE notification_uuid = \(UUID(uuidString: uuid)!)"
+            )
+            #expect(try kept[0].decode("n", as: Int.self) == 0)
+        }
+    }
+
     @Test func aLateOlderNotificationNeverOverwritesANewerState() async throws {
         try await withService { service in
             let user = UUID()

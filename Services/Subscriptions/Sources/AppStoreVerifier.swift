@@ -217,6 +217,11 @@ struct AppStoreVerifier: Sendable {
         renewal: Verified<AppStoreRenewalInfo>?
     ) {
         let (notification, payload, signedAt) = try await verify(compact, as: AppStoreNotification.self)
+        // The app first, as Apple's library checks it: another app's notification is refused
+        // whatever else it lacks.
+        if let declared = notification.declared, let bundleId = declared.bundleId, bundleId != bundleID {
+            throw Failure(reason: "the notification is for bundle id \(bundleId), not this app's")
+        }
         guard let declared = notification.declared, let environmentName = declared.environment else {
             // Signed by Apple, in a shape this version does not know: kept and acknowledged (Apple
             // retries anything else for days), never applied.
@@ -292,6 +297,8 @@ struct AppStoreVerifier: Sendable {
         // of milliseconds from 1970 to 9999 is refused before any use.
         let payload = try? WireDecoder.decode(JSONValue.self, from: jws.payload)
         guard let payload, let object = payload.objectValue else { throw Failure(reason: "the payload is not a JSON object") }
+        // PostgreSQL's jsonb cannot hold U+0000: signed data carrying one could never be stored.
+        guard !Self.holdsNUL(payload) else { throw Failure(reason: "the payload contains the character U+0000") }
         var signedAt = now
         if let signedValue = object["signedDate"] {
             guard let signed = AppStoreDate(json: signedValue) else {
@@ -334,6 +341,16 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "the payload's \(field?.field ?? "content") \(field?.message ?? "is not valid")")
         } catch {
             throw Failure(reason: "the payload is not JSON")
+        }
+    }
+
+    /// Whether a string or a key anywhere in `value` holds U+0000.
+    static func holdsNUL(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): return text.utf8.contains(0)
+        case .array(let items): return items.contains(where: holdsNUL)
+        case .object(let members): return members.contains { $0.key.utf8.contains(0) || holdsNUL($0.value) }
+        default: return false
         }
     }
 }

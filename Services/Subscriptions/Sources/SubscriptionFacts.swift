@@ -46,7 +46,7 @@ enum SubscriptionFacts {
         FROM subscriptions.appstore_owners o
         CROSS JOIN LATERAL (
             SELECT * FROM subscriptions.appstore_transactions x
-            WHERE x.original_transaction_id = o.original_transaction_id
+            WHERE x.original_transaction_id = o.original_transaction_id AND x.environment = o.environment
             ORDER BY (x.revocation_date IS NULL AND coalesce(x.expires_date > \(now), true)
                     AND NOT coalesce((x.payload ->> 'isUpgraded')::boolean, false)) DESC,
                 CASE WHEN x.revocation_date IS NULL AND coalesce(x.expires_date > \(now), true)
@@ -54,7 +54,8 @@ enum SubscriptionFacts {
                 x.expires_date DESC NULLS FIRST, x.signed_date DESC
             LIMIT 1
         ) t
-        LEFT JOIN subscriptions.appstore_renewals r ON r.original_transaction_id = o.original_transaction_id
+        LEFT JOIN subscriptions.appstore_renewals r
+            ON r.original_transaction_id = o.original_transaction_id AND r.environment = o.environment
         LEFT JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
         LEFT JOIN subscriptions.plans n ON r.auto_renew_product_id = ANY (n.appstore_product_ids)
         WHERE o.user_id = \(user)
@@ -127,7 +128,7 @@ enum SubscriptionFacts {
                 \(date(transaction.purchaseDate)), \(date(transaction.expiresDate)), \(date(transaction.revocationDate)),
                 \(transaction.revocationReason?.int32), \(transaction.offerType?.int32), \(verified.environment),
                 \(verified.signedAt), subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
-            ON CONFLICT (transaction_id) DO UPDATE SET
+            ON CONFLICT (transaction_id, environment) DO UPDATE SET
                 product_id = EXCLUDED.product_id, purchase_date = EXCLUDED.purchase_date,
                 expires_date = EXCLUDED.expires_date, revocation_date = EXCLUDED.revocation_date,
                 revocation_reason = EXCLUDED.revocation_reason, offer_type = EXCLUDED.offer_type,
@@ -147,7 +148,7 @@ enum SubscriptionFacts {
                 \(renewal.isInBillingRetryPeriod ?? false), \(date(renewal.gracePeriodExpiresDate)),
                 \(renewal.expirationIntent?.int32), \(verified.environment), \(verified.signedAt),
                 subscriptions.detached(\(PostgresJSON(verified.payload))::jsonb))
-            ON CONFLICT (original_transaction_id) DO UPDATE SET
+            ON CONFLICT (original_transaction_id, environment) DO UPDATE SET
                 auto_renew = EXCLUDED.auto_renew, auto_renew_product_id = EXCLUDED.auto_renew_product_id,
                 billing_retry = EXCLUDED.billing_retry, grace_period_expires_date = EXCLUDED.grace_period_expires_date,
                 expiration_intent = EXCLUDED.expiration_intent, signed_date = EXCLUDED.signed_date,
@@ -156,21 +157,27 @@ enum SubscriptionFacts {
             """)
     }
 
-    /// Links an App Store subscription to a user; returns the owner it now has (another user's
-    /// id when it was already linked to them). A deleted account is never linked again.
-    static func link(_ originalTransactionID: String, to user: UUID, on connection: PostgresConnection) async throws -> UUID? {
+    /// Links an App Store subscription (of one environment) to a user; returns the owner it now
+    /// has (another user's id when it was already linked to them). A deleted account is never
+    /// linked again.
+    static func link(
+        _ originalTransactionID: String, environment: String, to user: UUID, on connection: PostgresConnection
+    ) async throws -> UUID? {
         let rows = try await connection.query(
             """
-            INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, user_id)
-            SELECT \(originalTransactionID), \(user)
+            INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, environment, user_id)
+            SELECT \(originalTransactionID), \(environment), \(user)
             WHERE NOT EXISTS (SELECT 1 FROM subscriptions.deleted_users WHERE user_id = \(user))
-            ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
+            ON CONFLICT (original_transaction_id, environment) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
                 WHERE o.user_id IS NULL
             RETURNING user_id
             """)
         if let row = rows.first { return try row.decode("user_id") }
         return try await connection.query(
-            "SELECT user_id FROM subscriptions.appstore_owners WHERE original_transaction_id = \(originalTransactionID)"
+            """
+            SELECT user_id FROM subscriptions.appstore_owners
+            WHERE original_transaction_id = \(originalTransactionID) AND environment = \(environment)
+            """
         ).first?.decode("user_id")
     }
 
@@ -200,16 +207,16 @@ enum SubscriptionFacts {
                 "appstore.transaction",
                 """
                 SELECT transaction_id AS reference, signed_date AS at, payload::text AS details
-                FROM subscriptions.appstore_transactions WHERE original_transaction_id IN (
-                    SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                FROM subscriptions.appstore_transactions WHERE (original_transaction_id, environment) IN (
+                    SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(user))
                 """
             ),
             (
                 "appstore.renewal",
                 """
                 SELECT original_transaction_id AS reference, signed_date AS at, payload::text AS details
-                FROM subscriptions.appstore_renewals WHERE original_transaction_id IN (
-                    SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                FROM subscriptions.appstore_renewals WHERE (original_transaction_id, environment) IN (
+                    SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(user))
                 """
             ),
             (
@@ -218,8 +225,8 @@ enum SubscriptionFacts {
                 SELECT notification_uuid::text AS reference, signed_date AS at,
                     jsonb_build_object('notificationType', notification_type, 'subtype', subtype,
                         'originalTransactionId', original_transaction_id, 'environment', environment)::text AS details
-                FROM subscriptions.appstore_notifications WHERE original_transaction_id IN (
-                    SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(user))
+                FROM subscriptions.appstore_notifications WHERE (original_transaction_id, environment) IN (
+                    SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(user))
                 """
             ),
         ] as [(String, PostgresQuery)] {

@@ -9,7 +9,7 @@ import PierService
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID` | `dev.pier.app` in development; required in production | the app's bundle id; signed data for any other app is refused |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID` | none; required in production | the app's Apple ID (number); production notifications must carry it |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_ROOTS` | Apple Root CA - G3 (shipped in `Services/Subscriptions/Resources/`) | comma-separated PEM files of the trusted roots |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX` | `true` in development, `false` in production | accept sandbox purchases and notifications |
+/// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX` | `true` | accept sandbox purchases and notifications (App Review buys with sandbox accounts on the production build; their facts are kept apart from production's and give access only to the account that made them) |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP` | `soft` | revocation checks of signed data's certificates (OCSP): `off`, `soft` (only a proven revocation refuses), `hard` (anything short of a good answer refuses) |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S` | `5` | how long an OCSP responder is waited for |
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE` | none | the In-App Purchase key (`.p8`) for the App Store Server API; with the two below, or none of them |
@@ -53,7 +53,9 @@ public struct SubscriptionsConfiguration: Sendable {
             let appleID = try environment.int("PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID", default: 0, in: 0...Int.max)
             appAppleID = appleID == 0 ? nil : appleID
         }
-        acceptSandbox = try environment.bool("PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX", default: !production)
+        // Apple's guidance: a production server must cope with App Review, which tests the
+        // production build with sandbox accounts. Sandbox facts never touch production's.
+        acceptSandbox = try environment.bool("PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX", default: true)
         revocation = try environment.choice("PIER_SUBSCRIPTIONS_APPSTORE_OCSP", default: .soft)
         ocspTimeoutSeconds = try environment.int("PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S", default: 5, in: 1...60)
         apiURL = environment.string("PIER_SUBSCRIPTIONS_APPSTORE_API_URL", default: AppStoreServerAPI.productionURL)

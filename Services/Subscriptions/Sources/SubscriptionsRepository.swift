@@ -169,13 +169,15 @@ struct SubscriptionsRepository: Sendable {
     /// and records its facts; answers the status they make.
     func record(_ verified: Verified<AppStoreTransaction>, for user: UUID) async throws -> Recorded {
         try await database.withTransaction { connection in
-            let owner = try await SubscriptionFacts.link(verified.value.originalTransactionId, to: user, on: connection)
+            let owner = try await SubscriptionFacts.link(
+                verified.value.originalTransactionId, environment: verified.environment, to: user, on: connection)
             guard owner == user else { return .linkedElsewhere }
             try await SubscriptionFacts.record(verified, on: connection)
             let renewal = try await connection.query(
                 """
                 SELECT EXISTS (SELECT 1 FROM subscriptions.appstore_renewals
-                    WHERE original_transaction_id = \(verified.value.originalTransactionId)) AS known
+                    WHERE original_transaction_id = \(verified.value.originalTransactionId)
+                        AND environment = \(verified.environment)) AS known
                 """)
             return .recorded(try await status(of: user, on: connection), renewalKnown: try renewal[0].decode("known"))
         }
@@ -219,7 +221,8 @@ struct SubscriptionsRepository: Sendable {
         if let transaction, transaction.value.type == AppStoreTransaction.autoRenewable {
             try await SubscriptionFacts.record(transaction, on: connection)
             if let token = transaction.value.appAccountToken, let user = UUID(text: token) {
-                _ = try await SubscriptionFacts.link(transaction.value.originalTransactionId, to: user, on: connection)
+                _ = try await SubscriptionFacts.link(
+                    transaction.value.originalTransactionId, environment: transaction.environment, to: user, on: connection)
             }
         }
         if let renewal { try await SubscriptionFacts.record(renewal, on: connection) }
@@ -230,11 +233,9 @@ struct SubscriptionsRepository: Sendable {
     func appStoreSubscriptions(of user: UUID) async throws -> [(originalTransactionID: String, environment: String)] {
         try await database.query(
             """
-            SELECT DISTINCT ON (o.original_transaction_id) o.original_transaction_id, t.environment
-            FROM subscriptions.appstore_owners o
-            JOIN subscriptions.appstore_transactions t ON t.original_transaction_id = o.original_transaction_id
+            SELECT o.original_transaction_id, o.environment FROM subscriptions.appstore_owners o
             WHERE o.user_id = \(user)
-            ORDER BY o.original_transaction_id, t.purchase_date DESC
+            ORDER BY o.original_transaction_id, o.environment
             """
         ).map { (try $0.decode("original_transaction_id"), try $0.decode("environment")) }
     }

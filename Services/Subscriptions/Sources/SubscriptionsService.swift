@@ -24,6 +24,9 @@ public struct SubscriptionsService: Service {
         Migration(
             version: 2, name: "deleted_accounts",
             sql: String(decoding: PackageResources._002_deleted_accounts_sql, as: UTF8.self)),
+        Migration(
+            version: 3, name: "environments",
+            sql: String(decoding: PackageResources._003_environments_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController

@@ -32,13 +32,15 @@ final class SubscriptionsWorker: Sendable {
         try await connection.execute(
             """
             UPDATE subscriptions.appstore_renewals SET payload = payload - 'appAccountToken', updated_at = now()
-            WHERE original_transaction_id IN (SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(userID))
+            WHERE (original_transaction_id, environment) IN (
+                SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(userID))
                 OR lower(payload ->> 'appAccountToken') = \(token)
             """)
         try await connection.execute(
             """
             UPDATE subscriptions.appstore_transactions SET payload = payload - 'appAccountToken', updated_at = now()
-            WHERE original_transaction_id IN (SELECT original_transaction_id FROM subscriptions.appstore_owners WHERE user_id = \(userID))
+            WHERE (original_transaction_id, environment) IN (
+                SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(userID))
                 OR lower(payload ->> 'appAccountToken') = \(token)
             """)
         try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
