@@ -1,5 +1,6 @@
 // Compiled on Apple platforms only (the Security framework); nothing on Linux builds or tests
-// this file. Kept to the four Keychain calls a session needs.
+// this file. Kept to the four Keychain calls a session needs; device tokens are a second item
+// of the same service (`<account>.devices`), kept across sign-outs.
 #if canImport(Security)
     import Foundation
     import Security
@@ -17,17 +18,40 @@
             self.accessGroup = accessGroup
         }
 
-        private var query: [String: Any] {
+        private var query: [String: Any] { query(account) }
+
+        /// The item of `name`: the session's (`account`), or the device tokens' (`account.devices`).
+        private func query(_ name: String) -> [String: Any] {
             var query: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-                kSecAttrAccount as String: account,
+                kSecAttrAccount as String: name,
             ]
             if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
             return query
         }
 
         public func load() throws -> Session? {
-            var search = query
+            guard let data = try read(account) else { return nil }
+            return try Transport.decoder.decode(Session.self, from: data)
+        }
+
+        public func save(_ session: Session) throws { try write(try Transport.encoder.encode(session), to: account) }
+
+        public func deviceToken(for email: String) -> String? { devices().tokens[email] }
+
+        public func saveDeviceToken(_ token: String, for email: String) {
+            var list = devices()
+            list.set(token, for: email)
+            if let data = try? Transport.encoder.encode(list) { try? write(data, to: account + ".devices") }
+        }
+
+        private func devices() -> DeviceTokenList {
+            ((try? read(account + ".devices")) ?? nil).flatMap { try? Transport.decoder.decode(DeviceTokenList.self, from: $0) }
+                ?? DeviceTokenList()
+        }
+
+        private func read(_ name: String) throws -> Data? {
+            var search = query(name)
             search[kSecReturnData as String] = true
             search[kSecMatchLimit as String] = kSecMatchLimitOne
             var item: CFTypeRef?
@@ -37,18 +61,17 @@
                 // errSecInteractionNotAllowed before first unlock: an error, never "signed out".
                 throw NSError(domain: NSOSStatusErrorDomain, code: Int(status))
             }
-            return try Transport.decoder.decode(Session.self, from: data)
+            return data
         }
 
-        public func save(_ session: Session) throws {
-            let data = try Transport.encoder.encode(session)
+        private func write(_ data: Data, to name: String) throws {
             let update: [String: Any] = [
                 kSecValueData as String: data,
                 kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
             ]
-            var status = SecItemUpdate(query as CFDictionary, update as CFDictionary)
+            var status = SecItemUpdate(query(name) as CFDictionary, update as CFDictionary)
             if status == errSecItemNotFound {
-                status = SecItemAdd(query.merging(update) { $1 } as CFDictionary, nil)
+                status = SecItemAdd(query(name).merging(update) { $1 } as CFDictionary, nil)
             }
             guard status == errSecSuccess else { throw NSError(domain: NSOSStatusErrorDomain, code: Int(status)) }
         }

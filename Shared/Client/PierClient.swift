@@ -137,23 +137,34 @@ public final class PierAuth: Sendable {
     {
         let body = Transport.body(
             RegisterRequest(email: email, password: password, displayName: displayName, deviceName: deviceName))
-        return try await signIn(Call(method: "POST", path: "/auth/register", body: body, retryable: false))
+        return try await signIn(Call(method: "POST", path: "/auth/register", body: body, retryable: false), email: email)
     }
 
     /// Signs in. Throws `invalid_credentials` (401), `rate_limited` (429, with
     /// ``PierError/retryAfter``), or `email_unverified` (403) when the server requires a verified
     /// address (offer ``resendVerification(email:)``).
     @discardableResult
+    ///
+    /// The device token of this device's last sign-in to the address goes along (kept by the
+    /// session store across sign-outs): failed logins by others on the same network do not hold
+    /// this device back.
     public func login(email: String, password: String, deviceName: String? = nil) async throws(PierError) -> User {
-        let body = Transport.body(LoginRequest(email: email, password: password, deviceName: deviceName))
-        return try await signIn(Call(method: "POST", path: "/auth/login", body: body, retryable: false))
+        let deviceToken = manager.deviceToken(for: Self.key(email))
+        let body = Transport.body(
+            LoginRequest(email: email, password: password, deviceName: deviceName, deviceToken: deviceToken))
+        return try await signIn(Call(method: "POST", path: "/auth/login", body: body, retryable: false), email: email)
     }
 
-    private func signIn(_ call: Call) async throws(PierError) -> User {
-        let session = Session(try await authorized.transport.json(AuthSession.self, call, token: nil))
+    private func signIn(_ call: Call, email: String? = nil) async throws(PierError) -> User {
+        let answer = try await authorized.transport.json(AuthSession.self, call, token: nil)
+        if let email, let token = answer.deviceToken { manager.saveDeviceToken(token, for: Self.key(email)) }
+        let session = Session(answer)
         await manager.signIn(session)
         return session.user
     }
+
+    /// An address as the server compares them.
+    static func key(_ email: String) -> String { email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
 
     /// Signs out here at once, and ends the session on the server (best effort: if the server
     /// cannot be reached, the session expires there by itself).

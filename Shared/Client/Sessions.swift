@@ -32,6 +32,29 @@ public protocol SessionStore: Sendable {
     func load() throws -> Session?
     func save(_ session: Session) throws
     func clear() throws
+    /// The device token of this device's last password sign-in to `email` (lowercased), which
+    /// outlives sign-outs: sent with the next login of that address, so failed logins by others
+    /// on the same network do not hold this device back. nil when none is kept.
+    func deviceToken(for email: String) -> String?
+    func saveDeviceToken(_ token: String, for email: String)
+}
+
+extension SessionStore {
+    /// A store that keeps no device tokens: logins work the same, only without the exemption.
+    public func deviceToken(for email: String) -> String? { nil }
+    public func saveDeviceToken(_ token: String, for email: String) {}
+}
+
+/// Device tokens by address, as the stores keep them (a JSON object).
+struct DeviceTokenList: Codable {
+    var tokens: [String: String] = [:]
+    /// Enough for every account a device signs in to; the oldest-named go beyond.
+    static let limit = 20
+
+    mutating func set(_ token: String, for email: String) {
+        tokens[email] = token
+        while tokens.count > Self.limit, let first = tokens.keys.sorted().first(where: { $0 != email }) { tokens[first] = nil }
+    }
 }
 
 /// Keeps the session in memory only: signed out at every launch. The default.
@@ -41,6 +64,9 @@ public final class MemorySessionStore: SessionStore {
     public func load() throws -> Session? { session.withLock { $0 } }
     public func save(_ session: Session) throws { self.session.withLock { $0 = session } }
     public func clear() throws { session.withLock { $0 = nil } }
+    private let devices = Locked(DeviceTokenList())
+    public func deviceToken(for email: String) -> String? { devices.withLock { $0.tokens[email] } }
+    public func saveDeviceToken(_ token: String, for email: String) { devices.withLock { $0.set(token, for: email) } }
 }
 
 /// Keeps the session in a JSON file readable by its owner only (mode 0600), written atomically:
@@ -54,15 +80,34 @@ public final class FileSessionStore: SessionStore {
         return try Transport.decoder.decode(Session.self, from: Data(contentsOf: url))
     }
 
-    public func save(_ session: Session) throws {
+    public func save(_ session: Session) throws { try Self.write(try Transport.encoder.encode(session), to: url) }
+
+    /// Device tokens live beside the session (`<name>.devices.json`), not in it: they outlive
+    /// sign-outs.
+    public var devicesURL: URL {
+        url.deletingLastPathComponent().appendingPathComponent(url.deletingPathExtension().lastPathComponent + ".devices.json")
+    }
+
+    public func deviceToken(for email: String) -> String? { devices().tokens[email] }
+
+    public func saveDeviceToken(_ token: String, for email: String) {
+        var list = devices()
+        list.set(token, for: email)
+        if let data = try? Transport.encoder.encode(list) { try? Self.write(data, to: devicesURL) }
+    }
+
+    private func devices() -> DeviceTokenList {
+        (try? Data(contentsOf: devicesURL)).flatMap { try? Transport.decoder.decode(DeviceTokenList.self, from: $0) }
+            ?? DeviceTokenList()
+    }
+
+    private static func write(_ data: Data, to url: URL) throws {
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
         // Created readable by its owner only, then renamed over the old one: never a moment
         // when the tokens are readable by others, or half written.
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: try Transport.encoder.encode(session), attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: temporary.path]) }
         guard rename(temporary.path, url.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
@@ -139,6 +184,10 @@ actor SessionManager {
         }
         return session
     }
+
+    /// The store's device token for `email` (lowercased).
+    nonisolated func deviceToken(for email: String) -> String? { store.deviceToken(for: email) }
+    nonisolated func saveDeviceToken(_ token: String, for email: String) { store.saveDeviceToken(token, for: email) }
 
     func signIn(_ new: Session) {
         generation += 1

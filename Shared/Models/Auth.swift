@@ -45,10 +45,14 @@ public struct AuthSession: Codable, Sendable, Equatable {
     /// When the session ends unless refreshed before (each refresh moves it on): the app must
     /// sign in again after it.
     public var refreshExpiresAt: Date?
+    /// After a password sign-in: proof that this device signed in to this account, to send
+    /// with the next login of the same address (`LoginRequest.deviceToken`). Kept across
+    /// sign-outs: a device that knows it is not held back by failed logins from its network.
+    public var deviceToken: String?
 
     public init(
         user: User, accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int,
-        refreshExpiresAt: Date? = nil
+        refreshExpiresAt: Date? = nil, deviceToken: String? = nil
     ) {
         self.user = user
         self.accessToken = accessToken
@@ -56,6 +60,7 @@ public struct AuthSession: Codable, Sendable, Equatable {
         self.tokenType = tokenType
         self.expiresIn = expiresIn
         self.refreshExpiresAt = refreshExpiresAt
+        self.deviceToken = deviceToken
     }
 }
 
@@ -78,16 +83,19 @@ public struct RegisterRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/login`.
 public struct LoginRequest: Codable, Sendable, StrictDecodable {
-    public static let fields: Set<String> = ["email", "password", "deviceName"]
+    public static let fields: Set<String> = ["email", "password", "deviceName", "deviceToken"]
     public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
     /// What the session list shows for this session ("Anna's iPhone").
     public var deviceName: String?
-    public init(email: String, password: String, deviceName: String? = nil) {
+    /// The `deviceToken` of this device's last sign-in to this address, if any.
+    public var deviceToken: String?
+    public init(email: String, password: String, deviceName: String? = nil, deviceToken: String? = nil) {
         self.email = email
         self.password = password
         self.deviceName = deviceName
+        self.deviceToken = deviceToken
     }
 }
 

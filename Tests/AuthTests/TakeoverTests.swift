@@ -540,6 +540,51 @@ import Testing
         }
     }
 
+    // MARK: - Finding 14: a shared address locked out by someone else's guesses
+
+    /// Failed logins for made-up addresses from one network address lock out unknown clients
+    /// behind it, but not a device that signed in to its account before (its device token):
+    /// its attempts count against the device. A token for another account, forged or garbled
+    /// is no token.
+    @Test func aKnownDeviceIsNotHeldByItsNetworksLockout() async throws {
+        try await withService(settings: ["PIER_AUTH_THROTTLE_ADDRESS": "5"]) { auth in
+            let (_, email) = try await auth.register(Self.email(), password: Self.password)
+            let signedIn = try await login(auth, email).decode(AuthSession.self)
+            let device = try #require(signedIn.deviceToken)
+            let (other, otherEmail) = try await auth.register(Self.email("other"), password: Self.password)
+            let otherDevice = try #require(other.deviceToken)
+            for attempt in 0..<6 {
+                _ = try await login(auth, Self.email("made-up-\(attempt)"), "guess \(attempt)")
+            }
+            func signIn(_ email: String, device: String?) async throws -> Reply {
+                let token = device.map { #","deviceToken":"\#($0)""# } ?? ""
+                return try await auth.send(
+                    "POST", "/auth/login", json: #"{"email":"\#(email)","password":"\#(Self.password)"\#(token)}"#)
+            }
+            let unknown = try await signIn(email, device: nil)
+            #expect(unknown.status == 429 && unknown.headers["Retry-After"] != nil, "\(unknown.status)")
+            let known = try await signIn(email, device: device)
+            #expect(known.status == 200, "\(known.text)")
+            #expect(try known.decode(AuthSession.self).deviceToken != nil)
+            #expect(try await signIn(email, device: otherDevice).status == 429)
+            #expect(try await signIn(otherEmail, device: otherDevice).status == 200)
+            var forged = Array(device)
+            forged[forged.count - 2] = forged[forged.count - 2] == "A" ? "B" : "A"
+            #expect(try await signIn(email, device: String(forged)).status == 429)
+            #expect(try await signIn(email, device: "v1.garbage").status == 429)
+            // The device's own wrong passwords count against it, not against the network's.
+            for attempt in 0..<3 {
+                let wrong = try await auth.send(
+                    "POST", "/auth/login",
+                    json: #"{"email":"\#(email)","password":"wrong \#(attempt)","deviceToken":"\#(device)"}"#)
+                #expect(wrong.status == 401)
+            }
+            let failures = try await auth.pool.query(
+                "SELECT count(*)::int AS n FROM auth.login_throttle WHERE key LIKE 'device:%'")
+            #expect(try failures[0].decode("n", as: Int.self) == 1)
+        }
+    }
+
     // MARK: - Finding 1: the login's timing
 
     static func median(_ values: [Double]) -> Double {

@@ -16,6 +16,7 @@ struct AccountController: Sendable {
     let repository: AuthRepository
     let tokens: TokenIssuer
     let passwords: PasswordChecks
+    let devices: DeviceTokens
     let policy: PasswordPolicy
     let desk: MailDesk
     let reauthentication: Reauthentication
@@ -43,7 +44,9 @@ struct AccountController: Sendable {
         }
         desk.queued(verification.kind, link: verification.link)
         logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
-        return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken), status: 201)
+        var session = try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken)
+        session.deviceToken = devices.issue(emailKey: email.key)
+        return AuthSessionResponse(value: session, status: 201)
     }
 
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {

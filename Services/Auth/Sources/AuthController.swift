@@ -37,14 +37,15 @@ struct AuthController: Sendable {
                 addressLimit: configuration.addressFailureLimit),
             hashSlots: InFlightLimiter(limit: configuration.hashesPerAddress), dummyHash: dummyHash)
         let reauthentication = Reauthentication(repository: repository, passwords: passwords)
+        let devices = DeviceTokens(keys: tokens.keys)
         sessions = SessionsController(
-            repository: repository, configuration: configuration, tokens: tokens, passwords: passwords,
+            repository: repository, configuration: configuration, tokens: tokens, passwords: passwords, devices: devices,
             loginRate: TokenBuckets(
                 rate: Double(configuration.loginsPerAddressPerMinute) / 60,
                 burst: Double(configuration.loginsPerAddressPerMinute)),
             desk: desk, logger: logger)
         account = AccountController(
-            repository: repository, tokens: tokens, passwords: passwords, policy: policy, desk: desk,
+            repository: repository, tokens: tokens, passwords: passwords, devices: devices, policy: policy, desk: desk,
             reauthentication: reauthentication, logger: logger)
         email = EmailController(
             repository: repository, desk: desk, passwords: passwords, policy: policy,
@@ -131,7 +132,7 @@ extension TokenIssuer {
 /// The session (201 on register, 200 otherwise), marked `Cache-Control: no-store` as token
 /// responses must be (RFC 6749 §5.1).
 struct AuthSessionResponse: ResponseConvertible {
-    let value: AuthSession
+    var value: AuthSession
     var status = 200
     func response() throws -> Response { try .json(value, status: status, headers: ["Cache-Control": "no-store"]) }
 }

@@ -39,12 +39,17 @@ struct PasswordChecks: Sendable {
     /// A password longer than any the policy accepts is refused before anything is hashed
     /// (422 naming `field`): no account can have it, and hashing a megabyte costs a third of a
     /// second.
-    func check(_ password: String, field: String, emailKey: String, client: String) async throws -> PasswordCheck {
+    ///
+    /// `device`: the throttle key of a device that proved it signed in to this account before
+    /// (``DeviceTokens``): its attempts count against it instead of against the client's address.
+    func check(_ password: String, field: String, emailKey: String, client: String, device: String? = nil) async throws
+        -> PasswordCheck
+    {
         guard password.utf8.count <= 4 * PasswordPolicy.maximumLength, password.count <= PasswordPolicy.maximumLength else {
             throw HTTPError.invalid(field, "must be at most \(PasswordPolicy.maximumLength) characters")
         }
         let account = LoginThrottle.accountKey(emailKey)
-        let address = LoginThrottle.addressKey(client)
+        let address = device ?? LoginThrottle.addressKey(client)
         let checked = try await throttle.reserving(account) { () async throws -> PasswordCheck in
             let (row, inFlight) = try await throttle.lookUp(emailKey: emailKey, account: account, address: address)
             if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }

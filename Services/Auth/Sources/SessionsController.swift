@@ -18,6 +18,7 @@ struct SessionsController: Sendable {
     let configuration: AuthConfiguration
     let tokens: TokenIssuer
     let passwords: PasswordChecks
+    let devices: DeviceTokens
     /// Logins per client address, successful or not.
     let loginRate: TokenBuckets
     let desk: MailDesk
@@ -36,8 +37,10 @@ struct SessionsController: Sendable {
                 retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
         }
         return try await passwords.hashing(client) { () async throws -> AuthSessionResponse in
+            let emailKey = EmailAddress.key(body.email)
+            let device = devices.device(body.deviceToken, emailKey: emailKey)
             switch try await passwords.check(
-                body.password, field: "password", emailKey: EmailAddress.key(body.email), client: client)
+                body.password, field: "password", emailKey: emailKey, client: client, device: device)
             {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
@@ -53,7 +56,9 @@ struct SessionsController: Sendable {
                 if passwords.hasher.needsRehash(hash) {
                     try await repository.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
                 }
-                return try await signIn(user, device: .init(name: deviceName, address: request.clientAddress))
+                var response = try await signIn(user, device: .init(name: deviceName, address: request.clientAddress))
+                response.value.deviceToken = devices.issue(emailKey: emailKey)
+                return response
             }
         }
     }
