@@ -71,6 +71,10 @@ final class ReadinessMonitor: Sendable {
         let pools = mounted.map { entry in
             var configuration = entry.database.configuration
             configuration.poolSize = 1
+            // Its own patience, as long as a result stays fresh: the request pool's (which may be
+            // short, to shed load) would fail a check that only waited for a connection to open
+            // on a busy machine.
+            configuration.acquireTimeout = staleAfter
             configuration.applicationName += "-readiness"
             return PostgresPool(configuration: configuration)
         }
