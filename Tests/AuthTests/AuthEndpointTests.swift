@@ -363,18 +363,26 @@ import Testing
         let token = try await auth.register().0.accessToken
         // Both connections held until the checks are done, then released by cancelling their
         // statements: no sleep has to outlast the checks on a slow machine.
+        let admin = PostgresPool(configuration: auth.pool.configuration)
+        defer { admin.close() }
         async let first = { try? await auth.pool.execute("SELECT pg_sleep(600) /* held */") }()
         async let second = { try? await auth.pool.execute("SELECT pg_sleep(600) /* held */") }()
-        #expect(await eventually(interval: .milliseconds(5)) { auth.pool.statistics.inUse == 2 })
+        // Both statements running (not just two connections lent: the mail outbox borrows one
+        // too, and on a busy machine a held statement may not have asked for its own yet).
+        #expect(
+            await eventually {
+                let running = try? await admin.query(
+                    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600) /* held */'")
+                return (try? running?.first?.decode("n", as: Int.self)) == 2
+            })
         // A request that needs the pool meets its acquire timeout meanwhile...
-        #expect(try await auth.send("GET", "/auth/me", token: token).status == 503)
+        let starved = try await auth.send("GET", "/auth/me", token: token)
+        #expect(starved.status == 503, "\(starved.status) \(starved.text)")
         // ...while readiness, checked on its own connection, stays ready.
         for _ in 0..<3 {
             let ready = try await auth.send("GET", "/readyz")
             #expect(ready.status == 200, "\(ready.text)")
         }
-        let admin = PostgresPool(configuration: auth.pool.configuration)
-        defer { admin.close() }
         // Cancelled until both are back: a statement still on its way is not in pg_stat_activity yet.
         #expect(
             await eventually {
