@@ -535,6 +535,16 @@ struct AuthRestartTests {
                 headers: ["X-Forwarded-For": address]
             ).status
         }
+        func timed(_ email: String, _ address: String) async throws -> (Int, Double) {
+            let started = ContinuousClock.now
+            let status = try await login(email, address)
+            let elapsed = ContinuousClock.now - started
+            return (status, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        // The same login with nobody flooding: what "promptly" is measured against, on this
+        // machine as busy as it is now.
+        var alone: [Double] = []
+        for _ in 0..<5 { alone.append(try await timed(other, "203.0.113.7").1) }
         let flooding = Locked(true)
         let floodStatuses = Locked<[Int: Int]>([:])
         let flood = Task {
@@ -554,17 +564,22 @@ struct AuthRestartTests {
         var durations: [Double] = []
         var statuses: [Int] = []
         for _ in 0..<10 {
-            let started = ContinuousClock.now
-            statuses.append(try await login(other, "203.0.113.7"))
-            let elapsed = ContinuousClock.now - started
-            durations.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            let (status, seconds) = try await timed(other, "203.0.113.7")
+            statuses.append(status)
+            durations.append(seconds)
         }
         flooding.withLock { $0 = false }
         try await flood.value
         let median = durations.sorted()[durations.count / 2]
-        print("flood: \(floodStatuses.withLock { $0 }); other address: \(statuses), median \(Int(median * 1000)) ms")
+        let baseline = alone.sorted()[alone.count / 2]
+        print(
+            "flood: \(floodStatuses.withLock { $0 }); other address: \(statuses), median \(Int(median * 1000)) ms"
+                + " (alone \(Int(baseline * 1000)) ms)")
         #expect(statuses == Array(repeating: 200, count: 10))
-        #expect(median < 1, "median \(median) s")
+        // The flooder holds at most its share of the hashing threads (2 of 2 here): another
+        // address waits for those hashes and its own, never for the flood's queue. Compared with
+        // the same login alone, in the same run, so a busy machine slows both alike.
+        #expect(median < 6 * baseline, "median \(median) s, alone \(baseline) s")
         #expect(floodStatuses.withLock { $0[429, default: 0] } > 0)
         await auth.server.shutdown()
     }
