@@ -35,16 +35,17 @@ struct AccountController: Sendable {
         let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
         let refreshToken = tokens.newRefreshToken()
         let verification = desk.verification(email.address)
+        let device = AuthRepository.Device(name: deviceName, address: request.clientAddress)
         let registered = try await repository.register(
             UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
-            refreshToken: refreshToken, device: .init(name: deviceName, address: request.clientAddress),
-            verification: verification)
+            refreshToken: refreshToken, device: device, verification: verification)
         guard case .created(let user, let sessionID) = registered else {
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         }
         desk.queued(verification.kind, link: verification.link)
         logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
-        var session = try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken)
+        var session = try tokens.session(
+            user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt)
         session.deviceToken = devices.issue(emailKey: email.key)
         return AuthSessionResponse(value: session, status: 201)
     }

@@ -79,10 +79,13 @@ struct AuthRepository: Sendable {
         try await database.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
     }
 
-    /// What a session remembers of the device that opened it.
+    /// What a session remembers of the device that opened it, and when it signed in (the
+    /// session's `authenticated_at`, and the `auth_time` of its first access token: one value).
     struct Device: Sendable {
         var name: String?
         var address: String
+        /// Whole seconds, as `auth_time` has them: the database keeps exactly what the token says.
+        var signedInAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     }
 
     /// A new session for `user` whose first refresh token is `refreshToken`; when no session of
@@ -275,8 +278,9 @@ struct AuthRepository: Sendable {
         try await connection.execute(
             """
             WITH session AS (
-                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address)
-                VALUES (\(sessionID), \(user), now() + make_interval(days => \(refreshDays)), \(device.name), \(device.address))
+                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address, authenticated_at)
+                VALUES (\(sessionID), \(user), now() + make_interval(days => \(refreshDays)), \(device.name), \(device.address),
+                    \(device.signedInAt))
                 RETURNING id, expires_at
             )
             INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)

@@ -81,7 +81,9 @@ struct IdentityController: Sendable {
                 created ? "account created with \(name)" : "signed in with \(name)",
                 [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
             return AuthSessionResponse(
-                value: try tokens.session(user, sessionID: session, refreshToken: refreshToken), status: created ? 201 : 200)
+                value: try tokens.session(
+                    user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt),
+                status: created ? 201 : 200)
         case .emailUnverified:
             throw HTTPError(
                 403, code: .emailUnverified,

@@ -77,7 +77,8 @@ struct SessionsController: Sendable {
             mails.newSignIn(to: $0, device: device.name, address: device.address)
         }
         if noticed { desk.queued("new-sign-in", link: nil) }
-        return AuthSessionResponse(value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken))
+        return AuthSessionResponse(
+            value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt))
     }
 
     func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
