@@ -29,3 +29,11 @@ CREATE TABLE auth.used_tokens (
     expires_at timestamptz NOT NULL
 );
 CREATE INDEX used_tokens_expiry ON auth.used_tokens (expires_at);
+
+-- Password resets asked for, turned into mails by the mail worker: the request itself is this one
+-- insert whether or not an account has the address, so both answers cost the same.
+CREATE TABLE auth.reset_requests (
+    id bigserial PRIMARY KEY,
+    email_key text NOT NULL,
+    requested_at timestamptz NOT NULL DEFAULT now()
+);

@@ -656,24 +656,45 @@ struct AuthRepository: Sendable {
         }
     }
 
-    /// Resets asked for one address per hour, whether or not an account has it.
+    /// Resets mailed to one address per hour at most.
     static let resetsPerAddressPerHour = 3
 
-    /// A password-reset mail for the account of `email`, unless there is none or three were asked
-    /// for in the last hour. Known and unknown addresses run the same statements (the throttle's
-    /// write, the account's read, the token made and its mail rendered); only the two inserts of
-    /// a known one differ.
-    func requestReset(email: EmailAddress, _ token: @Sendable (_ email: String) -> EmailToken) async throws -> Issued {
-        try await database.withTransaction { connection in
-            let taken = try await MailThrottle.take("reset:" + email.key, windowSeconds: 3600, on: connection)
-            let row = try await connection.query(
-                "SELECT id, email FROM auth.users WHERE email_key = \(email.key) FOR UPDATE"
-            ).first
-            let made = token(try row?.decode("email", as: String.self) ?? email.address)
-            guard let row else { return .nothing }
-            guard !taken.exceeds(Self.resetsPerAddressPerHour) else { return .throttled(retryAfter: taken.retryAfter) }
-            try await Self.issue(made, to: try row.decode("id"), on: connection)
-            return .queued(link: made.link)
+    /// Records that a reset was asked for `email`: one insert, the same whether or not an
+    /// account has the address (what happens next is ``issueRequestedResets(_:)``'s, after the
+    /// answer).
+    func requestReset(email: EmailAddress) async throws {
+        try await database.execute("INSERT INTO auth.reset_requests (email_key) VALUES (\(email.key))")
+    }
+
+    /// Turns the reset requests into mails, each in one transaction: the request taken, counted
+    /// against its address (three an hour), and when an account has the address and the count
+    /// allows, a 30-minute token and its mail. Returns the links mailed.
+    func issueRequestedResets(_ token: @Sendable (_ email: String) -> EmailToken) async throws -> [String] {
+        var links: [String] = []
+        while true {
+            let outcome = try await database.withTransaction { connection -> (done: Bool, link: String?) in
+                guard
+                    let request = try await connection.query(
+                        """
+                        DELETE FROM auth.reset_requests WHERE id = (
+                            SELECT id FROM auth.reset_requests ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                        RETURNING email_key
+                        """
+                    ).first
+                else { return (true, nil) }
+                let key = try request.decode("email_key", as: String.self)
+                let taken = try await MailThrottle.take("reset:" + key, windowSeconds: 3600, on: connection)
+                guard !taken.exceeds(Self.resetsPerAddressPerHour),
+                    let row = try await connection.query(
+                        "SELECT id, email FROM auth.users WHERE email_key = \(key) FOR UPDATE"
+                    ).first
+                else { return (false, nil) }
+                let made = token(try row.decode("email"))
+                try await Self.issue(made, to: try row.decode("id"), on: connection)
+                return (false, made.link)
+            }
+            if let link = outcome.link { links.append(link) }
+            if outcome.done { return links }
         }
     }
 

@@ -74,7 +74,6 @@ public struct AuthService: Service {
         let outbox = MailOutbox(
             database: context.database, transport: transport, sender: mails.senderAddress,
             retrySeconds: configuration.mailRetrySeconds, pollSeconds: configuration.mailPollSeconds, logger: context.logger)
-        outbox.start()
         // Links reach the log only in development without SMTP, where no mail leaves the machine.
         let desk = MailDesk(
             mails: mails, outbox: outbox, logLinks: !configuration.production && configuration.smtpURL == nil,
@@ -84,6 +83,10 @@ public struct AuthService: Service {
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
             desk: desk, exports: exports, logger: context.logger, dummyHash: dummyHash)
+        // Reset requests become tokens and mails on the mail worker, after their answers.
+        let resets = controller.email
+        outbox.prepare { await resets.issueRequestedResets() }
+        outbox.start()
         return AuthService(controller: controller, outbox: outbox, exports: exports)
     }
 

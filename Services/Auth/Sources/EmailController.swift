@@ -143,9 +143,10 @@ struct EmailController: Sendable {
 
     // MARK: - Password reset
 
-    /// `POST /auth/password/forgot {email}`: 202 whether or not an account has the address, after
-    /// one transaction either way (the mail is sent later by the outbox); throttled per client
-    /// address (429) and per account (silently).
+    /// `POST /auth/password/forgot {email}`: 202 whether or not an account has the address,
+    /// after one and the same insert either way; the mail worker then makes the token and the
+    /// mail when an account has the address. Throttled per client address (429) and per address
+    /// asked for (silently, by the worker).
     func forgot(_ request: Request, _ context: ServiceRequestContext, _ body: ForgotPasswordRequest) async throws -> Response {
         guard let email = EmailAddress(body.email) else {
             throw HTTPError.invalid("email", "must be an email address such as name@example.com")
@@ -154,11 +155,22 @@ struct EmailController: Sendable {
         guard rate.allowed else {
             throw HTTPError.tooManyRequests(retryAfter: rate.retryAfter, "Too many reset requests; try again later.")
         }
-        let desk = desk
-        let issued = try await repository.requestReset(email: email) { desk.reset($0) }
-        if case .queued(let link) = issued { desk.queued("reset-password", link: link) }
+        try await repository.requestReset(email: email)
+        desk.outbox.wake()
         logger.info("password reset requested", [("request_id", .string(request.requestID))])
         return Response(status: 202)
+    }
+
+    /// The reset requests turned into tokens and mails (run by the mail worker before it sends).
+    func issueRequestedResets() async {
+        let desk = desk
+        do {
+            for link in try await repository.issueRequestedResets({ desk.reset($0) }) {
+                desk.queued("reset-password", link: link)
+            }
+        } catch {
+            logger.warning("reset requests not handled now", [("error", .string("\(error)"))])
+        }
     }
 
     /// `POST /auth/password/reset {token, newPassword}` (JSON → 204; a form → a page).

@@ -29,6 +29,8 @@ final class MailOutbox: Sendable {
     private let wakes: AsyncStream<Void>.Continuation
     private let stream: AsyncStream<Void>
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// Runs before each round of sending: what turns requests into mails (password resets).
+    private let preparing = Mutex<(@Sendable () async -> Void)?>(nil)
 
     init(
         database: PostgresPool, transport: any MailTransport, sender: String, retrySeconds: Int, pollSeconds: Int,
@@ -80,9 +82,13 @@ final class MailOutbox: Sendable {
         for task in running { await task.value }
     }
 
+    /// Sets what runs before each round of sending (before ``start()``).
+    func prepare(with work: @escaping @Sendable () async -> Void) { preparing.withLock { $0 = work } }
+
     /// Sends every mail that is due, one at a time; returns how many were sent.
     @discardableResult
     func sendDue() async -> Int {
+        if let work = preparing.withLock({ $0 }) { await work() }
         var sent = 0
         while true {
             let claimed: PostgresRow?
