@@ -64,8 +64,9 @@ public final class HTTPClient: Sendable {
             var list: UnsafeMutablePointer<curl_slist>? = nil
             defer { curl_slist_free_all(list) }
             for (name, value) in headers { list = curl_slist_append(list, "\(name): \(value)") }
-            // Without this, curl adds "Expect: 100-continue" to larger bodies and waits for it.
-            list = curl_slist_append(list, "Expect:")
+            // Without this, curl adds "Expect: 100-continue" to larger bodies and waits for it;
+            // a caller may still ask for it.
+            if headers["Expect"] == nil { list = curl_slist_append(list, "Expect:") }
             _ = CCurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
             let payload = body ?? []
             if body != nil {
