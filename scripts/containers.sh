@@ -116,16 +116,25 @@ completed() {
   [ "$code" = 0 ] || fail "$1 exited with $code"
 }
 
+# Starts a stage; on a busy machine podman-compose's "up" has failed once (its output was not
+# kept): it is tried a second time, and when that fails too its output is the failure's reason.
+up() {
+  compose up -d "$@" >"$work/up.log" 2>&1 && return 0
+  say "compose up $* failed once; trying again: $(tail -n 3 "$work/up.log" | tr '\n' ' ')"
+  sleep 2
+  compose up -d "$@" >"$work/up.log" 2>&1 || fail "compose up $*: $(tail -n 20 "$work/up.log")"
+}
+
 # Each later stage with --no-deps: podman-compose would start the finished jobs again.
-compose up -d postgres auth-migrate >/dev/null 2>&1
+up postgres auth-migrate
 healthy postgres
 completed auth-migrate
-compose up -d --no-deps feedback-migrate subscriptions-migrate >/dev/null 2>&1
+up --no-deps feedback-migrate subscriptions-migrate
 completed feedback-migrate
 completed subscriptions-migrate
-compose up -d --no-deps auth feedback subscriptions >/dev/null 2>&1
+up --no-deps auth feedback subscriptions
 for name in "${services[@]}"; do healthy "$name"; done
-compose up -d --no-deps gateway >/dev/null 2>&1
+up --no-deps gateway
 healthy gateway
 up=$(date +%s)
 podman logs "$(container auth-migrate)" 2>&1 | grep -q '"waiting for the database"' \
