@@ -158,7 +158,7 @@ let package = Package(
             name: "ClientTests",
             dependencies: [
                 "PierClient", "Gateway", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime", "PierCrypto",
-                "PierTestSupport",
+                "PierService", "PierTestSupport",
             ],
             path: "Tests/ClientTests", swiftSettings: strict),
     ]

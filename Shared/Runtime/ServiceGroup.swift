@@ -41,6 +41,37 @@ public struct Lifecycle: LifecycleService {
     }
 }
 
+/// A part that does `work` every `interval` until its task is cancelled (the first time at
+/// once, or after one interval with `waitFirst`), then `last` once: a sweep, a health check, a
+/// flush of counters.
+public struct Periodic: LifecycleService {
+    public let lifecycleName: String
+    let interval: Duration
+    let waitFirst: Bool
+    let work: @Sendable () async -> Void
+    let last: @Sendable () async -> Void
+
+    public init(
+        _ name: String, every interval: Duration, waitFirst: Bool = false, _ work: @escaping @Sendable () async -> Void,
+        last: @escaping @Sendable () async -> Void = {}
+    ) {
+        self.lifecycleName = name
+        self.interval = interval
+        self.waitFirst = waitFirst
+        self.work = work
+        self.last = last
+    }
+
+    public func run() async {
+        if waitFirst { try? await Task.sleep(for: interval) }
+        while !Task.isCancelled {
+            await work()
+            try? await Task.sleep(for: interval)
+        }
+        await last()
+    }
+}
+
 /// Runs the parts of one process together, whether it hosts one plugin or several: starts them
 /// in order; when a signal arrives (SIGTERM, SIGINT), one part fails or returns, or the task
 /// running the group is cancelled, stops them in reverse order, each once the parts started

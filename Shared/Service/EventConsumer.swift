@@ -2,7 +2,6 @@ import PierHTTP
 import PierJSON
 import PierPostgres
 import PierRuntime
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -12,8 +11,11 @@ import Synchronization
 
 /// Reads the shared event log after its own stored cursor and applies each event exactly once:
 /// the effect and the cursor move commit in the same transaction. Replicas take turns (the
-/// cursor row is locked). It wakes on NOTIFY `pier_events` and polls as a fallback.
-public final class EventConsumer: Sendable {
+/// cursor row is locked). It wakes on NOTIFY `pier_events` and polls as a fallback; a part of
+/// its plugin's ``Service/background``.
+public final class EventConsumer: LifecycleService {
+    public var lifecycleName: String { "events \(name)" }
+
     /// One event of the log.
     public struct Event: Sendable {
         public let id: Int64
@@ -33,7 +35,6 @@ public final class EventConsumer: Sendable {
     private let database: PostgresPool
     private let logger: Logger
     private let handler: @Sendable (Event, PostgresConnection) async throws -> Void
-    private let task = Mutex<Task<Void, Never>?>(nil)
     private let listener: PostgresListener
 
     /// - Parameters:
@@ -55,28 +56,16 @@ public final class EventConsumer: Sendable {
         self.listener = listener
     }
 
-    /// Starts consuming in the background.
-    public func start() {
-        let loop = Task { [self] in
-            await listener.follow(every: pollInterval) {
-                do {
-                    while try await consumeBatch() > 0 {}
-                } catch {
-                    logger.warning("event consumer will retry", [("consumer", .string(name)), ("error", .string("\(error)"))])
-                }
+    /// Consumes until its task is cancelled: at once, on every notification, and every
+    /// `pollInterval`. A failure is logged and retried at the next wake-up.
+    public func run() async {
+        await listener.follow(every: pollInterval) {
+            do {
+                while try await consumeBatch() > 0 {}
+            } catch {
+                logger.warning("event consumer will retry", [("consumer", .string(name)), ("error", .string("\(error)"))])
             }
         }
-        task.withLock { $0 = loop }
-    }
-
-    /// Stops consuming.
-    public func stop() async {
-        let loop = task.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
-        }
-        loop?.cancel()
-        await loop?.value
     }
 
     /// Applies the next events (at most 100) and returns how many.

@@ -23,7 +23,9 @@ import Synchronization
 /// was revoked meanwhile: once the last successful read is older than `staleAfter`, tokens are
 /// answered with ``Verdict/unknown`` (a 503) rather than accepted. So a revoked token is
 /// accepted at most `staleAfter` after its revocation, whatever fails.
-public final class RevocationList: Sendable {
+public final class RevocationList: LifecycleService {
+    public var lifecycleName: String { "revocations" }
+
     public enum Verdict: Sendable, Equatable {
         case valid
         case revoked
@@ -39,7 +41,6 @@ public final class RevocationList: Sendable {
         /// Every event up to this id has been read (those above it may still be settling).
         var cursor: Int64 = 0
         var syncedAt: ContinuousClock.Instant?
-        var task: Task<Void, Never>?
     }
 
     /// The longest an access token can live (`PIER_AUTH_ACCESS_TTL_S` at most), plus leeway:
@@ -82,24 +83,12 @@ public final class RevocationList: Sendable {
         }
     }
 
-    /// Reads the log once (so that tokens are not answered `unknown` while the first read is on
-    /// its way; a database not there yet is retried by the loop), then goes on in the background.
-    public func start() async {
-        try? await sync()
-        let task = Task { [self] in
-            await listener.follow(every: pollInterval) { try? await sync() }
-        }
-        state.withLock { $0.task = task }
-    }
-
-    /// Stops reading.
-    public func stop() async {
-        let task = state.withLock { state -> Task<Void, Never>? in
-            defer { state.task = nil }
-            return state.task
-        }
-        task?.cancel()
-        await task?.value
+    /// Reads the log until its task is cancelled: whenever `pier_events` is notified and every
+    /// `pollInterval`; a database not there is tried again at the next turn. The host reads it
+    /// once (``sync()``) before it serves, so that tokens are not answered `unknown` while the
+    /// first read is on its way.
+    public func run() async {
+        await listener.follow(every: pollInterval) { try? await sync() }
     }
 
     /// Reads the events after the cursor (all of the last day on the first read) and forgets

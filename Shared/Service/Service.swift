@@ -4,7 +4,9 @@ import PierPostgres
 import PierRuntime
 
 /// A Pier service: a plugin that runs alone (`pier-auth serve`) or hosted by the gateway with
-/// others, with the same paths either way.
+/// others, with the same paths either way. It describes its parts and starts none: the
+/// ``PluginHost`` builds it, runs its ``background`` work in the process's ``ServiceGroup`` and serves
+/// its routes.
 public protocol Service: Sendable {
     /// The service's name (`auth`): logs, metrics, the gateway's `--embed` list.
     static var name: String { get }
@@ -19,22 +21,31 @@ public protocol Service: Sendable {
     /// Extra commands of its executable (`pier-auth create-admin`).
     static var commands: [ServiceCommand] { get }
 
-    /// Builds the service from its context (configuration, pool, logger, token verifier).
+    /// Builds the service from its context (configuration, pool, logger, token verifier),
+    /// starting nothing.
     static func make(context: ServiceContext) async throws -> Self
 
     /// Adds its routes (built with a ``Router`` of its own context type).
     func routes(into routes: inout Routes)
-    /// True when the service can answer (beyond the database and migrations, which the runner
+    /// True when the service can answer (beyond the database and migrations, which the host
     /// checks itself).
     func isReady() async -> Bool
-    /// Stops background work before the pool closes.
-    func shutdown() async
+    /// Its background work (workers, sweeps, thread pools to shut down), run by the host once
+    /// every plugin is built and stopped, in reverse order, after the listeners and before the
+    /// pools.
+    var background: [any LifecycleService] { get }
+    /// What it offers the other plugins of the same process (see ``Capability``).
+    func offer(into capabilities: inout Capabilities)
+    /// Takes what the plugins of the process offer, once all of them are built.
+    func use(_ capabilities: Capabilities)
 }
 
 extension Service {
     public static var commands: [ServiceCommand] { [] }
     public func isReady() async -> Bool { true }
-    public func shutdown() async {}
+    public var background: [any LifecycleService] { [] }
+    public func offer(into capabilities: inout Capabilities) {}
+    public func use(_ capabilities: Capabilities) {}
 }
 
 /// A command of a service's executable beyond serve/migrate.
@@ -58,7 +69,7 @@ public struct ServiceContext: Sendable {
     /// Verifies bearer tokens with the auth service's keys.
     public let authenticator: Authenticator
     /// The process's listener on `pier_events`, which wakes every follower of the event log
-    /// (consumers, the revocation list); whoever built the context starts and stops it.
+    /// (consumers, the revocation list); the host runs it.
     public let events: PostgresListener
 
     public init(
@@ -70,28 +81,5 @@ public struct ServiceContext: Sendable {
         self.logger = logger
         self.authenticator = authenticator
         self.events = events
-    }
-}
-
-extension ServiceContext {
-    /// A context that follows the event log, as a serving process needs: it starts a listener
-    /// on ``EventLog/channel`` and the ``RevocationList`` that follows it, and checks the
-    /// list in its authenticator. ``stopFollowing()`` stops both.
-    public static func following(
-        configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator
-    ) async -> ServiceContext {
-        let events = PostgresListener(configuration: database.configuration, channel: EventLog.channel)
-        events.start()
-        let revocations = RevocationList(database: database, listener: events)
-        await revocations.start()
-        return ServiceContext(
-            configuration: configuration, database: database, logger: logger,
-            authenticator: authenticator.checking(revocations), events: events)
-    }
-
-    /// Stops the revocation list and the listener that ``following(configuration:database:logger:authenticator:)`` started.
-    public func stopFollowing() async {
-        await authenticator.revocations?.stop()
-        events.stop()
     }
 }

@@ -430,14 +430,14 @@ struct AuthRestartTests {
         #expect(runCommandInRepository(["scripts/postgres.sh", "stop"]) == 0)
         defer { _ = runCommandInRepository(["scripts/postgres.sh", "start"]) }
         await #expect(throws: PostgresError.self) {
-            try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger, waitingUpTo: 0)
+            try await Plugin(AuthService.self).migrate(pool: pool, logger: logger, waitingUpTo: 0)
         }
         let gaveUp = MonotonicClock.seconds()
         await #expect(throws: PostgresError.self) {
-            try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger, waitingUpTo: 2)
+            try await Plugin(AuthService.self).migrate(pool: pool, logger: logger, waitingUpTo: 2)
         }
         #expect(MonotonicClock.seconds() - gaveUp >= 2)
-        let migrating = Task { try await ServiceRunner.migrate(AuthService.self, pool: pool, logger: logger, waitingUpTo: 60) }
+        let migrating = Task { try await Plugin(AuthService.self).migrate(pool: pool, logger: logger, waitingUpTo: 60) }
         try await Task.sleep(for: .seconds(2))
         #expect(runCommandInRepository(["scripts/postgres.sh", "start"]) == 0)
         try await migrating.value

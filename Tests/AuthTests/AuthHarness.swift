@@ -37,11 +37,9 @@ final class AuthHarness: Sendable {
         environment.merge(settings) { $1 }
         let logs = LogLines()
         let keys = try SigningKeys(signing: P256PrivateKey.generate())
-        let authenticator = Authenticator(
-            verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: "pier", audience: "pier"))
         let live = try await LiveService<AuthService>.start(
             database: database, settings: environment, logger: Logger(service: "auth", level: .info, sink: { logs.append($0) }),
-            authenticator: authenticator, migrate: migrate
+            migrate: migrate
         ) { context in
             let configuration = try AuthConfiguration(environment: context.configuration.environment, production: false)
             return try await AuthService.make(context: context, configuration: configuration, keys: keys)

@@ -32,7 +32,7 @@ import Testing
         let admin = parse(["pier-auth", "create-admin", "--email", "a@example.com"], valued: [])
         #expect(admin?.command == "create-admin" && admin?.words == ["--email", "a@example.com"])
         guard
-            case .exit(2) = Invocation.parse(
+            case .exit(.usage) = Invocation.parse(
                 ["pier-gateway", "--embed"], executable: "pier-gateway", version: "1", usage: "u", valued: ["--embed"])
         else {
             Issue.record("an option without its value was accepted")
@@ -214,12 +214,12 @@ import Testing
         #expect(try await !Migrator.mayCreate(in: "events", pool: reader))
         #expect(try await Migrator.mayCreate(in: "events", pool: owner))
         do {
-            try await ServiceRunner.migrate(AuthService.self, pool: reader, logger: logger, eventsWait: 0)
+            try await Plugin(AuthService.self).migrate(pool: reader, logger: logger, eventsWait: 0)
             Issue.record("migrated without the event log")
-        } catch let error as ServiceFailure {
+        } catch let error as HostFailure {
             #expect(error.description.contains("run pier-auth migrate first"))
         }
-        async let migrated: Void = ServiceRunner.migrate(AuthService.self, pool: reader, logger: logger, eventsWait: 60)
+        async let migrated: Void = Plugin(AuthService.self).migrate(pool: reader, logger: logger, eventsWait: 60)
         #expect(
             await eventually(timeout: .seconds(30)) { logs.all.contains { $0.contains("waiting for the event log's owner") } })
         #expect(try await Migrator.migrate(owner, schema: EventLog.schema, migrations: EventLog.migrations).isEmpty == false)
@@ -423,7 +423,8 @@ extension RevocationListTests {
         _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
         let silent = PostgresListener(configuration: pool.configuration, channel: EventLog.channel)  // never started
         let list = RevocationList(database: pool, listener: silent, pollInterval: .milliseconds(100))
-        await list.start()
+        try await list.sync()
+        let following = Task { await list.run() }
         let (session, user) = (UUID(), UUID())
         let now = Int(Date().timeIntervalSince1970)
         #expect(list.verdict(for: claims(sid: session, sub: user, iat: now)) == .valid)
@@ -432,7 +433,8 @@ extension RevocationListTests {
                 SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: now + 600), on: connection)
         }
         #expect(await eventually { list.verdict(for: claims(sid: session, sub: user, iat: now)) == .revoked })
-        await list.stop()
+        following.cancel()
+        await following.value
     }
 }
 

@@ -12,6 +12,7 @@ import PierTestSupport
 /// A live feedback service on an ephemeral port and its own database. Tokens are signed here
 /// with a test key that the service trusts, as the auth service's would be.
 final class FeedbackHarness: Sendable {
+    let live: LiveService<FeedbackService>
     let server: HTTPServer
     let pool: PostgresPool
     let service: FeedbackService
@@ -35,7 +36,7 @@ final class FeedbackHarness: Sendable {
         environment.merge(settings) { $1 }
         let live = try await LiveService<FeedbackService>.start(
             database: database, settings: environment, logger: Logger(service: "feedback", level: .error),
-            authenticator: tokens.authenticator
+            keys: tokens.keys
         ) { context in
             FeedbackService.make(
                 context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment),
@@ -49,6 +50,7 @@ final class FeedbackHarness: Sendable {
 
     private init(live: LiveService<FeedbackService>, tokens: TestTokens, clockOffset: Locked<Double>) {
         self.clockOffset = clockOffset
+        self.live = live
         self.server = live.server
         self.pool = live.pool
         self.service = live.service
@@ -59,10 +61,7 @@ final class FeedbackHarness: Sendable {
         self.socket = live.socket
     }
 
-    func stop() async {
-        await server.shutdown()
-        await service.shutdown()
-    }
+    func stop() async { await live.stop() }
 
     /// An access token for `user` with `role`.
     func token(_ user: UUID, role: String = "user") throws -> String { try tokens.token(user, role: role) }

@@ -1,5 +1,6 @@
 import Foundation
 import PierModels
+import PierPostgres
 import PierRuntime
 import PierService
 import PierTestSupport
@@ -10,7 +11,7 @@ import Testing
 /// Auth, feedback and subscriptions hosted in one process answer exactly as they do apart.
 @Suite struct EmbeddedGatewayTests {
     /// Auth, feedback and subscriptions in one gateway on a fresh database, and a client for it.
-    static func embedAll(database: String) async throws -> (Gateway.Embedded, ServiceClient) {
+    static func embedAll(database: String) async throws -> (PluginHost.Running, ServiceClient) {
         let gateway = try await EmbeddedStack.start(databaseURL: try await TestDatabase.create(database))
         return (gateway, ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)"))
     }
@@ -59,16 +60,19 @@ import Testing
             environment: Environment([
                 "PIER_DATABASE_URL": "postgresql://shared@db/pier", "PIER_FEEDBACK_DATABASE_URL": "postgresql://feedback@db/pier",
             ]), defaultPort: 0, applicationName: "t")
-        #expect(Gateway.database(for: "feedback", configuration).url == "postgresql://feedback@db/pier")
-        #expect(Gateway.database(for: "auth", configuration).url == "postgresql://shared@db/pier")
-        #expect(Gateway.database(for: "auth", configuration).applicationName == "pier-gateway/auth")
+        func database(_ name: String) -> PostgresConfiguration {
+            PluginHost.database(for: Gateway.plugins.first { $0.name == name }!, configuration, alone: false)
+        }
+        #expect(database("feedback").url == "postgresql://feedback@db/pier")
+        #expect(database("auth").url == "postgresql://shared@db/pier")
+        #expect(database("auth").applicationName == "t/auth")
     }
 
     @Test func unknownPluginsAreRefused() async throws {
         let configuration = try ServiceConfiguration(
             environment: Environment(["PIER_PORT": "0"]), defaultPort: 0, applicationName: "t")
         await #expect(throws: Environment.Failure.self) {
-            _ = try await Gateway.embed(
+            _ = try await Gateway.start(
                 ["billing"], configuration: configuration, logger: Logger(service: "g", level: .error), migrate: false)
         }
     }

@@ -5,6 +5,9 @@ import PierService
 import PierTestSupport
 import Testing
 
+@testable import FeedbackService
+@testable import Gateway
+
 /// `pier-<name> healthcheck`, what a container's HEALTHCHECK runs instead of a shell and curl:
 /// 0 only when the server on PIER_HOST:PIER_PORT answers /healthz with 200.
 @Suite struct HealthcheckCommandTests {
@@ -17,7 +20,7 @@ import Testing
         let draining = try HTTPServer.started(sick, name: "sick")
         let nobody = try PortHolder()
         func check(_ environment: [String: String]) async -> Int32 {
-            await ServiceRunner.healthcheck(environment: Environment(environment), defaultPort: nobody.port)
+            await Executable.healthcheck(environment: Environment(environment), defaultPort: nobody.port).rawValue
         }
         #expect(await check(["PIER_PORT": String(up.port)]) == 0)
         #expect(await check(["PIER_PORT": String(up.port), "PIER_HOST": "0.0.0.0"]) == 0)
@@ -26,5 +29,47 @@ import Testing
         #expect(await check(["PIER_PORT": "not a port"]) == 1)
         await up.shutdown()
         await draining.shutdown()
+    }
+}
+
+/// `pier-<name>` and `pier-gateway` are the same host with other plugins: one command line,
+/// one table of exit statuses (0 done, 1 failed, 2 wrong command line or configuration).
+@Suite struct ExecutableTests {
+    func run(_ executable: Executable, _ words: String..., environment: [String: String] = [:]) async -> Int32 {
+        await executable.main(arguments: [executable.name] + words, environment: Environment(environment))
+    }
+
+    @Test func everyExecutableReadsTheSameCommandLine() async throws {
+        let feedback = Executable.standalone(FeedbackService.self)
+        for executable in [feedback, Gateway.executable] {
+            #expect(await run(executable, "--help") == 0)
+            #expect(await run(executable, "--version") == 0)
+            #expect(await run(executable, "frobnicate") == 2)
+            #expect(await run(executable, "serve", "extra") == 2)
+            #expect(await run(executable, environment: ["PIER_PORT": "eighty"]) == 2)
+            #expect(executable.usage.contains("\(executable.name) healthcheck"))
+        }
+        // Only the gateway chooses its plugins; it needs one, or a route.
+        #expect(await run(feedback, "--embed", "auth") == 2)
+        #expect(await run(Gateway.executable, "--embed", "billing") == 2)
+        #expect(await run(Gateway.executable) == 2)
+        #expect(await run(Gateway.executable, "--route") == 2)
+        // A prefix is either hosted or proxied.
+        #expect(await run(Gateway.executable, "--embed", "feedback", "--route", "/feedback=http://127.0.0.1:9") == 2)
+        // A plugin's command is the host's command when it hosts the plugin.
+        #expect(Gateway.executable.usage.contains("pier-gateway create-admin"))
+        #expect(await run(Gateway.executable, "create-admin", "--embed", "feedback") == 2)
+    }
+
+    /// A database that refuses is a failure of the step (1), told on stderr, not a usage error.
+    @Test func aFailedStepExitsWithOne() async throws {
+        let nobody = try PortHolder()
+        let status = await run(
+            Executable.standalone(FeedbackService.self), "migrate",
+            environment: [
+                "PIER_DATABASE_URL": "postgresql://postgres@127.0.0.1:\(nobody.port)/pier", "PIER_DB_STARTUP_WAIT_S": "0",
+                "PIER_LOG_LEVEL": "error",
+            ])
+        #expect(status == 1)
     }
 }

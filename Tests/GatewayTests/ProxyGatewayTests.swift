@@ -121,7 +121,7 @@ struct TestFailure: Error {
 @Suite(.serialized) struct ProxyGatewayTests {
     static func gateway(
         _ routes: [String], settings extra: [String: String] = [:], embed: [String] = [], database: String? = nil
-    ) async throws -> Gateway.Embedded {
+    ) async throws -> PluginHost.Running {
         var values = [
             "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
             "PIER_GATEWAY_ROUTES": routes.joined(separator: ","), "PIER_GATEWAY_HEALTH_INTERVAL_MS": "200",
@@ -132,7 +132,7 @@ struct TestFailure: Error {
         values.merge(extra) { $1 }
         let environment = Environment(values)
         let configuration = try ServiceConfiguration(environment: environment, defaultPort: 0, applicationName: "proxy-tests")
-        return try await Gateway.embed(
+        return try await Gateway.start(
             embed, proxy: try ProxySettings(environment: environment), configuration: configuration,
             logger: Logger(service: "gateway", level: .error), migrate: database != nil)
     }

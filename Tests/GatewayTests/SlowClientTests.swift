@@ -16,7 +16,7 @@ import Testing
         let tokens = try TestTokens()
         let service = try await LiveService<FeedbackService>.start(
             database: "pier_test_slow_clients", settings: ["PIER_LOG_LEVEL": "error"],
-            logger: Logger(service: "feedback", level: .error), authenticator: tokens.authenticator
+            logger: Logger(service: "feedback", level: .error), keys: tokens.keys
         ) { context in
             FeedbackService.make(
                 context: context, configuration: try FeedbackConfiguration(environment: context.configuration.environment))
@@ -39,7 +39,6 @@ import Testing
         #expect(
             try await ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)").send("GET", "/feedback/mine").status == 401)
         await gateway.shutdown()
-        await service.server.shutdown()
-        await service.service.shutdown()
+        await service.stop()
     }
 }

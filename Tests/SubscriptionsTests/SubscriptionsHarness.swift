@@ -33,7 +33,7 @@ final class SubscriptionsHarness: Sendable {
         environment.merge(settings) { $1 }
         let live = try await LiveService<SubscriptionsService>.start(
             database: database, settings: environment, logger: Logger(service: "subscriptions", level: .error),
-            authenticator: tokens.authenticator
+            keys: tokens.keys
         ) { context in
             var configuration = try SubscriptionsConfiguration(
                 environment: context.configuration.environment, production: false)

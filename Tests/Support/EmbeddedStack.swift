@@ -8,7 +8,7 @@ import PierService
 public enum EmbeddedStack {
     /// Starts the three plugins on `url` (migrated) behind one listener on `port` (0: any).
     public static func start(databaseURL url: String, port: Int = 0, settings: [String: String] = [:]) async throws
-        -> Gateway.Embedded
+        -> PluginHost.Running
     {
         var environment = [
             "PIER_DATABASE_URL": url, "PIER_PORT": String(port), "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
@@ -18,7 +18,7 @@ public enum EmbeddedStack {
         environment.merge(settings) { $1 }
         let configuration = try ServiceConfiguration(
             environment: Environment(environment), defaultPort: 0, applicationName: "stack-tests")
-        return try await Gateway.embed(
+        return try await Gateway.start(
             ["feedback", "auth", "subscriptions"], configuration: configuration,
             logger: Logger(service: "gateway", level: .error), migrate: true)
     }

@@ -6,14 +6,15 @@ import PierService
 /// it would trust the auth service's keys.
 public struct TestTokens: Sendable {
     public let signer: AccessTokenSigner
+    /// The keys a service under test verifies with (``LiveService``'s `keys`).
+    public let keys: StaticKeyProvider
     public let authenticator: Authenticator
 
     public init() throws {
         let key = try P256PrivateKey.generate()
         signer = AccessTokenSigner(key: key, kid: "test")
-        authenticator = Authenticator(
-            verifier: AccessTokenVerifier(
-                keys: StaticKeyProvider(keys: ["test": try key.publicKey]), issuer: "pier", audience: "pier"))
+        keys = StaticKeyProvider(keys: ["test": try key.publicKey])
+        authenticator = Authenticator(verifier: AccessTokenVerifier(keys: keys, issuer: "pier", audience: "pier"))
     }
 
     /// A token for `user` with `role`, valid for ten minutes.

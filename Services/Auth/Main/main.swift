@@ -2,4 +2,4 @@ import AuthService
 import Glibc
 import PierService
 
-exit(await ServiceRunner.main(AuthService.self, version: PierVersion.current))
+exit(await Executable.standalone(AuthService.self).main())

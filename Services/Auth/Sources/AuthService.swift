@@ -2,6 +2,7 @@ import PierCrypto
 import PierHTTP
 import PierMail
 import PierPostgres
+import PierRuntime
 import PierService
 
 /// The auth plugin: accounts, password login, access and refresh tokens, and the JWKS that
@@ -22,12 +23,10 @@ public struct AuthService: Service {
 
     let controller: AuthController
     let outbox: MailOutbox
-    /// The other services' parts of "download my data"; the gateway adds those it hosts.
-    public let exports: ExportSources
-
-    /// Verifies tokens with this service's own keys: what services hosted in the same process
-    /// use, instead of fetching the JWKS over HTTP from themselves.
-    public var authenticator: Authenticator { controller.authenticator }
+    /// The other services' parts of "download my data": those hosted beside it are added.
+    let exports: ExportSources
+    /// Its verification keys, offered to the plugins hosted beside it.
+    let keys: StaticKeyProvider
 
     public static func make(context: ServiceContext) async throws -> AuthService {
         let configuration = try AuthConfiguration(
@@ -47,9 +46,10 @@ public struct AuthService: Service {
             audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL,
             refreshDays: configuration.refreshTokenTTLDays)
         // The auth service verifies with its own keys: no JWKS round trip to itself.
+        let ownKeys = StaticKeyProvider(keys: keys.verificationKeys)
         let authenticator = Authenticator(
             verifier: AccessTokenVerifier(
-                keys: StaticKeyProvider(keys: keys.verificationKeys), issuer: context.configuration.tokenIssuer,
+                keys: ownKeys, issuer: context.configuration.tokenIssuer,
                 audience: context.configuration.tokenAudience),
             revocations: context.authenticator.revocations)
         let hasher = BoundedPasswordHasher(
@@ -86,14 +86,20 @@ public struct AuthService: Service {
         // Reset requests become tokens and mails on the mail worker, after their answers.
         let resets = controller.email
         outbox.prepare { await resets.issueRequestedResets() }
-        outbox.start()
-        return AuthService(controller: controller, outbox: outbox, exports: exports)
+        return AuthService(controller: controller, outbox: outbox, exports: exports, keys: ownKeys)
     }
 
     public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
-    public func shutdown() async {
-        await outbox.stop()
-        controller.hasher.shutdown()
+    /// The mail outbox's worker, and the hashing threads (shut down once the servers stopped).
+    public var background: [any LifecycleService] {
+        let hasher = controller.hasher
+        return [Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox]
     }
+
+    /// The others verify tokens with its keys, in-process.
+    public func offer(into capabilities: inout Capabilities) { capabilities.offer(.tokenKeys, keys) }
+
+    /// "Download my data" gathers the parts of the plugins hosted beside it in-process.
+    public func use(_ capabilities: Capabilities) { exports.add(capabilities.all(.dataExport)) }
 }

@@ -17,7 +17,8 @@ import Synchronization
 /// attempt comes (at least once: losing a reset link or a security notice is worse than a second
 /// copy); a claim that is never marked never sends twice at once. Failures retry with doubling
 /// delays up to an hour, 8 attempts; a refusal for good (an SMTP 5xx) stops at once.
-final class MailOutbox: Sendable {
+final class MailOutbox: LifecycleService {
+    var lifecycleName: String { "mail outbox" }
     static let maximumAttempts = 8
 
     private let database: PostgresPool
@@ -28,7 +29,6 @@ final class MailOutbox: Sendable {
     private let logger: Logger
     private let wakes: AsyncStream<Void>.Continuation
     private let stream: AsyncStream<Void>
-    private let tasks = Mutex<[Task<Void, Never>]>([])
     /// Runs before each round of sending: what turns requests into mails (password resets).
     private let preparing = Mutex<(@Sendable () async -> Void)?>(nil)
 
@@ -56,33 +56,26 @@ final class MailOutbox: Sendable {
             """)
     }
 
-    /// Starts the worker: it sends what is due at once, after each ``wake()``, and every
+    /// Sends until its task is cancelled: what is due at once, after each ``wake()``, and every
     /// `pollSeconds` (mails another replica queued, retries that came due).
-    func start() {
+    func run() async {
         let (stream, wakes, poll) = (stream, wakes, pollSeconds)
-        let worker = Task {
-            for await _ in stream { await self.sendDue() }
-        }
-        let ticker = Task {
-            while !Task.isCancelled {
-                wakes.yield()
-                try? await Task.sleep(for: .seconds(poll))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    wakes.yield()
+                    try? await Task.sleep(for: .seconds(poll))
+                }
             }
+            for await _ in stream { await sendDue() }
+            group.cancelAll()
         }
-        tasks.withLock { $0 = [worker, ticker] }
     }
 
     /// A mail was queued here: send it now rather than at the next poll.
     func wake() { wakes.yield() }
 
-    func stop() async {
-        let running = tasks.withLock { $0 }
-        running.last?.cancel()
-        wakes.finish()
-        for task in running { await task.value }
-    }
-
-    /// Sets what runs before each round of sending (before ``start()``).
+    /// Sets what runs before each round of sending (before it runs).
     func prepare(with work: @escaping @Sendable () async -> Void) { preparing.withLock { $0 = work } }
 
     /// Sends every mail that is due, one at a time; returns how many were sent.

@@ -2,4 +2,4 @@ import FeedbackService
 import Glibc
 import PierService
 
-exit(await ServiceRunner.main(FeedbackService.self, version: PierVersion.current))
+exit(await Executable.standalone(FeedbackService.self).main())

@@ -1,6 +1,7 @@
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 import PierService
 
 #if canImport(FoundationEssentials)
@@ -34,9 +35,7 @@ public struct FeedbackService: Service {
         return make(context: context, configuration: configuration)
     }
 
-    /// Builds the service with explicit settings (tests, the gateway) and starts its background
-    /// work: anonymizing the feedback of deleted accounts, expiring idempotency keys, sharing
-    /// quota counts with other replicas.
+    /// Builds the service with explicit settings (tests).
     public static func make(context: ServiceContext, configuration: FeedbackConfiguration) -> FeedbackService {
         make(context: context, configuration: configuration, clock: { Date().timeIntervalSince1970 })
     }
@@ -47,11 +46,9 @@ public struct FeedbackService: Service {
     ) -> FeedbackService {
         let worker = FeedbackWorker(
             database: context.database, events: context.events, logger: context.logger, configuration: configuration)
-        worker.start()
         let quota = SenderQuota(
             perMinute: configuration.quotaPerMinute, perDay: configuration.quotaPerDay, database: context.database,
             logger: context.logger, interval: .milliseconds(configuration.quotaFlushMilliseconds), now: clock)
-        quota.start()
         let repository = FeedbackRepository(database: context.database)
         return FeedbackService(
             controller: FeedbackController(
@@ -65,10 +62,11 @@ public struct FeedbackService: Service {
         routes.merge(ExportRoute.routes(for: self, at: "/feedback/me/export", authenticator: controller.authenticator))
     }
 
-    public func shutdown() async {
-        await worker.stop()
-        await quota.stop()
-    }
+    /// Anonymizing the feedback of deleted accounts, expiring idempotency keys, sharing quota
+    /// counts with other replicas.
+    public var background: [any LifecycleService] { worker.background + [quota.flusher] }
+
+    public func offer(into capabilities: inout Capabilities) { capabilities.offer(.dataExport, self) }
 }
 
 extension FeedbackService: DataExporter {

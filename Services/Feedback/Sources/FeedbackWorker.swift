@@ -1,7 +1,6 @@
 import PierPostgres
 import PierRuntime
 import PierService
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -16,7 +15,6 @@ final class FeedbackWorker: Sendable {
     private let database: PostgresPool
     private let logger: Logger
     private let idempotencyHours: Int
-    private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
     init(database: PostgresPool, events: PostgresListener, logger: Logger, configuration: FeedbackConfiguration) {
         self.database = database
@@ -40,35 +38,20 @@ final class FeedbackWorker: Sendable {
         try await connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.text())")
     }
 
-    func start() {
-        consumer.start()
-        let hours = idempotencyHours
-        let database = database
-        let logger = logger
-        let task = Task {
-            while !Task.isCancelled {
-                do {
-                    try await database.execute(
-                        """
-                        DELETE FROM feedback.idempotency_keys WHERE created_at < now() - make_interval(hours => \(hours))
-                        """)
-                    try await database.execute("DELETE FROM feedback.quota WHERE day_start < now() - interval '2 days'")
-                } catch {
-                    logger.warning("idempotency key sweep will retry", [("error", .string("\(error)"))])
-                }
-                try? await Task.sleep(for: .seconds(600))
+    /// Its parts, run by the host: the event consumer, and a sweep every ten minutes.
+    var background: [any LifecycleService] {
+        let (hours, database, logger) = (idempotencyHours, database, logger)
+        let sweep = Periodic("feedback sweep", every: .seconds(600)) {
+            do {
+                try await database.execute(
+                    """
+                    DELETE FROM feedback.idempotency_keys WHERE created_at < now() - make_interval(hours => \(hours))
+                    """)
+                try await database.execute("DELETE FROM feedback.quota WHERE day_start < now() - interval '2 days'")
+            } catch {
+                logger.warning("idempotency key sweep will retry", [("error", .string("\(error)"))])
             }
         }
-        sweeper.withLock { $0 = task }
-    }
-
-    func stop() async {
-        await consumer.stop()
-        let task = sweeper.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
-        }
-        task?.cancel()
-        await task?.value
+        return [consumer, sweep]
     }
 }

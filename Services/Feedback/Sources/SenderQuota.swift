@@ -76,7 +76,6 @@ final class SenderQuota: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Double
     private let senders = Mutex<[String: Sender]>([:])
-    private let flusher = Mutex<Task<Void, Never>?>(nil)
 
     init(
         perMinute: Int, perDay: Int, database: PostgresPool, logger: Logger, interval: Duration = .seconds(1),
@@ -203,27 +202,15 @@ final class SenderQuota: Sendable {
         extract(epoch FROM day_start)::float8 AS day_start, day_count
         """
 
-    /// Flushes every `interval` until ``stop()``.
-    func start() {
-        let task = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                do { try await flush() } catch {
-                    logger.warning("quota counts will be shared at the next flush", [("error", .string("\(error)"))])
-                }
+    /// Its part, run by the host: flushes every `interval` and, when stopped, shares what is
+    /// still counted here.
+    var flusher: Periodic {
+        Periodic("quota counts", every: interval, waitFirst: true) { [self] in
+            do { try await flush() } catch {
+                logger.warning("quota counts will be shared at the next flush", [("error", .string("\(error)"))])
             }
+        } last: { [self] in
+            try? await flush()
         }
-        flusher.withLock { $0 = task }
-    }
-
-    /// Stops flushing, after sharing what is still counted here.
-    func stop() async {
-        let task = flusher.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
-        }
-        task?.cancel()
-        await task?.value
-        try? await flush()
     }
 }

@@ -1,4 +1,4 @@
 import Gateway
 import Glibc
 
-exit(await Gateway.main())
+exit(await Gateway.executable.main())

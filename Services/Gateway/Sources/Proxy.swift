@@ -16,12 +16,10 @@ final class Proxy: Sendable {
     let settings: ProxySettings
     let client: UpstreamClient
     let checker: HTTPClient
-    let authenticator: Authenticator
     let trusted: TrustedProxies
     let logger: Logger
-    private let checks = Mutex<Task<Void, Never>?>(nil)
 
-    init(settings: ProxySettings, authenticator: Authenticator, trusted: TrustedProxies, logger: Logger) {
+    init(settings: ProxySettings, trusted: TrustedProxies, logger: Logger) {
         self.settings = settings
         routes = settings.routes.map { route in
             RouteState(
@@ -31,13 +29,12 @@ final class Proxy: Sendable {
         }
         client = UpstreamClient(maximumInFlight: settings.maximumInFlight)
         checker = HTTPClient(threads: 2, timeoutSeconds: 1)
-        self.authenticator = authenticator
         self.trusted = trusted
         self.logger = logger
     }
 
     /// Each proxied prefix, behind the token check its `bearer` setting asks for.
-    func routes(into table: inout Routes) {
+    func routes(into table: inout Routes, authenticator: Authenticator) {
         let router = Router<ServiceRequestContext>()
         for state in routes {
             let relay: Handler<ServiceRequestContext> = { [self] request, _ in try await forward(request, state) }
@@ -52,41 +49,28 @@ final class Proxy: Sendable {
 
     // MARK: - Health
 
-    /// Checks every upstream's `/readyz` every interval, until stopped.
-    func startChecks() {
+    /// Its parts: a check of every upstream's `/readyz` every interval, and the upstream
+    /// client, closed once the servers stopped.
+    var background: [any LifecycleService] {
         let upstreams = routes.flatMap(\.balancer.upstreams)
-        guard !upstreams.isEmpty else { return }
-        let interval = settings.healthIntervalMilliseconds
-        let task = Task { [checker, logger] in
-            while !Task.isCancelled {
-                await withTaskGroup(of: Void.self) { group in
-                    for upstream in upstreams {
-                        group.addTask {
-                            let passed = (try? await checker.get(upstream.base + "/readyz"))?.status == 200
-                            let before = upstream.snapshot.checkPassed
-                            upstream.checked(passed: passed)
-                            if before != passed {
-                                logger.warning(
-                                    passed ? "upstream healthy" : "upstream unhealthy",
-                                    [("route", .string(upstream.route)), ("upstream", .string(upstream.base))])
-                            }
+        let (checker, logger, client) = (checker, logger, client)
+        let checks = Periodic("upstream checks", every: .milliseconds(settings.healthIntervalMilliseconds)) {
+            await withTaskGroup(of: Void.self) { group in
+                for upstream in upstreams {
+                    group.addTask {
+                        let passed = (try? await checker.get(upstream.base + "/readyz"))?.status == 200
+                        let before = upstream.snapshot.checkPassed
+                        upstream.checked(passed: passed)
+                        if before != passed {
+                            logger.warning(
+                                passed ? "upstream healthy" : "upstream unhealthy",
+                                [("route", .string(upstream.route)), ("upstream", .string(upstream.base))])
                         }
                     }
                 }
-                try? await Task.sleep(for: .milliseconds(interval))
             }
         }
-        checks.withLock { $0 = task }
-    }
-
-    func stop() async {
-        let task = checks.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
-        }
-        task?.cancel()
-        await task?.value
-        client.close()
+        return [Lifecycle("upstream client", stop: { client.close() }), checks]
     }
 
     /// `/readyz` entries: each route (has a healthy upstream), each upstream (is healthy).

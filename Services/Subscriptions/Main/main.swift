@@ -2,4 +2,4 @@ import Glibc
 import PierService
 import SubscriptionsService
 
-exit(await ServiceRunner.main(SubscriptionsService.self, version: PierVersion.current))
+exit(await Executable.standalone(SubscriptionsService.self).main())

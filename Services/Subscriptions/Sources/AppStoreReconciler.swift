@@ -1,4 +1,5 @@
 import PierRuntime
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -9,7 +10,9 @@ import PierRuntime
 /// Reads subscription statuses from Apple (the App Store Server API) and records what Apple
 /// signed there as facts, verified like any other signed data: on an admin's request for one
 /// user, and by itself in the background for a purchase whose renewal info Pier has not seen.
-final class AppStoreReconciler: Sendable {
+final class AppStoreReconciler: LifecycleService {
+    var lifecycleName: String { "appstore reconciler" }
+
     enum Failure: Error, CustomStringConvertible {
         /// No In-App Purchase key is configured.
         case unconfigured
@@ -39,16 +42,18 @@ final class AppStoreReconciler: Sendable {
     private let verifier: AppStoreVerifier
     private let repository: SubscriptionsRepository
     private let logger: Logger
-    private let lock = ConditionLock()
-    /// Background reads in flight, by original transaction id: one per subscription at a time.
-    nonisolated(unsafe) private var running: [String: Task<Void, Never>] = [:]
-    nonisolated(unsafe) private var stopped = false
+    /// Background reads asked for, run by ``run()``.
+    private let requests: AsyncStream<(String, String)>
+    private let asking: AsyncStream<(String, String)>.Continuation
+    /// The subscriptions (original transaction ids) asked for or being read: one at a time each.
+    private let pending = Mutex<Set<String>>([])
 
     init(api: AppStoreServerAPI?, verifier: AppStoreVerifier, repository: SubscriptionsRepository, logger: Logger) {
         self.api = api
         self.verifier = verifier
         self.repository = repository
         self.logger = logger
+        (requests, asking) = AsyncStream.makeStream(of: (String, String).self)
     }
 
     /// Every App Store subscription linked to `user`, read again. One request answers for all
@@ -117,37 +122,35 @@ final class AppStoreReconciler: Sendable {
         return (outcome, covered)
     }
 
-    /// Reads the subscription's statuses in the background, unless a read for it is running or
-    /// no key is configured; a failure is logged (the next purchase or an admin tries again).
+    /// Reads the subscription's statuses in the background, unless a read for it is asked for or
+    /// running, or no key is configured; a failure is logged (the next purchase or an admin
+    /// tries again).
     func reconcileLater(_ originalTransactionID: String, environment: String) {
-        guard api != nil else { return }
-        lock.withLock {
-            guard !stopped, running[originalTransactionID] == nil else { return }
-            running[originalTransactionID] = Task {
-                do {
-                    let read = try await self.refresh(originalTransactionID, environment: environment)
-                    self.logger.info(
-                        "appstore statuses reconciled",
-                        [
-                            ("original_transaction_id", .string(originalTransactionID)),
-                            ("transactions", .int(read.outcome.transactions)),
-                        ])
-                } catch {
-                    self.logger.warning(
-                        "appstore reconciliation failed",
-                        [("original_transaction_id", .string(originalTransactionID)), ("error", .string("\(error)"))])
-                }
-                self.lock.withLock { self.running[originalTransactionID] = nil }
-            }
-        }
+        guard api != nil, pending.withLock({ $0.insert(originalTransactionID).inserted }) else { return }
+        asking.yield((originalTransactionID, environment))
     }
 
-    /// Waits for the background reads in flight; starts no more.
-    func stop() async {
-        let tasks = lock.withLock {
-            stopped = true
-            return Array(running.values)
+    /// Runs the background reads as they are asked for, until its task is cancelled.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            for await (originalTransactionID, environment) in requests {
+                group.addTask {
+                    do {
+                        let read = try await self.refresh(originalTransactionID, environment: environment)
+                        self.logger.info(
+                            "appstore statuses reconciled",
+                            [
+                                ("original_transaction_id", .string(originalTransactionID)),
+                                ("transactions", .int(read.outcome.transactions)),
+                            ])
+                    } catch {
+                        self.logger.warning(
+                            "appstore reconciliation failed",
+                            [("original_transaction_id", .string(originalTransactionID)), ("error", .string("\(error)"))])
+                    }
+                    _ = self.pending.withLock { $0.remove(originalTransactionID) }
+                }
+            }
         }
-        for task in tasks { await task.value }
     }
 }

@@ -1,6 +1,7 @@
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 import PierService
 
 #if canImport(FoundationEssentials)
@@ -40,13 +41,11 @@ public struct SubscriptionsService: Service {
         return make(context: context, configuration: configuration)
     }
 
-    /// Builds the service with explicit settings (tests, the gateway) and starts detaching the
-    /// facts of deleted accounts.
+    /// Builds the service with explicit settings (tests).
     public static func make(context: ServiceContext, configuration: SubscriptionsConfiguration) -> SubscriptionsService {
         let worker = SubscriptionsWorker(
             database: context.database, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
-        worker.start()
         let repository = SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds)
         let verifier = AppStoreVerifier(configuration: configuration, logger: context.logger)
         let api = configuration.apiCredentials.map {
@@ -67,10 +66,10 @@ public struct SubscriptionsService: Service {
         routes.merge(ExportRoute.routes(for: self, at: "/subscriptions/me/export", authenticator: controller.authenticator))
     }
 
-    public func shutdown() async {
-        await reconciler.stop()
-        await worker.stop()
-    }
+    /// Detaching the facts of deleted accounts, and the App Store reads asked for in the background.
+    public var background: [any LifecycleService] { [worker.consumer, reconciler] }
+
+    public func offer(into capabilities: inout Capabilities) { capabilities.offer(.dataExport, self) }
 }
 
 extension SubscriptionsService: DataExporter {

@@ -47,7 +47,4 @@ final class SubscriptionsWorker: Sendable {
         try await connection.execute("UPDATE subscriptions.grants SET user_id = NULL WHERE user_id = \(userID)")
     }
 
-    func start() { consumer.start() }
-
-    func stop() async { await consumer.stop() }
 }

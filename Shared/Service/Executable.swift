@@ -1,0 +1,303 @@
+import PierCrypto
+import PierHTTP
+import PierPostgres
+import PierRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An executable that hosts plugins: every `main.swift` is `exit(await <executable>.main())`.
+/// They share one command line and one table of exit statuses:
+///
+///     <name> [serve] [--migrate] [--<option> <value>]…   run (the default), optionally migrating first
+///     <name> migrate                                   apply pending migrations and exit
+///     <name> <command> …                               a plugin's own commands (create-admin)
+///     <name> healthcheck                               exit 0 when the server answers /healthz
+///     <name> --help | --version
+public struct Executable: Sendable {
+    /// Exit statuses, the same for every executable.
+    public enum Status: Int32, Sendable {
+        case success = 0
+        /// A step failed (the database refused, a command's work failed).
+        case failure = 1
+        /// The command line or the configuration is wrong: nothing was done.
+        case usage = 2
+    }
+
+    /// A valued option beyond `--embed` (the gateway's `--route`).
+    public struct Option: Sendable {
+        public let name: String
+        public let value: String
+        public let help: String
+
+        public init(_ name: String, value: String, help: String) {
+            self.name = name
+            self.value = value
+            self.help = help
+        }
+    }
+
+    /// The extensions built from the options' values and the configuration (the gateway's proxy).
+    public typealias Extensions =
+        @Sendable (
+            _ options: [String: [String]], _ configuration: ServiceConfiguration, _ logger: Logger
+        ) throws -> [any HostExtension]
+
+    public let name: String
+    public let defaultPort: Int
+    /// The plugins it can host.
+    public let plugins: [Plugin]
+    /// Where the plugins to host are named (`--embed`, and this variable): nil to host them all.
+    public let embedVariable: String?
+    public let options: [Option]
+    public let extensions: Extensions
+    /// What `serve` does, for the usage text.
+    public let summary: String
+
+    public init(
+        name: String, defaultPort: Int, plugins: [Plugin], embedVariable: String? = nil, options: [Option] = [],
+        summary: String, extensions: @escaping Extensions = { _, _, _ in [] }
+    ) {
+        self.name = name
+        self.defaultPort = defaultPort
+        self.plugins = plugins
+        self.embedVariable = embedVariable
+        self.options = options
+        self.summary = summary
+        self.extensions = extensions
+    }
+
+    /// `pier-<name>`: the plugin alone, on its own port.
+    public static func standalone<S: Service>(_ type: S.Type) -> Executable {
+        Executable(
+            name: "pier-\(S.name)", defaultPort: S.defaultPort, plugins: [Plugin(S.self)],
+            summary: "run the service on PIER_HOST:PIER_PORT (default port \(S.defaultPort))")
+    }
+
+    /// Runs according to the process's arguments and environment; returns the exit status.
+    public func main(arguments: [String] = CommandLine.arguments, environment: Environment = .process) async -> Int32 {
+        System.limitMallocArenas()
+        let status = await run(arguments: arguments, environment: environment)
+        Logger.flush()
+        return status.rawValue
+    }
+
+    func run(arguments: [String], environment: Environment) async -> Status {
+        let started = MonotonicClock.seconds()
+        var valued = Set(options.map(\.name))
+        if embedVariable != nil { valued.insert("--embed") }
+        let invocation: Invocation
+        switch Invocation.parse(arguments, executable: name, version: PierVersion.current, usage: usage, valued: valued) {
+        case .exit(let status): return status
+        case .run(let parsed): invocation = parsed
+        }
+        let command = invocation.command
+        if command == "healthcheck" { return await Self.healthcheck(environment: environment, defaultPort: defaultPort) }
+        let hosted: [Plugin]
+        if let embedVariable {
+            let names =
+                invocation.options["--embed"].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
+                ?? environment.list(embedVariable)
+            let unknown = names.filter { name in !plugins.contains { $0.name == name } }
+            guard unknown.isEmpty else {
+                return usageError("unknown plugin \(unknown.joined(separator: ", "))")
+            }
+            hosted = plugins.filter { names.contains($0.name) }
+        } else {
+            hosted = plugins
+        }
+        let extra = hosted.flatMap(\.commands).first { $0.name == command }
+        guard ["serve", "migrate"].contains(command) || extra != nil else {
+            return usageError("unknown command \(([command] + invocation.words).joined(separator: " "))")
+        }
+        guard extra != nil || invocation.words.isEmpty else {
+            return usageError("unknown arguments \(invocation.words.joined(separator: " "))")
+        }
+        let configuration: ServiceConfiguration
+        let logger: Logger
+        var extensions: [any HostExtension] = []
+        do {
+            configuration = try ServiceConfiguration(
+                environment: environment, defaultPort: defaultPort, applicationName: name, needsDatabase: !hosted.isEmpty)
+            logger = Logger(service: String(name.dropFirst("pier-".count)), level: configuration.logLevel)
+            if command == "serve" { extensions = try self.extensions(invocation.options, configuration, logger) }
+        } catch {
+            printError("\(name): configuration error: \(error)")
+            return .usage
+        }
+        let served = Set(extensions.flatMap(\.prefixes))
+        let both = hosted.filter { served.contains($0.prefix) }
+        guard !hosted.isEmpty || (!served.isEmpty && command == "serve"), both.isEmpty else {
+            return usageError(
+                "host one or more of \(plugins.map(\.name).joined(separator: ", "))"
+                    + (embedVariable == nil ? "" : " (--embed or \(embedVariable!))")
+                    + (both.isEmpty ? "" : "; both hosted and proxied: \(both.map(\.name).joined(separator: ", "))"))
+        }
+        do {
+            switch command {
+            case "migrate":
+                for plugin in hosted {
+                    let pool = PostgresPool(
+                        configuration: PluginHost.database(for: plugin, configuration, alone: hosted.count == 1))
+                    defer { pool.close() }
+                    try await plugin.migrate(
+                        pool: pool, logger: logger.named(plugin.name), waitingUpTo: configuration.databaseStartupWaitSeconds)
+                }
+            case "serve":
+                let running = try await PluginHost.start(
+                    hosted, extensions: extensions, configuration: configuration, logger: logger,
+                    migrate: invocation.migrateFirst, keys: nil, signals: [SIGTERM, SIGINT],
+                    metricsName: String(name.dropFirst("pier-".count)))
+                logger.info(
+                    "listening",
+                    [
+                        ("host", .string(configuration.http.host)), ("port", .int(running.server.port)),
+                        ("admin_port", .int(running.admin?.port ?? 0)),
+                        ("plugins", .string(hosted.map(\.name).joined(separator: ","))),
+                        ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
+                    ])
+                let reason = try await running.wait()
+                logger.info("stopped", [("reason", .string("\(reason)"))])
+            default:
+                let owner = hosted.first { $0.commands.contains { $0.name == command } }!
+                let pool = PostgresPool(configuration: PluginHost.database(for: owner, configuration, alone: true))
+                defer { pool.close() }
+                let context = ServiceContext(
+                    configuration: configuration, database: pool, logger: logger.named(owner.name),
+                    authenticator: Authenticator(
+                        verifier: AccessTokenVerifier(
+                            keys: JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient()),
+                            issuer: configuration.tokenIssuer, audience: configuration.tokenAudience)),
+                    // Commands follow no events: the listener is never started.
+                    events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel))
+                try await extra!.run(invocation.words, context)
+            }
+            return .success
+        } catch let error as Environment.Failure {
+            printError("\(name): configuration error: \(error)")
+            return .usage
+        } catch {
+            logger.error("\(command) failed", [("error", .string(String(describing: error)))])
+            printError("\(name): \(error)")
+            return .failure
+        }
+    }
+
+    private func usageError(_ problem: String) -> Status {
+        printError("\(name): \(problem)\n\n" + usage)
+        return .usage
+    }
+
+    public var usage: String {
+        let embed = embedVariable == nil ? "" : " [--embed <plugins>]"
+        let valued = options.map { " [\($0.name) <\($0.value)>]…" }.joined()
+        let schemas = plugins.map(\.schema).joined(separator: ", ")
+        var lines = [
+            "usage: \(name) [serve]\(embed)\(valued) [--migrate]",
+            "           \(summary)",
+            "       \(name) migrate\(embed)   apply pending migrations (schema \(schemas)) and exit",
+            "       \(name) healthcheck   exit 0 when the server answers /healthz (a container's HEALTHCHECK)",
+        ]
+        for command in plugins.flatMap(\.commands) { lines.append("       \(name) \(command.usage)") }
+        lines.append("       \(name) --help | --version")
+        var text = lines.joined(separator: "\n")
+        if let embedVariable {
+            text +=
+                "\nplugins: \(plugins.map(\.name).joined(separator: ", ")) (comma-separated; or \(embedVariable))"
+        }
+        for option in options { text += "\n\(option.value): \(option.help)" }
+        return text + "\n\nConfiguration comes from PIER_* environment variables; see README.md."
+    }
+
+    /// `healthcheck`: GET /healthz from the server on PIER_HOST:PIER_PORT (the loopback when it
+    /// listens on every address), 2 s at most; 0 on a 200, else 1 with the reason on stderr. What a
+    /// container's HEALTHCHECK runs: no shell and no curl in the image.
+    public static func healthcheck(environment: Environment, defaultPort: Int) async -> Status {
+        let port: Int
+        do {
+            port = try environment.int("PIER_PORT", default: defaultPort, in: 1...65_535)
+        } catch {
+            printError("healthcheck: \(error)")
+            return .failure
+        }
+        var host = environment.string("PIER_HOST", default: "127.0.0.1")
+        if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
+        if host.contains(":") { host = "[\(host)]" }
+        let client = HTTPClient(threads: 1, timeoutSeconds: 2)
+        do {
+            let response = try await client.get("http://\(host):\(port)/healthz")
+            guard response.status == 200 else {
+                printError("healthcheck: /healthz answered \(response.status)")
+                return .failure
+            }
+            return .success
+        } catch {
+            printError("healthcheck: \(error)")
+            return .failure
+        }
+    }
+
+    public static func printError(_ text: String) {
+        var line = text + "\n"
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    private func printError(_ text: String) { Self.printError(text) }
+}
+
+/// The command line every Pier executable shares, services and gateway alike:
+///
+///     <executable> [serve | migrate | <command>] [--migrate] [--<option> <value>]… [words]
+///     <executable> --help | --version
+public struct Invocation: Sendable {
+    /// `serve` unless another command is named first.
+    public var command: String
+    /// `--migrate`: apply migrations before serving.
+    public var migrateFirst: Bool
+    /// The values of the valued options, in order (`--route` may repeat).
+    public var options: [String: [String]]
+    /// The words after the command (a service command's own arguments).
+    public var words: [String]
+
+    public enum Outcome: Sendable {
+        case run(Invocation)
+        /// Help or version printed, or a usage error reported: exit with this status.
+        case exit(Executable.Status)
+    }
+
+    /// Parses `arguments` (the first is the executable); `valued` options take the next word.
+    public static func parse(
+        _ arguments: [String], executable: String, version: String, usage: String, valued: Set<String> = []
+    ) -> Outcome {
+        var words = Array(arguments.dropFirst())
+        if words.contains("--help") || words.contains("-h") {
+            print(usage)
+            return .exit(.success)
+        }
+        if words.contains("--version") {
+            print("\(executable) \(version)")
+            return .exit(.success)
+        }
+        var options: [String: [String]] = [:]
+        var index = 0
+        while index < words.count {
+            guard valued.contains(words[index]) else {
+                index += 1
+                continue
+            }
+            guard index + 1 < words.count else {
+                Executable.printError("\(executable): \(words[index]) needs a value\n\n" + usage)
+                return .exit(.usage)
+            }
+            options[words[index], default: []].append(words[index + 1])
+            words.removeSubrange(index...(index + 1))
+        }
+        let migrateFirst = words.contains("--migrate")
+        words.removeAll { $0 == "--migrate" }
+        return .run(
+            Invocation(
+                command: words.first ?? "serve", migrateFirst: migrateFirst, options: options,
+                words: Array(words.dropFirst())))
+    }
+}

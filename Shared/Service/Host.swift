@@ -1,0 +1,234 @@
+import PierCrypto
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import Synchronization
+
+/// What a host serves beside its plugins: the gateway's proxy and its OpenAPI document.
+public protocol HostExtension: Sendable {
+    /// The path prefixes it answers (a plugin's prefix may not be among them).
+    var prefixes: [String] { get }
+    /// Its routes, given the process's token verifier.
+    func routes(into routes: inout Routes, authenticator: Authenticator)
+    /// Middleware in front of every route (after the error mapping).
+    var middleware: [any RouterMiddleware<BasicRequestContext>] { get }
+    /// Its background work, run and stopped like the plugins'.
+    var background: [any LifecycleService] { get }
+    /// More `/readyz` entries.
+    func readiness() -> [String: Bool]
+    /// More Prometheus text for `/metrics`.
+    func metrics() -> String
+}
+
+extension HostExtension {
+    public var prefixes: [String] { [] }
+    public var middleware: [any RouterMiddleware<BasicRequestContext>] { [] }
+    public var background: [any LifecycleService] { [] }
+    public func readiness() -> [String: Bool] { [:] }
+    public func metrics() -> String { "" }
+}
+
+/// The one composition root: builds the parts of a process that hosts plugins (one for
+/// `pier-auth`, several for the gateway) and runs them as one ``ServiceGroup``.
+///
+/// In order: a pool per plugin (migrated, or a warning when it is not), the process's listener
+/// on `pier_events` and the ``RevocationList`` that follows it, one ``Authenticator``, the
+/// plugins (built, then given what the others offer), the extensions, the listeners. The group
+/// starts them in that order and stops them in reverse: servers finish their requests before
+/// the plugins' work stops, and that before the pools close.
+public enum PluginHost {
+    /// The parts that run, and the group that runs them.
+    public struct Running: Sendable {
+        public let server: HTTPServer
+        /// The operator listener, with `PIER_ADMIN_PORT`.
+        public let admin: HTTPServer?
+        public let services: [any Service]
+        /// Each plugin's pool, by plugin name.
+        public let pools: [String: PostgresPool]
+        /// What the server runs each request through (tests call it in-process).
+        public let pipeline: HTTPPipeline
+        /// The process's token verifier.
+        public let authenticator: Authenticator
+        /// The listener on `pier_events`, when a plugin is hosted.
+        public let events: PostgresListener?
+        let group: Task<ServiceGroup.Reason, any Error>
+
+        /// Runs until a signal (when the group listens to signals), a part fails, or ``shutdown()``.
+        public func wait() async throws -> ServiceGroup.Reason { try await group.value }
+
+        /// Stops accepting, finishes in-flight requests, stops the plugins' work, closes the pools.
+        public func shutdown() async {
+            group.cancel()
+            _ = try? await group.value
+        }
+    }
+
+    /// Builds the parts and starts them.
+    /// - Parameters:
+    ///   - migrate: apply pending migrations first (waiting up to `PIER_DB_STARTUP_WAIT_S` for a
+    ///     database that is starting); otherwise a plugin behind its schema is served with a
+    ///     warning (its requests answer 503 until it is migrated).
+    ///   - keys: the keys tokens are verified with when no hosted plugin offers
+    ///     ``Capability/tokenKeys`` (by default the JWKS at `PIER_JWKS_URL`).
+    ///   - signals: the signals that stop the group (none in tests).
+    public static func start(
+        _ plugins: [Plugin], extensions: [any HostExtension] = [], configuration: ServiceConfiguration, logger: Logger,
+        migrate: Bool, keys: (any VerificationKeyProvider)? = nil, signals: [Int32] = []
+    ) async throws -> Running {
+        try await start(
+            plugins, extensions: extensions, configuration: configuration, logger: logger, migrate: migrate, keys: keys,
+            signals: signals, metricsName: plugins.count == 1 && extensions.isEmpty ? plugins[0].name : "gateway")
+    }
+
+    /// Builds the parts and starts them, with its metrics named `metricsName` (`pier_<name>_…`).
+    public static func start(
+        _ plugins: [Plugin], extensions: [any HostExtension], configuration: ServiceConfiguration, logger: Logger,
+        migrate: Bool, keys: (any VerificationKeyProvider)?, signals: [Int32], metricsName: String
+    ) async throws -> Running {
+        guard !plugins.isEmpty || !extensions.isEmpty else {
+            throw Environment.Failure(variable: "--embed", problem: "names no plugin and no route is proxied")
+        }
+        var pools: [(Plugin, PostgresPool)] = []
+        var parts: [any LifecycleService] = []
+        // Whatever fails before the group runs closes what was opened.
+        var started = false
+        defer { if !started { pools.forEach { $0.1.close() } } }
+        for plugin in plugins {
+            let pool = PostgresPool(configuration: database(for: plugin, configuration, alone: plugins.count == 1))
+            pools.append((plugin, pool))
+            parts.append(Lifecycle("pool \(plugin.name)", stop: { pool.close() }))
+            let pluginLogger = logger.named(plugin.name)
+            if migrate {
+                try await plugin.migrate(
+                    pool: pool, logger: pluginLogger, waitingUpTo: configuration.databaseStartupWaitSeconds)
+            } else {
+                await plugin.warnIfNotMigrated(pool: pool, logger: pluginLogger)
+            }
+        }
+        // One listener and revocation list for the process, read through the first pool (every
+        // role reads the shared events schema), read once before anything is served.
+        let events = pools.first.map { PostgresListener(configuration: $0.1.configuration, channel: EventLog.channel) }
+        let revocations = pools.first.map { RevocationList(database: $0.1, listener: events!) }
+        if let events, let revocations {
+            try? await revocations.sync()
+            parts.append(Lifecycle("events", start: { events.start() }, stop: { events.stop() }))
+            parts.append(revocations)
+        }
+        let chosen = HostKeys(
+            fallback: keys ?? JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient(threads: 1, timeoutSeconds: 5)))
+        let authenticator = Authenticator(
+            verifier: AccessTokenVerifier(
+                keys: chosen, issuer: configuration.tokenIssuer, audience: configuration.tokenAudience),
+            revocations: revocations)
+        var mounted: [ServiceHost.Mounted] = []
+        for (plugin, pool) in pools {
+            let context = ServiceContext(
+                configuration: configuration, database: pool, logger: logger.named(plugin.name),
+                authenticator: authenticator,
+                events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel))
+            let service = try await plugin.make(context)
+            mounted.append(
+                .init(name: plugin.name, schema: plugin.schema, migrations: plugin.migrations, database: pool, service: service))
+        }
+        var capabilities = Capabilities()
+        for entry in mounted { entry.service.offer(into: &capabilities) }
+        if let offered = capabilities.first(.tokenKeys) { chosen.use(offered) }
+        for entry in mounted {
+            entry.service.use(capabilities)
+            parts += entry.service.background
+        }
+        for item in extensions { parts += item.background }
+
+        let host = ServiceHost(
+            mounted: mounted, metricsName: metricsName,
+            extraChecks: { extensions.reduce(into: [:]) { $0.merge($1.readiness()) { $1 } } },
+            extraMetrics: { extensions.map { $0.metrics() }.joined() })
+        var routes = host.routes(operatorEndpoints: configuration.admin == nil)
+        for item in extensions { item.routes(into: &routes, authenticator: authenticator) }
+        let listeners = try makeListeners(
+            host: host, routes: routes, configuration: configuration, logger: logger,
+            middleware: extensions.flatMap(\.middleware))
+        try listeners.start()
+        parts += listeners.all
+        started = true
+        let group = ServiceGroup(parts, logger: logger, signals: signals)
+        return Running(
+            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service),
+            pools: Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) }), pipeline: listeners.pipeline,
+            authenticator: authenticator, events: events, group: Task { try await group.run() })
+    }
+
+    /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL, named
+    /// after the process and, when it hosts several, the plugin.
+    public static func database(for plugin: Plugin, _ configuration: ServiceConfiguration, alone: Bool) -> PostgresConfiguration {
+        var database = configuration.database
+        database.url = configuration.environment.string("PIER_\(plugin.name.uppercased())_DATABASE_URL") ?? database.url
+        if !alone { database.applicationName += "/\(plugin.name)" }
+        return database
+    }
+
+    /// The main listener, and the admin one when `PIER_ADMIN_PORT` is set.
+    struct Listeners: Sendable {
+        let main: HTTPServer
+        let admin: HTTPServer?
+        let pipeline: HTTPPipeline
+
+        func start() throws {
+            try main.start()
+            try admin?.start()
+        }
+
+        /// The servers as parts of a ``ServiceGroup``: the admin listener stops last.
+        var all: [any LifecycleService] { (admin.map { [$0] } ?? []) + [main] }
+    }
+
+    /// The main server over `routes`, and with `PIER_ADMIN_PORT` an admin server with the
+    /// operator endpoints (not counted in the request metrics, not access-logged).
+    static func makeListeners(
+        host: ServiceHost, routes: Routes, configuration: ServiceConfiguration, logger: Logger,
+        middleware: [any RouterMiddleware<BasicRequestContext>]
+    ) throws -> Listeners {
+        let pipeline = pipeline(
+            routes: routes, metrics: host.metrics, configuration: configuration, logger: logger, middleware)
+        let main = HTTPServer(configuration: configuration.http, pipeline: pipeline, logger: logger)
+        let admin = configuration.admin.map { admin in
+            HTTPServer(
+                configuration: admin,
+                pipeline: HTTPPipeline(
+                    routes: host.operatorRoutes(), middleware: [ErrorMiddleware(logger: logger, map: ErrorMapping.map)],
+                    logger: logger),
+                logger: logger)
+        }
+        return Listeners(main: main, admin: admin, pipeline: pipeline)
+    }
+
+    /// The pipeline: access log (when on), metrics, opt-in CORS, the error mapping, then
+    /// `extra` (the gateway's rate limit), outermost first.
+    static func pipeline(
+        routes: Routes, metrics: Metrics, configuration: ServiceConfiguration, logger: Logger,
+        _ extra: [any RouterMiddleware<BasicRequestContext>]
+    ) -> HTTPPipeline {
+        var middleware: [any RouterMiddleware<BasicRequestContext>] = []
+        if configuration.http.accessLog { middleware.append(AccessLogMiddleware(logger: logger)) }
+        middleware.append(metrics)
+        if !configuration.corsOrigins.isEmpty {
+            middleware.append(CORSMiddleware(allowedOrigins: configuration.corsOrigins))
+        }
+        middleware.append(ErrorMiddleware(logger: logger, map: ErrorMapping.map))
+        return HTTPPipeline(routes: routes, middleware: middleware + extra, logger: logger)
+    }
+}
+
+/// The keys of the process's token verifier: those a hosted plugin offers (auth's own, no
+/// round trip to itself), else the fallback (the JWKS over HTTP, or a test's).
+final class HostKeys: VerificationKeyProvider {
+    private let provider: Mutex<any VerificationKeyProvider>
+
+    init(fallback: any VerificationKeyProvider) { provider = Mutex(fallback) }
+
+    func use(_ offered: any VerificationKeyProvider) { provider.withLock { $0 = offered } }
+
+    func key(for kid: String) async throws -> P256PublicKey? {
+        try await provider.withLock { $0 }.key(for: kid)
+    }
+}
