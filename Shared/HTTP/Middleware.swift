@@ -1,13 +1,91 @@
-/// What travels with a request besides the request itself: state that middleware establishes
-/// for the handlers behind it (the authenticated caller, say). Each service chooses its type;
-/// a fresh value starts every request.
-public protocol RequestContext: Sendable {
-    init()
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the pipeline builds each request's context from: the request's id, the route it
+/// matched with its parameters, and the server's logger.
+public struct RequestSource: Sendable {
+    /// Kept from `X-Request-ID` when the client sent a sane one, generated otherwise. Every line
+    /// logged while the request is answered carries it (``Logger/requestID``).
+    public let requestID: String
+    /// The matched route's pattern (`/feedback/{id}`); nil when no route matched.
+    public let route: String?
+    /// The values of the route's `{name}` segments.
+    public let parameters: Parameters
+    public let logger: Logger
+
+    public init(requestID: String, route: String? = nil, parameters: Parameters = Parameters(), logger: Logger) {
+        self.requestID = requestID
+        self.route = route
+        self.parameters = parameters
+        self.logger = logger
+    }
 }
 
-/// The context of the server-wide middleware (access log, metrics, errors, CORS): nothing.
+/// What travels with a request besides the request itself: built from its ``RequestSource``,
+/// then completed by middleware for the handlers behind it (the authenticated caller, say).
+/// Each service chooses its type.
+public protocol RequestContext: Sendable {
+    init(source: RequestSource)
+    var source: RequestSource { get }
+}
+
+extension RequestContext {
+    public var requestID: String { source.requestID }
+    /// The route's path parameters, read typed: `try context.parameters.require("id", as: UUID.self)`.
+    public var parameters: Parameters { source.parameters }
+    /// The server's logger (a plugin's own logger is as good: the request id is on every line).
+    public var logger: Logger { source.logger }
+}
+
+/// The context of the server-wide middleware (access log, metrics, errors, CORS): the source alone.
 public struct BasicRequestContext: RequestContext {
-    public init() {}
+    public let source: RequestSource
+    public init(source: RequestSource) { self.source = source }
+}
+
+/// The values of a route's `{name}` segments, read as the type a handler needs. One answer for
+/// a value that is not of that type, on every route: 404, naming the parameter (no resource
+/// can live at an address that cannot name one).
+public struct Parameters: Sendable {
+    let values: [String: String]
+
+    public init(_ values: [String: String] = [:]) { self.values = values }
+
+    /// The raw value of `name`, when the route has such a segment.
+    public subscript(name: String) -> String? { values[name] }
+
+    /// The value of `name` as `T`.
+    public func require<T: PathParameter>(_ name: String, as type: T.Type = String.self) throws(HTTPError) -> T {
+        guard let text = values[name], let value = T(pathParameter: text) else {
+            throw .notFound("Nothing lives at this address: \(name) must be \(T.pathParameterDescription).")
+        }
+        return value
+    }
+}
+
+/// A type a path segment can be read as.
+public protocol PathParameter: Sendable {
+    init?(pathParameter: String)
+    /// What a valid value is, for the problem's detail (`a UUID`).
+    static var pathParameterDescription: String { get }
+}
+
+extension String: PathParameter {
+    public init?(pathParameter: String) {
+        guard !pathParameter.isEmpty else { return nil }
+        self = pathParameter
+    }
+    public static var pathParameterDescription: String { "a name" }
+}
+
+extension UUID: PathParameter {
+    public init?(pathParameter: String) { self.init(text: pathParameter) }
+    public static var pathParameterDescription: String { "a UUID" }
 }
 
 /// Code around a handler, asynchronous: it may answer without calling `next` (a refusal, a

@@ -16,25 +16,29 @@ public struct HTTPPipeline: Sendable {
         self.logger = logger
     }
 
-    /// The response to `request`, errors answered as problems; `X-Request-ID` always set.
+    /// The response to `request`, errors answered as problems; `X-Request-ID` always set, and
+    /// on every line logged meanwhile.
     public func respond(to request: Request) async -> Response {
         var request = request
         let match = routes.match(method: request.method, path: request.path)
+        var source = RequestSource(requestID: request.requestID, logger: logger)
         if case .success(let (route, parameters)) = match {
-            request.parameters = parameters
             request.route = route.pattern
+            source = RequestSource(
+                requestID: request.requestID, route: route.pattern, parameters: Parameters(parameters), logger: logger)
         }
-        var response: Response
-        do {
-            response = try await middleware.run(request, BasicRequestContext()) { request, _ in
-                switch match {
-                case .success(let (route, _)): try await route.respond(request)
-                case .failure(let error): throw error
+        var response = await Logger.$requestID.withValue(request.requestID) { [request, source] in
+            do {
+                return try await middleware.run(request, BasicRequestContext(source: source)) { request, context in
+                    switch match {
+                    case .success(let (route, _)): try await route.respond(request, context.source)
+                    case .failure(let error): throw error
+                    }
                 }
+            } catch {
+                // Only without an ErrorMiddleware in the chain, or from middleware outside it.
+                return ErrorMiddleware.response(for: error, request: request, logger: logger)
             }
-        } catch {
-            // Only without an ErrorMiddleware in the chain, or from middleware outside it.
-            response = ErrorMiddleware.response(for: error, request: request, logger: logger)
         }
         response.headers.set("X-Request-ID", request.requestID)
         return response
@@ -75,7 +79,7 @@ public struct ErrorMiddleware: RouterMiddleware {
                 HTTPError.unavailable(retryAfter: 1, "The server is busy; try again shortly."), requestID: request.requestID)
         }
         logger.error(
-            "unhandled error", [("request_id", .string(request.requestID)), ("error", .string(String(describing: error)))])
+            "unhandled error", [("error", .string(String(describing: error)))])
         return .problem(
             HTTPError(500, detail: "Something went wrong on our side; the request id helps us find it."),
             requestID: request.requestID)
@@ -99,7 +103,7 @@ public struct AccessLogMiddleware: RouterMiddleware {
             logger.info(
                 "request",
                 [
-                    ("request_id", .string(request.requestID)), ("method", .string(request.method)),
+                    ("method", .string(request.method)),
                     ("path", .string(request.path)), ("status", .int(response.status)),
                     ("duration_ms", .double((milliseconds * 1000).rounded() / 1000)),
                     ("client", .string(request.clientAddress)),

@@ -26,8 +26,6 @@ public struct Request: Sendable {
     public var target: String = ""
     /// The TCP peer: the client itself, or the proxy in front of it.
     public var peerAddress: String = ""
-    /// Values of the route's `{name}` segments.
-    public var parameters: [String: String] = [:]
     /// The matched route's pattern (`/auth/users/{id}`), for metrics and logs.
     public var route: String?
     /// When the server started on this request (for durations), in seconds from an arbitrary origin.
@@ -74,9 +72,6 @@ public struct Request: Sendable {
 
     /// The first value of query parameter `name`.
     public func query(_ name: String) -> String? { query.first { $0.name == name }?.value }
-
-    /// The value of path parameter `name`; routes guarantee it exists.
-    public func parameter(_ name: String) -> String { parameters[name] ?? "" }
 
     /// The body decoded as JSON, with problems that name the field (400/415/422).
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {

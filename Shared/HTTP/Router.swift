@@ -8,8 +8,8 @@ public typealias Handler<Context: RequestContext> = @Sendable (Request, Context)
 /// services'). `{name}` segments capture parameters; a path that exists with another method
 /// answers 405 with `Allow`.
 public struct Routes: Sendable {
-    /// Answers a request whose route parameters are filled in.
-    public typealias Responder = @Sendable (Request) async throws -> Response
+    /// Answers a request, given the source its context is built from.
+    public typealias Responder = @Sendable (Request, RequestSource) async throws -> Response
 
     struct Route: Sendable {
         let method: String
@@ -140,8 +140,8 @@ public final class Router<Context: RequestContext>: RouteBuilder {
     private static func responder(
         _ middleware: [any RouterMiddleware<Context>], _ handler: @escaping Handler<Context>
     ) -> Routes.Responder {
-        if middleware.isEmpty { return { request in try await handler(request, Context()) } }
-        return { request in try await middleware.run(request, Context(), handler) }
+        if middleware.isEmpty { return { request, source in try await handler(request, Context(source: source)) } }
+        return { request, source in try await middleware.run(request, Context(source: source), handler) }
     }
 }
 

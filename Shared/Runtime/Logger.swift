@@ -59,6 +59,10 @@ public struct Logger: Sendable {
         self.sink = sink ?? { line in StandardOutput.shared.write(line) }
     }
 
+    /// The id of the request the current task answers: set by the server's pipeline around each
+    /// request, written on every line logged meanwhile, whatever logger writes it.
+    @TaskLocal public static var requestID: String?
+
     /// The same logger under another service name (plugins hosted together keep their own).
     public func named(_ service: String) -> Logger { Logger(service: service, level: level, sink: sink) }
 
@@ -71,6 +75,7 @@ public struct Logger: Sendable {
         guard level >= self.level else { return }
         var line = "{\"time\":\"" + Timestamps.now() + "\""
         line += ",\"level\":\"\(level)\",\"service\":" + Logger.quote(service) + ",\"msg\":" + Logger.quote(message)
+        if let id = Logger.requestID, !id.isEmpty { line += ",\"request_id\":" + Logger.quote(id) }
         for (key, value) in fields {
             line += "," + Logger.quote(key) + ":"
             switch value {

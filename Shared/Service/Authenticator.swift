@@ -101,8 +101,9 @@ extension AuthenticatedContext {
 
 /// The request context of Pier's services: the caller, when there is one.
 public struct ServiceRequestContext: AuthenticatedContext {
+    public let source: RequestSource
     public var principal: Principal?
-    public init() {}
+    public init(source: RequestSource) { self.source = source }
 }
 
 /// Verifies the bearer token of every request of a route group and puts the caller in the

@@ -40,6 +40,28 @@ import Testing
         }
     }
 
+    /// Every line logged while a request is answered carries its id, once, whoever logs it (the
+    /// handler's "login failed", the access log, the error mapping), with nothing passed by hand.
+    @Test func everyLogLineOfARequestCarriesItsID() async throws {
+        try await AuthHarness.with(database: "pier_test_request_ids") { auth in
+            let id = "trace-\(UUID().uuidString.prefix(8))"
+            let reply = try await auth.send(
+                "POST", "/auth/login", json: #"{"email":"nobody@example.com","password":"wrong password"}"#,
+                headers: ["X-Request-ID": id])
+            #expect(reply.status == 401 && reply.headers["X-Request-ID"] == id)
+            let lines = auth.logs.all.filter { $0.contains(id) }
+            let messages = lines.compactMap { line -> String? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                return object["request_id"] as? String == id ? object["msg"] as? String : nil
+            }
+            #expect(messages.count == lines.count, "every line with the id is JSON with it under request_id: \(lines)")
+            #expect(Set(messages).isSuperset(of: ["login failed", "request"]), "\(messages)")
+            #expect(lines.allSatisfy { $0.components(separatedBy: "\"request_id\"").count == 2 })
+            // Lines of the process that no request caused carry none.
+            #expect(auth.logs.all.contains { $0.contains("\"msg\":\"migrated\"") && !$0.contains("request_id") })
+        }
+    }
+
     @Test func configurationNamesTheVariableThatIsWrong() throws {
         let cases: [([String: String], String)] = [
             (["PIER_PORT": "eighty"], "PIER_PORT"),

@@ -23,7 +23,11 @@ import Testing
         let missing = try await feedback.send("GET", "/feedback/\(UUID())", token: feedback.token(bob))
         #expect(other.status == 404 && missing.status == 404)
         #expect(other.problem?.detail == missing.problem?.detail)
-        #expect(try await feedback.send("GET", "/feedback/not-a-uuid", token: feedback.token(bob)).status == 404)
+        // A malformed id is answered as every route answers one: 404, naming the parameter.
+        for (method, token) in [("GET", try feedback.token(bob)), ("PATCH", try feedback.admin())] {
+            let malformed = try await feedback.send(method, "/feedback/not-a-uuid", json: "{}", token: token)
+            #expect(malformed.status == 404 && malformed.problem?.detail?.contains("id must be a UUID") == true)
+        }
         #expect(try await feedback.send("GET", "/feedback/\(item.id)").status == 401)
         let admin = try await feedback.send("GET", "/feedback/\(item.id)", token: feedback.admin())
         #expect(try admin.decode(FeedbackItem.self).userId == alice)

@@ -27,7 +27,7 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
 {
     let router = Router<BasicRequestContext>()
     router.get("/healthz") { _, _ in Response.text("ok") }
-    router.get("/items/{id}") { request, _ in Item(id: request.parameter("id"), q: request.query("q") ?? "") }
+    router.get("/items/{id}") { request, context in Item(id: try context.parameters.require("id"), q: request.query("q") ?? "") }
     router.post("/echo", body: Greeting.self) { _, _, greeting in JSONResponse(greeting, status: 201) }
     router.on("POST", "/raw") { request, _ in Response(status: 200, body: request.body) }
     router.get("/slow") { _, _ in

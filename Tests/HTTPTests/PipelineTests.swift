@@ -24,7 +24,7 @@ import Testing
 
     func pipeline(_ middleware: [any RouterMiddleware<BasicRequestContext>]) -> HTTPPipeline {
         let router = Router<BasicRequestContext>()
-        router.get("/items/{id}") { request, _ in Response.text(request.parameter("id")) }
+        router.get("/items/{id}") { _, context in Response.text(try context.parameters.require("id")) }
         router.get("/fails") { _, _ -> Response in throw Failure() }
         return HTTPPipeline(routes: router.routes, middleware: middleware, logger: logger)
     }

@@ -50,13 +50,13 @@ final class FakeAppStoreAPI: Sendable {
         let publicKey = try key.publicKey
         let (calls, answers) = (calls, answers)
         let router = Router<BasicRequestContext>()
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
             let problem = Self.tokenProblem(request.headers["Authorization"], key: publicKey)
             calls.withLock { $0.append(Call(path: request.path, tokenProblem: problem)) }
             guard problem == nil else {
                 return Self.json(401, #"{"errorCode":4010000,"errorMessage":"Unauthenticated"}"#)
             }
-            switch answers.withLock({ $0[request.parameter("transactionId")] }) {
+            switch answers.withLock({ $0[context.parameters["transactionId"] ?? ""] }) {
             case .none:
                 return Self.json(404, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
             case .status(let status, let headers, let body):
@@ -207,7 +207,7 @@ final class FakeAppStoreAPI: Sendable {
             let mine = try await service.send(
                 "POST", "/subscriptions/users/\(user.text())/appstore/refresh", token: try service.token(user))
             #expect(mine.status == 403)
-            #expect(try await service.send("POST", "/subscriptions/users/nobody/appstore/refresh", token: admin).status == 422)
+            #expect(try await service.send("POST", "/subscriptions/users/nobody/appstore/refresh", token: admin).status == 404)
             #expect(
                 try await service.send("POST", "/subscriptions/users/\(UUID().text())/appstore/refresh", token: admin).status
                     == 200)

@@ -184,6 +184,14 @@ import Testing
             let after = try await service.status(user)
             #expect(after.status == "revoked" && !after.active && after.entitlements.isEmpty)
             #expect(try await service.send("DELETE", "/subscriptions/grants/\(UUID())", token: admin).status == 404)
+            // A malformed id gets the one answer every route gives: 404, naming the parameter.
+            for (method, path) in [
+                ("DELETE", "/subscriptions/grants/nope"), ("GET", "/subscriptions/users/nope"),
+                ("POST", "/subscriptions/users/nope/appstore/refresh"),
+            ] {
+                let malformed = try await service.send(method, path, token: admin)
+                #expect(malformed.status == 404 && malformed.problem?.detail?.contains("must be a UUID") == true, "\(path)")
+            }
         }
     }
 

@@ -43,7 +43,7 @@ struct AccountController: Sendable {
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         }
         desk.queued(verification.kind, link: verification.link)
-        logger.info("account registered", [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
+        logger.info("account registered", [("user_id", .string(user.id.text()))])
         var session = try tokens.session(
             user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt)
         session.deviceToken = devices.issue(emailKey: email.key)

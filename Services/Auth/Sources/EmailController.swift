@@ -157,7 +157,7 @@ struct EmailController: Sendable {
         }
         try await repository.requestReset(email: email)
         desk.outbox.wake()
-        logger.info("password reset requested", [("request_id", .string(request.requestID))])
+        logger.info("password reset requested", [])
         return Response(status: 202)
     }
 

@@ -48,7 +48,7 @@ struct IdentityController: Sendable {
     func oidc(_ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest) async throws
         -> AuthSessionResponse
     {
-        let name = request.parameter("provider")
+        let name = try context.parameters.require("provider")
         guard name != "apple" else { throw HTTPError.notFound("Sign in with Apple is POST /auth/apple.") }
         return try await signIn(provider: name, request, body)
     }
@@ -79,7 +79,7 @@ struct IdentityController: Sendable {
             if noticed { desk.queued("new-sign-in", link: nil) }
             logger.info(
                 created ? "account created with \(name)" : "signed in with \(name)",
-                [("user_id", .string(user.id.text())), ("request_id", .string(request.requestID))])
+                [("user_id", .string(user.id.text()))])
             return AuthSessionResponse(
                 value: try tokens.session(
                     user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt),
@@ -150,7 +150,7 @@ struct IdentityController: Sendable {
     /// never removes the account's last way in (409 `last_sign_in_method`).
     func unlink(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such identity.") }
+        let id = try context.parameters.require("id", as: UUID.self)
         let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
         try await reauthentication.require(principal, password: body.password, request: request)
         switch try await repository.unlinkIdentity(id, of: principal.userID) {

@@ -45,7 +45,7 @@ struct SessionsController: Sendable {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
             case .wrong:
-                logger.info("login failed", [("request_id", .string(request.requestID))])
+                logger.info("login failed", [])
                 throw HTTPError.unauthorized("The email or password is not correct.", code: .invalidCredentials)
             case .right(let user, let hash):
                 if configuration.requireVerifiedEmail && !user.emailVerified {
@@ -99,7 +99,7 @@ struct SessionsController: Sendable {
             logger.warning(
                 "refresh token reused; session revoked",
                 [
-                    ("session_id", .string(sessionID.text())), ("request_id", .string(request.requestID)),
+                    ("session_id", .string(sessionID.text()))
                 ])
             throw HTTPError.unauthorized("The refresh token is not valid.", code: .invalidRefreshToken)
         case .invalid:
@@ -129,7 +129,7 @@ struct SessionsController: Sendable {
     /// `DELETE /auth/sessions/{id}`: one of the caller's sessions ended at once, everywhere.
     func end(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such session.") }
+        let id = try context.parameters.require("id", as: UUID.self)
         guard try await repository.endSessions(of: principal.userID, only: id, reason: "ended by the user") > 0 else {
             throw HTTPError.notFound("No such session.")
         }

@@ -41,7 +41,7 @@ struct IntakeController: Sendable {
             render: { item in try JSON.encode(item) })
         switch outcome {
         case .created(let body, let id):
-            logger.info("feedback received", [("feedback_id", .string(id.text())), ("request_id", .string(request.requestID))])
+            logger.info("feedback received", [("feedback_id", .string(id.text()))])
             return created(body, id: id, replayed: false)
         case .replayed(let body, let id):
             return created(body, id: id, replayed: true)

@@ -23,8 +23,8 @@ struct ItemsController: Sendable {
 
     func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
         let principal = try context.caller()
-        guard let id = UUID(text: request.parameter("id")),
-            var item = try await repository.item(id, admin: principal.isAdmin),
+        let id = try context.parameters.require("id", as: UUID.self)
+        guard var item = try await repository.item(id, admin: principal.isAdmin),
             // Someone else's item answers exactly like a missing one: existence does not leak.
             principal.isAdmin || item.owner == principal.userID
         else { throw HTTPError.notFound("No such feedback.") }
@@ -33,7 +33,6 @@ struct ItemsController: Sendable {
     }
 
     func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
-        _ = try context.admin()
         let filter = try FeedbackFilter(request)
         var page = try await repository.page(matching: filter, try PageRequest(request))
         if request.query("includeTotal") == "true" { page.total = try await repository.count(matching: filter) }
@@ -41,8 +40,8 @@ struct ItemsController: Sendable {
     }
 
     func update(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
-        let admin = try context.admin()
-        guard let id = UUID(text: request.parameter("id")) else { throw HTTPError.notFound("No such feedback.") }
+        let admin = try context.caller()
+        let id = try context.parameters.require("id", as: UUID.self)
         let patch = try request.decodeStrictly(UpdateFeedback.self)
         var errors: [Problem.FieldError] = []
         if let status = patch.status, !Vocabulary.statuses.contains(status) {

@@ -184,7 +184,7 @@ final class Proxy: Sendable {
                     "upstream failed",
                     [
                         ("route", .string(route.prefix)), ("upstream", .string(upstream.base)),
-                        ("error", .string(failure.description)), ("request_id", .string(request.requestID)),
+                        ("error", .string(failure.description)),
                     ])
                 // Nothing of a response was seen. Retry what is idempotent; anything else only
                 // when the connection was never made (the request cannot have reached it).

@@ -48,7 +48,6 @@ struct AppStoreController: Sendable {
             "appstore transaction recorded",
             [
                 ("transaction_id", .string(transaction.transactionId)), ("environment", .string(verified.environment)),
-                ("request_id", .string(request.requestID)),
             ])
         return try StatusController.response(answer)
     }
@@ -96,8 +95,8 @@ struct AppStoreController: Sendable {
     /// `POST /subscriptions/users/{userId}/appstore/refresh` (admins): every App Store
     /// subscription of the user read again from Apple; answers the user's status and facts.
     func refresh(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
-        let admin = try context.admin()
-        guard let user = UUID(text: request.parameter("userId")) else { throw HTTPError.invalid("userId", "must be a UUID") }
+        let admin = try context.caller()
+        let user = try context.parameters.require("userId", as: UUID.self)
         let outcome: AppStoreReconciler.Outcome
         do {
             outcome = try await reconciler.refresh(user: user)
@@ -121,7 +120,7 @@ struct AppStoreController: Sendable {
             [
                 ("user_id", .string(user.text())), ("by", .string(admin.userID.text())),
                 ("subscriptions", .int(outcome.subscriptions)), ("transactions", .int(outcome.transactions)),
-                ("refused", .int(outcome.refused)), ("request_id", .string(request.requestID)),
+                ("refused", .int(outcome.refused)),
             ])
         return JSONResponse(try await repository.history(of: user))
     }

@@ -17,7 +17,7 @@ struct GrantsController: Sendable {
     let logger: Logger
 
     func grant(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let admin = try context.admin()
+        let admin = try context.caller()
         let body = try request.decodeStrictly(CreateGrant.self)
         var errors: [Problem.FieldError] = []
         let reason = body.reason.trimmingWhitespace()
@@ -43,13 +43,11 @@ struct GrantsController: Sendable {
             "grant created",
             [
                 ("grant_id", .string(grant.id.text())), ("plan_id", .string(body.planId)),
-                ("request_id", .string(request.requestID)),
             ])
         return try .json(grant, status: 201, headers: ["Location": "/subscriptions/grants/\(grant.id.text())"])
     }
 
     func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<Grant>> {
-        _ = try context.admin()
         guard let text = request.query("userId"), let user = UUID(text: text) else {
             throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
         }
@@ -58,10 +56,11 @@ struct GrantsController: Sendable {
 
     /// Ends a grant at once; it stays in the history.
     func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
-        let admin = try context.admin()
-        guard let id = UUID(text: request.parameter("id")), let grant = try await repository.revokeGrant(id, by: admin.userID)
+        let admin = try context.caller()
+        let id = try context.parameters.require("id", as: UUID.self)
+        guard let grant = try await repository.revokeGrant(id, by: admin.userID)
         else { throw HTTPError.notFound("No such grant.") }
-        logger.info("grant revoked", [("grant_id", .string(id.text())), ("request_id", .string(request.requestID))])
+        logger.info("grant revoked", [("grant_id", .string(id.text()))])
         return JSONResponse(grant)
     }
 }

@@ -27,31 +27,28 @@ struct PlansController: Sendable {
     }
 
     func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        _ = try context.admin()
         let plan = try ValidPlan(creating: try request.decodeStrictly(CreatePlan.self)).plan
         let change = try await repository.create(plan)
         guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
-        logger.info("plan created", [("plan_id", .string(plan.id)), ("request_id", .string(request.requestID))])
+        logger.info("plan created", [("plan_id", .string(plan.id))])
         return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
     }
 
     func updatePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Plan> {
-        _ = try context.admin()
         let body = try request.decodeStrictly(UpdatePlan.self)
-        let id = request.parameter("id")
+        let id = try context.parameters.require("id")
         let change = try await repository.updatePlan(id) { current in try ValidPlan(updating: current, with: body).plan }
         guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }
-        logger.info("plan updated", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
+        logger.info("plan updated", [("plan_id", .string(id))])
         return JSONResponse(updated)
     }
 
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
     func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        _ = try context.admin()
-        let id = request.parameter("id")
+        let id = try context.parameters.require("id")
         let change = try await repository.deletePlan(id)
         guard case .deleted = change else { throw Self.problem(change, id: id) }
-        logger.info("plan deleted", [("plan_id", .string(id)), ("request_id", .string(request.requestID))])
+        logger.info("plan deleted", [("plan_id", .string(id))])
         return .noContent
     }
 

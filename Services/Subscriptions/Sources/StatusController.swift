@@ -55,7 +55,7 @@ struct StatusController: Sendable {
 
     func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let key = request.parameter("key")
+        let key = try context.parameters.require("key")
         guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
             throw HTTPError.invalid("key", "must be 1 to 64 lowercase letters, digits, '-', '_' or '.'")
         }
@@ -77,13 +77,12 @@ struct StatusController: Sendable {
             )
         }
         try await repository.cancelGrants(of: principal.userID)
-        logger.info("subscription cancelled", [("request_id", .string(request.requestID))])
+        logger.info("subscription cancelled", [])
         return try Self.response(try await repository.status(of: principal.userID))
     }
 
     func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
-        _ = try context.admin()
-        guard let user = UUID(text: request.parameter("userId")) else { throw HTTPError.invalid("userId", "must be a UUID") }
+        let user = try context.parameters.require("userId", as: UUID.self)
         let history = try await repository.history(of: user)
         return JSONResponse(history)
     }
