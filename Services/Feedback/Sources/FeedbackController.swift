@@ -20,12 +20,13 @@ struct FeedbackController: Sendable {
     let authenticator: Authenticator
 
     init(
-        repository: FeedbackRepository, configuration: FeedbackConfiguration, authenticator: Authenticator,
+        database: PostgresPool, configuration: FeedbackConfiguration, authenticator: Authenticator,
         quota: SenderQuota, logger: Logger
     ) {
-        intake = IntakeController(repository: repository, configuration: configuration, quota: quota, logger: logger)
-        items = ItemsController(repository: repository)
-        reports = ReportsController(repository: repository)
+        intake = IntakeController(
+            intake: FeedbackIntake(database: database, quota: quota), configuration: configuration, logger: logger)
+        items = ItemsController(database: database)
+        reports = ReportsController(database: database)
         self.authenticator = authenticator
     }
 

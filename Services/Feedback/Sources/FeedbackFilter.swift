@@ -9,16 +9,6 @@ import PierRuntime
     import Foundation
 #endif
 
-/// The vocabulary of the feedback API.
-enum Vocabulary {
-    static let categories: Set<String> = ["bug", "idea", "praise", "question", "other"]
-    static let platforms: Set<String> = ["ios", "ipados", "macos", "watchos", "tvos", "visionos", "android", "web", "other"]
-    static let statuses: Set<String> = ["new", "triaged", "planned", "in_progress", "done", "closed", "duplicate"]
-    static let moderation: Set<String> = ["pending", "approved", "rejected"]
-
-    static func list(_ values: Set<String>) -> String { values.sorted().joined(separator: ", ") }
-}
-
 /// The admin filters of `GET /feedback` and `GET /feedback/export`, from the query string.
 struct FeedbackFilter: Sendable {
     var statuses: [String] = []

@@ -28,7 +28,7 @@ public struct FeedbackService: Service {
     let controller: FeedbackController
     let worker: FeedbackWorker
     let quota: SenderQuota
-    let repository: FeedbackRepository
+    let database: PostgresPool
 
     public static func make(context: ServiceContext) async throws -> FeedbackService {
         let configuration = try FeedbackConfiguration(environment: context.configuration.environment)
@@ -49,12 +49,11 @@ public struct FeedbackService: Service {
         let quota = SenderQuota(
             perMinute: configuration.quotaPerMinute, perDay: configuration.quotaPerDay, database: context.database,
             logger: context.logger, interval: .milliseconds(configuration.quotaFlushMilliseconds), now: clock)
-        let repository = FeedbackRepository(database: context.database)
         return FeedbackService(
             controller: FeedbackController(
-                repository: repository, configuration: configuration, authenticator: context.authenticator, quota: quota,
+                database: context.database, configuration: configuration, authenticator: context.authenticator, quota: quota,
                 logger: context.logger),
-            worker: worker, quota: quota, repository: repository)
+            worker: worker, quota: quota, database: context.database)
     }
 
     public func routes(into routes: inout Routes) {
@@ -74,6 +73,6 @@ extension FeedbackService: DataExporter {
 
     /// The user's feedback, as `GET /feedback/mine` shows it.
     public func exportData(of user: UUID) async throws -> JSONValue {
-        .object(["items": try .encoded(try await repository.all(of: user))])
+        .object(["items": try .encoded(try await FeedbackItems(database).all(of: user))])
     }
 }

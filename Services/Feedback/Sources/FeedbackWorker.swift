@@ -29,13 +29,11 @@ final class FeedbackWorker: Sendable {
         }
     }
 
-    /// The sender's feedback stays (the team still needs it) but no longer points to them.
+    /// The sender's feedback stays (the team still needs it) but no longer points to them; their
+    /// idempotency keys go.
     static func anonymize(_ userID: UUID, on connection: PostgresConnection) async throws {
-        try await connection.execute(
-            """
-            UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(userID)
-            """)
-        try await connection.execute("DELETE FROM feedback.idempotency_keys WHERE scope = \(userID.text())")
+        try await FeedbackItems(connection).anonymize(userID)
+        try await IdempotencyKeys(connection).forget(scope: userID.text())
     }
 
     /// Its parts, run by the host: the event consumer, and a sweep every ten minutes.
@@ -43,11 +41,8 @@ final class FeedbackWorker: Sendable {
         let (hours, database, logger) = (idempotencyHours, database, logger)
         let sweep = Periodic("feedback sweep", every: .seconds(600)) {
             do {
-                try await database.execute(
-                    """
-                    DELETE FROM feedback.idempotency_keys WHERE created_at < now() - make_interval(hours => \(hours))
-                    """)
-                try await database.execute("DELETE FROM feedback.quota WHERE day_start < now() - interval '2 days'")
+                try await IdempotencyKeys(database).expire(olderThan: hours)
+                try await QuotaCounters(database).expire()
             } catch {
                 logger.warning("idempotency key sweep will retry", [("error", .string("\(error)"))])
             }

@@ -13,9 +13,8 @@ import PierService
 
 /// `POST /feedback`: feedback from apps, anonymous or signed in, safe to retry, within quota.
 struct IntakeController: Sendable {
-    let repository: FeedbackRepository
+    let intake: FeedbackIntake
     let configuration: FeedbackConfiguration
-    let quota: SenderQuota
     let logger: Logger
 
     func create(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -25,20 +24,17 @@ struct IntakeController: Sendable {
         let key = try idempotencyKey(request, body)
         let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)
         let sender = principal.map { "user:" + $0.userID.text() } ?? "address:" + request.clientKey
-        let submission = FeedbackRepository.Submission(
+        let submission = FeedbackIntake.Submission(
             id: body.id ?? UUID(), userID: principal?.userID, feedback: feedback,
-            moderation: principal == nil && configuration.moderateAnonymous ? "pending" : "approved",
+            moderation: principal == nil && configuration.moderateAnonymous ? .pending : .approved,
             clientAddress: request.clientAddress,
             // The body as decoded and written again (sorted members, one spelling of each value,
             // `feedback` as `message`): two bodies that mean the same hash the same, without a
             // second parse of the bytes.
             idempotency: try key.map {
                 .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(try JSON.encode(body))))
-            })
-        try await quota.prepare(sender)
-        let outcome = try await repository.store(
-            submission, clientChoseID: body.id != nil, admit: { [quota] in quota.count(sender) },
-            render: { item in try JSON.encode(item) })
+            }, sender: sender)
+        let outcome = try await intake.submit(submission, clientChoseID: body.id != nil)
         switch outcome {
         case .created(let body, let id):
             logger.info("feedback received", [("feedback_id", .string(id.text()))])

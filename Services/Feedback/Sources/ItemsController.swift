@@ -14,28 +14,29 @@ import PierService
 /// `/feedback`, `/feedback/mine`, `/feedback/{id}`: reading feedback (a sender's own, the team's
 /// view) and triaging it.
 struct ItemsController: Sendable {
-    let repository: FeedbackRepository
+    let database: PostgresPool
+    var items: FeedbackItems { FeedbackItems(database) }
 
     func mine(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
         let principal = try context.caller()
-        return JSONResponse(try await repository.page(of: principal.userID, try PageRequest(request)))
+        return JSONResponse(try await items.page(of: principal.userID, try PageRequest(request)))
     }
 
     func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        guard var item = try await repository.item(id, admin: principal.isAdmin),
+        guard var item = try await items.item(id, admin: principal.isAdmin),
             // Someone else's item answers exactly like a missing one: existence does not leak.
             principal.isAdmin || item.owner == principal.userID
         else { throw HTTPError.notFound("No such feedback.") }
-        if principal.isAdmin { item.value.history = try await repository.history(of: id) }
+        if principal.isAdmin { item.value.history = try await items.history(of: id) }
         return JSONResponse(item.value)
     }
 
     func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
         let filter = try FeedbackFilter(request)
-        var page = try await repository.page(matching: filter, try PageRequest(request))
-        if request.query("includeTotal") == "true" { page.total = try await repository.count(matching: filter) }
+        var page = try await items.page(matching: filter, try PageRequest(request))
+        if request.query("includeTotal") == "true" { page.total = try await items.count(matching: filter) }
         return JSONResponse(page)
     }
 
@@ -74,7 +75,10 @@ struct ItemsController: Sendable {
             throw HTTPError.badRequest("Nothing to change: send status, tags, internalNote or moderation.")
         }
 
-        switch try await repository.update(id, patch, tags: tags, actor: admin.userID) {
+        let checked = FeedbackTriage.Patch(
+            status: patch.status.flatMap(FeedbackStatus.init(rawValue:)), duplicateOf: patch.duplicateOf, tags: tags,
+            internalNote: patch.internalNote, moderation: patch.moderation.flatMap(Moderation.init(rawValue:)))
+        switch try await FeedbackTriage(database: database).update(id, checked, actor: admin.userID) {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)
         case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")

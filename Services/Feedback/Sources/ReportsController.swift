@@ -13,7 +13,7 @@ import PierService
 
 /// `/feedback/stats` and `/feedback/export`: counts for the team, and every item as NDJSON or CSV.
 struct ReportsController: Sendable {
-    let repository: FeedbackRepository
+    let database: PostgresPool
 
     func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackStats> {
         var errors: [Problem.FieldError] = []
@@ -29,7 +29,8 @@ struct ReportsController: Sendable {
         }
         if let from, let to, from > to { errors.append(.init(field: "from", message: "must not be after to")) }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        return JSONResponse(try await repository.stats(from: from, to: to))
+        // On one connection: the counts see the same items.
+        return JSONResponse(try await database.withConnection { try await FeedbackItems($0).stats(from: from, to: to) })
     }
 
     /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows
@@ -38,7 +39,7 @@ struct ReportsController: Sendable {
         let filter = try FeedbackFilter(request)
         let format = request.query("format") ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
         guard format == "csv" || format == "ndjson" else { throw HTTPError.invalid("format", "must be ndjson or csv") }
-        let repository = repository
+        let items = FeedbackItems(database)
         let headers: HTTPHeaders = [
             "Content-Type": format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "Content-Disposition": "attachment; filename=\"feedback.\(format)\"",
@@ -47,7 +48,7 @@ struct ReportsController: Sendable {
             if format == "csv" { try await writer.write(CSVExport.header) }
             var cursor: PageCursor?
             repeat {
-                let (items, next) = try await repository.batch(matching: filter, after: cursor, count: 1000)
+                let (items, next) = try await items.batch(matching: filter, after: cursor, count: 1000)
                 var chunk = [UInt8]()
                 for item in items {
                     if format == "csv" {

@@ -50,12 +50,11 @@ final class SenderQuota: Sendable {
             )
         }
 
-        /// The shared row's windows (its `sender` column aside).
-        static func shared(_ row: PostgresRow, at now: Double) throws -> Sender {
+        /// The shared row's windows.
+        static func shared(_ row: QuotaCounters.Row, at now: Double) -> Sender {
             Sender(
-                minute: Window(start: try row.decode("minute_start"), count: try row.decode("minute_count"), length: 60),
-                day: Window(start: try row.decode("day_start"), count: try row.decode("day_count"), length: 86_400),
-                lastSeen: now)
+                minute: Window(start: row.minuteStart, count: row.minuteCount, length: 60),
+                day: Window(start: row.dayStart, count: row.dayCount, length: 86_400), lastSeen: now)
         }
     }
 
@@ -125,11 +124,7 @@ final class SenderQuota: Sendable {
     }
 
     private func read(_ sender: String) async throws -> Sender {
-        let rows = try await database.query(
-            """
-            SELECT \(unsafeSQL: Self.columns) FROM feedback.quota WHERE sender = \(sender)
-            """)
-        return try rows.first.map { try .shared($0, at: now()) } ?? .fresh(at: now())
+        try await QuotaCounters(database).read([sender]).first.map { .shared($0, at: now()) } ?? .fresh(at: now())
     }
 
     /// Adds the attempts counted since the last flush to the shared rows and takes back the
@@ -138,8 +133,8 @@ final class SenderQuota: Sendable {
     /// counts are shared, beyond ``maximumSenders``).
     func flush() async throws {
         let now = now()
-        let (batch, active) = senders.withLock { senders -> ([(String, Int)], [String]) in
-            var batch: [(String, Int)] = []
+        let (batch, active) = senders.withLock { senders -> ([(sender: String, count: Int)], [String]) in
+            var batch: [(sender: String, count: Int)] = []
             var active: [String] = []
             for (sender, entry) in senders {
                 if entry.unflushed > 0 {
@@ -151,24 +146,11 @@ final class SenderQuota: Sendable {
             }
             return (batch, active)
         }
-        var rows: [PostgresRow] = []
+        let counters = QuotaCounters(database)
+        var rows: [QuotaCounters.Row] = []
         if !batch.isEmpty {
             do {
-                rows += try await database.query(
-                    """
-                    INSERT INTO feedback.quota AS q (sender, minute_start, minute_count, day_start, day_count)
-                    SELECT sender, now(), added, now(), added
-                    FROM unnest(\(PostgresTextArray(batch.map(\.0)))::text[], \(PostgresTextArray(batch.map { String($0.1) }))::int[])
-                        AS b(sender, added)
-                    ON CONFLICT (sender) DO UPDATE SET
-                        minute_start = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN now() ELSE q.minute_start END,
-                        minute_count = CASE WHEN q.minute_start <= now() - interval '1 minute' THEN excluded.minute_count
-                            ELSE q.minute_count + excluded.minute_count END,
-                        day_start = CASE WHEN q.day_start <= now() - interval '1 day' THEN now() ELSE q.day_start END,
-                        day_count = CASE WHEN q.day_start <= now() - interval '1 day' THEN excluded.day_count
-                            ELSE q.day_count + excluded.day_count END
-                    RETURNING \(unsafeSQL: Self.columns)
-                    """)
+                rows += try await counters.add(batch)
             } catch {
                 // Not shared this time: counted again at the next flush.
                 senders.withLock { senders in
@@ -177,11 +159,8 @@ final class SenderQuota: Sendable {
                 throw error
             }
         }
-        if !active.isEmpty {
-            rows += try await database.query(
-                "SELECT \(unsafeSQL: Self.columns) FROM feedback.quota WHERE sender = ANY(\(PostgresTextArray(active))::text[])")
-        }
-        let shared = try rows.map { row in (try row.decode("sender", as: String.self), try Sender.shared(row, at: now)) }
+        if !active.isEmpty { rows += try await counters.read(active) }
+        let shared = rows.map { ($0.sender, Sender.shared($0, at: now)) }
         senders.withLock { senders in
             for (sender, totals) in shared {
                 guard var entry = senders[sender] else { continue }
@@ -196,11 +175,6 @@ final class SenderQuota: Sendable {
             if senders.count > maximumSenders { senders = senders.filter { $0.value.unflushed > 0 } }
         }
     }
-
-    private static let columns = """
-        sender, extract(epoch FROM minute_start)::float8 AS minute_start, minute_count,
-        extract(epoch FROM day_start)::float8 AS day_start, day_count
-        """
 
     /// Its part, run by the host: flushes every `interval` and, when stopped, shares what is
     /// still counted here.

@@ -1,0 +1,187 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The statements of the feedback items and their history, on whatever it is given: the pool
+/// for a read, a use case's transaction for a change. Answers in the domain's terms, never an
+/// HTTP error.
+struct FeedbackItems: Sendable {
+    let database: any PostgresExecutor
+
+    init(_ database: any PostgresExecutor) { self.database = database }
+
+    // MARK: - Intake
+
+    /// Inserts the item and returns it as its sender sees it; a client-chosen id that exists
+    /// already meets the primary key (`items_pkey`).
+    func insert(_ submission: FeedbackIntake.Submission) async throws -> FeedbackItem {
+        let feedback = submission.feedback
+        let rows = try await database.query(
+            """
+            INSERT INTO feedback.items (id, user_id, name, email, message, rating, category, app_version, build, platform,
+                os_version, device, locale, request_ids, metadata, moderation, client_address)
+            VALUES (\(submission.id), \(submission.userID), \(feedback.name), \(feedback.email), \(feedback.message), \(feedback.rating),
+                \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
+                \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
+                \(PostgresJSON(feedback.metadata))::jsonb, \(submission.moderation.rawValue), \(submission.clientAddress))
+            RETURNING \(unsafeSQL: FeedbackRows.columns)
+            """)
+        return try FeedbackRows.item(rows[0], admin: false)
+    }
+
+    // MARK: - Reading
+
+    /// A sender's own items, newest first.
+    func page(of user: UUID, _ page: PageRequest) async throws -> FeedbackPage {
+        try page.page(try await rows(where: "WHERE user_id = \(user)", after: page.cursor, limit: page.limit + 1), admin: false)
+    }
+
+    /// Every item of a sender, newest first (their export).
+    func all(of user: UUID) async throws -> [FeedbackItem] {
+        try await rows(where: "WHERE user_id = \(user)", after: nil, limit: 100_000).map {
+            try FeedbackRows.item($0, admin: false)
+        }
+    }
+
+    /// The items `filter` selects, newest first, with the team's fields.
+    func page(matching filter: FeedbackFilter, _ page: PageRequest) async throws -> FeedbackPage {
+        try page.page(try await rows(where: filter.condition, after: page.cursor, limit: page.limit + 1), admin: true)
+    }
+
+    /// Items newest first: the one query behind pages and export batches.
+    private func rows(where condition: PostgresQuery, after cursor: PageCursor?, limit: Int) async throws -> [PostgresRow] {
+        var query: PostgresQuery = "SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items "
+        query.append(condition)
+        if let cursor { query.append(cursor.condition) }
+        query.append(" ORDER BY created_at DESC, id DESC LIMIT \(limit)")
+        return try await database.query(query)
+    }
+
+    func count(matching filter: FeedbackFilter) async throws -> Int {
+        var query: PostgresQuery = "SELECT count(*)::int AS total FROM feedback.items "
+        query.append(filter.condition)
+        return try await database.query(query)[0].decode("total", as: Int.self)
+    }
+
+    /// One item (with the team's fields for `admin`) and who sent it.
+    func item(_ id: UUID, admin: Bool) async throws -> (value: FeedbackItem, owner: UUID?)? {
+        let rows = try await database.query("SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE id = \(id)")
+        guard let row = rows.first else { return nil }
+        return (try FeedbackRows.item(row, admin: admin), try row.decode("user_id", as: UUID?.self))
+    }
+
+    func exists(_ id: UUID) async throws -> Bool {
+        !(try await database.query("SELECT 1 FROM feedback.items WHERE id = \(id)")).isEmpty
+    }
+
+    /// Every recorded change of an item, oldest first.
+    func history(of id: UUID) async throws -> [FeedbackChange] {
+        let rows = try await database.query(
+            "SELECT actor, changed_at, changes::text AS changes FROM feedback.history WHERE item_id = \(id) ORDER BY id")
+        return try rows.map { row in
+            FeedbackChange(
+                actor: try row.decode("actor"), changedAt: try row.decode("changed_at"),
+                changes: try row.decode("changes", as: PostgresJSON<[String: FeedbackChange.FieldChange]>.self).value)
+        }
+    }
+
+    /// Up to `count` items after `cursor`, and the cursor of the next batch (nil at the end).
+    func batch(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> (
+        [FeedbackItem], PageCursor?
+    ) {
+        let rows = try await rows(where: filter.condition, after: cursor, limit: count)
+        let next = try rows.count == count ? rows.last.map(FeedbackRows.cursor(after:)) : nil
+        return (try rows.map { try FeedbackRows.item($0, admin: true) }, next)
+    }
+
+    // MARK: - Triage
+
+    /// What the team may change of an item, as stored.
+    struct Triage: Sendable {
+        var status: FeedbackStatus
+        var duplicateOf: UUID?
+        var tags: [String]
+        var internalNote: String?
+        var moderation: Moderation
+    }
+
+    /// The item's triage fields, its row locked until the transaction ends (nil: no such item).
+    func lockTriage(of id: UUID) async throws -> Triage? {
+        let rows = try await database.query(
+            "SELECT status, duplicate_of, tags, internal_note, moderation FROM feedback.items WHERE id = \(id) FOR UPDATE")
+        guard let row = rows.first else { return nil }
+        guard let status = FeedbackStatus(rawValue: try row.decode("status")),
+            let moderation = Moderation(rawValue: try row.decode("moderation"))
+        else {
+            throw PostgresError(.decoding, message: "feedback.items \(id) holds a status or moderation outside the vocabulary")
+        }
+        return Triage(
+            status: status, duplicateOf: try row.decode("duplicate_of", as: UUID?.self),
+            tags: try row.decode("tags", as: PostgresTextArray.self).values,
+            internalNote: try row.decode("internal_note", as: String?.self), moderation: moderation)
+    }
+
+    /// Stores `triage` and records `changes` by `actor` in the item's history.
+    func save(
+        _ triage: Triage, of id: UUID, changes: [String: FeedbackChange.FieldChange], actor: UUID
+    ) async throws {
+        try await database.execute(
+            """
+            UPDATE feedback.items SET updated_at = now(), status = \(triage.status.rawValue),
+                duplicate_of = \(triage.duplicateOf), tags = \(PostgresTextArray(triage.tags))::text[],
+                internal_note = \(triage.internalNote), moderation = \(triage.moderation.rawValue)
+            WHERE id = \(id)
+            """)
+        try await database.execute(
+            "INSERT INTO feedback.history (item_id, actor, changes) VALUES (\(id), \(actor), \(PostgresJSON(changes))::jsonb)")
+    }
+
+    // MARK: - Deleted accounts
+
+    /// The sender's feedback stays (the team still needs it) but no longer points to them.
+    func anonymize(_ user: UUID) async throws {
+        try await database.execute(
+            "UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(user)")
+    }
+
+    // MARK: - Reports
+
+    /// Counts by status, category and platform, and the average rating per app version, of the
+    /// items created in [from, to).
+    func stats(from: Date?, to: Date?) async throws -> FeedbackStats {
+        let range: PostgresQuery =
+            "WHERE created_at >= coalesce(\(from)::timestamptz, '-infinity') AND created_at < coalesce(\(to)::timestamptz, 'infinity')"
+        func counts(_ column: String) async throws -> [String: Int] {
+            var query: PostgresQuery =
+                "SELECT coalesce(\(unsafeSQL: column), 'unknown') AS key, count(*)::int AS n FROM feedback.items "
+            query.append(range)
+            query.append(" GROUP BY 1")
+            var result: [String: Int] = [:]
+            for row in try await database.query(query) { result[try row.decode("key")] = try row.decode("n", as: Int.self) }
+            return result
+        }
+        let byStatus = try await counts("status")
+        var ratings: PostgresQuery = """
+            SELECT app_version, round(avg(rating), 2)::float8 AS average, count(rating)::int AS n FROM feedback.items
+            """
+        ratings.append(" \(range)")
+        ratings.append(" GROUP BY app_version ORDER BY app_version NULLS LAST")
+        let byVersion = try await database.query(ratings).map { row in
+            FeedbackStats.AppVersionRating(
+                appVersion: try row.decode("app_version", as: String?.self),
+                averageRating: try row.decode("average", as: Double?.self),
+                ratings: try row.decode("n", as: Int.self))
+        }
+        let byCategory = try await counts("category")
+        let byPlatform = try await counts("platform")
+        return FeedbackStats(
+            from: from, to: to, total: byStatus.values.reduce(0, +), byStatus: byStatus,
+            byCategory: byCategory, byPlatform: byPlatform, ratingByAppVersion: byVersion)
+    }
+}

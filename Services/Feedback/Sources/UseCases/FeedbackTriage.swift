@@ -1,0 +1,78 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The team's changes to an item: the unit of work of `PATCH /feedback/{id}`. Under the item's
+/// row lock it checks the move against the workflow (``FeedbackStatus``), applies the patch and
+/// records what changed.
+struct FeedbackTriage: Sendable {
+    /// A checked patch: every given value is in the vocabulary (the controller checked).
+    struct Patch: Sendable {
+        var status: FeedbackStatus?
+        var duplicateOf: UUID?
+        var tags: [String]?
+        /// An empty note removes it.
+        var internalNote: String?
+        var moderation: Moderation?
+    }
+
+    enum Updated: Sendable {
+        case updated
+        case missing
+        /// The workflow does not allow it; says why.
+        case conflict(String)
+        /// `duplicateOf` names no item.
+        case unknownOriginal
+    }
+
+    let database: PostgresPool
+
+    /// Applies `patch` by `actor` and records what changed (nothing recorded when nothing did).
+    func update(_ id: UUID, _ patch: Patch, actor: UUID) async throws -> Updated {
+        try await database.withTransaction { connection in
+            let items = FeedbackItems(connection)
+            guard let before = try await items.lockTriage(of: id) else { return .missing }
+            var after = before
+            var changes: [String: FeedbackChange.FieldChange] = [:]
+            if let next = patch.status, next != before.status {
+                guard before.status.allows(next) else {
+                    return .conflict("Feedback cannot go from \(before.status.rawValue) to \(next.rawValue).")
+                }
+                after.status = next
+                after.duplicateOf = nil
+                if next == .duplicate, let original = patch.duplicateOf {
+                    guard try await items.exists(original) else { return .unknownOriginal }
+                    after.duplicateOf = original
+                    changes["duplicateOf"] = .init(from: .null, to: .string(original.text()))
+                }
+                changes["status"] = .init(from: .string(before.status.rawValue), to: .string(next.rawValue))
+            }
+            if let tags = patch.tags, tags != before.tags {
+                after.tags = tags
+                changes["tags"] = .init(
+                    from: .array(before.tags.map(JSONValue.string)), to: .array(tags.map(JSONValue.string)))
+            }
+            if let note = patch.internalNote {
+                after.internalNote = note.isEmpty ? nil : note
+                if after.internalNote != before.internalNote {
+                    changes["internalNote"] = .init(
+                        from: before.internalNote.map(JSONValue.string) ?? .null,
+                        to: after.internalNote.map(JSONValue.string) ?? .null)
+                }
+            }
+            if let moderation = patch.moderation, moderation != before.moderation {
+                after.moderation = moderation
+                changes["moderation"] = .init(from: .string(before.moderation.rawValue), to: .string(moderation.rawValue))
+            }
+            guard !changes.isEmpty else { return .updated }
+            try await items.save(after, of: id, changes: changes, actor: actor)
+            return .updated
+        }
+    }
+}
