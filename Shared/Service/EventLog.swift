@@ -38,7 +38,8 @@ public enum EventLog {
     /// Appends an event on `connection` (inside the producer's transaction) and wakes
     /// followers listening on ``channel``.
     @discardableResult
-    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: PostgresConnection) async throws
+    public static func append(_ type: String, payload: some Encodable & Sendable, on connection: any PostgresExecutor)
+        async throws
         -> Int64
     {
         let json = String(decoding: try JSON.encode(payload), as: UTF8.self)

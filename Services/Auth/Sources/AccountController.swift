@@ -13,7 +13,7 @@ import PierService
 
 /// `/auth/register`, `/auth/me`, `/auth/password`: the account itself.
 struct AccountController: Sendable {
-    let repository: AuthRepository
+    let useCases: AuthUseCases
     let tokens: TokenIssuer
     let passwords: PasswordChecks
     let devices: DeviceTokens
@@ -35,8 +35,8 @@ struct AccountController: Sendable {
         let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
         let refreshToken = tokens.newRefreshToken()
         let verification = desk.verification(email.address)
-        let device = AuthRepository.Device(name: deviceName, address: request.clientAddress)
-        let registered = try await repository.register(
+        let device = Sessions.Device(name: deviceName, address: request.clientAddress)
+        let registered = try await useCases.accounts.register(
             UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
             refreshToken: refreshToken, device: device, verification: verification)
         guard case .created(let user, let sessionID) = registered else {
@@ -59,7 +59,7 @@ struct AccountController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        guard let emailKey = try await repository.emailKey(of: principal.userID) else {
+        guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
         // The same guards as login: a stolen access token is no way to guess passwords faster.
@@ -77,8 +77,7 @@ struct AccountController: Sendable {
                 return (user, try await passwords.hasher.hash(body.newPassword))
             }
         }
-        try await repository.changePassword(
-            of: user.id, to: hash, keeping: principal.sessionID, notice: desk.mails.passwordChanged(to: user.email))
+        try await useCases.accounts.changePassword(of: user.id, email: user.email, to: hash, keeping: principal.sessionID)
         desk.queued("password-changed", link: nil)
         logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.text()))])
         return .noContent
@@ -89,8 +88,7 @@ struct AccountController: Sendable {
         let principal = try context.caller()
         let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
         try await reauthentication.require(principal, password: body.password, request: request)
-        let mails = desk.mails
-        let deleted = try await repository.delete(principal.userID) { mails.accountDeleted(to: $0) }
+        let deleted = try await useCases.accounts.delete(principal.userID)
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         desk.queued("account-deleted", link: nil)
         logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
@@ -108,7 +106,8 @@ struct AccountController: Sendable {
             errors.append(.init(field: "locale", message: "must be a BCP 47 language tag such as en, fr-CA or zh-Hant-TW"))
         }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        guard let user = try await repository.updateProfile(of: principal.userID, displayName: displayName, locale: body.locale)
+        guard
+            let user = try await useCases.users.updateProfile(of: principal.userID, displayName: displayName, locale: body.locale)
         else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         return JSONResponse(user)
     }
@@ -126,7 +125,7 @@ struct AccountController: Sendable {
     }
 
     private func user(_ id: UUID) async throws -> User {
-        guard let user = try await repository.user(id) else {
+        guard let user = try await useCases.users.user(id) else {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
         return user

@@ -37,9 +37,11 @@ enum AdminCommand {
             throw CommandError(description: "password " + problems.map(\.message).joined(separator: "; "))
         }
         let hash = try configuration.hasher.hash(password)
-        let repository = AuthRepository(
-            database: context.database, refreshDays: configuration.refreshTokenTTLDays, accessTTL: configuration.accessTokenTTL)
-        switch try await repository.makeAdmin(email: email, passwordHash: hash, promoteExisting: promote) {
+        let accounts = Accounts(
+            database: context.database,
+            lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: configuration.accessTokenTTL),
+            mails: Mails(appName: configuration.appName, publicURL: configuration.publicURL, from: configuration.mailFrom))
+        switch try await accounts.makeAdmin(email: email, passwordHash: hash, promoteExisting: promote) {
         case .created(let id):
             context.logger.info("admin account created", [("user_id", .string(id.text()))])
             print("admin \(email.address) ready (id \(id.text()))")

@@ -28,35 +28,36 @@ struct AuthController: Sendable {
         authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, logger: Logger,
         dummyHash: String
     ) throws {
-        let repository = AuthRepository(
-            database: database, refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL)
+        let useCases = AuthUseCases(
+            database: database,
+            lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk)
         let passwords = PasswordChecks(
             hasher: hasher,
             throttle: LoginThrottle(
                 database: database, accountLimit: configuration.accountFailureLimit,
                 addressLimit: configuration.addressFailureLimit),
             hashSlots: InFlightLimiter(limit: configuration.hashesPerAddress), dummyHash: dummyHash)
-        let reauthentication = Reauthentication(repository: repository, passwords: passwords)
+        let reauthentication = Reauthentication(useCases: useCases, passwords: passwords)
         let devices = DeviceTokens(keys: tokens.keys)
         sessions = SessionsController(
-            repository: repository, configuration: configuration, tokens: tokens, passwords: passwords, devices: devices,
+            useCases: useCases, configuration: configuration, tokens: tokens, passwords: passwords, devices: devices,
             loginRate: TokenBuckets(
                 rate: Double(configuration.loginsPerAddressPerMinute) / 60,
                 burst: Double(configuration.loginsPerAddressPerMinute)),
             desk: desk, logger: logger)
         account = AccountController(
-            repository: repository, tokens: tokens, passwords: passwords, devices: devices, policy: policy, desk: desk,
+            useCases: useCases, tokens: tokens, passwords: passwords, devices: devices, policy: policy, desk: desk,
             reauthentication: reauthentication, logger: logger)
         email = EmailController(
-            repository: repository, desk: desk, passwords: passwords, policy: policy,
+            links: useCases.links, desk: desk, passwords: passwords, policy: policy,
             forgotRate: TokenBuckets(
                 rate: Double(configuration.forgotPerAddressPerHour) / 3600, burst: Double(configuration.forgotPerAddressPerHour)),
             reauthentication: reauthentication, appName: configuration.appName, logger: logger)
         identity = IdentityController(
-            repository: repository, tokens: tokens, providers: configuration.identityProviders, desk: desk,
+            useCases: useCases, tokens: tokens, providers: configuration.identityProviders, desk: desk,
             reauthentication: reauthentication, logger: logger)
         export = ExportController(
-            repository: repository, sources: exports,
+            useCases: useCases, sources: exports,
             client: exports.remote.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 30), logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher

@@ -24,23 +24,23 @@ struct MailDesk: Sendable {
     static let resetLifetime = 30 * 60
 
     /// A new verification token for `email`, with its mail.
-    func verification(_ email: String) -> AuthRepository.EmailToken {
+    func verification(_ email: String) -> EmailToken {
         token(.verify, to: email, lifetime: Self.verifyLifetime, kind: "verify-email", mail: mails.verification)
     }
 
     /// A new password-reset token for `email`, with its mail.
-    func reset(_ email: String) -> AuthRepository.EmailToken {
+    func reset(_ email: String) -> EmailToken {
         token(.reset, to: email, lifetime: Self.resetLifetime, kind: "reset-password", mail: mails.passwordReset)
     }
 
     /// A token for the new address `email`, with the mail that confirms it.
-    func change(to email: String) -> AuthRepository.EmailToken {
+    func change(to email: String) -> EmailToken {
         token(.change, to: email, lifetime: Self.verifyLifetime, kind: "email-change", mail: mails.emailChange)
     }
 
     /// A token for the current address `email` that cancels the change to `newEmail`, with the
     /// notice that carries it.
-    func cancelChange(to email: String, newEmail: String) -> AuthRepository.EmailToken {
+    func cancelChange(to email: String, newEmail: String) -> EmailToken {
         token(.cancelChange, to: email, lifetime: Self.verifyLifetime, kind: "email-change-requested") { to, token in
             mails.emailChangeRequested(to: to, newEmail: newEmail, token: token)
         }
@@ -48,12 +48,12 @@ struct MailDesk: Sendable {
 
     /// 256 random bits, stored as their SHA-256, mailed to `email` in a link.
     private func token(
-        _ purpose: AuthRepository.EmailToken.Purpose, to email: String, lifetime: Int, kind: String,
+        _ purpose: EmailToken.Purpose, to email: String, lifetime: Int, kind: String,
         mail: (_ to: String, _ token: String) -> (message: MailMessage, link: String)
-    ) -> AuthRepository.EmailToken {
+    ) -> EmailToken {
         let raw = TokenIssuer.randomToken()
         let (message, link) = mail(email, raw)
-        return AuthRepository.EmailToken(
+        return EmailToken(
             hash: PostgresBytes(SHA256.hash(raw)), purpose: purpose, email: email, lifetimeSeconds: lifetime, mail: message,
             kind: kind, link: link)
     }
@@ -78,7 +78,7 @@ struct MailDesk: Sendable {
 /// the token (so a mail scanner that prefetches links spends nothing), and the POST accepts that
 /// form as well as JSON from an app (which opens the link as a universal link).
 struct EmailController: Sendable {
-    let repository: AuthRepository
+    let links: MailedLinks
     let desk: MailDesk
     let passwords: PasswordChecks
     let policy: PasswordPolicy
@@ -102,9 +102,7 @@ struct EmailController: Sendable {
             emailKey = email.key
         }
         let desk = desk
-        let issued = try await repository.resendVerification(of: context.principal?.userID, emailKey: emailKey) {
-            desk.verification($0)
-        }
+        let issued = try await links.resendVerification(of: context.principal?.userID, emailKey: emailKey)
         if case .queued(let link) = issued { desk.queued("verify-email", link: link) }
         if case .throttled(let retryAfter) = issued, context.principal != nil {
             throw HTTPError.tooManyRequests(
@@ -117,7 +115,7 @@ struct EmailController: Sendable {
     func verify(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let form = try request.form()
         let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
-        let user = try await MailDesk.hash(token).asyncMap { try await repository.verifyEmail($0) } ?? nil
+        let user = try await MailDesk.hash(token).asyncMap { try await links.verifyEmail($0) } ?? nil
         guard let user else {
             if form != nil {
                 return page(
@@ -155,7 +153,7 @@ struct EmailController: Sendable {
         guard rate.allowed else {
             throw HTTPError.tooManyRequests(retryAfter: rate.retryAfter, "Too many reset requests; try again later.")
         }
-        try await repository.requestReset(email: email)
+        try await links.requestReset(email: email)
         desk.outbox.wake()
         logger.info("password reset requested", [])
         return Response(status: 202)
@@ -165,7 +163,7 @@ struct EmailController: Sendable {
     func issueRequestedResets() async {
         let desk = desk
         do {
-            for link in try await repository.issueRequestedResets({ desk.reset($0) }) {
+            for link in try await links.issueRequestedResets() {
                 desk.queued("reset-password", link: link)
             }
         } catch {
@@ -182,7 +180,7 @@ struct EmailController: Sendable {
         let refused = HTTPError(
             422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
             errors: [.init(field: "token", message: "is not a live password-reset token")])
-        guard let hash = MailDesk.hash(body.token), let target = try await repository.resetTarget(hash) else {
+        guard let hash = MailDesk.hash(body.token), let target = try await links.resetTarget(hash) else {
             if form != nil { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
             throw refused
         }
@@ -196,9 +194,7 @@ struct EmailController: Sendable {
             throw HTTPError.invalid(problems, code: .weakPassword)
         }
         let passwordHash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.newPassword) }
-        let mails = desk.mails
-        guard let user = try await repository.resetPassword(hash, to: passwordHash, notice: { mails.passwordChanged(to: $0) })
-        else {
+        guard let user = try await links.resetPassword(hash, to: passwordHash) else {
             if form != nil { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
             throw refused
         }
@@ -226,12 +222,7 @@ struct EmailController: Sendable {
             throw HTTPError.invalid("newEmail", "must be an email address such as name@example.com")
         }
         try await reauthentication.require(principal, password: body.password, request: request)
-        let desk = desk
-        let token = desk.change(to: newEmail.address)
-        switch try await repository.requestEmailChange(
-            of: principal.userID, session: principal.sessionID, to: newEmail, token: token,
-            notice: { desk.cancelChange(to: $0, newEmail: newEmail.address) })
-        {
+        switch try await links.requestEmailChange(of: principal.userID, session: principal.sessionID, to: newEmail) {
         case .queued(let link):
             desk.queued("email-change", link: link)
             return Response(status: 202)
@@ -249,10 +240,9 @@ struct EmailController: Sendable {
     func confirmChange(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let form = try request.form()
         let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
-        let mails = desk.mails
         let outcome =
             try await MailDesk.hash(token).asyncMap {
-                try await repository.confirmEmailChange($0) { mails.emailChanged(to: $0, newEmail: $1) }
+                try await links.confirmEmailChange($0)
             } ?? .invalid
         switch outcome {
         case .changed(let user):
@@ -284,7 +274,7 @@ struct EmailController: Sendable {
     func cancelChange(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let form = try request.form()
         let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
-        guard let user = try await MailDesk.hash(token).asyncMap({ try await repository.cancelEmailChange($0) }) ?? nil else {
+        guard let user = try await MailDesk.hash(token).asyncMap({ try await links.cancelEmailChange($0) }) ?? nil else {
             if form != nil {
                 return page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410)
             }

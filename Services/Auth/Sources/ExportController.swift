@@ -15,7 +15,7 @@ import PierService
 /// hosts it beside auth, else over HTTP with the caller's token). A part that cannot be had makes
 /// the whole answer a 503: a partial export would look complete.
 struct ExportController: Sendable {
-    let repository: AuthRepository
+    let useCases: AuthUseCases
     let sources: ExportSources
     /// Only when parts are fetched over HTTP.
     let client: HTTPClient?
@@ -23,14 +23,14 @@ struct ExportController: Sendable {
 
     func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        guard let user = try await repository.user(principal.userID) else {
+        guard let user = try await useCases.users.user(principal.userID) else {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
         var parts: [String: JSONValue] = [
             "auth": .object([
                 "user": try .encoded(user),
-                "sessions": try .encoded(try await repository.sessions(of: user.id, current: principal.sessionID)),
-                "identities": try .encoded(try await repository.identities(of: user.id)),
+                "sessions": try .encoded(try await useCases.sessions.list(of: user.id, current: principal.sessionID)),
+                "identities": try .encoded(try await useCases.identities.exported(of: user.id)),
             ])
         ]
         for exporter in sources.hosted { parts[exporter.exportName] = try await exporter.exportData(of: user.id) }

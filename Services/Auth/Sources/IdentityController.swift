@@ -15,7 +15,7 @@ import PierService
 /// `/auth/apple`, `/auth/oidc/{provider}`: sign in with an ID token from Apple or another
 /// OpenID Connect provider; `/auth/apple/notifications`: Apple's server-to-server events.
 struct IdentityController: Sendable {
-    let repository: AuthRepository
+    let useCases: AuthUseCases
     let tokens: TokenIssuer
     let verifiers: [String: IdentityTokenVerifier]
     let desk: MailDesk
@@ -23,10 +23,10 @@ struct IdentityController: Sendable {
     let logger: Logger
 
     init(
-        repository: AuthRepository, tokens: TokenIssuer, providers: [String: IdentityProvider], desk: MailDesk,
+        useCases: AuthUseCases, tokens: TokenIssuer, providers: [String: IdentityProvider], desk: MailDesk,
         reauthentication: Reauthentication, logger: Logger
     ) {
-        self.repository = repository
+        self.useCases = useCases
         self.reauthentication = reauthentication
         self.tokens = tokens
         // Threads only when a provider is configured.
@@ -68,12 +68,10 @@ struct IdentityController: Sendable {
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         let claims = try await verified(verifier, body.identityToken, .signIn(nonce: body.nonce))
         let refreshToken = tokens.newRefreshToken()
-        let mails = desk.mails
-        let device = AuthRepository.Device(name: deviceName, address: request.clientAddress)
-        let outcome = try await repository.signIn(
+        let device = Sessions.Device(name: deviceName, address: request.clientAddress)
+        let outcome = try await useCases.signIns.signIn(
             provider: name, claims: claims, name: fullName.flatMap { $0.isEmpty ? nil : $0 }, refreshToken: refreshToken,
-            device: device
-        ) { mails.newSignIn(to: $0, device: device.name, address: device.address) }
+            device: device)
         switch outcome {
         case .signedIn(let user, let session, let created, let noticed):
             if noticed { desk.queued("new-sign-in", link: nil) }
@@ -111,7 +109,7 @@ struct IdentityController: Sendable {
                 503, code: .unavailable, detail: "Cannot check identity tokens now: \(why).", headers: ["Retry-After": "5"])
         }
         let key = Array((verifier.provider.name + "\u{0}").utf8) + claims.replayKey
-        guard try await repository.spend(PostgresBytes(SHA256.hash(key)), until: claims.acceptedUntil) else {
+        guard try await useCases.usedTokens.spend(PostgresBytes(SHA256.hash(key)), until: claims.acceptedUntil) else {
             logger.info(
                 "identity token refused", [("provider", .string(verifier.provider.name)), ("reason", .string("replayed"))])
             throw HTTPError.unauthorized("The identity token was refused: it was used already.", code: .invalidIdentityToken)
@@ -133,8 +131,7 @@ struct IdentityController: Sendable {
         else {
             throw HTTPError.invalid("payload", "carries no events claim with a type and a sub")
         }
-        let mails = desk.mails
-        let applied = try await repository.appleEvent(type, subject: subject) { mails.accountDeleted(to: $0) }
+        let applied = try await useCases.signIns.appleEvent(type, subject: subject)
         if applied && type == "account-delete" { desk.queued("account-deleted", link: nil) }
         logger.info("apple notification", [("type", .string(type)), ("linked", .bool(applied))])
         return Response(status: 200)
@@ -143,7 +140,7 @@ struct IdentityController: Sendable {
     /// `GET /auth/identities`: the providers the caller signs in with.
     func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<LinkedIdentity>> {
         let principal = try context.caller()
-        return JSONResponse(ItemList(try await repository.linkedIdentities(of: principal.userID)))
+        return JSONResponse(ItemList(try await useCases.identities.linked(of: principal.userID)))
     }
 
     /// `DELETE /auth/identities/{id} [{password}]`: needs the password or a recent sign-in, and
@@ -153,7 +150,7 @@ struct IdentityController: Sendable {
         let id = try context.parameters.require("id", as: UUID.self)
         let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
         try await reauthentication.require(principal, password: body.password, request: request)
-        switch try await repository.unlinkIdentity(id, of: principal.userID) {
+        switch try await useCases.accounts.unlinkIdentity(id, of: principal.userID) {
         case .unlinked:
             logger.info(
                 "identity unlinked", [("user_id", .string(principal.userID.text())), ("identity_id", .string(id.text()))])

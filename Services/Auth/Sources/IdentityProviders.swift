@@ -38,7 +38,7 @@ struct IdentityClaims: Sendable {
     /// The whole claim set (Apple's notifications carry their events inside).
     var claims: [String: JSONValue]
     /// What identifies this token among all the provider's: its `jti`, else the SHA-256 of the
-    /// whole token; spent once (``AuthRepository/spend(_:until:)``).
+    /// whole token; spent once (``UsedTokens/spend(_:until:)``).
     var replayKey: [UInt8]
     /// Until when the token could be accepted (seconds since 1970): how long its key is kept.
     var acceptedUntil: Int

@@ -45,17 +45,6 @@ final class MailOutbox: LifecycleService {
         (stream, wakes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Queues `message` in the caller's transaction.
-    static func enqueue(_ message: MailMessage, kind: String, on connection: PostgresConnection) async throws {
-        let id = UUID()
-        try await connection.execute(
-            """
-            INSERT INTO auth.outbox (id, kind, recipient, message)
-            VALUES (\(id), \(kind), \(MailMessage.address(in: message.to)),
-                \(PostgresBytes(message.rendered(messageID: id.text(), date: Date()))))
-            """)
-    }
-
     /// Sends until its task is cancelled: what is due at once, after each ``wake()``, and every
     /// `pollSeconds` (mails another replica queued, retries that came due).
     func run() async {
@@ -83,49 +72,30 @@ final class MailOutbox: LifecycleService {
     func sendDue() async -> Int {
         if let work = preparing.withLock({ $0 }) { await work() }
         var sent = 0
+        let outbox = Outbox(database)
         while true {
-            let claimed: PostgresRow?
+            let claimed: Outbox.Claimed?
             do {
-                claimed = try await database.query(
-                    """
-                    UPDATE auth.outbox SET attempts = attempts + 1,
-                        next_attempt_at = now() + make_interval(secs => least(3600, \(retrySeconds) * power(2, attempts)))
-                    WHERE id = (
-                        SELECT id FROM auth.outbox
-                        WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-                        ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-                    RETURNING id, kind, recipient, message, attempts
-                    """
-                ).first
+                claimed = try await outbox.claim(retrySeconds: retrySeconds)
             } catch {
                 logger.warning("mail outbox unavailable", [("error", .string("\(error)"))])
                 return sent
             }
             guard let claimed else { return sent }
             do {
-                let id = try claimed.decode("id", as: UUID.self)
-                let kind = try claimed.decode("kind", as: String.self)
-                let attempts = try claimed.decode("attempts", as: Int.self)
-                let message = try claimed.decode("message", as: PostgresBytes.self).bytes
                 do {
-                    try await transport.send(message, from: sender, to: try claimed.decode("recipient"))
-                    try await database.execute(
-                        "UPDATE auth.outbox SET sent_at = now(), message = NULL, last_error = NULL WHERE id = \(id)")
-                    logger.info("mail sent", [("mail_id", .string(id.text())), ("kind", .string(kind))])
+                    try await transport.send(claimed.message, from: sender, to: claimed.recipient)
+                    try await outbox.markSent(claimed.id)
+                    logger.info("mail sent", [("mail_id", .string(claimed.id.text())), ("kind", .string(claimed.kind))])
                     sent += 1
                 } catch let failure as MailFailure {
-                    let final = failure.permanent || attempts >= Self.maximumAttempts
-                    try await database.execute(
-                        """
-                        UPDATE auth.outbox SET last_error = \(failure.message),
-                            failed_at = CASE WHEN \(final) THEN now() END, message = CASE WHEN \(final) THEN NULL ELSE message END
-                        WHERE id = \(id)
-                        """)
+                    let final = failure.permanent || claimed.attempts >= Self.maximumAttempts
+                    try await outbox.markFailed(claimed.id, error: failure.message, final: final)
                     logger.warning(
                         final ? "mail given up" : "mail not sent; will retry",
                         [
-                            ("mail_id", .string(id.text())), ("kind", .string(kind)), ("attempt", .int(attempts)),
-                            ("error", .string(failure.message)),
+                            ("mail_id", .string(claimed.id.text())), ("kind", .string(claimed.kind)),
+                            ("attempt", .int(claimed.attempts)), ("error", .string(failure.message)),
                         ])
                 }
             } catch {

@@ -59,7 +59,7 @@ struct PasswordChecks: Sendable {
             // hash runs before anything else is decided, so every path costs one hash.
             var stored: (User, String)? = nil
             if try row.decode("id", as: UUID?.self) != nil, let hash = try row.decode("password_hash", as: String?.self) {
-                stored = (try AuthRepository.user(row), hash)
+                stored = (try Users.user(row), hash)
             }
             let matches = try await hasher.verify(password, against: stored?.1 ?? dummyHash)
             guard matches, let (user, hash) = stored else {

@@ -11,13 +11,13 @@ import PierService
 /// current password now, or a sign-in within the last 5 minutes (the token's `auth_time`).
 /// Otherwise 401 `reauthentication_required`, with the step-up challenge of RFC 9470.
 struct Reauthentication: Sendable {
-    let repository: AuthRepository
+    let useCases: AuthUseCases
     let passwords: PasswordChecks
     static let maximumAge = 300
 
     func require(_ principal: Principal, password: String?, request: Request) async throws {
         if let password {
-            guard let emailKey = try await repository.emailKey(of: principal.userID) else {
+            guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else {
                 throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
             }
             // The same guards as login: a stolen access token is no way to guess passwords faster.
@@ -30,7 +30,7 @@ struct Reauthentication: Sendable {
             case .wrong:
                 throw Self.refusal("The password is not correct.")
             case .right:
-                if let session = principal.sessionID { try await repository.reauthenticated(session) }
+                if let session = principal.sessionID { try await useCases.sessions.reauthenticated(session) }
                 return
             }
         }

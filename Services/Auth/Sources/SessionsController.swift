@@ -14,7 +14,7 @@ import PierService
 /// `/auth/login`, `/auth/refresh`, `/auth/logout`: sessions, their access tokens and rotating
 /// refresh tokens.
 struct SessionsController: Sendable {
-    let repository: AuthRepository
+    let useCases: AuthUseCases
     let configuration: AuthConfiguration
     let tokens: TokenIssuer
     let passwords: PasswordChecks
@@ -54,7 +54,7 @@ struct SessionsController: Sendable {
                         detail: "Confirm your email address first: open the link Pier mailed, or ask for it again.")
                 }
                 if passwords.hasher.needsRehash(hash) {
-                    try await repository.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
+                    try await useCases.users.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
                 }
                 var response = try await signIn(user, device: .init(name: deviceName, address: request.clientAddress))
                 response.value.deviceToken = devices.issue(emailKey: emailKey)
@@ -70,12 +70,9 @@ struct SessionsController: Sendable {
     }
 
     /// A new session for `user`, answered with its tokens.
-    private func signIn(_ user: User, device: AuthRepository.Device) async throws -> AuthSessionResponse {
+    private func signIn(_ user: User, device: Sessions.Device) async throws -> AuthSessionResponse {
         let refreshToken = tokens.newRefreshToken()
-        let mails = desk.mails
-        let (sessionID, noticed) = try await repository.openSession(for: user, refreshToken: refreshToken, device: device) {
-            mails.newSignIn(to: $0, device: device.name, address: device.address)
-        }
+        let (sessionID, noticed) = try await useCases.signIns.open(for: user, refreshToken: refreshToken, device: device)
         if noticed { desk.queued("new-sign-in", link: nil) }
         return AuthSessionResponse(
             value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt))
@@ -89,7 +86,7 @@ struct SessionsController: Sendable {
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         let successor = tokens.successor(of: body.refreshToken)
         let successorHash = PostgresBytes(TokenIssuer.hash(successor))
-        let outcome = try await repository.rotate(
+        let outcome = try await useCases.signIns.rotate(
             hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds, from: request.clientAddress)
         switch outcome {
         case .rotated(let user, let sessionID, let authenticatedAt):
@@ -115,7 +112,8 @@ struct SessionsController: Sendable {
     func logout(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> Response {
         guard body.refreshToken.utf8.count <= 256 else { return .noContent }
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
-        try await repository.logout(context.principal?.userID, session: context.principal?.sessionID, refreshTokenHash: hash)
+        try await useCases.signIns.logout(
+            context.principal?.userID, session: context.principal?.sessionID, refreshTokenHash: hash)
         return .noContent
     }
 
@@ -123,14 +121,14 @@ struct SessionsController: Sendable {
     func list(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<SessionInfo>> {
         let principal = try context.caller()
         return JSONResponse(
-            ItemList(try await repository.sessions(of: principal.userID, current: principal.sessionID)))
+            ItemList(try await useCases.sessions.list(of: principal.userID, current: principal.sessionID)))
     }
 
     /// `DELETE /auth/sessions/{id}`: one of the caller's sessions ended at once, everywhere.
     func end(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        guard try await repository.endSessions(of: principal.userID, only: id, reason: "ended by the user") > 0 else {
+        guard try await useCases.signIns.endSessions(of: principal.userID, only: id, reason: "ended by the user") > 0 else {
             throw HTTPError.notFound("No such session.")
         }
         logger.info("session ended", [("user_id", .string(principal.userID.text())), ("session_id", .string(id.text()))])
@@ -140,7 +138,7 @@ struct SessionsController: Sendable {
     /// `POST /auth/logout/all`: every session of the caller, this one included.
     func logoutAll(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let count = try await repository.endSessions(of: principal.userID, only: nil, reason: "logout everywhere")
+        let count = try await useCases.signIns.endSessions(of: principal.userID, only: nil, reason: "logout everywhere")
         logger.info("signed out everywhere", [("user_id", .string(principal.userID.text())), ("sessions", .int(count))])
         return .noContent
     }

@@ -40,7 +40,7 @@ struct LoginThrottle: Sendable {
         let inFlight = self.inFlight.inFlight(account)
         let row = try await database.query(
             """
-            SELECT \(unsafeSQL: AuthRepository.userColumns("u")), u.password_hash,
+            SELECT \(unsafeSQL: Users.columns("u")), u.password_hash,
                    (SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int FROM auth.login_throttle
                     WHERE key IN (\(account), \(address)) AND blocked_until > now()) AS retry,
                    coalesce((SELECT failures FROM auth.login_throttle

@@ -1,0 +1,116 @@
+import PierMail
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A single-use token to mail: what is stored of it (its SHA-256) and the mail that carries it.
+struct EmailToken: Sendable {
+    enum Purpose: String, Sendable {
+        case verify, reset, change
+        case cancelChange = "cancel-change"
+    }
+    var hash: PostgresBytes
+    var purpose: Purpose
+    /// The address it was sent to (and, for `verify`, the one it proves).
+    var email: String
+    var lifetimeSeconds: Int
+    var mail: MailMessage
+    var kind: String
+    /// The link the mail carries (for the development log line); never stored.
+    var link: String
+}
+
+/// The statements of mailed single-use tokens (`auth.email_tokens`).
+struct EmailTokens: Sendable {
+    let database: any PostgresExecutor
+
+    init(_ database: any PostgresExecutor) { self.database = database }
+
+    /// Stores the token and queues its mail. A change of address (and its cancel link) belongs
+    /// to the session that asked for it.
+    func issue(_ token: EmailToken, to user: UUID, session: UUID? = nil) async throws {
+        try await database.execute(
+            """
+            INSERT INTO auth.email_tokens (token_hash, user_id, purpose, email, expires_at, session_id)
+            VALUES (\(token.hash), \(user), \(token.purpose.rawValue), \(token.email),
+                now() + make_interval(secs => \(token.lifetimeSeconds)), \(session))
+            """)
+        try await Outbox(database).enqueue(token.mail, kind: token.kind)
+    }
+
+    /// Voids `user`'s live tokens of these purposes.
+    func void(of user: UUID, _ purposes: [EmailToken.Purpose]) async throws {
+        try await database.execute(
+            """
+            UPDATE auth.email_tokens SET used_at = now()
+            WHERE user_id = \(user) AND used_at IS NULL AND purpose = ANY(string_to_array(\(purposes.map(\.rawValue).joined(separator: ",")), ','))
+            """)
+    }
+
+    /// Marks a live token of `purpose` used; its user and address, or nil. A change of address
+    /// is live only while the session that asked for it is.
+    func consume(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> (user: UUID, email: String)? {
+        try await database.query(
+            """
+            UPDATE auth.email_tokens t SET used_at = now()
+            WHERE token_hash = \(hash) AND purpose = \(purpose.rawValue) AND used_at IS NULL AND expires_at > now()
+                AND (purpose <> 'change' OR EXISTS (SELECT 1 FROM auth.sessions s
+                    WHERE s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()))
+            RETURNING user_id, email
+            """
+        ).first.map { (try $0.decode("user_id"), try $0.decode("email")) }
+    }
+
+    /// Marks a live cancel link used; its user and the session that asked for the change.
+    func consumeCancel(_ hash: PostgresBytes) async throws -> (user: UUID, session: UUID?)? {
+        try await database.query(
+            """
+            UPDATE auth.email_tokens SET used_at = now()
+            WHERE token_hash = \(hash) AND purpose = 'cancel-change' AND used_at IS NULL AND expires_at > now()
+            RETURNING user_id, session_id
+            """
+        ).first.map { (try $0.decode("user_id"), try $0.decode("session_id")) }
+    }
+
+    /// The account a live reset token is for, while the token was mailed to the address the
+    /// account still has.
+    func resetTarget(_ hash: PostgresBytes) async throws -> User? {
+        try await database.query(
+            """
+            SELECT \(unsafeSQL: Users.columns("u")) FROM auth.email_tokens t JOIN auth.users u ON u.id = t.user_id
+            WHERE t.token_hash = \(hash) AND t.purpose = 'reset' AND t.used_at IS NULL AND t.expires_at > now()
+                AND t.email = u.email
+            """
+        ).first.map(Users.user)
+    }
+}
+
+/// Password resets asked for and not yet handled (`auth.reset_requests`): one insert per ask,
+/// the same whether or not an account has the address.
+struct ResetRequests: Sendable {
+    let database: any PostgresExecutor
+
+    init(_ database: any PostgresExecutor) { self.database = database }
+
+    func add(_ email: EmailAddress) async throws {
+        try await database.execute("INSERT INTO auth.reset_requests (email_key) VALUES (\(email.key))")
+    }
+
+    /// Takes the oldest request no other worker holds; its address key, or nil when none is left.
+    func take() async throws -> String? {
+        try await database.query(
+            """
+            DELETE FROM auth.reset_requests WHERE id = (
+                SELECT id FROM auth.reset_requests ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING email_key
+            """
+        ).first?.decode("email_key")
+    }
+}

@@ -1,0 +1,70 @@
+import PierMail
+import PierPostgres
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The statements of the mail outbox (`auth.outbox`): a mail is queued in the transaction of
+/// the change that causes it, claimed by the worker before it is sent, marked after.
+struct Outbox: Sendable {
+    /// A mail claimed for sending.
+    struct Claimed: Sendable {
+        let id: UUID
+        let kind: String
+        let recipient: String
+        let message: [UInt8]
+        let attempts: Int
+    }
+
+    let database: any PostgresExecutor
+
+    init(_ database: any PostgresExecutor) { self.database = database }
+
+    func enqueue(_ message: MailMessage, kind: String) async throws {
+        let id = UUID()
+        try await database.execute(
+            """
+            INSERT INTO auth.outbox (id, kind, recipient, message)
+            VALUES (\(id), \(kind), \(MailMessage.address(in: message.to)),
+                \(PostgresBytes(message.rendered(messageID: id.text(), date: Date()))))
+            """)
+    }
+
+    /// The next mail that is due, its attempt counted and its next attempt pushed back (doubling
+    /// from `retrySeconds`, an hour at most) before it is sent; nil when none is due.
+    func claim(retrySeconds: Int) async throws -> Claimed? {
+        try await database.query(
+            """
+            UPDATE auth.outbox SET attempts = attempts + 1,
+                next_attempt_at = now() + make_interval(secs => least(3600, \(retrySeconds) * power(2, attempts)))
+            WHERE id = (
+                SELECT id FROM auth.outbox
+                WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
+                ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING id, kind, recipient, message, attempts
+            """
+        ).first.map { row in
+            Claimed(
+                id: try row.decode("id"), kind: try row.decode("kind"), recipient: try row.decode("recipient"),
+                message: try row.decode("message", as: PostgresBytes.self).bytes, attempts: try row.decode("attempts"))
+        }
+    }
+
+    func markSent(_ id: UUID) async throws {
+        try await database.execute("UPDATE auth.outbox SET sent_at = now(), message = NULL, last_error = NULL WHERE id = \(id)")
+    }
+
+    /// Records a failed attempt; a final one gives the mail up (and drops its text).
+    func markFailed(_ id: UUID, error: String, final: Bool) async throws {
+        try await database.execute(
+            """
+            UPDATE auth.outbox SET last_error = \(error),
+                failed_at = CASE WHEN \(final) THEN now() END, message = CASE WHEN \(final) THEN NULL ELSE message END
+            WHERE id = \(id)
+            """)
+    }
+}

@@ -1,0 +1,216 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The statements of the accounts (`auth.users`), on the pool for a read or a use case's
+/// transaction for a change.
+struct Users: Sendable {
+    let database: any PostgresExecutor
+
+    init(_ database: any PostgresExecutor) { self.database = database }
+
+    static let columns = columns("auth.users")
+
+    /// The columns ``user(_:)`` reads, of the users table named `table` (or its alias).
+    static func columns(_ table: String) -> String {
+        """
+        \(table).id, \(table).email, \(table).display_name, \(table).role, \(table).created_at,
+        \(table).email_verified_at IS NOT NULL AS email_verified, \(table).locale
+        """
+    }
+
+    static func user(_ row: PostgresRow) throws -> User {
+        User(
+            id: try row.decode("id"), email: try row.decode("email"),
+            displayName: try row.decode("display_name", as: String?.self),
+            role: try row.decode("role"), createdAt: try row.decode("created_at"),
+            emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"))
+    }
+
+    func user(_ id: UUID) async throws -> User? {
+        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(id)").first.map(Self.user)
+    }
+
+    func emailKey(of user: UUID) async throws -> String? {
+        try await database.query("SELECT email_key FROM auth.users WHERE id = \(user)").first?.decode("email_key")
+    }
+
+    /// A new account; an address another account has meets the unique key.
+    func insert(
+        _ id: UUID, email: EmailAddress, passwordHash: String?, displayName: String?, role: String = "user",
+        verified: Bool = false
+    ) async throws -> User {
+        let rows = try await database.query(
+            """
+            INSERT INTO auth.users (id, email, email_key, password_hash, display_name, role, email_verified_at)
+            VALUES (\(id), \(email.address), \(email.key), \(passwordHash), \(displayName), \(role),
+                CASE WHEN \(verified) THEN now() END)
+            RETURNING \(unsafeSQL: Self.columns)
+            """)
+        return try Self.user(rows[0])
+    }
+
+    func setPasswordHash(_ hash: String?, of user: UUID) async throws {
+        try await database.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
+    }
+
+    /// The account of an address, its row locked: its id and whether the address was proven.
+    func lock(emailKey: String) async throws -> (id: UUID, email: String, verified: Bool)? {
+        try await database.query(
+            """
+            SELECT id, email, email_verified_at IS NOT NULL AS verified FROM auth.users WHERE email_key = \(emailKey)
+            FOR UPDATE
+            """
+        ).first.map { (try $0.decode("id"), try $0.decode("email"), try $0.decode("verified")) }
+    }
+
+    /// The account's address, its row locked.
+    func lockEmail(of user: UUID) async throws -> String? {
+        try await database.query("SELECT email FROM auth.users WHERE id = \(user) FOR UPDATE").first?.decode("email")
+    }
+
+    /// Marks the address proven (now, or when it was first).
+    func markVerified(_ user: UUID) async throws {
+        try await database.execute(
+            """
+            UPDATE auth.users SET email_verified_at = coalesce(email_verified_at, now()), updated_at = now() WHERE id = \(user)
+            """)
+    }
+
+    /// Marks the address proven while the account still has `email`; the user, or nil.
+    func verify(_ user: UUID, email: String) async throws -> User? {
+        try await database.query(
+            """
+            UPDATE auth.users SET email_verified_at = coalesce(email_verified_at, now()), updated_at = now()
+            WHERE id = \(user) AND email = \(email)
+            RETURNING \(unsafeSQL: Self.columns)
+            """
+        ).first.map(Self.user)
+    }
+
+    /// Sets the password and proves the address, while the account still has `email`.
+    func resetPassword(of user: UUID, email: String, to hash: String) async throws -> User? {
+        try await database.query(
+            """
+            UPDATE auth.users SET password_hash = \(hash), updated_at = now(),
+                email_verified_at = coalesce(email_verified_at, now())
+            WHERE id = \(user) AND email = \(email)
+            RETURNING \(unsafeSQL: Self.columns)
+            """
+        ).first.map(Self.user)
+    }
+
+    /// Moves the account to `address`, proven by the link that was followed.
+    func changeAddress(of user: UUID, to address: EmailAddress) async throws -> User {
+        let rows = try await database.query(
+            """
+            UPDATE auth.users SET email = \(address.address), email_key = \(address.key),
+                email_verified_at = now(), updated_at = now()
+            WHERE id = \(user)
+            RETURNING \(unsafeSQL: Self.columns)
+            """)
+        return try Self.user(rows[0])
+    }
+
+    /// The account's address, its row locked, and whether another account has `newEmail`.
+    func lockForChange(of user: UUID, to newEmail: EmailAddress) async throws -> (email: String, taken: Bool)? {
+        try await database.query(
+            """
+            SELECT u.email, EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
+            FROM auth.users u WHERE u.id = \(user) FOR UPDATE
+            """
+        ).first.map { (try $0.decode("email"), try $0.decode("taken")) }
+    }
+
+    /// The account of `user` or of `emailKey`, locked, with whether its address is proven and how
+    /// many verification mails went out for it in the last 10 minutes.
+    func lockForVerification(of user: UUID?, emailKey: String?) async throws -> (
+        id: UUID, email: String, verified: Bool, recent: Int
+    )? {
+        try await database.query(
+            """
+            SELECT id, email, email_verified_at IS NOT NULL AS verified,
+                (SELECT count(*) FROM auth.email_tokens t WHERE t.user_id = u.id AND t.purpose = 'verify'
+                    AND t.created_at > now() - interval '10 minutes')::int AS recent
+            FROM auth.users u WHERE u.id = \(user) OR u.email_key = \(emailKey)
+            FOR UPDATE
+            """
+        ).first.map { (try $0.decode("id"), try $0.decode("email"), try $0.decode("verified"), try $0.decode("recent")) }
+    }
+
+    /// The account of an address, locked, with whether it is an admin and how many live sessions it has.
+    func lockForAdmin(emailKey: String) async throws -> (id: UUID, admin: Bool, liveSessions: Int)? {
+        try await database.query(
+            """
+            SELECT u.id, u.role = 'admin' AS admin, (SELECT count(*) FROM auth.sessions s
+                WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now())::int AS sessions
+            FROM auth.users u WHERE u.email_key = \(emailKey) FOR UPDATE
+            """
+        ).first.map { (try $0.decode("id"), try $0.decode("admin"), try $0.decode("sessions")) }
+    }
+
+    /// Makes the account an admin with this password, its address counted as proven.
+    func promote(_ user: UUID, passwordHash: String) async throws {
+        try await database.execute(
+            """
+            UPDATE auth.users SET role = 'admin', password_hash = \(passwordHash),
+                email_verified_at = coalesce(email_verified_at, now()), updated_at = now()
+            WHERE id = \(user)
+            """)
+    }
+
+    /// Drops the password and proves the address: its owner claimed it through a provider.
+    func claim(_ user: UUID) async throws {
+        try await database.execute(
+            "UPDATE auth.users SET password_hash = NULL, email_verified_at = now(), updated_at = now() WHERE id = \(user)")
+    }
+
+    /// The account's ways in, its row locked: whether it has a password, and how many identities
+    /// besides `identity` (nil when `identity` is not the account's).
+    func lockWaysIn(of user: UUID, besides identity: UUID) async throws -> (hasPassword: Bool, otherIdentities: Int)? {
+        try await database.query(
+            """
+            SELECT u.password_hash IS NOT NULL AS has_password,
+                (SELECT count(*) FROM auth.identities o WHERE o.user_id = u.id AND o.id <> \(identity))::int AS others
+            FROM auth.users u JOIN auth.identities i ON i.user_id = u.id AND i.id = \(identity)
+            WHERE u.id = \(user) FOR UPDATE OF u
+            """
+        ).first.map { (try $0.decode("has_password"), try $0.decode("others")) }
+    }
+
+    /// The address of an account left with no way in (no password, no identity), if it is one.
+    func strandedEmail(of user: UUID) async throws -> String? {
+        try await database.query(
+            """
+            SELECT u.email FROM auth.users u WHERE u.id = \(user) AND u.password_hash IS NULL
+                AND NOT EXISTS (SELECT 1 FROM auth.identities i WHERE i.user_id = u.id)
+            """
+        ).first?.decode("email")
+    }
+
+    /// Sets what is given (nil: unchanged; empty: cleared). The user, or nil when gone.
+    func updateProfile(of user: UUID, displayName: String?, locale: String?) async throws -> User? {
+        try await database.query(
+            """
+            UPDATE auth.users SET
+                display_name = CASE WHEN \(displayName)::text IS NULL THEN display_name ELSE nullif(\(displayName), '') END,
+                locale = CASE WHEN \(locale)::text IS NULL THEN locale ELSE nullif(\(locale), '') END,
+                updated_at = now()
+            WHERE id = \(user)
+            RETURNING \(unsafeSQL: Self.columns)
+            """
+        ).first.map(Self.user)
+    }
+
+    /// Deletes the account; its address, or nil when there was no such account.
+    func delete(_ user: UUID) async throws -> String? {
+        try await database.query("DELETE FROM auth.users WHERE id = \(user) RETURNING email").first?.decode("email")
+    }
+}

@@ -1,0 +1,191 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Opening, rotating and ending sessions: each a unit of work that opens its transaction and
+/// calls the repositories (and the outbox, through them) on its connection.
+struct SignIns: Sendable {
+    let database: PostgresPool
+    let lifetimes: Sessions.Lifetimes
+    let mails: Mails
+
+    /// A new session for `user` whose first refresh token is `refreshToken`; when no session of
+    /// the account came from this device name and address before, a notice is mailed in the same
+    /// transaction (a security mail). True when it was.
+    func open(for user: User, refreshToken: String, device: Sessions.Device) async throws -> (session: UUID, noticed: Bool) {
+        try await database.withTransaction { connection in
+            try await open(for: user, refreshToken: refreshToken, device: device, on: connection)
+        }
+    }
+
+    private func open(
+        for user: User, refreshToken: String, device: Sessions.Device, on connection: PostgresConnection
+    ) async throws -> (session: UUID, noticed: Bool) {
+        let sessions = Sessions(connection, lifetimes)
+        let known = try await sessions.isKnown(device, of: user.id)
+        let session = try await sessions.open(for: user.id, refreshToken: refreshToken, device: device)
+        guard !known else { return (session, false) }
+        try await Outbox(connection).enqueue(
+            mails.newSignIn(to: user.email, device: device.name, address: device.address), kind: "new-sign-in")
+        return (session, true)
+    }
+
+    // MARK: - Identities (Sign in with Apple, OpenID Connect)
+
+    enum IdentitySignIn: Sendable {
+        case signedIn(User, session: UUID, created: Bool, noticed: Bool)
+        /// No account is linked, and the provider did not verify the token's address: nothing is
+        /// linked or created with an address nobody proved (whether an account has it is not said).
+        case emailUnverified
+        /// No account is linked and the token carries no address to make one with.
+        case noEmail
+    }
+
+    /// Signs in with a verified identity: the account linked to it; else the account of its
+    /// address, linked from now on; else a new account (no password) whose display name is
+    /// `name` (Apple sends it on the first authorization only). Only an address the provider
+    /// verified links or creates.
+    ///
+    /// An account whose address was never proven may have been registered by someone else
+    /// before its owner came (pre-hijacking): linking the owner's identity to it first takes
+    /// everything that other person could still use away — the password, every session, every
+    /// mailed link and any other identity.
+    func signIn(
+        provider: String, claims: IdentityClaims, name: String?, refreshToken: String, device: Sessions.Device
+    ) async throws -> IdentitySignIn {
+        do {
+            return try await linkOrCreate(
+                provider: provider, claims: claims, name: name, refreshToken: refreshToken, device: device)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            // The same identity or address was just linked or created by a concurrent sign-in:
+            // the second pass finds it.
+            return try await linkOrCreate(
+                provider: provider, claims: claims, name: name, refreshToken: refreshToken, device: device)
+        }
+    }
+
+    private func linkOrCreate(
+        provider: String, claims: IdentityClaims, name: String?, refreshToken: String, device: Sessions.Device
+    ) async throws -> IdentitySignIn {
+        try await database.withTransaction { connection in
+            let (users, identities) = (Users(connection), Identities(connection))
+            var created = false
+            var userID = try await identities.touch(provider: provider, subject: claims.subject, email: claims.email)
+            if userID == nil {
+                guard let email = claims.email.flatMap(EmailAddress.init) else { return .noEmail }
+                guard claims.emailVerified else { return .emailUnverified }
+                if let account = try await users.lock(emailKey: email.key) {
+                    if !account.verified { try await claimUnproven(account.id, on: connection) }
+                    userID = account.id
+                } else {
+                    let id = UUID()
+                    _ = try await users.insert(id, email: email, passwordHash: nil, displayName: name, verified: true)
+                    userID = id
+                    created = true
+                }
+                try await identities.link(provider: provider, subject: claims.subject, to: userID!, email: email.address)
+            }
+            guard let userID, let user = try await users.user(userID) else { return .noEmail }
+            let (session, noticed) = try await open(for: user, refreshToken: refreshToken, device: device, on: connection)
+            return .signedIn(user, session: session, created: created, noticed: noticed)
+        }
+    }
+
+    /// The owner of an address proved it through a provider, on an account whose address was never
+    /// proven: whoever registered it first loses every way in — the password is dropped, every
+    /// session ended, every mailed link void, every other identity unlinked — and the address is
+    /// marked verified. The owner sets a password, if they want one, through "forgot password".
+    private func claimUnproven(_ user: UUID, on connection: PostgresConnection) async throws {
+        try await Users(connection).claim(user)
+        try await Identities(connection).unlinkAll(of: user)
+        try await EmailTokens(connection).void(of: user, [.verify, .reset, .change, .cancelChange])
+        try await Sessions(connection, lifetimes).end(of: user, reason: "address claimed by its owner")
+    }
+
+    /// Applies one of Apple's server-to-server events to the account linked to `subject`:
+    /// consent revoked or Apple account deleted → the link removed and every session ended (an
+    /// account left with no way to sign in is deleted, the normal way); relay mail disabled or
+    /// enabled → recorded. False when no account is linked to the subject.
+    func appleEvent(_ type: String, subject: String) async throws -> Bool {
+        try await database.withTransaction { connection in
+            let identities = Identities(connection)
+            guard let user = try await identities.lockApple(subject: subject) else { return false }
+            switch type {
+            case "email-disabled", "email-enabled":
+                try await identities.setAppleEmailDisabled(type == "email-disabled", subject: subject)
+            case "consent-revoked", "account-delete":
+                try await identities.unlinkApple(subject: subject)
+                try await Sessions(connection, lifetimes).end(of: user, reason: "apple " + type)
+                let users = Users(connection)
+                if type == "account-delete", let email = try await users.strandedEmail(of: user) {
+                    _ = try await users.delete(user)
+                    try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
+                    try await Outbox(connection).enqueue(mails.accountDeleted(to: email), kind: "account-deleted")
+                }
+            default:
+                return true
+            }
+            return true
+        }
+    }
+
+    // MARK: - Refresh and sign-out
+
+    enum Rotation: Sendable {
+        /// The token was exchanged for its successor (or, within the grace window, is the same
+        /// client retrying: the same successor again).
+        case rotated(User, session: UUID, authenticatedAt: Date)
+        /// A used token came back: the session is revoked.
+        case reused(session: UUID)
+        case invalid
+    }
+
+    /// Exchanges the refresh token of `hash` for the one of `successorHash`, under the rows'
+    /// locks; a reuse outside the grace window revokes the whole session.
+    func rotate(
+        _ hash: PostgresBytes, successor successorHash: PostgresBytes, graceSeconds: Int, from address: String
+    ) async throws -> Rotation {
+        try await database.withTransaction { connection in
+            let sessions = Sessions(connection, lifetimes)
+            guard let token = try await sessions.lock(refreshToken: hash, graceSeconds: graceSeconds), token.live else {
+                return .invalid
+            }
+            if token.unused {
+                try await sessions.rotate(hash, to: successorHash, session: token.session, from: address)
+                return .rotated(token.user, session: token.session, authenticatedAt: token.authenticatedAt)
+            }
+            // Used before. Within the grace window, and while its successor is still unused, it
+            // is the same client retrying: answer with the same successor.
+            if token.inGrace == true, try await sessions.isUnused(refreshToken: successorHash) {
+                return .rotated(token.user, session: token.session, authenticatedAt: token.authenticatedAt)
+            }
+            try await sessions.end(of: token.user.id, only: token.session, reason: "refresh token reuse")
+            return .reused(session: token.session)
+        }
+    }
+
+    /// Ends the session of the refresh token (of `user`'s sessions only, when the caller is known)
+    /// and the caller's current one.
+    func logout(_ user: UUID?, session current: UUID?, refreshTokenHash hash: PostgresBytes) async throws {
+        try await database.withTransaction { connection in
+            try await Sessions(connection, lifetimes).logout(user, session: current, refreshTokenHash: hash)
+        }
+    }
+
+    /// Ends `user`'s sessions: the one of `id`, or all of them (and then every pending reset or
+    /// change of address with them: whoever is being signed out may have asked for one); their
+    /// access tokens are refused everywhere within a second. Returns how many were live.
+    func endSessions(of user: UUID, only id: UUID?, reason: String) async throws -> Int {
+        try await database.withTransaction { connection in
+            if id == nil { try await EmailTokens(connection).void(of: user, [.reset, .change, .cancelChange]) }
+            return try await Sessions(connection, lifetimes).end(of: user, only: id, reason: reason)
+        }
+    }
+}
