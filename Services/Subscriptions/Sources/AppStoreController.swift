@@ -13,7 +13,7 @@ import PierService
 
 /// `/subscriptions/appstore`: signed transactions from apps and notifications from Apple.
 struct AppStoreController: Sendable {
-    let repository: SubscriptionsRepository
+    let subscriptions: Subscriptions
     let verifier: AppStoreVerifier
     let reconciler: AppStoreReconciler
     let logger: Logger
@@ -35,7 +35,7 @@ struct AppStoreController: Sendable {
         if let token = transaction.appAccountToken, UUID(text: token) != principal.userID {
             throw HTTPError.forbidden("The transaction's appAccountToken belongs to another account.")
         }
-        guard case .recorded(let answer, let renewalKnown) = try await repository.record(verified, for: principal.userID)
+        guard case .recorded(let answer, let renewalKnown) = try await subscriptions.record(verified, for: principal.userID)
         else {
             throw HTTPError.conflict("This App Store subscription is already linked to another account.")
         }
@@ -78,7 +78,7 @@ struct AppStoreController: Sendable {
         let applies =
             Self.appliedTypes.contains(notification.notificationType)
             && verified.notification.environment != AppStoreVerifier.unknownEnvironment
-        let fresh = try await repository.store(
+        let fresh = try await subscriptions.store(
             verified.notification, transaction: verified.transaction, renewal: verified.renewal, details: .object(details),
             applies: applies)
         logger.info(
@@ -122,7 +122,7 @@ struct AppStoreController: Sendable {
                 ("subscriptions", .int(outcome.subscriptions)), ("transactions", .int(outcome.transactions)),
                 ("refused", .int(outcome.refused)),
             ])
-        return JSONResponse(try await repository.history(of: user))
+        return JSONResponse(try await subscriptions.history(of: user))
     }
 
     /// The notification types whose signed facts change a status; any other type (TEST,

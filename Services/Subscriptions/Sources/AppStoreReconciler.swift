@@ -40,7 +40,7 @@ final class AppStoreReconciler: LifecycleService {
 
     let api: AppStoreServerAPI?
     private let verifier: AppStoreVerifier
-    private let repository: SubscriptionsRepository
+    private let subscriptions: Subscriptions
     private let logger: Logger
     /// Background reads asked for, run by ``run()``.
     private let requests: AsyncStream<(String, String)>
@@ -48,10 +48,10 @@ final class AppStoreReconciler: LifecycleService {
     /// The subscriptions (original transaction ids) asked for or being read: one at a time each.
     private let pending = Mutex<Set<String>>([])
 
-    init(api: AppStoreServerAPI?, verifier: AppStoreVerifier, repository: SubscriptionsRepository, logger: Logger) {
+    init(api: AppStoreServerAPI?, verifier: AppStoreVerifier, subscriptions: Subscriptions, logger: Logger) {
         self.api = api
         self.verifier = verifier
-        self.repository = repository
+        self.subscriptions = subscriptions
         self.logger = logger
         (requests, asking) = AsyncStream.makeStream(of: (String, String).self)
     }
@@ -61,15 +61,15 @@ final class AppStoreReconciler: LifecycleService {
     /// asked for again.
     func refresh(user: UUID) async throws(Failure) -> Outcome {
         guard api != nil else { throw .unconfigured }
-        let subscriptions: [(originalTransactionID: String, environment: String)]
+        let linked: [(originalTransactionID: String, environment: String)]
         do {
-            subscriptions = try await repository.appStoreSubscriptions(of: user)
+            linked = try await subscriptions.appStoreSubscriptions(of: user)
         } catch {
             throw .database(error)
         }
         var outcome = Outcome()
         var covered: Set<String> = []
-        for subscription in subscriptions where !covered.contains(subscription.originalTransactionID) {
+        for subscription in linked where !covered.contains(subscription.originalTransactionID) {
             do {
                 let read = try await refresh(subscription.originalTransactionID, environment: subscription.environment)
                 covered.formUnion(read.covered)
@@ -113,7 +113,7 @@ final class AppStoreReconciler: LifecycleService {
                 continue
             }
             do {
-                try await repository.apply(transaction, renewal)
+                try await subscriptions.apply(transaction, renewal)
             } catch {
                 throw .database(error)
             }

@@ -13,7 +13,7 @@ import PierService
 
 /// `/subscriptions/grants`: access given by the app's team, and taken back.
 struct GrantsController: Sendable {
-    let repository: SubscriptionsRepository
+    let subscriptions: Subscriptions
     let logger: Logger
 
     func grant(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -36,7 +36,7 @@ struct GrantsController: Sendable {
         default: break
         }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        guard let grant = try await repository.grant(body, reason: reason, by: admin.userID) else {
+        guard let grant = try await subscriptions.grants.insert(body, reason: reason, by: admin.userID) else {
             throw HTTPError.invalid("planId", "names no plan")
         }
         logger.info(
@@ -51,14 +51,14 @@ struct GrantsController: Sendable {
         guard let text = request.query("userId"), let user = UUID(text: text) else {
             throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
         }
-        return JSONResponse(ItemList(try await repository.grants(of: user)))
+        return JSONResponse(ItemList(try await subscriptions.grants.list(of: user)))
     }
 
     /// Ends a grant at once; it stays in the history.
     func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
         let admin = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        guard let grant = try await repository.revokeGrant(id, by: admin.userID)
+        guard let grant = try await subscriptions.grants.revoke(id, by: admin.userID)
         else { throw HTTPError.notFound("No such grant.") }
         logger.info("grant revoked", [("grant_id", .string(id.text()))])
         return JSONResponse(grant)

@@ -13,14 +13,14 @@ import PierService
 
 /// `/subscriptions/plans`: the catalogue, listed for everyone and managed by admins.
 struct PlansController: Sendable {
-    let repository: SubscriptionsRepository
+    let subscriptions: Subscriptions
     let logger: Logger
 
     /// Active plans for everyone; `?all=true` adds inactive ones for admins. Cacheable: a
     /// strong `ETag` over the body answers `If-None-Match` with 304.
     func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let all = request.query("all") == "true"
-        let body = try JSON.encode(ItemList(try await repository.plans(includingInactive: all)))
+        let body = try JSON.encode(ItemList(try await subscriptions.plans.list(includingInactive: all)))
         return .conditionalJSON(
             body, for: request,
             headers: ["Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization"])
@@ -28,7 +28,7 @@ struct PlansController: Sendable {
 
     func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let plan = try ValidPlan(creating: try request.decodeStrictly(CreatePlan.self)).plan
-        let change = try await repository.create(plan)
+        let change = try await subscriptions.create(plan)
         guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
         logger.info("plan created", [("plan_id", .string(plan.id))])
         return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
@@ -37,7 +37,7 @@ struct PlansController: Sendable {
     func updatePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Plan> {
         let body = try request.decodeStrictly(UpdatePlan.self)
         let id = try context.parameters.require("id")
-        let change = try await repository.updatePlan(id) { current in try ValidPlan(updating: current, with: body).plan }
+        let change = try await subscriptions.updatePlan(id, with: body)
         guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }
         logger.info("plan updated", [("plan_id", .string(id))])
         return JSONResponse(updated)
@@ -46,14 +46,14 @@ struct PlansController: Sendable {
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
     func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let id = try context.parameters.require("id")
-        let change = try await repository.deletePlan(id)
+        let change = try await subscriptions.deletePlan(id)
         guard case .deleted = change else { throw Self.problem(change, id: id) }
         logger.info("plan deleted", [("plan_id", .string(id))])
         return .noContent
     }
 
     /// The problem that stopped a change of plan `id`.
-    private static func problem(_ change: SubscriptionsRepository.PlanChange, id: String) -> HTTPError {
+    private static func problem(_ change: Subscriptions.PlanChange, id: String) -> HTTPError {
         switch change {
         case .missing: .notFound("No such plan.")
         case .productTaken(let product, let plan): .conflict("The App Store product \(product) already belongs to plan \(plan).")

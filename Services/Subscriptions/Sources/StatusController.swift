@@ -13,7 +13,7 @@ import PierService
 
 /// `/subscriptions/me` and `/subscriptions/users/{userId}`: a user's status, entitlements and history.
 struct StatusController: Sendable {
-    let repository: SubscriptionsRepository
+    let subscriptions: Subscriptions
     let logger: Logger
 
     /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
@@ -35,7 +35,7 @@ struct StatusController: Sendable {
     /// change every second); the 304's `Cache-Control` gives the new time to ask again.
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let status = try await repository.status(of: principal.userID)
+        let status = try await subscriptions.status(of: principal.userID)
         let body = try JSON.encode(status)
         return .conditionalJSON(body, for: request, headers: Self.cacheControl(status), validated: Self.withoutCheckAgainAt(body))
     }
@@ -59,7 +59,7 @@ struct StatusController: Sendable {
         guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
             throw HTTPError.invalid("key", "must be 1 to 64 lowercase letters, digits, '-', '_' or '.'")
         }
-        let status = try await repository.status(of: principal.userID)
+        let status = try await subscriptions.status(of: principal.userID)
         let expiresAt = status.entitlements.first { $0.key == key }?.expiresAt
         return try .json(
             EntitlementStatus(key: key, active: expiresAt != nil, expiresAt: expiresAt), headers: Self.cacheControl(status))
@@ -69,21 +69,21 @@ struct StatusController: Sendable {
     /// user's to cancel in the App Store.
     func cancel(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        let current = try await repository.status(of: principal.userID)
+        let current = try await subscriptions.status(of: principal.userID)
         guard current.active else { throw HTTPError.conflict("There is no active subscription to cancel.") }
         if current.source == AccessSource.Kind.appstore.rawValue {
             throw HTTPError.conflict(
                 "This subscription renews through the App Store; cancel it in the App Store (Settings › Apple ID › Subscriptions)."
             )
         }
-        try await repository.cancelGrants(of: principal.userID)
+        try await subscriptions.grants.cancelRunning(of: principal.userID)
         logger.info("subscription cancelled", [])
-        return try Self.response(try await repository.status(of: principal.userID))
+        return try Self.response(try await subscriptions.status(of: principal.userID))
     }
 
     func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
         let user = try context.parameters.require("userId", as: UUID.self)
-        let history = try await repository.history(of: user)
+        let history = try await subscriptions.history(of: user)
         return JSONResponse(history)
     }
 }

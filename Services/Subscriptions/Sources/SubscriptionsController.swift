@@ -21,13 +21,13 @@ struct SubscriptionsController: Sendable {
     let authenticator: Authenticator
 
     init(
-        repository: SubscriptionsRepository, verifier: AppStoreVerifier, reconciler: AppStoreReconciler,
+        subscriptions: Subscriptions, verifier: AppStoreVerifier, reconciler: AppStoreReconciler,
         authenticator: Authenticator, logger: Logger
     ) {
-        plans = PlansController(repository: repository, logger: logger)
-        status = StatusController(repository: repository, logger: logger)
-        appStore = AppStoreController(repository: repository, verifier: verifier, reconciler: reconciler, logger: logger)
-        grants = GrantsController(repository: repository, logger: logger)
+        plans = PlansController(subscriptions: subscriptions, logger: logger)
+        status = StatusController(subscriptions: subscriptions, logger: logger)
+        appStore = AppStoreController(subscriptions: subscriptions, verifier: verifier, reconciler: reconciler, logger: logger)
+        grants = GrantsController(subscriptions: subscriptions, logger: logger)
         self.authenticator = authenticator
     }
 

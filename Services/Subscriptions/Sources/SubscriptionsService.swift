@@ -33,7 +33,7 @@ public struct SubscriptionsService: Service {
     let controller: SubscriptionsController
     let worker: SubscriptionsWorker
     let reconciler: AppStoreReconciler
-    let repository: SubscriptionsRepository
+    let subscriptions: Subscriptions
 
     public static func make(context: ServiceContext) async throws -> SubscriptionsService {
         let configuration = try SubscriptionsConfiguration(
@@ -46,19 +46,19 @@ public struct SubscriptionsService: Service {
         let worker = SubscriptionsWorker(
             database: context.database, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
-        let repository = SubscriptionsRepository(database: context.database, recheckSeconds: configuration.recheckSeconds)
+        let subscriptions = Subscriptions(database: context.database, recheckSeconds: configuration.recheckSeconds)
         let verifier = AppStoreVerifier(configuration: configuration, logger: context.logger)
         let api = configuration.apiCredentials.map {
             AppStoreServerAPI(
                 credentials: $0, bundleID: configuration.bundleID, productionURL: configuration.apiURL,
                 sandboxURL: configuration.sandboxAPIURL)
         }
-        let reconciler = AppStoreReconciler(api: api, verifier: verifier, repository: repository, logger: context.logger)
+        let reconciler = AppStoreReconciler(api: api, verifier: verifier, subscriptions: subscriptions, logger: context.logger)
         return SubscriptionsService(
             controller: SubscriptionsController(
-                repository: repository, verifier: verifier, reconciler: reconciler, authenticator: context.authenticator,
+                subscriptions: subscriptions, verifier: verifier, reconciler: reconciler, authenticator: context.authenticator,
                 logger: context.logger),
-            worker: worker, reconciler: reconciler, repository: repository)
+            worker: worker, reconciler: reconciler, subscriptions: subscriptions)
     }
 
     public func routes(into routes: inout Routes) {
@@ -77,5 +77,5 @@ extension SubscriptionsService: DataExporter {
 
     /// The user's status and every fact behind it (App Store transactions, renewal infos,
     /// grants), as `GET /subscriptions/users/{userId}` shows them to the team.
-    public func exportData(of user: UUID) async throws -> JSONValue { try .encoded(try await repository.history(of: user)) }
+    public func exportData(of user: UUID) async throws -> JSONValue { try .encoded(try await subscriptions.history(of: user)) }
 }

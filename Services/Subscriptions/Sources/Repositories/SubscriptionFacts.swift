@@ -8,8 +8,9 @@ import PierRuntime
     import Foundation
 #endif
 
-/// Reading and recording the facts a status is computed from. Every recording is an upsert
-/// that a newer signed fact wins: facts may arrive in any order, any number of times.
+/// The statements of the facts a status is computed from (App Store transactions, renewal
+/// infos, notifications, owners; grants as a source). Every recording is an upsert that a newer
+/// signed fact wins: facts may arrive in any order, any number of times.
 enum SubscriptionFacts {
     /// Every source of one user in one statement: grants, and per App Store subscription the
     /// transaction that decides it with its renewal info. Among the transactions giving access
@@ -118,7 +119,7 @@ enum SubscriptionFacts {
     static func date(_ date: AppStoreDate?) -> Date? { date?.date }
 
     /// Records a transaction unless the same one, signed later, is already known.
-    static func record(_ verified: Verified<AppStoreTransaction>, on connection: PostgresConnection) async throws {
+    static func record(_ verified: Verified<AppStoreTransaction>, on connection: any PostgresExecutor) async throws {
         let transaction = verified.value
         try await connection.execute(
             """
@@ -138,7 +139,7 @@ enum SubscriptionFacts {
     }
 
     /// Records a renewal info unless a later-signed one is already known.
-    static func record(_ verified: Verified<AppStoreRenewalInfo>, on connection: PostgresConnection) async throws {
+    static func record(_ verified: Verified<AppStoreRenewalInfo>, on connection: any PostgresExecutor) async throws {
         let renewal = verified.value
         try await connection.execute(
             """
@@ -161,7 +162,7 @@ enum SubscriptionFacts {
     /// has (another user's id when it was already linked to them). A deleted account is never
     /// linked again.
     static func link(
-        _ originalTransactionID: String, environment: String, to user: UUID, on connection: PostgresConnection
+        _ originalTransactionID: String, environment: String, to user: UUID, on connection: any PostgresExecutor
     ) async throws -> UUID? {
         let rows = try await connection.query(
             """
@@ -182,7 +183,7 @@ enum SubscriptionFacts {
     }
 
     /// Everything recorded about one user, oldest first, for admins.
-    static func history(of user: UUID, on connection: PostgresConnection) async throws -> [SubscriptionFact] {
+    static func history(of user: UUID, on connection: any PostgresExecutor) async throws -> [SubscriptionFact] {
         var facts: [SubscriptionFact] = []
         for row in try await connection.query(
             """
@@ -241,4 +242,79 @@ enum SubscriptionFacts {
     }
 
     static func iso(_ date: Date) -> String { date.postgresText }
+
+    /// Every source of `user`'s access at `now`, in one statement.
+    static func sources(of user: UUID, at now: Date, on connection: any PostgresExecutor) async throws -> [AccessSource] {
+        try sources(try await connection.query(sourcesQuery(user: user, at: now)))
+    }
+
+    /// Whether Pier holds a renewal info for the subscription.
+    static func renewalKnown(
+        _ originalTransactionID: String, environment: String, on connection: any PostgresExecutor
+    ) async throws -> Bool {
+        try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM subscriptions.appstore_renewals
+                WHERE original_transaction_id = \(originalTransactionID) AND environment = \(environment)) AS known
+            """)[0].decode("known")
+    }
+
+    /// The App Store subscriptions linked to `user`: each one's original transaction id and
+    /// environment.
+    static func subscriptions(of user: UUID, on connection: any PostgresExecutor) async throws -> [(
+        originalTransactionID: String, environment: String
+    )] {
+        try await connection.query(
+            """
+            SELECT o.original_transaction_id, o.environment FROM subscriptions.appstore_owners o
+            WHERE o.user_id = \(user)
+            ORDER BY o.original_transaction_id, o.environment
+            """
+        ).map { (try $0.decode("original_transaction_id"), try $0.decode("environment")) }
+    }
+
+    /// Stores a notification once, by its UUID; false when it was stored before.
+    static func store(
+        _ notification: Verified<AppStoreNotification>, originalTransactionID original: String?, details: JSONValue,
+        on connection: any PostgresExecutor
+    ) async throws -> Bool {
+        let value = notification.value
+        return try await !connection.query(
+            """
+            INSERT INTO subscriptions.appstore_notifications (notification_uuid, notification_type, subtype,
+                original_transaction_id, environment, signed_date, data)
+            VALUES (\(value.notificationUUID), \(value.notificationType), \(value.subtype),
+                \(original), \(notification.environment), \(notification.signedAt),
+                \(PostgresJSON(details))::jsonb)
+            ON CONFLICT (notification_uuid) DO NOTHING
+            RETURNING notification_uuid
+            """
+        ).isEmpty
+    }
+
+    /// Detaches the facts of a deleted account: they stay for accounting, pointing to nobody.
+    /// Idempotent: a second run finds nothing left that points to the user. The account is
+    /// remembered as deleted, so that facts Apple signs later for it (a renewal still carries the
+    /// appAccountToken) are kept detached too.
+    static func detach(_ userID: UUID, on connection: any PostgresExecutor) async throws {
+        let token = userID.text()
+        try await connection.execute(
+            "INSERT INTO subscriptions.deleted_users (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING")
+        try await connection.execute(
+            """
+            UPDATE subscriptions.appstore_renewals SET payload = payload - 'appAccountToken', updated_at = now()
+            WHERE (original_transaction_id, environment) IN (
+                SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(userID))
+                OR lower(payload ->> 'appAccountToken') = \(token)
+            """)
+        try await connection.execute(
+            """
+            UPDATE subscriptions.appstore_transactions SET payload = payload - 'appAccountToken', updated_at = now()
+            WHERE (original_transaction_id, environment) IN (
+                SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(userID))
+                OR lower(payload ->> 'appAccountToken') = \(token)
+            """)
+        try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
+        try await Grants(connection).detach(userID)
+    }
 }

@@ -1,0 +1,158 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The units of work of the subscriptions service: each opens its transaction (or a
+/// connection, for a consistent read) and calls the repositories on it; the controllers get
+/// domain outcomes, never an HTTP error, and build no SQL.
+struct Subscriptions: Sendable {
+    let database: PostgresPool
+    /// How soon a client should ask again at most (`checkAgainAt`).
+    let recheckSeconds: Int
+
+    // MARK: - Status
+
+    /// The user's status now, from their facts.
+    func status(of user: UUID, on connection: any PostgresExecutor) async throws -> SubscriptionStatus {
+        let now = Date()
+        let sources = try await SubscriptionFacts.sources(of: user, at: now, on: connection)
+        return StatusResolver.resolve(sources, at: now, recheckSeconds: recheckSeconds)
+    }
+
+    func status(of user: UUID) async throws -> SubscriptionStatus { try await status(of: user, on: database) }
+
+    /// The status with the facts it comes from, read on one connection.
+    func history(of user: UUID) async throws -> SubscriptionHistory {
+        try await database.withConnection { connection in
+            SubscriptionHistory(
+                userId: user, subscription: try await status(of: user, on: connection),
+                facts: try await SubscriptionFacts.history(of: user, on: connection))
+        }
+    }
+
+    // MARK: - Plans
+
+    enum PlanChange: Sendable {
+        case saved(Plan)
+        case deleted
+        case missing
+        case idTaken
+        /// One of the plan's App Store products belongs to another plan.
+        case productTaken(product: String, plan: String)
+        /// Someone had the plan (a grant, a purchase): it can only be deactivated.
+        case inUse
+    }
+
+    func create(_ plan: Plan) async throws -> PlanChange {
+        try await database.withTransaction { connection in
+            let plans = Plans(connection)
+            if let owner = try await plans.productOwner(of: plan) {
+                return .productTaken(product: owner.product, plan: owner.plan)
+            }
+            guard let stored = try await plans.insert(plan) else { return .idTaken }
+            return .saved(stored)
+        }
+    }
+
+    /// Applies `change` to plan `id` under its row lock: the checked plan it makes of the stored
+    /// one (``ValidPlan``), unless one of its products belongs to another plan.
+    func updatePlan(_ id: String, with change: UpdatePlan) async throws -> PlanChange {
+        try await database.withTransaction { connection in
+            let plans = Plans(connection)
+            guard let current = try await plans.lock(id) else { return .missing }
+            let plan = try ValidPlan(updating: current, with: change).plan
+            if let owner = try await plans.productOwner(of: plan) {
+                return .productTaken(product: owner.product, plan: owner.plan)
+            }
+            try await plans.update(plan)
+            return .saved(plan)
+        }
+    }
+
+    /// Deletes a plan nobody ever had.
+    func deletePlan(_ id: String) async throws -> PlanChange {
+        try await database.withTransaction { connection in
+            let plans = Plans(connection)
+            guard let plan = try await plans.lock(id) else { return .missing }
+            if try await plans.isUsed(plan) { return .inUse }
+            try await plans.delete(id)
+            return .deleted
+        }
+    }
+
+    // MARK: - App Store
+
+    enum Recorded: Sendable {
+        /// `renewalKnown`: Pier holds a renewal info for the subscription.
+        case recorded(SubscriptionStatus, renewalKnown: Bool)
+        /// The subscription belongs to another account.
+        case linkedElsewhere
+    }
+
+    /// Links a verified transaction's subscription to `user` (unless another account has it)
+    /// and records its facts; answers the status they make.
+    func record(_ verified: Verified<AppStoreTransaction>, for user: UUID) async throws -> Recorded {
+        try await database.withTransaction { connection in
+            let (original, environment) = (verified.value.originalTransactionId, verified.environment)
+            let owner = try await SubscriptionFacts.link(original, environment: environment, to: user, on: connection)
+            guard owner == user else { return .linkedElsewhere }
+            try await SubscriptionFacts.record(verified, on: connection)
+            return .recorded(
+                try await status(of: user, on: connection),
+                renewalKnown: try await SubscriptionFacts.renewalKnown(original, environment: environment, on: connection))
+        }
+    }
+
+    /// Stores a notification once (by its UUID) with, when `applies`, the facts it carries;
+    /// false when it was stored before.
+    func store(
+        _ notification: Verified<AppStoreNotification>, transaction: Verified<AppStoreTransaction>?,
+        renewal: Verified<AppStoreRenewalInfo>?, details: JSONValue, applies: Bool
+    ) async throws -> Bool {
+        let original = transaction?.value.originalTransactionId ?? renewal?.value.originalTransactionId
+        return try await database.withTransaction { connection in
+            guard
+                try await SubscriptionFacts.store(
+                    notification, originalTransactionID: original, details: details, on: connection)
+            else { return false }
+            if applies { try await Self.apply(transaction, renewal, on: connection) }
+            return true
+        }
+    }
+
+    /// Records facts Apple signed (a notification's, or the App Store Server API's answer): the
+    /// transaction, linked to the account its `appAccountToken` names, and the renewal info.
+    func apply(_ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?) async throws {
+        try await database.withTransaction { connection in try await Self.apply(transaction, renewal, on: connection) }
+    }
+
+    private static func apply(
+        _ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?,
+        on connection: PostgresConnection
+    ) async throws {
+        if let transaction, transaction.value.type == AppStoreTransaction.autoRenewable {
+            try await SubscriptionFacts.record(transaction, on: connection)
+            if let token = transaction.value.appAccountToken, let user = UUID(text: token) {
+                _ = try await SubscriptionFacts.link(
+                    transaction.value.originalTransactionId, environment: transaction.environment, to: user, on: connection)
+            }
+        }
+        if let renewal { try await SubscriptionFacts.record(renewal, on: connection) }
+    }
+
+    /// The App Store subscriptions linked to `user`.
+    func appStoreSubscriptions(of user: UUID) async throws -> [(originalTransactionID: String, environment: String)] {
+        try await SubscriptionFacts.subscriptions(of: user, on: database)
+    }
+
+    // MARK: - Reads and changes of one statement
+
+    var plans: Plans { Plans(database) }
+    var grants: Grants { Grants(database) }
+}
