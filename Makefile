@@ -1,5 +1,8 @@
-# The two commands of the README, and a few conveniences.
-.PHONY: run run-embedded test build bench clean
+# The two commands of the README, and a few conveniences: `make help` lists them.
+.PHONY: help run run-embedded check test build bench clean
+
+help:           ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):[^#]*## /\1\t/' | awk -F'\t' '{ printf "  make %-14s %s\n", $$1, $$2 }'
 
 run:            ## set up, build, start PostgreSQL under .pier/, migrate and serve the stack
 	deploy/local/run.sh
@@ -7,10 +10,13 @@ run:            ## set up, build, start PostgreSQL under .pier/, migrate and ser
 run-embedded:   ## the same stack in one process: pier-gateway --embed auth,feedback,subscriptions on 8080
 	PIER_EMBED=1 deploy/local/run.sh
 
+check:          ## the inner loop (< 2 min warm): format lint, build with warnings as errors, the database suites
+	scripts/check.sh
+
 test:           ## every test, against a real PostgreSQL started under .pier/
 	scripts/test.sh
 
-build:
+build:          ## release build of every executable
 	swift build -c release
 
 bench:          ## ratios against references run side by side (nginx, the bare KDF, pgbench)
@@ -19,6 +25,6 @@ bench:          ## ratios against references run side by side (nginx, the bare K
 	bench/subscriptions.sh
 	bench/gateway.sh
 
-clean:
+clean:          ## delete the local database and the build
 	scripts/postgres.sh delete
 	rm -rf .build .pier

@@ -104,12 +104,16 @@ let package = Package(
             name: "pier-gateway", dependencies: ["Gateway"], path: "Services/Gateway/Main",
             swiftSettings: strict),
 
+        // What every test stands on: a database per suite, clients, servers playing other parties.
         .target(
             name: "PierTestSupport",
-            dependencies: [
-                "PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierService", "PierCrypto", "Gateway", "COpenSSL",
-            ],
+            dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierCrypto", "COpenSSL"],
             path: "Tests/Support", swiftSettings: strict),
+        // Services hosted for real (one, or the whole stack in the gateway): what service tests stand on.
+        .target(
+            name: "PierServiceTestSupport",
+            dependencies: ["PierTestSupport", "PierService", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "Gateway"],
+            path: "Tests/ServiceSupport", swiftSettings: strict),
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",
             swiftSettings: strict),
@@ -131,34 +135,35 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Gateway", "FeedbackService", "PierService", "PierHTTP", "PierModels", "PierRuntime", "PierTestSupport",
+                "PierServiceTestSupport",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(
             name: "FeedbackTests",
             dependencies: [
                 "FeedbackService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
-                "PierTestSupport",
+                "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/FeedbackTests", swiftSettings: strict),
         .testTarget(
             name: "SubscriptionsTests",
             dependencies: [
                 "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
-                "PierTestSupport", "COpenSSL",
+                "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
             ],
             path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "AuthTests",
             dependencies: [
                 "AuthService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
-                "PierTestSupport",
+                "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),
         .testTarget(
             name: "ClientTests",
             dependencies: [
                 "PierClient", "Gateway", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime", "PierCrypto",
-                "PierService", "PierTestSupport",
+                "PierService", "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/ClientTests", swiftSettings: strict),
     ]

@@ -5,6 +5,7 @@ import PierModels
 import PierPostgres
 import PierRuntime
 import PierService
+import PierServiceTestSupport
 import PierTestSupport
 import Synchronization
 

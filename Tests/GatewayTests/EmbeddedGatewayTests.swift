@@ -3,6 +3,7 @@ import PierModels
 import PierPostgres
 import PierRuntime
 import PierService
+import PierServiceTestSupport
 import PierTestSupport
 import Testing
 

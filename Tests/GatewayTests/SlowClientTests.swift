@@ -1,6 +1,7 @@
 import Foundation
 import PierRuntime
 import PierService
+import PierServiceTestSupport
 import PierTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import PierHTTP
 import PierPostgres
 import PierRuntime
 import PierService
+import PierTestSupport
 
 /// A service running for real in the test process, hosted as `pier-<name>` hosts it: its own
 /// fresh database (migrated), a pool, its background work, and its routes with the operator

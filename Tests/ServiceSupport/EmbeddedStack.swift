@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import PierRuntime
 import PierService
+import PierTestSupport
 
 /// Auth, feedback and subscriptions hosted in one gateway, as `make run` runs them: the stack
 /// a client talks to in tests.

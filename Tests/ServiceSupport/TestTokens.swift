@@ -1,6 +1,7 @@
 import Foundation
 import PierCrypto
 import PierService
+import PierTestSupport
 
 /// Access tokens signed with a key made for the test, which the service under test trusts as
 /// it would trust the auth service's keys.

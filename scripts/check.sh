@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The inner loop: the format lint, a build with warnings as errors, and every suite that needs
+# nothing but the database (the restart, memory, interop, deployment and container checks are
+# `make test`'s). Under two minutes with a warm build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+scripts/postgres.sh start >/dev/null
+export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
+export SWIFT_BACKTRACE=enable=no
+
+swift format lint --strict -r Shared Services Tests Tools bench Package.swift
+swift build --build-tests -Xswiftc -warnings-as-errors
+swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests --skip SlowClientTests
