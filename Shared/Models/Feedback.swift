@@ -47,13 +47,9 @@ public struct CreateFeedback: Codable, Sendable, StrictDecodable {
         self.metadata = metadata
     }
 
-    public static let fields: Set<String> = [
-        "id", "message", "feedback", "name", "rating", "category", "email", "appVersion", "build", "platform", "osVersion",
-        "device", "locale", "requestIds", "metadata",
-    ]
     public static let required: [[String]] = [["message", "feedback"]]
 
-    private enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case id, message, feedback, name, rating, category, email, appVersion, build, platform, osVersion, device, locale
         case requestIds, metadata
     }
@@ -235,7 +231,7 @@ public struct UpdateFeedback: Codable, Sendable, StrictDecodable {
         self.moderation = moderation
     }
 
-    public static let fields: Set<String> = ["status", "duplicateOf", "tags", "internalNote", "moderation"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case status, duplicateOf, tags, internalNote, moderation }
 }
 
 /// `GET /feedback/stats`.

@@ -51,8 +51,9 @@ public enum JSONValue: Codable, Sendable, Equatable {
 /// A request body that names its fields, so that unknown ones can be refused and missing ones
 /// named, all at once.
 public protocol StrictDecodable: Decodable {
-    /// The top-level keys the type reads.
-    static var fields: Set<String> { get }
+    /// The keys the type reads: its coding keys themselves, so the list of known fields cannot
+    /// drift from what is decoded.
+    associatedtype CodingKeys: CodingKey & CaseIterable
     /// The keys that must be present, each with its alternatives (one of each list; the first
     /// is the one named when all are missing).
     static var required: [[String]] { get }
@@ -60,4 +61,7 @@ public protocol StrictDecodable: Decodable {
 
 extension StrictDecodable {
     public static var required: [[String]] { [] }
+
+    /// The top-level keys the type reads.
+    public static var fields: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
 }

@@ -53,10 +53,9 @@ public struct CreatePlan: Codable, Sendable, StrictDecodable {
     public var appStoreProductIds: [String]?
     public var active: Bool?
 
-    public static let fields: Set<String> = [
-        "id", "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements",
-        "appStoreProductIds", "active",
-    ]
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds, active
+    }
     public static let required: [[String]] = [["id"], ["name"], ["price"], ["currency"], ["billingPeriod"], ["entitlements"]]
 }
 
@@ -72,10 +71,9 @@ public struct UpdatePlan: Codable, Sendable, StrictDecodable {
     public var appStoreProductIds: [String]?
     public var active: Bool?
 
-    public static let fields: Set<String> = [
-        "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements", "appStoreProductIds",
-        "active",
-    ]
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds, active
+    }
 }
 
 /// The plan a status refers to.
@@ -202,7 +200,7 @@ public struct AppStoreTransactionRequest: Codable, Sendable, StrictDecodable {
     /// The JWS StoreKit 2 gives the app (`Transaction.jwsRepresentation`).
     public var signedTransaction: String
     public init(signedTransaction: String) { self.signedTransaction = signedTransaction }
-    public static let fields: Set<String> = ["signedTransaction"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case signedTransaction }
     public static let required: [[String]] = [["signedTransaction"]]
 }
 
@@ -210,7 +208,7 @@ public struct AppStoreTransactionRequest: Codable, Sendable, StrictDecodable {
 public struct AppStoreNotificationRequest: Codable, Sendable, StrictDecodable {
     public var signedPayload: String
     public init(signedPayload: String) { self.signedPayload = signedPayload }
-    public static let fields: Set<String> = ["signedPayload"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case signedPayload }
     public static let required: [[String]] = [["signedPayload"]]
 }
 
@@ -228,7 +226,7 @@ public struct CreateGrant: Codable, Sendable, StrictDecodable {
         self.until = until
         self.reason = reason
     }
-    public static let fields: Set<String> = ["userId", "planId", "duration", "until", "reason"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case userId, planId, duration, until, reason }
     public static let required: [[String]] = [["userId"], ["planId"], ["reason"]]
 }
 
