@@ -1,6 +1,7 @@
 import PierCrypto
 import PierHTTP
 import PierRuntime
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -53,10 +54,12 @@ final class RevocationChecker: Sendable {
     private let client: HTTPClient?
     private let logger: Logger
     private let clock: @Sendable () -> Date
-    private let lock = ConditionLock()
-    nonisolated(unsafe) private var cache: [[UInt8]: Entry] = [:]
-    /// Checks in flight, so that concurrent requests ask a responder once.
-    nonisolated(unsafe) private var pending: [[UInt8]: Task<Entry, Never>] = [:]
+    private struct State {
+        var cache: [[UInt8]: Entry] = [:]
+        /// Checks in flight, so that concurrent requests ask a responder once.
+        var pending: [[UInt8]: Task<Entry, Never>] = [:]
+    }
+    private let state = Mutex(State())
 
     init(
         mode: Mode, roots: [Certificate], timeoutSeconds: Int, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
@@ -110,11 +113,11 @@ final class RevocationChecker: Sendable {
             case cached(Entry)
             case wait(Task<Entry, Never>)
         }
-        let next = lock.withLock { () -> Next in
-            if let entry = cache[key], entry.until > now { return .cached(entry) }
-            if let running = pending[key] { return .wait(running) }
+        let next = state.withLock { state -> Next in
+            if let entry = state.cache[key], entry.until > now { return .cached(entry) }
+            if let running = state.pending[key] { return .wait(running) }
             let task = Task { await self.ask(request, about: certificate) }
-            pending[key] = task
+            state.pending[key] = task
             return .wait(task)
         }
         let task: Task<Entry, Never>
@@ -123,11 +126,8 @@ final class RevocationChecker: Sendable {
         case .wait(let running): task = running
         }
         let entry = await task.value
-        lock.withLock {
-            if pending[key] != nil {
-                pending[key] = nil
-                cache[key] = entry
-            }
+        state.withLock { state in
+            if state.pending.removeValue(forKey: key) != nil { state.cache[key] = entry }
         }
         return entry.outcome
     }
