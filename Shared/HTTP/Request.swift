@@ -94,12 +94,16 @@ public struct Request: Sendable {
     /// The fields of an HTML form's body (`application/x-www-form-urlencoded`); nil when the
     /// body is something else.
     public func form() throws(HTTPError) -> [String: String]? {
-        guard let contentType = headers["Content-Type"],
-            contentType.split(separator: ";", maxSplits: 1)[0].trimmingWhitespace().lowercased()
-                == "application/x-www-form-urlencoded"
-        else { return nil }
+        guard isForm else { return nil }
         let text = String(decoding: body, as: UTF8.self)
         return Dictionary(try URLTarget.pairs(text[...], what: "form"), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the body is an HTML form's (`application/x-www-form-urlencoded`).
+    public var isForm: Bool {
+        guard let contentType = headers["Content-Type"] else { return false }
+        return contentType.split(separator: ";", maxSplits: 1)[0].trimmingWhitespace().lowercased()
+            == "application/x-www-form-urlencoded"
     }
 
     /// The bearer token of the `Authorization` header, if one is present.

@@ -179,25 +179,24 @@ extension RouteBuilder {
         }
     }
 
-    /// A route whose handler takes the decoded JSON body; a `StrictDecodable` body is read
-    /// strictly (every missing and unknown field named at once).
+    /// A route whose handler takes the body, read the one way every route reads one
+    /// (``Request/body(as:)``).
     public func on<Body: Decodable & SendableMetatype>(
         _ method: String, _ pattern: String, body: Body.Type,
         _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
     ) {
-        let isStrict = Body.self is any StrictDecodable.Type
         on(method, pattern) { (request: Request, context: Context) async throws -> Response in
-            // `strictly` decodes `Body` itself, opened from the metatype: the cast holds; were it
-            // ever not to, the request gets a problem, the process goes on.
-            let body: Body
-            if isStrict, let strict = Body.self as? any StrictDecodable.Type {
-                guard let decoded = try strictly(strict, request) as? Body else {
-                    throw HTTPError(500, detail: "The request body could not be read as \(Body.self).")
-                }
-                body = decoded
-            } else {
-                body = try request.decode()
-            }
+            try await handler(request, context, try request.body(as: Body.self)).response()
+        }
+    }
+
+    /// A route whose body may be left out: nil when it is empty, else read as ``on(_:_:body:_:)`` reads it.
+    public func on<Body: Decodable & SendableMetatype>(
+        _ method: String, _ pattern: String, optionalBody: Body.Type,
+        _ handler: @escaping @Sendable (Request, Context, Body?) async throws -> some ResponseConvertible
+    ) {
+        on(method, pattern) { (request: Request, context: Context) async throws -> Response in
+            let body = request.body.isEmpty ? nil : try request.body(as: Body.self)
             return try await handler(request, context, body).response()
         }
     }
@@ -233,6 +232,40 @@ extension RouteBuilder {
         _ handler: @escaping @Sendable (Request, Context, Body) async throws -> some ResponseConvertible
     ) {
         on("PATCH", pattern, body: body, handler)
+    }
+    public func post<Body: Decodable & SendableMetatype>(
+        _ pattern: String, optionalBody: Body.Type,
+        _ handler: @escaping @Sendable (Request, Context, Body?) async throws -> some ResponseConvertible
+    ) {
+        on("POST", pattern, optionalBody: optionalBody, handler)
+    }
+    public func delete<Body: Decodable & SendableMetatype>(
+        _ pattern: String, optionalBody: Body.Type,
+        _ handler: @escaping @Sendable (Request, Context, Body?) async throws -> some ResponseConvertible
+    ) {
+        on("DELETE", pattern, optionalBody: optionalBody, handler)
+    }
+}
+
+extension Request {
+    /// The body as `T`, the one way routes read one: the fields of an HTML form for a
+    /// ``FormDecodable`` type sent as a form; else JSON, strictly (every missing and unknown
+    /// field named at once) for a ``StrictDecodable`` type.
+    public func body<T: Decodable>(as type: T.Type) throws -> T {
+        // The helpers decode `T` itself, opened from the metatype: the casts hold; were one ever
+        // not to, the request gets a problem, the process goes on.
+        let decoded: Any
+        if let formType = T.self as? any FormDecodable.Type, let form = try form() {
+            decoded = formType.init(form: form)
+        } else if let strict = T.self as? any StrictDecodable.Type {
+            decoded = try strictly(strict, self)
+        } else {
+            return try decode(T.self)
+        }
+        guard let body = decoded as? T else {
+            throw HTTPError(500, detail: "The request body could not be read as \(T.self).")
+        }
+        return body
     }
 }
 

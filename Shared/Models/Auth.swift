@@ -127,6 +127,10 @@ public struct EmailTokenRequest: Codable, Sendable, StrictDecodable {
     public init(token: String) { self.token = token }
 }
 
+extension EmailTokenRequest: FormDecodable {
+    public init(form: [String: String]) { self.init(token: form["token"] ?? "") }
+}
+
 /// `POST /auth/password/forgot`.
 public struct ForgotPasswordRequest: Codable, Sendable, StrictDecodable {
     public enum CodingKeys: String, CodingKey, CaseIterable { case email }
@@ -145,6 +149,10 @@ public struct ResetPasswordRequest: Codable, Sendable, StrictDecodable {
         self.token = token
         self.newPassword = newPassword
     }
+}
+
+extension ResetPasswordRequest: FormDecodable {
+    public init(form: [String: String]) { self.init(token: form["token"] ?? "", newPassword: form["newPassword"] ?? "") }
 }
 
 /// An identity provider account the caller signs in with (`GET /auth/identities`): Sign in with

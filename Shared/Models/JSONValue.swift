@@ -59,6 +59,12 @@ public protocol StrictDecodable: Decodable {
     static var required: [[String]] { get }
 }
 
+/// A body an HTML form may send as well as JSON (`application/x-www-form-urlencoded`): the
+/// pages behind mailed links post their token that way.
+public protocol FormDecodable: StrictDecodable {
+    init(form: [String: String])
+}
+
 extension StrictDecodable {
     public static var required: [[String]] { [] }
 

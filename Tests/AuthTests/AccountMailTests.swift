@@ -128,6 +128,10 @@ import Testing
                     == 202)
             #expect(try await auth.send("POST", "/auth/email/verify/resend", json: #"{"email":"not an address"}"#).status == 422)
             #expect(try await auth.send("POST", "/auth/email/verify/resend", json: #"{}"#).status == 422)
+            // Anonymous, the address is needed; a field it does not know is named.
+            #expect(try await auth.send("POST", "/auth/email/verify/resend").status == 400)
+            let unknown = try await auth.send("POST", "/auth/email/verify/resend", json: #"{"email":"a@b.co","mail":"x"}"#)
+            #expect(unknown.status == 422 && unknown.fields == ["mail"])
             let mails = await smtp.waitForMails(2)
             #expect(mails.count == 2)
             #expect(mails.allSatisfy { $0.headers["x-envelope-to"] == email })

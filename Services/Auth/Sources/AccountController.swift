@@ -84,10 +84,11 @@ struct AccountController: Sendable {
     }
 
     /// `DELETE /auth/me [{password}]`: needs the password, or a sign-in within 5 minutes.
-    func deleteAccount(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func deleteAccount(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
+        -> Response
+    {
         let principal = try context.caller()
-        let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
-        try await reauthentication.require(principal, password: body.password, request: request)
+        try await reauthentication.require(principal, password: body?.password, request: request)
         let deleted = try await useCases.accounts.delete(principal.userID)
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         desk.queued("account-deleted", link: nil)

@@ -75,13 +75,13 @@ struct AuthController: Sendable {
         anyone.post("/auth/logout", body: RefreshRequest.self) { try await sessions.logout($0, $1, $2) }
         signedIn.get("/auth/me") { try await account.me($0, $1) }
         signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await account.changePassword($0, $1, $2) }
-        signedIn.delete("/auth/me") { try await account.deleteAccount($0, $1) }
+        signedIn.delete("/auth/me", optionalBody: ReauthenticationRequest.self) { try await account.deleteAccount($0, $1, $2) }
         signedIn.patch("/auth/me", body: ProfileChange.self) { try await account.updateProfile($0, $1, $2) }
         signedIn.post("/auth/email/change", body: EmailChangeRequest.self) { try await email.change($0, $1, $2) }
         router.get("/auth/email/change/confirm") { try await email.confirmChangePage($0, $1) }
-        router.post("/auth/email/change/confirm") { try await email.confirmChange($0, $1) }
+        router.post("/auth/email/change/confirm", body: EmailTokenRequest.self) { try await email.confirmChange($0, $1, $2) }
         router.get("/auth/email/change/cancel") { try await email.cancelChangePage($0, $1) }
-        router.post("/auth/email/change/cancel") { try await email.cancelChange($0, $1) }
+        router.post("/auth/email/change/cancel", body: EmailTokenRequest.self) { try await email.cancelChange($0, $1, $2) }
         router.post("/auth/apple", body: IdentitySignInRequest.self) { try await identity.apple($0, $1, $2) }
         router.post("/auth/oidc/{provider}", body: IdentitySignInRequest.self) { try await identity.oidc($0, $1, $2) }
         // Apple's server calls this: the signed payload is the credential.
@@ -89,18 +89,22 @@ struct AuthController: Sendable {
             try await identity.appleNotification($0, $1, $2)
         }
         signedIn.get("/auth/identities") { try await identity.list($0, $1) }
-        signedIn.delete("/auth/identities/{id}") { try await identity.unlink($0, $1) }
+        signedIn.delete("/auth/identities/{id}", optionalBody: ReauthenticationRequest.self) {
+            try await identity.unlink($0, $1, $2)
+        }
         signedIn.get("/auth/me/export") { try await export.export($0, $1) }
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }
         // Mailed links: a page for browsers (GET), the token spent by POST (JSON or that page's form).
         router.get("/auth/email/verify") { try await email.verifyPage($0, $1) }
-        router.post("/auth/email/verify") { try await email.verify($0, $1) }
-        anyone.post("/auth/email/verify/resend") { try await email.resend($0, $1) }
+        router.post("/auth/email/verify", body: EmailTokenRequest.self) { try await email.verify($0, $1, $2) }
+        anyone.post("/auth/email/verify/resend", optionalBody: ForgotPasswordRequest.self) {
+            try await email.resend($0, $1, $2)
+        }
         router.post("/auth/password/forgot", body: ForgotPasswordRequest.self) { try await email.forgot($0, $1, $2) }
         router.get("/auth/password/reset") { try await email.resetPage($0, $1) }
-        router.post("/auth/password/reset") { try await email.reset($0, $1) }
+        router.post("/auth/password/reset", body: ResetPasswordRequest.self) { try await email.reset($0, $1, $2) }
         let jwks = jwksBody
         router.get("/auth/.well-known/jwks.json") { _, _ in
             Response(

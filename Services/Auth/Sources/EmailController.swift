@@ -92,10 +92,12 @@ struct EmailController: Sendable {
 
     /// `POST /auth/email/verify/resend`: for the caller, or for `{email}` without a token. 202
     /// either way (whether an account exists is said to nobody).
-    func resend(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func resend(_ request: Request, _ context: ServiceRequestContext, _ body: ForgotPasswordRequest?) async throws
+        -> Response
+    {
         var emailKey: String? = nil
         if context.principal == nil {
-            let body = try request.decodeStrictly(ForgotPasswordRequest.self)
+            guard let body else { throw HTTPError.badRequest("The request body is empty; a JSON object is expected.") }
             guard let email = EmailAddress(body.email) else {
                 throw HTTPError.invalid("email", "must be an email address such as name@example.com")
             }
@@ -112,12 +114,11 @@ struct EmailController: Sendable {
     }
 
     /// `POST /auth/email/verify {token}` (JSON → the user; a form → a page).
-    func verify(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let form = try request.form()
-        let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
+    func verify(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+        let (form, token) = (request.isForm, body.token)
         let user = try await MailDesk.hash(token).asyncMap { try await links.verifyEmail($0) } ?? nil
         guard let user else {
-            if form != nil {
+            if form {
                 return page(
                     "This link no longer works", "It was used already or is older than a day. Ask the app for a new one.",
                     status: 410)
@@ -127,7 +128,7 @@ struct EmailController: Sendable {
                 errors: [.init(field: "token", message: "is not a live verification token")])
         }
         logger.info("email verified", [("user_id", .string(user.id.text()))])
-        if form != nil { return page("Address confirmed", "Your address is confirmed. You can go back to \(appName).") }
+        if form { return page("Address confirmed", "Your address is confirmed. You can go back to \(appName).") }
         return try Response.json(user)
     }
 
@@ -172,21 +173,18 @@ struct EmailController: Sendable {
     }
 
     /// `POST /auth/password/reset {token, newPassword}` (JSON → 204; a form → a page).
-    func reset(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let form = try request.form()
-        let body =
-            try form.map { ResetPasswordRequest(token: $0["token"] ?? "", newPassword: $0["newPassword"] ?? "") }
-            ?? request.decodeStrictly(ResetPasswordRequest.self)
+    func reset(_ request: Request, _ context: ServiceRequestContext, _ body: ResetPasswordRequest) async throws -> Response {
+        let form = request.isForm
         let refused = HTTPError(
             422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
             errors: [.init(field: "token", message: "is not a live password-reset token")])
         guard let hash = MailDesk.hash(body.token), let target = try await links.resetTarget(hash) else {
-            if form != nil { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            if form { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
             throw refused
         }
         let problems = policy.problems(body.newPassword, field: "newPassword", email: target.email)
         guard problems.isEmpty else {
-            if form != nil {
+            if form {
                 return page(
                     "Choose another password", problems.map { "The new password \($0.message)." }.joined(separator: " "),
                     status: 422, form: (action: "/auth/password/reset", token: body.token, password: true, button: "Save"))
@@ -195,12 +193,12 @@ struct EmailController: Sendable {
         }
         let passwordHash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.newPassword) }
         guard let user = try await links.resetPassword(hash, to: passwordHash) else {
-            if form != nil { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            if form { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
             throw refused
         }
         desk.queued("password-changed", link: nil)
         logger.info("password reset; every session ended", [("user_id", .string(user.id.text()))])
-        if form != nil { return page("Password changed", "Your new password is set. Sign in to \(appName) with it.") }
+        if form { return page("Password changed", "Your new password is set. Sign in to \(appName) with it.") }
         return .noContent
     }
 
@@ -237,9 +235,8 @@ struct EmailController: Sendable {
     }
 
     /// `POST /auth/email/change/confirm {token}` (JSON → the user; a form → a page).
-    func confirmChange(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let form = try request.form()
-        let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
+    func confirmChange(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+        let (form, token) = (request.isForm, body.token)
         let outcome =
             try await MailDesk.hash(token).asyncMap {
                 try await links.confirmEmailChange($0)
@@ -248,13 +245,13 @@ struct EmailController: Sendable {
         case .changed(let user):
             desk.queued("email-changed", link: nil)
             logger.info("email changed", [("user_id", .string(user.id.text()))])
-            if form != nil { return page("Address changed", "Your \(appName) account now uses \(user.email).") }
+            if form { return page("Address changed", "Your \(appName) account now uses \(user.email).") }
             return try Response.json(user)
         case .taken:
-            if form != nil { return page("Address taken", "Another account uses this address now.", status: 409) }
+            if form { return page("Address taken", "Another account uses this address now.", status: 409) }
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         case .invalid, .queued, .throttled:
-            if form != nil { return page("This link no longer works", "Ask for the change again from the app.", status: 410) }
+            if form { return page("This link no longer works", "Ask for the change again from the app.", status: 410) }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
                 errors: [.init(field: "token", message: "is not a live address-change token")])
@@ -271,11 +268,10 @@ struct EmailController: Sendable {
     /// `POST /auth/email/change/cancel {token}` (JSON → the user; a form → a page): the link in
     /// the notice to the old address. The pending change is void and the session that asked for
     /// it ended.
-    func cancelChange(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let form = try request.form()
-        let token = try form.map { $0["token"] ?? "" } ?? request.decodeStrictly(EmailTokenRequest.self).token
+    func cancelChange(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+        let (form, token) = (request.isForm, body.token)
         guard let user = try await MailDesk.hash(token).asyncMap({ try await links.cancelEmailChange($0) }) ?? nil else {
-            if form != nil {
+            if form {
                 return page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410)
             }
             throw HTTPError(
@@ -283,7 +279,7 @@ struct EmailController: Sendable {
                 errors: [.init(field: "token", message: "is not a live cancel link")])
         }
         logger.info("change of address cancelled", [("user_id", .string(user.id.text()))])
-        if form != nil {
+        if form {
             return page(
                 "Change cancelled",
                 "Your \(appName) account keeps \(user.email), and the device that asked was signed out. Change your password from the app."

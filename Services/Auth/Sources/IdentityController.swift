@@ -145,11 +145,12 @@ struct IdentityController: Sendable {
 
     /// `DELETE /auth/identities/{id} [{password}]`: needs the password or a recent sign-in, and
     /// never removes the account's last way in (409 `last_sign_in_method`).
-    func unlink(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func unlink(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
+        -> Response
+    {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        let body = request.body.isEmpty ? ReauthenticationRequest() : try request.decodeStrictly(ReauthenticationRequest.self)
-        try await reauthentication.require(principal, password: body.password, request: request)
+        try await reauthentication.require(principal, password: body?.password, request: request)
         switch try await useCases.accounts.unlinkIdentity(id, of: principal.userID) {
         case .unlinked:
             logger.info(

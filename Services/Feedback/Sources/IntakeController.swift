@@ -17,9 +17,8 @@ struct IntakeController: Sendable {
     let configuration: FeedbackConfiguration
     let logger: Logger
 
-    func create(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func create(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedback) async throws -> Response {
         let principal = context.principal
-        let body = try request.decodeStrictly(CreateFeedback.self)
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
         let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)

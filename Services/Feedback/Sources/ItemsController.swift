@@ -40,10 +40,11 @@ struct ItemsController: Sendable {
         return JSONResponse(page)
     }
 
-    func update(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
+    func update(_ request: Request, _ context: ServiceRequestContext, _ patch: UpdateFeedback) async throws
+        -> JSONResponse<FeedbackItem>
+    {
         let admin = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        let patch = try request.decodeStrictly(UpdateFeedback.self)
         var errors: [Problem.FieldError] = []
         if let status = patch.status, !Vocabulary.statuses.contains(status) {
             errors.append(.init(field: "status", message: "must be one of \(Vocabulary.list(Vocabulary.statuses))"))

@@ -18,9 +18,10 @@ struct AppStoreController: Sendable {
     let reconciler: AppStoreReconciler
     let logger: Logger
 
-    func transaction(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func transaction(_ request: Request, _ context: ServiceRequestContext, _ body: AppStoreTransactionRequest) async throws
+        -> Response
+    {
         let principal = try context.caller()
-        let body = try request.decodeStrictly(AppStoreTransactionRequest.self)
         let verified: Verified<AppStoreTransaction>
         do {
             verified = try await verifier.transaction(body.signedTransaction)
@@ -53,8 +54,9 @@ struct AppStoreController: Sendable {
     }
 
     /// Stored (with the facts it carries) before the 200: Apple retries anything else.
-    func notification(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let body = try request.decodeStrictly(AppStoreNotificationRequest.self)
+    func notification(_ request: Request, _ context: ServiceRequestContext, _ body: AppStoreNotificationRequest)
+        async throws -> Response
+    {
         let verified:
             (
                 notification: Verified<AppStoreNotification>, transaction: Verified<AppStoreTransaction>?,

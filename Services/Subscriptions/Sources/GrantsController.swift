@@ -16,9 +16,8 @@ struct GrantsController: Sendable {
     let subscriptions: Subscriptions
     let logger: Logger
 
-    func grant(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func grant(_ request: Request, _ context: ServiceRequestContext, _ body: CreateGrant) async throws -> Response {
         let admin = try context.caller()
-        let body = try request.decodeStrictly(CreateGrant.self)
         var errors: [Problem.FieldError] = []
         let reason = body.reason.trimmingWhitespace()
         if reason.isEmpty || reason.unicodeScalars.count > 500 {

@@ -26,16 +26,17 @@ struct PlansController: Sendable {
             headers: ["Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization"])
     }
 
-    func createPlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let plan = try ValidPlan(creating: try request.decodeStrictly(CreatePlan.self)).plan
+    func createPlan(_ request: Request, _ context: ServiceRequestContext, _ body: CreatePlan) async throws -> Response {
+        let plan = try ValidPlan(creating: body).plan
         let change = try await subscriptions.create(plan)
         guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
         logger.info("plan created", [("plan_id", .string(plan.id))])
         return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
     }
 
-    func updatePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Plan> {
-        let body = try request.decodeStrictly(UpdatePlan.self)
+    func updatePlan(_ request: Request, _ context: ServiceRequestContext, _ body: UpdatePlan) async throws
+        -> JSONResponse<Plan>
+    {
         let id = try context.parameters.require("id")
         let change = try await subscriptions.updatePlan(id, with: body)
         guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }

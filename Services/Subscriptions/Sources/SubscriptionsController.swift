@@ -39,18 +39,22 @@ struct SubscriptionsController: Sendable {
         // Public; its `?all=true` view (inactive plans too) is for admins.
         router.group(Authentication(authenticator, .admin, when: { $0.query("all") == "true" }))
             .get("/subscriptions/plans") { try await plans.plans($0, $1) }
-        admins.post("/subscriptions/plans") { try await plans.createPlan($0, $1) }
-        admins.patch("/subscriptions/plans/{id}") { try await plans.updatePlan($0, $1) }
+        admins.post("/subscriptions/plans", body: CreatePlan.self) { try await plans.createPlan($0, $1, $2) }
+        admins.patch("/subscriptions/plans/{id}", body: UpdatePlan.self) { try await plans.updatePlan($0, $1, $2) }
         admins.delete("/subscriptions/plans/{id}") { try await plans.deletePlan($0, $1) }
         signedIn.get("/subscriptions/me") { try await status.me($0, $1) }
         signedIn.get("/subscriptions/me/entitlements/{key}") { try await status.entitlement($0, $1) }
         signedIn.post("/subscriptions/me/cancel") { try await status.cancel($0, $1) }
         admins.get("/subscriptions/users/{userId}") { try await status.user($0, $1) }
         admins.post("/subscriptions/users/{userId}/appstore/refresh") { try await appStore.refresh($0, $1) }
-        signedIn.post("/subscriptions/appstore/transactions") { try await appStore.transaction($0, $1) }
+        signedIn.post("/subscriptions/appstore/transactions", body: AppStoreTransactionRequest.self) {
+            try await appStore.transaction($0, $1, $2)
+        }
         // Apple's server calls this: the signed payload is the credential.
-        router.post("/subscriptions/appstore/notifications") { try await appStore.notification($0, $1) }
-        admins.post("/subscriptions/grants") { try await grants.grant($0, $1) }
+        router.post("/subscriptions/appstore/notifications", body: AppStoreNotificationRequest.self) {
+            try await appStore.notification($0, $1, $2)
+        }
+        admins.post("/subscriptions/grants", body: CreateGrant.self) { try await grants.grant($0, $1, $2) }
         admins.get("/subscriptions/grants") { try await grants.grants($0, $1) }
         admins.delete("/subscriptions/grants/{id}") { try await grants.revokeGrant($0, $1) }
         routes.merge(router.routes)
