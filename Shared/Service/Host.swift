@@ -92,10 +92,12 @@ public enum PluginHost {
         var parts: [any LifecycleService] = []
         // Whatever fails before the group runs closes what was opened.
         var started = false
-        defer { if !started { pools.forEach { $0.1.close() } } }
+        var opened: [PostgresPool] = []
+        defer { if !started { opened.forEach { $0.close() } } }
         for plugin in plugins {
             let pool = PostgresPool(configuration: database(for: plugin, configuration, alone: plugins.count == 1))
             pools.append((plugin, pool))
+            opened.append(pool)
             parts.append(Lifecycle("pool \(plugin.name)", stop: { pool.close() }))
             let pluginLogger = logger.named(plugin.name)
             if migrate {
@@ -105,10 +107,20 @@ public enum PluginHost {
                 await plugin.warnIfNotMigrated(pool: pool, logger: pluginLogger)
             }
         }
-        // One listener and revocation list for the process, read through the first pool (every
-        // role reads the shared events schema), read once before anything is served.
+        // One listener and revocation list for the process, with the first plugin's role (every
+        // role reads the shared events schema). The list reads on a connection of its own: were
+        // it to wait behind the requests for the plugins' pools, a busy process would find it
+        // stale and answer every signed-in request 503. It is read once before anything is served.
         let events = pools.first.map { PostgresListener(configuration: $0.1.configuration, channel: EventLog.channel) }
-        let revocations = pools.first.map { RevocationList(database: $0.1, listener: events!) }
+        let revocations = pools.first.map { first in
+            var own = first.1.configuration
+            own.poolSize = 1
+            own.applicationName += " revocations"
+            let pool = PostgresPool(configuration: own)
+            opened.append(pool)
+            parts.append(Lifecycle("pool revocations", stop: { pool.close() }))
+            return RevocationList(database: pool, listener: events!)
+        }
         if let events, let revocations {
             try? await revocations.sync()
             parts.append(Lifecycle("events", start: { events.start() }, stop: { events.stop() }))
