@@ -60,10 +60,10 @@ final class Proxy: Sendable {
                     group.addTask {
                         let passed = (try? await checker.get(upstream.base + "/readyz"))?.status == 200
                         let before = upstream.snapshot.checkPassed
-                        upstream.checked(passed: passed)
-                        if before != passed {
+                        let now = upstream.checked(passed: passed)
+                        if before != now {
                             logger.warning(
-                                passed ? "upstream healthy" : "upstream unhealthy",
+                                now ? "upstream healthy" : "upstream unhealthy",
                                 [("route", .string(upstream.route)), ("upstream", .string(upstream.base))])
                         }
                     }

@@ -5,14 +5,16 @@ import Synchronization
 /// One upstream server of a route, its health as the gateway sees it, and its counters.
 ///
 /// Passive health: `ejectAfter` consecutive failures (no response head) take it out for
-/// `ejectSeconds`. Active health: its `/readyz` is checked every interval; a failing check takes
-/// it out, a passing one brings it back at once (a restarted service is used again within an
-/// interval).
+/// `ejectSeconds`. Active health: its `/readyz` is checked every interval; two failing checks in
+/// a row take it out (one slow answer on a busy machine does not eject a healthy upstream, and
+/// a dead one is refused at connect anyway), a passing one brings it back at once (a restarted
+/// service is used again within an interval).
 final class Upstream: Sendable {
     struct State {
         var consecutiveFailures = 0
         var ejectedUntil = 0.0
         var checkPassed = true
+        var failedChecks = 0
         var inFlight = 0
         var requests = 0
         var failures = 0
@@ -68,14 +70,24 @@ final class Upstream: Sendable {
         }
     }
 
-    /// The result of an active check of `/readyz`.
-    func checked(passed: Bool) {
+    /// Active checks failed in a row before an upstream is taken out.
+    static let failedChecksToEject = 2
+
+    /// Records the result of an active check of `/readyz`; returns whether the upstream passes
+    /// its checks now.
+    @discardableResult
+    func checked(passed: Bool) -> Bool {
         state.withLock { state in
-            state.checkPassed = passed
             if passed {
+                state.failedChecks = 0
+                state.checkPassed = true
                 state.ejectedUntil = 0
                 state.consecutiveFailures = 0
+            } else {
+                state.failedChecks += 1
+                if state.failedChecks >= Self.failedChecksToEject { state.checkPassed = false }
             }
+            return state.checkPassed
         }
     }
 }
