@@ -72,7 +72,7 @@ let package = Package(
 
         .target(
             name: "FeedbackService",
-            dependencies: ["PierService", "PierHTTP", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
             path: "Services/Feedback",
             exclude: ["Main"], sources: ["Sources"], resources: [.embedInCode("Migrations")],
             swiftSettings: strict),
@@ -92,11 +92,10 @@ let package = Package(
             path: "Services/Subscriptions/Main", swiftSettings: strict),
 
         .target(
-            // libcurl's multi interface (the proxy's upstream client) is the gateway's alone.
             name: "Gateway",
             dependencies: [
                 "AuthService", "FeedbackService", "SubscriptionsService", "PierService", "PierHTTP", "PierPostgres",
-                "PierModels", "PierRuntime", "CCurl",
+                "PierModels", "PierRuntime",
             ],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
@@ -104,10 +103,14 @@ let package = Package(
             name: "pier-gateway", dependencies: ["Gateway"], path: "Services/Gateway/Main",
             swiftSettings: strict),
 
-        // What every test stands on: a database per suite, clients, servers playing other parties.
+        // What a test of any module stands on, linking none of Pier's: waiting for a condition,
+        // log lines, ports, a real SMTP server.
+        .target(name: "PierTestBasics", path: "Tests/Basics", swiftSettings: strict),
+        // Tests of the modules above the runtime: a database per suite, clients, servers playing
+        // other parties.
         .target(
             name: "PierTestSupport",
-            dependencies: ["PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierCrypto", "COpenSSL"],
+            dependencies: ["PierTestBasics", "PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierCrypto", "COpenSSL"],
             path: "Tests/Support", swiftSettings: strict),
         // Services hosted for real (one, or the whole stack in the gateway): what service tests stand on.
         .target(
@@ -121,8 +124,18 @@ let package = Package(
             name: "pier-pq-bench", dependencies: ["CPostgres", "PierPostgres", "PierRuntime"], path: "bench/PQ",
             swiftSettings: strict),
 
+        // A test target per module, linking only what it tests (and the support at its level).
+        .testTarget(
+            name: "RuntimeTests", dependencies: ["PierRuntime", "PierTestBasics"], path: "Tests/RuntimeTests",
+            swiftSettings: strict),
+        .testTarget(
+            name: "JSONTests", dependencies: ["PierJSON", "PierModels", "PierRuntime"], path: "Tests/JSONTests",
+            swiftSettings: strict),
         .testTarget(
             name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
+            swiftSettings: strict),
+        .testTarget(
+            name: "MailTests", dependencies: ["PierMail", "PierRuntime", "PierTestBasics"], path: "Tests/MailTests",
             swiftSettings: strict),
         .testTarget(
             name: "PostgresTests", dependencies: ["PierPostgres", "PierRuntime", "PierTestSupport"],
@@ -131,6 +144,13 @@ let package = Package(
             name: "HTTPTests", dependencies: ["PierHTTP", "PierJSON", "PierModels", "PierRuntime", "PierTestSupport"],
             path: "Tests/HTTPTests",
             swiftSettings: strict),
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: [
+                "PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime",
+                "PierTestSupport",
+            ],
+            path: "Tests/ServiceTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: [

@@ -57,7 +57,8 @@ def main():
             and auth_data.login.decode() == options.user
             and auth_data.password.decode() == options.password
         )
-        return AuthResult(success=ok)
+        # Not "handled": aiosmtpd then answers a refusal with 535, as a real server does.
+        return AuthResult(success=ok, handled=False)
 
     settings = {}
     if options.user:

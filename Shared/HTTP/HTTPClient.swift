@@ -1,115 +1,603 @@
 import CCurl
 import PierRuntime
+import Synchronization
 
-/// A small blocking HTTP client on libcurl, run on its own threads (JWKS fetches, health
-/// checks). Each call uses a fresh easy handle: simple, and plenty for rare calls.
+/// The process's one outbound HTTP client, on libcurl's multi interface: every exchange runs on
+/// one transfer thread, so no thread waits on a network while a request is in flight (the JWKS,
+/// identity providers, OCSP, the App Store Server API, export parts, the proxy). Connections are
+/// kept alive and shared by every exchange. Each use says its own timeouts, and may cap how many
+/// of its exchanges are in flight at once (``Limit``).
+///
+/// Two ways to read an answer: ``send(_:_:headers:body:timeout:limit:)`` returns the whole body
+/// (capped); ``stream(_:completion:)`` hands the head over as soon as it arrives (small bodies with
+/// it) and streams larger bodies after it with back-pressure (a transfer is paused while its
+/// reader is behind), so a response of any size passes in bounded memory.
+///
+/// The host makes one per process and stops it after everything that uses it.
 public final class HTTPClient: Sendable {
-    /// A transport failure (refused, timed out, DNS), described for logs.
-    public struct Failure: Error, CustomStringConvertible {
-        public let message: String
-        public init(message: String) { self.message = message }
-        public var description: String { message }
+    public struct Request: Sendable {
+        public var method: String
+        public var url: String
+        public var headers: HTTPHeaders
+        public var body: [UInt8]
+        public var connectTimeoutMilliseconds: Int
+        public var timeoutMilliseconds: Int
+        /// The cap of the use this exchange belongs to, if it has one.
+        public var limit: Limit?
+
+        public init(
+            method: String, url: String, headers: HTTPHeaders = [:], body: [UInt8] = [], connectTimeoutMilliseconds: Int,
+            timeoutMilliseconds: Int, limit: Limit? = nil
+        ) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.body = body
+            self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+            self.timeoutMilliseconds = timeoutMilliseconds
+            self.limit = limit
+        }
     }
 
+    /// How many exchanges of one use (the proxy's, say) may be in flight at once; beyond it,
+    /// ``Failure/overloaded`` without touching the network.
+    public final class Limit: Sendable {
+        public let maximum: Int
+        private let count = Atomic<Int>(0)
+
+        public init(maximum: Int) { self.maximum = maximum }
+
+        /// Exchanges of this use in progress.
+        public var inFlight: Int { count.load(ordering: .relaxed) }
+
+        fileprivate func take() -> Bool {
+            guard count.add(1, ordering: .relaxed).newValue <= maximum else {
+                count.subtract(1, ordering: .relaxed)
+                return false
+            }
+            return true
+        }
+
+        fileprivate func give() { count.subtract(1, ordering: .relaxed) }
+    }
+
+    /// Why no (whole) response arrived. Before a head, nothing of a response was seen: a retry
+    /// is safe for idempotent requests.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Refused, unreachable, not resolvable, or not connected within the connect timeout:
+        /// the request never reached the server.
+        case connect(String)
+        /// No response head within the timeout, the request sent.
+        case timeout(String)
+        /// The connection was reset or closed before a response head (or, reading a whole
+        /// body, before its end).
+        case reset(String)
+        /// Too many exchanges are in flight (in the process, or of the request's ``Limit``).
+        case overloaded
+        /// The whole body was larger than the caller's limit (in bytes); it was not read on.
+        case tooLarge(Int)
+        /// The client was closed (the process is shutting down): nothing more is sent.
+        case closed
+
+        public var description: String {
+            switch self {
+            case .connect(let why): "connect: \(why)"
+            case .timeout(let why): "timeout: \(why)"
+            case .reset(let why): "reset: \(why)"
+            case .overloaded: "too many exchanges in flight"
+            case .tooLarge(let limit): "the response is larger than \(limit) bytes"
+            case .closed: "the HTTP client is closed"
+            }
+        }
+    }
+
+    /// A whole response.
     public struct Response: Sendable {
         public let status: Int
         public let headers: HTTPHeaders
         public let body: [UInt8]
+
+        /// The response itself when its status is `expected`.
+        /// - Throws: ``UnexpectedStatus`` otherwise.
+        public func expecting(_ expected: Int = 200) throws(UnexpectedStatus) -> Response {
+            guard status == expected else { throw UnexpectedStatus(status: status, expected: expected) }
+            return self
+        }
     }
 
-    private let threads: BlockingPool
-    /// Whole-request timeout in seconds.
-    public let timeoutSeconds: Int
+    /// A server answered, but not with the status the use needs.
+    public struct UnexpectedStatus: Error, Sendable, Equatable, CustomStringConvertible {
+        public let status: Int
+        public let expected: Int
 
-    public init(threads: Int = 2, timeoutSeconds: Int = 5) {
-        _ = HTTPClient.globalInit
-        self.threads = BlockingPool(name: "http client", threads: threads, queueLimit: 256)
-        self.timeoutSeconds = timeoutSeconds
+        public init(status: Int, expected: Int) {
+            self.status = status
+            self.expected = expected
+        }
+
+        public var description: String { "answered \(status), not \(expected)" }
+    }
+
+    /// A response head, and its body as it arrives.
+    public struct StreamedResponse: Sendable {
+        public let status: Int
+        public let headers: HTTPHeaders
+        /// The rest of the body, to read as it arrives (empty when `wholeBody` holds it).
+        public let body: Body
+        /// The whole body, when its `Content-Length` was at most ``HTTPClient/wholeBodyLimit``:
+        /// read before the head is handed over, one hand-over instead of a stream.
+        public let wholeBody: [UInt8]?
+    }
+
+    /// Bodies announced up to this size are read whole before the response is handed over.
+    public static let wholeBodyLimit = 64 << 10
+
+    /// The body of a response, read chunk by chunk as it arrives.
+    public final class Body: Sendable {
+        /// The body ended early (the upstream failed, or the total timeout passed mid-body).
+        public struct Interrupted: Error, CustomStringConvertible {
+            public let description: String
+        }
+
+        fileprivate enum Push { case accepted, full, cancelled }
+
+        private struct State {
+            var chunks: [[UInt8]] = []
+            var buffered = 0
+            var finished = false
+            var failure: String?
+            var cancelled = false
+            /// The transfer is paused until the reader makes room.
+            var paused = false
+            var reader: CheckedContinuation<[UInt8]?, Error>?
+        }
+        private let state = Mutex(State())
+        /// Bytes buffered at most before the transfer pauses.
+        let limit: Int
+        /// Asks the transfer thread to continue a paused transfer.
+        private let unpause: @Sendable () -> Void
+
+        fileprivate init(limit: Int, unpause: @escaping @Sendable () -> Void) {
+            self.limit = limit
+            self.unpause = unpause
+        }
+
+        /// The next chunk, or nil at the end.
+        /// - Throws: ``Interrupted`` when the upstream failed mid-body.
+        public func next() async throws -> [UInt8]? {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, Error>) in
+                let (outcome, resume) = state.withLock { state -> (Result<[UInt8]?, Error>?, Bool) in
+                    if !state.chunks.isEmpty {
+                        let chunk = state.chunks.removeFirst()
+                        state.buffered -= chunk.count
+                        let resume = state.paused && state.buffered < limit
+                        if resume { state.paused = false }
+                        return (.success(chunk), resume)
+                    }
+                    if let failure = state.failure { return (.failure(Interrupted(description: failure)), false) }
+                    if state.finished { return (.success(nil), false) }
+                    state.reader = continuation
+                    let resume = state.paused
+                    state.paused = false
+                    return (nil, resume)
+                }
+                if resume { unpause() }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        }
+
+        /// Stops the transfer (the client went away).
+        public func cancel() {
+            let resume = state.withLock { state -> Bool in
+                state.cancelled = true
+                defer { state.paused = false }
+                return state.paused
+            }
+            if resume { unpause() }
+        }
+
+        /// From the transfer thread: hands a chunk over, or says to pause (the chunk is then
+        /// delivered again when the transfer continues) or to stop.
+        fileprivate func push(_ chunk: UnsafeRawBufferPointer) -> Push {
+            let (outcome, reader) = state.withLock { state -> (Push, CheckedContinuation<[UInt8]?, Error>?) in
+                if state.cancelled { return (.cancelled, nil) }
+                if let reader = state.reader {
+                    state.reader = nil
+                    return (.accepted, reader)
+                }
+                guard state.buffered < limit else {
+                    state.paused = true
+                    return (.full, nil)
+                }
+                state.chunks.append(Array(chunk))
+                state.buffered += chunk.count
+                return (.accepted, nil)
+            }
+            reader?.resume(returning: Array(chunk))
+            return outcome
+        }
+
+        fileprivate func finish(failure: String?) {
+            let reader = state.withLock { state -> CheckedContinuation<[UInt8]?, Error>? in
+                if let failure { state.failure = failure } else { state.finished = true }
+                guard state.chunks.isEmpty, let reader = state.reader else { return nil }
+                state.reader = nil
+                return reader
+            }
+            if let failure {
+                reader?.resume(throwing: Interrupted(description: failure))
+            } else {
+                reader?.resume(returning: nil)
+            }
+        }
+    }
+
+    private let loop: TransferLoop
+    private let bufferLimit: Int
+
+    /// - Parameters:
+    ///   - maximumInFlight: exchanges at once in the process, whatever their use; beyond,
+    ///     ``Failure/overloaded``. Each use caps its own below it (``Limit``).
+    ///   - bufferLimit: bytes of a streamed body held at most before its transfer pauses.
+    public init(maximumInFlight: Int = 1 << 16, bufferLimit: Int = 256 << 10) {
+        _ = Self.globalInit
+        loop = TransferLoop(maximumInFlight: maximumInFlight)
+        self.bufferLimit = bufferLimit
     }
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    /// GET `url` and return the status and body (bodies above 1 MiB are refused).
-    public func get(_ url: String) async throws -> Response {
-        try await send("GET", url)
-    }
+    /// Exchanges in progress.
+    public var inFlight: Int { loop.inFlight }
 
-    /// Sends a request with a complete body and returns the complete response.
-    public func send(_ method: String, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil) async throws -> Response {
-        let timeout = timeoutSeconds
-        return try await threads.run {
-            try HTTPClient.perform(method: method, url: url, headers: headers, body: body, timeout: timeout)
+    /// Ends every exchange still in progress (as failed) and stops the transfer thread.
+    public func close() { loop.stop() }
+
+    /// Sends the request; `completion` runs on the transfer thread with the response head (the
+    /// body follows in `response.body`), or with the ``Failure`` that left no head.
+    public func stream(_ request: Request, completion: @escaping @Sendable (Result<StreamedResponse, Failure>) -> Void) {
+        let loop = loop
+        let exchange = Transfer(request: request, completion: completion)
+        exchange.body = Body(limit: bufferLimit) { [weak exchange] in
+            if let exchange { loop.unpause(exchange) }
         }
+        loop.add(exchange)
     }
 
-    private final class Sink {
+    /// The same, awaited.
+    public func stream(_ request: Request) async throws(Failure) -> StreamedResponse {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<StreamedResponse, Failure>, Never>) in
+            stream(request) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Sends the request and reads the whole answer, up to `limit` bytes of body.
+    public func send(_ request: Request, limit: Int = 1 << 20) async throws(Failure) -> Response {
+        let head = try await stream(request)
+        if let whole = head.wholeBody {
+            guard whole.count <= limit else { throw .tooLarge(limit) }
+            return Response(status: head.status, headers: head.headers, body: whole)
+        }
         var body: [UInt8] = []
-        var headers = HTTPHeaders()
-        var overflow = false
+        do {
+            while let chunk = try await head.body.next() {
+                guard body.count + chunk.count <= limit else {
+                    head.body.cancel()
+                    throw Failure.tooLarge(limit)
+                }
+                body += chunk
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw .reset(String(describing: error))
+        }
+        return Response(status: head.status, headers: head.headers, body: body)
     }
 
-    private static func perform(method: String, url: String, headers: HTTPHeaders, body: [UInt8]?, timeout: Int) throws
-        -> Response
-    {
-        guard let handle = curl_easy_init() else { throw Failure(message: "curl_easy_init failed") }
-        defer { curl_easy_cleanup(handle) }
-        let sink = Sink()
-        return try withExtendedLifetime(sink) {
-            _ = CCurl_setopt_string(handle, CURLOPT_URL, url)
-            _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT, timeout)
-            _ = CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-            _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-            _ = CCurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
-            if method == "HEAD" { _ = CCurl_setopt_long(handle, CURLOPT_NOBODY, 1) }
-            var list: UnsafeMutablePointer<curl_slist>? = nil
-            defer { curl_slist_free_all(list) }
-            for (name, value) in headers { list = curl_slist_append(list, "\(name): \(value)") }
-            // Without this, curl adds "Expect: 100-continue" to larger bodies and waits for it;
-            // a caller may still ask for it.
-            if headers["Expect"] == nil { list = curl_slist_append(list, "Expect:") }
-            _ = CCurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
-            let payload = body ?? []
-            if body != nil {
-                _ = CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, payload.count)
-            }
-            _ = CCurl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(sink).toOpaque())
-            _ = CCurl_setopt_pointer(handle, CURLOPT_HEADERDATA, Unmanaged.passUnretained(sink).toOpaque())
-            _ = CCurl_setopt_header_function(handle) { data, size, count, context in
-                let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
-                let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-                if line.hasPrefix("HTTP/") { sink.headers = HTTPHeaders() }
-                if let colon = line.firstIndex(of: ":") {
-                    sink.headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace())
-                }
-                return size * count
-            }
-            _ = CCurl_setopt_write_function(handle) { data, size, count, context in
-                let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
-                let length = size * count
-                if sink.body.count + length > 1 << 20 {
-                    sink.overflow = true
-                    return 0
-                }
-                data!.withMemoryRebound(to: UInt8.self, capacity: length) {
-                    sink.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
-                }
-                return length
-            }
-            let code = payload.withUnsafeBytes { bytes -> CURLcode in
-                if body != nil {
-                    _ = CCurl_setopt_pointer(
-                        handle, CURLOPT_POSTFIELDS,
-                        UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-                }
-                return curl_easy_perform(handle)
-            }
-            guard code == CURLE_OK else {
-                if sink.overflow { throw Failure(message: "\(url): the response is larger than 1 MiB") }
-                throw Failure(message: "\(url): \(String(cString: curl_easy_strerror(code)))")
-            }
-            var status = 0
-            _ = CCurl_response_code(handle, &status)
-            return Response(status: status, headers: sink.headers, body: sink.body)
+    /// Sends `method` to `url` and reads the whole answer: connected within the smaller of
+    /// `timeout` and five seconds, answered within `timeout`, at most `limit` bytes of body.
+    public func send(
+        _ method: String, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
+        timeout: Duration = .seconds(5), limit: Int = 1 << 20
+    ) async throws(Failure) -> Response {
+        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return try await send(
+            Request(
+                method: method, url: url, headers: headers, body: body ?? [],
+                connectTimeoutMilliseconds: min(milliseconds, 5000), timeoutMilliseconds: milliseconds),
+            limit: limit)
+    }
+
+    /// GETs `url` and reads the whole answer (see ``send(_:_:headers:body:timeout:limit:)``).
+    public func get(_ url: String, timeout: Duration = .seconds(5), limit: Int = 1 << 20) async throws(Failure) -> Response {
+        try await send("GET", url, timeout: timeout, limit: limit)
+    }
+}
+
+/// The transfer thread: one libcurl multi handle driving every exchange.
+private final class TransferLoop: @unchecked Sendable {
+    private enum Command {
+        case add(Transfer)
+        case unpause(Transfer)
+        case stop
+    }
+
+    // Touched by the transfer thread only.
+    private let multi: UnsafeMutableRawPointer
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var idle: [UnsafeMutableRawPointer] = []
+    // Shared.
+    /// Commands for the transfer thread, and whether it stopped (then nothing more is taken:
+    /// the multi handle is gone). Wake-ups happen under this lock, never after a stop.
+    private let commands = Mutex<(queue: [Command], stopped: Bool)>(([], false))
+    private let count = Atomic<Int>(0)
+    let maximumInFlight: Int
+
+    init(maximumInFlight: Int) {
+        self.maximumInFlight = maximumInFlight
+        multi = curl_multi_init()!
+        let loop = self
+        startDetachedThread { loop.run() }
+    }
+
+    var inFlight: Int { count.load(ordering: .relaxed) }
+
+    func add(_ exchange: Transfer) {
+        guard count.add(1, ordering: .relaxed).newValue <= maximumInFlight else {
+            count.subtract(1, ordering: .relaxed)
+            exchange.fail(.overloaded)
+            return
         }
+        guard exchange.request.limit?.take() ?? true else {
+            count.subtract(1, ordering: .relaxed)
+            exchange.fail(.overloaded)
+            return
+        }
+        let taken = send(.add(exchange))
+        if !taken {
+            release(exchange)
+            exchange.fail(.closed)
+        }
+    }
+
+    /// An exchange taken by ``add(_:)`` is over: it no longer counts, in the process or its use.
+    private func release(_ exchange: Transfer) {
+        count.subtract(1, ordering: .relaxed)
+        exchange.request.limit?.give()
+    }
+
+    private func send(_ command: Command) -> Bool {
+        commands.withLock { state in
+            guard !state.stopped else { return false }
+            state.queue.append(command)
+            curl_multi_wakeup(multi)
+            return true
+        }
+    }
+
+    func unpause(_ exchange: Transfer) { _ = send(.unpause(exchange)) }
+
+    func stop() { _ = send(.stop) }
+
+    private func run() {
+        var running: Int32 = 0
+        var descriptors: Int32 = 0
+        while true {
+            let pending = commands.withLock { state -> [Command] in
+                defer { state.queue.removeAll(keepingCapacity: true) }
+                return state.queue
+            }
+            for (index, command) in pending.enumerated() {
+                switch command {
+                case .add(let exchange):
+                    guard let handle = idle.popLast() ?? curl_easy_init() else {
+                        release(exchange)
+                        exchange.fail(.connect("curl_easy_init failed"))
+                        continue
+                    }
+                    exchange.configure(handle)
+                    active[handle] = exchange
+                    curl_multi_add_handle(multi, handle)
+                case .unpause(let exchange):
+                    if let handle = exchange.handle, active[handle] === exchange { curl_easy_pause(handle, CURLPAUSE_CONT) }
+                case .stop:
+                    let late = commands.withLock { state -> [Command] in
+                        state.stopped = true
+                        return state.queue
+                    }
+                    // Exchanges that came with or after the stop never started: they fail.
+                    for case .add(let exchange) in pending[(index + 1)...] + late {
+                        release(exchange)
+                        exchange.fail(.closed)
+                    }
+                    for (handle, exchange) in active {
+                        curl_multi_remove_handle(multi, handle)
+                        exchange.finish(CURLE_ABORTED_BY_CALLBACK)
+                        release(exchange)
+                        curl_easy_cleanup(handle)
+                    }
+                    active = [:]
+                    idle.forEach { curl_easy_cleanup($0) }
+                    idle = []
+                    curl_multi_cleanup(multi)
+                    return
+                }
+            }
+            curl_multi_perform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+                let code = message.pointee.data.result
+                curl_multi_remove_handle(multi, handle)
+                if let exchange = active.removeValue(forKey: handle) {
+                    exchange.finish(code)
+                    release(exchange)
+                }
+                idle.append(handle)
+            }
+            curl_multi_poll(multi, nil, 0, 1000, &descriptors)
+        }
+    }
+}
+
+/// One exchange, from the transfer thread's side.
+fileprivate final class Transfer: @unchecked Sendable {
+    let request: HTTPClient.Request
+    /// Set once, before the exchange reaches the transfer thread.
+    var body: HTTPClient.Body!
+    private(set) var handle: UnsafeMutableRawPointer?
+    /// Called once: with the head, or with a failure before it.
+    private var completion: (@Sendable (Result<HTTPClient.StreamedResponse, HTTPClient.Failure>) -> Void)?
+    private var status = 0
+    private var headers = HTTPHeaders()
+    /// Set while a small body is read whole before the head is handed over.
+    private var whole: [UInt8]?
+    private var list: UnsafeMutablePointer<curl_slist>?
+
+    init(
+        request: HTTPClient.Request,
+        completion: @escaping @Sendable (Result<HTTPClient.StreamedResponse, HTTPClient.Failure>) -> Void
+    ) {
+        self.request = request
+        self.completion = completion
+    }
+
+    deinit { curl_slist_free_all(list) }
+
+    func fail(_ failure: HTTPClient.Failure) {
+        completion?(.failure(failure))
+        completion = nil
+    }
+
+    private func deliverHead() {
+        completion?(.success(HTTPClient.StreamedResponse(status: status, headers: headers, body: body, wholeBody: whole)))
+        completion = nil
+    }
+
+    func configure(_ handle: UnsafeMutableRawPointer) {
+        self.handle = handle
+        curl_easy_reset(handle)
+        _ = CCurl_setopt_string(handle, CURLOPT_URL, request.url)
+        _ = CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        _ = CCurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = CCurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
+        // Names resolved again within a second, not curl's minute: an upstream container started
+        // again (compose) comes back at another address, and only new connections resolve.
+        _ = CCurl_setopt_long(handle, CURLOPT_DNS_CACHE_TIMEOUT, 1)
+        _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
+        _ = CCurl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        _ = CCurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        if request.method == "HEAD" { _ = CCurl_setopt_long(handle, CURLOPT_NOBODY, 1) }
+        for (name, value) in request.headers { list = curl_slist_append(list, "\(name): \(value)") }
+        // curl would add these on its own; the client's request decides.
+        list = curl_slist_append(list, "Expect:")
+        if request.headers["Accept"] == nil { list = curl_slist_append(list, "Accept:") }
+        _ = CCurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = CCurl_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = CCurl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        _ = CCurl_setopt_header_function(handle) { data, size, count, context in
+            let exchange = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+            exchange.headerLine(UnsafeRawBufferPointer(start: data, count: size * count))
+            return size * count
+        }
+        _ = CCurl_setopt_write_function(handle) { data, size, count, context in
+            let exchange = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+            let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+            if exchange.whole != nil {
+                exchange.whole! += bytes
+                return bytes.count
+            }
+            switch exchange.body.push(bytes) {
+            case .accepted: return bytes.count
+            case .full: return Int(CURL_WRITEFUNC_PAUSE)
+            case .cancelled: return 0
+            }
+        }
+        if !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method) {
+            // COPYPOSTFIELDS: curl keeps its own copy for the whole transfer.
+            _ = CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, request.body.count)
+            request.body.withUnsafeBytes { bytes in
+                _ = CCurl_setopt_pointer(
+                    handle, CURLOPT_COPYPOSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+        }
+    }
+
+    /// The transfer ended: the head (a body-less response's comes complete only now) and the end
+    /// of the body, or the failure.
+    func finish(_ code: CURLcode) {
+        // Bytes of the request sent: none means the upstream cannot have seen it.
+        var sent = 0
+        if let handle { _ = CCurl_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &sent) }
+        handle = nil
+        if code == CURLE_OK {
+            deliverHead()
+            body.finish(failure: nil)
+            return
+        }
+        let reason = String(cString: curl_easy_strerror(code))
+        if completion != nil {
+            switch code {
+            case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+                fail(.connect(reason))
+            case CURLE_OPERATION_TIMEDOUT where sent == 0:
+                // No connection within the connect timeout: an address that no longer answers
+                // (a container stopped, its address gone) is unavailable, not slow.
+                fail(.connect(reason))
+            case CURLE_OPERATION_TIMEDOUT:
+                fail(.timeout(reason))
+            default:
+                fail(.reset(reason))
+            }
+        }
+        body.finish(failure: reason)
+    }
+
+    private func headerLine(_ line: UnsafeRawBufferPointer) {
+        // Bytes, not Strings, until a field is known: every line of every head passes here.
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        if end == 0 {
+            // The end of a head: a final one is the response's. A small body is read whole
+            // first; otherwise the head goes now, and from here on nothing is retried.
+            guard status >= 200 else { return }
+            if let length = headers["Content-Length"].flatMap(Int.init), length <= HTTPClient.wholeBodyLimit {
+                whole = []
+                whole!.reserveCapacity(length)
+            } else {
+                deliverHead()
+            }
+            return
+        }
+        if end > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+            line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/")
+        {
+            // A new head (after a 1xx, curl reports each): start over.
+            headers = HTTPHeaders()
+            var index = 5
+            while index < end, line[index] != 0x20 { index += 1 }
+            var code = 0
+            index += 1
+            while index < end, (0x30...0x39).contains(line[index]) {
+                code = code * 10 + Int(line[index] - 0x30)
+                index += 1
+            }
+            status = code
+            return
+        }
+        guard let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else { return }
+        var start = colon + 1
+        while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        var stop = end
+        while stop > start, line[stop - 1] == 0x20 || line[stop - 1] == 0x09 { stop -= 1 }
+        headers.add(
+            String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
+            String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self))
     }
 }

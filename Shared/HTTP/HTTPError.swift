@@ -1,3 +1,4 @@
+import PierJSON
 import PierModels
 
 /// An error that knows the HTTP answer it deserves. Anything thrown by a handler that does not
@@ -64,6 +65,14 @@ public struct HTTPError: HTTPResponseError, CustomStringConvertible {
         let fields = errors.map(\.field).joined(separator: ", ")
         return HTTPError(422, code: code, title: "Validation failed", detail: "Invalid field(s): \(fields).", errors: errors)
     }
+    /// What the JSON front end refused: 400 for the body as a whole, 422 naming each field.
+    public init(_ error: JSON.BodyError) {
+        switch error {
+        case .body(let detail): self = .badRequest(detail)
+        case .fields(let issues): self = .invalid(issues.map { Problem.FieldError(field: $0.field, message: $0.message) })
+        }
+    }
+
     /// 422 for one field.
     public static func invalid(_ field: String, _ message: String, code: ProblemCode = .validationFailed) -> HTTPError {
         invalid([Problem.FieldError(field: field, message: message)], code: code)

@@ -1,3 +1,4 @@
+import PierJSON
 import PierModels
 import PierRuntime
 import Synchronization
@@ -78,7 +79,11 @@ public struct Request: Sendable {
         if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
             throw HTTPError(415, detail: "Send the body as application/json.")
         }
-        return try JSON.decodeBody(T.self, from: body)
+        do {
+            return try JSON.decodeBody(T.self, from: body)
+        } catch {
+            throw HTTPError(error)
+        }
     }
 
     /// The body decoded as JSON, refusing with 422 any top-level field that `T` does not know
@@ -88,7 +93,11 @@ public struct Request: Sendable {
         if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
             throw HTTPError(415, detail: "Send the body as application/json.")
         }
-        return try JSON.decodeBody(StrictBody<T>.self, from: body).value
+        do {
+            return try JSON.decodeBody(StrictBody<T>.self, from: body).value
+        } catch {
+            throw HTTPError(error)
+        }
     }
 
     /// The fields of an HTML form's body (`application/x-www-form-urlencoded`); nil when the
@@ -160,26 +169,26 @@ struct StrictBody<T: StrictDecodable>: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        let keys = Set(try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue))
+        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
         let missing = T.required.filter { !$0.contains(where: keys.contains) }.compactMap { alternatives in
             alternatives.first.map {
-                Problem.FieldError(
+                JSON.FieldIssue(
                     field: $0,
                     message: alternatives.count == 1
                         ? "is required" : "is required (or \(alternatives.dropFirst().joined(separator: ", ")))")
             }
         }
-        let unknownKeys = keys.subtracting(T.fields).sorted()
+        let unknownKeys = keys.filter { !T.reads($0) }.sorted()
         let unknown = unknownKeys.prefix(Self.listedUnknown).map {
-            Problem.FieldError(field: Self.shown($0), message: "is not a known field")
+            JSON.FieldIssue(field: Self.shown($0), message: "is not a known field")
         }
         guard missing.isEmpty && unknown.isEmpty else {
             var errors = (missing + unknown).sorted { $0.field < $1.field }
             if unknownKeys.count > Self.listedUnknown {
                 errors.append(
-                    Problem.FieldError(field: "*", message: "and \(unknownKeys.count - Self.listedUnknown) more unknown fields"))
+                    JSON.FieldIssue(field: "*", message: "and \(unknownKeys.count - Self.listedUnknown) more unknown fields"))
             }
-            throw HTTPError.invalid(errors)
+            throw JSON.BodyError.fields(errors)
         }
         value = try T(from: decoder)
     }

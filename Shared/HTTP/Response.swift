@@ -1,3 +1,4 @@
+import PierJSON
 import PierModels
 
 /// An HTTP response, its body complete.

@@ -54,11 +54,25 @@ public final class SMTPTransport: MailTransport {
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    /// True for `smtp://localhost`, `127.x`, `[::1]`: credentials may cross in clear there.
+    /// True for `smtp://localhost`, `127.x.y.z`, `[::1]` (with or without a port): credentials
+    /// may cross in clear there. The whole host is compared: `127.0.0.1.example.com` and
+    /// `localhost.example.com` are other machines.
     var isLoopback: Bool {
-        guard let rest = url.split(separator: "//", maxSplits: 1).last else { return false }
-        let host = rest.split(separator: "/").first.map(String.init) ?? ""
-        return host.hasPrefix("127.") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
+        guard let rest = url.split(separator: "//", maxSplits: 1).dropFirst().first else { return false }
+        var authority = Substring(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" })
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        let host: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return false }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        if host.lowercased() == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     public func send(_ message: [UInt8], from sender: String, to recipient: String) async throws(MailFailure) {

@@ -66,7 +66,7 @@ public struct AuthSession: Codable, Sendable, Equatable {
 
 /// `POST /auth/register`.
 public struct RegisterRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case email, password, displayName, deviceName }
+    public enum CodingKeys: String, CodingKey { case email, password, displayName, deviceName }
     public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
@@ -83,7 +83,7 @@ public struct RegisterRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/login`.
 public struct LoginRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case email, password, deviceName, deviceToken }
+    public enum CodingKeys: String, CodingKey { case email, password, deviceName, deviceToken }
     public static let required = [["email"], ["password"]]
     public var email: String
     public var password: String
@@ -101,7 +101,7 @@ public struct LoginRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/refresh` and `POST /auth/logout`.
 public struct RefreshRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case refreshToken }
+    public enum CodingKeys: String, CodingKey { case refreshToken }
     public static let required = [["refreshToken"]]
     public var refreshToken: String
     public init(refreshToken: String) { self.refreshToken = refreshToken }
@@ -109,7 +109,7 @@ public struct RefreshRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/password`.
 public struct PasswordChangeRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case currentPassword, newPassword }
+    public enum CodingKeys: String, CodingKey { case currentPassword, newPassword }
     public static let required = [["currentPassword"], ["newPassword"]]
     public var currentPassword: String
     public var newPassword: String
@@ -121,7 +121,7 @@ public struct PasswordChangeRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/email/verify`: the token of the link Pier mailed.
 public struct EmailTokenRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case token }
+    public enum CodingKeys: String, CodingKey { case token }
     public static let required = [["token"]]
     public var token: String
     public init(token: String) { self.token = token }
@@ -133,7 +133,7 @@ extension EmailTokenRequest: FormDecodable {
 
 /// `POST /auth/password/forgot`.
 public struct ForgotPasswordRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case email }
+    public enum CodingKeys: String, CodingKey { case email }
     public static let required = [["email"]]
     public var email: String
     public init(email: String) { self.email = email }
@@ -141,7 +141,7 @@ public struct ForgotPasswordRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/password/reset`: the token of the mailed link and the new password.
 public struct ResetPasswordRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case token, newPassword }
+    public enum CodingKeys: String, CodingKey { case token, newPassword }
     public static let required = [["token"], ["newPassword"]]
     public var token: String
     public var newPassword: String
@@ -203,7 +203,7 @@ public struct SessionInfo: Codable, Sendable, Equatable {
 
 /// `PATCH /auth/me`: only the fields sent change; an empty string clears one.
 public struct ProfileChange: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case displayName, locale }
+    public enum CodingKeys: String, CodingKey { case displayName, locale }
     public static let required: [[String]] = []
     public var displayName: String?
     /// BCP 47 (`en`, `fr-CA`, `zh-Hant-TW`).
@@ -218,7 +218,7 @@ public struct ProfileChange: Codable, Sendable, StrictDecodable {
 /// `POST /auth/email/change`: the new address, confirmed by a link mailed to it. `password`, or
 /// a sign-in within the last 5 minutes.
 public struct EmailChangeRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case newEmail, password }
+    public enum CodingKeys: String, CodingKey { case newEmail, password }
     public static let required = [["newEmail"]]
     public var newEmail: String
     public var password: String?
@@ -231,7 +231,7 @@ public struct EmailChangeRequest: Codable, Sendable, StrictDecodable {
 /// `DELETE /auth/me` (optional body): the current password, unless the user signed in within the
 /// last 5 minutes.
 public struct ReauthenticationRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case password }
+    public enum CodingKeys: String, CodingKey { case password }
     public static let required: [[String]] = []
     public var password: String?
     public init(password: String? = nil) { self.password = password }
@@ -239,7 +239,7 @@ public struct ReauthenticationRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/apple` and `POST /auth/oidc/{provider}`: the ID token the provider gave the app.
 public struct IdentitySignInRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case identityToken, nonce, fullName, deviceName }
+    public enum CodingKeys: String, CodingKey { case identityToken, nonce, fullName, deviceName }
     public static let required = [["identityToken"], ["nonce"]]
     public var identityToken: String
     /// The raw nonce the app generated and bound the request to (Apple: its SHA-256 went to
@@ -259,7 +259,7 @@ public struct IdentitySignInRequest: Codable, Sendable, StrictDecodable {
 
 /// `POST /auth/apple/notifications`: Apple's server-to-server notification, a JWT it signed.
 public struct AppleNotificationRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case payload }
+    public enum CodingKeys: String, CodingKey { case payload }
     public static let required = [["payload"]]
     public var payload: String
     public init(payload: String) { self.payload = payload }

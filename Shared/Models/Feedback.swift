@@ -49,7 +49,7 @@ public struct CreateFeedback: Codable, Sendable, StrictDecodable {
 
     public static let required: [[String]] = [["message", "feedback"]]
 
-    public enum CodingKeys: String, CodingKey, CaseIterable {
+    public enum CodingKeys: String, CodingKey {
         case id, message, feedback, name, rating, category, email, appVersion, build, platform, osVersion, device, locale
         case requestIds, metadata
     }
@@ -231,7 +231,7 @@ public struct UpdateFeedback: Codable, Sendable, StrictDecodable {
         self.moderation = moderation
     }
 
-    public enum CodingKeys: String, CodingKey, CaseIterable { case status, duplicateOf, tags, internalNote, moderation }
+    public enum CodingKeys: String, CodingKey { case status, duplicateOf, tags, internalNote, moderation }
 }
 
 /// `GET /feedback/stats`.

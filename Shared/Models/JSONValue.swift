@@ -51,9 +51,10 @@ public enum JSONValue: Codable, Sendable, Equatable {
 /// A request body that names its fields, so that unknown ones can be refused and missing ones
 /// named, all at once.
 public protocol StrictDecodable: Decodable {
-    /// The keys the type reads: its coding keys themselves, so the list of known fields cannot
-    /// drift from what is decoded.
-    associatedtype CodingKeys: CodingKey & CaseIterable
+    /// The keys the type reads: a body member is known exactly when `CodingKeys(stringValue:)`
+    /// accepts its name, so the known fields cannot drift from what is decoded, and checking them
+    /// builds nothing per request.
+    associatedtype CodingKeys: CodingKey
     /// The keys that must be present, each with its alternatives (one of each list; the first
     /// is the one named when all are missing).
     static var required: [[String]] { get }
@@ -68,6 +69,6 @@ public protocol FormDecodable: StrictDecodable {
 extension StrictDecodable {
     public static var required: [[String]] { [] }
 
-    /// The top-level keys the type reads.
-    public static var fields: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
+    /// Whether `name` is one of the top-level keys the type reads.
+    public static func reads(_ name: String) -> Bool { CodingKeys(stringValue: name) != nil }
 }

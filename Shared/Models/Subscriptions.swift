@@ -53,7 +53,23 @@ public struct CreatePlan: Codable, Sendable, StrictDecodable {
     public var appStoreProductIds: [String]?
     public var active: Bool?
 
-    public enum CodingKeys: String, CodingKey, CaseIterable {
+    public init(
+        id: String, name: String, description: String? = nil, price: Int, currency: String, billingPeriod: String,
+        trialPeriod: String? = nil, entitlements: [String], appStoreProductIds: [String]? = nil, active: Bool? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.price = price
+        self.currency = currency
+        self.billingPeriod = billingPeriod
+        self.trialPeriod = trialPeriod
+        self.entitlements = entitlements
+        self.appStoreProductIds = appStoreProductIds
+        self.active = active
+    }
+
+    public enum CodingKeys: String, CodingKey {
         case id, name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds, active
     }
     public static let required: [[String]] = [["id"], ["name"], ["price"], ["currency"], ["billingPeriod"], ["entitlements"]]
@@ -71,7 +87,23 @@ public struct UpdatePlan: Codable, Sendable, StrictDecodable {
     public var appStoreProductIds: [String]?
     public var active: Bool?
 
-    public enum CodingKeys: String, CodingKey, CaseIterable {
+    public init(
+        name: String? = nil, description: String? = nil, price: Int? = nil, currency: String? = nil,
+        billingPeriod: String? = nil, trialPeriod: String? = nil, entitlements: [String]? = nil,
+        appStoreProductIds: [String]? = nil, active: Bool? = nil
+    ) {
+        self.name = name
+        self.description = description
+        self.price = price
+        self.currency = currency
+        self.billingPeriod = billingPeriod
+        self.trialPeriod = trialPeriod
+        self.entitlements = entitlements
+        self.appStoreProductIds = appStoreProductIds
+        self.active = active
+    }
+
+    public enum CodingKeys: String, CodingKey {
         case name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds, active
     }
 }
@@ -200,7 +232,7 @@ public struct AppStoreTransactionRequest: Codable, Sendable, StrictDecodable {
     /// The JWS StoreKit 2 gives the app (`Transaction.jwsRepresentation`).
     public var signedTransaction: String
     public init(signedTransaction: String) { self.signedTransaction = signedTransaction }
-    public enum CodingKeys: String, CodingKey, CaseIterable { case signedTransaction }
+    public enum CodingKeys: String, CodingKey { case signedTransaction }
     public static let required: [[String]] = [["signedTransaction"]]
 }
 
@@ -208,7 +240,7 @@ public struct AppStoreTransactionRequest: Codable, Sendable, StrictDecodable {
 public struct AppStoreNotificationRequest: Codable, Sendable, StrictDecodable {
     public var signedPayload: String
     public init(signedPayload: String) { self.signedPayload = signedPayload }
-    public enum CodingKeys: String, CodingKey, CaseIterable { case signedPayload }
+    public enum CodingKeys: String, CodingKey { case signedPayload }
     public static let required: [[String]] = [["signedPayload"]]
 }
 
@@ -226,7 +258,7 @@ public struct CreateGrant: Codable, Sendable, StrictDecodable {
         self.until = until
         self.reason = reason
     }
-    public enum CodingKeys: String, CodingKey, CaseIterable { case userId, planId, duration, until, reason }
+    public enum CodingKeys: String, CodingKey { case userId, planId, duration, until, reason }
     public static let required: [[String]] = [["userId"], ["planId"], ["reason"]]
 }
 

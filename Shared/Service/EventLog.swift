@@ -1,4 +1,5 @@
 import PierHTTP
+import PierJSON
 import PierPostgres
 
 #if canImport(FoundationEssentials)

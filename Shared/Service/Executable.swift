@@ -41,7 +41,7 @@ public struct Executable: Sendable {
     /// The extensions built from the options' values and the configuration (the gateway's proxy).
     public typealias Extensions =
         @Sendable (
-            _ options: [String: [String]], _ configuration: ServiceConfiguration, _ logger: Logger
+            _ options: [String: [String]], _ configuration: ServiceConfiguration, _ logger: Logger, _ http: HTTPClient
         ) throws -> [any HostExtension]
 
     public let name: String
@@ -57,7 +57,7 @@ public struct Executable: Sendable {
 
     public init(
         name: String, defaultPort: Int, plugins: [Plugin], embedVariable: String? = nil, options: [Option] = [],
-        summary: String, extensions: @escaping Extensions = { _, _, _ in [] }
+        summary: String, extensions: @escaping Extensions = { _, _, _, _ in [] }
     ) {
         self.name = name
         self.defaultPort = defaultPort
@@ -117,11 +117,14 @@ public struct Executable: Sendable {
         let configuration: ServiceConfiguration
         let logger: Logger
         var extensions: [any HostExtension] = []
+        // The process's one outbound client (the host closes it; closing twice is harmless).
+        let http = HTTPClient()
+        defer { http.close() }
         do {
             configuration = try ServiceConfiguration(
                 environment: environment, defaultPort: defaultPort, applicationName: name, needsDatabase: !hosted.isEmpty)
             logger = Logger(service: String(name.dropFirst("pier-".count)), level: configuration.logLevel)
-            if command == "serve" { extensions = try self.extensions(invocation.options, configuration, logger) }
+            if command == "serve" { extensions = try self.extensions(invocation.options, configuration, logger, http) }
         } catch {
             printError("\(name): configuration error: \(error)")
             return .usage
@@ -148,7 +151,7 @@ public struct Executable: Sendable {
                 let running = try await PluginHost.start(
                     hosted, extensions: extensions, configuration: configuration, logger: logger,
                     migrate: invocation.migrateFirst, keys: nil, signals: [SIGTERM, SIGINT],
-                    metricsName: String(name.dropFirst("pier-".count)))
+                    metricsName: String(name.dropFirst("pier-".count)), http: http)
                 logger.info(
                     "listening",
                     [
@@ -167,10 +170,10 @@ public struct Executable: Sendable {
                     configuration: configuration, database: pool, logger: logger.named(owner.name),
                     authenticator: Authenticator(
                         verifier: AccessTokenVerifier(
-                            keys: JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient()),
+                            keys: JWKSKeyProvider(url: configuration.jwksURL, client: http),
                             issuer: configuration.tokenIssuer, audience: configuration.tokenAudience)),
                     // Commands follow no events: the listener is never started.
-                    events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel))
+                    events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel), http: http)
                 try await extra!.run(invocation.words, context)
             }
             return .success
@@ -224,9 +227,10 @@ public struct Executable: Sendable {
         var host = environment.string("PIER_HOST", default: "127.0.0.1")
         if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
         if host.contains(":") { host = "[\(host)]" }
-        let client = HTTPClient(threads: 1, timeoutSeconds: 2)
+        let client = HTTPClient()
+        defer { client.close() }
         do {
-            let response = try await client.get("http://\(host):\(port)/healthz")
+            let response = try await client.get("http://\(host):\(port)/healthz", timeout: .seconds(2))
             guard response.status == 200 else {
                 printError("healthcheck: /healthz answered \(response.status)")
                 return .failure

@@ -71,29 +71,40 @@ public enum PluginHost {
     ///   - keys: the keys tokens are verified with when no hosted plugin offers
     ///     ``Capability/tokenKeys`` (by default the JWKS at `PIER_JWKS_URL`).
     ///   - signals: the signals that stop the group (none in tests).
+    ///   - http: the process's outbound client, when extensions were built with it (by default the
+    ///     host makes one). The host closes it last.
     public static func start(
         _ plugins: [Plugin], extensions: [any HostExtension] = [], configuration: ServiceConfiguration, logger: Logger,
-        migrate: Bool, keys: (any VerificationKeyProvider)? = nil, signals: [Int32] = []
+        migrate: Bool, keys: (any VerificationKeyProvider)? = nil, signals: [Int32] = [], http: HTTPClient? = nil
     ) async throws -> Running {
         try await start(
             plugins, extensions: extensions, configuration: configuration, logger: logger, migrate: migrate, keys: keys,
-            signals: signals, metricsName: plugins.count == 1 && extensions.isEmpty ? plugins[0].name : "gateway")
+            signals: signals, metricsName: plugins.count == 1 && extensions.isEmpty ? plugins[0].name : "gateway",
+            http: http)
     }
 
     /// Builds the parts and starts them, with its metrics named `metricsName` (`pier_<name>_…`).
     public static func start(
         _ plugins: [Plugin], extensions: [any HostExtension], configuration: ServiceConfiguration, logger: Logger,
-        migrate: Bool, keys: (any VerificationKeyProvider)?, signals: [Int32], metricsName: String
+        migrate: Bool, keys: (any VerificationKeyProvider)?, signals: [Int32], metricsName: String,
+        http given: HTTPClient? = nil
     ) async throws -> Running {
+        let http = given ?? HTTPClient()
+        // Whatever fails before the group runs closes what was opened.
+        var started = false
+        var opened: [PostgresPool] = []
+        defer {
+            if !started {
+                opened.forEach { $0.close() }
+                http.close()
+            }
+        }
         guard !plugins.isEmpty || !extensions.isEmpty else {
             throw Environment.Failure(variable: "--embed", problem: "names no plugin and no route is proxied")
         }
         var pools: [(Plugin, PostgresPool)] = []
-        var parts: [any LifecycleService] = []
-        // Whatever fails before the group runs closes what was opened.
-        var started = false
-        var opened: [PostgresPool] = []
-        defer { if !started { opened.forEach { $0.close() } } }
+        // The client stops last: every part that sends through it has stopped before.
+        var parts: [any LifecycleService] = [Lifecycle("http client", stop: { http.close() })]
         for plugin in plugins {
             let pool = PostgresPool(configuration: database(for: plugin, configuration, alone: plugins.count == 1))
             pools.append((plugin, pool))
@@ -127,7 +138,7 @@ public enum PluginHost {
             parts.append(revocations)
         }
         let chosen = HostKeys(
-            fallback: keys ?? JWKSKeyProvider(url: configuration.jwksURL, client: HTTPClient(threads: 1, timeoutSeconds: 5)))
+            fallback: keys ?? JWKSKeyProvider(url: configuration.jwksURL, client: http))
         let authenticator = Authenticator(
             verifier: AccessTokenVerifier(
                 keys: chosen, issuer: configuration.tokenIssuer, audience: configuration.tokenAudience),
@@ -137,7 +148,8 @@ public enum PluginHost {
             let context = ServiceContext(
                 configuration: configuration, database: pool, logger: logger.named(plugin.name),
                 authenticator: authenticator,
-                events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel))
+                events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel),
+                http: http)
             let service = try await plugin.make(context)
             mounted.append(
                 .init(name: plugin.name, schema: plugin.schema, migrations: plugin.migrations, database: pool, service: service))
@@ -155,6 +167,7 @@ public enum PluginHost {
             mounted: mounted, metricsName: metricsName,
             extraChecks: { extensions.reduce(into: [:]) { $0.merge($1.readiness()) { $1 } } },
             extraMetrics: { extensions.map { $0.metrics() }.joined() })
+        parts.append(host.readiness)
         var routes = host.routes(operatorEndpoints: configuration.admin == nil)
         for item in extensions { item.routes(into: &routes, authenticator: authenticator) }
         let listeners = try makeListeners(

@@ -73,10 +73,7 @@ public final class JWKSKeyProvider: VerificationKeyProvider {
     /// Fetches the key set now.
     public func refresh() async throws {
         do {
-            let response = try await client.get(url)
-            guard response.status == 200 else {
-                throw HTTPClient.Failure(message: "JWKS answered \(response.status)")
-            }
+            let response = try await client.get(url).expecting(200)
             let set = try WireDecoder.decode(JWKSet.self, from: response.body)
             var keys: [String: P256PublicKey] = [:]
             for jwk in set.keys { keys[jwk.kid] = try? jwk.publicKey() }

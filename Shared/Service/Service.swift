@@ -71,15 +71,18 @@ public struct ServiceContext: Sendable {
     /// The process's listener on `pier_events`, which wakes every follower of the event log
     /// (consumers, the revocation list); the host runs it.
     public let events: PostgresListener
+    /// The process's outbound HTTP client; each use gives its own timeouts and limits.
+    public let http: HTTPClient
 
     public init(
         configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator,
-        events: PostgresListener
+        events: PostgresListener, http: HTTPClient
     ) {
         self.configuration = configuration
         self.database = database
         self.logger = logger
         self.authenticator = authenticator
         self.events = events
+        self.http = http
     }
 }

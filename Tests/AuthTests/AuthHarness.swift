@@ -103,7 +103,7 @@ final class AuthHarness: Sendable {
                 .map { String($0.split(separator: "=", maxSplits: 1)[1]) }.first { !seen.contains($0) }
             return found != nil
         }
-        guard let found else { throw HTTPClient.Failure(message: "no mail to \(address) with \(fragment)") }
+        guard let found else { throw TestFailure("no mail to \(address) with \(fragment)") }
         return found
     }
 
@@ -127,7 +127,7 @@ final class AuthHarness: Sendable {
         password: String = "a long enough passphrase"
     ) async throws -> (AuthSession, String) {
         let reply = try await send("POST", "/auth/register", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
-        guard reply.status == 201 else { throw HTTPClient.Failure(message: "register answered \(reply.status): \(reply.text)") }
+        guard reply.status == 201 else { throw TestFailure("register answered \(reply.status): \(reply.text)") }
         return (try reply.decode(AuthSession.self), email)
     }
 }

@@ -443,7 +443,7 @@ import Testing
         ])
         let context = ServiceContext(
             configuration: configuration, database: auth.pool, logger: Logger(service: "auth", level: .error, sink: { _ in }),
-            authenticator: auth.live.running.authenticator, events: auth.live.running.events!)
+            authenticator: auth.live.running.authenticator, events: auth.live.running.events!, http: TestHTTP.client)
         try await AdminCommand.createAdmin.run(arguments, context)
     }
 

@@ -81,7 +81,7 @@ final class FeedbackHarness: Sendable {
     func post(_ json: String, token: String? = nil, headers: HTTPHeaders = [:]) async throws -> FeedbackItem {
         let reply = try await send("POST", "/feedback", json: json, token: token, headers: headers)
         guard reply.status == 201 else {
-            throw HTTPClient.Failure(message: "POST /feedback answered \(reply.status): \(reply.text)")
+            throw TestFailure("POST /feedback answered \(reply.status): \(reply.text)")
         }
         return try reply.decode(FeedbackItem.self)
     }

@@ -97,7 +97,8 @@ import Testing
                 "PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX": "true",
             ]), production: false)
         configuration.roots = [Self.ca.root.certificate]
-        return AppStoreVerifier(configuration: configuration, logger: Logger(service: "subscriptions", level: .error))
+        return AppStoreVerifier(
+            configuration: configuration, http: TestHTTP.client, logger: Logger(service: "subscriptions", level: .error))
     }
 
     @Test(arguments: fields)

@@ -2,6 +2,7 @@ import Foundation
 import PierCrypto
 import PierRuntime
 import PierService
+import PierTestSupport
 import Testing
 
 @testable import SubscriptionsService
@@ -23,7 +24,8 @@ import Testing
             ]), production: production)
         configuration.roots = roots
         configuration.revocation = revocation
-        return AppStoreVerifier(configuration: configuration, logger: Logger(service: "subscriptions", level: .error))
+        return AppStoreVerifier(
+            configuration: configuration, http: TestHTTP.client, logger: Logger(service: "subscriptions", level: .error))
     }
 
     func payload(signed: Date = Date(), environment: String = "Sandbox", bundle: String = SubscriptionsHarness.bundleID)

@@ -56,7 +56,8 @@ import Testing
                 ]), production: false)
             configuration.roots = [ca.root.certificate]
             return AppStoreVerifier(
-                configuration: configuration, logger: Logger(service: "subscriptions", level: .error), clock: clock)
+                configuration: configuration, http: TestHTTP.client, logger: Logger(service: "subscriptions", level: .error),
+                clock: clock)
         }
 
         /// The refusal of a fresh transaction signed by this CA, or nil when it verified.
@@ -129,7 +130,8 @@ import Testing
                 "PIER_SUBSCRIPTIONS_APPSTORE_OCSP": "hard",
             ]), production: false)
         configuration.roots = [silent.root.certificate]
-        let verifier = AppStoreVerifier(configuration: configuration, logger: Logger(service: "subscriptions", level: .error))
+        let verifier = AppStoreVerifier(
+            configuration: configuration, http: TestHTTP.client, logger: Logger(service: "subscriptions", level: .error))
         let jws = try silent.sign(
             AppStorePayload.transaction(id: "1", original: "1", purchased: Date(), expires: Date().addingTimeInterval(60)))
         await #expect(throws: AppStoreVerifier.Failure.self) { try await verifier.transaction(jws) }

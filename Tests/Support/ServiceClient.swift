@@ -36,7 +36,7 @@ public final class ServiceClient: Sendable {
 
     /// Over HTTP to `base` (`http://127.0.0.1:port`).
     public init(base: String) {
-        transport = .socket(base: base, client: HTTPClient(threads: 24, timeoutSeconds: 30))
+        transport = .socket(base: base, client: TestHTTP.client)
     }
 
     /// In-process, into `pipeline`.
@@ -54,7 +54,8 @@ public final class ServiceClient: Sendable {
         let body = json.map { Array($0.utf8) }
         switch transport {
         case .socket(let base, let client):
-            let response = try await client.send(method, base + path, headers: headers, body: body)
+            let response = try await client.send(
+                method, base + path, headers: headers, body: body, timeout: .seconds(30), limit: 64 << 20)
             return Reply(status: response.status, headers: response.headers, body: response.body)
         case .inProcess(let pipeline, let trusted, let peerAddress):
             let request: Request
@@ -78,6 +79,12 @@ public final class ServiceClient: Sendable {
             return Reply(status: response.status, headers: response.headers, body: collected.bytes)
         }
     }
+}
+
+/// The outbound client tests share: one transfer thread for the whole test process, as a
+/// process of Pier has.
+public enum TestHTTP {
+    public static let client = HTTPClient()
 }
 
 /// A streamed body gathered in memory (in-process responses).

@@ -44,9 +44,11 @@ public final class TestRSAKey: @unchecked Sendable {
     }
 }
 
-public struct TestFailure: Error {
+/// A test's own failure, said as it is printed.
+public struct TestFailure: Error, CustomStringConvertible {
     public let what: String
     public init(_ what: String) { self.what = what }
+    public var description: String { what }
 }
 
 /// A provider as the test plays it: a JWKS on a local server, and ID tokens signed with its keys.

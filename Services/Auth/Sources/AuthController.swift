@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierJSON
 import PierModels
 import PierPostgres
 import PierRuntime
@@ -25,7 +26,8 @@ struct AuthController: Sendable {
 
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
-        authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, logger: Logger,
+        authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, http: HTTPClient,
+        logger: Logger,
         dummyHash: String
     ) throws {
         let useCases = AuthUseCases(
@@ -54,11 +56,9 @@ struct AuthController: Sendable {
                 rate: Double(configuration.forgotPerAddressPerHour) / 3600, burst: Double(configuration.forgotPerAddressPerHour)),
             reauthentication: reauthentication, appName: configuration.appName, logger: logger)
         identity = IdentityController(
-            useCases: useCases, tokens: tokens, providers: configuration.identityProviders, desk: desk,
+            useCases: useCases, tokens: tokens, providers: configuration.identityProviders, http: http, desk: desk,
             reauthentication: reauthentication, logger: logger)
-        export = ExportController(
-            useCases: useCases, sources: exports,
-            client: exports.remote.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 30), logger: logger)
+        export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)

@@ -82,7 +82,7 @@ public struct AuthService: Service {
         let controller = try AuthController(
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
-            desk: desk, exports: exports, logger: context.logger, dummyHash: dummyHash)
+            desk: desk, exports: exports, http: context.http, logger: context.logger, dummyHash: dummyHash)
         // Reset requests become tokens and mails on the mail worker, after their answers.
         let resets = controller.email
         outbox.prepare { await resets.issueRequestedResets() }

@@ -17,8 +17,8 @@ import PierService
 struct ExportController: Sendable {
     let useCases: AuthUseCases
     let sources: ExportSources
-    /// Only when parts are fetched over HTTP.
-    let client: HTTPClient?
+    /// The process's client, for the parts fetched over HTTP.
+    let client: HTTPClient
     let logger: Logger
 
     func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
@@ -37,11 +37,11 @@ struct ExportController: Sendable {
         for url in sources.remote {
             let part: ExportPart
             do {
-                guard let client else { throw HTTPClient.Failure(message: "no HTTP client") }
                 let response = try await client.send(
                     "GET", url,
-                    headers: ["Authorization": request.headers["Authorization"] ?? "", "X-Request-ID": request.requestID])
-                guard response.status == 200 else { throw HTTPClient.Failure(message: "\(url) answered \(response.status)") }
+                    headers: ["Authorization": request.headers["Authorization"] ?? "", "X-Request-ID": request.requestID],
+                    timeout: .seconds(30), limit: 16 << 20
+                ).expecting(200)
                 part = try WireDecoder.decode(ExportPart.self, from: response.body)
             } catch {
                 logger.warning("export part unavailable", [("url", .string(url)), ("error", .string("\(error)"))])

@@ -23,18 +23,15 @@ struct IdentityController: Sendable {
     let logger: Logger
 
     init(
-        useCases: AuthUseCases, tokens: TokenIssuer, providers: [String: IdentityProvider], desk: MailDesk,
-        reauthentication: Reauthentication, logger: Logger
+        useCases: AuthUseCases, tokens: TokenIssuer, providers: [String: IdentityProvider], http: HTTPClient,
+        desk: MailDesk, reauthentication: Reauthentication, logger: Logger
     ) {
         self.useCases = useCases
         self.reauthentication = reauthentication
         self.tokens = tokens
-        // Threads only when a provider is configured.
-        let client = providers.isEmpty ? nil : HTTPClient(threads: 2, timeoutSeconds: 5)
-        verifiers =
-            client.map { client in
-                providers.mapValues { IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: client)) }
-            } ?? [:]
+        verifiers = providers.mapValues {
+            IdentityTokenVerifier(provider: $0, keys: IdentityKeys(url: $0.jwksURL, client: http))
+        }
         self.desk = desk
         self.logger = logger
     }

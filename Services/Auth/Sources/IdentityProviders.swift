@@ -109,8 +109,7 @@ final class IdentityKeys: Sendable {
 
     private func fetch() async throws {
         defer { state.withLock { $0.fetching = nil } }
-        let response = try await client.get(url)
-        guard response.status == 200 else { throw HTTPClient.Failure(message: "\(url) answered \(response.status)") }
+        let response = try await client.get(url).expecting(200)
         let set = try WireDecoder.decode(ForeignJWKSet.self, from: response.body)
         var keys: [String: VerificationKey] = [:]
         for jwk in set.keys {

@@ -26,11 +26,11 @@ public enum Gateway {
                     """)
         ],
         summary: "host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)"
-    ) { options, configuration, logger in
+    ) { options, configuration, logger, http in
         [
             Front(
                 settings: try ProxySettings(environment: configuration.environment, extraRoutes: options["--route"] ?? []),
-                configuration: configuration, logger: logger)
+                configuration: configuration, http: http, logger: logger)
         ]
     }
 
@@ -43,10 +43,12 @@ public enum Gateway {
         guard unknown.isEmpty else {
             throw Environment.Failure(variable: "--embed", problem: "unknown plugin \(unknown.joined(separator: ", "))")
         }
+        let http = HTTPClient()
         return try await PluginHost.start(
             plugins.filter { names.contains($0.name) },
-            extensions: [Front(settings: settings, configuration: configuration, logger: logger)],
-            configuration: configuration, logger: logger, migrate: migrate, keys: nil, signals: [], metricsName: "gateway")
+            extensions: [Front(settings: settings, configuration: configuration, http: http, logger: logger)],
+            configuration: configuration, logger: logger, migrate: migrate, keys: nil, signals: [], metricsName: "gateway",
+            http: http)
     }
 
     /// What the gateway serves beside its plugins: the proxied routes (behind the rate limit,
@@ -55,11 +57,13 @@ public enum Gateway {
         let proxy: Proxy?
         let limiter: RateLimiter?
 
-        init(settings: ProxySettings?, configuration: ServiceConfiguration, logger: Logger) {
+        init(settings: ProxySettings?, configuration: ServiceConfiguration, http: HTTPClient, logger: Logger) {
             proxy = settings.flatMap { settings in
                 settings.routes.isEmpty
                     ? nil
-                    : Proxy(settings: settings, trusted: configuration.http.trustedProxies, logger: logger.named("proxy"))
+                    : Proxy(
+                        settings: settings, http: http, trusted: configuration.http.trustedProxies,
+                        logger: logger.named("proxy"))
             }
             limiter = settings.flatMap { $0.rateLimit > 0 ? RateLimiter(rate: $0.rateLimit, burst: $0.rateBurst) : nil }
         }

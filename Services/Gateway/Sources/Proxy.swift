@@ -14,12 +14,13 @@ final class Proxy: Sendable {
 
     let routes: [RouteState]
     let settings: ProxySettings
-    let client: UpstreamClient
-    let checker: HTTPClient
+    /// The process's client, and the proxy's share of it.
+    let client: HTTPClient
+    let inFlight: HTTPClient.Limit
     let trusted: TrustedProxies
     let logger: Logger
 
-    init(settings: ProxySettings, trusted: TrustedProxies, logger: Logger) {
+    init(settings: ProxySettings, http: HTTPClient, trusted: TrustedProxies, logger: Logger) {
         self.settings = settings
         routes = settings.routes.map { route in
             RouteState(
@@ -27,8 +28,8 @@ final class Proxy: Sendable {
                 balancer: Balancer(
                     upstreams: route.upstreams.map { Upstream(base: $0, route: route.prefix) }, balance: settings.balance))
         }
-        client = UpstreamClient(maximumInFlight: settings.maximumInFlight)
-        checker = HTTPClient(threads: 2, timeoutSeconds: 1)
+        client = http
+        inFlight = HTTPClient.Limit(maximum: settings.maximumInFlight)
         self.trusted = trusted
         self.logger = logger
     }
@@ -49,16 +50,15 @@ final class Proxy: Sendable {
 
     // MARK: - Health
 
-    /// Its parts: a check of every upstream's `/readyz` every interval, and the upstream
-    /// client, closed once the servers stopped.
+    /// Its part: a check of every upstream's `/readyz` every interval (one second to answer).
     var background: [any LifecycleService] {
         let upstreams = routes.flatMap(\.balancer.upstreams)
-        let (checker, logger, client) = (checker, logger, client)
+        let (checker, logger) = (client, logger)
         let checks = Periodic("upstream checks", every: .milliseconds(settings.healthIntervalMilliseconds)) {
             await withTaskGroup(of: Void.self) { group in
                 for upstream in upstreams {
                     group.addTask {
-                        let passed = (try? await checker.get(upstream.base + "/readyz"))?.status == 200
+                        let passed = (try? await checker.get(upstream.base + "/readyz", timeout: .seconds(1)))?.status == 200
                         let before = upstream.snapshot.checkPassed
                         let now = upstream.checked(passed: passed)
                         if before != now {
@@ -70,7 +70,7 @@ final class Proxy: Sendable {
                 }
             }
         }
-        return [Lifecycle("upstream client", stop: { client.close() }), checks]
+        return [checks]
     }
 
     /// `/readyz` entries: each route (has a healthy upstream), each upstream (is healthy).
@@ -157,7 +157,7 @@ final class Proxy: Sendable {
     /// next, while retries remain and retrying is safe.
     private func attempt(
         _ request: Request, _ state: RouteState, _ answer: @escaping Answer, headers: HTTPHeaders, tried: Set<String>,
-        number: Int, last: UpstreamClient.Failure?
+        number: Int, last: HTTPClient.Failure?
     ) {
         let route = state.route
         guard number <= route.retries, let upstream = state.balancer.choose(excluding: tried) else {
@@ -166,10 +166,11 @@ final class Proxy: Sendable {
         upstream.begin(retry: number > 0)
         let started = MonotonicClock.seconds()
         let target = request.target.isEmpty ? request.path : request.target
-        client.send(
-            UpstreamClient.Request(
+        client.stream(
+            HTTPClient.Request(
                 method: request.method, url: upstream.base + target, headers: headers, body: request.body,
-                connectTimeoutMilliseconds: route.connectTimeoutMilliseconds, timeoutMilliseconds: route.timeoutMilliseconds)
+                connectTimeoutMilliseconds: route.connectTimeoutMilliseconds, timeoutMilliseconds: route.timeoutMilliseconds,
+                limit: inFlight)
         ) { [self] result in
             let seconds = MonotonicClock.seconds() - started
             switch result {
@@ -198,7 +199,7 @@ final class Proxy: Sendable {
         }
     }
 
-    static func problem(for failure: UpstreamClient.Failure?, route: ProxyRoute) -> HTTPError {
+    static func problem(for failure: HTTPClient.Failure?, route: ProxyRoute) -> HTTPError {
         switch failure {
         case .timeout?:
             HTTPError(504, detail: "The \(route.prefix) service did not answer in time.")
@@ -213,7 +214,7 @@ final class Proxy: Sendable {
 
     /// The upstream's response, with its own framing and hop-by-hop headers removed: small
     /// bodies came whole, others stream.
-    func relay(_ upstream: UpstreamClient.Response, request: Request) -> Response {
+    func relay(_ upstream: HTTPClient.StreamedResponse, request: Request) -> Response {
         let listed = Self.connectionListed(upstream.headers)
         var headers = HTTPHeaders()
         for (name, value) in upstream.headers {

@@ -77,13 +77,18 @@ struct AppStoreServerAPI: Sendable {
     let productionURL: String
     let sandboxURL: String
     let client: HTTPClient
+    let timeout: Duration
 
-    init(credentials: Credentials, bundleID: String, productionURL: String, sandboxURL: String, timeoutSeconds: Int = 10) {
+    init(
+        credentials: Credentials, bundleID: String, productionURL: String, sandboxURL: String, http: HTTPClient,
+        timeout: Duration = .seconds(10)
+    ) {
         self.credentials = credentials
         self.bundleID = bundleID
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
-        client = HTTPClient(threads: 2, timeoutSeconds: timeoutSeconds)
+        self.client = http
+        self.timeout = timeout
     }
 
     private struct Claims: Encodable {
@@ -111,14 +116,19 @@ struct AppStoreServerAPI: Sendable {
         guard !transactionID.isEmpty, transactionID.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { throw .refused("the transaction id \(transactionID) is not a number") }
         let id = transactionID
+        let bearer: String
+        do {
+            bearer = try token()
+        } catch {
+            throw .refused("no token could be signed with the In-App Purchase key")
+        }
         let response: HTTPClient.Response
         do {
             response = try await client.send(
-                "GET", "\(base)/inApps/v1/subscriptions/\(id)", headers: ["Authorization": "Bearer \(try token())"])
-        } catch let failure as HTTPClient.Failure {
-            throw .unreachable(failure.message)
+                "GET", "\(base)/inApps/v1/subscriptions/\(id)", headers: ["Authorization": "Bearer \(bearer)"],
+                timeout: timeout)
         } catch {
-            throw .refused("no token could be signed with the In-App Purchase key")
+            throw .unreachable(error.description)
         }
         switch response.status {
         case 200:

@@ -186,11 +186,14 @@ struct AppStoreVerifier: Sendable {
     let acceptSandbox: Bool
     let production: Bool
 
-    init(configuration: SubscriptionsConfiguration, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init) {
+    init(
+        configuration: SubscriptionsConfiguration, http: HTTPClient, logger: Logger,
+        clock: @escaping @Sendable () -> Date = Date.init
+    ) {
         chain = CertificateChainVerifier(roots: configuration.roots)
         revocation = RevocationChecker(
-            mode: configuration.revocation, roots: configuration.roots, timeoutSeconds: configuration.ocspTimeoutSeconds,
-            logger: logger, clock: clock)
+            mode: configuration.revocation, roots: configuration.roots, http: http,
+            timeout: .seconds(configuration.ocspTimeoutSeconds), logger: logger, clock: clock)
         bundleID = configuration.bundleID
         appAppleID = configuration.appAppleID
         acceptSandbox = configuration.acceptSandbox
@@ -337,8 +340,10 @@ struct AppStoreVerifier: Sendable {
         do {
             return (try WireDecoder.decode(T.self, from: jws.payload), payload, signedAt)
         } catch let error as DecodingError {
-            let field = JSON.problem(for: error).problem.errors?.first
-            throw Failure(reason: "the payload's \(field?.field ?? "content") \(field?.message ?? "is not valid")")
+            guard case .fields(let issues) = JSON.issue(for: error), let issue = issues.first else {
+                throw Failure(reason: "the payload is not the object expected")
+            }
+            throw Failure(reason: "the payload's \(issue.field) \(issue.message)")
         } catch {
             throw Failure(reason: "the payload is not JSON")
         }

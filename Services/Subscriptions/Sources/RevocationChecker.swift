@@ -50,8 +50,9 @@ final class RevocationChecker: Sendable {
 
     let mode: Mode
     private let roots: [Certificate]
-    /// Only when checks are on.
-    private let client: HTTPClient?
+    private let client: HTTPClient
+    /// How long a responder has to answer.
+    private let timeout: Duration
     private let logger: Logger
     private let clock: @Sendable () -> Date
     private struct State {
@@ -62,11 +63,13 @@ final class RevocationChecker: Sendable {
     private let state = Mutex(State())
 
     init(
-        mode: Mode, roots: [Certificate], timeoutSeconds: Int, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
+        mode: Mode, roots: [Certificate], http: HTTPClient, timeout: Duration, logger: Logger,
+        clock: @escaping @Sendable () -> Date = Date.init
     ) {
         self.mode = mode
         self.roots = roots
-        self.client = mode == .off ? nil : HTTPClient(threads: 2, timeoutSeconds: timeoutSeconds)
+        self.client = http
+        self.timeout = timeout
         self.logger = logger
         self.clock = clock
     }
@@ -136,11 +139,11 @@ final class RevocationChecker: Sendable {
     private func ask(_ request: OCSPRequest, about certificate: Certificate) async -> Entry {
         let now = clock()
         let outcome: Outcome
-        if let url = certificate.ocspResponders.first, let client {
+        if let url = certificate.ocspResponders.first {
             do {
                 let response = try await client.send(
                     "POST", url, headers: ["Content-Type": "application/ocsp-request", "Accept": "application/ocsp-response"],
-                    body: request.der)
+                    body: request.der, timeout: timeout, limit: 64 << 10)
                 if response.status == 200 {
                     outcome = .answered(try request.answer(fromResponse: response.body, roots: roots))
                 } else {

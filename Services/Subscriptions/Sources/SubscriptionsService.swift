@@ -47,11 +47,11 @@ public struct SubscriptionsService: Service {
             database: context.database, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
         let subscriptions = Subscriptions(database: context.database, recheckSeconds: configuration.recheckSeconds)
-        let verifier = AppStoreVerifier(configuration: configuration, logger: context.logger)
+        let verifier = AppStoreVerifier(configuration: configuration, http: context.http, logger: context.logger)
         let api = configuration.apiCredentials.map {
             AppStoreServerAPI(
                 credentials: $0, bundleID: configuration.bundleID, productionURL: configuration.apiURL,
-                sandboxURL: configuration.sandboxAPIURL)
+                sandboxURL: configuration.sandboxAPIURL, http: context.http)
         }
         let reconciler = AppStoreReconciler(api: api, verifier: verifier, subscriptions: subscriptions, logger: context.logger)
         return SubscriptionsService(

@@ -1,4 +1,5 @@
 import PierHTTP
+import PierJSON
 import PierModels
 import PierPostgres
 import PierRuntime

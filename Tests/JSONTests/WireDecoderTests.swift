@@ -2,7 +2,6 @@ import Foundation
 import PierModels
 import Testing
 
-@testable import PierHTTP
 @testable import PierJSON
 
 /// The request decoder reads what Foundation's `JSONDecoder` read, refuses what it refused, and
@@ -104,7 +103,8 @@ import Testing
             _ = try WireDecoder.decode(Shape.self, from: Array(text.utf8))
             return nil
         } catch let error as DecodingError {
-            return JSON.problem(for: error).problem.errors?.first
+            guard case .fields(let issues) = JSON.issue(for: error), let issue = issues.first else { return nil }
+            return Problem.FieldError(field: issue.field, message: issue.message)
         } catch {
             return Problem.FieldError(field: "(syntax)", message: "\(error)")
         }
@@ -171,16 +171,26 @@ import Testing
         #expect(try WireDecoder.decode(String.self, from: Array(#""x\u0000y""#.utf8)) == "x\u{0}y")
     }
 
-    @Test func requestBodiesGetProblems() {
-        func problem(_ text: String) -> HTTPError? {
+    @Test func requestBodiesGetErrorsThatNameTheField() {
+        func refusal(_ text: String) -> JSON.BodyError? {
             do {
                 _ = try JSON.decodeBody(Shape.self, from: Array(text.utf8))
                 return nil
             } catch { return error }
         }
-        #expect(problem("[1]")?.problem.detail == "The request body must be an object in JSON.")
-        #expect(problem(#"{"count":1,}"#)?.problem.detail?.hasPrefix("The request body is not valid JSON: ") == true)
-        #expect(problem(#"{"count":1,"tags":["\u0000"]}"#)?.problem.errors?.first?.field == "tags[0]")
-        #expect(problem(#"{"count":1}"#) == nil)
+        #expect(refusal("") == .body("The request body is empty; a JSON object is expected."))
+        #expect(refusal("[1]") == .body("The request body must be an object in JSON."))
+        guard case .body(let syntax)? = refusal(#"{"count":1,}"#) else {
+            Issue.record("a trailing comma was read")
+            return
+        }
+        #expect(syntax.hasPrefix("The request body is not valid JSON: "))
+        #expect(refusal(#"{"count":"one"}"#) == .fields([.init(field: "count", message: "must be an integer")]))
+        // U+0000 anywhere, in a value or a member's name, named once per field, members in order.
+        let nul = "must not contain the NUL character (U+0000)"
+        #expect(
+            refusal(#"{"count":1,"tags":["ok","\u0000"],"b\u0000":1,"b\u0000":2}"#)
+                == .fields([.init(field: "b\u{0}", message: nul), .init(field: "tags[1]", message: nul)]))
+        #expect(refusal(#"{"count":1}"#) == nil)
     }
 }

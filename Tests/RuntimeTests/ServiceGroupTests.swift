@@ -1,9 +1,8 @@
-import PierRuntime
-import PierTestSupport
+import PierTestBasics
 import Synchronization
 import Testing
 
-@testable import PierHTTP
+@testable import PierRuntime
 
 /// The group that runs a process's parts: stops them in reverse order of starting, whatever
 /// stops it (cancellation, a part failing or ending), and every part returns before it does.
@@ -45,27 +44,5 @@ import Testing
         await #expect(throws: Failure.self) { try await ServiceGroup(parts, logger: self.logger, signals: []).run() }
         let stops = journal.withLock { $0.filter { $0.hasPrefix("stop") } }
         #expect(stops == ["stop server", "stop pool"])
-    }
-
-    /// A server in a group answers until the group stops, then no longer listens.
-    @Test func aServerIsAPart() async throws {
-        let router = Router<BasicRequestContext>()
-        router.get("/ping") { _, _ in Response.text("pong") }
-        // Nothing else may answer on this port once the server stops (see PortHolder).
-        let held = try PortHolder()
-        defer { withExtendedLifetime(held) {} }
-        let server = HTTPServer(
-            configuration: HTTPServer.Configuration(port: held.port, threads: 1, accessLog: false), routes: router.routes,
-            logger: logger)
-        try server.start()
-        let port = server.port
-        let group = Task { try await ServiceGroup([server], logger: logger, signals: []).run() }
-        let client = HTTPClient(threads: 1, timeoutSeconds: 5)
-        #expect(try await client.send("GET", "http://127.0.0.1:\(port)/ping", headers: [:], body: nil).status == 200)
-        group.cancel()
-        _ = try await group.value
-        await #expect(throws: (any Error).self) {
-            try await client.send("GET", "http://127.0.0.1:\(port)/ping", headers: [:], body: nil)
-        }
     }
 }

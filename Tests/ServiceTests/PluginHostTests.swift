@@ -1,0 +1,128 @@
+import Foundation
+import PierHTTP
+import PierPostgres
+import PierRuntime
+import PierTestSupport
+import Testing
+
+@testable import PierService
+
+/// The one composition root: what it builds it also stops, in reverse order, whether the process
+/// ends normally or a part fails before anything is served.
+@Suite struct PluginHostTests {
+    /// A plugin with a table, a route, and a background part that still sends through the
+    /// process's client when it stops (as a worker flushing its last batch would).
+    struct Widgets: Service {
+        static let name = "widgets"
+        static let prefix = "/widgets"
+        static let schema = "widgets"
+        static let migrations = [
+            Migration(version: 1, name: "widgets", sql: "CREATE TABLE widgets.widgets (id int PRIMARY KEY)")
+        ]
+        static let defaultPort = 0
+        /// Where the background part says whether its last send went through.
+        static let lastSends = Locked<[String: Int]>([:])
+
+        let http: HTTPClient
+        let peer: String
+
+        static func make(context: ServiceContext) async throws -> Widgets {
+            Widgets(http: context.http, peer: context.configuration.environment.string("TEST_PEER", default: ""))
+        }
+
+        func routes(into routes: inout Routes) {
+            let router = Router<BasicRequestContext>()
+            router.get("/widgets") { _, _ in Response.text("widgets") }
+            routes.merge(router.routes)
+        }
+
+        var background: [any LifecycleService] {
+            let (http, peer) = (http, peer)
+            return [
+                Lifecycle("widget flusher") {
+                    let status = (try? await http.get(peer + "/flush"))?.status ?? 0
+                    Widgets.lastSends.withLock { $0[peer] = status }
+                }
+            ]
+        }
+    }
+
+    /// A plugin that cannot be built (a configuration it refuses).
+    struct Broken: Service {
+        struct Refused: Error {}
+        static let name = "broken"
+        static let prefix = "/broken"
+        static let schema = "broken"
+        static let migrations: [Migration] = []
+        static let defaultPort = 0
+
+        static func make(context: ServiceContext) async throws -> Broken { throw Refused() }
+        func routes(into routes: inout Routes) {}
+    }
+
+    static func configuration(_ url: String, application: String, peer: String = "") throws -> ServiceConfiguration {
+        try ServiceConfiguration(
+            environment: Environment(["PIER_DATABASE_URL": url, "PIER_PORT": "0", "TEST_PEER": peer]), defaultPort: 0,
+            applicationName: application)
+    }
+
+    /// Connections the pools of `application` hold (each pool names its connections after it).
+    static func connections(_ url: String, application: String) async throws -> Int {
+        let observer = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { observer.close() }
+        let rows = try await observer.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE \(application + "%")")
+        return try rows[0].decode("n", as: Int.self)
+    }
+
+    @Test func aHostThatFailsPartWayClosesWhatItOpened() async throws {
+        let url = try await TestDatabase.create("pier_test_host_failure")
+        let application = "pier-host-failure-\(UUID().uuidString.prefix(8))"
+        let http = HTTPClient()
+        let logger = Logger(service: "host", level: .error)
+        do {
+            _ = try await PluginHost.start(
+                [Plugin(Widgets.self), Plugin(Broken.self)], configuration: Self.configuration(url, application: application),
+                logger: logger, migrate: true, http: http)
+            Issue.record("a host with a plugin that cannot be built started")
+        } catch {
+            #expect(error is Broken.Refused)
+        }
+        // The first plugin's pool (migrated, so it held connections) and the revocation list's
+        // are closed, and so is the client.
+        #expect(await eventually { (try? await Self.connections(url, application: application)) == 0 })
+        do {
+            _ = try await http.get("http://127.0.0.1:9/")
+            Issue.record("the client of a host that failed still sends")
+        } catch {
+            #expect(error == .closed)
+        }
+    }
+
+    @Test func theClientStopsAfterEverythingThatSendsThroughIt() async throws {
+        let url = try await TestDatabase.create("pier_test_host_order")
+        let application = "pier-host-order-\(UUID().uuidString.prefix(8))"
+        let peerRouter = Router<BasicRequestContext>()
+        peerRouter.get("/flush") { _, _ in Response.text("flushed") }
+        let peer = try HTTPServer.started(peerRouter, name: "peer")
+        let base = "http://127.0.0.1:\(peer.port)"
+        let http = HTTPClient()
+        let running = try await PluginHost.start(
+            [Plugin(Widgets.self)], configuration: Self.configuration(url, application: application, peer: base),
+            logger: Logger(service: "host", level: .error), migrate: true, http: http)
+        let served = try await http.get("http://127.0.0.1:\(running.server.port)/widgets")
+        #expect(served.status == 200 && String(decoding: served.body, as: UTF8.self) == "widgets")
+        await running.shutdown()
+        // The worker's last send, made as it stopped, went through: the client was still open.
+        #expect(Widgets.lastSends.withLock { $0[base] } == 200)
+        // Once the host stopped, the client is closed and the pools hold no connection.
+        do {
+            _ = try await http.get(base + "/flush")
+            Issue.record("the client outlived its host")
+        } catch {
+            #expect(error == .closed)
+        }
+        #expect(await eventually { (try? await Self.connections(url, application: application)) == 0 })
+        await peer.shutdown()
+    }
+}
