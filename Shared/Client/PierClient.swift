@@ -60,6 +60,8 @@ public final class PierClient: Sendable {
     public let auth: PierAuth
     public let feedback: PierFeedback
     public let subscriptions: PierSubscriptions
+    /// The team's calls (admins only).
+    public let admin: PierAdmin
     let authorized: Authorized
 
     public init(baseURL: URL, sessionStore: (any SessionStore)? = nil, options: Options = Options()) {
@@ -72,6 +74,7 @@ public final class PierClient: Sendable {
         auth = PierAuth(authorized)
         feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: options.installationID)
         subscriptions = PierSubscriptions(authorized, staleLimit: options.staleStatusLimit)
+        admin = PierAdmin(authorized)
     }
 }
 

@@ -51,6 +51,13 @@ struct Arguments {
 
     mutating func nextIfAny() -> String? { words.isEmpty ? nil : words.removeFirst() }
 
+    /// The next word, which must be a UUID (`what` names it: "the session id").
+    mutating func nextID(_ what: String) throws(CLIError) -> UUID {
+        let text = try next(what)
+        guard let id = UUID(uuidString: text) else { throw .usage("\(what) must be a UUID, not \"\(text)\"") }
+        return id
+    }
+
     mutating func option(_ name: String) -> String? { options.removeValue(forKey: name) }
 
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws(CLIError) -> Int? {
@@ -68,6 +75,25 @@ struct Arguments {
         case "false", "no", "0": return false
         default: throw .usage("--\(name) must be true or false")
         }
+    }
+
+    mutating func id(_ name: String) throws(CLIError) -> UUID? {
+        guard let text = option(name) else { return nil }
+        guard let id = UUID(uuidString: text) else { throw .usage("--\(name) must be a UUID") }
+        return id
+    }
+
+    /// An ISO 8601 date and time (`2027-01-31T12:00:00Z`), or a day (`2027-01-31`, midnight UTC).
+    mutating func date(_ name: String) throws(CLIError) -> Date? {
+        guard let text = option(name) else { return nil }
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [
+            [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate],
+        ] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        throw .usage("--\(name) must be a date (2027-01-31) or a date and time (2027-01-31T12:00:00Z)")
     }
 
     mutating func list(_ name: String) -> [String]? {

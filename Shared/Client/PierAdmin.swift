@@ -1,0 +1,131 @@
+import Foundation
+import PierModels
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The team's calls (feedback triage, plans, grants, a user's subscription), for an account
+/// with the admin role; anyone else gets `forbidden` (403). What `pier admin …` stands on: an
+/// app never needs them.
+public final class PierAdmin: Sendable {
+    let authorized: Authorized
+
+    init(_ authorized: Authorized) { self.authorized = authorized }
+
+    /// Which feedback ``feedback(_:)`` lists: every field that is set narrows it.
+    public struct FeedbackFilter: Sendable, Equatable {
+        public var status: String?
+        public var category: String?
+        public var platform: String?
+        public var appVersion: String?
+        /// Words searched for in the message, the name and the address.
+        public var text: String?
+        /// `pending`, `approved` or `rejected`.
+        public var moderation: String?
+        public var limit: Int?
+        public var cursor: String?
+
+        public init(
+            status: String? = nil, category: String? = nil, platform: String? = nil, appVersion: String? = nil,
+            text: String? = nil, moderation: String? = nil, limit: Int? = nil, cursor: String? = nil
+        ) {
+            self.status = status
+            self.category = category
+            self.platform = platform
+            self.appVersion = appVersion
+            self.text = text
+            self.moderation = moderation
+            self.limit = limit
+            self.cursor = cursor
+        }
+
+        var query: [URLQueryItem] {
+            let pairs: [(String, String?)] = [
+                ("status", status), ("category", category), ("platform", platform), ("appVersion", appVersion),
+                ("q", text), ("moderation", moderation), ("limit", limit.map(String.init)), ("cursor", cursor),
+            ]
+            return pairs.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        }
+    }
+
+    // MARK: - Feedback
+
+    /// Everyone's feedback, newest first; pass a page's `nextCursor` for the next.
+    public func feedback(_ filter: FeedbackFilter = FeedbackFilter()) async throws(PierError) -> FeedbackPage {
+        try await authorized.json(
+            FeedbackPage.self, Call(method: "GET", path: "/feedback", query: filter.query, retryable: true))
+    }
+
+    /// One feedback, with its triage fields.
+    public func feedbackItem(_ id: UUID) async throws(PierError) -> FeedbackItem {
+        try await authorized.json(FeedbackItem.self, Call(method: "GET", path: "/feedback/\(Self.text(id))", retryable: true))
+    }
+
+    /// Changes its status, tags, note or moderation (only the fields set).
+    @discardableResult
+    public func updateFeedback(_ id: UUID, _ change: UpdateFeedback) async throws(PierError) -> FeedbackItem {
+        try await authorized.json(
+            FeedbackItem.self,
+            Call(method: "PATCH", path: "/feedback/\(Self.text(id))", body: Transport.body(change), retryable: false))
+    }
+
+    /// The request of the feedback export (`csv` or `ndjson`), signed in: read its answer as a
+    /// stream, it can be large.
+    public func feedbackExportRequest(format: String) async throws(PierError) -> URLRequest {
+        let base = authorized.transport.baseURL
+        var components = URLComponents(url: base.appendingPathComponent("/feedback/export"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "format", value: format)]
+        guard let url = components?.url else {
+            throw PierError(kind: .network, detail: "/feedback/export does not make a URL with \(base)")
+        }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer \(try await authorized.sessions.accessToken())", forHTTPHeaderField: "Authorization")
+        return request
+    }
+
+    // MARK: - Plans, grants, a user's subscription
+
+    @discardableResult
+    public func createPlan(_ plan: CreatePlan) async throws(PierError) -> Plan {
+        try await authorized.json(
+            Plan.self, Call(method: "POST", path: "/subscriptions/plans", body: Transport.body(plan), retryable: false))
+    }
+
+    /// Changes the fields set; `active: false` takes the plan off sale.
+    @discardableResult
+    public func updatePlan(_ id: String, _ change: UpdatePlan) async throws(PierError) -> Plan {
+        try await authorized.json(
+            Plan.self,
+            Call(
+                method: "PATCH", path: "/subscriptions/plans/\(Self.segment(id))", body: Transport.body(change),
+                retryable: false))
+    }
+
+    /// Gives a user a plan for a while (support's goodwill, a tester), with the reason kept.
+    @discardableResult
+    public func grant(_ grant: CreateGrant) async throws(PierError) -> Grant {
+        try await authorized.json(
+            Grant.self, Call(method: "POST", path: "/subscriptions/grants", body: Transport.body(grant), retryable: false))
+    }
+
+    /// A user's status and the facts it is made of (grants, App Store transactions).
+    public func subscription(of user: UUID) async throws(PierError) -> SubscriptionHistory {
+        try await authorized.json(
+            SubscriptionHistory.self, Call(method: "GET", path: "/subscriptions/users/\(Self.text(user))", retryable: true))
+    }
+
+    /// The same, after reading every App Store subscription of the user again from Apple.
+    public func refreshFromAppStore(_ user: UUID) async throws(PierError) -> SubscriptionHistory {
+        try await authorized.json(
+            SubscriptionHistory.self,
+            Call(method: "POST", path: "/subscriptions/users/\(Self.text(user))/appstore/refresh", retryable: true))
+    }
+
+    private static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    /// A path segment: what a plan id holds is sent as data, never as more path.
+    private static func segment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? text
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import PierClient
+import PierModels
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `admin …`: the team's commands (an account with the admin role), on ``PierAdmin``.
+enum AdminCommands {
+    static func run(_ arguments: inout Arguments, _ pier: PierClient, _ output: Output) async throws {
+        let admin = pier.admin
+        switch try arguments.next("feedback, plans, grant or user") {
+        case "feedback":
+            try await feedback(&arguments, admin, output)
+        case "plans":
+            try await plans(&arguments, admin, output)
+        case "grant":
+            let user = try arguments.nextID("the user id")
+            let plan = try arguments.next("the plan id")
+            let duration = arguments.option("duration")
+            let until = try arguments.date("until")
+            guard let reason = arguments.option("reason") else { throw CLIError.usage("--reason is required") }
+            try arguments.finish()
+            let grant = try await admin.grant(
+                CreateGrant(userId: user, planId: plan, duration: duration, until: until, reason: reason))
+            try output.show(grant) {
+                print("Granted \($0.planId) until \(shortDate($0.endsAt)) (grant \($0.id.uuidString.lowercased()))")
+            }
+        case "user":
+            let user = try arguments.nextID("the user id")
+            let refresh = arguments.flag("refresh")
+            try arguments.finish()
+            let history = refresh ? try await admin.refreshFromAppStore(user) : try await admin.subscription(of: user)
+            try output.show(history) { history in
+                SubscriptionCommands.printStatus(history.subscription)
+                table(["at", "kind", "reference"], history.facts.map { [shortDate($0.at), $0.kind, $0.reference] })
+            }
+        case let other:
+            throw CLIError.usage("unknown admin command \"\(other)\"")
+        }
+    }
+
+    /// `admin feedback list | show | update | export`.
+    static func feedback(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        switch try arguments.next("list, show, update or export") {
+        case "list":
+            let filter = PierAdmin.FeedbackFilter(
+                status: arguments.option("status"), category: arguments.option("category"),
+                platform: arguments.option("platform"), appVersion: arguments.option("app-version"),
+                text: arguments.option("q"), moderation: arguments.option("moderation"),
+                limit: try arguments.int("limit", in: 1...100), cursor: arguments.option("cursor"))
+            try arguments.finish()
+            try output.show(try await admin.feedback(filter)) { FeedbackCommands.printPage($0, admin: true) }
+        case "show":
+            let id = try arguments.nextID("the feedback id")
+            try arguments.finish()
+            try output.show(try await admin.feedbackItem(id)) { item in
+                let fields: [(String, String?)] = [
+                    ("id", item.id.uuidString.lowercased()), ("created", shortDate(item.createdAt)), ("status", item.status),
+                    ("category", item.category), ("rating", item.rating.map(String.init)), ("moderation", item.moderation),
+                    ("platform", item.platform), ("app", item.appVersion), ("device", item.device),
+                    ("user", item.userId?.uuidString.lowercased()), ("name", item.name), ("email", item.email),
+                    ("tags", item.tags?.joined(separator: ",")), ("note", item.internalNote), ("message", item.message),
+                ]
+                for (name, value) in fields where !(value ?? "").isEmpty {
+                    print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(value!)")
+                }
+            }
+        case "update":
+            let id = try arguments.nextID("the feedback id")
+            let change = UpdateFeedback(
+                status: arguments.option("status"), duplicateOf: try arguments.id("duplicate-of"), tags: arguments.list("tags"),
+                internalNote: arguments.option("note"), moderation: arguments.option("moderation"))
+            try arguments.finish()
+            guard
+                change.status != nil || change.duplicateOf != nil || change.tags != nil || change.internalNote != nil
+                    || change.moderation != nil
+            else { throw CLIError.usage("nothing to update") }
+            try output.show(try await admin.updateFeedback(id, change)) { print("Updated \($0.id.uuidString.lowercased())") }
+        case "export":
+            let format = arguments.option("format") ?? "csv"
+            guard format == "csv" || format == "ndjson" else { throw CLIError.usage("--format must be csv or ndjson") }
+            let path = arguments.option("output")
+            try arguments.finish()
+            try await export(try await admin.feedbackExportRequest(format: format), header: format == "csv", to: path)
+        case let other:
+            throw CLIError.usage("unknown admin feedback command \"\(other)\"")
+        }
+    }
+
+    /// `admin plans create | update | deactivate ID`.
+    static func plans(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        let action = try arguments.next("create, update or deactivate")
+        let id = try arguments.next("the plan id")
+        switch action {
+        case "create", "update":
+            let change = UpdatePlan(
+                name: arguments.option("name"), description: arguments.option("description"),
+                price: try arguments.int("price", in: 0...100_000_000), currency: arguments.option("currency"),
+                billingPeriod: arguments.option("period"), trialPeriod: arguments.option("trial"),
+                entitlements: arguments.list("entitlements"), appStoreProductIds: arguments.list("products"),
+                active: try arguments.bool("active"))
+            try arguments.finish()
+            let plan: Plan
+            if action == "create" {
+                guard let name = change.name, let price = change.price, let currency = change.currency,
+                    let period = change.billingPeriod
+                else { throw CLIError.usage("a new plan needs --name, --price, --currency and --period") }
+                plan = try await admin.createPlan(
+                    CreatePlan(
+                        id: id, name: name, description: change.description, price: price, currency: currency,
+                        billingPeriod: period, trialPeriod: change.trialPeriod, entitlements: change.entitlements ?? [],
+                        appStoreProductIds: change.appStoreProductIds, active: change.active))
+            } else {
+                plan = try await admin.updatePlan(id, change)
+            }
+            try output.show(plan) { SubscriptionCommands.printPlans([$0]) }
+        case "deactivate":
+            try arguments.finish()
+            try output.show(try await admin.updatePlan(id, UpdatePlan(active: false))) { print("Deactivated \($0.id)") }
+        default:
+            throw CLIError.usage("unknown admin plans command \"\(action)\"")
+        }
+    }
+
+    /// Streams the export to `path` (or standard output) as it arrives, counting items on the
+    /// terminal; the body is never held whole.
+    static func export(_ request: URLRequest, header: Bool, to path: String?) async throws {
+        let output: FileHandle
+        if let path {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw CLIError.failed("cannot write \(path)", code: 1)
+            }
+            output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        } else {
+            output = FileHandle.standardOutput
+        }
+        let download = Download(output: output, header: header, progress: isatty(2) == 1)
+        let session = URLSession(configuration: .ephemeral, delegate: download, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let outcome = await withCheckedContinuation { continuation in
+            download.finished = { continuation.resume(returning: $0) }
+            session.dataTask(with: request).resume()
+        }
+        if path != nil { try output.close() }
+        switch outcome {
+        case .failure(let message): throw CLIError.failed(message, code: 6)
+        case .refused(let status, let body):
+            let decoder = JSONDecoder()
+            let problem = try? decoder.decode(Problem.self, from: body)
+            throw CLIError.failed(
+                problem?.detail ?? "the server answered \(status)", code: status == 401 || status == 403 ? 3 : 1)
+        case .done(let items, let bytes):
+            if download.progress || path != nil { standardError("\rexported \(items) items (\(bytes) bytes)") }
+        }
+    }
+}
+
+/// Receives the export chunk by chunk (URLSession's delegate), writing each as it comes.
+final class Download: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    enum Outcome { case done(items: Int, bytes: Int), refused(Int, Data), failure(String) }
+
+    let output: FileHandle
+    let header: Bool
+    let progress: Bool
+    var finished: ((Outcome) -> Void)?
+    private var status = 0
+    private var refusal = Data()
+    private var lines = 0
+    private var bytes = 0
+    private var lastShown = Date.distantPast
+
+    init(output: FileHandle, header: Bool, progress: Bool) {
+        self.output = output
+        self.header = header
+        self.progress = progress
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard status == 200 else {
+            refusal.append(data)
+            return
+        }
+        output.write(data)
+        bytes += data.count
+        lines += data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        if progress, Date().timeIntervalSince(lastShown) > 0.2 {
+            lastShown = Date()
+            FileHandle.standardError.write(Data("\r\(items) items…".utf8))
+        }
+    }
+
+    private var items: Int { max(0, header ? lines - 1 : lines) }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error {
+            finished?(.failure("the export was cut off: \(error.localizedDescription)"))
+        } else if status != 200 {
+            finished?(.refused(status, refusal))
+        } else {
+            finished?(.done(items: items, bytes: bytes))
+        }
+        finished = nil
+    }
+}

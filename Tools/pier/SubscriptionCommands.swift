@@ -1,0 +1,36 @@
+import Foundation
+import PierClient
+import PierModels
+
+/// `status`, `plans`: the signed-in user's subscription, and what is on sale.
+enum SubscriptionCommands {
+    static func run(_ command: String, _ arguments: inout Arguments, _ pier: PierClient, _ output: Output) async throws {
+        try arguments.finish()
+        switch command {
+        case "status": try output.show(try await pier.subscriptions.status().value, printStatus)
+        default: try output.show(ItemList(try await pier.subscriptions.plans())) { printPlans($0.items) }
+        }
+    }
+
+    static func printStatus(_ status: SubscriptionStatus) {
+        table(
+            ["status", "plan", "entitlements", "until", "renews", "source"],
+            [
+                [
+                    status.status, status.plan?.name ?? "", status.entitlements.map(\.key).joined(separator: ","),
+                    shortDate(status.currentPeriodEnd), status.willRenew ? "yes" : "no", status.source ?? "",
+                ]
+            ])
+    }
+
+    static func printPlans(_ plans: [Plan]) {
+        table(
+            ["id", "name", "price", "period", "entitlements", "active"],
+            plans.map { plan in
+                [
+                    plan.id, plan.name, "\(plan.price) \(plan.currency)", plan.billingPeriod,
+                    plan.entitlements.joined(separator: ","), plan.active ? "yes" : "no",
+                ]
+            })
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import PierClient
+import PierModels
+
+let usage = """
+    pier: Pier from a terminal or a script.
+
+    Usage: pier [--url URL] [--json] COMMAND …
+
+      register EMAIL [--name NAME] [--device NAME]   create an account and sign in (password asked, or --password-stdin)
+      login EMAIL [--device NAME]        sign in (the device name the session list shows; default "pier on HOST")
+      sign-in PROVIDER ID_TOKEN --nonce RAW [--name NAME] [--device NAME]   sign in with an ID token (apple, or an OIDC provider's name)
+      logout [--all]                     sign out here and on the server (--all: every session of the account)
+      whoami                             the signed-in user
+      profile [--name NAME] [--locale fr-CA]   change your display name or locale ("" clears)
+      email verify TOKEN|LINK            verify the address with the mailed link (or its token)
+      email change NEW_EMAIL             use another address (password asked unless you signed in within 5 minutes)
+      email confirm TOKEN|LINK           confirm the new address with the link mailed to it (or its token)
+      email cancel TOKEN|LINK            cancel a change of address with the link mailed to the old address
+      email resend [EMAIL]               mail the verification link again (yours, or EMAIL's when signed out)
+      password forgot EMAIL              mail a password-reset link
+      password reset TOKEN|LINK          set a new password with the mailed link or its token (asked, or --password-stdin)
+      identities                         the providers you sign in with (Apple, OpenID Connect)
+      identities unlink ID               stop signing in with one (password asked unless you signed in within 5 minutes)
+      sessions                           your sessions, one per device
+      sessions end ID                    end one of them at once
+      export [--output FILE]             download everything Pier holds about you (JSON)
+      delete-account                     delete your account (password asked unless you signed in within 5 minutes)
+      feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
+      feedback list [--limit N] [--cursor C]      your own feedback
+      status                             your subscription status
+      plans                              the plans on sale
+
+      admin feedback list [--status S] [--category C] [--platform P] [--app-version V] [--q TEXT] [--moderation M]
+                         [--limit N] [--cursor C]
+      admin feedback show ID
+      admin feedback update ID [--status S] [--duplicate-of ID] [--tags a,b] [--note TEXT] [--moderation approved|rejected]
+      admin feedback export [--format csv|ndjson] [--output FILE]  (progress on a terminal)
+      admin plans create ID --name N --price MINOR_UNITS --currency CUR --period P1M [--trial P1W]
+                         [--entitlements a,b] [--products p1,p2] [--description TEXT]
+      admin plans update ID [--name N] [--price …] [--active true|false] …   (the options of create)
+      admin plans deactivate ID
+      admin grant USER_ID PLAN_ID (--duration P1M | --until DATE) --reason TEXT
+      admin user USER_ID [--refresh]     a user's subscription status and its facts (--refresh: read again from Apple)
+
+    Options:
+      --url URL        the server (default $PIER_URL, else http://127.0.0.1:8080)
+      --json           print the answer as JSON (the server's fields), for scripts
+      --password-stdin read the password from standard input (else $PIER_PASSWORD, else asked)
+      --help           this text
+
+    The session is kept in $XDG_CONFIG_HOME/pier/session.json (else ~/.config/pier/session.json),
+    readable by you only.
+
+    Exit codes: 0 done; 1 other failure; 2 usage; 3 not signed in or refused (401/403);
+    4 not found; 5 invalid or conflicting (400/409/422); 6 unavailable, rate limited or offline
+    (try again later).
+    """
+
+/// `pier COMMAND … --help`: the lines of `usage` for that command, and the options; the whole
+/// text for no command or one it does not know.
+func help(for words: [String]) -> String {
+    let topic = words.joined(separator: " ")
+    let lines = usage.split(separator: "\n", omittingEmptySubsequences: false)
+    // A command's line, and the more indented lines that continue it.
+    var commands: [String] = []
+    var taking = false
+    for line in lines {
+        if line.hasPrefix("   "), taking {
+            commands[commands.count - 1] += "\n      " + line.trimmingCharacters(in: .whitespaces)
+        } else {
+            taking = line.hasPrefix("  ") && !line.hasPrefix("   ") && line.dropFirst(2).hasPrefix(topic)
+            if taking { commands.append(String(line.dropFirst(2))) }
+        }
+    }
+    guard !topic.isEmpty, !commands.isEmpty, let options = usage.range(of: "Options:") else { return usage }
+    return "Usage: pier [--url URL] [--json] …\n  " + commands.joined(separator: "\n  ") + "\n\n" + usage[options.lowerBound...]
+}
