@@ -27,13 +27,13 @@ for token in open(sys.argv[1]):
 PY
 # Seeded in SQL (facts as the service stores them): half the users bought through the App Store
 # (a verified transaction, a renewal info), half hold a grant.
-psql "$url" -q <<SQL
+psql "$url" -q -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO subscriptions.plans (id, name, price, currency, billing_period, entitlements, appstore_product_ids)
 VALUES ('pro-monthly', 'Pro', 499, 'USD', 'P1M', '{pro}', '{pier.pro.monthly}');
 CREATE TEMP TABLE bench_users (n serial, id uuid);
 \copy bench_users (id) FROM '$work/users'
-INSERT INTO subscriptions.appstore_owners (original_transaction_id, user_id)
-  SELECT 'bench-' || n, id FROM bench_users WHERE n % 2 = 0;
+INSERT INTO subscriptions.appstore_owners (original_transaction_id, user_id, environment)
+  SELECT 'bench-' || n, id, 'production' FROM bench_users WHERE n % 2 = 0;
 INSERT INTO subscriptions.appstore_transactions (transaction_id, original_transaction_id, product_id, purchase_date,
     expires_date, environment, signed_date, payload)
   SELECT 'bench-' || n || '-' || k, 'bench-' || n, 'pier.pro.monthly', now() - (k || ' months')::interval,
@@ -53,7 +53,7 @@ SQL
 python3 - "$work" <<'PY'
 import pathlib, sys
 work = pathlib.Path(sys.argv[1])
-source = pathlib.Path("Services/Subscriptions/Sources/SubscriptionFacts.swift").read_text()
+source = pathlib.Path("Services/Subscriptions/Sources/Repositories/SubscriptionFacts.swift").read_text()
 body = source[source.index("static func sourcesQuery"):]
 query = body.split('"""')[1].strip("\n")
 query = "\n".join(line[8:] if line.startswith("        ") else line for line in query.splitlines())
