@@ -2,9 +2,13 @@ import Synchronization
 
 /// Seconds from an arbitrary origin, never going backwards (for durations).
 public enum MonotonicClock {
+    /// Seconds since the process first asked, never negative.
     public static func seconds() -> Double {
-        let now = ContinuousClock.now.duration(to: origin)
-        return -Double(now.components.seconds) - Double(now.components.attoseconds) / 1e18
+        // The origin first: read after `now`, a lazily set origin would lie after it, and the
+        // very first reading would be negative (an upstream then counted as ejected).
+        let origin = origin
+        let elapsed = origin.duration(to: ContinuousClock.now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
     private static let origin = ContinuousClock.now
 }
