@@ -38,7 +38,7 @@ let package = Package(
 
         .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
         .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
-        .target(name: "PierJSON", dependencies: ["PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
+        .target(name: "PierJSON", dependencies: ["PierModels", "PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
         // What apps link: Foundation and the wire types only, no C module.
         .target(name: "PierClient", dependencies: ["PierModels"], path: "Shared/Client", swiftSettings: strict),
         .executableTarget(name: "pier", dependencies: ["PierClient", "PierModels"], path: "Tools/pier", swiftSettings: strict),

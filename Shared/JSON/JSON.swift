@@ -1,3 +1,5 @@
+import PierModels
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -8,8 +10,19 @@
 /// The coders (``WireEncoder``, ``WireDecoder``) and the front end that reads a client's body
 /// into a type, saying what is wrong with it field by field (``decodeBody(_:from:)``).
 public enum JSON {
-    /// `value` as JSON bytes: sorted keys, ISO 8601 dates (``WireEncoder``).
-    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] { try WireEncoder.encode(value) }
+    /// `value` as JSON bytes: sorted keys, ISO 8601 dates. A ``JSONWritable`` value writes
+    /// itself (no tree, one buffer); any other goes through ``WireEncoder``, with the same output.
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        if let writable = value as? any JSONWritable { return write(writable) }
+        return try WireEncoder.encode(value)
+    }
+
+    /// `value` as JSON bytes, written in one pass.
+    public static func write(_ value: some JSONWritable, capacity: Int = 512) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity)
+        writer.write(value)
+        return writer.bytes
+    }
 
     /// `T` from JSON bytes (``WireDecoder``: strict ISO 8601 dates, exact integers).
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {

@@ -47,6 +47,14 @@ public struct PostgresRow: Sendable {
         }
     }
 
+    /// Runs `body` with the text of the column at `index` as the server sent it (nil for NULL),
+    /// read in place: for bytes that go out again as they are (a JSON answer written from rows).
+    @inlinable
+    public func withBytes<R>(column index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
+        precondition(index < columns.names.count, "no column \(index)")
+        return try cells.withCell(first + index, body)
+    }
+
     /// Decodes the column at `index` as `T`.
     @inlinable
     public func decode<T: PostgresDecodable>(column index: Int, as type: T.Type = T.self) throws -> T {
@@ -102,8 +110,9 @@ public final class PostgresColumns: Sendable {
         }
     }
 
-    /// The first column called `name`.
-    @inlinable func position(of name: String) -> Int? {
+    /// The first column called `name`: look it up once per result, then read each row by
+    /// position.
+    @inlinable public func position(of name: String) -> Int? {
         if let index { return index[name] }
         return names.firstIndex(of: name)
     }

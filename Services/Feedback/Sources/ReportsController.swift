@@ -49,18 +49,26 @@ struct ReportsController: Sendable {
             if format == "csv" { try await writer.write(CSVExport.header) }
             var cursor: PageCursor?
             repeat {
-                let (items, next) = try await items.batch(matching: filter, after: cursor, count: 1000)
                 var chunk = [UInt8]()
-                for item in items {
-                    if format == "csv" {
-                        chunk += Array(CSVExport.line(item).utf8)
-                    } else {
-                        chunk += try JSON.encode(item)
-                        chunk.append(UInt8(ascii: "\n"))
+                if format == "csv" {
+                    let (items, next) = try await items.batch(matching: filter, after: cursor, count: 1000)
+                    for item in items { chunk += Array(CSVExport.line(item).utf8) }
+                    cursor = next
+                } else {
+                    // NDJSON straight from the rows, as the list writes them.
+                    let (rows, next) = try await items.batchRows(matching: filter, after: cursor, count: 1000)
+                    var lines = JSONWriter(capacity: rows.count * 768)
+                    if let first = rows.first {
+                        let positions = try FeedbackRows.Positions(first.columns)
+                        for row in rows {
+                            try FeedbackRows.write(row, positions, admin: true, into: &lines)
+                            lines.newline()
+                        }
                     }
+                    chunk = lines.bytes
+                    cursor = next
                 }
                 try await writer.write(chunk)
-                cursor = next
             } while cursor != nil
         }
     }

@@ -51,7 +51,21 @@ struct FeedbackItems: Sendable {
 
     /// The items `filter` selects, newest first, with the team's fields.
     func page(matching filter: FeedbackFilter, _ page: PageRequest) async throws -> FeedbackPage {
-        try page.page(try await rows(where: filter.condition, after: page.cursor, limit: page.limit + 1), admin: true)
+        try page.page(try await pageRows(matching: filter, page), admin: true)
+    }
+
+    /// The rows of that page (one more than its limit: the next page's start), for writing
+    /// them as JSON without building items.
+    func pageRows(matching filter: FeedbackFilter, _ page: PageRequest) async throws -> [PostgresRow] {
+        try await rows(where: filter.condition, after: page.cursor, limit: page.limit + 1)
+    }
+
+    /// A batch of the export, as rows, and where the next starts.
+    func batchRows(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> (
+        [PostgresRow], PageCursor?
+    ) {
+        let rows = try await rows(where: filter.condition, after: cursor, limit: count)
+        return (rows, try rows.count == count ? rows.last.map(FeedbackRows.cursor(after:)) : nil)
     }
 
     /// Items newest first: the one query behind pages and export batches.
@@ -95,8 +109,7 @@ struct FeedbackItems: Sendable {
     func batch(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> (
         [FeedbackItem], PageCursor?
     ) {
-        let rows = try await rows(where: filter.condition, after: cursor, limit: count)
-        let next = try rows.count == count ? rows.last.map(FeedbackRows.cursor(after:)) : nil
+        let (rows, next) = try await batchRows(matching: filter, after: cursor, count: count)
         return (try rows.map { try FeedbackRows.item($0, admin: true) }, next)
     }
 

@@ -1,0 +1,134 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+// The wire types on the hot paths, written member by member in sorted key order (JSONTests
+// hold each to what `Encodable` writes for the same value).
+
+extension JSONValue: JSONWritable {
+    public func write(to writer: inout JSONWriter) {
+        switch self {
+        case .null: writer.writeNull()
+        case .bool(let value): writer.write(value)
+        case .number(let value):
+            if value.rounded() == value, abs(value) < 1e15 {
+                writer.write(Int(value))
+            } else if value.isFinite {
+                var text = value.description
+                if text.hasSuffix(".0") { text.removeLast(2) }
+                text.withUTF8 { writer.writeRaw($0) }
+            } else {
+                // Never parsed from JSON; `Encodable` refuses it, a response writes null.
+                writer.writeNull()
+            }
+        case .string(let value): writer.write(value)
+        case .array(let values): writer.write(values)
+        case .object(let members): writer.write(members)
+        }
+    }
+}
+
+extension JSONWriter {
+    /// An object from a dictionary, its keys in sorted order.
+    public mutating func write<Value: JSONWritable>(_ members: [String: Value]) {
+        beginObject()
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+            member(JSONKey(key))
+            write(value)
+        }
+        endObject()
+    }
+}
+
+extension FeedbackItem: JSONWritable {
+    /// Its members' names, written once (a writer of items straight from rows shares them).
+    public enum Keys {
+        public static let appVersion = JSONKey("appVersion"), build = JSONKey("build"), category = JSONKey("category")
+        public static let createdAt = JSONKey("createdAt"), device = JSONKey("device"), duplicateOf = JSONKey("duplicateOf")
+        public static let email = JSONKey("email"), history = JSONKey("history"), id = JSONKey("id")
+        public static let internalNote = JSONKey("internalNote"), locale = JSONKey("locale"), message = JSONKey("message")
+        public static let metadata = JSONKey("metadata"), moderation = JSONKey("moderation"), name = JSONKey("name")
+        public static let osVersion = JSONKey("osVersion"), platform = JSONKey("platform"), rating = JSONKey("rating")
+        public static let requestIds = JSONKey("requestIds"), status = JSONKey("status"), tags = JSONKey("tags")
+        public static let updatedAt = JSONKey("updatedAt"), userId = JSONKey("userId")
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Keys.appVersion, ifPresent: appVersion)
+        writer.member(Keys.build, ifPresent: build)
+        writer.member(Keys.category, category)
+        writer.member(Keys.createdAt, createdAt)
+        writer.member(Keys.device, ifPresent: device)
+        writer.member(Keys.duplicateOf, ifPresent: duplicateOf)
+        writer.member(Keys.email, ifPresent: email)
+        writer.member(Keys.history, ifPresent: history)
+        writer.member(Keys.id, id)
+        writer.member(Keys.internalNote, ifPresent: internalNote)
+        writer.member(Keys.locale, ifPresent: locale)
+        writer.member(Keys.message, message)
+        writer.member(Keys.metadata)
+        writer.write(metadata)
+        writer.member(Keys.moderation, ifPresent: moderation)
+        writer.member(Keys.name, ifPresent: name)
+        writer.member(Keys.osVersion, ifPresent: osVersion)
+        writer.member(Keys.platform, ifPresent: platform)
+        writer.member(Keys.rating, ifPresent: rating)
+        writer.member(Keys.requestIds, requestIds)
+        writer.member(Keys.status, status)
+        writer.member(Keys.tags, ifPresent: tags)
+        writer.member(Keys.updatedAt, updatedAt)
+        writer.member(Keys.userId, ifPresent: userId)
+        writer.endObject()
+    }
+}
+
+extension FeedbackChange: JSONWritable {
+    static let actorKey = JSONKey("actor"), changedAtKey = JSONKey("changedAt"), changesKey = JSONKey("changes")
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Self.actorKey, actor)
+        writer.member(Self.changedAtKey, changedAt)
+        writer.member(Self.changesKey)
+        writer.write(changes)
+        writer.endObject()
+    }
+}
+
+extension FeedbackChange.FieldChange: JSONWritable {
+    static let fromKey = JSONKey("from"), toKey = JSONKey("to")
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Self.fromKey, from)
+        writer.member(Self.toKey, to)
+        writer.endObject()
+    }
+}
+
+extension FeedbackPage: JSONWritable {
+    public enum Keys {
+        public static let items = JSONKey("items"), nextCursor = JSONKey("nextCursor"), total = JSONKey("total")
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Keys.items, items)
+        writer.member(Keys.nextCursor, ifPresent: nextCursor)
+        writer.member(Keys.total, ifPresent: total)
+        writer.endObject()
+    }
+}
+
+extension ItemList: JSONWritable where Item: JSONWritable {
+    static var itemsKey: JSONKey { JSONKey("items") }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Self.itemsKey, items)
+        writer.endObject()
+    }
+}
