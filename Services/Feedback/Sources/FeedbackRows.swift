@@ -147,13 +147,14 @@ enum FeedbackRows {
             while end < bytes.count, bytes[end] >= 0x30, bytes[end] <= 0x39 { end += 1 }
         }
         guard end + 3 == bytes.count, bytes[end] == 0x2B, bytes[end + 1] == 0x30, bytes[end + 2] == 0x30 else { return false }
-        var text = [UInt8](repeating: 0, count: 22)
-        text[0] = 0x22
-        for index in 0..<19 { text[index + 1] = bytes[index] }
-        text[11] = UInt8(ascii: "T")
-        text[20] = UInt8(ascii: "Z")
-        text[21] = 0x22
-        text.withUnsafeBufferPointer { writer.writeRaw($0) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 22) { text in
+            text[0] = 0x22
+            for index in 0..<19 { text[index + 1] = bytes[index] }
+            text[11] = UInt8(ascii: "T")
+            text[20] = UInt8(ascii: "Z")
+            text[21] = 0x22
+            writer.writeRaw(UnsafeBufferPointer(text))
+        }
         return true
     }
 
