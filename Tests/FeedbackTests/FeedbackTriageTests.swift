@@ -85,7 +85,7 @@ import Testing
         #expect(updated.internalNote == "seen in 2.3.1")
         #expect(updated.status == "done")
         let history = try #require(updated.history)
-        #expect(history.count == 5)
+        try #require(history.count == 5)
         #expect(history.allSatisfy { $0.actor == adminID })
         #expect(history[0].changes["status"] == .init(from: .string("new"), to: .string("triaged")))
         #expect(history[4].changes["internalNote"]?.to == .string("seen in 2.3.1"))
