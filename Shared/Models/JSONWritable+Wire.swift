@@ -123,12 +123,13 @@ extension FeedbackPage: JSONWritable {
     }
 }
 
-extension ItemList: JSONWritable where Item: JSONWritable {
-    static var itemsKey: JSONKey { JSONKey("items") }
+/// A generic type has no stored statics: the envelope's one key, escaped once for all of them.
+private let itemListItemsKey = JSONKey("items")
 
+extension ItemList: JSONWritable where Item: JSONWritable {
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
-        writer.member(Self.itemsKey, items)
+        writer.member(itemListItemsKey, items)
         writer.endObject()
     }
 }

@@ -52,3 +52,25 @@ import Testing
         #expect(page.items.allSatisfy { $0.moderation != nil && $0.tags != nil })
     }
 }
+
+extension FeedbackRowWriterTests {
+    /// Times are rearranged in place only in the one shape a UTC connection reads; any other
+    /// (an offset, a short or long text, no seconds) is left to the parsing path.
+    @Test func onlyUTCTimesAreRearrangedInPlace() {
+        func written(_ text: String) -> String? {
+            var writer = JSONWriter()
+            let bytes = Array(text.utf8)
+            let done = bytes.withUnsafeBufferPointer { FeedbackRows.writeTime($0, into: &writer) }
+            return done ? String(decoding: writer.bytes, as: UTF8.self) : nil
+        }
+        #expect(written("2026-12-01 22:03:50+00") == #""2026-12-01T22:03:50Z""#)
+        #expect(written("2026-12-01 22:03:50.069123+00") == #""2026-12-01T22:03:50Z""#)
+        #expect(written("2026-12-01 22:03:50.9+00") == #""2026-12-01T22:03:50Z""#)
+        for other in [
+            "2026-12-01 22:03:50+01", "2026-12-01 22:03:50.5+05:30", "2026-12-01 22:03:50", "2026-12-01 22:03+00",
+            "12026-12-01 22:03:50+00", "2026-12-01T22:03:50+00", "2026-12-01 22:03:50.+0", "", "garbage garbage garbage",
+        ] {
+            #expect(written(other) == nil, "\(other)")
+        }
+    }
+}

@@ -136,7 +136,7 @@ enum FeedbackRows {
 
     /// `2026-12-01 22:03:50.069123+00` (a UTC timestamptz as connections read it) written as
     /// `"2026-12-01T22:03:50Z"`; false, nothing written, for any other shape.
-    private static func writeTime(_ bytes: UnsafeBufferPointer<UInt8>, into writer: inout JSONWriter) -> Bool {
+    static func writeTime(_ bytes: UnsafeBufferPointer<UInt8>, into writer: inout JSONWriter) -> Bool {
         func digits(_ range: Range<Int>) -> Bool { range.allSatisfy { bytes[$0] >= 0x30 && bytes[$0] <= 0x39 } }
         guard bytes.count >= 22, digits(0..<4), bytes[4] == 0x2D, digits(5..<7), bytes[7] == 0x2D, digits(8..<10),
             bytes[10] == 0x20, digits(11..<13), bytes[13] == 0x3A, digits(14..<16), bytes[16] == 0x3A, digits(17..<19)
