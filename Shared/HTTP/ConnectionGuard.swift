@@ -19,16 +19,32 @@ import Synchronization
 /// the socket end and closes it as usual. A connection is forgotten (under the same lock) before
 /// libmicrohttpd closes its socket, so a socket number that was reused is never touched.
 final class ConnectionGuard: Sendable {
-    private struct Tracked {
+    /// One connection, from its start to its close: what the server keeps in libmicrohttpd's
+    /// socket context, so that each request touches its own deadline and no shared lock.
+    final class Tracked: Sendable {
         let fd: Int32
         let key: String
         let counted: Bool
-        /// Since when a request head is awaited; nil while a request is being answered.
-        var waitingSince: ContinuousClock.Instant?
+        /// Since when (monotonic nanoseconds) a request head is awaited; 0 while a request is
+        /// being answered.
+        let waitingSince: Atomic<Int64>
+
+        init(fd: Int32, key: String, counted: Bool) {
+            self.fd = fd
+            self.key = key
+            self.counted = counted
+            waitingSince = Atomic(ConnectionGuard.now())
+        }
+
+        /// A request's head has arrived whole: no deadline while it is answered.
+        func headReceived() { waitingSince.store(0, ordering: .relaxed) }
+
+        /// A response was sent: the next head is awaited from now.
+        func answered() { waitingSince.store(ConnectionGuard.now(), ordering: .relaxed) }
     }
 
     private struct State {
-        var connections: [UInt: Tracked] = [:]
+        var connections: [ObjectIdentifier: Tracked] = [:]
         var perClient: [String: Int] = [:]
         var refused = 0
         var timedOut = 0
@@ -45,33 +61,32 @@ final class ConnectionGuard: Sendable {
         self.trusted = trusted
     }
 
-    /// A connection began; false when its client already holds its share (the caller cuts it).
-    func started(_ connection: UInt, fd: Int32, peer: String) -> Bool {
+    /// Monotonic nanoseconds (never 0).
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) + 1
+    }
+
+    /// A connection began: its record, and whether it may stay (false when its client already
+    /// holds its share: the caller cuts it).
+    func started(fd: Int32, peer: String) -> (Tracked, allowed: Bool) {
         let exempt = capPerClient <= 0 || trusted.contains(peer)
         let key = TrustedProxies.limitKey(peer)
         return state.withLock { state in
             let over = !exempt && state.perClient[key, default: 0] >= capPerClient
             if over { state.refused += 1 }
             if !over && !exempt { state.perClient[key, default: 0] += 1 }
-            state.connections[connection] = Tracked(fd: fd, key: key, counted: !over && !exempt, waitingSince: .now)
-            return !over
+            let tracked = Tracked(fd: fd, key: key, counted: !over && !exempt)
+            state.connections[ObjectIdentifier(tracked)] = tracked
+            return (tracked, !over)
         }
     }
 
-    /// A request's head has arrived whole: no deadline while it is answered.
-    func headReceived(_ connection: UInt) {
-        state.withLock { $0.connections[connection]?.waitingSince = nil }
-    }
-
-    /// A response was sent: the next head is awaited from now.
-    func answered(_ connection: UInt) {
-        state.withLock { $0.connections[connection]?.waitingSince = .now }
-    }
-
     /// The connection is closing: forget it (before its socket is closed).
-    func closed(_ connection: UInt) {
+    func closed(_ tracked: Tracked) {
         state.withLock { state in
-            guard let tracked = state.connections.removeValue(forKey: connection), tracked.counted else { return }
+            guard state.connections.removeValue(forKey: ObjectIdentifier(tracked)) != nil, tracked.counted else { return }
             let left = state.perClient[tracked.key, default: 1] - 1
             state.perClient[tracked.key] = left > 0 ? left : nil
         }
@@ -79,17 +94,21 @@ final class ConnectionGuard: Sendable {
 
     /// Cuts the connections whose head is overdue; returns how many.
     @discardableResult
-    func sweep(now: ContinuousClock.Instant = .now) -> Int {
-        state.withLock { state in
-            let overdue = state.connections.filter { _, tracked in
-                tracked.waitingSince.map { now - $0 > headTimeout } ?? false
-            }
-            for (connection, tracked) in overdue {
+    func sweep(now: Int64 = ConnectionGuard.now()) -> Int {
+        let limit = Int64(headTimeout.components.seconds) * 1_000_000_000 + headTimeout.components.attoseconds / 1_000_000_000
+        return state.withLock { state in
+            var cut = 0
+            for tracked in state.connections.values {
+                let since = tracked.waitingSince.load(ordering: .relaxed)
+                guard since != 0, now - since > limit else { continue }
+                // A head that arrived meanwhile wins: only a deadline still unmet cuts.
+                guard tracked.waitingSince.compareExchange(expected: since, desired: 0, ordering: .relaxed).exchanged
+                else { continue }
                 shutdown(tracked.fd, Int32(SHUT_RDWR))
-                state.connections[connection]?.waitingSince = nil
+                cut += 1
             }
-            state.timedOut += overdue.count
-            return overdue.count
+            state.timedOut += cut
+            return cut
         }
     }
 

@@ -25,7 +25,9 @@ extension HTTPServer {
         /// Request-target bytes at most (→ 414); default 8 KiB.
         public var maxURLBytes: Int
         /// Request line and headers bytes at most (→ 431, as problem+json up to twice this size;
-        /// libmicrohttpd answers larger heads itself, in HTML); default 32 KiB.
+        /// libmicrohttpd answers larger heads itself, in HTML); default 8 KiB (Tomcat's and Jetty's:
+        /// room for tokens and cookies). Each connection's buffer is twice this, and libmicrohttpd
+        /// clears it between requests: a larger limit costs every request.
         public var maxHeaderBytes: Int
         /// Seconds a connection may stay silent — idle keep-alive, or a client stalling while
         /// sending headers or body — before it is closed; default 30.
@@ -43,7 +45,7 @@ extension HTTPServer {
             host: String = "127.0.0.1", port: Int = 8080, threads: Int = 2 * System.coreCount,
             maxConnections: Int = 16_384, maxConnectionsPerClient: Int = 256, headTimeoutSeconds: Double = 10,
             maxBodyBytes: Int = 1 << 20,
-            maxURLBytes: Int = 8192, maxHeaderBytes: Int = 32 << 10, idleTimeoutSeconds: Int = 30,
+            maxURLBytes: Int = 8192, maxHeaderBytes: Int = 8 << 10, idleTimeoutSeconds: Int = 30,
             bodyTimeoutSeconds: Double = 30, shutdownGracePeriod: Duration = .seconds(10), accessLog: Bool = true,
             trustedProxies: TrustedProxies = .none
         ) {

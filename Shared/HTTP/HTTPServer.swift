@@ -16,9 +16,10 @@ import Synchronization
 /// (sizes, deadlines, connections per client), hands each request to an ``HTTPPipeline`` and
 /// queues its answer. Routing, middleware and errors live in the pipeline, not here.
 ///
-/// Threads: MHD's own pool (``Configuration/threads``) reads requests and starts the pipeline
-/// as an immediate task on the same thread: what answers without suspending (health checks,
-/// refusals, static documents) is queued at once, with no thread hop and no suspension of the
+/// Threads: MHD's own pool (``Configuration/threads``) reads requests, answers constant routes
+/// (``Routes/constant(_:_:)``: health checks) at once, and starts the pipeline
+/// as an immediate task on the same thread: what answers without suspending (refusals, static
+/// documents) is queued at once, with no thread hop and no suspension of the
 /// connection; what suspends (the database, the hasher, an upstream) suspends the connection
 /// and resumes it with the response. Blocking work goes to dedicated pools, never to MHD's
 /// threads or the cooperative pool.
@@ -39,16 +40,16 @@ public final class HTTPServer: @unchecked Sendable {
     public private(set) var port: Int = 0
 
     private struct Activity {
-        var inFlight = 0
         var suspended: [ObjectIdentifier: Exchange] = [:]
         var streams: [ObjectIdentifier: ConnectionBodyWriter] = [:]
-        var stopping = false
     }
     /// Guarded by a plain pthread mutex: MHD's threads, the cooperative pool and the database's
     /// threads all take it per request, and Synchronization.Mutex spins when they collide.
     private var activityState = Activity()
     private let activityLock = ConditionLock()
     private func withActivity<T>(_ body: (inout Activity) -> T) -> T { activityLock.withLock { body(&activityState) } }
+    /// Requests received and not yet completed.
+    private let requests = Atomic<Int>(0)
 
     /// A server over `routes` alone: the access log (when configured) and errors as problems.
     public convenience init(configuration: Configuration, routes: Routes, logger: Logger) {
@@ -116,11 +117,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// rest with 503, then stops MHD's threads.
     public func shutdown() async {
         guard let daemon else { return }
-        withActivity { $0.stopping = true }
         let socket = MHD_quiesce_daemon(daemon)
         if socket >= 0 { close(socket) }
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-        while withActivity({ $0.inFlight > 0 }) && ContinuousClock.now < deadline {
+        while inFlight > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
         // MHD may not stop while a connection is suspended: answer what is still running and
@@ -134,8 +134,9 @@ public final class HTTPServer: @unchecked Sendable {
                     HTTPError.unavailable(retryAfter: 1, "The server is shutting down."), requestID: exchange.requestID))
         }
         let settle = ContinuousClock.now + .seconds(1)
-        while withActivity({ !$0.suspended.isEmpty || !$0.streams.isEmpty || $0.inFlight > 0 })
-            && ContinuousClock.now < settle
+        while withActivity({ !$0.suspended.isEmpty || !$0.streams.isEmpty })
+            || inFlight > 0
+                && ContinuousClock.now < settle
         {
             try? await Task.sleep(for: .milliseconds(10))
         }
@@ -146,19 +147,20 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Requests received and not yet completed.
-    public var inFlight: Int { withActivity { $0.inFlight } }
+    public var inFlight: Int { requests.load(ordering: .relaxed) }
 
     // MARK: - The per-request state machine
 
     fileprivate func began(_ uri: String, _ connection: OpaquePointer) -> Exchange {
-        withActivity { $0.inFlight += 1 }
+        requests.add(1, ordering: .relaxed)
         return Exchange(connection: connection, uri: uri)
     }
 
     fileprivate func ended(_ exchange: Exchange) {
-        withActivity { activity in
-            activity.inFlight -= 1
-            activity.suspended[ObjectIdentifier(exchange)] = nil
+        requests.subtract(1, ordering: .relaxed)
+        // Only an exchange that waited for its pipeline was ever listed.
+        if exchange.wasSuspended {
+            withActivity { _ = $0.suspended.removeValue(forKey: ObjectIdentifier(exchange)) }
         }
     }
 
@@ -168,7 +170,7 @@ public final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         switch exchange.phase {
         case .headers:
-            connections.headReceived(UInt(bitPattern: exchange.connection))
+            tracked(exchange.connection)?.headReceived()
             exchange.method = method
             exchange.headers = Self.headers(of: exchange.connection)
             exchange.requestID = Request.requestID(exchange.headers["X-Request-ID"])
@@ -249,6 +251,10 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
+        if var constant = pipeline.constant(method: exchange.method, target: exchange.uri) {
+            constant.headers.set("X-Request-ID", exchange.requestID)
+            return queue(exchange, constant)
+        }
         let request: Request
         do {
             request = try Request.received(
@@ -267,6 +273,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.complete(exchange, with: response)
         }
         let answered = exchange.settle {
+            exchange.wasSuspended = true
             withActivity { $0.suspended[ObjectIdentifier(exchange)] = exchange }
             MHD_suspend_connection(exchange.connection)
         }
@@ -422,6 +429,8 @@ final class Exchange: @unchecked Sendable {
     var bodyStartedAt = 0.0
     /// Bytes of a refused (too large) body read and thrown away.
     var discarded = 0
+    /// Whether the connection was suspended for the pipeline's answer (the server listed it).
+    var wasSuspended = false
     /// Where the response is: the pipeline still running on MHD's thread (`running`), the
     /// connection suspended for it (`waiting`), or there (`ready`) until taken.
     private enum Handoff {
@@ -488,26 +497,32 @@ private let uriLogged:
         return Unmanaged.passRetained(exchange).toOpaque()
     }
 
+/// The connection's record in the ``ConnectionGuard``, kept in its socket context from its
+/// start to its close.
+private func tracked(_ connection: OpaquePointer) -> ConnectionGuard.Tracked? {
+    CMicroHTTPD_socket_context(connection).map { Unmanaged<ConnectionGuard.Tracked>.fromOpaque($0).takeUnretainedValue() }
+}
+
 private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, state, _ in
-    if let connection { server(context).connections.answered(UInt(bitPattern: connection)) }
+    if let connection { tracked(connection)?.answered() }
     guard let state, let raw = state.pointee else { return }
     let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeRetainedValue()
     state.pointee = nil
     server(context).ended(exchange)
 }
 
-private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, _, code in
-    guard let connection else { return }
+private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+    guard let connection, let socketContext else { return }
     let server = server(context)
-    let key = UInt(bitPattern: connection)
     if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
         let fd = CMicroHTTPD_connection_fd(connection)
-        if !server.connections.started(key, fd: fd, peer: HTTPServer.peerAddress(connection)) {
-            // Over its client's share: cut now; the connection closes without being read.
-            shutdown(fd, Int32(SHUT_RDWR))
-        }
-    } else {
-        server.connections.closed(key)
+        let (tracked, allowed) = server.connections.started(fd: fd, peer: HTTPServer.peerAddress(connection))
+        socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+        // Over its client's share: cut now; the connection closes without being read.
+        if !allowed { shutdown(fd, Int32(SHUT_RDWR)) }
+    } else if let raw = socketContext.pointee {
+        socketContext.pointee = nil
+        server.connections.closed(Unmanaged<ConnectionGuard.Tracked>.fromOpaque(raw).takeRetainedValue())
     }
 }
 

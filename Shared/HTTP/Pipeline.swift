@@ -16,6 +16,12 @@ public struct HTTPPipeline: Sendable {
         self.logger = logger
     }
 
+    /// The constant answer (``Routes/constant(_:_:)``) for a GET or HEAD of exactly `target`.
+    func constant(method: String, target: String) -> Response? {
+        guard method == "GET" || method == "HEAD" else { return nil }
+        return routes.constants[target]
+    }
+
     /// The response to `request`, errors answered as problems; `X-Request-ID` always set, and
     /// on every line logged meanwhile.
     public func respond(to request: Request) async -> Response {

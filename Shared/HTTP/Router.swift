@@ -29,8 +29,22 @@ public struct Routes: Sendable {
     /// Whole subtrees (`/feedback` and everything below it), any method: what no other route
     /// matches goes there (the gateway's proxied routes).
     private var prefixes: [(prefix: String, route: Route)] = []
+    /// Answers that depend on nothing in the request (`/healthz`), by exact target, for GET
+    /// and HEAD: the HTTP adapter queues them on the thread that read the request, past the
+    /// pipeline (no task, no middleware: neither logged nor counted).
+    private(set) var constants: [String: Response] = [:]
 
     public init() {}
+
+    /// A GET route at `path` always answering `response`. A request for exactly `path` (no
+    /// query) is answered by the server as soon as it is read; anything else reaching the
+    /// pipeline (the in-process client, `path?x`) gets the same answer through it.
+    public mutating func constant(_ path: String, _ response: Response) {
+        precondition(response.stream == nil, "a constant answer has its body complete")
+        guard constants[path] == nil else { return }
+        constants[path] = response
+        add("GET", path) { _, _ in response }
+    }
 
     /// Adds a route; later routes never shadow earlier ones with the same method and path.
     public mutating func add(_ method: String, _ pattern: String, _ respond: @escaping Responder) {
@@ -57,6 +71,7 @@ public struct Routes: Sendable {
     public mutating func merge(_ other: Routes) {
         for route in other.routes { add(route.method, route.pattern, route.respond) }
         for entry in other.prefixes { prefix(entry.prefix, entry.route.respond) }
+        for (path, response) in other.constants where constants[path] == nil { constants[path] = response }
     }
 
     /// The patterns and methods, for documentation checks.

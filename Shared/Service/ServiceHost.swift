@@ -53,9 +53,11 @@ public struct ServiceHost: Sendable {
     /// `/healthz`, `/readyz` and `/metrics` alone, for the admin listener (`PIER_ADMIN_PORT`).
     public func operatorRoutes(all: Bool = true) -> Routes {
         let router = Router<BasicRequestContext>()
-        let alive = Array(#"{"status":"ok"}"#.utf8)
-        router.on("GET", "/healthz") { _, _ in Response(status: 200, headers: ["Content-Type": "application/json"], body: alive) }
-        guard all else { return router.routes }
+        var routes = Routes()
+        routes.constant(
+            "/healthz",
+            Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ok"}"#.utf8)))
+        guard all else { return routes }
         let readiness = readiness
         router.get("/readyz") { _, _ in
             let checks = await readiness.current()
@@ -70,7 +72,8 @@ public struct ServiceHost: Sendable {
         router.on("GET", "/metrics") { _, _ in
             .text(metrics.render(pools: pools) + extraMetrics(), contentType: "text/plain; version=0.0.4")
         }
-        return router.routes
+        routes.merge(router.routes)
+        return routes
     }
 }
 

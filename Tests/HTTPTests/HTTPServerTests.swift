@@ -52,8 +52,10 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     var middleware: [any RouterMiddleware<BasicRequestContext>] = []
     if configuration.accessLog { middleware.append(AccessLogMiddleware(logger: logger)) }
     middleware += [CORSMiddleware(allowedOrigins: ["https://app.example"]), ErrorMiddleware(logger: logger)]
+    var routes = router.routes
+    routes.constant("/alive", Response(status: 200, headers: ["Content-Type": "application/json"], body: Array("{}".utf8)))
     let server = HTTPServer(
-        configuration: configuration, pipeline: HTTPPipeline(routes: router.routes, middleware: middleware, logger: logger),
+        configuration: configuration, pipeline: HTTPPipeline(routes: routes, middleware: middleware, logger: logger),
         logger: logger)
     try server.start()
     return server
@@ -78,6 +80,36 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(
             answers.count == 3 && answers[0].body.contains("\"1\"") && answers[1].body == "ok"
                 && answers[2].body.contains("\"3\""))
+        await server.shutdown()
+    }
+
+    @Test func constantAnswersAreQueuedPastThePipeline() async throws {
+        let logs = LogLines()
+        let server = try makeServer({ $0.accessLog = true }, logs: logs)
+        let client = try RawClient(port: server.port)
+        // Kept alive and pipelined with routed requests, in order; the given request id echoed.
+        client.send(
+            "GET /alive HTTP/1.1\r\nHost: x\r\nX-Request-ID: probe-1\r\n\r\nGET /items/7 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /alive HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answers = await client.responses(3)
+        try #require(answers.count == 3)
+        #expect(answers.map(\.status) == [200, 200, 200])
+        #expect(answers[0].body == "{}" && answers[0].headers["content-type"] == "application/json")
+        #expect(answers[0].headers["x-request-id"] == "probe-1")
+        #expect(answers[1].body.contains("\"7\""))
+        // A generated id: the process's 16 hex digits, then a counter in hex.
+        let generated = try #require(answers[2].headers["x-request-id"])
+        let parts = generated.split(separator: "-")
+        #expect(parts.count == 2 && parts[0].count == 16 && parts.allSatisfy { $0.allSatisfy(\.isHexDigit) })
+        // Anything but exactly the path, or another method, takes the pipeline's way.
+        client.send("GET /alive?probe=1 HTTP/1.1\r\nHost: x\r\n\r\nDELETE /alive HTTP/1.1\r\nHost: x\r\n\r\n")
+        let routed = await client.responses(2)
+        #expect(routed.map(\.status) == [200, 405])
+        #expect(routed.first?.body == "{}")
+        // Only the routed ones were logged: a probe every second would drown the log.
+        let logged = logs.all.filter { $0.contains(#""msg":"request""#) }
+        #expect(logged.count == 3)
+        #expect(logged.filter { $0.contains(#""path":"/alive""#) }.count == 2)
         await server.shutdown()
     }
 

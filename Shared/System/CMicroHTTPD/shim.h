@@ -30,6 +30,14 @@ static inline int CMicroHTTPD_connection_fd(struct MHD_Connection *connection) {
     return info ? info->connect_fd : -1;
 }
 
+/// MHD_get_connection_info is variadic: what the connection-started notification stored in the
+/// connection's socket context, or NULL.
+static inline void *CMicroHTTPD_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
 /// MHD_get_connection_info is variadic: the client address, formatted into `buffer`.
 /// Returns 0 on success.
 static inline int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer,
