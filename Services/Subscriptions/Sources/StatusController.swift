@@ -37,7 +37,7 @@ struct StatusController: Sendable {
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
         let status = try await subscriptions.status(of: principal.userID)
-        let body = try JSON.encode(status)
+        let body = JSON.write(status)
         return .conditionalJSON(body, for: request, headers: Self.cacheControl(status), validated: Self.withoutCheckAgainAt(body))
     }
 
