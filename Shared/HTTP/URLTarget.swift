@@ -43,6 +43,13 @@ enum URLTarget {
 
     /// The raw path with its dot segments removed; refuses ambiguous encodings.
     static func normalize(_ rawPath: Substring) throws(HTTPError) -> String {
+        // Most paths have nothing to remove or refuse: no escape, no segment starting with a dot.
+        var previous: UInt8 = 0
+        let plain = rawPath.utf8.allSatisfy { byte in
+            defer { previous = byte }
+            return byte != UInt8(ascii: "%") && !(byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/"))
+        }
+        if plain { return String(rawPath) }
         let segments = rawPath.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         var output: [Substring] = []
         for (index, segment) in segments.enumerated() {
@@ -72,10 +79,10 @@ enum URLTarget {
 
     /// Decodes `%XX` (and `+` in queries); nil on a bad escape or invalid UTF-8.
     static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String? {
-        let bytes = Array(text.utf8)
-        guard bytes.contains(UInt8(ascii: "%")) || (plusIsSpace && bytes.contains(UInt8(ascii: "+"))) else {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
             return String(text)
         }
+        let bytes = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0

@@ -35,7 +35,7 @@ extension JSONWriter {
     public mutating func write<Value: JSONWritable>(_ members: [String: Value]) {
         beginObject()
         for (key, value) in members.sorted(by: { $0.key < $1.key }) {
-            member(JSONKey(key))
+            member(named: key)
             write(value)
         }
         endObject()

@@ -14,15 +14,20 @@ public protocol JSONWritable: Sendable {
     func write(to writer: inout JSONWriter)
 }
 
-/// A member name, quoted and escaped once (a type keeps its keys in `static let`s).
-public struct JSONKey: Sendable {
-    @usableFromInline let bytes: [UInt8]
+/// A member name, quoted and escaped once: a type keeps its keys in `static let`s. The bytes
+/// live as long as the process (never freed, never reference-counted: writing a key costs one
+/// copy of its bytes); names known only at run time go through ``JSONWriter/member(named:)``.
+/// `@unchecked Sendable`: the bytes are written once, before the key is shared, then only read.
+public struct JSONKey: @unchecked Sendable {
+    @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
 
     public init(_ name: String) {
-        var bytes: [UInt8] = []
-        JSONWriter.appendString(name, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        self.bytes = bytes
+        var escaped: [UInt8] = []
+        JSONWriter.appendString(name, to: &escaped)
+        escaped.append(UInt8(ascii: ":"))
+        let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: escaped.count)
+        _ = storage.initialize(from: escaped)
+        bytes = UnsafeBufferPointer(storage)
     }
 }
 
@@ -71,6 +76,14 @@ public struct JSONWriter: Sendable {
     public mutating func member(_ key: JSONKey) {
         if !first { buffer.append(UInt8(ascii: ",")) }
         buffer.append(contentsOf: key.bytes)
+        first = true
+    }
+
+    /// The next member's name given at run time (a dictionary's keys); its value follows.
+    public mutating func member(named name: String) {
+        if !first { buffer.append(UInt8(ascii: ",")) }
+        JSONWriter.appendString(name, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
         first = true
     }
 

@@ -104,37 +104,15 @@ public final class PostgresConnection: @unchecked Sendable {
         return notified ? .notified : (PQstatus(handle) == CONNECTION_OK ? .timedOut : .broken)
     }
 
-    /// Runs one statement and returns its rows.
+    /// Runs one statement and returns its rows: read in place from libpq's result, which the
+    /// rows keep alive (nothing copied).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await run(query) { result in
-            let rowCount = Int(PQntuples(result))
-            let columnCount = Int(PQnfields(result))
-            let columns = PostgresColumns((0..<columnCount).map { String(cString: PQfname(result, Int32($0))) })
-            var bytes: [UInt8] = []
-            var starts: [Int] = []
-            var lengths: [Int] = []
-            starts.reserveCapacity(rowCount * columnCount)
-            lengths.reserveCapacity(rowCount * columnCount)
-            for row in 0..<rowCount {
-                for column in 0..<columnCount {
-                    if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
-                        starts.append(-1)
-                        lengths.append(0)
-                        continue
-                    }
-                    let length = Int(PQgetlength(result, Int32(row), Int32(column)))
-                    starts.append(bytes.count)
-                    lengths.append(length)
-                    PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) {
-                        bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
-                    }
-                }
-            }
-            let cells = PostgresCells(bytes: bytes, starts: starts, lengths: lengths)
-            let rows = (0..<rowCount).map { PostgresRow(columns: columns, cells: cells, row: $0) }
-            return rows
-        }
+        let result = try await checkedResult(query)
+        let columnCount = Int(PQnfields(result))
+        let columns = PostgresColumns((0..<columnCount).map { String(cString: PQfname(result, Int32($0))) })
+        let cells = PostgresCells(result: result, columnCount: columnCount)
+        return (0..<Int(PQntuples(result))).map { PostgresRow(columns: columns, cells: cells, row: $0) }
     }
 
     /// Runs one statement and returns how many rows it affected.
@@ -166,6 +144,13 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func run<T>(_ query: PostgresQuery, _ read: (OpaquePointer) throws -> T) async throws -> T {
+        let result = try await checkedResult(query)
+        defer { PQclear(result) }
+        return try read(result)
+    }
+
+    /// Runs `query` and returns its successful result, which the caller clears.
+    private func checkedResult(_ query: PostgresQuery) async throws -> OpaquePointer {
         guard let handle else { throw PostgresError(.connection, message: "not connected") }
         let name = try await statement(for: query, on: handle)
         let result = try await roundTrip(handle) { handle in
@@ -177,15 +162,18 @@ public final class PostgresConnection: @unchecked Sendable {
                 }
             }
         }
-        defer { PQclear(result) }
         do {
             try check(result, handle)
         } catch let error as PostgresError where error.sqlState == "0A000" && name != nil {
             // "cached plan must not change result type": a table changed under the statement.
             prepared[query.sql] = nil
+            PQclear(result)
+            throw error
+        } catch {
+            PQclear(result)
             throw error
         }
-        return try read(result!)
+        return result!
     }
 
     /// The name of the prepared statement for this SQL, preparing it on first use; nil when it

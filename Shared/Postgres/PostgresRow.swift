@@ -1,3 +1,5 @@
+import CPostgres
+
 /// One row of a result, in text format, with its column names. Its cells live in the result's
 /// one buffer (``PostgresCells``): decoding reads them in place.
 public struct PostgresRow: Sendable {
@@ -68,26 +70,31 @@ public struct PostgresRow: Sendable {
     }
 }
 
-/// Every cell of a result, copied from libpq once into one buffer (not a String per cell).
-public final class PostgresCells: Sendable {
-    @usableFromInline let bytes: [UInt8]
-    /// Where each cell starts in `bytes`, row by row; -1 for NULL.
-    @usableFromInline let starts: [Int]
-    @usableFromInline let lengths: [Int]
+/// Every cell of a result, read in place from libpq's result, which lives as long as one of its
+/// rows does (no String, no copy per cell).
+///
+/// `@unchecked Sendable`: a `PGresult` is read-only once made, and libpq lets any thread read
+/// it; it is cleared once, when the last row lets go.
+public final class PostgresCells: @unchecked Sendable {
+    @usableFromInline let result: OpaquePointer
+    @usableFromInline let columnCount: Int
 
-    init(bytes: [UInt8], starts: [Int], lengths: [Int]) {
-        self.bytes = bytes
-        self.starts = starts
-        self.lengths = lengths
+    init(result: OpaquePointer, columnCount: Int) {
+        self.result = result
+        self.columnCount = columnCount
     }
 
-    /// Runs `body` with cell `index`'s bytes (nil for NULL).
+    deinit { PQclear(result) }
+
+    /// Runs `body` with cell `index`'s bytes (nil for NULL), counted row by row.
     @inlinable
     func withCell<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> R) rethrows -> R {
-        let start = starts[index]
-        guard start >= 0 else { return try body(nil) }
-        return try bytes.withUnsafeBufferPointer { buffer in
-            try body(UnsafeBufferPointer(rebasing: buffer[start..<(start + lengths[index])]))
+        let (row, column) = index.quotientAndRemainder(dividingBy: columnCount)
+        let (r, c) = (Int32(row), Int32(column))
+        guard PQgetisnull(result, r, c) == 0 else { return try body(nil) }
+        let length = Int(PQgetlength(result, r, c))
+        return try PQgetvalue(result, r, c).withMemoryRebound(to: UInt8.self, capacity: length) {
+            try body(UnsafeBufferPointer(start: $0, count: length))
         }
     }
 }
