@@ -17,7 +17,7 @@ test:           ## every test, against a real PostgreSQL started under .pier/
 	scripts/test.sh
 
 build:          ## release build of every executable
-	swift build -c release
+	swift build -c release --static-swift-stdlib
 
 bench:          ## ratios against references run side by side (nginx, the bare KDF, pgbench)
 	bench/run.sh

@@ -13,8 +13,9 @@ bench_prepare() {
   shift
   scripts/setup.sh
   command -v wrk >/dev/null || { local sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
-  for product in "$@"; do swift build -c release --product "$product" >/dev/null; done
-  bin=$(swift build -c release --show-bin-path)
+  # Linked as the containers link them (scripts/containers.sh): the Swift runtime in the binary.
+  for product in "$@"; do swift build -c release --static-swift-stdlib --product "$product" >/dev/null; done
+  bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
   scripts/postgres.sh start
   admin=$(scripts/postgres.sh url)
   PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS $database WITH (FORCE)" \

@@ -15,10 +15,10 @@ command -v wrk >/dev/null && command -v nginx >/dev/null || {
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get install -y -qq wrk nginx-light >/dev/null
 }
-swift build -c release --product pier-auth >/dev/null
-swift build -c release --product pier-kdf-bench >/dev/null
-swift build -c release --product pier-pq-bench >/dev/null
-bin=$(swift build -c release --show-bin-path)
+swift build -c release --static-swift-stdlib --product pier-auth >/dev/null
+swift build -c release --static-swift-stdlib --product pier-kdf-bench >/dev/null
+swift build -c release --static-swift-stdlib --product pier-pq-bench >/dev/null
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 scripts/postgres.sh start
 admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_bench WITH (FORCE)" -c "CREATE DATABASE pier_bench" >/dev/null

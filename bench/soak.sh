@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-10}
 scripts/setup.sh
-swift build -c release --product pier-auth >/dev/null
-swift build -c release --product pier-feedback >/dev/null
-bin=$(swift build -c release --show-bin-path)
+swift build -c release --static-swift-stdlib --product pier-auth >/dev/null
+swift build -c release --static-swift-stdlib --product pier-feedback >/dev/null
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 scripts/postgres.sh start
 admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_soak WITH (FORCE)" -c "CREATE DATABASE pier_soak" >/dev/null
