@@ -184,7 +184,8 @@ struct StrictBody<T: StrictDecodable>: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        // A closure, not `\.stringValue`: a key path in this generic context is made anew per call.
+        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map { $0.stringValue }
         let missing = T.required.filter { !$0.contains(where: keys.contains) }.compactMap { alternatives in
             alternatives.first.map {
                 JSON.FieldIssue(

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -8,6 +12,17 @@
 /// printing (measured: `UUID(uuidString:)` and `uuidString` were a twentieth of a 100-row list's
 /// time, through `sscanf` and `snprintf`).
 extension UUID {
+    /// A new random (version 4) id from the C library's generator: Foundation's `UUID()` opens,
+    /// reads and closes `/dev/urandom` for each one on Linux (measured: 2.5% of an intake's
+    /// time), this is one call.
+    public static func random() -> UUID {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { arc4random_buf($0.baseAddress!, 16) }
+        bytes.6 = (bytes.6 & 0x0F) | 0x40  // version 4
+        bytes.8 = (bytes.8 & 0x3F) | 0x80  // RFC 9562 variant
+        return UUID(uuid: bytes)
+    }
+
     /// Parses `8-4-4-4-12` hex digits, either case; nil otherwise (what `UUID(uuidString:)` accepts).
     public init?(text: some StringProtocol) { self.init(utf8: text.utf8) }
 

@@ -37,7 +37,7 @@ struct AccountController: Sendable {
         let verification = desk.verification(email.address)
         let device = Sessions.Device(name: deviceName, address: request.clientAddress)
         let registered = try await useCases.accounts.register(
-            UUID(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
+            UUID.random(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
             refreshToken: refreshToken, device: device, verification: verification)
         guard case .created(let user, let sessionID) = registered else {
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)

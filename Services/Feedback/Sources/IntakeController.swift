@@ -25,7 +25,7 @@ struct IntakeController: Sendable {
         let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)
         let sender = principal.map { "user:" + $0.userID.text() } ?? "address:" + request.clientKey
         let submission = FeedbackIntake.Submission(
-            id: body.id ?? UUID(), userID: principal?.userID, feedback: feedback,
+            id: body.id ?? UUID.random(), userID: principal?.userID, feedback: feedback,
             moderation: principal == nil && configuration.moderateAnonymous ? .pending : .approved,
             clientAddress: request.clientAddress,
             // The body as decoded and written again (sorted members, one spelling of each value,

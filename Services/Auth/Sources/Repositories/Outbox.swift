@@ -25,7 +25,7 @@ struct Outbox: Sendable {
     init(_ database: any PostgresExecutor) { self.database = database }
 
     func enqueue(_ message: MailMessage, kind: String) async throws {
-        let id = UUID()
+        let id = UUID.random()
         try await database.execute(
             """
             INSERT INTO auth.outbox (id, kind, recipient, message)

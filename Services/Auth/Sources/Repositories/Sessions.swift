@@ -49,7 +49,7 @@ struct Sessions: Sendable {
 
     /// Opens a session with its first refresh token, in one statement (atomic on its own).
     func open(for user: UUID, refreshToken: String, device: Device) async throws -> UUID {
-        let sessionID = UUID()
+        let sessionID = UUID.random()
         try await database.execute(
             """
             WITH session AS (

@@ -98,7 +98,7 @@ struct Accounts: Sendable {
         try await database.withTransaction { connection in
             let users = Users(connection)
             guard let existing = try await users.lockForAdmin(emailKey: email.key) else {
-                let id = UUID()
+                let id = UUID.random()
                 _ = try await users.insert(
                     id, email: email, passwordHash: passwordHash, displayName: nil, role: "admin", verified: true)
                 return .created(id)

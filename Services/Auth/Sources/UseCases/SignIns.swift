@@ -85,7 +85,7 @@ struct SignIns: Sendable {
                     if !account.verified { try await claimUnproven(account.id, on: connection) }
                     userID = account.id
                 } else {
-                    let id = UUID()
+                    let id = UUID.random()
                     _ = try await users.insert(id, email: email, passwordHash: nil, displayName: name, verified: true)
                     userID = id
                     created = true

@@ -67,7 +67,7 @@ struct FeedbackIntake: Sendable {
             }
             // Another sender's id: theirs stays theirs, this one gets a new id.
             var fresh = submission
-            fresh.id = UUID()
+            fresh.id = UUID.random()
             // Counted already: the failed statement stored nothing.
             return try await attempt(fresh, count: false)
         }

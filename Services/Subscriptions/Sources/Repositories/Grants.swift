@@ -1,5 +1,6 @@
 import PierModels
 import PierPostgres
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -30,7 +31,7 @@ struct Grants: Sendable {
         try await database.query(
             """
             INSERT INTO subscriptions.grants (id, user_id, plan_id, starts_at, ends_at, reason, granted_by)
-            SELECT \(UUID()), \(request.userId), p.id, now(), coalesce(\(request.until), now() + \(request.duration)::interval),
+            SELECT \(UUID.random()), \(request.userId), p.id, now(), coalesce(\(request.until), now() + \(request.duration)::interval),
                 \(reason), \(admin)
             FROM subscriptions.plans p WHERE p.id = \(request.planId)
             RETURNING \(unsafeSQL: Self.columns)
