@@ -269,8 +269,16 @@ public struct JSONWriter: Sendable {
     /// Quotes, backslashes and control characters escaped, nothing else (``WireEncoder``'s rule).
     static func appendString(utf8: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Most text has nothing to escape: eight bytes at a time until something might.
         var clean = utf8.startIndex
-        for index in utf8.indices {
+        var start = utf8.startIndex
+        if let base = utf8.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while start + 8 <= utf8.endIndex, !needsEscape(raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)) {
+                start += 8
+            }
+        }
+        for index in start..<utf8.endIndex {
             let byte = utf8[index]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<index]))
@@ -291,6 +299,17 @@ public struct JSONWriter: Sendable {
         }
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes is a control character, `"` or `\\` (the classic
+    /// has-zero-byte test on the word, and on it xor each character).
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        // A byte below 0x20 (and below 0x80): subtracting 0x20 from it borrows into its high bit.
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs != 0
+        return control || hasZero(word ^ 0x2222_2222_2222_2222) || hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
     }
 
     static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {

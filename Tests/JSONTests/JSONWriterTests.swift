@@ -110,6 +110,14 @@ import Testing
             try check(.number(number))
         }
         for text in Self.awkward { try check(.string(text)) }
+        // Each character that needs escaping, at every offset around the eight-byte scan, and
+        // bytes near them that do not (0x20, '!', '#', '[', ']', DEL, UTF-8 continuation bytes).
+        for special in ["\"", "\\", "\n", "\u{00}", "\u{1F}", "\u{01}"] {
+            for offset in 0..<20 { try check(.string(String(repeating: "a", count: offset) + special + "tail")) }
+        }
+        for near in [" ", "!", "#", "[", "]", "\u{7F}", "é", "😀"] {
+            try check(.string(String(repeating: near, count: 19)))
+        }
         try check(.object([:]))
         try check(.array([]))
         try check(.object(["b": .null, "a": .bool(false), "B": .array([.string("x")]), "é": .number(2)]))
