@@ -172,6 +172,11 @@ public final class HTTPServer: @unchecked Sendable {
         case .headers:
             tracked(exchange.connection)?.headReceived()
             exchange.method = method
+            if let constant = pipeline.constant(method: method, target: exchange.uri), answersAtOnce(exchange) {
+                exchange.constant = constant
+                exchange.phase = .body
+                return .YES
+            }
             exchange.headers = Self.headers(of: exchange.connection)
             exchange.requestID = Request.requestID(exchange.headers["X-Request-ID"])
             exchange.bodyStartedAt = MonotonicClock.seconds()
@@ -225,6 +230,20 @@ public final class HTTPServer: @unchecked Sendable {
         HTTPError(413, detail: "The request body is larger than \(configuration.maxBodyBytes) bytes.")
     }
 
+    /// Whether a request for a constant answer is within the limits and announces no body: then
+    /// only its request id is read from the head (no header is copied), and the answer is queued
+    /// once the head is complete. Anything else takes the usual way, checks and all.
+    private func answersAtOnce(_ exchange: Exchange) -> Bool {
+        let head = CMicroHTTPD_head_summary(exchange.connection)
+        let uriBytes = exchange.uri.utf8.count
+        guard head.announces_body == 0, uriBytes <= configuration.maxURLBytes,
+            head.bytes + uriBytes + exchange.method.utf8.count + 12 <= configuration.maxHeaderBytes
+        else { return false }
+        let given = MHD_lookup_connection_value(exchange.connection, .HEADER_KIND, "X-Request-ID")
+        exchange.requestID = Request.requestID(given.map { String(cString: $0) })
+        return true
+    }
+
     private func validate(_ exchange: Exchange) -> HTTPError? {
         if exchange.uri.utf8.count > configuration.maxURLBytes {
             return HTTPError(414, detail: "The request target is longer than \(configuration.maxURLBytes) bytes.")
@@ -251,7 +270,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
-        if var constant = pipeline.constant(method: exchange.method, target: exchange.uri) {
+        if var constant = exchange.constant ?? pipeline.constant(method: exchange.method, target: exchange.uri) {
             constant.headers.set("X-Request-ID", exchange.requestID)
             return queue(exchange, constant)
         }
@@ -431,6 +450,8 @@ final class Exchange: @unchecked Sendable {
     var discarded = 0
     /// Whether the connection was suspended for the pipeline's answer (the server listed it).
     var wasSuspended = false
+    /// The constant answer found from the request line alone (``HTTPServer`` read no header).
+    var constant: Response?
     /// Where the response is: the pipeline still running on MHD's thread (`running`), the
     /// connection suspended for it (`waiting`), or there (`ready`) until taken.
     private enum Handoff {

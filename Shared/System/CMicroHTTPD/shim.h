@@ -2,6 +2,7 @@
 #define PIER_CMICROHTTPD_SHIM_H
 #include <stdint.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -55,6 +56,27 @@ static inline int CMicroHTTPD_client_address(struct MHD_Connection *connection, 
         return inet_ntop(AF_INET6, &v6->sin6_addr, buffer, length) ? 0 : -1;
     }
     return -1;
+}
+
+struct CMicroHTTPD_head { size_t bytes; int announces_body; };
+
+static enum MHD_Result CMicroHTTPD_head_visit(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                              const char *value, size_t value_size) {
+    (void)kind;
+    struct CMicroHTTPD_head *head = (struct CMicroHTTPD_head *)cls;
+    head->bytes += key_size + value_size + 4;
+    if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0) head->announces_body = 1;
+    if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0 && !(value_size == 1 && value[0] == '0'))
+        head->announces_body = 1;
+    return MHD_YES;
+}
+
+/// The header lines' bytes (names, values, 4 bytes of framing each) and whether they announce
+/// a body (a Content-Length other than 0, or a Transfer-Encoding), read without copying them.
+static inline struct CMicroHTTPD_head CMicroHTTPD_head_summary(struct MHD_Connection *connection) {
+    struct CMicroHTTPD_head head = { 0, 0 };
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, CMicroHTTPD_head_visit, &head);
+    return head;
 }
 
 /// MHD_get_daemon_info is variadic: the port the daemon is bound to (useful with port 0).
