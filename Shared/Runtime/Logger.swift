@@ -73,19 +73,34 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [(String, Value)]) {
         guard level >= self.level else { return }
-        var line = "{\"time\":\"" + Timestamps.now() + "\""
-        line += ",\"level\":\"\(level)\",\"service\":" + Logger.quote(service) + ",\"msg\":" + Logger.quote(message)
-        if let id = Logger.requestID, !id.isEmpty { line += ",\"request_id\":" + Logger.quote(id) }
+        // One string grown in place: no temporary per `+`.
+        var line = ""
+        line.reserveCapacity(160 + message.utf8.count + fields.count * 32)
+        line.append("{\"time\":\"")
+        line.append(Timestamps.now())
+        line.append("\",\"level\":\"")
+        line.append(level.description)
+        line.append("\",\"service\":")
+        Logger.appendQuoted(service, to: &line)
+        line.append(",\"msg\":")
+        Logger.appendQuoted(message, to: &line)
+        if let id = Logger.requestID, !id.isEmpty {
+            line.append(",\"request_id\":")
+            Logger.appendQuoted(id, to: &line)
+        }
         for (key, value) in fields {
-            line += "," + Logger.quote(key) + ":"
+            line.append(",")
+            Logger.appendQuoted(key, to: &line)
+            line.append(":")
             switch value {
-            case .string(let text): line += Logger.quote(text)
-            case .int(let number): line += String(number)
-            case .double(let number): line += number.isFinite ? String(number) : "null"
-            case .bool(let flag): line += flag ? "true" : "false"
+            case .string(let text): Logger.appendQuoted(text, to: &line)
+            case .int(let number): line.append(String(number))
+            case .double(let number): line.append(number.isFinite ? String(number) : "null")
+            case .bool(let flag): line.append(flag ? "true" : "false")
             }
         }
-        sink(line + "}")
+        line.append("}")
+        sink(line)
         if level >= .warning { StandardOutput.shared.flush() }
     }
 
@@ -94,25 +109,34 @@ public struct Logger: Sendable {
 
     /// A JSON string literal.
     public static func quote(_ text: String) -> String {
-        // Most values (paths, ids, methods) need no escaping: one scan, one concatenation.
+        var output = ""
+        appendQuoted(text, to: &output)
+        return output
+    }
+
+    /// `text` as a JSON string literal, appended to `output`.
+    static func appendQuoted(_ text: String, to output: inout String) {
+        output.append("\"")
+        // Most values (paths, ids, methods) need no escaping: one scan, one append.
         if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
+            output.append(text)
+            output.append("\"")
+            return
         }
-        var output = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
+            case "\"": output.append("\\\"")
+            case "\\": output.append("\\\\")
+            case "\n": output.append("\\n")
+            case "\r": output.append("\\r")
+            case "\t": output.append("\\t")
             case let c where c.value < 0x20:
                 let hex = String(c.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                output.append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
             default: output.unicodeScalars.append(scalar)
             }
         }
-        return output + "\""
+        output.append("\"")
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 
@@ -10,6 +11,32 @@ import Testing
 /// Log lines written from many threads at once arrive whole and unmixed: batches are taken and
 /// written one at a time, even when a batch is large and written in several parts.
 @Suite struct LogOutputTests {
+    /// Each line is one JSON object a log reader parses back to what was logged, whatever the
+    /// text holds.
+    @Test func linesAreJSONThatReadsBackAsLogged() throws {
+        let lines = Mutex<[String]>([])
+        let logger = Logger(service: "svc \"q\"", sink: { line in lines.withLock { $0.append(line) } })
+        let awkward = "quote \" backslash \\ new\nline tab\t bell \u{07} é 😀"
+        Logger.$requestID.withValue("req-1") {
+            logger.warning(
+                awkward,
+                [
+                    ("text", .string(awkward)), ("n", .int(-42)), ("x", .double(0.5)), ("inf", .double(.infinity)),
+                    ("ok", .bool(true)),
+                ])
+        }
+        logger.debug("dropped below the level")
+        let written = lines.withLock { $0 }
+        try #require(written.count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(written[0].utf8)) as? [String: Any])
+        #expect(object["level"] as? String == "warning" && object["service"] as? String == "svc \"q\"")
+        #expect(object["msg"] as? String == awkward && object["text"] as? String == awkward)
+        #expect(object["request_id"] as? String == "req-1")
+        #expect(object["n"] as? Int == -42 && object["x"] as? Double == 0.5 && object["ok"] as? Bool == true)
+        #expect(object["inf"] is NSNull && (object["time"] as? String)?.hasSuffix("Z") == true)
+        #expect(Logger.quote("a\u{01}b") == #""a\u0001b""#)
+    }
+
     @Test func batchesFromManyThreadsNeverInterleave() async throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
