@@ -338,6 +338,14 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         let patient = try RawClient(port: server.port, receiveTimeout: 20)
         patient.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(await patient.responses(1).first?.body == "done")
+        // Each answered request restarts the deadline: a connection in use for longer than it
+        // (a gateway's pooled connection) is never cut.
+        let busy = try RawClient(port: server.port, receiveTimeout: 20)
+        for round in 0..<12 {
+            busy.send("GET /\(round % 2 == 0 ? "healthz" : "alive") HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await busy.responses(1).first?.status == 200, "round \(round)")
+            try await Task.sleep(for: .milliseconds(200))
+        }
         #expect(server.connections.statistics.timedOut >= 2)
         await server.shutdown()
     }
