@@ -35,9 +35,11 @@ let package = Package(
         system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
         system("CArgon2", pkgConfig: "libargon2", apt: ["libargon2-dev"]),
         system("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
+        // glibc's epoll and eventfd, which Swift's Glibc module leaves out (headers only).
+        .systemLibrary(name: "CSystem", path: "Shared/System/CSystem"),
 
         .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
-        .target(name: "PierRuntime", path: "Shared/Runtime", swiftSettings: strict),
+        .target(name: "PierRuntime", dependencies: ["CSystem"], path: "Shared/Runtime", swiftSettings: strict),
         .target(name: "PierJSON", dependencies: ["PierModels", "PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
         // What apps link: Foundation and the wire types only, no C module.
         .target(name: "PierClient", dependencies: ["PierModels"], path: "Shared/Client", swiftSettings: strict),

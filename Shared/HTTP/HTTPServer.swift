@@ -286,9 +286,12 @@ public final class HTTPServer: @unchecked Sendable {
         exchange.body = []
         exchange.phase = .suspended
         let pipeline = pipeline
+        let matched = pipeline.match(request)
         // Runs here until its first suspension; a response ready by then is queued at once.
-        Task.immediate {
-            let response = await pipeline.respond(to: request)
+        // After a suspension it goes on where its route prefers (the proxy: on the thread that
+        // saw the upstream's answer), or else on the cooperative pool.
+        Task.immediate(executorPreference: matched.executor) {
+            let response = await pipeline.respond(to: request, matched)
             self.complete(exchange, with: response)
         }
         let answered = exchange.settle {

@@ -22,13 +22,26 @@ public struct HTTPPipeline: Sendable {
         return routes.constants[target]
     }
 
+    /// A request's route (or the error to answer), and where its task prefers to run.
+    struct Match: Sendable {
+        let result: Result<(Routes.Route, [String: String]), HTTPError>
+        var executor: (any TaskExecutor)? { try? result.get().0.executor }
+    }
+
+    func match(_ request: Request) -> Match {
+        Match(result: routes.match(method: request.method, path: request.path))
+    }
+
     /// The response to `request`, errors answered as problems; `X-Request-ID` always set, and
     /// on every line logged meanwhile.
     public func respond(to request: Request) async -> Response {
+        await respond(to: request, match(request))
+    }
+
+    func respond(to request: Request, _ match: Match) async -> Response {
         var request = request
-        let match = routes.match(method: request.method, path: request.path)
         var source = RequestSource(requestID: request.requestID, logger: logger)
-        if case .success(let (route, parameters)) = match {
+        if case .success(let (route, parameters)) = match.result {
             request.route = route.pattern
             source = RequestSource(
                 requestID: request.requestID, route: route.pattern, parameters: Parameters(parameters), logger: logger)
@@ -36,7 +49,7 @@ public struct HTTPPipeline: Sendable {
         var response = await Logger.$requestID.withValue(request.requestID) { [request, source] in
             do {
                 return try await middleware.run(request, BasicRequestContext(source: source)) { request, context in
-                    switch match {
+                    switch match.result {
                     case .success(let (route, _)): try await route.respond(request, context.source)
                     case .failure(let error): throw error
                     }

@@ -16,6 +16,8 @@ public struct Routes: Sendable {
         let pattern: String
         let segments: [Segment]
         let respond: Responder
+        /// Where the request's task prefers to run after a suspension (nil: the cooperative pool).
+        var executor: (any TaskExecutor)? = nil
     }
 
     enum Segment: Sendable, Equatable {
@@ -61,16 +63,19 @@ public struct Routes: Sendable {
     }
 
     /// Sends every request for `prefix` or below it (`prefix/…`), whatever its method, to
-    /// `respond`, unless another route matches it. Its route label is `prefix/*`.
-    public mutating func prefix(_ prefix: String, _ respond: @escaping Responder) {
-        prefixes.append((prefix, Route(method: "*", pattern: prefix + "/*", segments: [], respond: respond)))
+    /// `respond`, unless another route matches it. Its route label is `prefix/*`. Its tasks go
+    /// on `executor` after a suspension when one is given (short work waiting on sockets: the
+    /// gateway's proxy on ``SocketWaiter``).
+    public mutating func prefix(_ prefix: String, on executor: (any TaskExecutor)? = nil, _ respond: @escaping Responder) {
+        prefixes.append(
+            (prefix, Route(method: "*", pattern: prefix + "/*", segments: [], respond: respond, executor: executor)))
         prefixes.sort { $0.prefix.count > $1.prefix.count }
     }
 
     /// Adds every route of another table (a plugin's routes into the gateway's).
     public mutating func merge(_ other: Routes) {
         for route in other.routes { add(route.method, route.pattern, route.respond) }
-        for entry in other.prefixes { prefix(entry.prefix, entry.route.respond) }
+        for entry in other.prefixes { prefix(entry.prefix, on: entry.route.executor, entry.route.respond) }
         for (path, response) in other.constants where constants[path] == nil { constants[path] = response }
     }
 
@@ -137,8 +142,8 @@ public final class Router<Context: RequestContext>: RouteBuilder {
         add(method, pattern, middleware: [], handler)
     }
 
-    public func prefix(_ prefix: String, _ handler: @escaping Handler<Context>) {
-        add(prefix: prefix, middleware: [], handler)
+    public func prefix(_ prefix: String, on executor: (any TaskExecutor)?, _ handler: @escaping Handler<Context>) {
+        add(prefix: prefix, executor: executor, middleware: [], handler)
     }
 
     fileprivate func add(
@@ -148,8 +153,11 @@ public final class Router<Context: RequestContext>: RouteBuilder {
         routes.add(method, pattern, Self.responder(middleware, handler))
     }
 
-    fileprivate func add(prefix: String, middleware: [any RouterMiddleware<Context>], _ handler: @escaping Handler<Context>) {
-        routes.prefix(prefix, Self.responder(middleware, handler))
+    fileprivate func add(
+        prefix: String, executor: (any TaskExecutor)?, middleware: [any RouterMiddleware<Context>],
+        _ handler: @escaping Handler<Context>
+    ) {
+        routes.prefix(prefix, on: executor, Self.responder(middleware, handler))
     }
 
     private static func responder(
@@ -169,8 +177,8 @@ public struct RouterGroup<Context: RequestContext>: RouteBuilder {
         router.add(method, pattern, middleware: middleware, handler)
     }
 
-    public func prefix(_ prefix: String, _ handler: @escaping Handler<Context>) {
-        router.add(prefix: prefix, middleware: middleware, handler)
+    public func prefix(_ prefix: String, on executor: (any TaskExecutor)?, _ handler: @escaping Handler<Context>) {
+        router.add(prefix: prefix, executor: executor, middleware: middleware, handler)
     }
 }
 
@@ -179,8 +187,14 @@ public protocol RouteBuilder {
     associatedtype Context: RequestContext
     func on(_ method: String, _ pattern: String, _ handler: @escaping Handler<Context>)
     /// Sends every request for `prefix` and below it, any method, to `handler` unless another
-    /// route matches (the gateway's proxied routes). Its route label is `prefix/*`.
-    func prefix(_ prefix: String, _ handler: @escaping Handler<Context>)
+    /// route matches (the gateway's proxied routes). Its route label is `prefix/*`; its tasks
+    /// prefer `executor` after a suspension (see ``Routes/prefix(_:on:_:)``).
+    func prefix(_ prefix: String, on executor: (any TaskExecutor)?, _ handler: @escaping Handler<Context>)
+}
+
+extension RouteBuilder {
+    /// Every request for `prefix` and below it to `handler`, its tasks on the cooperative pool.
+    public func prefix(_ prefix: String, _ handler: @escaping Handler<Context>) { self.prefix(prefix, on: nil, handler) }
 }
 
 extension RouteBuilder {

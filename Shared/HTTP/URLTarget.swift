@@ -43,12 +43,26 @@ enum URLTarget {
 
     /// The raw path with its dot segments removed; refuses ambiguous encodings.
     static func normalize(_ rawPath: Substring) throws(HTTPError) -> String {
-        // Most paths have nothing to remove or refuse: no escape, no segment starting with a dot.
-        var previous: UInt8 = 0
-        let plain = rawPath.utf8.allSatisfy { byte in
-            defer { previous = byte }
-            return byte != UInt8(ascii: "%") && !(byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/"))
+        // Most paths have nothing to remove or refuse: no escape, no segment that is `.` or `..`
+        // (`/.well-known/` is plain).
+        var plain = true
+        var segment = 0  // bytes of the current segment, while all of them are dots (else 3)
+        for byte in rawPath.utf8 {
+            if byte == UInt8(ascii: "%") {
+                plain = false
+                break
+            }
+            if byte == UInt8(ascii: "/") {
+                if segment == 1 || segment == 2 {
+                    plain = false
+                    break
+                }
+                segment = 0
+            } else {
+                segment = byte == UInt8(ascii: ".") && segment < 3 ? segment + 1 : 3
+            }
         }
+        if segment == 1 || segment == 2 { plain = false }
         if plain { return String(rawPath) }
         let segments = rawPath.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         var output: [Substring] = []

@@ -1,4 +1,5 @@
 import CPostgres
+import PierRuntime
 
 #if canImport(Glibc)
     import Glibc

@@ -213,6 +213,11 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
             #expect(code == 200 && body == "ok", "\(target) → \(code)")
         }
         #expect(try await status("/items/x/../y?q=1").1.contains(#""id":"y""#))
+        // Segments that only start with dots are names (`/.well-known/`), kept as they are.
+        #expect(try await status("/items/.y").1.contains(#""id":".y""#))
+        #expect(try await status("/items/..y").1.contains(#""id":"..y""#))
+        #expect(try await status("/items/x/../.z").1.contains(#""id":".z""#))
+        for target in ["/healthz/x/..", "/healthz/."] { #expect(try await status(target).1 == "ok", "\(target)") }
         for target in [
             "/items/%2e%2e/healthz", "/items/.%2E/healthz", "/items/%2e/x", "/items/a%2Fb", "/items/a%2fb", "/items/a%5cb",
             "/items/a%00b", "/items/x?q=a%00b", "/items/x?a%00=b",

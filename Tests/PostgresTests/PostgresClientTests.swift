@@ -433,33 +433,3 @@ import Testing
         #expect(woken.withLock { $0 } == 2)
     }
 }
-
-/// The thread that waits for PostgreSQL sockets never leaves a task suspended for good.
-@Suite struct SocketWaiterTests {
-    /// A socket closed while its wait is armed loses its epoll registration, so no event can
-    /// come: the wait is resumed after the waiter's patience, and the caller looks again.
-    @Test func aWaitWithoutAnEventEndsAfterThePatience() async throws {
-        let waiter = SocketWaiter(patience: .milliseconds(200))
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        defer { close(pair[1]) }
-        // Readable: resumed by the event.
-        _ = write(pair[1], "x", 1)
-        await waiter.wait(for: pair[0])
-        var byte: UInt8 = 0
-        #expect(read(pair[0], &byte, 1) == 1)
-        // Nothing to read, then the socket closed under the wait: resumed all the same.
-        final class Flag: Sendable { let raised = Atomic<Bool>(false) }
-        let resumed = Flag()
-        let socket = pair[0]
-        let task = Task {
-            await waiter.wait(for: socket)
-            resumed.raised.store(true, ordering: .relaxed)
-        }
-        try await Task.sleep(for: .milliseconds(50))
-        close(pair[0])
-        #expect(await eventually(timeout: .seconds(3)) { resumed.raised.load(ordering: .relaxed) })
-        // (Awaited only once resumed: a failure must not hang the run.)
-        if resumed.raised.load(ordering: .relaxed) { await task.value }
-    }
-}

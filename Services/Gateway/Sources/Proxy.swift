@@ -14,9 +14,11 @@ final class Proxy: Sendable {
 
     let routes: [RouteState]
     let settings: ProxySettings
-    /// The process's client, and the proxy's share of it.
+    /// The process's client, for the upstreams' health checks (exchanges have their own
+    /// connections: ``UpstreamEndpoint``).
     let client: HTTPClient
-    let inFlight: HTTPClient.Limit
+    /// Exchanges with upstreams at once, at most `maximumInFlight`.
+    let inFlight: InFlight
     let trusted: TrustedProxies
     let logger: Logger
 
@@ -29,7 +31,7 @@ final class Proxy: Sendable {
                     upstreams: route.upstreams.map { Upstream(base: $0, route: route.prefix) }, balance: settings.balance))
         }
         client = http
-        inFlight = HTTPClient.Limit(maximum: settings.maximumInFlight)
+        inFlight = InFlight(maximum: settings.maximumInFlight)
         self.trusted = trusted
         self.logger = logger
     }
@@ -39,10 +41,14 @@ final class Proxy: Sendable {
         let router = Router<ServiceRequestContext>()
         for state in routes {
             let relay: Handler<ServiceRequestContext> = { [self] request, _ in try await forward(request, state) }
+            // What follows the upstream's answer runs on the thread that saw it come: no
+            // hand-over to the cooperative pool per request (measured: +15-20% requests/s).
+            let prefix = state.route.prefix
+            let waiter = SocketWaiter.shared
             switch state.route.bearer {
-            case .pass: router.prefix(state.route.prefix, relay)
-            case .verify: router.group(Authentication(authenticator, .optional)).prefix(state.route.prefix, relay)
-            case .require: router.group(Authentication(authenticator, .required)).prefix(state.route.prefix, relay)
+            case .pass: router.prefix(prefix, on: waiter, relay)
+            case .verify: router.group(Authentication(authenticator, .optional)).prefix(prefix, on: waiter, relay)
+            case .require: router.group(Authentication(authenticator, .required)).prefix(prefix, on: waiter, relay)
             }
         }
         table.merge(router.routes)
@@ -132,7 +138,17 @@ final class Proxy: Sendable {
         headers.set("X-Forwarded-Host", (fromTrusted ? request.headers["X-Forwarded-Host"] : nil) ?? host)
         let node = request.peerAddress.contains(":") ? "\"[\(request.peerAddress)]\"" : request.peerAddress
         var element = "for=\(node);proto=\(proto)"
-        if !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) {
+        if !host.isEmpty,
+            host.utf8.allSatisfy({ byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"),
+                    UInt8(ascii: "["), UInt8(ascii: "]"):
+                    true
+                default: false
+                }
+            })
+        {
             element += ";host=\"\(host)\""
         }
         let priorForwarded = fromTrusted ? request.headers.list("Forwarded") : nil
@@ -141,62 +157,82 @@ final class Proxy: Sendable {
         return headers
     }
 
-    /// The upstream's answer; the transfer thread resumes the request with it.
-    func forward(_ request: Request, _ state: RouteState) async throws -> Response {
-        try await withUnsafeThrowingContinuation { continuation in
-            attempt(
-                request, state, { continuation.resume(with: $0) }, headers: upstreamHeaders(request), tried: [], number: 0,
-                last: nil)
+    /// The request as the upstream gets it: its head (`Host` the upstream's own) and its body.
+    static func serialize(_ request: Request, headers: HTTPHeaders, authority: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + request.body.count + headers.fields.count * 48)
+        bytes += request.method.utf8
+        bytes.append(0x20)
+        bytes += (request.target.isEmpty ? request.path : request.target).utf8
+        bytes += " HTTP/1.1\r\nHost: ".utf8
+        bytes += authority.utf8
+        bytes += "\r\n".utf8
+        for (name, value) in headers {
+            bytes += name.utf8
+            bytes += ": ".utf8
+            bytes += value.utf8
+            bytes += "\r\n".utf8
         }
+        if !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method) {
+            bytes += "Content-Length: ".utf8
+            bytes += String(request.body.count).utf8
+            bytes += "\r\n".utf8
+        }
+        bytes += "\r\n".utf8
+        bytes += request.body
+        return bytes
     }
 
-    /// How an attempt answers: exactly once, from any thread.
-    typealias Answer = @Sendable (Result<Response, any Error>) -> Void
-
-    /// One attempt on a healthy upstream not tried yet; on a failure without a response, the
-    /// next, while retries remain and retrying is safe.
-    private func attempt(
-        _ request: Request, _ state: RouteState, _ answer: @escaping Answer, headers: HTTPHeaders, tried: Set<String>,
-        number: Int, last: HTTPClient.Failure?
-    ) {
+    /// The upstream's answer: tried on a healthy upstream not tried yet; after a failure
+    /// without a response, on the next, while retries remain and retrying is safe.
+    func forward(_ request: Request, _ state: RouteState) async throws -> Response {
         let route = state.route
-        guard number <= route.retries, let upstream = state.balancer.choose(excluding: tried) else {
-            return answer(.failure(Self.problem(for: last, route: route)))
+        let headers = upstreamHeaders(request)
+        guard let lease = inFlight.take() else {
+            throw HTTPError.unavailable(retryAfter: 1, "The gateway is busy; try again shortly.")
         }
-        upstream.begin(retry: number > 0)
-        let started = MonotonicClock.seconds()
-        let target = request.target.isEmpty ? request.path : request.target
-        client.stream(
-            HTTPClient.Request(
-                method: request.method, url: upstream.base + target, headers: headers, body: request.body,
-                connectTimeoutMilliseconds: route.connectTimeoutMilliseconds, timeoutMilliseconds: route.timeoutMilliseconds,
-                limit: inFlight)
-        ) { [self] result in
-            let seconds = MonotonicClock.seconds() - started
-            switch result {
-            case .success(let response):
+        var tried: Set<String> = []
+        var last: HTTPClient.Failure?
+        for number in 0...route.retries {
+            guard let upstream = state.balancer.choose(excluding: tried) else { break }
+            tried.insert(upstream.base)
+            upstream.begin(retry: number > 0)
+            let started = ContinuousClock.now
+            let answer: UpstreamResponse
+            do {
+                answer = try await upstream.endpoint.exchange(
+                    Self.serialize(request, headers: headers, authority: upstream.endpoint.authority),
+                    method: request.method,
+                    connectBy: started.advanced(by: .milliseconds(route.connectTimeoutMilliseconds)),
+                    by: started.advanced(by: .milliseconds(route.timeoutMilliseconds)))
+            } catch {
                 upstream.end(
-                    success: true, seconds: seconds, ejectAfter: settings.ejectAfter, ejectSeconds: settings.ejectSeconds)
-                answer(.success(relay(response, request: request)))
-            case .failure(let failure):
-                upstream.end(
-                    success: false, seconds: seconds, ejectAfter: settings.ejectAfter, ejectSeconds: settings.ejectSeconds)
+                    success: false, seconds: Self.seconds(since: started), ejectAfter: settings.ejectAfter,
+                    ejectSeconds: settings.ejectSeconds)
                 logger.warning(
                     "upstream failed",
                     [
                         ("route", .string(route.prefix)), ("upstream", .string(upstream.base)),
-                        ("error", .string(failure.description)),
+                        ("error", .string(error.description)),
                     ])
+                last = error
                 // Nothing of a response was seen. Retry what is idempotent; anything else only
                 // when the connection was never made (the request cannot have reached it).
-                var retry = Self.isIdempotent(request)
-                if case .connect = failure { retry = true }
-                guard retry else { return answer(.failure(Self.problem(for: failure, route: route))) }
-                attempt(
-                    request, state, answer, headers: headers, tried: tried.union([upstream.base]), number: number + 1,
-                    last: failure)
+                if case .connect = error { continue }
+                guard Self.isIdempotent(request) else { break }
+                continue
             }
+            upstream.end(
+                success: true, seconds: Self.seconds(since: started), ejectAfter: settings.ejectAfter,
+                ejectSeconds: settings.ejectSeconds)
+            return relay(answer, request: request, lease: lease)
         }
+        throw Self.problem(for: last, route: route)
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let (seconds, attoseconds) = (ContinuousClock.now - start).components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     static func problem(for failure: HTTPClient.Failure?, route: ProxyRoute) -> HTTPError {
@@ -213,8 +249,8 @@ final class Proxy: Sendable {
     }
 
     /// The upstream's response, with its own framing and hop-by-hop headers removed: small
-    /// bodies came whole, others stream.
-    func relay(_ upstream: HTTPClient.StreamedResponse, request: Request) -> Response {
+    /// bodies came whole, others stream (the lease held until their end).
+    func relay(_ upstream: UpstreamResponse, request: Request, lease: InFlight.Lease) -> Response {
         let listed = Self.connectionListed(upstream.headers)
         var headers = HTTPHeaders()
         for (name, value) in upstream.headers {
@@ -222,21 +258,17 @@ final class Proxy: Sendable {
             if Self.hopByHop.contains(lower) || Self.responseOwn.contains(lower) || listed.contains(lower) { continue }
             headers.add(name, value)
         }
-        if let whole = upstream.wholeBody {
-            return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : whole)
-        }
-        let body = upstream.body
-        // No body by definition (RFC 9110 §6.4.1): answered as such, never as an empty stream.
-        if request.method == "HEAD" || upstream.status == 204 || upstream.status == 304 {
-            body.cancel()
-            return Response(status: upstream.status, headers: headers)
-        }
-        return Response.streaming(status: upstream.status, headers: headers) { writer in
-            do {
-                while let chunk = try await body.next() { try await writer.write(chunk) }
-            } catch {
-                body.cancel()
-                throw error
+        switch upstream.body {
+        case .whole(let body):
+            return Response(status: upstream.status, headers: headers, body: request.method == "HEAD" ? [] : body)
+        case .stream(let body):
+            // No body by definition (RFC 9110 §6.4.1): answered as such, never as an empty stream.
+            if request.method == "HEAD" || upstream.status == 204 || upstream.status == 304 {
+                return Response(status: upstream.status, headers: headers)
+            }
+            return Response.streaming(status: upstream.status, headers: headers) { writer in
+                try await body.relay { try await writer.write($0) }
+                withExtendedLifetime(lease) {}
             }
         }
     }
@@ -275,5 +307,30 @@ final class Proxy: Sendable {
             text += "pier_gateway_upstream_head_seconds_count{\(labels(upstream))} \(state.ended)\n"
         }
         return text
+    }
+}
+
+/// A count of exchanges in progress with a cap: each holds a lease, given back when it goes.
+final class InFlight: Sendable {
+    let maximum: Int
+    private let count = Atomic<Int>(0)
+
+    init(maximum: Int) { self.maximum = maximum }
+
+    var current: Int { count.load(ordering: .relaxed) }
+
+    final class Lease: Sendable {
+        private let owner: InFlight
+        fileprivate init(_ owner: InFlight) { self.owner = owner }
+        deinit { owner.count.subtract(1, ordering: .relaxed) }
+    }
+
+    /// A lease, or nil at the cap.
+    func take() -> Lease? {
+        guard count.add(1, ordering: .relaxed).newValue <= maximum else {
+            count.subtract(1, ordering: .relaxed)
+            return nil
+        }
+        return Lease(self)
     }
 }

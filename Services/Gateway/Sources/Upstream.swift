@@ -29,11 +29,14 @@ final class Upstream: Sendable {
 
     let base: String
     let route: String
+    /// Its kept-alive connections.
+    let endpoint: UpstreamEndpoint
     private let state = Mutex(State())
 
     init(base: String, route: String) {
         self.base = base
         self.route = route
+        endpoint = UpstreamEndpoint(base: base)
     }
 
     var snapshot: State { state.withLock { $0 } }

@@ -1,0 +1,453 @@
+import PierHTTP
+import PierRuntime
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The gateway's side of HTTP/1.1 to one upstream server: kept-alive connections, each used by
+/// one exchange at a time.
+///
+/// Why not the process's libcurl client: a proxied request is small and frequent, and every
+/// hand-over costs. Here the task that handles the request writes it to the upstream's socket
+/// itself (on the thread that read it from the client), the shared ``SocketWaiter`` wakes it
+/// when the answer is there, and it reads and parses the answer: one wait in between, where
+/// libcurl's transfer thread added a queue, a wake-up and its own loop per exchange (measured:
+/// that thread alone was 44% of the gateway's CPU per proxied request).
+final class UpstreamEndpoint: Sendable {
+    /// `host:port` as sent in `Host`.
+    let authority: String
+    let host: String
+    let port: Int
+    /// Idle connections kept at most; more are closed.
+    static let idleLimit = 256
+    private let idle = Mutex<[UpstreamConnection]>([])
+    /// Resolved addresses and when (names are resolved again after a second: a container
+    /// started again comes back at another address).
+    private let resolved = Mutex<(addresses: [SocketAddress], at: Double)>(([], -1))
+
+    /// `base` is `http://host:port` (checked when the route was parsed); IPv6 in brackets.
+    init(base: String) {
+        let rest = String(base.dropFirst("http://".count))
+        authority = rest
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+            host = String(rest[rest.index(after: rest.startIndex)..<close])
+            let after = rest[rest.index(after: close)...]
+            port = after.hasPrefix(":") ? Int(after.dropFirst()) ?? 80 : 80
+        } else if let colon = rest.lastIndex(of: ":") {
+            host = String(rest[..<colon])
+            port = Int(rest[rest.index(after: colon)...]) ?? 80
+        } else {
+            host = rest
+            port = 80
+        }
+    }
+
+    /// Idle connections open now.
+    var idleCount: Int { idle.withLock { $0.count } }
+
+    /// One exchange: `request` (head and body, serialized) sent on a kept-alive connection or a
+    /// new one, and the response head read. A kept-alive connection the upstream had closed
+    /// meanwhile (nothing of a response seen) is replaced by a new one, once, transparently.
+    func exchange(_ request: [UInt8], method: String, connectBy: ContinuousClock.Instant, by deadline: ContinuousClock.Instant)
+        async throws(HTTPClient.Failure) -> UpstreamResponse
+    {
+        if let connection = takeIdle() {
+            do {
+                return try await exchange(request, method: method, on: connection, by: deadline)
+            } catch .reset(let why) where connection.received == 0 {
+                _ = why
+            }
+        }
+        let connection = try await connect(by: min(connectBy, deadline))
+        return try await exchange(request, method: method, on: connection, by: deadline)
+    }
+
+    private func exchange(
+        _ request: [UInt8], method: String, on connection: UpstreamConnection, by deadline: ContinuousClock.Instant
+    )
+        async throws(HTTPClient.Failure) -> UpstreamResponse
+    {
+        try await connection.send(request, by: deadline)
+        let head = try await connection.readHead(by: deadline)
+        let framing: UpstreamResponse.Framing
+        if method == "HEAD" || head.status == 204 || head.status == 304 {
+            framing = .length(0)
+        } else if let codings = head.headers.list("Transfer-Encoding") {
+            // Chunked last, or else delimited by the connection's end (RFC 9112 §6.3).
+            let last = codings.split(separator: ",").last.map { String($0).trimmingWhitespace() } ?? ""
+            framing = last.lowercased() == "chunked" ? .chunked : .untilClose
+        } else if let length = head.headers["Content-Length"] {
+            guard let value = Int(length), value >= 0 else { throw .reset("invalid Content-Length \(length)") }
+            framing = .length(value)
+        } else {
+            framing = .untilClose
+        }
+        let reusable = head.keepAlive && framing != .untilClose
+        if case .length(let length) = framing, length <= HTTPClient.wholeBodyLimit {
+            let body = try await connection.read(exactly: length, by: deadline)
+            if reusable { putIdle(connection) }
+            return UpstreamResponse(status: head.status, headers: head.headers, body: .whole(body))
+        }
+        return UpstreamResponse(
+            status: head.status, headers: head.headers,
+            body: .stream(
+                UpstreamBody(connection: connection, framing: framing, deadline: deadline, endpoint: reusable ? self : nil)))
+    }
+
+    fileprivate func putIdle(_ connection: UpstreamConnection) {
+        guard connection.available == 0 else { return }
+        connection.received = 0
+        idle.withLock { idle in
+            if idle.count < Self.idleLimit { idle.append(connection) }
+        }
+    }
+
+    /// A kept-alive connection that is still open and quiet (one that the upstream closed, or
+    /// that has bytes nobody asked for, is dropped).
+    private func takeIdle() -> UpstreamConnection? {
+        while let connection = idle.withLock({ $0.popLast() }) {
+            var byte: UInt8 = 0
+            let peeked = recv(connection.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if peeked < 0, errno == EAGAIN || errno == EWOULDBLOCK { return connection }
+        }
+        return nil
+    }
+
+    private func addresses() throws(HTTPClient.Failure) -> [SocketAddress] {
+        let now = MonotonicClock.seconds()
+        if let cached = resolved.withLock({ $0.at >= 0 && now - $0.at < 1 ? $0.addresses : nil }) { return cached }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        let code = getaddrinfo(host, String(port), &hints, &list)
+        guard code == 0, let list else { throw .connect("cannot resolve \(host): \(String(cString: gai_strerror(code)))") }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr {
+                addresses.append(
+                    SocketAddress(
+                        family: current.pointee.ai_family,
+                        bytes: Array(UnsafeRawBufferPointer(start: address, count: Int(current.pointee.ai_addrlen)))))
+            }
+            entry = current.pointee.ai_next
+        }
+        resolved.withLock { $0 = (addresses, now) }
+        return addresses
+    }
+
+    /// A new connection, by `deadline`; each resolved address tried in turn.
+    private func connect(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> UpstreamConnection {
+        var why = "no address for \(host)"
+        for address in try addresses() {
+            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else {
+                why = String(cString: strerror(errno))
+                continue
+            }
+            let connection = UpstreamConnection(fd: fd)
+            var on: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+            let started = address.bytes.withUnsafeBytes { bytes in
+                Glibc.connect(fd, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(bytes.count))
+            }
+            if started == 0 { return connection }
+            guard errno == EINPROGRESS else {
+                why = String(cString: strerror(errno))
+                continue
+            }
+            guard await SocketWaiter.shared.wait(for: fd, writable: true, until: deadline) else {
+                throw .connect("no connection to \(authority) in time")
+            }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error == 0 { return connection }
+            why = String(cString: strerror(error))
+        }
+        throw .connect(why)
+    }
+}
+
+struct SocketAddress: Sendable {
+    let family: Int32
+    let bytes: [UInt8]
+}
+
+/// An upstream's answer: its head, and its body whole (small, announced by length) or to read.
+struct UpstreamResponse: Sendable {
+    enum Framing: Equatable { case length(Int), chunked, untilClose }
+    enum Body: Sendable {
+        case whole([UInt8])
+        case stream(UpstreamBody)
+    }
+
+    let status: Int
+    let headers: HTTPHeaders
+    let body: Body
+}
+
+/// A body that follows its head on the connection, read as it is written on (back-pressure:
+/// nothing is read from the upstream while the client is behind). The connection goes back to
+/// its endpoint when the body ended cleanly and the upstream keeps it alive.
+final class UpstreamBody: Sendable {
+    /// The body ended early (the upstream failed, or the exchange's time ran out mid-body).
+    struct Interrupted: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let connection: UpstreamConnection
+    private let framing: UpstreamResponse.Framing
+    private let deadline: ContinuousClock.Instant
+    private let endpoint: UpstreamEndpoint?
+
+    init(
+        connection: UpstreamConnection, framing: UpstreamResponse.Framing, deadline: ContinuousClock.Instant,
+        endpoint: UpstreamEndpoint?
+    ) {
+        self.connection = connection
+        self.framing = framing
+        self.deadline = deadline
+        self.endpoint = endpoint
+    }
+
+    /// Writes the whole body to `write`, chunk by chunk; called once.
+    /// - Throws: ``Interrupted``, or what `write` throws (the client went away).
+    func relay(_ write: ([UInt8]) async throws -> Void) async throws {
+        do {
+            switch framing {
+            case .length(let length):
+                try await copy(length, write)
+            case .chunked:
+                while true {
+                    let line = try await connection.line(by: deadline)
+                    let digits = line.prefix { $0 != UInt8(ascii: ";") && $0 != 0x20 && $0 != 0x09 }
+                    guard !digits.isEmpty, digits.count <= 15,
+                        let size = Int(String(decoding: digits, as: UTF8.self), radix: 16)
+                    else { throw HTTPClient.Failure.reset("invalid chunk size") }
+                    if size == 0 {
+                        // Trailers, if any, end with an empty line; they are not passed on.
+                        while try await !connection.line(by: deadline).isEmpty {}
+                        break
+                    }
+                    try await copy(size, write)
+                    guard try await connection.line(by: deadline).isEmpty else {
+                        throw HTTPClient.Failure.reset("invalid chunk end")
+                    }
+                }
+            case .untilClose:
+                while true {
+                    if connection.available == 0, try await connection.fill(by: deadline) == 0 { break }
+                    try await write(connection.take(connection.available))
+                }
+            }
+        } catch let failure as HTTPClient.Failure {
+            throw Interrupted(description: failure.description)
+        }
+        endpoint?.putIdle(connection)
+    }
+
+    private func copy(_ count: Int, _ write: ([UInt8]) async throws -> Void) async throws {
+        var left = count
+        while left > 0 {
+            if connection.available == 0, try await connection.fill(by: deadline) == 0 {
+                throw HTTPClient.Failure.reset("the body ended \(left) bytes early")
+            }
+            let chunk = connection.take(min(left, connection.available))
+            left -= chunk.count
+            try await write(chunk)
+        }
+    }
+}
+
+/// A response head, parsed.
+struct UpstreamHead {
+    let status: Int
+    let headers: HTTPHeaders
+    /// HTTP/1.1 without `Connection: close`.
+    let keepAlive: Bool
+}
+
+/// One TCP connection to an upstream (non-blocking), with what was read and not yet consumed.
+/// Closed when the last reference goes.
+///
+/// `@unchecked Sendable`: used by one exchange at a time; it passes between exchanges only
+/// through its endpoint's lock.
+final class UpstreamConnection: @unchecked Sendable {
+    let fd: Int32
+    private var buffer: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    /// Bytes received in the current exchange (zero: the upstream sent nothing of a response).
+    var received = 0
+    /// A response head larger than this is refused.
+    static let headLimit = 64 << 10
+
+    init(fd: Int32) {
+        self.fd = fd
+        buffer = .allocate(byteCount: 16 << 10, alignment: 8)
+    }
+
+    deinit {
+        close(fd)
+        buffer.deallocate()
+    }
+
+    var available: Int { end - start }
+
+    /// Sends all of `bytes` by `deadline`.
+    func send(_ bytes: [UInt8], by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { bytes in
+                Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                guard await SocketWaiter.shared.wait(for: fd, writable: true, until: deadline) else {
+                    throw .timeout("the request was not taken in time")
+                }
+            } else if errno != EINTR {
+                throw .reset(String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    /// Reads what arrived (waiting for it by `deadline`) after what is buffered; returns how
+    /// many bytes came, 0 when the upstream closed the connection.
+    func fill(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> Int {
+        if start == end {
+            (start, end) = (0, 0)
+        } else if end == buffer.count {
+            if start > 0 {
+                buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start)
+                (start, end) = (0, end - start)
+            } else {
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 8)
+                larger.baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: end)
+                buffer.deallocate()
+                buffer = larger
+            }
+        }
+        while true {
+            let count = recv(fd, buffer.baseAddress! + end, buffer.count - end, 0)
+            if count > 0 {
+                end += count
+                received += count
+                return count
+            }
+            if count == 0 { return 0 }
+            if errno == EINTR { continue }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { throw .reset(String(cString: strerror(errno))) }
+            guard await SocketWaiter.shared.wait(for: fd, until: deadline) else {
+                throw .timeout("no answer in time")
+            }
+        }
+    }
+
+    /// Takes `count` buffered bytes.
+    func take(_ count: Int) -> [UInt8] {
+        let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + count)]))
+        start += count
+        return bytes
+    }
+
+    /// Exactly `count` bytes, read as needed.
+    func read(exactly count: Int, by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> [UInt8] {
+        while available < count {
+            guard try await fill(by: deadline) > 0 else { throw .reset("the body ended \(count - available) bytes early") }
+        }
+        return take(count)
+    }
+
+    /// The next line, without its CRLF (or LF).
+    func line(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> [UInt8] {
+        var scanned = 0
+        while true {
+            if let index = buffer[(start + scanned)..<end].firstIndex(of: 0x0A) {
+                var line = take(index - start + 1)
+                line.removeLast()
+                if line.last == 0x0D { line.removeLast() }
+                return line
+            }
+            scanned = available
+            guard scanned < 4096 else { throw .reset("a line longer than 4096 bytes") }
+            guard try await fill(by: deadline) > 0 else { throw .reset("the connection ended mid-line") }
+        }
+    }
+
+    /// The response head (informational ones skipped).
+    func readHead(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> UpstreamHead {
+        // Searched from here on (relative to `start`: reading may move the buffered bytes).
+        var scanned = 0
+        while true {
+            if let headEnd = Self.headEnd(buffer, from: start + scanned, to: end) {
+                let head = try Self.parse(UnsafeRawBufferPointer(rebasing: buffer[start..<headEnd]))
+                start = headEnd
+                scanned = 0
+                // 1xx heads precede the real one (101 would switch protocols: not proxied).
+                guard head.status >= 100 && head.status < 200 else { return head }
+                guard head.status != 101 else { throw .reset("the upstream switched protocols") }
+                continue
+            }
+            scanned = max(0, available - 3)
+            guard available < Self.headLimit else { throw .reset("a response head over \(Self.headLimit) bytes") }
+            guard try await fill(by: deadline) > 0 else {
+                throw .reset(received == 0 ? "the connection was closed before an answer" : "the connection ended mid-head")
+            }
+        }
+    }
+
+    /// The index after the blank line ending a head in `buffer[from..<to]`, if there is one.
+    private static func headEnd(_ buffer: UnsafeMutableRawBufferPointer, from: Int, to: Int) -> Int? {
+        var index = from
+        while index + 3 < to {
+            if buffer[index + 3] == 0x0A, buffer[index + 2] == 0x0D, buffer[index + 1] == 0x0A, buffer[index] == 0x0D {
+                return index + 4
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func parse(_ head: UnsafeRawBufferPointer) throws(HTTPClient.Failure) -> UpstreamHead {
+        // Lines end with CRLF (a bare LF is taken too); the head ends with an empty one.
+        var lineStart = 0
+        func nextLine() -> Slice<UnsafeRawBufferPointer>? {
+            guard lineStart < head.count, let newline = head[lineStart...].firstIndex(of: 0x0A) else { return nil }
+            let line = head[lineStart..<(newline > lineStart && head[newline - 1] == 0x0D ? newline - 1 : newline)]
+            lineStart = newline + 1
+            return line
+        }
+        guard let statusLine = nextLine(), statusLine.count >= 12, statusLine.starts(with: "HTTP/1.".utf8) else {
+            throw .reset("not an HTTP/1.x response")
+        }
+        let digits = statusLine.dropFirst(9).prefix(3)
+        guard digits.count == 3, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { throw .reset("invalid status line") }
+        let status = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        var headers = HTTPHeaders()
+        while let line = nextLine(), !line.isEmpty {
+            // A folded line (obsolete) or one without a colon: not a response to pass on.
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
+                line.first != 0x20, line.first != 0x09
+            else { throw .reset("invalid header line") }
+            var valueStart = colon + 1
+            var valueEnd = line.endIndex
+            while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
+            while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            headers.add(
+                String(decoding: UnsafeRawBufferPointer(rebasing: line[line.startIndex..<colon]), as: UTF8.self),
+                String(decoding: UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd]), as: UTF8.self))
+        }
+        let minor1 = statusLine[statusLine.startIndex + 7] == UInt8(ascii: "1")
+        let closing = headers.values("Connection").contains { value in
+            value.split(separator: ",").contains { String($0).trimmingWhitespace().lowercased() == "close" }
+        }
+        return UpstreamHead(status: status, headers: headers, keepAlive: minor1 && !closing)
+    }
+}
