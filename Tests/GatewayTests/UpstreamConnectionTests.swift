@@ -1,4 +1,5 @@
 import Foundation
+import PierHTTP
 import PierTestSupport
 import Synchronization
 import Testing
@@ -147,6 +148,19 @@ final class ScriptedUpstream: Sendable {
             #expect(reply.status == 502 && reply.headers["Content-Type"] == "application/problem+json", "\(path)")
         }
         await gateway.shutdown()
+    }
+
+    /// The upstream gets one request line and whole header lines, whatever came in.
+    @Test func requestsAreWrittenWithoutRoomForInjection() throws {
+        let request = try Request.received(
+            method: "POST", target: "/svc/a b?q=é", headers: ["X-Bad": "one\r\nX-Injected: yes", "X-Good": "kept"],
+            body: Array("{}".utf8), peerAddress: "127.0.0.1", trustedProxies: .none)
+        let text = String(decoding: Proxy.serialize(request, headers: request.headers, authority: "auth:8081"), as: UTF8.self)
+        let lines = text.components(separatedBy: "\r\n")
+        #expect(lines.first == "POST /svc/a%20b?q=%C3%A9 HTTP/1.1")
+        #expect(lines.contains("Host: auth:8081") && lines.contains("X-Good: kept") && lines.contains("Content-Length: 2"))
+        #expect(!text.contains("X-Injected") && !text.contains("X-Bad"))
+        #expect(text.hasSuffix("\r\n\r\n{}"))
     }
 
     @Test func endpointsSplitHostAndPort() {

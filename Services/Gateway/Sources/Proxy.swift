@@ -163,11 +163,23 @@ final class Proxy: Sendable {
         bytes.reserveCapacity(256 + request.body.count + headers.fields.count * 48)
         bytes += request.method.utf8
         bytes.append(0x20)
-        bytes += (request.target.isEmpty ? request.path : request.target).utf8
+        // Whatever the client's parser let through, the upstream gets one request line and
+        // only whole header lines: controls and spaces in the target are percent-encoded,
+        // fields with CR, LF or NUL are not passed on.
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in (request.target.isEmpty ? request.path : request.target).utf8 {
+            if byte <= 0x20 || byte >= 0x7F {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            } else {
+                bytes.append(byte)
+            }
+        }
         bytes += " HTTP/1.1\r\nHost: ".utf8
         bytes += authority.utf8
         bytes += "\r\n".utf8
         for (name, value) in headers {
+            let breaks: (UInt8) -> Bool = { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+            if name.utf8.contains(where: breaks) || value.utf8.contains(where: breaks) { continue }
             bytes += name.utf8
             bytes += ": ".utf8
             bytes += value.utf8
