@@ -91,6 +91,12 @@ final class ScriptedUpstream: Sendable {
         }
         #expect(upstream.connections == 1)
         await gateway.shutdown()
+        // By name: resolved off the server's threads, each address tried in turn (localhost may
+        // be ::1 first, where nothing listens).
+        let named = try await ProxyGatewayTests.gateway(["/svc=http://localhost:\(upstream.port)"], settings: Self.settings)
+        let reply = try await ServiceClient(base: "http://127.0.0.1:\(named.server.port)").send("GET", "/svc/x")
+        #expect(reply.status == 200 && reply.text == "ok")
+        await named.shutdown()
     }
 
     /// An upstream that closes each connection after its answer without saying so (as one does

@@ -115,15 +115,34 @@ final class UpstreamEndpoint: Sendable {
         return nil
     }
 
-    private func addresses() throws(HTTPClient.Failure) -> [SocketAddress] {
+    /// Names are resolved here, never on the thread that serves requests (a slow or absent
+    /// name server must not stall the server's other requests).
+    private static let resolver = BlockingPool(name: "upstream names", threads: 2, queueLimit: 1024)
+
+    private func addresses() async throws(HTTPClient.Failure) -> [SocketAddress] {
         let now = MonotonicClock.seconds()
         if let cached = resolved.withLock({ $0.at >= 0 && now - $0.at < 1 ? $0.addresses : nil }) { return cached }
+        let (host, port) = (host, port)
+        let outcome: Result<[SocketAddress], HTTPClient.Failure>
+        do {
+            outcome = try await Self.resolver.run { Self.resolve(host, port) }
+        } catch {
+            outcome = .failure(.connect("cannot resolve \(host): \(error)"))
+        }
+        let addresses = try outcome.get()
+        resolved.withLock { $0 = (addresses, now) }
+        return addresses
+    }
+
+    private static func resolve(_ host: String, _ port: Int) -> Result<[SocketAddress], HTTPClient.Failure> {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_family = AF_UNSPEC
         var list: UnsafeMutablePointer<addrinfo>?
         let code = getaddrinfo(host, String(port), &hints, &list)
-        guard code == 0, let list else { throw .connect("cannot resolve \(host): \(String(cString: gai_strerror(code)))") }
+        guard code == 0, let list else {
+            return .failure(.connect("cannot resolve \(host): \(String(cString: gai_strerror(code)))"))
+        }
         defer { freeaddrinfo(list) }
         var addresses: [SocketAddress] = []
         var entry: UnsafeMutablePointer<addrinfo>? = list
@@ -136,14 +155,13 @@ final class UpstreamEndpoint: Sendable {
             }
             entry = current.pointee.ai_next
         }
-        resolved.withLock { $0 = (addresses, now) }
-        return addresses
+        return .success(addresses)
     }
 
     /// A new connection, by `deadline`; each resolved address tried in turn.
     private func connect(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> UpstreamConnection {
         var why = "no address for \(host)"
-        for address in try addresses() {
+        for address in try await addresses() {
             let fd = socket(address.family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else {
                 why = String(cString: strerror(errno))
