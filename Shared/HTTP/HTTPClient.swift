@@ -4,9 +4,8 @@ import Synchronization
 
 /// The process's one outbound HTTP client, on libcurl's multi interface: every exchange runs on
 /// one transfer thread, so no thread waits on a network while a request is in flight (the JWKS,
-/// identity providers, OCSP, the App Store Server API, export parts, the proxy). Connections are
-/// kept alive and shared by every exchange. Each use says its own timeouts, and may cap how many
-/// of its exchanges are in flight at once (``Limit``).
+/// identity providers, OCSP, the App Store Server API, export parts, the proxy's health checks).
+/// Connections are kept alive and shared by every exchange. Each use says its own timeouts.
 ///
 /// Two ways to read an answer: ``send(_:_:headers:body:timeout:limit:)`` returns the whole body
 /// (capped); ``stream(_:completion:)`` hands the head over as soon as it arrives (small bodies with
@@ -22,12 +21,10 @@ public final class HTTPClient: Sendable {
         public var body: [UInt8]
         public var connectTimeoutMilliseconds: Int
         public var timeoutMilliseconds: Int
-        /// The cap of the use this exchange belongs to, if it has one.
-        public var limit: Limit?
 
         public init(
             method: String, url: String, headers: HTTPHeaders = [:], body: [UInt8] = [], connectTimeoutMilliseconds: Int,
-            timeoutMilliseconds: Int, limit: Limit? = nil
+            timeoutMilliseconds: Int
         ) {
             self.method = method
             self.url = url
@@ -35,30 +32,7 @@ public final class HTTPClient: Sendable {
             self.body = body
             self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
             self.timeoutMilliseconds = timeoutMilliseconds
-            self.limit = limit
         }
-    }
-
-    /// How many exchanges of one use (the proxy's, say) may be in flight at once; beyond it,
-    /// ``Failure/overloaded`` without touching the network.
-    public final class Limit: Sendable {
-        public let maximum: Int
-        private let count = Atomic<Int>(0)
-
-        public init(maximum: Int) { self.maximum = maximum }
-
-        /// Exchanges of this use in progress.
-        public var inFlight: Int { count.load(ordering: .relaxed) }
-
-        fileprivate func take() -> Bool {
-            guard count.add(1, ordering: .relaxed).newValue <= maximum else {
-                count.subtract(1, ordering: .relaxed)
-                return false
-            }
-            return true
-        }
-
-        fileprivate func give() { count.subtract(1, ordering: .relaxed) }
     }
 
     /// Why no (whole) response arrived. Before a head, nothing of a response was seen: a retry
@@ -72,7 +46,7 @@ public final class HTTPClient: Sendable {
         /// The connection was reset or closed before a response head (or, reading a whole
         /// body, before its end).
         case reset(String)
-        /// Too many exchanges are in flight (in the process, or of the request's ``Limit``).
+        /// Too many exchanges are in flight in the process.
         case overloaded
         /// The whole body was larger than the caller's limit (in bytes); it was not read on.
         case tooLarge(Int)
@@ -351,11 +325,6 @@ private final class TransferLoop: @unchecked Sendable {
             exchange.fail(.overloaded)
             return
         }
-        guard exchange.request.limit?.take() ?? true else {
-            count.subtract(1, ordering: .relaxed)
-            exchange.fail(.overloaded)
-            return
-        }
         let taken = send(.add(exchange))
         if !taken {
             release(exchange)
@@ -366,7 +335,6 @@ private final class TransferLoop: @unchecked Sendable {
     /// An exchange taken by ``add(_:)`` is over: it no longer counts, in the process or its use.
     private func release(_ exchange: Transfer) {
         count.subtract(1, ordering: .relaxed)
-        exchange.request.limit?.give()
     }
 
     private func send(_ command: Command) -> Bool {

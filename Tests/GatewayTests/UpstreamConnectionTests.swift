@@ -156,6 +156,24 @@ final class ScriptedUpstream: Sendable {
         await gateway.shutdown()
     }
 
+    /// `PIER_GATEWAY_MAX_IN_FLIGHT` exchanges at once, a streamed body counting until its end;
+    /// beyond, 503 without touching the upstream.
+    @Test func exchangesBeyondTheCapAre503() async throws {
+        let upstream = try EchoUpstream("one")
+        let gateway = try await ProxyGatewayTests.gateway(
+            ["/svc=\(upstream.base)"], settings: Self.settings.merging(["PIER_GATEWAY_MAX_IN_FLIGHT": "1"]) { $1 })
+        let client = ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)")
+        let slow = Task { try await client.send("GET", "/svc/slow") }
+        let inFlight = #"pier_gateway_upstream_in_flight{route="/svc",upstream="\#(upstream.base)"} 1"#
+        #expect(await eventually { (try? await client.send("GET", "/metrics").text.contains(inFlight)) == true })
+        let refused = try await client.send("GET", "/svc/echo")
+        #expect(refused.status == 503 && refused.headers["Retry-After"] == "1" && upstream.count == 0)
+        #expect(try await slow.value.text == "late")
+        #expect(try await client.send("GET", "/svc/echo").status == 200)
+        await gateway.shutdown()
+        await upstream.stop()
+    }
+
     /// The upstream gets one request line and whole header lines, whatever came in.
     @Test func requestsAreWrittenWithoutRoomForInjection() throws {
         let request = try Request.received(

@@ -70,13 +70,11 @@ import Testing
     }
 }
 
-/// The whole-answer calls: each use caps the body it reads and the exchanges it has in flight,
-/// and says which status it needs.
+/// The whole-answer calls: each use caps the body it reads and says which status it needs.
 @Suite struct HTTPClientUseTests {
-    /// A server with a small and a large body, one that waits until told, and a 404.
+    /// A server with a small and a large body, and a 404.
     final class Upstream: Sendable {
         let server: HTTPServer
-        let gate = Locked<[CheckedContinuation<Void, Never>]>([])
 
         init() throws {
             let router = Router<BasicRequestContext>()
@@ -85,19 +83,10 @@ import Testing
             router.get("/large") { _, _ in
                 Response(status: 200, body: [UInt8](repeating: 0x62, count: HTTPClient.wholeBodyLimit * 3))
             }
-            let gate = gate
-            router.get("/held") { _, _ in
-                await withCheckedContinuation { continuation in gate.withLock { $0.append(continuation) } }
-                return Response.text("released")
-            }
             server = try HTTPServer.started(router, name: "upstream")
         }
 
         var base: String { "http://127.0.0.1:\(server.port)" }
-
-        func release() { gate.withLock { waiting in waiting.forEach { $0.resume() } } }
-
-        var held: Int { gate.withLock { $0.count } }
     }
 
     @Test func bodiesAreReadWholeUpToTheLimitOfTheUse() async throws {
@@ -125,35 +114,6 @@ import Testing
         #expect(response.status == 404)
         #expect(throws: HTTPClient.UnexpectedStatus(status: 404, expected: 200)) { try response.expecting(200) }
         #expect(try response.expecting(404).status == 404)
-        await upstream.server.shutdown()
-    }
-
-    /// A use's cap counts its exchanges until they end; beyond it, nothing is sent.
-    @Test func aUseBeyondItsLimitIsOverloaded() async throws {
-        let upstream = try Upstream()
-        let client = TestHTTP.client
-        let limit = HTTPClient.Limit(maximum: 1)
-        func request(_ path: String) -> HTTPClient.Request {
-            HTTPClient.Request(
-                method: "GET", url: upstream.base + path, connectTimeoutMilliseconds: 5000, timeoutMilliseconds: 30_000,
-                limit: limit)
-        }
-        let first = Task { try await client.send(request("/held")) }
-        #expect(await eventually { upstream.held == 1 })
-        #expect(limit.inFlight == 1)
-        do {
-            _ = try await client.send(request("/small"))
-            Issue.record("a second exchange went beyond the use's limit")
-        } catch {
-            #expect(error == .overloaded)
-        }
-        #expect(upstream.held == 1)
-        // Other uses are not held back by this one's cap.
-        #expect(try await client.get(upstream.base + "/small").status == 200)
-        upstream.release()
-        #expect(String(decoding: try await first.value.body, as: UTF8.self) == "released")
-        #expect(await eventually { limit.inFlight == 0 })
-        #expect(try await client.send(request("/small")).status == 200)
         await upstream.server.shutdown()
     }
 }

@@ -44,9 +44,6 @@ final class UpstreamEndpoint: Sendable {
         }
     }
 
-    /// Idle connections open now.
-    var idleCount: Int { idle.withLock { $0.count } }
-
     /// One exchange: `request` (head and body, serialized) sent on a kept-alive connection or a
     /// new one, and the response head read. A kept-alive connection the upstream had closed
     /// meanwhile (nothing of a response seen) is replaced by a new one, once, transparently.
@@ -56,8 +53,8 @@ final class UpstreamEndpoint: Sendable {
         if let connection = takeIdle() {
             do {
                 return try await exchange(request, method: method, on: connection, by: deadline)
-            } catch .reset(let why) where connection.received == 0 {
-                _ = why
+            } catch .reset where connection.received == 0 {
+                // Closed by the upstream before any answer: a new connection below.
             }
         }
         let connection = try await connect(by: min(connectBy, deadline))
