@@ -28,6 +28,8 @@ public struct Routes: Sendable {
     private(set) var routes: [Route] = []
     /// Exact paths, for the common case without parameters: one dictionary lookup.
     private var exact: [String: [String: Int]] = [:]
+    /// The routes with parameters (indexes into `routes`): the only ones matched segment by segment.
+    private var parameterized: [Int] = []
     /// Whole subtrees (`/feedback` and everything below it), any method: what no other route
     /// matches goes there (the gateway's proxied routes).
     private var prefixes: [(prefix: String, route: Route)] = []
@@ -59,6 +61,8 @@ public struct Routes: Sendable {
         if !segments.contains(where: { if case .parameter = $0 { true } else { false } }) {
             let key = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
             if exact[key]?[method] == nil { exact[key, default: [:]][method] = index }
+        } else {
+            parameterized.append(index)
         }
     }
 
@@ -85,12 +89,15 @@ public struct Routes: Sendable {
     /// The handler and parameters for a request, or the error to answer (404, or 405 with `Allow`).
     func match(method: String, path: String) -> Result<(Route, [String: String]), HTTPError> {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        var allowed: [String] = []
         if let methods = exact[trimmed] {
             if let index = methods[method] ?? (method == "HEAD" ? methods["GET"] : nil) { return .success((routes[index], [:])) }
+            // In the order the routes were added, as the 405's `Allow` lists them.
+            allowed = methods.sorted { $0.value < $1.value }.map(\.key)
         }
-        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        var allowed: [String] = []
-        for route in routes where route.segments.count == parts.count {
+        let parts =
+            parameterized.isEmpty ? [] : trimmed.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for route in parameterized.lazy.map({ self.routes[$0] }) where route.segments.count == parts.count {
             var parameters: [String: String] = [:]
             var matches = true
             for (segment, part) in zip(route.segments, parts) {

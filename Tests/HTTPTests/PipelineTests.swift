@@ -34,6 +34,34 @@ import Testing
             method: method, target: target, headers: [:], body: [], peerAddress: "127.0.0.1", trustedProxies: .none)
     }
 
+    /// Literal paths are found by one lookup, parameters segment by segment, prefixes last:
+    /// a path that is both literal (for some methods) and a parameter's (for others) is
+    /// answered by either, and `Allow` lists them all.
+    @Test func literalParameterAndPrefixRoutesShareAPath() {
+        var routes = Routes()
+        let answer: Routes.Responder = { _, _ in Response() }
+        routes.add("GET", "/things/new", answer)
+        routes.add("DELETE", "/things/new", answer)
+        routes.add("POST", "/things/{id}", answer)
+        routes.prefix("/things/new/parts", answer)
+        func pattern(_ method: String, _ path: String) -> String? {
+            try? routes.match(method: method, path: path).get().0.pattern
+        }
+        #expect(pattern("GET", "/things/new/") == "/things/new" && pattern("HEAD", "/things/new") == "/things/new")
+        #expect(pattern("POST", "/things/new") == "/things/{id}" && pattern("POST", "/things/7") == "/things/{id}")
+        #expect(pattern("PATCH", "/things/new/parts/1") == "/things/new/parts/*")
+        guard case .failure(let refused) = routes.match(method: "PUT", path: "/things/new") else {
+            Issue.record("PUT was routed")
+            return
+        }
+        #expect(refused.status == 405 && refused.headers["Allow"] == "GET, DELETE, POST, HEAD")
+        guard case .failure(let missing) = routes.match(method: "GET", path: "/things") else {
+            Issue.record("/things was routed")
+            return
+        }
+        #expect(missing.status == 404)
+    }
+
     @Test func routesAnswerThroughTheMiddlewareInOrder() async throws {
         let pipeline = pipeline([Tag(name: "outer"), Tag(name: "inner"), ErrorMiddleware(logger: logger)])
         let found = await pipeline.respond(to: try request("GET", "/items/42"))
