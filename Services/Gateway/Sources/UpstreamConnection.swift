@@ -241,7 +241,10 @@ final class UpstreamBody: Sendable {
                 while true {
                     let line = try await connection.line(by: deadline)
                     let digits = line.prefix { $0 != UInt8(ascii: ";") && $0 != 0x20 && $0 != 0x09 }
-                    guard !digits.isEmpty, digits.count <= 15,
+                    let hex = digits.allSatisfy {
+                        (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0)
+                    }
+                    guard hex, !digits.isEmpty, digits.count <= 15,
                         let size = Int(String(decoding: digits, as: UTF8.self), radix: 16)
                     else { throw HTTPClient.Failure.reset("invalid chunk size") }
                     if size == 0 {
