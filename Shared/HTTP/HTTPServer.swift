@@ -270,7 +270,9 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
-        if var constant = exchange.constant ?? pipeline.constant(method: exchange.method, target: exchange.uri) {
+        // Found in the head phase; a constant path that was not answered at once (a body, the
+        // limits) goes through the pipeline, whose route gives the same answer.
+        if var constant = exchange.constant {
             constant.headers.set("X-Request-ID", exchange.requestID)
             return queue(exchange, constant)
         }
