@@ -143,6 +143,23 @@ import Testing
         }
     }
 
+    /// The writer owns its memory and grows it: from the smallest start, through many
+    /// doublings and one write far larger than all before, nothing written is lost or moved.
+    @Test func theBufferGrowsWithoutLosingAByte() throws {
+        let texts = (0..<300).map { index in String(repeating: index % 7 == 0 ? "\"é\n" : "ab", count: index) }
+        let large = String(repeating: "x\u{01}", count: 40_000)
+        var writer = JSONWriter(capacity: 1)
+        writer.beginArray()
+        for text in texts {
+            writer.element()
+            writer.write(text)
+        }
+        writer.element()
+        writer.write(large)
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == (try tree(texts + [large])))
+    }
+
     /// Commas fall where they belong whatever is left out, nested or not.
     @Test func commasFollowWhatIsWritten() {
         let a = JSONKey("a"), b = JSONKey("b"), c = JSONKey("c")

@@ -46,6 +46,8 @@ enum FeedbackRows {
     struct Positions {
         let id, message, rating, category, status, duplicateOf, appVersion, build, platform, osVersion, device, locale: Int
         let requestIds, metadata, createdAt, updatedAt, userId, name, email, moderation, tags, internalNote: Int
+        /// The members' names, taken once per result.
+        let keys = FeedbackItem.Keys.shared
 
         init(_ columns: PostgresColumns) throws {
             func at(_ name: String) throws -> Int {
@@ -70,7 +72,7 @@ enum FeedbackRows {
     /// and ids copied with their escapes, numbers as their digits, times rearranged in place;
     /// only arrays and non-empty metadata are parsed.
     static func write(_ row: PostgresRow, _ at: Positions, admin: Bool, into writer: inout JSONWriter) throws {
-        typealias Keys = FeedbackItem.Keys
+        let keys = at.keys
         func text(_ key: JSONKey, _ column: Int, required: Bool = false) throws {
             try row.withBytes(column: column) { bytes throws in
                 guard let bytes else {
@@ -97,18 +99,18 @@ enum FeedbackRows {
             }
         }
         writer.beginObject()
-        try text(Keys.appVersion, at.appVersion)
-        try text(Keys.build, at.build)
-        try text(Keys.category, at.category, required: true)
-        try time(Keys.createdAt, at.createdAt)
-        try text(Keys.device, at.device)
-        try text(Keys.duplicateOf, at.duplicateOf)
-        if admin { try text(Keys.email, at.email) }
-        try text(Keys.id, at.id, required: true)
-        if admin { try text(Keys.internalNote, at.internalNote) }
-        try text(Keys.locale, at.locale)
-        try text(Keys.message, at.message, required: true)
-        writer.member(Keys.metadata)
+        try text(keys.appVersion, at.appVersion)
+        try text(keys.build, at.build)
+        try text(keys.category, at.category, required: true)
+        try time(keys.createdAt, at.createdAt)
+        try text(keys.device, at.device)
+        try text(keys.duplicateOf, at.duplicateOf)
+        if admin { try text(keys.email, at.email) }
+        try text(keys.id, at.id, required: true)
+        if admin { try text(keys.internalNote, at.internalNote) }
+        try text(keys.locale, at.locale)
+        try text(keys.message, at.message, required: true)
+        writer.member(keys.metadata)
         let emptyMetadata = row.withBytes(column: at.metadata) { $0.map { $0.count == 2 && $0[0] == 0x7B && $0[1] == 0x7D } }
         if emptyMetadata ?? false {
             writer.beginObject()
@@ -116,21 +118,21 @@ enum FeedbackRows {
         } else {
             writer.write(try row.decode(column: at.metadata, as: PostgresJSON<[String: JSONValue]>.self).value)
         }
-        if admin { try text(Keys.moderation, at.moderation, required: true) }
-        if admin { try text(Keys.name, at.name) }
-        try text(Keys.osVersion, at.osVersion)
-        try text(Keys.platform, at.platform)
+        if admin { try text(keys.moderation, at.moderation, required: true) }
+        if admin { try text(keys.name, at.name) }
+        try text(keys.osVersion, at.osVersion)
+        try text(keys.platform, at.platform)
         row.withBytes(column: at.rating) { bytes in
             if let bytes {
-                writer.member(Keys.rating)
+                writer.member(keys.rating)
                 writer.writeRaw(bytes)
             }
         }
-        try strings(Keys.requestIds, at.requestIds)
-        try text(Keys.status, at.status, required: true)
-        if admin { try strings(Keys.tags, at.tags) }
-        try time(Keys.updatedAt, at.updatedAt)
-        if admin { try text(Keys.userId, at.userId) }
+        try strings(keys.requestIds, at.requestIds)
+        try text(keys.status, at.status, required: true)
+        if admin { try strings(keys.tags, at.tags) }
+        try time(keys.updatedAt, at.updatedAt)
+        if admin { try text(keys.userId, at.userId) }
         writer.endObject()
     }
 
