@@ -94,7 +94,7 @@ public struct Request: Sendable {
             throw HTTPError(415, detail: "Send the body as application/json.")
         }
         do {
-            return try JSON.decodeBody(StrictBody<T>.self, from: body).value
+            return try JSON.decodeBody(strictly: T.self, from: body)
         } catch {
             throw HTTPError(error)
         }
@@ -159,53 +159,5 @@ enum RequestIDs {
             buffer[index] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
             value >>= 4
         }
-    }
-}
-
-/// Decodes `T` once every required key is there and no unknown one: otherwise a 422 that names
-/// each missing and each unknown field at once.
-struct StrictBody<T: StrictDecodable>: Decodable {
-    let value: T
-
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    /// An answer names at most this many unknown fields, each cut to ``shownLength`` characters:
-    /// a body of many long made-up names gets a short answer, not one larger than itself.
-    static var listedUnknown: Int { 20 }
-    static var shownLength: Int { 64 }
-
-    private static func shown(_ name: String) -> String {
-        name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…"
-    }
-
-    init(from decoder: any Decoder) throws {
-        // A closure, not `\.stringValue`: a key path in this generic context is made anew per call.
-        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map { $0.stringValue }
-        let missing = T.required.filter { !$0.contains(where: keys.contains) }.compactMap { alternatives in
-            alternatives.first.map {
-                JSON.FieldIssue(
-                    field: $0,
-                    message: alternatives.count == 1
-                        ? "is required" : "is required (or \(alternatives.dropFirst().joined(separator: ", ")))")
-            }
-        }
-        let unknownKeys = keys.filter { !T.reads($0) }.sorted()
-        let unknown = unknownKeys.prefix(Self.listedUnknown).map {
-            JSON.FieldIssue(field: Self.shown($0), message: "is not a known field")
-        }
-        guard missing.isEmpty && unknown.isEmpty else {
-            var errors = (missing + unknown).sorted { $0.field < $1.field }
-            if unknownKeys.count > Self.listedUnknown {
-                errors.append(
-                    JSON.FieldIssue(field: "*", message: "and \(unknownKeys.count - Self.listedUnknown) more unknown fields"))
-            }
-            throw JSON.BodyError.fields(errors)
-        }
-        value = try T(from: decoder)
     }
 }

@@ -55,6 +55,48 @@ public enum JSON {
     /// a body whose strings or member names carry one is refused, naming each field, rather than
     /// stored changed.
     public static func decodeBody<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(BodyError) -> T {
+        try decode(T.self, from: try parseBody(bytes))
+    }
+
+    /// `T` from a client's body, refused with every missing required and every unknown
+    /// top-level member named at once (checked on the parsed member names, before decoding).
+    public static func decodeBody<T: StrictDecodable>(strictly type: T.Type, from bytes: [UInt8]) throws(BodyError) -> T {
+        let document = try parseBody(bytes)
+        if let names = document.memberNames { try checkMembers(names, of: T.self) }
+        return try decode(T.self, from: document)
+    }
+
+    /// An answer names at most this many unknown fields, each cut to ``shownLength`` characters:
+    /// a body of many long made-up names gets a short answer, not one larger than itself.
+    static var listedUnknown: Int { 20 }
+    static var shownLength: Int { 64 }
+
+    static func checkMembers<T: StrictDecodable>(_ names: [String], of type: T.Type) throws(BodyError) {
+        let missing = T.required.filter { !$0.contains(where: names.contains) }.compactMap { alternatives in
+            alternatives.first.map {
+                FieldIssue(
+                    field: $0,
+                    message: alternatives.count == 1
+                        ? "is required" : "is required (or \(alternatives.dropFirst().joined(separator: ", ")))")
+            }
+        }
+        var unknownNames: [String] = []
+        for name in names.sorted() where !T.reads(name) && unknownNames.last != name { unknownNames.append(name) }
+        guard missing.isEmpty && unknownNames.isEmpty else {
+            let shown = unknownNames.prefix(listedUnknown).map { name in
+                FieldIssue(
+                    field: name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…",
+                    message: "is not a known field")
+            }
+            var errors = (missing + shown).sorted { $0.field < $1.field }
+            if unknownNames.count > listedUnknown {
+                errors.append(FieldIssue(field: "*", message: "and \(unknownNames.count - listedUnknown) more unknown fields"))
+            }
+            throw .fields(errors)
+        }
+    }
+
+    private static func parseBody(_ bytes: [UInt8]) throws(BodyError) -> JSONDocument {
         guard !bytes.isEmpty else { throw .body("The request body is empty; a JSON object is expected.") }
         let document: JSONDocument
         do {
@@ -66,6 +108,10 @@ public enum JSON {
             throw .fields(
                 document.pathsHoldingNUL().map { FieldIssue(field: $0, message: "must not contain the NUL character (U+0000)") })
         }
+        return document
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, from document: JSONDocument) throws(BodyError) -> T {
         do {
             return try document.decode(T.self)
         } catch let error as DecodingError {

@@ -32,6 +32,13 @@ public struct JSONDocument: Sendable {
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         try NodeDecoder.unbox(root, as: T.self, bytes: bytes, path: [])
     }
+
+    /// The member names of the top-level object, in order (repeated names as often as they
+    /// appear); nil when the document is not an object.
+    public var memberNames: [String]? {
+        guard case .object(let keys, _) = root else { return nil }
+        return keys
+    }
 }
 
 /// One parsed value. Numbers are byte ranges of the text; objects keep their members in order.

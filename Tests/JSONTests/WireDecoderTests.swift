@@ -193,4 +193,48 @@ import Testing
                 == .fields([.init(field: "b\u{0}", message: nul), .init(field: "tags[1]", message: nul)]))
         #expect(refusal(#"{"count":1}"#) == nil)
     }
+
+    struct Strict: StrictDecodable, Equatable {
+        enum CodingKeys: String, CodingKey { case message, feedback, rating }
+        static let required = [["message", "feedback"], ["rating"]]
+        var message: String?
+        var feedback: String?
+        var rating: Int
+    }
+
+    @Test func strictBodiesNameEveryMissingAndUnknownMemberAtOnce() {
+        func refusal(_ text: String) -> JSON.BodyError? {
+            do {
+                _ = try JSON.decodeBody(strictly: Strict.self, from: Array(text.utf8))
+                return nil
+            } catch { return error }
+        }
+        #expect(refusal(#"{"message":"hi","rating":3}"#) == nil)
+        #expect(refusal(#"{"feedback":"hi","rating":3,"rating":4}"#) == nil)
+        // Missing with its alternatives, unknown names sorted and each named once, in one answer.
+        #expect(
+            refusal(#"{"zeta":1,"alpha":2,"zeta":3}"#)
+                == .fields([
+                    .init(field: "alpha", message: "is not a known field"),
+                    .init(field: "message", message: "is required (or feedback)"),
+                    .init(field: "rating", message: "is required"),
+                    .init(field: "zeta", message: "is not a known field"),
+                ]))
+        // A long made-up name is cut; past twenty, the rest are counted, not listed.
+        let long = String(repeating: "x", count: 100)
+        #expect(
+            refusal(#"{"message":"hi","rating":1,"\#(long)":1}"#)
+                == .fields([.init(field: String(repeating: "x", count: 64) + "…", message: "is not a known field")]))
+        let many = (0..<25).map { #""u\#($0 + 10)":1"# }.joined(separator: ",")
+        guard case .fields(let issues)? = refusal(#"{"message":"hi","rating":1,\#(many)}"#) else {
+            Issue.record("unknown members were accepted")
+            return
+        }
+        #expect(issues.count == 21)
+        #expect(issues.last == .init(field: "*", message: "and 5 more unknown fields"))
+        // Not an object: the decoding names the body as a whole, as for any type.
+        #expect(refusal("[1]") == .body("The request body must be an object in JSON."))
+        #expect(
+            refusal(#"{"message":"hi","rating":"three"}"#) == .fields([.init(field: "rating", message: "must be an integer")]))
+    }
 }
