@@ -45,6 +45,19 @@ import Testing
                 ] : nil)
     }
 
+    /// An idempotency key's request hash is of this output: it stays the encoder's, byte for byte.
+    @Test func aSentFeedbackIsWrittenAsEncodableWritesIt() throws {
+        for (n, text) in Self.awkward.enumerated() {
+            let full = CreateFeedback(
+                id: UUID(), message: text, name: text, rating: n, category: "bug", email: "a@example.com", appVersion: "1",
+                build: text, platform: "ios", osVersion: "18", device: text, locale: "fr", requestIds: [text, "r"],
+                metadata: ["k": .string(text), "n": .number(Double(n) + 0.5)])
+            #expect(written(full) == (try tree(full)))
+            let bare = CreateFeedback(message: text, requestIds: n % 2 == 0 ? [] : nil, metadata: n % 2 == 0 ? [:] : nil)
+            #expect(written(bare) == (try tree(bare)))
+        }
+    }
+
     @Test func itemsAndPagesAreWrittenAsEncodableWritesThem() throws {
         for n in 0..<60 {
             for admin in [false, true] {
