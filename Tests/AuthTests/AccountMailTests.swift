@@ -266,8 +266,21 @@ import Testing
             )[0]
             #expect(try failed.decode("attempts", as: Int.self) == 1 && failed.decode("erased", as: Bool.self))
             #expect(try failed.decode("last_error", as: String.self).contains("550"))
-            try await Task.sleep(for: .milliseconds(1500))
-            #expect(smtp.mails().count == 1)
+            // Once a retry would be due, a mail queued later goes out, and the refused one was
+            // not tried again (the server would refuse it again, unseen: its row tells).
+            #expect(
+                try await eventually(timeout: .seconds(10)) {
+                    try await auth.pool.query(
+                        "SELECT now() > failed_at + interval '1 second' AS due FROM auth.outbox WHERE recipient = 'rejected@example.com'"
+                    )[0].decode("due", as: Bool.self)
+                })
+            let later = Self.email()
+            _ = try await auth.register(later, password: Self.password)
+            let delivered = await smtp.waitForMails(2)
+            #expect(delivered.count == 2 && delivered.last?.headers["x-envelope-to"] == later)
+            #expect(
+                try await auth.pool.query("SELECT attempts FROM auth.outbox WHERE recipient = 'rejected@example.com'")[0]
+                    .decode("attempts", as: Int.self) == 1)
             // Nothing the mails carried reached the log.
             let logs = auth.logs.all.joined(separator: "\n")
             #expect(!logs.contains("token=") && !logs.contains(Self.password))
@@ -480,7 +493,8 @@ import Testing
                 try JSONSerialization.jsonObject(with: Data(try JWS(compact: session.accessToken).payload)) as? [String: Any]
             let authTime = try #require(claims?["auth_time"] as? Int)
             #expect(abs(authTime - Int(Date().timeIntervalSince1970)) < 60)
-            try await Task.sleep(for: .milliseconds(1100))
+            // The clock moves past the sign-in's second: a refresh that took its own time would show.
+            #expect(await eventually(interval: .milliseconds(20)) { Int(Date().timeIntervalSince1970) > authTime })
             let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
                 .decode(AuthSession.self)
             let after =
