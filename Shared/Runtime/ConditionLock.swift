@@ -33,6 +33,16 @@ public final class ConditionLock: @unchecked Sendable {
     /// With the mutex held: releases it until signalled, then holds it again.
     public func wait() { pthread_cond_wait(condition, mutex) }
 
+    /// With the mutex held: releases it until signalled or `seconds` have passed (by the
+    /// system's clock), then holds it again.
+    public func wait(seconds: Double) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanoseconds = Int(now.tv_nsec) + Int(seconds * 1e9)
+        var until = timespec(tv_sec: now.tv_sec + nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+        pthread_cond_timedwait(condition, mutex, &until)
+    }
+
     /// Wakes one waiting thread.
     public func signal() { pthread_cond_signal(condition) }
 

@@ -101,7 +101,7 @@ public struct Logger: Sendable {
         }
         line.append("}")
         sink(line)
-        if level >= .warning { StandardOutput.shared.flush() }
+        if level >= .warning { StandardOutput.shared.flushSoon() }
     }
 
     /// Writes out buffered lines now (before exit).
@@ -141,45 +141,82 @@ public struct Logger: Sendable {
 }
 
 /// Standard output, buffered: lines are gathered and written in batches by a background thread
-/// every 50 ms (or at once when 64 KiB have gathered, or for warnings and errors), so logging
-/// costs one system call per batch instead of one per request.
-final class StandardOutput: Sendable {
+/// every 50 ms, or at once when 64 KiB have gathered or a warning or an error was logged, so
+/// logging costs one system call per batch instead of one per request. A thread that logs never
+/// writes itself: when standard output stalls (a log reader that stopped reading), only the
+/// background thread waits; lines past ``holdLimit`` are dropped and counted, and the count is
+/// written when output moves again. Nothing that serves requests or waits for sockets is held up.
+///
+/// `@unchecked Sendable`: `pending`, `dropped` and `wanted` are only touched under `state`.
+final class StandardOutput: @unchecked Sendable {
     static let shared = StandardOutput(descriptor: 1)
     private let descriptor: Int32
-    private let buffer = Mutex<[UInt8]>([])
+    /// How many bytes wait at most for standard output.
+    let holdLimit: Int
+    private let state = ConditionLock()
+    private var pending: [UInt8] = []
+    private var dropped = 0
+    private var wanted = false
     /// Held while a batch is written, so batches (taken in order under it) never interleave,
     /// even when a write is partial.
     private let writing = Mutex<Void>(())
 
     /// - Parameter descriptor: where batches go (standard output; a pipe in tests).
-    init(descriptor: Int32) {
+    init(descriptor: Int32, holdLimit: Int = 8 << 20) {
         self.descriptor = descriptor
+        self.holdLimit = holdLimit
         startDetachedThread { [self] in
             while true {
-                usleep(50_000)
+                state.withLock {
+                    if !wanted { state.wait(seconds: 0.05) }
+                    wanted = false
+                }
                 flush()
             }
         }
     }
 
     func write(_ line: String) {
-        let full = buffer.withLock { buffer -> Bool in
-            buffer.append(contentsOf: line.utf8)
-            buffer.append(UInt8(ascii: "\n"))
-            return buffer.count >= 64 << 10
+        let full = state.withLock { () -> Bool in
+            guard pending.count + line.utf8.count < holdLimit else {
+                dropped += 1
+                return false
+            }
+            pending.append(contentsOf: line.utf8)
+            pending.append(UInt8(ascii: "\n"))
+            return pending.count >= 64 << 10
         }
-        if full { flush() }
+        if full { flushSoon() }
     }
 
+    /// Has the background thread write what is gathered now.
+    func flushSoon() {
+        state.withLock {
+            wanted = true
+            state.signal()
+        }
+    }
+
+    /// Writes what is gathered, waiting for standard output to take it (before exit, in tests).
     func flush() {
         writing.withLock { _ in
-            let pending = buffer.withLock { buffer -> [UInt8] in
-                defer { buffer.removeAll(keepingCapacity: true) }
-                return buffer
+            var (batch, lost) = state.withLock { () -> ([UInt8], Int) in
+                defer {
+                    pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
+                    dropped = 0
+                }
+                return (pending, dropped)
+            }
+            if lost > 0 {
+                let notice =
+                    #"{"time":"\#(Timestamps.now())","level":"warning","service":"log","#
+                    + #""msg":"log lines dropped: standard output did not keep up","dropped":\#(lost)}"#
+                batch += notice.utf8
+                batch.append(UInt8(ascii: "\n"))
             }
             var offset = 0
-            while offset < pending.count {
-                let written = pending[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            while offset < batch.count {
+                let written = batch[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
                 if written < 0 && errno == EINTR { continue }
                 if written <= 0 { return }
                 offset += written
