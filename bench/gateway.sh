@@ -34,6 +34,13 @@ http {
     listen 127.0.0.1:18683;
     location / { proxy_pass http://auth; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
+  # The same, writing an access line per request as the gateway does (for comparison only:
+  # the target stays against the line above).
+  server {
+    listen 127.0.0.1:18684;
+    access_log $work/nginx-access.log;
+    location / { proxy_pass http://auth; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
 }
 NGINX
 nginx -c "$work/nginx.conf"
@@ -67,6 +74,8 @@ direct=$(run 18681)
 proxied=$(run 18680)
 embedded=$(run 18682)
 nginx_proxy=$(run 18683)
+nginx_logging=$(run 18684)
 report proxy "$direct" "$proxied"
 report embedded "$direct" "$embedded"
 report nginx "$direct" "$nginx_proxy"
+report nginx+log "$direct" "$nginx_logging"
