@@ -5,7 +5,7 @@ import PierModels
     import FoundationNetworking
 #endif
 
-/// The team's calls (feedback triage, plans, grants, a user's subscription), for an account
+/// The team's calls (feedback triage, plans, grants, finding an account, a user's subscription), for an account
 /// with the admin role; anyone else gets `forbidden` (403). What `pier admin …` stands on: an
 /// app never needs them.
 public final class PierAdmin: Sendable {
@@ -120,6 +120,33 @@ public final class PierAdmin: Sendable {
         try await authorized.json(
             SubscriptionHistory.self,
             Call(method: "POST", path: "/subscriptions/users/\(Self.text(user))/appstore/refresh", retryable: true))
+    }
+
+    // MARK: - Accounts
+
+    /// Accounts found by `query`: an address or its start, a display name's start (case aside),
+    /// or an account's id; by address, `limit` at most (1–100, 20 unless said), `more` when a
+    /// longer query would narrow them down.
+    public func users(matching query: String, limit: Int? = nil) async throws(PierError) -> UserList {
+        var items = [URLQueryItem(name: "q", value: query)]
+        if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
+        return try await authorized.json(UserList.self, Call(method: "GET", path: "/auth/users", query: items, retryable: true))
+    }
+
+    /// One account, with its role.
+    public func user(_ id: UUID) async throws(PierError) -> User {
+        try await authorized.json(User.self, Call(method: "GET", path: "/auth/users/\(Self.text(id))", retryable: true))
+    }
+
+    /// The account `text` names: its id, or its whole address (case aside). When no account
+    /// has it, the error is the server's 404 (`not_found`), as for an unknown id.
+    public func user(named text: String) async throws(PierError) -> User {
+        if let id = UUID(uuidString: text) { return try await user(id) }
+        let key = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let user = try await users(matching: key, limit: 100).items.first(where: { $0.email.lowercased() == key }) else {
+            throw PierError(kind: .server, status: 404, code: .notFound, detail: "No account has the address \(key).")
+        }
+        return user
     }
 
     private static func text(_ id: UUID) -> String { id.uuidString.lowercased() }

@@ -31,6 +31,18 @@ public struct User: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /auth/users?q=`: the accounts a query found (admins), by address first.
+public struct UserList: Codable, Sendable, Equatable {
+    public var items: [User]
+    /// More accounts match than were returned: a longer query narrows them down.
+    public var more: Bool
+
+    public init(items: [User], more: Bool) {
+        self.items = items
+        self.more = more
+    }
+}
+
 /// What register, login and refresh answer.
 public struct AuthSession: Codable, Sendable, Equatable {
     public var user: User

@@ -284,6 +284,71 @@ import Testing
         #expect(try await auth.send("GET", "/auth/me", token: forged).status == 401)
     }
 
+    /// The team finds an account by the start of its address or of its display name (case
+    /// aside), or by its id; what was typed is matched as text, wildcards included; only admins
+    /// may look.
+    @Test func adminsFindAccountsByAddressNameOrID() async throws {
+        let auth = try await auth
+        let tag = UUID().uuidString.prefix(8).lowercased()
+        func register(_ local: String, name: String? = nil) async throws -> UUID {
+            let named = name.map { #","displayName":"\#($0)""# } ?? ""
+            let reply = try await auth.send(
+                "POST", "/auth/register",
+                json: #"{"email":"\#(local).\#(tag)@example.com","password":"a long enough passphrase"\#(named)}"#)
+            #expect(reply.status == 201, "\(reply.text)")
+            return try reply.decode(AuthSession.self).user.id
+        }
+        let ann = try await register("ann", name: "Zed \(tag)")
+        let bob = try await register("bob")
+        let underscore = try await register("under_score")
+        _ = try await register("underxscore")
+        let team = [try await register("t1", name: "Team \(tag) one"), try await register("t2", name: "team \(tag) two")]
+        let (member, _) = try await auth.register()
+        let (_, adminEmail) = try await auth.register()
+        try await auth.pool.execute("UPDATE auth.users SET role = 'admin' WHERE email = \(adminEmail)")
+        let admin = try await auth.send(
+            "POST", "/auth/login", json: #"{"email":"\#(adminEmail)","password":"a long enough passphrase"}"#
+        ).decode(AuthSession.self).accessToken
+
+        func search(_ query: String, _ extra: String = "", token: String? = nil) async throws -> Reply {
+            let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? query
+            return try await auth.send("GET", "/auth/users?q=\(encoded)\(extra)", token: token ?? admin)
+        }
+        func found(_ query: String, _ extra: String = "") async throws -> [UUID] {
+            let reply = try await search(query, extra)
+            #expect(reply.status == 200, "\(reply.text)")
+            return try reply.decode(UserList.self).items.map(\.id)
+        }
+        #expect(try await found("ANN.\(tag)") == [ann])
+        #expect(try await found("  zed \(tag) ") == [ann])
+        #expect(try await found(bob.uuidString) == [bob])
+        #expect(try await found(bob.uuidString.lowercased()) == [bob])
+        #expect(try await found("under_score.\(tag)") == [underscore])
+        #expect(try await found("%\(tag)").isEmpty)
+        #expect(try await found("\\").isEmpty)
+        // By address, at most `limit`, saying when more match.
+        let two = try await search("team \(tag)", "&limit=1").decode(UserList.self)
+        #expect(two.items.map(\.id) == [team[0]] && two.more)
+        let all = try await search("team \(tag)", "&limit=2").decode(UserList.self)
+        #expect(all.items.map(\.id) == team && !all.more)
+        let one = try await auth.send("GET", "/auth/users/\(ann.uuidString.lowercased())", token: admin)
+        #expect(try one.decode(User.self).email == "ann.\(tag)@example.com")
+        #expect(try await auth.send("GET", "/auth/users/\(UUID())", token: admin).status == 404)
+
+        // Clear refusals, each naming its field.
+        for (query, extra, field) in [
+            ("", "", "q"), ("   ", "", "q"), (String(repeating: "a", count: 255), "", "q"), ("a\u{01}b", "", "q"),
+            ("ann", "&limit=0", "limit"), ("ann", "&limit=101", "limit"), ("ann", "&limit=ten", "limit"),
+        ] {
+            let refused = try await search(query, extra)
+            #expect(refused.status == 422 && refused.fields == [field], "\(query.prefix(8)) \(extra): \(refused.text)")
+        }
+        // Only admins.
+        #expect(try await search("ann", token: member.accessToken).status == 403)
+        #expect(try await auth.send("GET", "/auth/users?q=ann").status == 401)
+        #expect(try await auth.send("GET", "/auth/users/\(ann)", token: member.accessToken).status == 403)
+    }
+
     @Test func passwordChangeRevokesOtherSessions() async throws {
         let auth = try await auth
         let (phone, email) = try await auth.register()

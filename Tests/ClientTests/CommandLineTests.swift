@@ -143,11 +143,17 @@ import Testing
             "--entitlements", "pro")
         #expect(created.status == 0 && created.output.contains("Terminal Pro"), "\(created.errors)")
         let user = try JSONDecoder.iso.decode(User.self, from: Data(try await pier("whoami", "--json").output.utf8))
-        let granted = try await pier(
-            "admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M", "--reason", "support")
+        // Support finds the account by the start of its address, then acts on it by address.
+        let found = try await pier("admin", "users", String(email.prefix(12)).uppercased())
+        #expect(found.status == 0 && found.output.contains(email) && found.output.contains(user.id.uuidString.lowercased()))
+        let granted = try await pier("admin", "grant", email.uppercased(), plan, "--duration", "P1M", "--reason", "support")
         #expect(granted.status == 0 && granted.output.contains("Granted \(plan)"), "\(granted.errors)")
         #expect(try await pier("status").output.contains("active"))
+        let account = try await pier("admin", "user", email)
+        #expect(account.output.contains(email) && account.output.contains("role admin") && account.output.contains("grant"))
         #expect(try await pier("admin", "user", user.id.uuidString.lowercased()).output.contains("grant"))
+        #expect(try await pier("admin", "user", "nobody-\(UUID())@example.com").status == 4)
+        #expect(try await pier("admin", "users", "x", "--limit", "500").status == 2)
         // No In-App Purchase key on this stack: the refresh says so, as an unavailable service.
         let refresh = try await pier("admin", "user", user.id.uuidString.lowercased(), "--refresh")
         #expect(refresh.status == 6 && refresh.errors.contains("not configured"), "\(refresh)")

@@ -15,35 +15,64 @@ import PierModels
 enum AdminCommands {
     static func run(_ arguments: inout Arguments, _ pier: PierClient, _ output: Output) async throws {
         let admin = pier.admin
-        switch try arguments.next("feedback, plans, grant or user") {
+        switch try arguments.next("feedback, plans, grant, users or user") {
         case "feedback":
             try await feedback(&arguments, admin, output)
         case "plans":
             try await plans(&arguments, admin, output)
         case "grant":
-            let user = try arguments.nextID("the user id")
+            let named = try arguments.next("the user (an address or an id)")
             let plan = try arguments.next("the plan id")
             let duration = arguments.option("duration")
             let until = try arguments.date("until")
             guard let reason = arguments.option("reason") else { throw CLIError.usage("--reason is required") }
             try arguments.finish()
+            let user = try await admin.user(named: named).id
             let grant = try await admin.grant(
                 CreateGrant(userId: user, planId: plan, duration: duration, until: until, reason: reason))
             try output.show(grant) {
                 print("Granted \($0.planId) until \(shortDate($0.endsAt)) (grant \($0.id.uuidString.lowercased()))")
             }
+        case "users":
+            let query = try arguments.next("what to look for (an address or its start, a name's start, an id)")
+            let limit = try arguments.int("limit", in: 1...100)
+            try arguments.finish()
+            try output.show(try await admin.users(matching: query, limit: limit)) { list in
+                table(
+                    ["id", "email", "name", "role", "verified", "created"],
+                    list.items.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.email, $0.displayName ?? "", $0.role,
+                            $0.emailVerified ? "yes" : "no",
+                            shortDate($0.createdAt),
+                        ]
+                    })
+                if list.more { print("More accounts match: a longer query narrows them down.") }
+            }
         case "user":
-            let user = try arguments.nextID("the user id")
+            let named = try arguments.next("the user (an address or an id)")
             let refresh = arguments.flag("refresh")
             try arguments.finish()
-            let history = refresh ? try await admin.refreshFromAppStore(user) : try await admin.subscription(of: user)
-            try output.show(history) { history in
+            let account = try await admin.user(named: named)
+            let history =
+                refresh ? try await admin.refreshFromAppStore(account.id) : try await admin.subscription(of: account.id)
+            try output.show(AccountView(user: account, subscription: history)) { view in
+                let user = view.user
+                print("\(user.email)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
+                print("name \(user.displayName ?? "-"), role \(user.role), since \(shortDate(user.createdAt))")
+                let history = view.subscription
                 SubscriptionCommands.printStatus(history.subscription)
                 table(["at", "kind", "reference"], history.facts.map { [shortDate($0.at), $0.kind, $0.reference] })
             }
         case let other:
             throw CLIError.usage("unknown admin command \"\(other)\"")
         }
+    }
+
+    /// `admin user`'s answer with `--json`: the account and its subscription.
+    struct AccountView: Encodable {
+        let user: User
+        let subscription: SubscriptionHistory
     }
 
     /// `admin feedback list | show | update | export`.

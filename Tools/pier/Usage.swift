@@ -40,8 +40,9 @@ let usage = """
                          [--entitlements a,b] [--products p1,p2] [--description TEXT]
       admin plans update ID [--name N] [--price …] [--active true|false] …   (the options of create)
       admin plans deactivate ID
-      admin grant USER_ID PLAN_ID (--duration P1M | --until DATE) --reason TEXT
-      admin user USER_ID [--refresh]     a user's subscription status and its facts (--refresh: read again from Apple)
+      admin grant USER PLAN_ID (--duration P1M | --until DATE) --reason TEXT   (USER: an address or an id)
+      admin users QUERY [--limit N]     accounts by address or its start, a display name's start, or id
+      admin user USER [--refresh]       the account, its subscription status and facts (--refresh: read again from Apple)
 
     Options:
       --url URL        the server (default $PIER_URL, else http://127.0.0.1:8080)

@@ -20,6 +20,7 @@ struct AuthController: Sendable {
     let email: EmailController
     let identity: IdentityController
     let export: ExportController
+    let users: UsersController
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
@@ -59,6 +60,7 @@ struct AuthController: Sendable {
             useCases: useCases, tokens: tokens, providers: configuration.identityProviders, http: http, desk: desk,
             reauthentication: reauthentication, logger: logger)
         export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
+        users = UsersController(useCases: useCases, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -68,7 +70,8 @@ struct AuthController: Sendable {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
         let anyone = router.group(Authentication(authenticator, .optional))
-        let (sessions, account, email, identity, export) = (sessions, account, email, identity, export)
+        let admins = router.group(Authentication(authenticator, .admin))
+        let (sessions, account, email, identity, export, users) = (sessions, account, email, identity, export, users)
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
@@ -96,6 +99,8 @@ struct AuthController: Sendable {
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }
+        admins.get("/auth/users") { try await users.search($0, $1) }
+        admins.get("/auth/users/{id}") { try await users.user($0, $1) }
         // Mailed links: a page for browsers (GET), the token spent by POST (JSON or that page's form).
         router.get("/auth/email/verify") { try await email.verifyPage($0, $1) }
         router.post("/auth/email/verify", body: EmailTokenRequest.self) { try await email.verify($0, $1, $2) }

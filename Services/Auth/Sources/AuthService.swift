@@ -18,6 +18,8 @@ public struct AuthService: Service {
         Migration(
             version: 3, name: "account_hardening",
             sql: String(decoding: PackageResources._003_account_hardening_sql, as: UTF8.self)),
+        Migration(
+            version: 4, name: "user_lookup", sql: String(decoding: PackageResources._004_user_lookup_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin]
 

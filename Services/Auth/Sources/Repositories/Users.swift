@@ -38,6 +38,33 @@ struct Users: Sendable {
         try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(id)").first.map(Self.user)
     }
 
+    /// Accounts whose id is `query`, or whose address or display name starts with it (case
+    /// aside): the first `limit + 1` by address, of the first that many of each kind (each read
+    /// in its index's order), so the caller knows whether more match.
+    func search(_ query: String, limit: Int) async throws -> [User] {
+        if let id = UUID(uuidString: query) { return try await user(id).map { [$0] } ?? [] }
+        // `%`, `_` and `\` in what was typed are matched as themselves.
+        var pattern = ""
+        for character in query.lowercased() {
+            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+            pattern.append(character)
+        }
+        pattern.append("%")
+        let count = limit + 1
+        return try await database.query(
+            """
+            SELECT \(unsafeSQL: Self.columns("found")) FROM (
+                (SELECT * FROM auth.users WHERE email_key COLLATE "C" LIKE \(pattern)
+                 ORDER BY email_key COLLATE "C" LIMIT \(count))
+                UNION
+                (SELECT * FROM auth.users WHERE lower(display_name) COLLATE "C" LIKE \(pattern)
+                 ORDER BY lower(display_name) COLLATE "C" LIMIT \(count))
+            ) found
+            ORDER BY found.email_key COLLATE "C" LIMIT \(count)
+            """
+        ).map(Self.user)
+    }
+
     func emailKey(of user: UUID) async throws -> String? {
         try await database.query("SELECT email_key FROM auth.users WHERE id = \(user)").first?.decode("email_key")
     }
