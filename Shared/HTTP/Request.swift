@@ -74,6 +74,17 @@ public struct Request: Sendable {
     /// The first value of query parameter `name`.
     public func query(_ name: String) -> String? { query.first { $0.name == name }?.value }
 
+    /// Query parameter `name` as an integer in `range`; nil when it is absent, or when it is not
+    /// such an integer (then its field's error is added to `errors`).
+    public func query(_ name: String, in range: ClosedRange<Int>, into errors: inout [Problem.FieldError]) -> Int? {
+        guard let text = query(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            errors.append(.init(field: name, message: "must be an integer from \(range.lowerBound) to \(range.upperBound)"))
+            return nil
+        }
+        return value
+    }
+
     /// The body decoded as JSON, with problems that name the field (400/415/422).
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
         if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {

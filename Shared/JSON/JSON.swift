@@ -49,7 +49,6 @@ public enum JSON {
     }
 
     /// Decodes a client's body, turning every failure into a ``BodyError`` that names the field.
-    /// A type's own decoder may throw one too (a strict body naming unknown fields): it passes.
     ///
     /// PostgreSQL text cannot hold U+0000 (libpq would cut the string there, jsonb refuses it):
     /// a body whose strings or member names carry one is refused, naming each field, rather than
@@ -116,8 +115,6 @@ public enum JSON {
             return try document.decode(T.self)
         } catch let error as DecodingError {
             throw issue(for: error)
-        } catch let error as BodyError {
-            throw error
         } catch {
             throw .body("The request body could not be read.")
         }

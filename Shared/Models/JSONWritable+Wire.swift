@@ -89,16 +89,10 @@ extension FeedbackItem: JSONWritable {
 }
 
 extension CreateFeedback: JSONWritable {
-    static let keys = (
-        appVersion: JSONKey("appVersion"), build: JSONKey("build"), category: JSONKey("category"), device: JSONKey("device"),
-        email: JSONKey("email"), id: JSONKey("id"), locale: JSONKey("locale"), message: JSONKey("message"),
-        metadata: JSONKey("metadata"), name: JSONKey("name"), osVersion: JSONKey("osVersion"), platform: JSONKey("platform"),
-        rating: JSONKey("rating"), requestIds: JSONKey("requestIds")
-    )
-
     /// As sent, `feedback` written as `message` (what an idempotency key's request hash is of).
     public func write(to writer: inout JSONWriter) {
-        let keys = Self.keys
+        // Its members are a feedback item's, by the same names.
+        let keys = FeedbackItem.Keys.shared
         writer.beginObject()
         writer.member(keys.appVersion, ifPresent: appVersion)
         writer.member(keys.build, ifPresent: build)

@@ -30,14 +30,7 @@ struct UsersController: Sendable {
         } else if query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             errors.append(.init(field: "q", message: "must not contain control characters"))
         }
-        var limit = 20
-        if let text = request.query("limit") {
-            if let value = Int(text), (1...100).contains(value) {
-                limit = value
-            } else {
-                errors.append(.init(field: "limit", message: "must be an integer from 1 to 100"))
-            }
-        }
+        let limit = request.query("limit", in: 1...100, into: &errors) ?? 20
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         let found = try await useCases.users.search(query, limit: limit)
         // Who looked, and how much they saw; never what they typed (an address).

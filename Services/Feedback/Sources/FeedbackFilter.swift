@@ -33,14 +33,6 @@ struct FeedbackFilter: Sendable {
             }
             return values
         }
-        func rating(_ name: String) -> Int? {
-            guard let text = request.query(name) else { return nil }
-            guard let value = Int(text), (1...5).contains(value) else {
-                errors.append(.init(field: name, message: "must be an integer from 1 to 5"))
-                return nil
-            }
-            return value
-        }
         func date(_ name: String) -> Date? {
             guard let text = request.query(name) else { return nil }
             guard let value = FeedbackFilter.parseDate(text) else {
@@ -52,8 +44,8 @@ struct FeedbackFilter: Sendable {
         statuses = values("status", Vocabulary.statuses)
         categories = values("category", Vocabulary.categories)
         platforms = values("platform", Vocabulary.platforms)
-        ratingMin = rating("ratingMin")
-        ratingMax = rating("ratingMax")
+        ratingMin = request.query("ratingMin", in: 1...5, into: &errors)
+        ratingMax = request.query("ratingMax", in: 1...5, into: &errors)
         createdFrom = date("createdFrom")
         createdTo = date("createdTo")
         appVersion = request.query("appVersion")

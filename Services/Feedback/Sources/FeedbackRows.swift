@@ -201,14 +201,9 @@ struct PageRequest: Sendable {
     let cursor: PageCursor?
 
     init(_ request: Request) throws(HTTPError) {
-        if let text = request.query("limit") {
-            guard let value = Int(text), (1...100).contains(value) else {
-                throw .invalid("limit", "must be an integer from 1 to 100")
-            }
-            limit = value
-        } else {
-            limit = 20
-        }
+        var errors: [Problem.FieldError] = []
+        limit = request.query("limit", in: 1...100, into: &errors) ?? 20
+        guard errors.isEmpty else { throw .invalid(errors) }
         cursor = try request.query("cursor").map { text throws(HTTPError) in try PageCursor(text) }
     }
 
