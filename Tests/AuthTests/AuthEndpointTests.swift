@@ -343,6 +343,11 @@ import Testing
             let refused = try await search(query, extra)
             #expect(refused.status == 422 && refused.fields == [field], "\(query.prefix(8)) \(extra): \(refused.text)")
         }
+        // NUL, or bytes that are not UTF-8 once decoded: the request itself is refused.
+        for raw in ["a%00b", "%FF%FE"] {
+            let refused = try await auth.send("GET", "/auth/users?q=\(raw)", token: admin)
+            #expect(refused.status == 400 && refused.problem != nil, "\(raw): \(refused.status) \(refused.text)")
+        }
         // Only admins.
         #expect(try await search("ann", token: member.accessToken).status == 403)
         #expect(try await auth.send("GET", "/auth/users?q=ann").status == 401)
