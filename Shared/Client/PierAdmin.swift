@@ -5,9 +5,10 @@ import PierModels
     import FoundationNetworking
 #endif
 
-/// The team's calls (feedback triage, plans, grants, finding an account, a user's subscription), for an account
-/// with the admin role; anyone else gets `forbidden` (403). What `pier admin …` stands on: an
-/// app never needs them.
+/// The team's calls (feedback triage, plans, grants, finding and helping an account, a user's
+/// subscription, the audit log), for an account with a team role: `support` may do all but
+/// plans, roles and deletion, which are the `admin`'s; anyone else gets `forbidden` (403). What
+/// `pier admin …` stands on: an app never needs them.
 public final class PierAdmin: Sendable {
     let authorized: Authorized
 
@@ -147,6 +148,123 @@ public final class PierAdmin: Sendable {
             throw PierError(kind: .server, status: 404, code: .notFound, detail: "No account has the address \(key).")
         }
         return user
+    }
+
+    /// The account's live sessions (devices), the most recently used first.
+    public func sessions(of user: UUID) async throws(PierError) -> [SessionInfo] {
+        try await authorized.json(
+            ItemList<SessionInfo>.self, Call(method: "GET", path: "/auth/users/\(Self.text(user))/sessions", retryable: true)
+        ).items
+    }
+
+    /// Ends one session of the account, or all of them (and its pending resets and changes of
+    /// address); answers how many were live.
+    @discardableResult
+    public func endSessions(of user: UUID, only session: UUID? = nil) async throws(PierError) -> Int {
+        let path = "/auth/users/\(Self.text(user))/sessions" + (session.map { "/" + Self.text($0) } ?? "")
+        return try await authorized.json(SessionsEnded.self, Call(method: "DELETE", path: path, retryable: true)).ended
+    }
+
+    /// The providers (Apple, OpenID Connect) the account signs in with.
+    public func identities(of user: UUID) async throws(PierError) -> [LinkedIdentity] {
+        try await authorized.json(
+            ItemList<LinkedIdentity>.self,
+            Call(method: "GET", path: "/auth/users/\(Self.text(user))/identities", retryable: true)
+        ).items
+    }
+
+    /// The mails the team can send an account.
+    public enum AccountMail: String, Sendable {
+        case passwordReset = "password-reset"
+        case verification
+    }
+
+    /// Mails the account a password-reset link or a new verification link.
+    public func send(_ mail: AccountMail, to user: UUID) async throws(PierError) {
+        _ = try await authorized.send(
+            Call(
+                method: "POST", path: "/auth/users/\(Self.text(user))/mail",
+                body: Transport.body(StaffMailRequest(mail: mail.rawValue)), retryable: false))
+    }
+
+    /// Disables the account (its sessions end; it cannot sign in until enabled) or enables it.
+    @discardableResult
+    public func setDisabled(_ user: UUID, _ disabled: Bool) async throws(PierError) -> User {
+        try await authorized.json(
+            User.self,
+            Call(
+                method: "POST", path: "/auth/users/\(Self.text(user))/\(disabled ? "disable" : "enable")", retryable: true))
+    }
+
+    /// Gives the account a role (admins): every session of it ends. Needs `password` (the
+    /// caller's own) unless the caller signed in within 5 minutes.
+    @discardableResult
+    public func setRole(_ role: AccountRole, of user: UUID, password: String? = nil) async throws(PierError) -> User {
+        try await authorized.json(
+            User.self,
+            Call(
+                method: "PUT", path: "/auth/users/\(Self.text(user))/role",
+                body: Transport.body(RoleChange(role: role, password: password)), retryable: true))
+    }
+
+    /// Deletes the account and every service's data about it (admins), confirmed as ``setRole(_:of:password:)``.
+    public func deleteAccount(_ user: UUID, password: String? = nil) async throws(PierError) {
+        _ = try await authorized.send(
+            Call(
+                method: "DELETE", path: "/auth/users/\(Self.text(user))",
+                body: Transport.body(ReauthenticationRequest(password: password)), retryable: false))
+    }
+
+    /// Everything every service holds about the account, as its owner's "download my data" has it.
+    public func exportData(of user: UUID) async throws(PierError) -> Data {
+        try await authorized.send(Call(method: "GET", path: "/auth/users/\(Self.text(user))/export", retryable: true)).0
+    }
+
+    /// The account's grants, the newest first.
+    public func grants(of user: UUID) async throws(PierError) -> [Grant] {
+        try await authorized.json(
+            ItemList<Grant>.self,
+            Call(
+                method: "GET", path: "/subscriptions/grants", query: [URLQueryItem(name: "userId", value: Self.text(user))],
+                retryable: true)
+        ).items
+    }
+
+    /// Ends a grant at once (it stays in the history).
+    @discardableResult
+    public func revokeGrant(_ id: UUID) async throws(PierError) -> Grant {
+        try await authorized.json(
+            Grant.self, Call(method: "DELETE", path: "/subscriptions/grants/\(Self.text(id))", retryable: true))
+    }
+
+    /// Which audit entries ``audit(_:_:)`` lists: every field that is set narrows it.
+    public struct AuditFilter: Sendable {
+        public var subject: UUID?
+        public var actor: UUID?
+        public var target: String?
+        /// The `next` of the previous page.
+        public var before: Int64?
+        public var limit: Int?
+
+        public init(subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, before: Int64? = nil, limit: Int? = nil) {
+            self.subject = subject
+            self.actor = actor
+            self.target = target
+            self.before = before
+            self.limit = limit
+        }
+    }
+
+    /// What the team did in one service (`auth`, `feedback`, `subscriptions`), newest first.
+    public func audit(_ service: String, _ filter: AuditFilter = AuditFilter()) async throws(PierError) -> AuditList {
+        var items: [URLQueryItem] = []
+        if let subject = filter.subject { items.append(URLQueryItem(name: "subject", value: Self.text(subject))) }
+        if let actor = filter.actor { items.append(URLQueryItem(name: "actor", value: Self.text(actor))) }
+        if let target = filter.target { items.append(URLQueryItem(name: "target", value: target)) }
+        if let before = filter.before { items.append(URLQueryItem(name: "before", value: String(before))) }
+        if let limit = filter.limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
+        return try await authorized.json(
+            AuditList.self, Call(method: "GET", path: "/\(Self.segment(service))/audit", query: items, retryable: true))
     }
 
     private static func text(_ id: UUID) -> String { id.uuidString.lowercased() }

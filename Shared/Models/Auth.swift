@@ -9,19 +9,22 @@ public struct User: Codable, Sendable, Equatable {
     public var id: UUID
     public var email: String
     public var displayName: String?
-    /// `user` or `admin`.
+    /// `user`, or a team role: `support` or `admin` (``AccountRole``).
     public var role: String
     public var createdAt: Date
     /// The owner of the address opened a link Pier mailed to it.
     public var emailVerified: Bool
     /// The user's language and region (BCP 47, `fr-CA`), as the app set it.
     public var locale: String?
+    /// When the team disabled the account (absent while it is enabled): it cannot sign in.
+    public var disabledAt: Date?
 
     public init(
         id: UUID, email: String, displayName: String?, role: String, createdAt: Date, emailVerified: Bool = false,
-        locale: String? = nil
+        locale: String? = nil, disabledAt: Date? = nil
     ) {
         self.locale = locale
+        self.disabledAt = disabledAt
         self.id = id
         self.email = email
         self.displayName = displayName

@@ -104,6 +104,12 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     /// Unlinking this identity would leave the account no way to sign in: set a password first
     /// ("forgot password" mails a link).
     public static let lastSignInMethod: ProblemCode = "last_sign_in_method"
+    /// The account was disabled by the team: it cannot sign in or refresh until enabled again.
+    public static let accountDisabled: ProblemCode = "account_disabled"
+    /// A team role (support, admin) needs an account whose address was proven.
+    public static let addressUnverified: ProblemCode = "address_unverified"
+    /// The change would leave no admin account.
+    public static let lastAdmin: ProblemCode = "last_admin"
     /// An `Idempotency-Key` came back with a different request.
     public static let idempotencyKeyReused: ProblemCode = "idempotency_key_reused"
     /// The change conflicts with the current state of the resource.
@@ -157,7 +163,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
-        .invalidIdentityToken,
+        .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin,
         .internalError,
     ]
 }

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierModels
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -17,7 +18,9 @@ public struct Principal: Sendable, Equatable {
     /// sign-in), in seconds since 1970; nil for tokens that do not say.
     public var authenticatedAt: Int? = nil
 
-    public var isAdmin: Bool { role == "admin" }
+    public var isAdmin: Bool { role == AccountRole.admin.rawValue }
+    /// Admin or support: one of the team.
+    public var isStaff: Bool { AccountRole(rawValue: role)?.isStaff ?? false }
 }
 
 /// Verifies bearer tokens (ES256, keys from the auth service's JWKS or a key file) and exposes
@@ -72,8 +75,21 @@ public struct Authenticator: Sendable {
 
     /// The caller, who must be an admin (403 otherwise).
     public func admin(_ request: Request) async throws(HTTPError) -> Principal {
-        let principal = try await principal(request)
+        try Self.admin(try await principal(request))
+    }
+
+    /// The caller, who must be one of the team: support or admin (403 otherwise).
+    public func staff(_ request: Request) async throws(HTTPError) -> Principal {
+        try Self.staff(try await principal(request))
+    }
+
+    static func admin(_ principal: Principal) throws(HTTPError) -> Principal {
         guard principal.isAdmin else { throw .forbidden("This needs the admin role.", missingRole: true) }
+        return principal
+    }
+
+    static func staff(_ principal: Principal) throws(HTTPError) -> Principal {
+        guard principal.isStaff else { throw .forbidden("This needs the support or admin role.", missingRole: true) }
         return principal
     }
 }
@@ -92,11 +108,10 @@ extension AuthenticatedContext {
     }
 
     /// The caller, who must be an admin (401 anonymous, 403 otherwise).
-    public func admin() throws(HTTPError) -> Principal {
-        let principal = try caller()
-        guard principal.isAdmin else { throw .forbidden("This needs the admin role.", missingRole: true) }
-        return principal
-    }
+    public func admin() throws(HTTPError) -> Principal { try Authenticator.admin(try caller()) }
+
+    /// The caller, who must be support or admin (401 anonymous, 403 otherwise).
+    public func staff() throws(HTTPError) -> Principal { try Authenticator.staff(try caller()) }
 }
 
 /// The request context of Pier's services: the caller, when there is one.
@@ -107,12 +122,12 @@ public struct ServiceRequestContext: AuthenticatedContext {
 }
 
 /// Verifies the bearer token of every request of a route group and puts the caller in the
-/// context: `.required` answers 401 without a valid token, `.admin` also 403 without the admin
-/// role, `.optional` lets anonymous requests through (a present but invalid token is still a
+/// context: `.required` answers 401 without a valid token, `.staff` also 403 without a team role
+/// (support or admin), `.admin` 403 without the admin role, `.optional` lets anonymous requests through (a present but invalid token is still a
 /// 401, never silently anonymous).
 public struct Authentication<Context: AuthenticatedContext>: RouterMiddleware {
     public enum Requirement: Sendable {
-        case optional, required, admin
+        case optional, required, staff, admin
     }
 
     let authenticator: Authenticator
@@ -138,6 +153,7 @@ public struct Authentication<Context: AuthenticatedContext>: RouterMiddleware {
         switch requirement {
         case .optional: context.principal = try await authenticator.optionalPrincipal(request)
         case .required: context.principal = try await authenticator.principal(request)
+        case .staff: context.principal = try await authenticator.staff(request)
         case .admin: context.principal = try await authenticator.admin(request)
         }
         return try await next(request, context)

@@ -57,12 +57,24 @@ public final class ExportSources: Sendable {
 }
 
 /// `GET /<prefix>/me/export`: a service's part of the caller's export, signed in.
+/// and `GET /<prefix>/users/{id}/export`: another account's part, for the team (auth's staff export).
 public enum ExportRoute {
-    public static func routes(for exporter: any DataExporter, at path: String, authenticator: Authenticator) -> Routes {
+    public static func routes(for exporter: any DataExporter, prefix: String, authenticator: Authenticator) -> Routes {
         let router = Router<ServiceRequestContext>()
-        router.group(Authentication(authenticator, .required)).get(path) { _, context in
+        router.group(Authentication(authenticator, .required)).get(prefix + "/me/export") { _, context in
             try await ExportPart.of(exporter, user: try context.caller().userID)
         }
+        router.group(Authentication(authenticator, .staff)).get(prefix + "/users/{userId}/export") { _, context in
+            try await ExportPart.of(exporter, user: try context.parameters.require("userId", as: UUID.self))
+        }
         return router.routes
+    }
+
+    /// The staff route of a service's part for `user`, from the URL of its own-account route
+    /// (`…/me/export` → `…/users/{id}/export`).
+    public static func staffURL(_ mine: String, user: UUID) -> String {
+        let suffix = "/me/export"
+        guard mine.hasSuffix(suffix) else { return mine }
+        return String(mine.dropLast(suffix.count)) + "/users/\(user.text())/export"
     }
 }

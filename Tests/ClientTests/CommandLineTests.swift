@@ -161,6 +161,40 @@ import Testing
         #expect(try await pier("admin", "grant", user.id.uuidString.lowercased(), plan, "--duration", "P1M").status == 2)
         #expect(try await pier("admin", "plans", "deactivate", plan).status == 0)
 
+        // An account the team helps from the terminal: its sessions ended, a mail, disabled and
+        // enabled again, made support (confirmed by the password), and the log of all of it.
+        let helped = PierClientTests.email()
+        let helpedHome = home.appendingPathComponent("helped")
+        #expect(
+            try await Self.pier(["register", helped, "--device", "Phone"], home: helpedHome, url: url, password: secret).status
+                == 0)
+        let listed = try await pier("admin", "sessions", helped)
+        #expect(listed.status == 0 && listed.output.contains("Phone"), "\(listed.errors)")
+        #expect(try await pier("admin", "sessions", helped, "--end").output.contains("Ended 1 session"))
+        #expect(try await Self.pier(["whoami"], home: helpedHome, url: url).status == 3)
+        #expect(try await pier("admin", "mail", helped, "verification").status == 0)
+        #expect(try await pier("admin", "mail", helped, "welcome").status == 2)
+        #expect(try await pier("admin", "disable", helped).output.contains("disabled"))
+        #expect(try await Self.pier(["login", helped], home: helpedHome, url: url, password: secret).status == 3)
+        #expect(try await pier("admin", "enable", helped).output.contains("enabled"))
+        #expect(try await Self.pier(["login", helped], home: helpedHome, url: url, password: secret).status == 0)
+        // A team role needs a verified address.
+        #expect(try await pier("admin", "role", helped, "support", password: secret).status == 5)
+        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(helped)")
+        #expect(try await pier("admin", "role", helped, "owner").status == 2)
+        let promoted = try await pier("admin", "role", helped, "support", password: secret)
+        #expect(promoted.status == 0 && promoted.output.contains("now support"), "\(promoted.errors)")
+        let audit = try await pier("admin", "audit", "auth", "--user", helped)
+        #expect(audit.status == 0, "\(audit.errors)")
+        for action in ["user.role_changed", "user.enabled", "user.disabled", "user.mail_sent", "user.sessions_ended"] {
+            #expect(audit.output.contains(action), "\(action)")
+        }
+        #expect(audit.output.contains("role: user → support"))
+        let data = try await pier("admin", "export", helped)
+        #expect(data.status == 0 && data.output.contains(#""userId""#) && data.output.contains("user.role_changed"))
+        #expect(try await pier("admin", "delete", helped, password: secret).status == 0)
+        #expect(try await pier("admin", "user", helped).status == 4)
+
         #expect(try await pier("logout").status == 0)
         #expect(!FileManager.default.fileExists(atPath: session.path))
         #expect(try await pier("whoami").status == 3)

@@ -100,6 +100,43 @@ import Testing
         #expect(try await feedback.send("PATCH", "/feedback/\(UUID())", json: #"{"tags":["x"]}"#, token: admin).status == 404)
     }
 
+    /// Support triages like an admin; each change is in the audit log under the sender's id,
+    /// with only what changed before and after, and in the sender's export. Users read none of it.
+    @Test func supportTriagesAndTheLogKeepsWhatChanged() async throws {
+        let feedback = try await feedback
+        let supportID = UUID()
+        let support = try feedback.token(supportID, role: "support")
+        let sender = UUID()
+        let item = try await feedback.post(#"{"message":"log me"}"#, token: try feedback.token(sender))
+        let patched = try await feedback.send(
+            "PATCH", "/feedback/\(item.id)", json: #"{"status":"triaged","tags":["billing"]}"#, token: support)
+        #expect(patched.status == 200, "\(patched.text)")
+        // Nothing changed: nothing recorded.
+        #expect(
+            try await feedback.send("PATCH", "/feedback/\(item.id)", json: #"{"tags":["billing"]}"#, token: support).status == 200
+        )
+        #expect(try await feedback.send("GET", "/feedback/\(item.id)", token: support).status == 200)
+        #expect(try await feedback.send("GET", "/feedback?limit=1", token: support).status == 200)
+
+        let entries = try await feedback.send("GET", "/feedback/audit?target=\(item.id)", token: support)
+            .decode(AuditList.self).items
+        #expect(entries.count == 1)
+        let entry = try #require(entries.first)
+        #expect(entry.action == "feedback.updated" && entry.actorId == supportID && entry.actorRole == "support")
+        #expect(entry.subjectId == sender && entry.targetType == "feedback")
+        #expect(entry.before == .object(["status": .string("new"), "tags": .array([])]))
+        #expect(entry.after == .object(["status": .string("triaged"), "tags": .array([.string("billing")])]))
+        let export = try await feedback.send("GET", "/feedback/users/\(sender)/export", token: support)
+        guard case .array(let exported)? = try export.decode(ExportPart.self).data.objectValue?["audit"] else {
+            Issue.record("no audit in the export: \(export.text)")
+            return
+        }
+        #expect(exported.count == 1)
+        #expect(try await feedback.send("GET", "/feedback/audit", token: try feedback.token(sender)).status == 403)
+        #expect(
+            try await feedback.send("GET", "/feedback/users/\(sender)/export", token: try feedback.token(sender)).status == 403)
+    }
+
     @Test func duplicatesPointToTheirOriginal() async throws {
         let feedback = try await feedback
         let admin = try feedback.admin()

@@ -228,6 +228,65 @@ import Testing
         }
     }
 
+    /// Support gives and takes back access and reads the catalogue; plans are the admins'.
+    /// Every change is in the audit log, with the account it concerns and its before and after,
+    /// and in that account's export.
+    @Test func supportGrantsAccessPlansAreTheAdminsAndTheLogKeepsBoth() async throws {
+        try await withService { service in
+            let supportID = UUID()
+            let support = try service.token(supportID, role: "support")
+            let admin = try service.admin()
+            let user = UUID()
+            let body = #"{"id":"x","name":"X","price":1,"currency":"USD","billingPeriod":"P1M","entitlements":["x"]}"#
+            #expect(try await service.send("POST", "/subscriptions/plans", json: body, token: support).status == 403)
+            #expect(
+                try await service.send("PATCH", "/subscriptions/plans/pro-monthly", json: #"{"price":1}"#, token: support)
+                    .status == 403)
+            #expect(try await service.send("DELETE", "/subscriptions/plans/pro-monthly", token: support).status == 403)
+            #expect(try await service.send("GET", "/subscriptions/plans?all=true", token: support).status == 200)
+            #expect(try await service.send("GET", "/subscriptions/users/\(user)", token: support).status == 200)
+
+            let granted = try await service.send(
+                "POST", "/subscriptions/grants",
+                json: #"{"userId":"\#(user)","planId":"pro-monthly","duration":"P1M","reason":"refund goodwill"}"#,
+                token: support)
+            #expect(granted.status == 201, "\(granted.text)")
+            let grant = try granted.decode(Grant.self)
+            #expect(grant.grantedBy == supportID)
+            #expect(try await service.status(user).active)
+            #expect(try await service.send("DELETE", "/subscriptions/grants/\(grant.id)", token: support).status == 200)
+            // Revoked twice is revoked once.
+            #expect(try await service.send("DELETE", "/subscriptions/grants/\(grant.id)", token: support).status == 200)
+            #expect(
+                try await service.send("PATCH", "/subscriptions/plans/pro-monthly", json: #"{"price":599}"#, token: admin)
+                    .status == 200)
+
+            let about = try await service.send("GET", "/subscriptions/audit?subject=\(user)", token: support)
+                .decode(AuditList.self).items
+            #expect(about.map(\.action) == ["grant.revoked", "grant.created"])
+            #expect(about.allSatisfy { $0.actorId == supportID && $0.actorRole == "support" && $0.service == "subscriptions" })
+            #expect(about[0].before?.objectValue?["revokedAt"] == nil && about[0].after?.objectValue?["revokedAt"] != nil)
+            let plan = try await service.send("GET", "/subscriptions/audit?target=pro-monthly", token: support)
+                .decode(AuditList.self).items
+            // Created by the harness, then updated.
+            #expect(plan.map(\.action) == ["plan.updated", "plan.created"])
+            #expect(plan.first?.after?.objectValue?["price"] == .number(599))
+            #expect(plan.first?.before?.objectValue?["price"] != .number(599))
+            #expect(try await service.send("GET", "/subscriptions/audit", token: try service.token(user)).status == 403)
+
+            let export = try await service.send("GET", "/subscriptions/users/\(user)/export", token: support)
+            let part = try export.decode(ExportPart.self)
+            guard case .array(let entries)? = part.data.objectValue?["audit"] else {
+                Issue.record("no audit in the export: \(export.text)")
+                return
+            }
+            #expect(entries.count == 2)
+            #expect(
+                try await service.send("GET", "/subscriptions/users/\(user)/export", token: try service.token(user)).status == 403
+            )
+        }
+    }
+
     @Test func cancellingIsForGrantsAndTheAppStoreSaysWhere() async throws {
         try await withService { service in
             let admin = try service.admin()

@@ -15,7 +15,9 @@ import PierModels
 enum AdminCommands {
     static func run(_ arguments: inout Arguments, _ pier: PierClient, _ output: Output) async throws {
         let admin = pier.admin
-        switch try arguments.next("feedback, plans, grant, users or user") {
+        let command = try arguments.next(
+            "feedback, plans, grant, revoke, users, user, sessions, mail, disable, enable, role, delete, export or audit")
+        switch command {
         case "feedback":
             try await feedback(&arguments, admin, output)
         case "plans":
@@ -60,12 +62,122 @@ enum AdminCommands {
                 let user = view.user
                 print("\(user.email)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
                 print("name \(user.displayName ?? "-"), role \(user.role), since \(shortDate(user.createdAt))")
+                if let disabled = user.disabledAt { print("disabled since \(shortDate(disabled)): it cannot sign in") }
                 let history = view.subscription
                 SubscriptionCommands.printStatus(history.subscription)
                 table(["at", "kind", "reference"], history.facts.map { [shortDate($0.at), $0.kind, $0.reference] })
             }
+        case "revoke":
+            let grant = try arguments.nextID("the grant id")
+            try arguments.finish()
+            try output.show(try await admin.revokeGrant(grant)) { print("Revoked grant \($0.id.uuidString.lowercased())") }
+        case "sessions":
+            let named = try arguments.next("the user (an address or an id)")
+            let end = arguments.flag("end")
+            let only = try arguments.id("session")
+            try arguments.finish()
+            let user = try await admin.user(named: named).id
+            if end || only != nil {
+                let ended = try await admin.endSessions(of: user, only: only)
+                try output.show(SessionsEnded(ended: ended)) { print("Ended \($0.ended) session(s)") }
+            } else {
+                try output.show(try await admin.sessions(of: user)) { sessions in
+                    table(
+                        ["id", "device", "address", "created", "last used"],
+                        sessions.map {
+                            [
+                                $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "",
+                                shortDate($0.createdAt),
+                                shortDate($0.lastUsedAt),
+                            ]
+                        })
+                }
+            }
+        case "mail":
+            let named = try arguments.next("the user (an address or an id)")
+            let kind = try arguments.next("password-reset or verification")
+            try arguments.finish()
+            guard let mail = PierAdmin.AccountMail(rawValue: kind) else {
+                throw CLIError.usage("the mail is password-reset or verification")
+            }
+            let user = try await admin.user(named: named)
+            try await admin.send(mail, to: user.id)
+            output.say("Mailed a \(kind) link to \(user.email)")
+        case "disable", "enable":
+            let disable = command == "disable"
+            let named = try arguments.next("the user (an address or an id)")
+            try arguments.finish()
+            let user = try await admin.setDisabled(try await admin.user(named: named).id, disable)
+            try output.show(user) { print("\($0.email) is \($0.disabledAt == nil ? "enabled" : "disabled")") }
+        case "role":
+            let named = try arguments.next("the user (an address or an id)")
+            let given = try arguments.next("the role: user, support or admin")
+            guard let role = AccountRole(rawValue: given) else { throw CLIError.usage("the role is user, support or admin") }
+            let confirm = arguments.flag("password-stdin") || environment["PIER_PASSWORD"] != nil
+            try arguments.finish()
+            let user = try await admin.user(named: named).id
+            let changed = try await admin.setRole(role, of: user, password: confirm ? try password(arguments) : nil)
+            try output.show(changed) { print("\($0.email) is now \($0.role); its sessions ended") }
+        case "delete":
+            let named = try arguments.next("the user (an address or an id)")
+            let confirm = arguments.flag("password-stdin") || environment["PIER_PASSWORD"] != nil
+            try arguments.finish()
+            let user = try await admin.user(named: named)
+            try await admin.deleteAccount(user.id, password: confirm ? try password(arguments) : nil)
+            output.say("Deleted \(user.email)")
+        case "export":
+            let named = try arguments.next("the user (an address or an id)")
+            let path = arguments.option("output")
+            try arguments.finish()
+            let data = try await admin.exportData(of: try await admin.user(named: named).id)
+            if let path {
+                try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+                output.say("Written to \(path) (\(data.count) bytes)")
+            } else {
+                output.raw(data)
+            }
+        case "audit":
+            let service = try arguments.next("the service: auth, feedback or subscriptions")
+            var subject: UUID? = nil
+            if let named = arguments.option("user") { subject = try await admin.user(named: named).id }
+            let filter = PierAdmin.AuditFilter(
+                subject: subject, actor: try arguments.id("actor"), target: arguments.option("target"),
+                before: try arguments.int("before", in: 1...Int.max).map(Int64.init),
+                limit: try arguments.int("limit", in: 1...200))
+            try arguments.finish()
+            try output.show(try await admin.audit(service, filter)) { list in
+                table(
+                    ["at", "actor", "action", "target", "change"],
+                    list.items.map {
+                        [
+                            shortDate($0.at), ($0.actorId?.uuidString.lowercased() ?? "operator") + " (\($0.actorRole))",
+                            $0.action, $0.targetId, describe($0.before, $0.after),
+                        ]
+                    })
+                if let next = list.next { print("More: --before \(next)") }
+            }
         case let other:
             throw CLIError.usage("unknown admin command \"\(other)\"")
+        }
+    }
+
+    /// An audit entry's change on one line: `field: before → after` for what changed.
+    static func describe(_ before: JSONValue?, _ after: JSONValue?) -> String {
+        let old = before?.objectValue ?? [:]
+        let new = after?.objectValue ?? [:]
+        return Set(old.keys).union(new.keys).sorted().map { key in
+            "\(key): \(brief(old[key])) → \(brief(new[key]))"
+        }.joined(separator: "; ")
+    }
+
+    private static func brief(_ value: JSONValue?) -> String {
+        switch value {
+        case nil, .null?: "-"
+        case .string(let text)?: text.count > 40 ? String(text.prefix(39)) + "…" : text
+        case .bool(let flag)?: String(flag)
+        case .number(let number)?: number.rounded() == number ? String(Int64(number)) : String(number)
+        case .array(let items)?: items.map { brief($0) }.joined(separator: ",")
+        case .object?: "{…}"
         }
     }
 

@@ -43,6 +43,16 @@ let usage = """
       admin grant USER PLAN_ID (--duration P1M | --until DATE) --reason TEXT   (USER: an address or an id)
       admin users QUERY [--limit N]     accounts by address or its start, a display name's start, or id
       admin user USER [--refresh]       the account, its subscription status and facts (--refresh: read again from Apple)
+      admin revoke GRANT_ID             end a grant at once
+      admin sessions USER [--end | --session ID]   the account's sessions; --end ends all, --session one
+      admin mail USER password-reset|verification  mail the account a link
+      admin disable USER | admin enable USER       a disabled account's sessions end and it cannot sign in
+      admin role USER user|support|admin           (admins) its sessions end; confirm with --password-stdin or
+                                                   $PIER_PASSWORD unless you signed in within 5 minutes
+      admin delete USER                 (admins) delete the account and its data, confirmed as role
+      admin export USER [--output FILE] everything Pier holds about the account (JSON), recorded in the audit log
+      admin audit auth|feedback|subscriptions [--user USER] [--actor ID] [--target ID] [--limit N] [--before N]
+                                        what the team did, newest first
 
     Options:
       --url URL        the server (default $PIER_URL, else http://127.0.0.1:8080)

@@ -1,3 +1,4 @@
+import PierModels
 import PierPostgres
 import PierRuntime
 import PierService
@@ -57,6 +58,46 @@ enum AdminCommand {
                     identities unlinked, its mailed links void, its password the one given — run again with \
                     --promote-existing
                     """)
+        }
+    }
+}
+
+extension AdminCommand {
+    /// `pier-auth set-role --email <address> --role user|support|admin`: the operator's way to
+    /// give or take a team role (the console's, for admins, is the same use case). The account's
+    /// sessions end, whoever holds them; a team role needs a verified address; the last admin
+    /// stays one. Recorded in the audit log as the operator's.
+    static let setRole = ServiceCommand(
+        name: "set-role", usage: "set-role --email <address> --role user|support|admin"
+    ) { arguments, context in
+        func value(_ flag: String) -> String? {
+            guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return nil }
+            return arguments[index + 1]
+        }
+        guard let email = value("--email").flatMap(EmailAddress.init) else {
+            throw CommandError(description: "set-role needs --email <address>")
+        }
+        guard let role = value("--role").flatMap(AccountRole.init(rawValue:)) else {
+            throw CommandError(description: "set-role needs --role user, support or admin")
+        }
+        let configuration = try AuthConfiguration(
+            environment: context.configuration.environment, production: context.configuration.production)
+        guard let id = try await Users(context.database).id(emailKey: email.key) else {
+            throw CommandError(description: "no account has the address \(email.address)")
+        }
+        let staff = StaffActions(
+            database: context.database,
+            lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: configuration.accessTokenTTL))
+        switch try await staff.setRole(of: id, to: role, by: .commandLine) {
+        case .missing: throw CommandError(description: "no account has the address \(email.address)")
+        case .unchanged: print("\(email.address) is \(role.rawValue) already")
+        case .addressUnverified:
+            throw CommandError(description: "\(email.address) has never verified its address: a team role needs one that did")
+        case .lastAdmin: throw CommandError(description: "\(email.address) is the last admin; make another admin first")
+        case .changed(_, let ended):
+            context.logger.info(
+                "role changed", [("user_id", .string(id.text())), ("role", .string(role.rawValue)), ("sessions", .int(ended))])
+            print("\(email.address) is now \(role.rawValue) (id \(id.text())); \(ended) session(s) ended")
         }
     }
 }

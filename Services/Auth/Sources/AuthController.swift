@@ -24,6 +24,7 @@ struct AuthController: Sendable {
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
+    let database: PostgresPool
 
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
@@ -60,16 +61,18 @@ struct AuthController: Sendable {
             useCases: useCases, tokens: tokens, providers: configuration.identityProviders, http: http, desk: desk,
             reauthentication: reauthentication, logger: logger)
         export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
-        users = UsersController(useCases: useCases, logger: logger)
+        users = UsersController(useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
+        self.database = database
     }
 
     func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
         let anyone = router.group(Authentication(authenticator, .optional))
+        let staff = router.group(Authentication(authenticator, .staff))
         let admins = router.group(Authentication(authenticator, .admin))
         let (sessions, account, email, identity, export, users) = (sessions, account, email, identity, export, users)
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
@@ -99,8 +102,18 @@ struct AuthController: Sendable {
         signedIn.get("/auth/sessions") { try await sessions.list($0, $1) }
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }
-        admins.get("/auth/users") { try await users.search($0, $1) }
-        admins.get("/auth/users/{id}") { try await users.user($0, $1) }
+        staff.get("/auth/users") { try await users.search($0, $1) }
+        staff.get("/auth/users/{id}") { try await users.user($0, $1) }
+        staff.get("/auth/users/{id}/sessions") { try await users.sessions($0, $1) }
+        staff.delete("/auth/users/{id}/sessions") { try await users.endSessions($0, $1) }
+        staff.delete("/auth/users/{id}/sessions/{session}") { try await users.endSessions($0, $1) }
+        staff.get("/auth/users/{id}/identities") { try await users.identities($0, $1) }
+        staff.post("/auth/users/{id}/mail", body: StaffMailRequest.self) { try await users.mail($0, $1, $2) }
+        staff.post("/auth/users/{id}/disable", users.setDisabled(true))
+        staff.post("/auth/users/{id}/enable", users.setDisabled(false))
+        staff.get("/auth/users/{id}/export") { try await export.export($0, $1) }
+        admins.on("PUT", "/auth/users/{id}/role", body: RoleChange.self) { try await users.setRole($0, $1, $2) }
+        admins.delete("/auth/users/{id}", optionalBody: ReauthenticationRequest.self) { try await users.delete($0, $1, $2) }
         // Mailed links: a page for browsers (GET), the token spent by POST (JSON or that page's form).
         router.get("/auth/email/verify") { try await email.verifyPage($0, $1) }
         router.post("/auth/email/verify", body: EmailTokenRequest.self) { try await email.verify($0, $1, $2) }
@@ -120,6 +133,10 @@ struct AuthController: Sendable {
                 ], body: jwks)
         }
         routes.merge(router.routes)
+        routes.merge(
+            AuditLog.routes(
+                service: AuthService.name, prefix: AuthService.prefix, schema: AuthService.schema, database: database,
+                authenticator: authenticator))
     }
 }
 

@@ -20,8 +20,10 @@ public struct AuthService: Service {
             sql: String(decoding: PackageResources._003_account_hardening_sql, as: UTF8.self)),
         Migration(
             version: 4, name: "user_lookup", sql: String(decoding: PackageResources._004_user_lookup_sql, as: UTF8.self)),
+        AuditLog.migration(schema: schema, version: 5),
+        Migration(version: 6, name: "staff", sql: String(decoding: PackageResources._006_staff_sql, as: UTF8.self)),
     ]
-    public static let commands = [AdminCommand.createAdmin]
+    public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
     let controller: AuthController
     let outbox: MailOutbox

@@ -13,7 +13,8 @@ import PierService
 /// `GET /auth/me/export`: "download my data": everything every service holds about the caller,
 /// as one JSON document, each service answering for its own part (in-process when the gateway
 /// hosts it beside auth, else over HTTP with the caller's token). A part that cannot be had makes
-/// the whole answer a 503: a partial export would look complete.
+/// the whole answer a 503: a partial export would look complete. `GET /auth/users/{id}/export`
+/// is the same document of another account, for the team (recorded in the audit log).
 struct ExportController: Sendable {
     let useCases: AuthUseCases
     let sources: ExportSources
@@ -23,18 +24,32 @@ struct ExportController: Sendable {
 
     func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
-        guard let user = try await useCases.users.user(principal.userID) else {
-            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        let user: User
+        if context.parameters["id"] != nil {
+            let id = try context.parameters.require("id", as: UUID.self)
+            guard let found = try await useCases.users.user(id) else { throw HTTPError.notFound("No such account.") }
+            try await useCases.staff.recordExport(of: id, by: try context.auditActor())
+            user = found
+        } else {
+            guard let found = try await useCases.users.user(principal.userID) else {
+                throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+            }
+            user = found
         }
         var parts: [String: JSONValue] = [
             "auth": .object([
                 "user": try .encoded(user),
-                "sessions": try .encoded(try await useCases.sessions.list(of: user.id, current: principal.sessionID)),
+                "sessions": try .encoded(
+                    try await useCases.sessions.list(
+                        of: user.id, current: user.id == principal.userID ? principal.sessionID : nil)),
                 "identities": try .encoded(try await useCases.identities.exported(of: user.id)),
+                "audit": try .encoded(try await AuditLog.about(user.id, schema: AuthService.schema, on: useCases.database)),
             ])
         ]
         for exporter in sources.hosted { parts[exporter.exportName] = try await exporter.exportData(of: user.id) }
-        for url in sources.remote {
+        for mine in sources.remote {
+            // A service's part of another account's export is its staff route.
+            let url = user.id == principal.userID ? mine : ExportRoute.staffURL(mine, user: user.id)
             let part: ExportPart
             do {
                 let response = try await client.send(

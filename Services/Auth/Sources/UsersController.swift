@@ -1,5 +1,6 @@
 import PierHTTP
 import PierModels
+import PierPostgres
 import PierRuntime
 import PierService
 
@@ -9,10 +10,14 @@ import PierService
     import Foundation
 #endif
 
-/// `/auth/users…`: the team finds an account (admins): by its address or the start of it, the
-/// start of its display name, or its id.
+/// `/auth/users…`: the team finds an account (by its address or the start of it, the start of
+/// its display name, or its id) and helps it: its sessions and identities, ending sessions,
+/// mails, disabling (staff); its role and deletion (admins, after re-authentication). Every
+/// change is in the audit log (`GET /auth/audit`).
 struct UsersController: Sendable {
     let useCases: AuthUseCases
+    let reauthentication: Reauthentication
+    let desk: MailDesk
     let logger: Logger
 
     /// The longest query: an address's limit.
@@ -35,15 +40,130 @@ struct UsersController: Sendable {
         let found = try await useCases.users.search(query, limit: limit)
         // Who looked, and how much they saw; never what they typed (an address).
         logger.info(
-            "accounts looked up", [("admin_id", .string(principal.userID.text())), ("found", .int(min(found.count, limit)))])
+            "accounts looked up", [("staff_id", .string(principal.userID.text())), ("found", .int(min(found.count, limit)))])
         return JSONResponse(UserList(items: Array(found.prefix(limit)), more: found.count > limit))
     }
 
-    /// `GET /auth/users/{id}`: one account as its owner sees it, with its role.
+    /// `GET /auth/users/{id}`: one account as its owner sees it, with its role and whether it is
+    /// disabled.
     func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {
         _ = try context.caller()
+        return JSONResponse(try await existing(context))
+    }
+
+    /// `GET /auth/users/{id}/sessions`: its live sessions, the most recently used first.
+    func sessions(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<SessionInfo>> {
+        let user = try await existing(context)
+        return JSONResponse(ItemList(try await useCases.sessions.list(of: user.id, current: nil)))
+    }
+
+    /// `GET /auth/users/{id}/identities`: the providers it signs in with.
+    func identities(_ request: Request, _ context: ServiceRequestContext) async throws
+        -> JSONResponse<ItemList<LinkedIdentity>>
+    {
+        let user = try await existing(context)
+        return JSONResponse(ItemList(try await useCases.identities.linked(of: user.id)))
+    }
+
+    /// `DELETE /auth/users/{id}/sessions` (all, and its pending resets and changes of address)
+    /// or `…/sessions/{session}`: ended at once, their tokens refused everywhere within the
+    /// revocation bound.
+    func endSessions(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SessionsEnded> {
+        let actor = try context.auditActor()
+        let id = try context.parameters.require("id", as: UUID.self)
+        let session = context.parameters["session"] == nil ? nil : try context.parameters.require("session", as: UUID.self)
+        guard let ended = try await useCases.staff.endSessions(of: id, only: session, by: actor) else {
+            throw HTTPError.notFound("No such account.")
+        }
+        if session != nil && ended == 0 { throw HTTPError.notFound("No such live session.") }
+        logger.info("sessions ended by the team", [("user_id", .string(id.text())), ("sessions", .int(ended))])
+        return JSONResponse(SessionsEnded(ended: ended))
+    }
+
+    /// `POST /auth/users/{id}/mail {mail: "password-reset" | "verification"}` → 202.
+    func mail(_ request: Request, _ context: ServiceRequestContext, _ body: StaffMailRequest) async throws -> Response {
+        let actor = try context.auditActor()
+        let id = try context.parameters.require("id", as: UUID.self)
+        guard let kind = StaffMail(rawValue: body.mail) else {
+            throw HTTPError.invalid("mail", "must be password-reset or verification")
+        }
+        switch try await useCases.staff.sendMail(kind, to: id, by: actor, desk: desk) {
+        case .missing: throw HTTPError.notFound("No such account.")
+        case .alreadyVerified: throw HTTPError.conflict("The account's address is verified already.")
+        case .queued:
+            desk.queued(kind == .passwordReset ? "reset-password" : "verify-email", link: nil)
+            logger.info("mail sent by the team", [("user_id", .string(id.text())), ("mail", .string(kind.rawValue))])
+            return Response(status: 202)
+        }
+    }
+
+    /// `POST /auth/users/{id}/disable` and `…/enable`: a disabled account's sessions end and it
+    /// cannot sign in or refresh (403 `account_disabled`) until enabled.
+    func setDisabled(_ disabled: Bool) -> @Sendable (Request, ServiceRequestContext) async throws -> JSONResponse<User> {
+        { [useCases, logger] _, context in
+            let actor = try context.auditActor()
+            let id = try context.parameters.require("id", as: UUID.self)
+            switch try await useCases.staff.setDisabled(id, disabled, by: actor) {
+            case .missing: throw HTTPError.notFound("No such account.")
+            case .refused(let why): throw HTTPError.conflict(why)
+            case .done(let user, let ended):
+                logger.info(
+                    disabled ? "account disabled" : "account enabled",
+                    [("user_id", .string(id.text())), ("sessions", .int(ended))])
+                return JSONResponse(user)
+            }
+        }
+    }
+
+    /// `PUT /auth/users/{id}/role {role, password?}` (admins; the password, or a sign-in within
+    /// 5 minutes): the account's sessions end, whoever holds them.
+    func setRole(_ request: Request, _ context: ServiceRequestContext, _ body: RoleChange) async throws -> JSONResponse<User> {
+        let principal = try context.admin()
+        let id = try context.parameters.require("id", as: UUID.self)
+        guard let role = AccountRole(rawValue: body.role) else {
+            throw HTTPError.invalid("role", "must be one of user, support, admin")
+        }
+        try await reauthentication.require(principal, password: body.password, request: request)
+        switch try await useCases.staff.setRole(of: id, to: role, by: try context.auditActor()) {
+        case .missing: throw HTTPError.notFound("No such account.")
+        case .unchanged(let user): return JSONResponse(user)
+        case .addressUnverified:
+            throw HTTPError.conflict(
+                "A team role needs an account whose address is verified: send it a verification mail first.",
+                code: .addressUnverified)
+        case .lastAdmin: throw HTTPError.conflict("This is the last admin account; make another admin first.", code: .lastAdmin)
+        case .changed(let user, let ended):
+            logger.info(
+                "role changed",
+                [("user_id", .string(id.text())), ("role", .string(role.rawValue)), ("sessions", .int(ended))])
+            return JSONResponse(user)
+        }
+    }
+
+    /// `DELETE /auth/users/{id} [{password}]` (admins, re-authenticated): the account and every
+    /// service's data about it, as if its owner had deleted it.
+    func delete(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
+        -> Response
+    {
+        let principal = try context.admin()
+        let id = try context.parameters.require("id", as: UUID.self)
+        try await reauthentication.require(principal, password: body?.password, request: request)
+        do {
+            guard try await useCases.staff.delete(id, by: try context.auditActor(), mails: desk.mails) else {
+                throw HTTPError.notFound("No such account.")
+            }
+        } catch is StaffActions.LastAdmin {
+            throw HTTPError.conflict("This is the last admin account; make another admin first.", code: .lastAdmin)
+        }
+        desk.queued("account-deleted", link: nil)
+        logger.info("account deleted by the team", [("user_id", .string(id.text()))])
+        return .noContent
+    }
+
+    /// The account of the route's `{id}`, or 404.
+    private func existing(_ context: ServiceRequestContext) async throws -> User {
         let id = try context.parameters.require("id", as: UUID.self)
         guard let user = try await useCases.users.user(id) else { throw HTTPError.notFound("No such account.") }
-        return JSONResponse(user)
+        return user
     }
 }

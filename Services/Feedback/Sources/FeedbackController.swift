@@ -34,15 +34,15 @@ struct FeedbackController: Sendable {
         let router = Router<ServiceRequestContext>()
         let anyone = router.group(Authentication(authenticator, .optional))
         let signedIn = router.group(Authentication(authenticator, .required))
-        let admins = router.group(Authentication(authenticator, .admin))
+        let staff = router.group(Authentication(authenticator, .staff))
         let (intake, items, reports) = (intake, items, reports)
         anyone.post("/feedback", body: CreateFeedback.self) { try await intake.create($0, $1, $2) }
         signedIn.get("/feedback/mine") { try await items.mine($0, $1) }
         signedIn.get("/feedback/{id}") { try await items.item($0, $1) }
-        admins.get("/feedback") { try await items.list($0, $1) }
-        admins.patch("/feedback/{id}", body: UpdateFeedback.self) { try await items.update($0, $1, $2) }
-        admins.get("/feedback/stats") { try await reports.stats($0, $1) }
-        admins.get("/feedback/export") { try await reports.export($0, $1) }
+        staff.get("/feedback") { try await items.list($0, $1) }
+        staff.patch("/feedback/{id}", body: UpdateFeedback.self) { try await items.update($0, $1, $2) }
+        staff.get("/feedback/stats") { try await reports.stats($0, $1) }
+        staff.get("/feedback/export") { try await reports.export($0, $1) }
         routes.merge(router.routes)
     }
 }

@@ -23,6 +23,7 @@ public struct FeedbackService: Service {
         Migration(
             version: 2, name: "quota_counters", sql: String(decoding: PackageResources._002_quota_counters_sql, as: UTF8.self)),
         Migration(version: 3, name: "sender_name", sql: String(decoding: PackageResources._003_sender_name_sql, as: UTF8.self)),
+        AuditLog.migration(schema: schema, version: 4),
     ]
 
     let controller: FeedbackController
@@ -58,7 +59,11 @@ public struct FeedbackService: Service {
 
     public func routes(into routes: inout Routes) {
         controller.routes(into: &routes)
-        routes.merge(ExportRoute.routes(for: self, at: "/feedback/me/export", authenticator: controller.authenticator))
+        routes.merge(ExportRoute.routes(for: self, prefix: Self.prefix, authenticator: controller.authenticator))
+        routes.merge(
+            AuditLog.routes(
+                service: Self.name, prefix: Self.prefix, schema: Self.schema, database: database,
+                authenticator: controller.authenticator))
     }
 
     /// Anonymizing the feedback of deleted accounts, expiring idempotency keys, sharing quota
@@ -71,8 +76,11 @@ public struct FeedbackService: Service {
 extension FeedbackService: DataExporter {
     public var exportName: String { Self.name }
 
-    /// The user's feedback, as `GET /feedback/mine` shows it.
+    /// The user's feedback, as `GET /feedback/mine` shows it, and what the team did to it.
     public func exportData(of user: UUID) async throws -> JSONValue {
-        .object(["items": try .encoded(try await FeedbackItems(database).all(of: user))])
+        .object([
+            "items": try .encoded(try await FeedbackItems(database).all(of: user)),
+            "audit": try .encoded(try await AuditLog.about(user, schema: Self.schema, on: database)),
+        ])
     }
 }

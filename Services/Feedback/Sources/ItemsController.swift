@@ -25,11 +25,11 @@ struct ItemsController: Sendable {
     func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        guard var item = try await items.item(id, admin: principal.isAdmin),
+        guard var item = try await items.item(id, admin: principal.isStaff),
             // Someone else's item answers exactly like a missing one: existence does not leak.
-            principal.isAdmin || item.owner == principal.userID
+            principal.isStaff || item.owner == principal.userID
         else { throw HTTPError.notFound("No such feedback.") }
-        if principal.isAdmin { item.value.history = try await items.history(of: id) }
+        if principal.isStaff { item.value.history = try await items.history(of: id) }
         return JSONResponse(item.value)
     }
 
@@ -47,7 +47,7 @@ struct ItemsController: Sendable {
     func update(_ request: Request, _ context: ServiceRequestContext, _ patch: UpdateFeedback) async throws
         -> JSONResponse<FeedbackItem>
     {
-        let admin = try context.caller()
+        let actor = try context.auditActor()
         let id = try context.parameters.require("id", as: UUID.self)
         var errors: [Problem.FieldError] = []
         if let status = patch.status, !Vocabulary.statuses.contains(status) {
@@ -83,7 +83,7 @@ struct ItemsController: Sendable {
         let checked = FeedbackTriage.Patch(
             status: patch.status.flatMap(FeedbackStatus.init(rawValue:)), duplicateOf: patch.duplicateOf, tags: tags,
             internalNote: patch.internalNote, moderation: patch.moderation.flatMap(Moderation.init(rawValue:)))
-        switch try await FeedbackTriage(database: database).update(id, checked, actor: admin.userID) {
+        switch try await FeedbackTriage(database: database).update(id, checked, actor: actor) {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)
         case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")

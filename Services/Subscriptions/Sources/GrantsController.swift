@@ -17,7 +17,7 @@ struct GrantsController: Sendable {
     let logger: Logger
 
     func grant(_ request: Request, _ context: ServiceRequestContext, _ body: CreateGrant) async throws -> Response {
-        let admin = try context.caller()
+        let actor = try context.auditActor()
         var errors: [Problem.FieldError] = []
         let reason = body.reason.trimmingWhitespace()
         if reason.isEmpty || reason.unicodeScalars.count > 500 {
@@ -35,7 +35,7 @@ struct GrantsController: Sendable {
         default: break
         }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        guard let grant = try await subscriptions.grants.insert(body, reason: reason, by: admin.userID) else {
+        guard let grant = try await subscriptions.grant(body, reason: reason, by: actor) else {
             throw HTTPError.invalid("planId", "names no plan")
         }
         logger.info(
@@ -55,9 +55,9 @@ struct GrantsController: Sendable {
 
     /// Ends a grant at once; it stays in the history.
     func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
-        let admin = try context.caller()
+        let actor = try context.auditActor()
         let id = try context.parameters.require("id", as: UUID.self)
-        guard let grant = try await subscriptions.grants.revoke(id, by: admin.userID)
+        guard let grant = try await subscriptions.revokeGrant(id, by: actor)
         else { throw HTTPError.notFound("No such grant.") }
         logger.info("grant revoked", [("grant_id", .string(id.text()))])
         return JSONResponse(grant)

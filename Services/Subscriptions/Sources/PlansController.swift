@@ -17,7 +17,7 @@ struct PlansController: Sendable {
     let subscriptions: Subscriptions
     let logger: Logger
 
-    /// Active plans for everyone; `?all=true` adds inactive ones for admins. Cacheable: a
+    /// Active plans for everyone; `?all=true` adds inactive ones for the team. Cacheable: a
     /// strong `ETag` over the body answers `If-None-Match` with 304.
     func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let all = request.query("all") == "true"
@@ -29,7 +29,7 @@ struct PlansController: Sendable {
 
     func createPlan(_ request: Request, _ context: ServiceRequestContext, _ body: CreatePlan) async throws -> Response {
         let plan = try ValidPlan(creating: body).plan
-        let change = try await subscriptions.create(plan)
+        let change = try await subscriptions.create(plan, by: try context.auditActor())
         guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
         logger.info("plan created", [("plan_id", .string(plan.id))])
         return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
@@ -39,7 +39,7 @@ struct PlansController: Sendable {
         -> JSONResponse<Plan>
     {
         let id = try context.parameters.require("id")
-        let change = try await subscriptions.updatePlan(id, with: body)
+        let change = try await subscriptions.updatePlan(id, with: body, by: try context.auditActor())
         guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }
         logger.info("plan updated", [("plan_id", .string(id))])
         return JSONResponse(updated)
@@ -48,7 +48,7 @@ struct PlansController: Sendable {
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
     func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let id = try context.parameters.require("id")
-        let change = try await subscriptions.deletePlan(id)
+        let change = try await subscriptions.deletePlan(id, by: try context.auditActor())
         guard case .deleted = change else { throw Self.problem(change, id: id) }
         logger.info("plan deleted", [("plan_id", .string(id))])
         return .noContent

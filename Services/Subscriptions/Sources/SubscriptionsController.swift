@@ -34,10 +34,11 @@ struct SubscriptionsController: Sendable {
     func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
         let signedIn = router.group(Authentication(authenticator, .required))
+        let staff = router.group(Authentication(authenticator, .staff))
         let admins = router.group(Authentication(authenticator, .admin))
         let (plans, status, appStore, grants) = (plans, status, appStore, grants)
-        // Public; its `?all=true` view (inactive plans too) is for admins.
-        router.group(Authentication(authenticator, .admin, when: { $0.query("all") == "true" }))
+        // Public; its `?all=true` view (inactive plans too) is for the team.
+        router.group(Authentication(authenticator, .staff, when: { $0.query("all") == "true" }))
             .get("/subscriptions/plans") { try await plans.plans($0, $1) }
         admins.post("/subscriptions/plans", body: CreatePlan.self) { try await plans.createPlan($0, $1, $2) }
         admins.patch("/subscriptions/plans/{id}", body: UpdatePlan.self) { try await plans.updatePlan($0, $1, $2) }
@@ -45,8 +46,8 @@ struct SubscriptionsController: Sendable {
         signedIn.get("/subscriptions/me") { try await status.me($0, $1) }
         signedIn.get("/subscriptions/me/entitlements/{key}") { try await status.entitlement($0, $1) }
         signedIn.post("/subscriptions/me/cancel") { try await status.cancel($0, $1) }
-        admins.get("/subscriptions/users/{userId}") { try await status.user($0, $1) }
-        admins.post("/subscriptions/users/{userId}/appstore/refresh") { try await appStore.refresh($0, $1) }
+        staff.get("/subscriptions/users/{userId}") { try await status.user($0, $1) }
+        staff.post("/subscriptions/users/{userId}/appstore/refresh") { try await appStore.refresh($0, $1) }
         signedIn.post("/subscriptions/appstore/transactions", body: AppStoreTransactionRequest.self) {
             try await appStore.transaction($0, $1, $2)
         }
@@ -54,9 +55,9 @@ struct SubscriptionsController: Sendable {
         router.post("/subscriptions/appstore/notifications", body: AppStoreNotificationRequest.self) {
             try await appStore.notification($0, $1, $2)
         }
-        admins.post("/subscriptions/grants", body: CreateGrant.self) { try await grants.grant($0, $1, $2) }
-        admins.get("/subscriptions/grants") { try await grants.grants($0, $1) }
-        admins.delete("/subscriptions/grants/{id}") { try await grants.revokeGrant($0, $1) }
+        staff.post("/subscriptions/grants", body: CreateGrant.self) { try await grants.grant($0, $1, $2) }
+        staff.get("/subscriptions/grants") { try await grants.grants($0, $1) }
+        staff.delete("/subscriptions/grants/{id}") { try await grants.revokeGrant($0, $1) }
         routes.merge(router.routes)
     }
 }

@@ -28,6 +28,7 @@ public struct SubscriptionsService: Service {
         Migration(
             version: 3, name: "environments",
             sql: String(decoding: PackageResources._003_environments_sql, as: UTF8.self)),
+        AuditLog.migration(schema: schema, version: 4),
     ]
 
     let controller: SubscriptionsController
@@ -63,7 +64,11 @@ public struct SubscriptionsService: Service {
 
     public func routes(into routes: inout Routes) {
         controller.routes(into: &routes)
-        routes.merge(ExportRoute.routes(for: self, at: "/subscriptions/me/export", authenticator: controller.authenticator))
+        routes.merge(ExportRoute.routes(for: self, prefix: Self.prefix, authenticator: controller.authenticator))
+        routes.merge(
+            AuditLog.routes(
+                service: Self.name, prefix: Self.prefix, schema: Self.schema, database: subscriptions.database,
+                authenticator: controller.authenticator))
     }
 
     /// Detaching the facts of deleted accounts, and the App Store reads asked for in the background.
@@ -76,6 +81,13 @@ extension SubscriptionsService: DataExporter {
     public var exportName: String { Self.name }
 
     /// The user's status and every fact behind it (App Store transactions, renewal infos,
-    /// grants), as `GET /subscriptions/users/{userId}` shows them to the team.
-    public func exportData(of user: UUID) async throws -> JSONValue { try .encoded(try await subscriptions.history(of: user)) }
+    /// grants), as `GET /subscriptions/users/{userId}` shows them to the team, and what the team
+    /// did about them (`audit`).
+    public func exportData(of user: UUID) async throws -> JSONValue {
+        guard case .object(var parts) = try JSONValue.encoded(try await subscriptions.history(of: user)) else {
+            throw PostgresError(.decoding, message: "a subscription history that is not an object")
+        }
+        parts["audit"] = try .encoded(try await AuditLog.about(user, schema: Self.schema, on: subscriptions.database))
+        return .object(parts)
+    }
 }

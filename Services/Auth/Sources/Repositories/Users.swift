@@ -22,7 +22,7 @@ struct Users: Sendable {
     static func columns(_ table: String) -> String {
         """
         \(table).id, \(table).email, \(table).display_name, \(table).role, \(table).created_at,
-        \(table).email_verified_at IS NOT NULL AS email_verified, \(table).locale
+        \(table).email_verified_at IS NOT NULL AS email_verified, \(table).locale, \(table).disabled_at
         """
     }
 
@@ -31,7 +31,8 @@ struct Users: Sendable {
             id: try row.decode("id"), email: try row.decode("email"),
             displayName: try row.decode("display_name", as: String?.self),
             role: try row.decode("role"), createdAt: try row.decode("created_at"),
-            emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"))
+            emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"),
+            disabledAt: try row.decode("disabled_at"))
     }
 
     func user(_ id: UUID) async throws -> User? {
@@ -86,6 +87,11 @@ struct Users: Sendable {
 
     func setPasswordHash(_ hash: String?, of user: UUID) async throws {
         try await database.execute("UPDATE auth.users SET password_hash = \(hash), updated_at = now() WHERE id = \(user)")
+    }
+
+    /// The id of the account of an address.
+    func id(emailKey: String) async throws -> UUID? {
+        try await database.query("SELECT id FROM auth.users WHERE email_key = \(emailKey)").first?.decode("id")
     }
 
     /// The account of an address, its row locked: its id and whether the address was proven.
@@ -172,23 +178,24 @@ struct Users: Sendable {
         ).first.map { (try $0.decode("id"), try $0.decode("email"), try $0.decode("verified"), try $0.decode("recent")) }
     }
 
-    /// The account of an address, locked, with whether it is an admin and how many live sessions it has.
-    func lockForAdmin(emailKey: String) async throws -> (id: UUID, admin: Bool, liveSessions: Int)? {
+    /// The account of an address, locked, with its role and how many live sessions it has.
+    func lockForAdmin(emailKey: String) async throws -> (id: UUID, role: String, liveSessions: Int)? {
         try await database.query(
             """
-            SELECT u.id, u.role = 'admin' AS admin, (SELECT count(*) FROM auth.sessions s
+            SELECT u.id, u.role, (SELECT count(*) FROM auth.sessions s
                 WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now())::int AS sessions
             FROM auth.users u WHERE u.email_key = \(emailKey) FOR UPDATE
             """
-        ).first.map { (try $0.decode("id"), try $0.decode("admin"), try $0.decode("sessions")) }
+        ).first.map { (try $0.decode("id"), try $0.decode("role"), try $0.decode("sessions")) }
     }
 
-    /// Makes the account an admin with this password, its address counted as proven.
+    /// Makes the account an admin with this password, its address counted as proven, enabled (the
+    /// operator's way back in).
     func promote(_ user: UUID, passwordHash: String) async throws {
         try await database.execute(
             """
             UPDATE auth.users SET role = 'admin', password_hash = \(passwordHash),
-                email_verified_at = coalesce(email_verified_at, now()), updated_at = now()
+                email_verified_at = coalesce(email_verified_at, now()), disabled_at = NULL, updated_at = now()
             WHERE id = \(user)
             """)
     }
@@ -234,6 +241,42 @@ struct Users: Sendable {
             RETURNING \(unsafeSQL: Self.columns)
             """
         ).first.map(Self.user)
+    }
+
+    /// The account, its row locked for a change by the team.
+    func lockForStaff(_ user: UUID) async throws -> User? {
+        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(user) FOR UPDATE").first
+            .map(Self.user)
+    }
+
+    /// How many admin accounts there are besides `user`, every admin row locked (two admins
+    /// demoting each other at once: the second waits and sees the first's change).
+    func lockOtherAdmins(than user: UUID) async throws -> Int {
+        try await database.query(
+            "SELECT id FROM auth.users WHERE role = 'admin' AND id <> \(user) ORDER BY id FOR UPDATE"
+        ).count
+    }
+
+    func setRole(_ role: AccountRole, of user: UUID) async throws {
+        try await database.execute("UPDATE auth.users SET role = \(role.rawValue), updated_at = now() WHERE id = \(user)")
+    }
+
+    /// Disables the account (now) or enables it; the user as it is then.
+    func setDisabled(_ disabled: Bool, of user: UUID) async throws -> User? {
+        try await database.query(
+            """
+            UPDATE auth.users SET disabled_at = CASE WHEN \(disabled) THEN coalesce(disabled_at, now()) END,
+                updated_at = now()
+            WHERE id = \(user) RETURNING \(unsafeSQL: Self.columns)
+            """
+        ).first.map(Self.user)
+    }
+
+    /// Whether the account may open a session now (exists and is not disabled), its row share-locked
+    /// until the transaction ends: a concurrent disable waits for the session to be opened, and
+    /// then ends it.
+    func lockEnabled(_ user: UUID) async throws -> Bool {
+        try await !database.query("SELECT 1 FROM auth.users WHERE id = \(user) AND disabled_at IS NULL FOR SHARE").isEmpty
     }
 
     /// Deletes the account; its address, or nil when there was no such account.

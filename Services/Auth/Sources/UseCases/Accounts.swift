@@ -101,14 +101,26 @@ struct Accounts: Sendable {
                 let id = UUID.random()
                 _ = try await users.insert(
                     id, email: email, passwordHash: passwordHash, displayName: nil, role: "admin", verified: true)
+                try await AuditLog.append(
+                    .init(
+                        "user.created_admin", target: ("user", id.text()), subject: id, after: .object(["role": .string("admin")])
+                    ),
+                    by: .commandLine, schema: AuthService.schema, on: connection)
                 return .created(id)
             }
             // An admin already (the command run again to replace the password) needs no flag.
-            guard promoteExisting || existing.admin else { return .exists(existing.id, liveSessions: existing.liveSessions) }
+            let wasAdmin = existing.role == AccountRole.admin.rawValue
+            guard promoteExisting || wasAdmin else { return .exists(existing.id, liveSessions: existing.liveSessions) }
             try await users.promote(existing.id, passwordHash: passwordHash)
             try await Identities(connection).unlinkAll(of: existing.id)
             try await EmailTokens(connection).void(of: existing.id, [.verify, .reset, .change, .cancelChange])
             let ended = try await Sessions(connection, lifetimes).end(of: existing.id, reason: "made admin")
+            try await AuditLog.append(
+                .init(
+                    wasAdmin ? "user.admin_password_set" : "user.role_changed", target: ("user", existing.id.text()),
+                    subject: existing.id, before: .object(["role": .string(existing.role)]),
+                    after: .object(["role": .string("admin")])),
+                by: .commandLine, schema: AuthService.schema, on: connection)
             return .promoted(existing.id, sessionsEnded: ended)
         }
     }

@@ -8,6 +8,7 @@ struct AuthUseCases: Sendable {
     let signIns: SignIns
     let accounts: Accounts
     let links: MailedLinks
+    let staff: StaffActions
 
     init(database: PostgresPool, lifetimes: Sessions.Lifetimes, desk: MailDesk) {
         self.database = database
@@ -15,6 +16,7 @@ struct AuthUseCases: Sendable {
         signIns = SignIns(database: database, lifetimes: lifetimes, mails: desk.mails)
         accounts = Accounts(database: database, lifetimes: lifetimes, mails: desk.mails)
         links = MailedLinks(database: database, lifetimes: lifetimes, desk: desk)
+        staff = StaffActions(database: database, lifetimes: lifetimes)
     }
 
     var users: Users { Users(database) }

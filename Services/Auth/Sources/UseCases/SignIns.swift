@@ -1,3 +1,4 @@
+import PierHTTP
 import PierModels
 import PierPostgres
 import PierRuntime
@@ -18,7 +19,8 @@ struct SignIns: Sendable {
 
     /// A new session for `user` whose first refresh token is `refreshToken`; when no session of
     /// the account came from this device name and address before, a notice is mailed in the same
-    /// transaction (a security mail). True when it was.
+    /// transaction (a security mail). True when it was. A disabled account gets none (403
+    /// `account_disabled`), whichever way it signs in.
     func open(for user: User, refreshToken: String, device: Sessions.Device) async throws -> (session: UUID, noticed: Bool) {
         try await database.withTransaction { connection in
             try await open(for: user, refreshToken: refreshToken, device: device, on: connection)
@@ -28,6 +30,7 @@ struct SignIns: Sendable {
     private func open(
         for user: User, refreshToken: String, device: Sessions.Device, on connection: PostgresConnection
     ) async throws -> (session: UUID, noticed: Bool) {
+        guard try await Users(connection).lockEnabled(user.id) else { throw HTTPError.accountDisabled }
         let sessions = Sessions(connection, lifetimes)
         let known = try await sessions.isKnown(device, of: user.id)
         let session = try await sessions.open(for: user.id, refreshToken: refreshToken, device: device)

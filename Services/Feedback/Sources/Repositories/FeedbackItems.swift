@@ -122,12 +122,15 @@ struct FeedbackItems: Sendable {
         var tags: [String]
         var internalNote: String?
         var moderation: Moderation
+        /// The signed-in sender (not changed by triage).
+        var sender: UUID? = nil
     }
 
     /// The item's triage fields, its row locked until the transaction ends (nil: no such item).
     func lockTriage(of id: UUID) async throws -> Triage? {
         let rows = try await database.query(
-            "SELECT status, duplicate_of, tags, internal_note, moderation FROM feedback.items WHERE id = \(id) FOR UPDATE")
+            "SELECT status, duplicate_of, tags, internal_note, moderation, user_id FROM feedback.items WHERE id = \(id) FOR UPDATE"
+        )
         guard let row = rows.first else { return nil }
         guard let status = FeedbackStatus(rawValue: try row.decode("status")),
             let moderation = Moderation(rawValue: try row.decode("moderation"))
@@ -137,7 +140,8 @@ struct FeedbackItems: Sendable {
         return Triage(
             status: status, duplicateOf: try row.decode("duplicate_of", as: UUID?.self),
             tags: try row.decode("tags", as: PostgresTextArray.self).values,
-            internalNote: try row.decode("internal_note", as: String?.self), moderation: moderation)
+            internalNote: try row.decode("internal_note", as: String?.self), moderation: moderation,
+            sender: try row.decode("user_id", as: UUID?.self))
     }
 
     /// Stores `triage` and records `changes` by `actor` in the item's history.

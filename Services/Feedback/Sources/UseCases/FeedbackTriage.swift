@@ -1,6 +1,7 @@
 import PierModels
 import PierPostgres
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -33,8 +34,9 @@ struct FeedbackTriage: Sendable {
 
     let database: PostgresPool
 
-    /// Applies `patch` by `actor` and records what changed (nothing recorded when nothing did).
-    func update(_ id: UUID, _ patch: Patch, actor: UUID) async throws -> Updated {
+    /// Applies `patch` by `actor` and records what changed in the item's history and the audit
+    /// log (nothing recorded when nothing did).
+    func update(_ id: UUID, _ patch: Patch, actor: AuditActor) async throws -> Updated {
         try await database.withTransaction { connection in
             let items = FeedbackItems(connection)
             guard let before = try await items.lockTriage(of: id) else { return .missing }
@@ -70,8 +72,13 @@ struct FeedbackTriage: Sendable {
                 after.moderation = moderation
                 changes["moderation"] = .init(from: .string(before.moderation.rawValue), to: .string(moderation.rawValue))
             }
-            guard !changes.isEmpty else { return .updated }
-            try await items.save(after, of: id, changes: changes, actor: actor)
+            guard !changes.isEmpty, let staff = actor.id else { return .updated }
+            try await items.save(after, of: id, changes: changes, actor: staff)
+            try await AuditLog.append(
+                .init(
+                    "feedback.updated", target: ("feedback", id.text()), subject: before.sender,
+                    before: .object(changes.mapValues(\.from)), after: .object(changes.mapValues(\.to))),
+                by: actor, schema: FeedbackService.schema, on: connection)
             return .updated
         }
     }

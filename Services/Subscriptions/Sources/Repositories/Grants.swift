@@ -45,6 +45,12 @@ struct Grants: Sendable {
         ).map(Self.grant)
     }
 
+    /// The grant, its row locked until the transaction ends.
+    func lock(_ id: UUID) async throws -> Grant? {
+        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM subscriptions.grants WHERE id = \(id) FOR UPDATE")
+            .first.map(Self.grant)
+    }
+
     /// Ends a grant at once (it stays in the history); nil when there is no such grant.
     func revoke(_ id: UUID, by admin: UUID) async throws -> Grant? {
         try await database.query(

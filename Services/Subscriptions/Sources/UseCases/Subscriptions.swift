@@ -1,6 +1,7 @@
 import PierModels
 import PierPostgres
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -49,20 +50,21 @@ struct Subscriptions: Sendable {
         case inUse
     }
 
-    func create(_ plan: Plan) async throws -> PlanChange {
+    func create(_ plan: Plan, by actor: AuditActor) async throws -> PlanChange {
         try await database.withTransaction { connection in
             let plans = Plans(connection)
             if let owner = try await plans.productOwner(of: plan) {
                 return .productTaken(product: owner.product, plan: owner.plan)
             }
             guard let stored = try await plans.insert(plan) else { return .idTaken }
+            try await audit("plan.created", plan: plan.id, before: nil, after: stored, by: actor, on: connection)
             return .saved(stored)
         }
     }
 
     /// Applies `change` to plan `id` under its row lock: the checked plan it makes of the stored
     /// one (``ValidPlan``), unless one of its products belongs to another plan.
-    func updatePlan(_ id: String, with change: UpdatePlan) async throws -> PlanChange {
+    func updatePlan(_ id: String, with change: UpdatePlan, by actor: AuditActor) async throws -> PlanChange {
         try await database.withTransaction { connection in
             let plans = Plans(connection)
             guard let current = try await plans.lock(id) else { return .missing }
@@ -71,18 +73,65 @@ struct Subscriptions: Sendable {
                 return .productTaken(product: owner.product, plan: owner.plan)
             }
             try await plans.update(plan)
+            if plan != current {
+                try await audit("plan.updated", plan: id, before: current, after: plan, by: actor, on: connection)
+            }
             return .saved(plan)
         }
     }
 
     /// Deletes a plan nobody ever had.
-    func deletePlan(_ id: String) async throws -> PlanChange {
+    func deletePlan(_ id: String, by actor: AuditActor) async throws -> PlanChange {
         try await database.withTransaction { connection in
             let plans = Plans(connection)
             guard let plan = try await plans.lock(id) else { return .missing }
             if try await plans.isUsed(plan) { return .inUse }
             try await plans.delete(id)
+            try await audit("plan.deleted", plan: id, before: plan, after: nil, by: actor, on: connection)
             return .deleted
+        }
+    }
+
+    private func audit(
+        _ action: String, plan id: String, before: Plan?, after: Plan?, by actor: AuditActor, on connection: PostgresConnection
+    ) async throws {
+        try await AuditLog.append(
+            .init(
+                action, target: ("plan", id), subject: nil, before: try before.map(JSONValue.encoded),
+                after: try after.map(JSONValue.encoded)),
+            by: actor, schema: SubscriptionsService.schema, on: connection)
+    }
+
+    // MARK: - Grants
+
+    /// Gives `request.userId` the plan for a while, recorded as `actor`'s; nil when the plan is unknown.
+    func grant(_ request: CreateGrant, reason: String, by actor: AuditActor) async throws -> Grant? {
+        guard let staff = actor.id else { return nil }
+        return try await database.withTransaction { connection in
+            guard let grant = try await Grants(connection).insert(request, reason: reason, by: staff) else { return nil }
+            try await AuditLog.append(
+                .init("grant.created", target: ("grant", grant.id.text()), subject: grant.userId, after: try .encoded(grant)),
+                by: actor, schema: SubscriptionsService.schema, on: connection)
+            return grant
+        }
+    }
+
+    /// Ends a grant at once (it stays in the history); nil when there is none. Revoking one that
+    /// ended already changes nothing and records nothing.
+    func revokeGrant(_ id: UUID, by actor: AuditActor) async throws -> Grant? {
+        guard let staff = actor.id else { return nil }
+        return try await database.withTransaction { connection in
+            let grants = Grants(connection)
+            guard let before = try await grants.lock(id) else { return nil }
+            guard let after = try await grants.revoke(id, by: staff) else { return nil }
+            if before.revokedAt == nil {
+                try await AuditLog.append(
+                    .init(
+                        "grant.revoked", target: ("grant", id.text()), subject: after.userId, before: try .encoded(before),
+                        after: try .encoded(after)),
+                    by: actor, schema: SubscriptionsService.schema, on: connection)
+            }
+            return after
         }
     }
 

@@ -1,0 +1,183 @@
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the team does to an account (roles, disabling, ending sessions, mails, deletion): each a
+/// unit of work that changes the account and appends the audit entry in one transaction.
+///
+/// Whatever changes who may act on the account ends what someone else could still hold:
+/// - a change of role ends every session (the role is in the access tokens: a session someone
+///   else holds must not refresh into a team token, and a demoted account keeps none), voids
+///   every pending reset and change of address (one asked from such a session would move the
+///   account to another mailbox), and unlinks the identities linked while the address was
+///   unproven; a team role needs a proven address;
+/// - disabling ends every session and voids the pending links; sign-in and refresh are refused
+///   until the account is enabled again.
+struct StaffActions: Sendable {
+    let database: PostgresPool
+    let lifetimes: Sessions.Lifetimes
+
+    static let schema = AuthService.schema
+
+    enum RoleChanged: Sendable, Equatable {
+        case changed(User, sessionsEnded: Int)
+        case unchanged(User)
+        case missing
+        /// A team role for an account whose address was never proven.
+        case addressUnverified
+        /// It is the last admin.
+        case lastAdmin
+    }
+
+    func setRole(of user: UUID, to role: AccountRole, by actor: AuditActor) async throws -> RoleChanged {
+        try await database.withTransaction { connection in
+            let users = Users(connection)
+            guard var account = try await users.lockForStaff(user) else { return .missing }
+            guard account.role != role.rawValue else { return .unchanged(account) }
+            if role.isStaff && !account.emailVerified { return .addressUnverified }
+            if account.role == AccountRole.admin.rawValue, try await users.lockOtherAdmins(than: user) == 0 {
+                return .lastAdmin
+            }
+            try await users.setRole(role, of: user)
+            if role.isStaff { try await Identities(connection).unlinkUnverified(of: user) }
+            try await EmailTokens(connection).void(of: user, [.reset, .change, .cancelChange])
+            let ended = try await Sessions(connection, lifetimes).end(of: user, reason: "role changed")
+            try await AuditLog.append(
+                .init(
+                    "user.role_changed", target: ("user", user.text()), subject: user,
+                    before: .object(["role": .string(account.role)]), after: .object(["role": .string(role.rawValue)])),
+                by: actor, schema: Self.schema, on: connection)
+            account.role = role.rawValue
+            return .changed(account, sessionsEnded: ended)
+        }
+    }
+
+    enum Disabled: Sendable, Equatable {
+        case done(User, sessionsEnded: Int)
+        case missing
+        /// Disabling one's own account, or the last admin: nobody would be left to enable it.
+        case refused(String)
+    }
+
+    func setDisabled(_ user: UUID, _ disabled: Bool, by actor: AuditActor) async throws -> Disabled {
+        try await database.withTransaction { connection in
+            let users = Users(connection)
+            guard let before = try await users.lockForStaff(user) else { return .missing }
+            if disabled {
+                if actor.id == user { return .refused("An account cannot disable itself.") }
+                if before.role == AccountRole.admin.rawValue, try await users.lockOtherAdmins(than: user) == 0 {
+                    return .refused("The last admin account cannot be disabled.")
+                }
+            }
+            guard (before.disabledAt != nil) != disabled else { return .done(before, sessionsEnded: 0) }
+            guard let after = try await users.setDisabled(disabled, of: user) else { return .missing }
+            var ended = 0
+            if disabled {
+                try await EmailTokens(connection).void(of: user, [.reset, .change, .cancelChange])
+                ended = try await Sessions(connection, lifetimes).end(of: user, reason: "disabled")
+            }
+            try await AuditLog.append(
+                .init(
+                    disabled ? "user.disabled" : "user.enabled", target: ("user", user.text()), subject: user,
+                    before: .object(["disabled": .bool(!disabled)]), after: .object(["disabled": .bool(disabled)])),
+                by: actor, schema: Self.schema, on: connection)
+            return .done(after, sessionsEnded: ended)
+        }
+    }
+
+    /// Ends the account's session `id`, or all of them (and then its pending resets and changes
+    /// of address); nil when there is no such account.
+    func endSessions(of user: UUID, only id: UUID?, by actor: AuditActor) async throws -> Int? {
+        try await database.withTransaction { connection in
+            guard try await Users(connection).lockForStaff(user) != nil else { return nil }
+            if id == nil { try await EmailTokens(connection).void(of: user, [.reset, .change, .cancelChange]) }
+            let ended = try await Sessions(connection, lifetimes).end(of: user, only: id, reason: "ended by the team")
+            // A session that was not live: nothing was done.
+            if id != nil && ended == 0 { return 0 }
+            try await AuditLog.append(
+                .init(
+                    "user.sessions_ended", target: ("user", user.text()), subject: user,
+                    after: .object(["session": id.map { .string($0.text()) } ?? .string("all"), "ended": .number(Double(ended))])
+                ),
+                by: actor, schema: Self.schema, on: connection)
+            return ended
+        }
+    }
+
+    enum Mailed: Sendable, Equatable {
+        case queued
+        case missing
+        /// A verification mail for an address that is verified already.
+        case alreadyVerified
+    }
+
+    /// Queues a password-reset link (30 minutes) or a verification link to the account's address.
+    /// Staff are not throttled like the public routes, but every mail is in the audit log.
+    func sendMail(_ kind: StaffMail, to user: UUID, by actor: AuditActor, desk: MailDesk) async throws -> Mailed {
+        try await database.withTransaction { connection in
+            guard let account = try await Users(connection).lockForStaff(user) else { return .missing }
+            switch kind {
+            case .verification:
+                guard !account.emailVerified else { return .alreadyVerified }
+                try await EmailTokens(connection).issue(desk.verification(account.email), to: user)
+            case .passwordReset:
+                try await EmailTokens(connection).issue(desk.reset(account.email), to: user)
+            }
+            try await AuditLog.append(
+                .init(
+                    "user.mail_sent", target: ("user", user.text()), subject: user,
+                    after: .object(["mail": .string(kind.rawValue)])),
+                by: actor, schema: Self.schema, on: connection)
+            return .queued
+        }
+    }
+
+    /// Deletes the account (its sessions, identities and links with it) and publishes
+    /// `account.deleted`, with the audit entry, in one transaction. False when there was none.
+    func delete(_ user: UUID, by actor: AuditActor, mails: Mails) async throws -> Bool {
+        try await database.withTransaction { connection in
+            guard let before = try await Users(connection).lockForStaff(user) else { return false }
+            if before.role == AccountRole.admin.rawValue, try await Users(connection).lockOtherAdmins(than: user) == 0 {
+                throw LastAdmin()
+            }
+            _ = try await Users(connection).delete(user)
+            try await Outbox(connection).enqueue(mails.accountDeleted(to: before.email), kind: "account-deleted")
+            try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
+            try await AuditLog.append(
+                .init(
+                    "user.deleted", target: ("user", user.text()), subject: user,
+                    before: .object(["email": .string(before.email), "role": .string(before.role)])),
+                by: actor, schema: Self.schema, on: connection)
+            return true
+        }
+    }
+
+    /// Records that the team exported the account's data.
+    func recordExport(of user: UUID, by actor: AuditActor) async throws {
+        try await AuditLog.append(
+            .init("user.exported", target: ("user", user.text()), subject: user), by: actor, schema: Self.schema, on: database)
+    }
+
+    struct LastAdmin: Error {}
+}
+
+/// The mails the team can send to an account.
+enum StaffMail: String, Sendable {
+    case passwordReset = "password-reset"
+    case verification
+}
+
+extension HTTPError {
+    /// A sign-in to an account the team disabled.
+    static var accountDisabled: HTTPError {
+        HTTPError(403, code: .accountDisabled, detail: "This account is disabled; contact the app's support.")
+    }
+}

@@ -1,0 +1,97 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What an account may do besides using the app: `user` (nothing more), `support` (read,
+/// triage, reply, help a user: end sessions, send mails, disable, grant access) or `admin`
+/// (everything, with plans, deletion and roles).
+public enum AccountRole: String, Codable, Sendable, CaseIterable {
+    case user, support, admin
+
+    /// One of the team's roles: may use the console and the staff routes.
+    public var isStaff: Bool { self != .user }
+}
+
+/// `PUT /auth/users/{id}/role` (admins): the account's new role. The admin confirms with their
+/// password unless they signed in within the last 5 minutes.
+public struct RoleChange: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case role, password }
+    public static let required = [["role"]]
+    public var role: String
+    public var password: String?
+
+    public init(role: AccountRole, password: String? = nil) {
+        self.role = role.rawValue
+        self.password = password
+    }
+}
+
+/// One staff action as the audit log keeps it: who (the account and the role they had), what,
+/// on what, when, and the values before and after. Entries are never changed or removed.
+public struct AuditEntry: Codable, Sendable, Equatable {
+    public var id: Int64
+    /// The service that recorded it (`auth`, `feedback`, `subscriptions`).
+    public var service: String
+    public var at: Date
+    /// The staff account that acted; nil for an operator's command on the server.
+    public var actorId: UUID?
+    /// The actor's role when they acted (`operator` for a command on the server).
+    public var actorRole: String
+    /// What was done, as `noun.verb` (`user.role_changed`, `feedback.updated`, `grant.created`).
+    public var action: String
+    /// What it was done to: its kind (`user`, `feedback`, `plan`, `grant`) and id.
+    public var targetType: String
+    public var targetId: String
+    /// The account the action concerns, where there is one (exported with its data).
+    public var subjectId: UUID?
+    public var before: JSONValue?
+    public var after: JSONValue?
+    /// The request that did it (its `X-Request-ID`).
+    public var requestId: String?
+
+    public init(
+        id: Int64, service: String, at: Date, actorId: UUID?, actorRole: String, action: String, targetType: String,
+        targetId: String, subjectId: UUID?, before: JSONValue?, after: JSONValue?, requestId: String?
+    ) {
+        self.id = id
+        self.service = service
+        self.at = at
+        self.actorId = actorId
+        self.actorRole = actorRole
+        self.action = action
+        self.targetType = targetType
+        self.targetId = targetId
+        self.subjectId = subjectId
+        self.before = before
+        self.after = after
+        self.requestId = requestId
+    }
+}
+
+/// `GET /{service}/audit`: entries newest first; `next` is the `before` of the following page.
+public struct AuditList: Codable, Sendable, Equatable {
+    public var items: [AuditEntry]
+    public var next: Int64?
+
+    public init(items: [AuditEntry], next: Int64?) {
+        self.items = items
+        self.next = next
+    }
+}
+
+/// `POST /auth/users/{id}/mail` (staff): a mail to the account's address, `password-reset` or
+/// `verification`.
+public struct StaffMailRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case mail }
+    public static let required = [["mail"]]
+    public var mail: String
+    public init(mail: String) { self.mail = mail }
+}
+
+/// What ending sessions ended.
+public struct SessionsEnded: Codable, Sendable, Equatable {
+    public var ended: Int
+    public init(ended: Int) { self.ended = ended }
+}
