@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "pier-auth", targets: ["pier-auth"]),
         .executable(name: "pier-feedback", targets: ["pier-feedback"]),
         .executable(name: "pier-subscriptions", targets: ["pier-subscriptions"]),
+        .executable(name: "pier-console", targets: ["pier-console"]),
         .executable(name: "pier-gateway", targets: ["pier-gateway"]),
         .library(name: "FeedbackService", targets: ["FeedbackService"]),
         .library(name: "SubscriptionsService", targets: ["SubscriptionsService"]),
@@ -94,10 +95,21 @@ let package = Package(
             path: "Services/Subscriptions/Main", swiftSettings: strict),
 
         .target(
+            name: "ConsoleService",
+            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            path: "Services/Console",
+            exclude: ["Main"], sources: ["Sources"],
+            resources: [.embedInCode("Migrations"), .embedInCode("Resources/console.css"), .embedInCode("Resources/console.js")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "pier-console", dependencies: ["ConsoleService"],
+            path: "Services/Console/Main", swiftSettings: strict),
+
+        .target(
             name: "Gateway",
             dependencies: [
-                "AuthService", "FeedbackService", "SubscriptionsService", "PierService", "PierHTTP", "PierPostgres",
-                "PierModels", "PierRuntime",
+                "AuthService", "FeedbackService", "SubscriptionsService", "ConsoleService", "PierService", "PierHTTP",
+                "PierPostgres", "PierModels", "PierRuntime",
             ],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
@@ -160,6 +172,13 @@ let package = Package(
                 "PierServiceTestSupport",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: [
+                "ConsoleService", "Gateway", "PierService", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "PierTestSupport", "PierServiceTestSupport",
+            ],
+            path: "Tests/ConsoleTests", swiftSettings: strict),
         .testTarget(
             name: "FeedbackTests",
             dependencies: [

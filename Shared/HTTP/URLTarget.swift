@@ -1,5 +1,5 @@
 /// Splits a request target into its decoded path and query parameters.
-enum URLTarget {
+public enum URLTarget {
     /// The decoded path, the query parameters, and the target with its path normalized (what a
     /// proxy forwards).
     ///
@@ -25,7 +25,7 @@ enum URLTarget {
 
     /// `name=value&…` pairs, percent-decoded (`+` is a space): a query, or a form body
     /// (`application/x-www-form-urlencoded`). `what` names it in the refusal.
-    static func pairs(_ text: Substring, what: String) throws(HTTPError) -> [(name: String, value: String)] {
+    public static func pairs(_ text: Substring, what: String) throws(HTTPError) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         for pair in text.split(separator: "&") where !pair.isEmpty {
             let nameValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

@@ -155,6 +155,8 @@ public enum PluginHost {
                 .init(name: plugin.name, schema: plugin.schema, migrations: plugin.migrations, database: pool, service: service))
         }
         var capabilities = Capabilities()
+        let local = LocalAPI()
+        capabilities.offer(.localAPI, local)
         for entry in mounted { entry.service.offer(into: &capabilities) }
         if let offered = capabilities.first(.tokenKeys) { chosen.use(offered) }
         for entry in mounted {
@@ -173,6 +175,7 @@ public enum PluginHost {
         let listeners = try makeListeners(
             host: host, routes: routes, configuration: configuration, logger: logger,
             middleware: extensions.flatMap(\.middleware))
+        local.serve(listeners.pipeline)
         try listeners.start()
         parts += listeners.all
         started = true

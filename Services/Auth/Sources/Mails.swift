@@ -1,3 +1,4 @@
+import PierHTTP
 import PierMail
 
 /// The mails the auth service sends: short, plain text with an HTML twin, the app's name, the
@@ -99,18 +100,5 @@ struct Mails: Sendable {
             html: "<!doctype html><html><body>\n" + html.joined(separator: "\n") + "\n</body></html>\n")
     }
 
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escaped(_ text: String) -> String { HTMLEscaping.escape(text) }
 }

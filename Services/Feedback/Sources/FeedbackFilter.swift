@@ -20,6 +20,8 @@ struct FeedbackFilter: Sendable {
     var createdTo: Date?
     var appVersion: String?
     var text: String?
+    /// One account's items (the console's user page).
+    var sender: UUID?
     /// nil: every moderation state; the default view shows approved items only.
     var moderation: String? = "approved"
 
@@ -49,6 +51,10 @@ struct FeedbackFilter: Sendable {
         createdFrom = date("createdFrom")
         createdTo = date("createdTo")
         appVersion = request.query("appVersion")
+        if let user = request.query("userId") {
+            sender = UUID(uuidString: user)
+            if sender == nil { errors.append(.init(field: "userId", message: "must be an account id (a UUID)")) }
+        }
         if let q = request.query("q") {
             if q.trimmingWhitespace().isEmpty || q.count > 200 {
                 errors.append(.init(field: "q", message: "must be 1 to 200 characters"))
@@ -79,6 +85,7 @@ struct FeedbackFilter: Sendable {
         if let createdFrom { query.append(" AND created_at >= \(createdFrom)") }
         if let createdTo { query.append(" AND created_at < \(createdTo)") }
         if let appVersion { query.append(" AND app_version = \(appVersion)") }
+        if let sender { query.append(" AND user_id = \(sender)") }
         if let text { query.append(" AND search @@ websearch_to_tsquery('simple', \(text))") }
         if let moderation { query.append(" AND moderation = \(moderation)") }
         return query

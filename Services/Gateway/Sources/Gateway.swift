@@ -1,4 +1,5 @@
 import AuthService
+import ConsoleService
 import FeedbackService
 import PierHTTP
 import PierRuntime
@@ -12,7 +13,9 @@ import SubscriptionsService
 /// proxy as an extension.
 public enum Gateway {
     /// The plugins this build can host.
-    public static let plugins = [Plugin(AuthService.self), Plugin(FeedbackService.self), Plugin(SubscriptionsService.self)]
+    public static let plugins = [
+        Plugin(AuthService.self), Plugin(FeedbackService.self), Plugin(SubscriptionsService.self), Plugin(ConsoleService.self),
+    ]
 
     /// `pier-gateway [--embed auth,…] [--route /prefix=http://host:port …] [--migrate]`.
     public static let executable = Executable(

@@ -1,0 +1,255 @@
+import PierCrypto
+import PierHTTP
+import PierJSON
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The console's request handling: the session cookie, the CSRF check of every form, the
+/// security headers of every page, and the calls to Pier's API as the signed-in staff member.
+struct Console: Sendable {
+    let sessions: ConsoleSessions
+    let api: PierAPI
+    let authenticator: Authenticator
+    let secureCookies: Bool
+    let logger: Logger
+
+    var cookieName: String { secureCookies ? "__Host-pier_console" : "pier_console" }
+    var preCookieName: String { secureCookies ? "__Host-pier_console_form" : "pier_console_form" }
+
+    /// Every console response's headers: no script but the console's own file, no framing, no
+    /// caching of private pages, no referrer leaving the console.
+    static let securityHeaders: HTTPHeaders = [
+        "Content-Security-Policy":
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+            + "frame-ancestors 'none'; base-uri 'none'",
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+        "Cache-Control": "no-store",
+        "Cross-Origin-Opener-Policy": "same-origin",
+    ]
+
+    // MARK: - Signed-in staff
+
+    /// Why a request is answered with the sign-in page instead.
+    struct SignedOut: Error {}
+
+    /// The request's session, its access token fresh; nil when there is none (or it ended: timed
+    /// out, signed out elsewhere, the account's sessions revoked, its role taken away).
+    func session(_ request: Request) async throws -> ConsoleSession? {
+        guard let value = cookie(cookieName, in: request), let secret = Base64.urlDecoded(value), secret.count == 32,
+            var session = try await sessions.find(secret)
+        else { return nil }
+        if session.accessExpiresAt.timeIntervalSinceNow < 60 {
+            guard let refreshed = try await refresh(session, request) else { return nil }
+            session = refreshed
+        } else {
+            // The revocation list knows within seconds when Pier ended the session (disabled,
+            // role changed, signed out everywhere): the console signs out with it.
+            if try await !isAccepted(session.accessToken) {
+                try await sessions.delete(session)
+                return nil
+            }
+        }
+        try await sessions.touch(session)
+        return session
+    }
+
+    /// Whether Pier would accept the access token now (a 503 while the revocation list cannot
+    /// tell is thrown: it says nothing of this session).
+    private func isAccepted(_ token: String) async throws -> Bool {
+        let probe = Request(method: "GET", path: "/", headers: ["Authorization": "Bearer " + token])
+        do {
+            _ = try await authenticator.principal(probe)
+            return true
+        } catch {
+            if error.status == 401 { return false }
+            throw error
+        }
+    }
+
+    /// Exchanges the refresh token under the row's lock (one refresh per session, however many
+    /// tabs ask at once); nil, and the session gone, when Pier refuses it.
+    private func refresh(_ stale: ConsoleSession, _ request: Request) async throws -> ConsoleSession? {
+        try await sessions.database.withTransaction { connection in
+            guard let current = try await sessions.find(stale.secret, on: connection, locking: true) else { return nil }
+            guard current.accessExpiresAt.timeIntervalSinceNow < 60 else { return current }
+            let reply = try await api.send(
+                "POST", "/auth/refresh", json: try api.json(RefreshRequest(refreshToken: current.refreshToken)), from: request)
+            guard reply.ok, let tokens = try? reply.decode(AuthSession.self),
+                AccountRole(rawValue: tokens.user.role) == current.role
+            else {
+                if reply.status == 401 || reply.ok {
+                    try await connection.execute("DELETE FROM console.sessions WHERE id = \(PostgresBytes(current.id))")
+                    return nil
+                }
+                throw HTTPError.unavailable(retryAfter: 2, "Pier could not renew the session right now.")
+            }
+            return try await sessions.store(tokens, in: current, on: connection)
+        }
+    }
+
+    /// Calls Pier's API as `session`'s staff member; a 401 ends the console session.
+    func call(
+        _ method: String, _ target: String, json body: [UInt8]? = nil, as session: ConsoleSession, _ request: Request
+    ) async throws -> PierAPI.Reply {
+        let reply = try await api.send(method, target, json: body, token: session.accessToken, from: request)
+        if reply.status == 401 && reply.problem?.code != .reauthenticationRequired {
+            try await sessions.delete(session)
+            throw SignedOut()
+        }
+        return reply
+    }
+
+    /// The JSON of a call that must succeed (a page's data); its problem otherwise.
+    func fetch<T: Decodable>(_ type: T.Type, _ target: String, as session: ConsoleSession, _ request: Request) async throws -> T {
+        let reply = try await call("GET", target, as: session, request)
+        guard reply.ok else { throw Failed(reply: reply) }
+        return try reply.decode(type)
+    }
+
+    /// A call Pier refused: the page says why.
+    struct Failed: Error {
+        let reply: PierAPI.Reply
+    }
+
+    // MARK: - Routes
+
+    typealias Screen = @Sendable (Request, ConsoleSession) async throws -> Response
+
+    /// A page or form for signed-in staff: without a session, the sign-in page (a GET) or 401;
+    /// every POST must carry the session's CSRF token and come from the console's own origin
+    /// (403 otherwise).
+    func staff(_ screen: @escaping Screen) -> @Sendable (Request, ServiceRequestContext) async throws -> Response {
+        { request, _ in
+            do {
+                guard let session = try await session(request) else { throw SignedOut() }
+                if request.method == "POST" {
+                    let form = try request.form() ?? [:]
+                    guard sameOrigin(request), let token = form["csrf"],
+                        constantTimeEquals(Array(token.utf8), Array(session.csrf.utf8))
+                    else {
+                        logger.warning("console form refused: no valid CSRF token", [("user_id", .string(session.userID.text()))])
+                        return page(
+                            status: 403, title: "Refused", session: nil,
+                            "<h1>Refused</h1><p>This form was not sent from the console. Open the page again and retry.</p>")
+                    }
+                }
+                return try await screen(request, session)
+            } catch is SignedOut {
+                if request.method == "GET" {
+                    return redirect(ConsolePath("sign-in", query: [("next", request.target)]), clearing: true)
+                }
+                return page(
+                    status: 401, title: "Signed out", session: nil,
+                    "<h1>Signed out</h1><p>Your console session ended. <a href=\"/console/sign-in\">Sign in again</a>.</p>")
+            } catch let failed as Failed {
+                return problem(failed.reply, session: nil)
+            }
+        }
+    }
+
+    /// The page of a refused call: its status, and what Pier said.
+    func problem(_ reply: PierAPI.Reply, session: ConsoleSession?) -> Response {
+        let problem = reply.problem
+        let status = (400..<600).contains(reply.status) ? reply.status : 502
+        let fields = HTML.join(
+            (problem?.errors ?? []).map { error in "<li><code>\(error.field)</code> \(error.message)</li>" })
+        return page(
+            status: status, title: problem?.title ?? "Error", session: session,
+            """
+            <h1>\(problem?.title ?? "Something went wrong")</h1>
+            <p class="problem">\(problem?.detail ?? "Pier answered \(status).")</p>
+            <ul>\(fields)</ul>
+            <p class="muted">Code <code>\(problem?.code?.rawValue ?? "-")</code>, request <code>\(problem?.requestId ?? "-")</code></p>
+            <p><a href="/console/">Back to the console</a></p>
+            """)
+    }
+
+    /// Whether a form was posted from the console's own pages (`Origin`, when the browser sends
+    /// it, names this host).
+    func sameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers["Origin"] else { return true }
+        guard let host = request.headers["Host"] else { return false }
+        return origin == "http://" + host || origin == "https://" + host
+    }
+
+    // MARK: - Responses
+
+    func page(status: Int = 200, title: String, session: ConsoleSession?, _ content: HTML) -> Response {
+        var headers = Self.securityHeaders
+        headers.set("Content-Type", "text/html; charset=utf-8")
+        let body = Layout.page(title: title, session: session, content: content)
+        return Response(status: status, headers: headers, body: Array(body.text.utf8))
+    }
+
+    /// 303 to `path` (after a form, or to sign in), optionally ending the session cookie.
+    func redirect(_ path: ConsolePath, clearing: Bool = false, cookie: String? = nil) -> Response {
+        var headers = Self.securityHeaders
+        headers.set("Location", path.value)
+        if clearing { headers.add("Set-Cookie", "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict\(secureFlag)") }
+        if let cookie { headers.add("Set-Cookie", cookie) }
+        return Response(status: 303, headers: headers)
+    }
+
+    var secureFlag: String { secureCookies ? "; Secure" : "" }
+
+    func sessionCookie(_ session: ConsoleSession) -> String {
+        "\(cookieName)=\(Base64.urlEncoded(session.secret)); Path=/; HttpOnly; SameSite=Strict\(secureFlag)"
+    }
+
+    /// The value of cookie `name`.
+    func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers.values("Cookie") {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingWhitespace() == name { return String(parts[1].trimmingWhitespace()) }
+            }
+        }
+        return nil
+    }
+
+    func routes(into routes: inout Routes) {
+        let router = Router<ServiceRequestContext>()
+        let signIn = SignInScreens(console: self)
+        let feedback = FeedbackScreens(console: self)
+        let users = UserScreens(console: self)
+        let audit = AuditScreens(console: self)
+        router.get("/console") { _, _ in redirect(ConsolePath()) }
+        router.get("/console/") { request, context in try await staff { _, _ in redirect(ConsolePath("inbox")) }(request, context)
+        }
+        router.get("/console/sign-in") { request, _ in try await signIn.form(request) }
+        router.post("/console/sign-in") { request, _ in try await signIn.submit(request) }
+        router.post("/console/sign-out") { request, context in try await staff(signIn.signOut)(request, context) }
+        router.get("/console/inbox") { try await staff(feedback.inbox)($0, $1) }
+        router.post("/console/inbox") { try await staff(feedback.bulk)($0, $1) }
+        router.get("/console/feedback/{id}") { try await staff(feedback.item)($0, $1) }
+        router.post("/console/feedback/{id}") { try await staff(feedback.triage)($0, $1) }
+        router.get("/console/users") { try await staff(users.search)($0, $1) }
+        router.get("/console/users/{id}") { try await staff(users.user)($0, $1) }
+        router.get("/console/users/{id}/export") { try await staff(users.export)($0, $1) }
+        router.post("/console/users/{id}/{action}") { try await staff(users.act)($0, $1) }
+        router.get("/console/audit") { try await staff(audit.list)($0, $1) }
+        router.get("/console/static/console.css") { _, _ in Assets.response(Assets.css, type: "text/css; charset=utf-8") }
+        router.get("/console/static/console.js") { _, _ in
+            Assets.response(Assets.script, type: "text/javascript; charset=utf-8")
+        }
+        routes.merge(router.routes)
+    }
+}
+
+extension Request {
+    /// A form's fields in order, repeated names kept (bulk actions' checkboxes).
+    func formPairs() throws(HTTPError) -> [(name: String, value: String)] {
+        guard isForm else { return [] }
+        return try URLTarget.pairs(String(decoding: body, as: UTF8.self)[...], what: "form")
+    }
+}

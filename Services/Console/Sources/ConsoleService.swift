@@ -1,0 +1,92 @@
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The team's web console at `/console/`: server-rendered pages over Pier's own API, signed in
+/// with the same accounts (support and admin roles). Hosted by the gateway, or alone as
+/// `pier-console` (then it calls the API at `PIER_CONSOLE_API_URL`).
+public struct ConsoleService: Service {
+    public static let name = "console"
+    public static let prefix = "/console"
+    public static let schema = "console"
+    public static let defaultPort = 8084
+    public static let migrations = [
+        Migration(
+            version: 1, name: "create_console", sql: String(decoding: PackageResources._001_create_console_sql, as: UTF8.self))
+    ]
+
+    let console: Console
+    let sweeper: Sweeper
+
+    public static func make(context: ServiceContext) async throws -> ConsoleService {
+        let configuration = try ConsoleConfiguration(
+            environment: context.configuration.environment, serving: context.configuration.http)
+        let sessions = ConsoleSessions(
+            database: context.database, idleSeconds: configuration.idleMinutes * 60,
+            absoluteSeconds: configuration.absoluteHours * 3600)
+        let console = Console(
+            sessions: sessions, api: PierAPI(baseURL: configuration.apiURL, http: context.http),
+            authenticator: context.authenticator, secureCookies: configuration.secureCookies, logger: context.logger)
+        return ConsoleService(console: console, sweeper: Sweeper(sessions: sessions, logger: context.logger))
+    }
+
+    public func routes(into routes: inout Routes) { console.routes(into: &routes) }
+
+    public var background: [any LifecycleService] { [sweeper] }
+
+    /// Hosted beside the services, the console calls their routes in-process.
+    public func use(_ capabilities: Capabilities) { console.api.use(capabilities.first(.localAPI)) }
+}
+
+/// The console's settings, from `PIER_CONSOLE_*`.
+///
+/// | variable | default | meaning |
+/// |---|---|---|
+/// | `PIER_CONSOLE_IDLE_MINUTES` | `30` | a session unused this long is signed out |
+/// | `PIER_CONSOLE_ABSOLUTE_HOURS` | `12` | a session this old is signed out, used or not |
+/// | `PIER_CONSOLE_SECURE_COOKIES` | `true` in production | the cookie is `__Host-pier_console`, `Secure` (served over TLS); else `pier_console` (plain HTTP on a laptop) |
+/// | `PIER_CONSOLE_API_URL` | this process's own address | Pier's API, when the console runs alone (`pier-console`) |
+struct ConsoleConfiguration: Sendable {
+    var idleMinutes: Int
+    var absoluteHours: Int
+    var secureCookies: Bool
+    var apiURL: String
+
+    init(environment: Environment, serving: HTTPServer.Configuration) throws(Environment.Failure) {
+        idleMinutes = try environment.int("PIER_CONSOLE_IDLE_MINUTES", default: 30, in: 1...1440)
+        absoluteHours = try environment.int("PIER_CONSOLE_ABSOLUTE_HOURS", default: 12, in: 1...720)
+        secureCookies = try environment.bool(
+            "PIER_CONSOLE_SECURE_COOKIES", default: environment.string("PIER_ENV") == "production")
+        let host = serving.host == "0.0.0.0" || serving.host == "::" ? "127.0.0.1" : serving.host
+        var url = environment.string("PIER_CONSOLE_API_URL", default: "http://\(host):\(serving.port)")
+        while url.hasSuffix("/") { url.removeLast() }
+        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            throw Environment.Failure(variable: "PIER_CONSOLE_API_URL", problem: "must start with https:// or http://")
+        }
+        apiURL = url
+    }
+}
+
+/// Forgets the sessions past their timeouts, every minute.
+struct Sweeper: LifecycleService {
+    var lifecycleName: String { "console sessions sweep" }
+    let sessions: ConsoleSessions
+    let logger: Logger
+
+    func run() async {
+        while !Task.isCancelled {
+            if let swept = try? await sessions.sweep(), swept > 0 {
+                logger.info("console sessions timed out", [("sessions", .int(swept))])
+            }
+            try? await Task.sleep(for: .seconds(60))
+        }
+    }
+}

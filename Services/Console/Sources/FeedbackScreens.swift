@@ -1,0 +1,247 @@
+import PierHTTP
+import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The inbox (every item, newest first, with the API's filters, keyset paging and bulk triage)
+/// and an item's page (the message, its sender and context, its history, and its triage: only
+/// the status moves the workflow allows are offered).
+struct FeedbackScreens: Sendable {
+    let console: Console
+
+    /// The filters the inbox passes on to `GET /feedback`, as the page's query has them.
+    static let filters = ["status", "category", "platform", "q", "moderation", "ratingMin", "ratingMax", "appVersion"]
+
+    func inbox(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        var query: [(String, String)] = Self.filters.compactMap { name in request.query(name).map { (name, $0) } }
+            .filter { !$0.1.isEmpty }
+        let filterQuery = query
+        if let cursor = request.query("cursor"), !cursor.isEmpty { query.append(("cursor", cursor)) }
+        query.append(("limit", "50"))
+        let page = try await console.fetch(FeedbackPage.self, Self.target("/feedback", query), as: session, request)
+        let value = { (name: String) in request.query(name) ?? "" }
+        let rows = HTML.join(
+            page.items.map { item in
+                let path = ConsolePath("feedback", item.id.uuidString.lowercased())
+                return """
+                    <tr data-href="\(path)">
+                    <td><input type="checkbox" name="id" value="\(item.id)" form="bulk" aria-label="select"></td>
+                    <td><a href="\(path)">\(Self.excerpt(item.message))</a><div class="muted">\(item.name ?? item.email ?? (item.userId == nil ? "anonymous" : "signed in"))</div></td>
+                    <td><span class="badge">\(item.status)</span></td>
+                    <td>\(item.category)</td>
+                    <td>\(item.rating.map { String(repeating: "★", count: $0) } ?? "")</td>
+                    <td>\(item.platform ?? "")</td>
+                    <td>\(item.appVersion ?? "")</td>
+                    <td class="muted">\(Layout.date(item.createdAt))</td>
+                    </tr>
+                    """
+            })
+        let next: HTML =
+            page.nextCursor.map { cursor in
+                "<a rel=\"next\" href=\"\(ConsolePath("inbox", query: filterQuery + [("cursor", cursor)]))\">Older →</a>"
+            } ?? .empty
+        let statuses = HTML.join(
+            FeedbackStatus.allCases.map { status in "<option value=\"\(status.rawValue)\">\(status.rawValue)</option>" })
+        return console.page(
+            title: "Inbox", session: session,
+            """
+            <h1>Inbox</h1>
+            <form class="filters" method="get" action="/console/inbox">
+            <label>Search <input type="search" name="q" value="\(value("q"))" placeholder="words in the message"></label>
+            \(Self.select("status", ["", "new", "triaged", "planned", "in_progress", "done", "closed", "duplicate"], value("status")))
+            \(Self.select("category", [""] + Vocabulary.categories.sorted(), value("category")))
+            \(Self.select("platform", [""] + Vocabulary.platforms.sorted(), value("platform")))
+            \(Self.select("moderation", ["", "pending", "approved", "rejected", "all"], value("moderation")))
+            <button type="submit">Filter</button>
+            </form>
+            <form id="bulk" class="actions" method="post" action="/console/inbox">
+            \(Layout.csrf(session))
+            <label>Move the selected to <select name="status"><option value="">(status unchanged)</option>\(statuses)</select></label>
+            <label>Add tags <input name="tags" placeholder="billing, crash"></label>
+            <button type="submit">Apply to selected</button>
+            </form>
+            <table>
+            <thead><tr><th></th><th>Message</th><th>Status</th><th>Category</th><th>Rating</th><th>Platform</th><th>App</th><th>Received</th></tr></thead>
+            <tbody>\(rows)</tbody>
+            </table>
+            \(page.items.isEmpty ? "<p class=\"muted\">Nothing matches.</p>" : HTML.empty)
+            <div class="pager">\(next)</div>
+            <p class="muted"><kbd>j</kbd>/<kbd>k</kbd> move, <kbd>o</kbd> opens, <kbd>x</kbd> selects, <kbd>/</kbd> searches</p>
+            """)
+    }
+
+    /// Bulk triage: the selected items moved to a status and/or given more tags, each through
+    /// `PATCH /feedback/{id}` (the workflow and the audit log apply to each).
+    func bulk(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let pairs = try request.formPairs()
+        let ids = pairs.filter { $0.name == "id" }.compactMap { UUID(uuidString: $0.value) }
+        let status = pairs.first { $0.name == "status" }?.value ?? ""
+        let tags = Self.tags(pairs.first { $0.name == "tags" }?.value ?? "")
+        guard !ids.isEmpty, !status.isEmpty || !tags.isEmpty else {
+            return console.page(
+                status: 422, title: "Nothing to do", session: session,
+                "<h1>Nothing to do</h1><p>Select items and a status or tags. <a href=\"/console/inbox\">Back to the inbox</a></p>"
+            )
+        }
+        var refused: [HTML] = []
+        for id in ids.prefix(100) {
+            var change = UpdateFeedback()
+            if !status.isEmpty { change.status = status }
+            if !tags.isEmpty {
+                let item = try await console.fetch(
+                    FeedbackItem.self, "/feedback/\(id.uuidString.lowercased())", as: session, request)
+                change.tags = Array(Set((item.tags ?? []) + tags)).sorted()
+            }
+            let reply = try await console.call(
+                "PATCH", "/feedback/\(id.uuidString.lowercased())", json: try console.api.json(change), as: session, request)
+            if !reply.ok {
+                refused.append(
+                    "<li><a href=\"\(ConsolePath("feedback", id.uuidString.lowercased()))\">\(id)</a>: \(reply.problem?.detail ?? "refused")</li>"
+                )
+            }
+        }
+        guard refused.isEmpty else {
+            return console.page(
+                status: 409, title: "Some items were not changed", session: session,
+                """
+                <h1>Some items were not changed</h1><ul>\(refused)</ul>
+                <p><a href="/console/inbox">Back to the inbox</a></p>
+                """)
+        }
+        return console.redirect(ConsolePath("inbox"))
+    }
+
+    func item(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        guard let id = UUID(uuidString: request.path.split(separator: "/").last.map(String.init) ?? "") else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
+        }
+        let item = try await console.fetch(FeedbackItem.self, "/feedback/\(id.uuidString.lowercased())", as: session, request)
+        let sender: HTML =
+            if let user = item.userId {
+                // The account as it is now (its name and address are the auth service's).
+                if let account = try? await console.fetch(
+                    User.self, "/auth/users/\(user.uuidString.lowercased())", as: session, request)
+                {
+                    "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">\(account.displayName ?? account.email)</a> &lt;\(account.email)&gt;"
+                } else {
+                    "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">the account \(user)</a>"
+                }
+            } else {
+                "anonymous \(item.name ?? "") \(item.email.map { "<\($0)>" } ?? "")"
+            }
+        let facts: [(String, String?)] = [
+            ("status", item.status), ("category", item.category), ("rating", item.rating.map(String.init)),
+            ("moderation", item.moderation), ("platform", item.platform), ("OS", item.osVersion), ("device", item.device),
+            ("app", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
+            ("locale", item.locale), ("request ids", item.requestIds.joined(separator: ", ")),
+            ("received", Layout.date(item.createdAt)), ("updated", Layout.date(item.updatedAt)),
+            ("duplicate of", item.duplicateOf?.uuidString.lowercased()),
+        ]
+        let metadata = item.metadata.keys.sorted().map { key in (key, Self.text(item.metadata[key] ?? .null)) }
+        let rows = HTML.join(
+            (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" })
+        let moves = FeedbackStatus(rawValue: item.status)?.next.sorted { $0.rawValue < $1.rawValue } ?? []
+        let options = HTML.join(moves.map { "<option value=\"\($0.rawValue)\">\($0.rawValue)</option>" })
+        let history = HTML.join(
+            (item.history ?? []).reversed().map { change in
+                let fields = HTML.join(
+                    change.changes.keys.sorted().map { key in
+                        "<li><code>\(key)</code> \(Self.text(change.changes[key]?.from ?? .null)) → \(Self.text(change.changes[key]?.to ?? .null))</li>"
+                    })
+                return
+                    "<li>\(Layout.date(change.changedAt)) by <a href=\"\(ConsolePath("users", change.actor.uuidString.lowercased()))\">\(change.actor)</a><ul>\(fields)</ul></li>"
+            })
+        let path = ConsolePath("feedback", id.uuidString.lowercased())
+        return console.page(
+            title: "Feedback", session: session,
+            """
+            <p><a href="/console/inbox">← Inbox</a></p>
+            <h1>Feedback <span class="badge">\(item.status)</span></h1>
+            <div class="columns">
+            <div>
+            <p class="muted">From \(sender)</p>
+            <div class="message" data-message>\(item.message)</div>
+            <h2>History</h2>
+            <ul>\(history)</ul>
+            </div>
+            <div>
+            <dl class="facts">\(rows)</dl>
+            <div class="card">
+            <h2>Triage</h2>
+            <form method="post" action="\(path)">
+            \(Layout.csrf(session))
+            <label>Status <select name="status"><option value="">(unchanged)</option>\(options)</select></label>
+            <label>Duplicate of (an item's id, with status duplicate) <input name="duplicateOf"></label>
+            <label>Tags <input name="tags" value="\((item.tags ?? []).joined(separator: ", "))"></label>
+            <label>Internal note <textarea name="internalNote">\(item.internalNote ?? "")</textarea></label>
+            <button type="submit">Save</button>
+            </form>
+            </div>
+            </div>
+            </div>
+            """)
+    }
+
+    func triage(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        guard let id = UUID(uuidString: request.path.split(separator: "/").last.map(String.init) ?? "") else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
+        }
+        let form = try request.form() ?? [:]
+        var change = UpdateFeedback()
+        if let status = form["status"], !status.isEmpty { change.status = status }
+        if let original = form["duplicateOf"]?.trimmingWhitespace(), !original.isEmpty {
+            guard let originalID = UUID(uuidString: original) else {
+                return console.page(
+                    status: 422, title: "Not an id", session: session,
+                    "<h1>Not an item's id</h1><p>“Duplicate of” takes the original item's id. <a href=\"\(ConsolePath("feedback", id.uuidString.lowercased()))\">Back</a></p>"
+                )
+            }
+            change.duplicateOf = originalID
+        }
+        if let tags = form["tags"] { change.tags = Self.tags(tags) }
+        if let note = form["internalNote"] { change.internalNote = note }
+        let reply = try await console.call(
+            "PATCH", "/feedback/\(id.uuidString.lowercased())", json: try console.api.json(change), as: session, request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
+    }
+
+    // MARK: - Helpers
+
+    static func target(_ path: String, _ query: [(String, String)]) -> String {
+        query.isEmpty
+            ? path : path + "?" + query.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&")
+    }
+
+    static func select(_ name: String, _ values: [String], _ chosen: String) -> HTML {
+        let options = HTML.join(
+            values.map { value in
+                value == chosen
+                    ? "<option value=\"\(value)\" selected>\(value.isEmpty ? "any" : value)</option>"
+                    : "<option value=\"\(value)\">\(value.isEmpty ? "any" : value)</option>"
+            })
+        return "<label>\(name) <select name=\"\(name)\">\(options)</select></label>"
+    }
+
+    static func tags(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    static func excerpt(_ message: String) -> String { message.count > 120 ? String(message.prefix(119)) + "…" : message }
+
+    /// A JSON value as text.
+    static func text(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "-"
+        case .bool(let flag): String(flag)
+        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .string(let text): text
+        case .array(let items): items.map(text).joined(separator: ", ")
+        case .object(let members): members.keys.sorted().map { "\($0): \(text(members[$0]!))" }.joined(separator: ", ")
+        }
+    }
+}

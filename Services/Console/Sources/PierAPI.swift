@@ -1,0 +1,66 @@
+import PierHTTP
+import PierJSON
+import PierModels
+import PierService
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Pier's HTTP API as the console calls it, with the signed-in staff member's token: the same
+/// routes, checks and audit log as `pier admin` and PierAdmin. In-process when the console is
+/// hosted beside the services (the gateway's own routes, proxied ones included), else over HTTP
+/// at `PIER_CONSOLE_API_URL`.
+final class PierAPI: Sendable {
+    struct Reply: Sendable {
+        let status: Int
+        let body: [UInt8]
+
+        var problem: Problem? { try? WireDecoder.decode(Problem.self, from: body) }
+        var ok: Bool { (200..<300).contains(status) }
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireDecoder.decode(type, from: body) }
+    }
+
+    private let local = Mutex<LocalAPI?>(nil)
+    let baseURL: String
+    let http: HTTPClient
+
+    init(baseURL: String, http: HTTPClient) {
+        self.baseURL = baseURL
+        self.http = http
+    }
+
+    func use(_ api: LocalAPI?) { local.withLock { $0 = api } }
+
+    /// `method` on `target` (a path with its encoded query), as the browser's request `from`
+    /// (its address counts for the login's rate limits; its request id follows the call).
+    func send(
+        _ method: String, _ target: String, json body: [UInt8]? = nil, token: String? = nil, from browser: Request
+    ) async throws -> Reply {
+        var headers: HTTPHeaders = ["X-Request-ID": browser.requestID, "Accept": "application/json"]
+        if let token { headers.set("Authorization", "Bearer " + token) }
+        if body != nil { headers.set("Content-Type", "application/json") }
+        if let local = local.withLock({ $0 }) {
+            var request = try Request.received(
+                method: method, target: target, headers: headers, body: body ?? [], peerAddress: browser.clientAddress,
+                trustedProxies: .none, requestID: browser.requestID)
+            request.clientAddress = browser.clientAddress
+            let response = await local.respond(to: request)
+            return Reply(status: response.status, body: response.body)
+        }
+        headers.set("X-Forwarded-For", browser.clientAddress)
+        do {
+            let response = try await http.send(
+                method, baseURL + target, headers: headers, body: body, timeout: .seconds(30), limit: 8 << 20)
+            return Reply(status: response.status, body: response.body)
+        } catch {
+            throw HTTPError.unavailable(retryAfter: 2, "Pier's API cannot be reached from the console right now.")
+        }
+    }
+
+    func json(_ value: some Encodable) throws -> [UInt8] { try JSON.encode(value) }
+}

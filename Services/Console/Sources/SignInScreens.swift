@@ -1,0 +1,108 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Signing in and out. The sign-in form is protected against login CSRF by a double-submitted
+/// value (a SameSite=Strict cookie and the same value in the form); the password goes to Pier's
+/// `POST /auth/login` with the browser's address (its rate limits and lockouts apply), and only
+/// an account with a team role gets a console session.
+struct SignInScreens: Sendable {
+    let console: Console
+
+    func form(_ request: Request, error: String? = nil, status: Int = 200) async throws -> Response {
+        if error == nil, try await console.session(request) != nil { return console.redirect(ConsolePath("inbox")) }
+        let nonce = Base64.urlEncoded(SecureRandom.bytes(24))
+        let next = Self.next(request.query("next") ?? (try? request.form())?["next"])
+        let problem: HTML = error.map { "<p class=\"problem\" role=\"alert\">\($0)</p>" } ?? .empty
+        var response = console.page(
+            status: status, title: "Sign in", session: nil,
+            """
+            <div class="signin">
+            <h1>Pier console</h1>
+            \(problem)
+            <form method="post" action="/console/sign-in">
+            <input type="hidden" name="form" value="\(nonce)">
+            <input type="hidden" name="next" value="\(next)">
+            <label>Email <input type="email" name="email" autocomplete="username" required autofocus></label>
+            <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+            <button type="submit">Sign in</button>
+            </form>
+            <p class="muted">For the app's team: support and admin accounts.</p>
+            </div>
+            """)
+        response.headers.add(
+            "Set-Cookie", "\(console.preCookieName)=\(nonce); Path=/console/; HttpOnly; SameSite=Strict\(console.secureFlag)")
+        return response
+    }
+
+    func submit(_ request: Request) async throws -> Response {
+        let form = try request.form() ?? [:]
+        guard console.sameOrigin(request), let nonce = form["form"],
+            let cookie = console.cookie(console.preCookieName, in: request),
+            !nonce.isEmpty, constantTimeEquals(Array(nonce.utf8), Array(cookie.utf8))
+        else {
+            return try await self.form(request, error: "The form had expired; sign in again.", status: 403)
+        }
+        let email = form["email"] ?? ""
+        let password = form["password"] ?? ""
+        let agent = (request.headers["User-Agent"] ?? "browser").prefix(60)
+        let login = LoginRequest(email: email, password: password, deviceName: "Pier console (\(Self.browser(String(agent))))")
+        let reply = try await console.api.send("POST", "/auth/login", json: try console.api.json(login), from: request)
+        guard reply.ok, let tokens = try? reply.decode(AuthSession.self) else {
+            let problem = reply.problem
+            let message =
+                switch problem?.code {
+                case .invalidCredentials?, .validationFailed?: "The email or password is not correct."
+                case .rateLimited?: problem?.detail ?? "Too many attempts; try again later."
+                default: problem?.detail ?? "Signing in failed; try again."
+                }
+            return try await self.form(request, error: message, status: [403, 429].contains(reply.status) ? reply.status : 401)
+        }
+        guard let role = AccountRole(rawValue: tokens.user.role), role.isStaff else {
+            // Not one of the team: the session Pier opened is ended at once.
+            _ = try? await console.api.send(
+                "POST", "/auth/logout", json: try console.api.json(RefreshRequest(refreshToken: tokens.refreshToken)),
+                from: request)
+            return try await self.form(request, error: "This account has no team role (support or admin).", status: 403)
+        }
+        let session = try await console.sessions.create(for: tokens, role: role)
+        console.logger.info("console signed in", [("user_id", .string(session.userID.text())), ("role", .string(role.rawValue))])
+        var response = console.redirect(
+            ConsolePath(rawPath: Self.next(form["next"])), cookie: console.sessionCookie(session))
+        response.headers.add(
+            "Set-Cookie", "\(console.preCookieName)=; Path=/console/; Max-Age=0; HttpOnly; SameSite=Strict\(console.secureFlag)")
+        return response
+    }
+
+    /// Ends the console session and the Pier session behind it.
+    func signOut(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        _ = try? await console.api.send(
+            "POST", "/auth/logout", json: try console.api.json(RefreshRequest(refreshToken: session.refreshToken)),
+            token: session.accessToken, from: request)
+        try await console.sessions.delete(session)
+        console.logger.info("console signed out", [("user_id", .string(session.userID.text()))])
+        return console.redirect(ConsolePath("sign-in"), clearing: true)
+    }
+
+    /// Where to go after signing in: a console page only (never another site).
+    static func next(_ given: String?) -> String {
+        guard let given, given.hasPrefix("/console/"), !given.hasPrefix("//"), !given.contains("\\"),
+            !given.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }),
+            !given.hasPrefix("/console/sign-")
+        else { return "/console/inbox" }
+        return given
+    }
+
+    /// The browser's family, for the session list (not the whole user agent).
+    static func browser(_ agent: String) -> String {
+        for name in ["Firefox", "Edg", "Chrome", "Safari"] where agent.contains(name) { return name == "Edg" ? "Edge" : name }
+        return "browser"
+    }
+}

@@ -1,0 +1,287 @@
+import PierHTTP
+import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Finding an account (by address or its start, a display name's start, or id) and its page:
+/// profile, verified address, identities, sessions, subscription with its facts and grants,
+/// feedback, and the actions support and admins take on it. Admin-only actions are not shown to
+/// support (and Pier refuses them anyway).
+struct UserScreens: Sendable {
+    let console: Console
+
+    func search(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let query = (request.query("q") ?? "").trimmingWhitespace()
+        var results: HTML = .empty
+        if !query.isEmpty {
+            let target = FeedbackScreens.target("/auth/users", [("q", query), ("limit", "50")])
+            let found = try await console.fetch(UserList.self, target, as: session, request)
+            let rows = HTML.join(
+                found.items.map { user in
+                    let path = ConsolePath("users", user.id.uuidString.lowercased())
+                    return """
+                        <tr data-href="\(path)"><td><a href="\(path)">\(user.email)</a></td><td>\(user.displayName ?? "")</td>
+                        <td><span class="badge">\(user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</td>
+                        <td>\(user.emailVerified ? "verified" : "unverified")</td><td class="muted">\(Layout.date(user.createdAt))</td></tr>
+                        """
+                })
+            results = """
+                <table><thead><tr><th>Email</th><th>Name</th><th>Role</th><th>Address</th><th>Since</th></tr></thead>
+                <tbody>\(rows)</tbody></table>
+                \(found.items.isEmpty ? "<p class=\"muted\">No account matches.</p>" : HTML.empty)
+                \(found.more ? "<p class=\"muted\">More accounts match: type more of the address.</p>" : HTML.empty)
+                """
+        }
+        return console.page(
+            title: "Users", session: session,
+            """
+            <h1>Users</h1>
+            <form class="filters" method="get" action="/console/users">
+            <label>Email, its start, a name's start, or an id <input type="search" name="q" value="\(query)" autofocus></label>
+            <button type="submit">Find</button>
+            </form>
+            \(results)
+            """)
+    }
+
+    func user(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        guard let id = Self.id(request) else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
+        }
+        let text = id.uuidString.lowercased()
+        let user = try await console.fetch(User.self, "/auth/users/\(text)", as: session, request)
+        async let sessionsList = console.fetch(ItemList<SessionInfo>.self, "/auth/users/\(text)/sessions", as: session, request)
+        async let identityList = console.fetch(
+            ItemList<LinkedIdentity>.self, "/auth/users/\(text)/identities", as: session, request)
+        async let history = console.fetch(SubscriptionHistory.self, "/subscriptions/users/\(text)", as: session, request)
+        async let grantList = console.fetch(ItemList<Grant>.self, "/subscriptions/grants?userId=\(text)", as: session, request)
+        async let plansList = console.fetch(ItemList<Plan>.self, "/subscriptions/plans", as: session, request)
+        async let feedbackList = console.fetch(
+            FeedbackPage.self, "/feedback?userId=\(text)&moderation=all&limit=20", as: session, request)
+        let (sessions, identities, subscription, grants, plans) = try await (
+            sessionsList.items, identityList.items, history, grantList.items, plansList.items
+        )
+        let feedback = (try? await feedbackList)?.items ?? []
+        func action(_ name: String) -> ConsolePath { ConsolePath("users", text, name) }
+        let csrf = Layout.csrf(session)
+
+        let sessionRows = HTML.join(
+            sessions.map { item in
+                """
+                <tr><td>\(item.deviceName ?? "")</td><td>\(item.clientAddress ?? "")</td><td>\(Layout.date(item.createdAt))</td>
+                <td>\(Layout.date(item.lastUsedAt))</td>
+                <td><form class="inline" method="post" action="\(action("end-session"))">\(csrf)
+                <input type="hidden" name="session" value="\(item.id)"><button class="plain" type="submit">End</button></form></td></tr>
+                """
+            })
+        let identityRows = HTML.join(
+            identities.map {
+                "<li>\($0.provider) \($0.email ?? "") <span class=\"muted\">since \(Layout.date($0.linkedAt))</span></li>"
+            }
+        )
+        let grantRows = HTML.join(
+            grants.map { grant in
+                let live = grant.revokedAt == nil && grant.endsAt > Date()
+                let revoke: HTML =
+                    live
+                    ? """
+                    <form class="inline" method="post" action="\(action("revoke-grant"))">\(csrf)
+                    <input type="hidden" name="grant" value="\(grant.id)"><button class="plain" type="submit">Revoke</button></form>
+                    """ : HTML.empty
+                return """
+                    <tr><td>\(grant.planId)</td><td>\(Layout.date(grant.startsAt))</td><td>\(Layout.date(grant.endsAt))</td>
+                    <td>\(grant.reason)</td><td>\(grant.revokedAt == nil ? "" : "revoked \(Layout.date(grant.revokedAt))")</td><td>\(revoke)</td></tr>
+                    """
+            })
+        let planOptions = HTML.join(plans.map { "<option value=\"\($0.id)\">\($0.name) (\($0.id))</option>" })
+        let feedbackRows = HTML.join(
+            feedback.map { item in
+                let link = ConsolePath("feedback", item.id.uuidString.lowercased())
+                return
+                    "<tr data-href=\"\(link)\"><td><a href=\"\(link)\">\(FeedbackScreens.excerpt(item.message))</a></td><td>\(item.status)</td><td class=\"muted\">\(Layout.date(item.createdAt))</td></tr>"
+            })
+        let facts = HTML.join(
+            subscription.facts.map { "<tr><td>\(Layout.date($0.at))</td><td>\($0.kind)</td><td>\($0.reference)</td></tr>" })
+        let status = subscription.subscription
+        let disable: HTML =
+            user.disabledAt == nil
+            ? """
+            <form class="inline" method="post" action="\(action("disable"))" data-confirm="Disable this account? Its sessions end at once.">\(csrf)
+            <button class="danger" type="submit">Disable the account</button></form>
+            """
+            : """
+            <form class="inline" method="post" action="\(action("enable"))">\(csrf)<button type="submit">Enable the account</button></form>
+            """
+        let adminOnly: HTML =
+            session.isAdmin
+            ? """
+            <div class="card" data-admin-only>
+            <h2>Admin</h2>
+            <form class="actions" method="post" action="\(action("role"))" data-confirm="Change this account's role? Its sessions end.">\(csrf)
+            <label>Role <select name="role"><option value="user">user</option><option value="support">support</option><option value="admin">admin</option></select></label>
+            <label>Your password <input type="password" name="password" autocomplete="current-password"></label>
+            <button type="submit">Change the role</button>
+            </form>
+            <form class="actions" method="post" action="\(action("delete"))" data-confirm="Delete this account and all its data? This cannot be undone.">\(csrf)
+            <label>Your password <input type="password" name="password" autocomplete="current-password"></label>
+            <button class="danger" type="submit">Delete the account</button>
+            </form>
+            </div>
+            """ : HTML.empty
+        let notice: HTML =
+            request.query("done").flatMap(Self.notices.first(where:)).map {
+                "<p class=\"notice\" role=\"status\">\($0.1)</p>"
+            } ?? .empty
+        return console.page(
+            title: user.email, session: session,
+            """
+            <p><a href="/console/users">← Users</a></p>
+            \(notice)
+            <h1 data-email>\(user.email) <span class="badge">\(user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</h1>
+            <div class="columns">
+            <div>
+            <dl class="facts">
+            <dt>id</dt><dd>\(user.id)</dd>
+            <dt>name</dt><dd>\(user.displayName ?? "-")</dd>
+            <dt>address</dt><dd>\(user.emailVerified ? "verified" : "not verified")</dd>
+            <dt>locale</dt><dd>\(user.locale ?? "-")</dd>
+            <dt>since</dt><dd>\(Layout.date(user.createdAt))</dd>
+            \(user.disabledAt.map { "<dt>disabled</dt><dd>\(Layout.date($0))</dd>" } ?? HTML.empty)
+            </dl>
+            <h2>Subscription</h2>
+            <dl class="facts" data-subscription>
+            <dt>status</dt><dd><span class="badge">\(status.status)</span></dd>
+            <dt>plan</dt><dd>\(status.plan?.name ?? "-")</dd>
+            <dt>entitlements</dt><dd>\(status.entitlements.map(\.key).joined(separator: ", "))</dd>
+            <dt>until</dt><dd>\(Layout.date(status.currentPeriodEnd))</dd>
+            <dt>source</dt><dd>\(status.source ?? "-")</dd>
+            </dl>
+            <h2>Grants</h2>
+            <table><thead><tr><th>Plan</th><th>From</th><th>Until</th><th>Reason</th><th></th><th></th></tr></thead><tbody>\(grantRows)</tbody></table>
+            <form class="actions" method="post" action="\(action("grant"))">\(csrf)
+            <label>Plan <select name="plan">\(planOptions)</select></label>
+            <label>For <select name="duration"><option value="P7D">7 days</option><option value="P1M" selected>1 month</option><option value="P3M">3 months</option><option value="P1Y">1 year</option></select></label>
+            <label>Reason <input name="reason" required placeholder="goodwill after an outage"></label>
+            <button type="submit">Grant access</button>
+            </form>
+            <h2>Facts</h2>
+            <table><thead><tr><th>At</th><th>Kind</th><th>Reference</th></tr></thead><tbody>\(facts)</tbody></table>
+            <h2>Feedback</h2>
+            <table><tbody>\(feedbackRows)</tbody></table>
+            </div>
+            <div>
+            <div class="card">
+            <h2>Sessions</h2>
+            <table><thead><tr><th>Device</th><th>Address</th><th>Since</th><th>Used</th><th></th></tr></thead><tbody>\(sessionRows)</tbody></table>
+            <form class="inline" method="post" action="\(action("end-sessions"))">\(csrf)<button class="plain" type="submit">End every session</button></form>
+            <h2>Identities</h2>
+            <ul>\(identityRows)</ul>
+            </div>
+            <div class="card">
+            <h2>Help</h2>
+            <form class="inline" method="post" action="\(action("mail"))">\(csrf)<input type="hidden" name="mail" value="password-reset"><button class="plain" type="submit">Mail a password reset</button></form>
+            \(user.emailVerified ? HTML.empty : "<form class=\"inline\" method=\"post\" action=\"\(action("mail"))\">\(csrf)<input type=\"hidden\" name=\"mail\" value=\"verification\"><button class=\"plain\" type=\"submit\">Mail the verification link</button></form>")
+            <p><a href="\(ConsolePath("users", text, "export"))">Download the account's data</a> · <a href="\(ConsolePath("audit", query: [("subject", text)]))">What the team did</a></p>
+            \(disable)
+            </div>
+            \(adminOnly)
+            </div>
+            </div>
+            """
+        )
+    }
+
+    /// The messages a page may show after an action, by key (nothing the request says is shown).
+    static let notices: [(String, String)] = [
+        ("sessions", "Sessions ended."), ("mail", "Mail queued."), ("disabled", "The account is disabled."),
+        ("enabled", "The account is enabled."), ("granted", "Access granted."), ("revoked", "Grant revoked."),
+        ("role", "Role changed; the account's sessions ended."),
+    ]
+
+    /// `GET /console/users/{id}/export`: the account's data, as a download.
+    func export(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        guard let id = Self.id(request, at: 3) else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
+        }
+        let reply = try await console.call("GET", "/auth/users/\(id.uuidString.lowercased())/export", as: session, request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        var headers = Console.securityHeaders
+        headers.set("Content-Type", "application/json")
+        headers.set("Content-Disposition", "attachment; filename=\"pier-export-\(id.uuidString.lowercased()).json\"")
+        return Response(status: 200, headers: headers, body: reply.body)
+    }
+
+    /// `POST /console/users/{id}/{action}`: one of the account's actions, through Pier's API.
+    func act(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard parts.count == 4, let id = UUID(uuidString: parts[2]) else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
+        }
+        let text = id.uuidString.lowercased()
+        let form = try request.form() ?? [:]
+        let api = console.api
+        let (method, target, body, done): (String, String, [UInt8]?, String)
+        switch parts[3] {
+        case "end-sessions": (method, target, body, done) = ("DELETE", "/auth/users/\(text)/sessions", nil, "sessions")
+        case "end-session":
+            guard let one = form["session"].flatMap(UUID.init(uuidString:)) else { return missing("session") }
+            (method, target, body, done) = (
+                "DELETE", "/auth/users/\(text)/sessions/\(one.uuidString.lowercased())", nil, "sessions"
+            )
+        case "mail":
+            (method, target, body, done) = (
+                "POST", "/auth/users/\(text)/mail", try api.json(StaffMailRequest(mail: form["mail"] ?? "")), "mail"
+            )
+        case "disable": (method, target, body, done) = ("POST", "/auth/users/\(text)/disable", nil, "disabled")
+        case "enable": (method, target, body, done) = ("POST", "/auth/users/\(text)/enable", nil, "enabled")
+        case "grant":
+            let grant = CreateGrant(
+                userId: id, planId: form["plan"] ?? "", duration: form["duration"] ?? "P1M", reason: form["reason"] ?? "")
+            (method, target, body, done) = ("POST", "/subscriptions/grants", try api.json(grant), "granted")
+        case "revoke-grant":
+            guard let grant = form["grant"].flatMap(UUID.init(uuidString:)) else { return missing("grant") }
+            (method, target, body, done) = ("DELETE", "/subscriptions/grants/\(grant.uuidString.lowercased())", nil, "revoked")
+        case "role":
+            let change = RoleChange(role: AccountRole(rawValue: form["role"] ?? "") ?? .user, password: Self.password(form))
+            (method, target, body, done) = ("PUT", "/auth/users/\(text)/role", try api.json(change), "role")
+        case "delete":
+            let confirmation = ReauthenticationRequest(password: Self.password(form))
+            let reply = try await console.call(
+                "DELETE", "/auth/users/\(text)", json: try api.json(confirmation), as: session, request)
+            guard reply.ok else { return console.problem(reply, session: session) }
+            return console.redirect(ConsolePath("users"))
+        default:
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such action</h1>")
+        }
+        let reply = try await console.call(method, target, json: body, as: session, request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        // Acting on one's own account (ending one's sessions, one's role) may end this session too.
+        if id == session.userID, try await console.session(request) == nil {
+            return console.redirect(ConsolePath("sign-in"), clearing: true)
+        }
+        return console.redirect(ConsolePath("users", text, query: [("done", done)]))
+
+        func missing(_ field: String) -> Response {
+            console.page(status: 422, title: "Missing", session: session, "<h1>Missing \(field)</h1>")
+        }
+    }
+
+    static func password(_ form: [String: String]) -> String? {
+        guard let password = form["password"], !password.isEmpty else { return nil }
+        return password
+    }
+
+    static func id(_ request: Request, at index: Int = 2) -> UUID? {
+        let parts = request.path.split(separator: "/")
+        guard parts.count > index else { return nil }
+        return UUID(uuidString: String(parts[index]))
+    }
+}
+
+extension Array where Element == (String, String) {
+    fileprivate func first(where key: String) -> (String, String)? { first { $0.0 == key } }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierService
+import PierServiceTestSupport
+import PierTestSupport
+import Testing
+
+@testable import ConsoleService
+
+/// A browser as the console sees one over a socket: it keeps cookies, sends forms with the
+/// console's own Origin, and follows nothing by itself (each redirect is checked).
+final class Browser: @unchecked Sendable {
+    let base: String
+    let client = HTTPClient()
+    var cookies: [String: String] = [:]
+
+    init(base: String) { self.base = base }
+
+    deinit { client.close() }
+
+    struct Page {
+        let status: Int
+        let headers: HTTPHeaders
+        let text: String
+
+        var location: String? { headers["Location"] }
+
+        /// The value of the first hidden `name` field.
+        func field(_ name: String) -> String? {
+            guard let range = text.range(of: "name=\"\(name)\" value=\"") else { return nil }
+            let rest = text[range.upperBound...]
+            return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+        }
+    }
+
+    func get(_ path: String) async throws -> Page { try await send("GET", path) }
+
+    /// Posts `fields` as a form, with the page's CSRF token unless `csrf` says otherwise.
+    func post(_ path: String, _ fields: [(String, String)], origin: String? = nil) async throws -> Page {
+        let body = fields.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&")
+        return try await send(
+            "POST", path, body: Array(body.utf8),
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": origin ?? base])
+    }
+
+    func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers extra: HTTPHeaders = [:]) async throws -> Page {
+        var headers = extra
+        if !cookies.isEmpty {
+            headers.set("Cookie", cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        headers.set("User-Agent", "Mozilla/5.0 Chrome/130 test")
+        let response = try await client.send(method, base + path, headers: headers, body: body)
+        for cookie in response.headers.values("Set-Cookie") {
+            let pair = cookie.split(separator: ";")[0].split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2 else { continue }
+            if pair[1].isEmpty || cookie.contains("Max-Age=0") { cookies[pair[0]] = nil } else { cookies[pair[0]] = pair[1] }
+        }
+        return Page(status: response.status, headers: response.headers, text: String(decoding: response.body, as: UTF8.self))
+    }
+
+    /// Signs in through the form; the page it lands on.
+    func signIn(_ email: String, _ password: String) async throws -> Page {
+        let form = try await get("/console/sign-in")
+        return try await post(
+            "/console/sign-in", [("form", form.field("form") ?? ""), ("email", email), ("password", password), ("next", "")])
+    }
+}
+
+/// The console over HTTP, hosted by the gateway beside the services on a real database: signing
+/// in and out, the CSRF check, the headers of every page, what support may and may not do, and
+/// hostile text shown as text.
+@Suite(.serialized) struct ConsoleTests {
+    static let password = "a long enough passphrase"
+
+    struct Stack {
+        let running: PluginHost.Running
+        let api: ServiceClient
+        let pool: PostgresPool
+        let base: String
+    }
+
+    func withStack(_ body: (Stack) async throws -> Void) async throws {
+        let url = try await TestDatabase.create("pier_test_console")
+        let running = try await EmbeddedStack.start(
+            databaseURL: url, plugins: ["auth", "feedback", "subscriptions", "console"])
+        let base = "http://127.0.0.1:\(running.server.port)"
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        do {
+            try await body(Stack(running: running, api: ServiceClient(base: base), pool: pool, base: base))
+        } catch {
+            pool.close()
+            await running.shutdown()
+            throw error
+        }
+        pool.close()
+        await running.shutdown()
+    }
+
+    /// A registered account of `role`, its address verified; its address.
+    func account(_ stack: Stack, _ role: AccountRole, name: String? = nil) async throws -> (AuthSession, String) {
+        let email = "\(role.rawValue)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let named = name.map { #","displayName":"\#($0)""# } ?? ""
+        let reply = try await stack.api.send(
+            "POST", "/auth/register", json: #"{"email":"\#(email)","password":"\#(Self.password)"\#(named)}"#)
+        #expect(reply.status == 201, "\(reply.text)")
+        try await stack.pool.execute(
+            "UPDATE auth.users SET role = \(role.rawValue), email_verified_at = now() WHERE email = \(email)")
+        return (try reply.decode(AuthSession.self), email)
+    }
+
+    static func expectSecurityHeaders(_ page: Browser.Page, _ what: String) {
+        let csp = page.headers["Content-Security-Policy"] ?? ""
+        #expect(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "\(what): \(csp)")
+        #expect(!csp.contains("unsafe-inline"), "\(what)")
+        #expect(page.headers["Cache-Control"] == "no-store", "\(what)")
+        #expect(page.headers["X-Content-Type-Options"] == "nosniff", "\(what)")
+        #expect(page.headers["X-Frame-Options"] == "DENY", "\(what)")
+    }
+
+    /// Support signs in, finds an item by search, triages it, finds a user by address and grants
+    /// access (the app's status changes); admin-only actions are absent and refused; sign-out
+    /// ends the session and its cookie replayed is signed out.
+    @Test func supportWorksThroughTheConsole() async throws {
+        try await withStack { stack in
+            let (_, supportEmail) = try await account(stack, .support)
+            let (customer, customerEmail) = try await account(stack, .user, name: "Casey Customer")
+            let posted = try await stack.api.send(
+                "POST", "/feedback",
+                json: #"{"message":"The export button crashes on iPad","category":"bug","platform":"ipados"}"#,
+                token: customer.accessToken)
+            #expect(posted.status == 201)
+            let item = try posted.decode(FeedbackItem.self)
+
+            let browser = Browser(base: stack.base)
+            // Signed out: every page leads to the sign-in form, which remembers where to go.
+            let first = try await browser.get("/console/users?q=x")
+            #expect(first.status == 303 && first.location?.hasPrefix("/console/sign-in?next=") == true, "\(first.location ?? "")")
+            let wrong = try await browser.signIn(supportEmail, "not the password")
+            #expect(wrong.status == 401 && wrong.text.contains("not correct"))
+            let signedIn = try await browser.signIn(supportEmail, Self.password)
+            #expect(signedIn.status == 303 && signedIn.location == "/console/inbox", "\(signedIn.status) \(signedIn.text)")
+            #expect(browser.cookies["pier_console"] != nil)
+            let cookie = try #require(signedIn.headers.values("Set-Cookie").first { $0.hasPrefix("pier_console=") })
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"))
+
+            let inbox = try await browser.get("/console/inbox?q=export")
+            #expect(inbox.status == 200 && inbox.text.contains("The export button crashes on iPad"))
+            Self.expectSecurityHeaders(inbox, "inbox")
+            let page = try await browser.get("/console/feedback/\(item.id.uuidString.lowercased())")
+            #expect(page.status == 200 && page.text.contains("Casey Customer"))
+            Self.expectSecurityHeaders(page, "item")
+            // Only the moves the workflow allows from `new` are offered.
+            #expect(page.text.contains("<option value=\"triaged\">") && !page.text.contains("<option value=\"done\">"))
+            let csrf = try #require(page.field("csrf"))
+            let triaged = try await browser.post(
+                "/console/feedback/\(item.id.uuidString.lowercased())",
+                [("csrf", csrf), ("status", "triaged"), ("tags", "ipad, Export"), ("internalNote", "seen"), ("duplicateOf", "")])
+            #expect(triaged.status == 303, "\(triaged.text)")
+            let now = try await stack.api.send(
+                "GET", "/feedback/\(item.id.uuidString.lowercased())", token: customer.accessToken
+            ).decode(FeedbackItem.self)
+            #expect(now.status == "triaged")
+
+            let found = try await browser.get("/console/users?q=\(ConsolePath.encode(customerEmail.uppercased()))")
+            #expect(found.status == 200 && found.text.contains(customerEmail))
+            let userPath = "/console/users/\(customer.user.id.uuidString.lowercased())"
+            let userPage = try await browser.get(userPath)
+            #expect(userPage.status == 200 && userPage.text.contains("Casey Customer") && userPage.text.contains("Grant access"))
+            Self.expectSecurityHeaders(userPage, "user")
+            #expect(!userPage.text.contains("data-admin-only"))
+            let plans = try await stack.api.send("GET", "/subscriptions/plans").decode(ItemList<Plan>.self).items
+            let adminToken = try await stack.api.send(
+                "POST", "/auth/login", json: #"{"email":"\#(try await account(stack, .admin).1)","password":"\#(Self.password)"}"#
+            ).decode(AuthSession.self).accessToken
+            var planID = plans.first?.id
+            if planID == nil {
+                let made = try await stack.api.send(
+                    "POST", "/subscriptions/plans",
+                    json: #"{"id":"pro","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"]}"#,
+                    token: adminToken)
+                #expect(made.status == 201, "\(made.text)")
+                planID = "pro"
+            }
+            let granted = try await browser.post(
+                userPath + "/grant",
+                [("csrf", csrf), ("plan", try #require(planID)), ("duration", "P1M"), ("reason", "sorry about the crash")])
+            #expect(granted.status == 303 && granted.location?.contains("done=granted") == true, "\(granted.text)")
+            let status = try await stack.api.send("GET", "/subscriptions/me", token: customer.accessToken)
+                .decode(SubscriptionStatus.self)
+            #expect(status.active && status.source == "grant")
+            #expect(try await browser.get(granted.location!).text.contains("Access granted."))
+
+            // Admin-only actions, posted by hand, are refused by Pier.
+            let role = try await browser.post(
+                userPath + "/role", [("csrf", csrf), ("role", "admin"), ("password", Self.password)])
+            #expect(role.status == 403, "\(role.status)")
+            let delete = try await browser.post(userPath + "/delete", [("csrf", csrf), ("password", Self.password)])
+            #expect(delete.status == 403)
+            let audit = try await browser.get("/console/audit?subject=\(customer.user.id.uuidString.lowercased())")
+            #expect(audit.text.contains("grant.created") && audit.text.contains("feedback.updated"), "\(audit.text)")
+
+            // Signed out: the same cookie, replayed, is signed out.
+            let saved = browser.cookies
+            let out = try await browser.post("/console/sign-out", [("csrf", csrf)])
+            #expect(out.status == 303 && out.location == "/console/sign-in")
+            browser.cookies = saved
+            let replayed = try await browser.get("/console/inbox")
+            #expect(replayed.status == 303 && replayed.location?.hasPrefix("/console/sign-in") == true)
+        }
+    }
+
+    /// A form without its token, with another's token, or from another origin changes nothing:
+    /// 403. The sign-in form has its own double-submitted token.
+    @Test func formsWithoutTheirTokenAreRefused() async throws {
+        try await withStack { stack in
+            let (_, email) = try await account(stack, .support)
+            let (customer, _) = try await account(stack, .user)
+            let browser = Browser(base: stack.base)
+            let noForm = try await browser.post("/console/sign-in", [("email", email), ("password", Self.password)])
+            #expect(noForm.status == 403 && browser.cookies["pier_console"] == nil)
+            _ = try await browser.signIn(email, Self.password)
+            let path = "/console/users/\(customer.user.id.uuidString.lowercased())"
+            let csrf = try #require(try await browser.get(path).field("csrf"))
+            for (fields, origin) in [
+                ([("x", "y")], nil), ([("csrf", "forged")], nil), ([("csrf", csrf)], "https://evil.example"),
+            ] as [([(String, String)], String?)] {
+                let refused = try await browser.post(path + "/disable", fields, origin: origin)
+                #expect(refused.status == 403, "\(fields) \(origin ?? "")")
+                Self.expectSecurityHeaders(refused, "refusal")
+            }
+            let user = try await stack.api.send(
+                "POST", "/auth/login", json: #"{"email":"\#(customer.user.email)","password":"\#(Self.password)"}"#)
+            #expect(user.status == 200, "the account was disabled by a refused form")
+            #expect(try await browser.post(path + "/disable", [("csrf", csrf)]).status == 303)
+            let disabled = try await stack.api.send(
+                "POST", "/auth/login", json: #"{"email":"\#(customer.user.email)","password":"\#(Self.password)"}"#)
+            #expect(disabled.problem?.code == .accountDisabled)
+        }
+    }
+
+    /// A console session ends with the account's own: disabled, or its role taken away, the
+    /// next page is the sign-in form. An account without a team role gets no console session,
+    /// and the Pier session the sign-in opened is ended.
+    @Test func theConsoleSessionEndsWithTheAccounts() async throws {
+        try await withStack { stack in
+            let (_, adminEmail) = try await account(stack, .admin)
+            let admin = try await stack.api.send(
+                "POST", "/auth/login", json: #"{"email":"\#(adminEmail)","password":"\#(Self.password)"}"#
+            ).decode(AuthSession.self)
+            let (support, supportEmail) = try await account(stack, .support)
+            let browser = Browser(base: stack.base)
+            #expect(try await browser.signIn(supportEmail, Self.password).status == 303)
+            #expect(try await browser.get("/console/inbox").status == 200)
+            let disabled = try await stack.api.send(
+                "POST", "/auth/users/\(support.user.id.uuidString.lowercased())/disable", token: admin.accessToken)
+            #expect(disabled.status == 200)
+            #expect(try await eventually { try await browser.get("/console/inbox").status == 303 })
+            let again = try await browser.signIn(supportEmail, Self.password)
+            #expect(again.status == 403 && again.text.contains("disabled"), "\(again.status)")
+
+            let (_, userEmail) = try await account(stack, .user)
+            let refused = try await browser.signIn(userEmail, Self.password)
+            #expect(refused.status == 403 && refused.text.contains("no team role"))
+            let sessions = try await stack.pool.query(
+                """
+                SELECT count(*)::int AS n FROM auth.sessions s JOIN auth.users u ON u.id = s.user_id
+                WHERE u.email = \(userEmail) AND s.revoked_at IS NULL
+                """)
+            #expect(try sessions[0].decode("n", as: Int.self) == 1, "only the registration's session is live")
+        }
+    }
+
+    /// What the app's users typed reaches the pages as text: markup, attribute breakers,
+    /// `javascript:` and bidirectional overrides, in the message, the name, the metadata, the
+    /// tags and the display name.
+    @Test func hostileTextIsShownAsText() async throws {
+        try await withStack { stack in
+            let payloads = [
+                "<script>alert(1)</script>", "\"><img src=x onerror=alert(2)>", "javascript:alert(3)",
+                "'><svg onload=alert(4)>", "abc\u{202E}fdp.exe",
+            ]
+            let joined = payloads.joined(separator: " ")
+            let escapedJSON = joined.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let (customer, _) = try await account(stack, .user, name: "Eve")
+            try await stack.pool.execute(
+                "UPDATE auth.users SET display_name = \(payloads[1]) WHERE id = \(customer.user.id)")
+            let posted = try await stack.api.send(
+                "POST", "/feedback",
+                json:
+                    #"{"message":"\#(escapedJSON)","metadata":{"build":"\#(payloads[1].replacingOccurrences(of: "\"", with: "\\\""))"}}"#,
+                token: customer.accessToken)
+            #expect(posted.status == 201, "\(posted.text)")
+            let item = try posted.decode(FeedbackItem.self)
+            let (_, supportEmail) = try await account(stack, .support)
+            let browser = Browser(base: stack.base)
+            _ = try await browser.signIn(supportEmail, Self.password)
+            let itemPage = try await browser.get("/console/feedback/\(item.id.uuidString.lowercased())")
+            let csrf = try #require(itemPage.field("csrf"))
+            _ = try await browser.post(
+                "/console/feedback/\(item.id.uuidString.lowercased())", [("csrf", csrf), ("tags", "<b>bold</b>")])
+            for path in [
+                "/console/inbox", "/console/feedback/\(item.id.uuidString.lowercased())",
+                "/console/users/\(customer.user.id.uuidString.lowercased())",
+                "/console/users?q=\(ConsolePath.encode(customer.user.email))",
+                "/console/audit",
+            ] {
+                let page = try await browser.get(path)
+                #expect(page.status == 200, "\(path)")
+                for raw in ["<script>alert", "<img src=x", "<svg onload", "<b>bold", "href=\"javascript:", "\u{202E}"] {
+                    #expect(!page.text.contains(raw), "\(path) holds \(raw)")
+                }
+                Self.expectSecurityHeaders(page, path)
+            }
+            let shown = try await browser.get("/console/feedback/\(item.id.uuidString.lowercased())")
+            #expect(shown.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+            #expect(shown.text.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
+            #expect(shown.text.contains("abc[U+202E]fdp.exe"))
+        }
+    }
+
+    @Test func htmlEscapesValuesAndKeepsLiterals() {
+        let name = "<a href=\"x\">'&'</a>"
+        let html: HTML = "<p title=\"\(name)\">\(name)</p>"
+        #expect(
+            html.text
+                == "<p title=\"&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;\">&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;</p>"
+        )
+        #expect(HTML.text("a\u{2067}b\u{0}").text == "a[U+2067]b\u{FFFD}")
+        #expect(ConsolePath("users", "a/b?c", query: [("q", "x y&z")]).value == "/console/users/a%2Fb%3Fc?q=x%20y%26z")
+        #expect(SignInScreens.next("//evil.example/") == "/console/inbox")
+        #expect(SignInScreens.next("https://evil.example/console/") == "/console/inbox")
+        #expect(SignInScreens.next("/console/users?q=a") == "/console/users?q=a")
+        #expect(SignInScreens.next("/console/\\evil") == "/console/inbox")
+        let secret = Array(repeating: UInt8(7), count: 32)
+        let sealed = Seal.seal("token-value", secret: secret, label: "access", counter: 3)
+        #expect(Array("token-value".utf8) != sealed)
+        #expect(Seal.open(sealed, secret: secret, label: "access", counter: 3) == "token-value")
+        #expect(Seal.open(sealed, secret: secret, label: "access", counter: 4) != "token-value")
+    }
+}
