@@ -99,7 +99,10 @@ let package = Package(
             dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
             path: "Services/Console",
             exclude: ["Main"], sources: ["Sources"],
-            resources: [.embedInCode("Migrations"), .embedInCode("Resources/console.css"), .embedInCode("Resources/console.js")],
+            resources: [
+                .embedInCode("Migrations"), .embedInCode("Resources/console.css"), .embedInCode("Resources/console.js"),
+                .embedInCode("Resources/favicon.svg"),
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "pier-console", dependencies: ["ConsoleService"],

@@ -3,6 +3,8 @@
 # pkg-config (SwiftPM finds the libraries through it) and PostgreSQL 15. Idempotent.
 set -euo pipefail
 packages=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libargon2-dev libcurl4-openssl-dev postgresql postgresql-contrib curl python3 python3-aiosmtpd openssl)
+# The console's browser test (scripts/browser.sh): headless Chromium and its WebDriver.
+packages+=(chromium chromium-driver fonts-dejavu-core)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test against a real PostgreSQL that this script starts under .pier/:
 # unit and integration suites (swift test), then the suites that restart the server, then the
-# interoperability check of issued tokens with PyJWT against the live pier-auth executable,
+# interoperability check of issued tokens with PyJWT against the live pier-auth executable, the
+# console in headless Chromium (scripts/browser.sh),
 # the deployment checks, and the compose stack in real containers (scripts/containers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,7 @@ for suite in PostgresTests.RestartTests AuthTests.AuthRestartTests; do
 done
 PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
 scripts/interop.sh
+scripts/browser.sh
 scripts/fuzz.sh
 scripts/check-deploy.sh
 scripts/check-root-home.sh

@@ -239,6 +239,7 @@ struct Console: Sendable {
         router.post("/console/users/{id}/{action}") { try await staff(users.act)($0, $1) }
         router.get("/console/audit") { try await staff(audit.list)($0, $1) }
         router.get("/console/static/console.css") { _, _ in Assets.response(Assets.css, type: "text/css; charset=utf-8") }
+        router.get("/console/static/favicon.svg") { _, _ in Assets.response(Assets.icon, type: "image/svg+xml") }
         router.get("/console/static/console.js") { _, _ in
             Assets.response(Assets.script, type: "text/javascript; charset=utf-8")
         }

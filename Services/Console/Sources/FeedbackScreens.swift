@@ -55,7 +55,7 @@ struct FeedbackScreens: Sendable {
             \(Self.select("status", ["", "new", "triaged", "planned", "in_progress", "done", "closed", "duplicate"], value("status")))
             \(Self.select("category", [""] + Vocabulary.categories.sorted(), value("category")))
             \(Self.select("platform", [""] + Vocabulary.platforms.sorted(), value("platform")))
-            \(Self.select("moderation", ["", "pending", "approved", "rejected", "all"], value("moderation")))
+            \(Self.select("moderation", ["", "pending", "rejected", "all"], value("moderation"), any: "approved"))
             <button type="submit">Filter</button>
             </form>
             <form id="bulk" class="actions" method="post" action="/console/inbox">
@@ -217,12 +217,13 @@ struct FeedbackScreens: Sendable {
             ? path : path + "?" + query.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&")
     }
 
-    static func select(_ name: String, _ values: [String], _ chosen: String) -> HTML {
+    /// A filter's menu; the empty value (the API's default) is shown as `any`.
+    static func select(_ name: String, _ values: [String], _ chosen: String, any: String = "any") -> HTML {
         let options = HTML.join(
             values.map { value in
                 value == chosen
-                    ? "<option value=\"\(value)\" selected>\(value.isEmpty ? "any" : value)</option>"
-                    : "<option value=\"\(value)\">\(value.isEmpty ? "any" : value)</option>"
+                    ? "<option value=\"\(value)\" selected>\(value.isEmpty ? any : value)</option>"
+                    : "<option value=\"\(value)\">\(value.isEmpty ? any : value)</option>"
             })
         return "<label>\(name) <select name=\"\(name)\">\(options)</select></label>"
     }

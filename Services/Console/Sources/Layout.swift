@@ -19,6 +19,7 @@ enum Layout {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="referrer" content="same-origin">
         <title>\(title) · Pier console</title>
+        <link rel="icon" href="/console/static/favicon.svg" type="image/svg+xml">
         <link rel="stylesheet" href="/console/static/console.css">
         <script src="/console/static/console.js" defer></script>
         </head>
@@ -65,6 +66,7 @@ enum Layout {
 enum Assets {
     static let css = PackageResources.console_css
     static let script = PackageResources.console_js
+    static let icon = PackageResources.favicon_svg
 
     static func response(_ bytes: [UInt8], type: String) -> Response {
         var headers = Console.securityHeaders

@@ -1,0 +1,203 @@
+"""The console in a real browser: headless Chromium driven by Selenium, against a live gateway
+that hosts auth, feedback, subscriptions and the console on a fresh database.
+
+Support signs in, finds an item by search and triages it, finds a user by address and grants
+access (the app's own status changes), reads the audit log and signs out; the admin-only actions
+are absent for support and refused by the server; hostile text stays text (no dialog, no
+injected element). A screenshot of each page is kept in the directory given.
+
+    python3 console_browser.py BASE_URL SCREENSHOT_DIR SUPPORT_EMAIL PASSWORD CUSTOMER_EMAIL CUSTOMER_PASSWORD
+"""
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+base, shots, support_email, password, customer_email, customer_password = sys.argv[1:7]
+os.makedirs(shots, exist_ok=True)
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def api(method, path, body=None, token=None, headers=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+options = Options()
+for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1360,1000", "--disable-dev-shm-usage"]:
+    options.add_argument(argument)
+options.binary_location = os.environ.get("PIER_CHROMIUM", "/usr/bin/chromium")
+driver = webdriver.Chrome(service=Service(os.environ.get("PIER_CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+driver.set_page_load_timeout(30)
+console_errors = []
+
+
+def wait_for(condition, what):
+    """Waits (up to 10 s) for a page the browser is loading: a click starts a navigation, it
+    does not wait for it."""
+    try:
+        WebDriverWait(driver, 10).until(lambda _: condition())
+    except Exception:
+        check(False, what + " (waited 10 s)")
+
+
+def shot(name):
+    driver.save_screenshot(os.path.join(shots, name + ".png"))
+
+
+def no_dialog(where):
+    try:
+        alert = driver.switch_to.alert
+        check(False, "a dialog opened on " + where + ": " + alert.text)
+        alert.dismiss()
+    except NoAlertPresentException:
+        pass
+
+
+def injected(where):
+    """Elements no console page has: what a payload would have added."""
+    scripts = driver.execute_script(
+        "return Array.from(document.scripts).map(s => s.getAttribute('src'))")
+    check(scripts == ["/console/static/console.js"], where + ": scripts are " + repr(scripts))
+    for selector in ["img", "svg", "iframe", "[onerror]", "[onload]", "a[href^='javascript']"]:
+        check(not driver.find_elements(By.CSS_SELECTOR, selector), where + ": found " + selector)
+
+
+try:
+    # Sign in as support.
+    driver.get(base + "/console/inbox")
+    check("/console/sign-in" in driver.current_url, "signed out, the inbox leads to the sign-in form")
+    shot("sign-in")
+    driver.find_element(By.NAME, "email").send_keys(support_email)
+    driver.find_element(By.NAME, "password").send_keys(password + Keys.RETURN)
+    wait_for(lambda: driver.current_url.endswith("/console/inbox"), "signed in, back to the inbox")
+    check(driver.find_element(By.CSS_SELECTOR, "[data-who]").text == support_email, "the bar names who is signed in")
+    no_dialog("the inbox")
+    injected("the inbox")
+    shot("inbox")
+
+    # Find the item by search, open it with the keyboard, triage it.
+    search = driver.find_element(By.NAME, "q")
+    search.clear()
+    search.send_keys("export button" + Keys.RETURN)
+    wait_for(lambda: "q=export" in driver.current_url, "the search is sent")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr[data-href]")
+    check(len(rows) == 1, "the search finds the one item, found %d" % len(rows))
+    driver.find_element(By.TAG_NAME, "body").send_keys("j")
+    driver.find_element(By.TAG_NAME, "body").send_keys("o")
+    wait_for(lambda: "/console/feedback/" in driver.current_url, "o opens the selected item")
+    check("export button" in driver.find_element(By.CSS_SELECTOR, "[data-message]").text, "the item's message is shown")
+    options = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "select[name=status] option")]
+    check(options == ["", "closed", "duplicate", "triaged"], "only the allowed moves are offered: " + repr(options))
+    driver.find_element(By.CSS_SELECTOR, "select[name=status] option[value=triaged]").click()
+    tags = driver.find_element(By.NAME, "tags")
+    tags.clear()
+    tags.send_keys("ipad, export")
+    driver.find_element(By.CSS_SELECTOR, "form[action^='/console/feedback/'] button[type=submit]").click()
+    wait_for(lambda: "triaged" in driver.find_element(By.TAG_NAME, "h1").text, "the item is triaged")
+    shot("item")
+
+    # Hostile text in another item stays text.
+    driver.get(base + "/console/inbox?q=alert")
+    no_dialog("the inbox with payloads")
+    injected("the inbox with payloads")
+    hostile = driver.find_elements(By.CSS_SELECTOR, "tbody tr[data-href] a")
+    check(len(hostile) == 1 and "<script>" in hostile[0].text, "the payload item is listed as text")
+    hostile[0].click()
+    wait_for(lambda: "/console/feedback/" in driver.current_url, "the payload item opens")
+    no_dialog("the payload item")
+    injected("the payload item")
+    check("<script>alert(1)</script>" in driver.find_element(By.CSS_SELECTOR, "[data-message]").text, "markup shown as text")
+    check("[U+202E]" in driver.page_source, "the RTL override is shown, not obeyed")
+    shot("item-hostile")
+
+    # Find the customer by address, grant access.
+    driver.get(base + "/console/users")
+    driver.find_element(By.NAME, "q").send_keys(customer_email.upper() + Keys.RETURN)
+    wait_for(lambda: "q=" in driver.current_url, "the user search is sent")
+    links = driver.find_elements(By.CSS_SELECTOR, "tbody a")
+    check(len(links) == 1, "the customer is found by address")
+    links[0].click()
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-email]"), "the user page opens")
+    no_dialog("the user page")
+    injected("the user page")
+    check(not driver.find_elements(By.CSS_SELECTOR, "[data-admin-only]"), "support sees no admin-only actions")
+    check(customer_email in driver.find_element(By.CSS_SELECTOR, "[data-email]").text, "the account's page")
+    user_url = driver.current_url
+    driver.find_element(By.NAME, "reason").send_keys("sorry about the crash")
+    driver.find_element(By.CSS_SELECTOR, "form[action$='/grant'] button").click()
+    wait_for(lambda: "Access granted." in driver.page_source, "the grant is confirmed")
+    check("active" in driver.find_element(By.CSS_SELECTOR, "[data-subscription]").text, "the page shows the status")
+    shot("user")
+
+    # The app sees it: the customer's own status, through the API.
+    status, body = api("POST", "/auth/login", {"email": customer_email, "password": customer_password})
+    check(status == 200, "the customer signs in: %d" % status)
+    token = json.loads(body)["accessToken"]
+    status, body = api("GET", "/subscriptions/me", token=token)
+    check(status == 200 and json.loads(body)["active"], "the app's status is active: " + body.decode()[:200])
+
+    # Admin-only actions posted by hand with support's own session are refused by the server.
+    cookie = "; ".join(c["name"] + "=" + c["value"] for c in driver.get_cookies())
+    csrf = driver.find_element(By.CSS_SELECTOR, "input[name=csrf]").get_attribute("value")
+    form = urllib.parse.urlencode({"csrf": csrf, "role": "admin", "password": password}).encode()
+    request = urllib.request.Request(user_url + "/role", data=form, method="POST")
+    request.add_header("Cookie", cookie)
+    request.add_header("Origin", base)
+    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    try:
+        urllib.request.urlopen(request)
+        check(False, "support changed a role")
+    except urllib.error.HTTPError as error:
+        check(error.code == 403, "a role change by support is refused: %d" % error.code)
+
+    # The audit log names what support did.
+    driver.get(base + "/console/audit")
+    text = driver.find_element(By.TAG_NAME, "main").text
+    check("grant.created" in text and "feedback.updated" in text, "the audit log lists the grant and the triage")
+    injected("the audit log")
+    shot("audit")
+
+    # Sign out: the pages lead to the sign-in form again.
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait_for(lambda: "/console/sign-in" in driver.current_url, "signed out")
+    driver.get(base + "/console/inbox")
+    check("/console/sign-in" in driver.current_url, "after signing out, the inbox asks to sign in")
+    for entry in driver.get_log("browser"):
+        if entry.get("level") == "SEVERE":
+            console_errors.append(entry.get("message"))
+    check(not console_errors, "no errors in the browser's console (a CSP violation would be one): " + repr(console_errors))
+finally:
+    driver.quit()
+
+if failures:
+    print("browser: %d check(s) failed" % len(failures), file=sys.stderr)
+    sys.exit(1)
+print("browser: the console works in headless Chromium; screenshots in " + shots)

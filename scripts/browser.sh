@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The console in a real browser (Tests/Browser/console_browser.py): headless Chromium and its
+# driver from Debian (scripts/setup.sh installs them), Selenium from PyPI. Starts the gateway
+# with auth, feedback, subscriptions and the console on a fresh database, seeds a support
+# account, a customer with feedback (one item full of hostile text) and a plan, and drives the
+# console. Screenshots land in .pier/screenshots/; `scripts/browser.sh --update-docs` also
+# copies them to docs/console/ for the README.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! python3 -c "import selenium" 2>/dev/null; then
+  python3 -m pip install -q selenium 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages selenium 2>/dev/null \
+    || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-selenium >/dev/null; }
+fi
+admin=$(scripts/postgres.sh url)
+PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_browser WITH (FORCE)" -c "CREATE DATABASE pier_browser" >/dev/null
+work=$(mktemp -d)
+port=${PIER_BROWSER_PORT:-18090}
+base="http://127.0.0.1:$port"
+export PIER_DATABASE_URL="${admin%/*}/pier_browser" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning
+bin=$(swift build --show-bin-path)
+"$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console --migrate > "$work/gateway.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 600); do curl -sf "$base/readyz" >/dev/null && break; sleep 0.1; done
+curl -sf "$base/readyz" >/dev/null || { echo "browser: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
+
+json() { curl -sf -H 'Content-Type: application/json' "$@"; }
+token() { python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])'; }
+password="a console passphrase"
+PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/pier-auth" create-admin --email owner@example.com >/dev/null
+admin_token=$(json "$base/auth/login" -d '{"email":"owner@example.com","password":"the operator'"'"'s passphrase"}' | token)
+json "$base/subscriptions/plans" -H "Authorization: Bearer $admin_token" \
+  -d '{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"]}' >/dev/null
+json "$base/auth/register" -d '{"email":"sam@example.com","password":"'"$password"'","displayName":"Sam Support"}' >/dev/null
+psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
+"$bin/pier-auth" set-role --email sam@example.com --role support >/dev/null
+customer_token=$(json "$base/auth/register" -d '{"email":"casey@example.com","password":"'"$password"'","displayName":"Casey Customer"}' | token)
+json "$base/feedback" -H "Authorization: Bearer $customer_token" \
+  -d '{"message":"The export button crashes on iPad when the list is long","category":"bug","platform":"ipados","appVersion":"2.4.1","rating":2}' >/dev/null
+json "$base/feedback" -H "X-Installation-ID: browser-test" \
+  -d '{"message":"<script>alert(1)</script> \"><img src=x onerror=alert(2)> javascript:alert(3) abc\u202efdp.exe","name":"\"><svg onload=alert(4)>","metadata":{"build":"<img src=x onerror=alert(5)>"}}' >/dev/null
+json "$base/feedback" -d '{"message":"Love the new widgets!","category":"praise","platform":"ios","rating":5}' >/dev/null
+
+shots=.pier/screenshots
+python3 Tests/Browser/console_browser.py "$base" "$shots" sam@example.com "$password" casey@example.com "$password"
+if [ "${1:-}" = "--update-docs" ]; then
+  mkdir -p docs/console
+  cp "$shots"/*.png docs/console/
+  echo "browser: screenshots copied to docs/console/"
+fi
