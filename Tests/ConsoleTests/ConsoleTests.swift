@@ -320,6 +320,129 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// The access token is renewed once it is about to expire, once for the session however
+    /// many requests ask at the same moment (no refresh-token reuse, which would end the Pier
+    /// session); idle and absolute timeouts sign the browser out.
+    @Test func tokensAreRenewedOnceAndTimeoutsSignOut() async throws {
+        try await withStack { stack in
+            let (support, email) = try await account(stack, .support)
+            let browser = Browser(base: stack.base)
+            _ = try await browser.signIn(email, Self.password)
+            try await stack.pool.execute(
+                "UPDATE console.sessions SET access_expires_at = now() WHERE user_id = \(support.user.id)")
+            let pages = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<6 { group.addTask { try await browser.get("/console/inbox").status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(pages == Array(repeating: 200, count: 6), "\(pages)")
+            let rows = try await stack.pool.query(
+                "SELECT seal_counter, access_expires_at > now() + interval '5 minutes' AS fresh FROM console.sessions WHERE user_id = \(support.user.id)"
+            )
+            #expect(rows.count == 1)
+            #expect(try rows[0].decode("seal_counter", as: Int64.self) == 1, "renewed exactly once")
+            #expect(try rows[0].decode("fresh", as: Bool.self))
+            // The Pier session behind it is still the one signed in: nothing was revoked as reuse.
+            let revoked = try await stack.pool.query(
+                "SELECT count(*)::int AS n FROM auth.sessions WHERE user_id = \(support.user.id) AND revoked_at IS NOT NULL")
+            #expect(try revoked[0].decode("n", as: Int.self) == 0)
+            #expect(try await browser.get("/console/inbox").status == 200)
+
+            // Idle for 31 minutes: signed out.
+            try await stack.pool.execute(
+                "UPDATE console.sessions SET last_seen_at = now() - interval '31 minutes' WHERE user_id = \(support.user.id)")
+            #expect(try await browser.get("/console/inbox").status == 303)
+            // Signed in 13 hours ago, used a second ago: signed out too.
+            _ = try await browser.signIn(email, Self.password)
+            #expect(try await browser.get("/console/inbox").status == 200)
+            try await stack.pool.execute(
+                "UPDATE console.sessions SET created_at = now() - interval '13 hours' WHERE user_id = \(support.user.id)")
+            #expect(try await browser.get("/console/inbox").status == 303)
+            let left = try await stack.pool.query(
+                "SELECT count(*)::int AS n FROM console.sessions WHERE user_id = \(support.user.id)")
+            #expect(try left[0].decode("n", as: Int.self) == 0, "timed-out sessions are gone")
+        }
+    }
+
+    /// An admin changes a role and deletes an account from the console, each confirmed by the
+    /// admin's password (a wrong one changes nothing); the account whose role changed is signed
+    /// out of its own console session.
+    @Test func anAdminsDestructiveActionsNeedThePassword() async throws {
+        try await withStack { stack in
+            let (_, adminEmail) = try await account(stack, .admin)
+            let (support, supportEmail) = try await account(stack, .support)
+            let (doomed, _) = try await account(stack, .user)
+            let admin = Browser(base: stack.base)
+            _ = try await admin.signIn(adminEmail, Self.password)
+            let helper = Browser(base: stack.base)
+            _ = try await helper.signIn(supportEmail, Self.password)
+            #expect(try await helper.get("/console/inbox").status == 200)
+
+            let path = "/console/users/\(support.user.id.uuidString.lowercased())"
+            let page = try await admin.get(path)
+            #expect(page.text.contains("data-admin-only"))
+            let csrf = try #require(page.field("csrf"))
+            let wrong = try await admin.post(path + "/role", [("csrf", csrf), ("role", "user"), ("password", "not it")])
+            #expect(wrong.status == 401 && wrong.text.contains("password"), "\(wrong.status)")
+            #expect(try await helper.get("/console/inbox").status == 200, "a refused change ends nothing")
+            let changed = try await admin.post(path + "/role", [("csrf", csrf), ("role", "user"), ("password", Self.password)])
+            #expect(changed.status == 303 && changed.location?.contains("done=role") == true, "\(changed.text)")
+            #expect(try await eventually { try await helper.get("/console/inbox").status == 303 })
+
+            let doomedPath = "/console/users/\(doomed.user.id.uuidString.lowercased())"
+            #expect(try await admin.post(doomedPath + "/delete", [("csrf", csrf), ("password", "not it")]).status == 401)
+            let deleted = try await admin.post(doomedPath + "/delete", [("csrf", csrf), ("password", Self.password)])
+            #expect(deleted.status == 303 && deleted.location == "/console/users")
+            #expect(try await admin.get(doomedPath).status == 404)
+        }
+    }
+
+    /// Bulk triage moves every selected item (each through the workflow) and adds tags; a move
+    /// the workflow refuses for one item is reported, the others done. The inbox pages by cursor.
+    @Test func bulkTriageAndPaging() async throws {
+        try await withStack { stack in
+            let (_, email) = try await account(stack, .support)
+            let (customer, _) = try await account(stack, .user)
+            // More than a sender's quota allows in a minute: written as the service stores them.
+            let ids = (0..<55).map { _ in UUID() }
+            for (index, id) in ids.enumerated() {
+                try await stack.pool.execute(
+                    """
+                    INSERT INTO feedback.items (id, user_id, message, category, created_at)
+                    VALUES (\(id), \(customer.user.id), \("item number \(index)"), 'other', now() - make_interval(secs => \(index)))
+                    """)
+            }
+            try await stack.pool.execute("UPDATE feedback.items SET status = 'done' WHERE id = \(ids[0])")
+            let browser = Browser(base: stack.base)
+            _ = try await browser.signIn(email, Self.password)
+            let first = try await browser.get("/console/inbox")
+            #expect(first.text.components(separatedBy: "<tr data-href=").count - 1 == 50)
+            let next = try #require(
+                first.text.range(of: "rel=\"next\" href=\"").map { range -> String in
+                    let rest = first.text[range.upperBound...]
+                    return String(rest[..<rest.firstIndex(of: "\"")!]).replacingOccurrences(of: "&amp;", with: "&")
+                })
+            let second = try await browser.get(next)
+            #expect(second.text.components(separatedBy: "<tr data-href=").count - 1 == 5)
+            #expect(second.text.contains("item number 54<") && !first.text.contains("item number 54<"))
+
+            let csrf = try #require(first.field("csrf"))
+            let chosen = [ids[0], ids[1], ids[2]]
+            let bulk = try await browser.post(
+                "/console/inbox",
+                [("csrf", csrf), ("status", "triaged"), ("tags", "Batch")] + chosen.map { ("id", $0.uuidString) })
+            #expect(bulk.status == 409 && bulk.text.contains(ids[0].uuidString.lowercased()), "\(bulk.status)")
+            for id in chosen.dropFirst() {
+                let item = try await stack.api.send("GET", "/feedback/\(id.uuidString.lowercased())", token: customer.accessToken)
+                    .decode(FeedbackItem.self)
+                #expect(item.status == "triaged")
+            }
+            let tagged = try await stack.pool.query("SELECT count(*)::int AS n FROM feedback.items WHERE 'batch' = ANY(tags)")
+            #expect(try tagged[0].decode("n", as: Int.self) == 2)
+            let nothing = try await browser.post("/console/inbox", [("csrf", csrf), ("status", "triaged")])
+            #expect(nothing.status == 422)
+        }
+    }
+
     @Test func htmlEscapesValuesAndKeepsLiterals() {
         let name = "<a href=\"x\">'&'</a>"
         let html: HTML = "<p title=\"\(name)\">\(name)</p>"
