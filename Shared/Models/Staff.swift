@@ -95,3 +95,17 @@ public struct SessionsEnded: Codable, Sendable, Equatable {
     public var ended: Int
     public init(ended: Int) { self.ended = ended }
 }
+
+/// `POST /auth/reauthenticate {password}`: a fresh access token of the same session whose
+/// `auth_time` is now, for the actions that ask for a recent sign-in (RFC 9470's step-up).
+public struct StepUpToken: Codable, Sendable, Equatable {
+    public var accessToken: String
+    public var tokenType: String
+    public var expiresIn: Int
+
+    public init(accessToken: String, expiresIn: Int) {
+        self.accessToken = accessToken
+        self.tokenType = "Bearer"
+        self.expiresIn = expiresIn
+    }
+}

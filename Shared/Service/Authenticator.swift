@@ -21,6 +21,31 @@ public struct Principal: Sendable, Equatable {
     public var isAdmin: Bool { role == AccountRole.admin.rawValue }
     /// Admin or support: one of the team.
     public var isStaff: Bool { AccountRole(rawValue: role)?.isStaff ?? false }
+
+    /// How recent a sign-in the sensitive actions ask for, in seconds.
+    public static let recentSignIn = 300
+
+    /// Refuses (401 `reauthentication_required`, the step-up challenge of RFC 9470) unless the
+    /// caller signed in, or gave the password again (`POST /auth/reauthenticate`), within
+    /// ``recentSignIn`` seconds.
+    public func requireRecentSignIn(_ detail: String = "Confirm with your password (or sign in again) to do this.")
+        throws(HTTPError)
+    {
+        let now = Int(Date().timeIntervalSince1970)
+        guard let at = authenticatedAt, now - at <= Self.recentSignIn else { throw .reauthenticationRequired(detail) }
+    }
+}
+
+extension HTTPError {
+    /// 401 `reauthentication_required` with its `WWW-Authenticate` challenge.
+    public static func reauthenticationRequired(_ detail: String) -> HTTPError {
+        HTTPError(
+            401, code: .reauthenticationRequired, detail: detail,
+            headers: [
+                "WWW-Authenticate":
+                    "Bearer error=\"insufficient_user_authentication\", error_description=\"\(detail)\", max_age=\(Principal.recentSignIn)"
+            ])
+    }
 }
 
 /// Verifies bearer tokens (ES256, keys from the auth service's JWKS or a key file) and exposes

@@ -1,4 +1,5 @@
 import Foundation
+import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
@@ -283,6 +284,30 @@ import Testing
             let entries = try await audit(auth, "subject=\(user.user.id)", as: admin)
             #expect(entries.map(\.action) == ["user.deleted"])
             #expect(entries.first?.before?.objectValue?["email"] == .string(email))
+        }
+    }
+
+    /// The step-up: the password again gives a new access token of the same session whose
+    /// `auth_time` is now; a wrong one is refused as any re-authentication is.
+    @Test func reauthenticatingGivesAFreshSignInTime() async throws {
+        try await withService { auth in
+            let (session, _) = try await auth.register()
+            let missing = try await auth.send("POST", "/auth/reauthenticate", json: "{}", token: session.accessToken)
+            #expect(missing.status == 422 && missing.fields == ["password"])
+            let wrong = try await auth.send(
+                "POST", "/auth/reauthenticate", json: #"{"password":"not it at all"}"#, token: session.accessToken)
+            #expect(wrong.status == 401 && wrong.problem?.code == .reauthenticationRequired)
+            #expect(try await auth.send("POST", "/auth/reauthenticate", json: #"{"password":"x"}"#).status == 401)
+            let reply = try await auth.send(
+                "POST", "/auth/reauthenticate", json: #"{"password":"\#(Self.password)"}"#, token: session.accessToken)
+            #expect(reply.status == 200 && reply.headers["Cache-Control"] == "no-store", "\(reply.text)")
+            let token = try reply.decode(StepUpToken.self)
+            let verifier = AccessTokenVerifier(
+                keys: StaticKeyProvider(keys: auth.keys.verificationKeys), issuer: "pier", audience: "pier")
+            let before = try await verifier.verify(session.accessToken)
+            let after = try await verifier.verify(token.accessToken)
+            #expect(after.sid == before.sid && after.sub == before.sub)
+            #expect(abs((after.authTime ?? 0) - Int(Date().timeIntervalSince1970)) <= 2)
         }
     }
 

@@ -60,12 +60,19 @@ console_errors = []
 
 
 def wait_for(condition, what):
-    """Waits (up to 10 s) for a page the browser is loading: a click starts a navigation, it
+    """Waits (up to 20 s) for a page the browser is loading: a click starts a navigation, it
     does not wait for it."""
+    def holds(_):
+        # While the next page loads, the elements of the last one go stale: not yet.
+        try:
+            return condition()
+        except Exception:
+            return False
+
     try:
-        WebDriverWait(driver, 10).until(lambda _: condition())
+        WebDriverWait(driver, 20).until(holds)
     except Exception:
-        check(False, what + " (waited 10 s)")
+        check(False, what + " (waited 20 s): " + driver.current_url)
 
 
 def shot(name):
@@ -177,6 +184,13 @@ try:
         check(False, "support changed a role")
     except urllib.error.HTTPError as error:
         check(error.code == 403, "a role change by support is refused: %d" % error.code)
+
+    # The plans: support reads them, the admin's forms are absent.
+    driver.get(base + "/console/plans")
+    check("pro-monthly" in driver.find_element(By.TAG_NAME, "main").text, "the plans are listed")
+    check(not driver.find_elements(By.CSS_SELECTOR, "[data-admin-only]"), "support cannot change plans")
+    injected("the plans")
+    shot("plans")
 
     # The audit log names what support did.
     driver.get(base + "/console/audit")

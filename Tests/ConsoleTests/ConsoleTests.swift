@@ -443,6 +443,63 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// Plans: the team sees every one; admins create, change and take them off sale; a new
+    /// price goes with the password (Pier's step-up), and only what changed is sent.
+    @Test func adminsManagePlans() async throws {
+        try await withStack { stack in
+            let (_, adminEmail) = try await account(stack, .admin)
+            let (_, supportEmail) = try await account(stack, .support)
+            let admin = Browser(base: stack.base)
+            _ = try await admin.signIn(adminEmail, Self.password)
+            let list = try await admin.get("/console/plans")
+            let csrf = try #require(list.field("csrf"))
+            #expect(list.text.contains("data-admin-only"))
+            let bad = try await admin.post(
+                "/console/plans", [("csrf", csrf), ("id", "Bad Id"), ("name", ""), ("price", "cheap"), ("currency", "usd")])
+            // Pier's refusal, each field named.
+            #expect(bad.status == 422 && bad.text.contains("<code>name</code> is required"), "\(bad.text)")
+            let made = try await admin.post(
+                "/console/plans",
+                [
+                    ("csrf", csrf), ("id", "pro-monthly"), ("name", "Pro"), ("price", "499"), ("currency", "USD"),
+                    ("billingPeriod", "P1M"), ("trialPeriod", "P1W"), ("entitlements", "pro, sync"),
+                    ("appStoreProductIds", "pier.pro.monthly"),
+                ])
+            #expect(made.status == 303 && made.location == "/console/plans/pro-monthly", "\(made.text)")
+            let page = try await admin.get("/console/plans/pro-monthly")
+            #expect(page.text.contains("4.99 USD") && page.text.contains("pro, sync"))
+
+            func save(_ changes: [(String, String)]) async throws -> Browser.Page {
+                var fields: [String: String] = [
+                    "name": "Pro", "description": "", "price": "499", "currency": "USD", "billingPeriod": "P1M",
+                    "trialPeriod": "P1W", "entitlements": "pro, sync", "appStoreProductIds": "pier.pro.monthly",
+                ]
+                for (name, value) in changes { fields[name] = value }
+                return try await admin.post("/console/plans/pro-monthly", [("csrf", csrf)] + fields.sorted { $0.key < $1.key })
+            }
+            #expect(try await save([("name", "Pro+")]).status == 303)
+            let wrong = try await save([("name", "Pro+"), ("price", "599"), ("password", "not it")])
+            #expect(wrong.status == 401 && wrong.text.contains("password"), "\(wrong.status)")
+            #expect(try await save([("name", "Pro+"), ("price", "599"), ("password", Self.password)]).status == 303)
+            let plan = try await stack.api.send("GET", "/subscriptions/plans").decode(ItemList<Plan>.self).items.first
+            #expect(plan?.name == "Pro+" && plan?.price == 599, "\(String(describing: plan))")
+            #expect(
+                try await admin.post("/console/plans/pro-monthly/active", [("csrf", csrf), ("active", "false")]).status == 303)
+            #expect(try await stack.api.send("GET", "/subscriptions/plans").decode(ItemList<Plan>.self).items.isEmpty)
+
+            let support = Browser(base: stack.base)
+            _ = try await support.signIn(supportEmail, Self.password)
+            let seen = try await support.get("/console/plans")
+            #expect(seen.text.contains("pro-monthly") && seen.text.contains("off sale") && !seen.text.contains("data-admin-only"))
+            let supportCSRF = try #require(seen.field("csrf"))
+            let refused = try await support.post(
+                "/console/plans/pro-monthly/active", [("csrf", supportCSRF), ("active", "true")])
+            #expect(refused.status == 403)
+            let audit = try await admin.get("/console/audit?service=subscriptions&target=pro-monthly")
+            #expect(audit.text.components(separatedBy: "plan.updated").count - 1 == 3 && audit.text.contains("plan.created"))
+        }
+    }
+
     @Test func htmlEscapesValuesAndKeepsLiterals() {
         let name = "<a href=\"x\">'&'</a>"
         let html: HTML = "<p title=\"\(name)\">\(name)</p>"

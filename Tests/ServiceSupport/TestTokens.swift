@@ -18,13 +18,14 @@ public struct TestTokens: Sendable {
         authenticator = Authenticator(verifier: AccessTokenVerifier(keys: keys, issuer: "pier", audience: "pier"))
     }
 
-    /// A token for `user` with `role`, valid for ten minutes.
-    public func token(_ user: UUID, role: String = "user") throws -> String {
+    /// A token for `user` with `role`, valid for ten minutes, of a sign-in `signedInAgo`
+    /// seconds ago (just now, as after a login).
+    public func token(_ user: UUID, role: String = "user", signedInAgo: Int = 0) throws -> String {
         let now = Int(Date().timeIntervalSince1970)
         return try signer.sign(
             AccessClaims(
                 iss: "pier", sub: user.uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString,
-                sid: nil, role: role))
+                sid: nil, role: role, authTime: now - signedInAgo))
     }
 
     /// A token of a new admin.

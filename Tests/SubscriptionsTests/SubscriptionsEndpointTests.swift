@@ -60,6 +60,25 @@ import Testing
         }
     }
 
+    /// What subscribers pay changes only after a recent sign-in: a token of a sign-in ten minutes
+    /// old may rename a plan, not reprice it (401 with the step-up challenge).
+    @Test func repricingAPlanNeedsARecentSignIn() async throws {
+        try await withService { service in
+            let stale = try service.tokens.token(UUID(), role: "admin", signedInAgo: 600)
+            for body in [#"{"price":999}"#, #"{"currency":"EUR"}"#, #"{"billingPeriod":"P1Y"}"#] {
+                let refused = try await service.send("PATCH", "/subscriptions/plans/pro-monthly", json: body, token: stale)
+                #expect(refused.status == 401 && refused.problem?.code == .reauthenticationRequired, "\(body)")
+                #expect(refused.headers["WWW-Authenticate"]?.contains("insufficient_user_authentication") == true)
+            }
+            let renamed = try await service.send(
+                "PATCH", "/subscriptions/plans/pro-monthly", json: #"{"name":"Pro+"}"#, token: stale)
+            #expect(renamed.status == 200)
+            let fresh = try await service.send(
+                "PATCH", "/subscriptions/plans/pro-monthly", json: #"{"price":999}"#, token: try service.admin())
+            #expect(try fresh.decode(Plan.self).price == 999)
+        }
+    }
+
     @Test func planValidationNamesEveryBadField() async throws {
         try await withService { service in
             let admin = try service.admin()

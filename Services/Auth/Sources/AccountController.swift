@@ -96,6 +96,25 @@ struct AccountController: Sendable {
         return .noContent
     }
 
+    /// `POST /auth/reauthenticate {password}`: the password again (the login's guards apply),
+    /// answered with a new access token of the same session whose `auth_time` is now; later
+    /// refreshes carry it too.
+    func reauthenticate(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest) async throws
+        -> Response
+    {
+        let principal = try context.caller()
+        guard let password = body.password, let session = principal.sessionID else {
+            throw HTTPError.invalid("password", "is required")
+        }
+        try await reauthentication.require(principal, password: password, request: request)
+        guard let user = try await useCases.users.user(principal.userID) else {
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        }
+        let token = try tokens.accessToken(
+            userID: user.id, role: user.role, sessionID: session, emailVerified: user.emailVerified, authenticatedAt: Date())
+        return try .json(StepUpToken(accessToken: token, expiresIn: tokens.accessTTL), headers: ["Cache-Control": "no-store"])
+    }
+
     /// `PATCH /auth/me {displayName?, locale?}`: an empty string clears a field.
     func updateProfile(_ request: Request, _ context: ServiceRequestContext, _ body: ProfileChange) async throws
         -> JSONResponse<User>

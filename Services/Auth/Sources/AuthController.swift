@@ -83,6 +83,7 @@ struct AuthController: Sendable {
         signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await account.changePassword($0, $1, $2) }
         signedIn.delete("/auth/me", optionalBody: ReauthenticationRequest.self) { try await account.deleteAccount($0, $1, $2) }
         signedIn.patch("/auth/me", body: ProfileChange.self) { try await account.updateProfile($0, $1, $2) }
+        signedIn.post("/auth/reauthenticate", body: ReauthenticationRequest.self) { try await account.reauthenticate($0, $1, $2) }
         signedIn.post("/auth/email/change", body: EmailChangeRequest.self) { try await email.change($0, $1, $2) }
         router.get("/auth/email/change/confirm") { try await email.confirmChangePage($0, $1) }
         router.post("/auth/email/change/confirm", body: EmailTokenRequest.self) { try await email.confirmChange($0, $1, $2) }

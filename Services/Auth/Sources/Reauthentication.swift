@@ -13,7 +13,6 @@ import PierService
 struct Reauthentication: Sendable {
     let useCases: AuthUseCases
     let passwords: PasswordChecks
-    static let maximumAge = 300
 
     func require(_ principal: Principal, password: String?, request: Request) async throws {
         if let password {
@@ -34,18 +33,8 @@ struct Reauthentication: Sendable {
                 return
             }
         }
-        let now = Int(Date().timeIntervalSince1970)
-        guard let at = principal.authenticatedAt, now - at <= Self.maximumAge else {
-            throw Self.refusal("Confirm with your password (or sign in again) to do this.")
-        }
+        try principal.requireRecentSignIn()
     }
 
-    static func refusal(_ detail: String) -> HTTPError {
-        HTTPError(
-            401, code: .reauthenticationRequired, detail: detail,
-            headers: [
-                "WWW-Authenticate":
-                    "Bearer error=\"insufficient_user_authentication\", error_description=\"\(detail)\", max_age=\(maximumAge)"
-            ])
-    }
+    static func refusal(_ detail: String) -> HTTPError { .reauthenticationRequired(detail) }
 }

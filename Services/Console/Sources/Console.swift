@@ -223,6 +223,7 @@ struct Console: Sendable {
         let feedback = FeedbackScreens(console: self)
         let users = UserScreens(console: self)
         let audit = AuditScreens(console: self)
+        let plans = PlanScreens(console: self)
         router.get("/console") { _, _ in redirect(ConsolePath()) }
         router.get("/console/") { request, context in try await staff { _, _ in redirect(ConsolePath("inbox")) }(request, context)
         }
@@ -238,6 +239,11 @@ struct Console: Sendable {
         router.get("/console/users/{id}/export") { try await staff(users.export)($0, $1) }
         router.post("/console/users/{id}/{action}") { try await staff(users.act)($0, $1) }
         router.get("/console/audit") { try await staff(audit.list)($0, $1) }
+        router.get("/console/plans") { try await staff(plans.list)($0, $1) }
+        router.post("/console/plans") { try await staff(plans.create)($0, $1) }
+        router.get("/console/plans/{id}") { try await staff(plans.plan)($0, $1) }
+        router.post("/console/plans/{id}") { try await staff(plans.update)($0, $1) }
+        router.post("/console/plans/{id}/active") { try await staff(plans.setActive)($0, $1) }
         router.get("/console/static/console.css") { _, _ in Assets.response(Assets.css, type: "text/css; charset=utf-8") }
         router.get("/console/static/favicon.svg") { _, _ in Assets.response(Assets.icon, type: "image/svg+xml") }
         router.get("/console/static/console.js") { _, _ in

@@ -40,6 +40,7 @@ enum Layout {
         <nav>
         <a href="/console/inbox">Inbox</a>
         <a href="/console/users">Users</a>
+        <a href="/console/plans">Plans</a>
         <a href="/console/audit">Audit log</a>
         </nav>
         <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(session.role.rawValue)</span>

@@ -39,6 +39,11 @@ struct PlansController: Sendable {
         -> JSONResponse<Plan>
     {
         let id = try context.parameters.require("id")
+        // What subscribers pay is changed only after a recent sign-in (the console asks for the
+        // password: `POST /auth/reauthenticate`).
+        if body.price != nil || body.currency != nil || body.billingPeriod != nil {
+            try context.caller().requireRecentSignIn("Confirm with your password to change what the plan costs.")
+        }
         let change = try await subscriptions.updatePlan(id, with: body, by: try context.auditActor())
         guard case .saved(let updated) = change else { throw Self.problem(change, id: id) }
         logger.info("plan updated", [("plan_id", .string(id))])

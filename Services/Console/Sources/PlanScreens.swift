@@ -1,0 +1,198 @@
+import PierHTTP
+import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The plans: every one, on sale or not, for the team; created, edited and taken off sale by
+/// admins. A change of what subscribers pay (price, currency, period) asks for the admin's
+/// password, given to Pier's step-up (`POST /auth/reauthenticate`) before the change.
+struct PlanScreens: Sendable {
+    let console: Console
+
+    /// The form's fields, as the API names them.
+    static let fields = [
+        ("name", "Name"), ("description", "Description"), ("price", "Price (minor units: 499 is 4.99)"),
+        ("currency", "Currency (ISO 4217)"), ("billingPeriod", "Billing period (P1M, P1Y)"),
+        ("trialPeriod", "Free trial (P1W; empty: none)"), ("entitlements", "Entitlements (comma-separated)"),
+        ("appStoreProductIds", "App Store product ids (comma-separated)"),
+    ]
+
+    func list(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
+        let rows = HTML.join(
+            plans.map { plan in
+                let path = ConsolePath("plans", plan.id)
+                return """
+                    <tr data-href="\(path)"><td><a href="\(path)">\(plan.id)</a></td><td>\(plan.name)</td>
+                    <td>\(Self.money(plan.price, plan.currency))</td><td>\(plan.billingPeriod)</td><td>\(plan.trialPeriod ?? "-")</td>
+                    <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
+                    <td>\(plan.active ? "on sale" : "off sale")</td></tr>
+                    """
+            })
+        let create: HTML =
+            session.isAdmin
+            ? """
+            <div class="card" data-admin-only>
+            <h2>New plan</h2>
+            <form method="post" action="/console/plans">\(Layout.csrf(session))
+            <label>Id (a slug: pro-monthly) <input name="id" required></label>
+            \(Self.inputs(nil))
+            <button type="submit">Create the plan</button>
+            </form>
+            </div>
+            """ : HTML.empty
+        return console.page(
+            title: "Plans", session: session,
+            """
+            <h1>Plans</h1>
+            <table><thead><tr><th>Id</th><th>Name</th><th>Price</th><th>Period</th><th>Trial</th><th>Entitlements</th><th>Products</th><th></th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            \(create)
+            """)
+    }
+
+    func plan(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let id = Self.id(request)
+        let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
+        guard let plan = plans.first(where: { $0.id == id }) else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
+        }
+        let path = ConsolePath("plans", plan.id)
+        let edit: HTML =
+            session.isAdmin
+            ? """
+            <div class="card" data-admin-only>
+            <h2>Change</h2>
+            <form method="post" action="\(path)">\(Layout.csrf(session))
+            \(Self.inputs(plan))
+            <label>Your password (to change price, currency or period) <input type="password" name="password" autocomplete="current-password"></label>
+            <button type="submit">Save</button>
+            </form>
+            <form class="actions" method="post" action="\(ConsolePath("plans", plan.id, "active"))">\(Layout.csrf(session))
+            <input type="hidden" name="active" value="\(plan.active ? "false" : "true")">
+            <button class="\(plan.active ? "danger" : "plain")" type="submit">\(plan.active ? "Take off sale" : "Put on sale")</button>
+            </form>
+            </div>
+            """ : HTML.empty
+        return console.page(
+            title: plan.name, session: session,
+            """
+            <p><a href="/console/plans">← Plans</a></p>
+            <h1>\(plan.name) <span class="badge">\(plan.active ? "on sale" : "off sale")</span></h1>
+            <dl class="facts">
+            <dt>id</dt><dd>\(plan.id)</dd><dt>price</dt><dd>\(Self.money(plan.price, plan.currency)) every \(plan.billingPeriod)</dd>
+            <dt>trial</dt><dd>\(plan.trialPeriod ?? "-")</dd><dt>entitlements</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
+            <dt>products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd><dt>description</dt><dd>\(plan.description)</dd>
+            </dl>
+            <p><a href="\(ConsolePath("audit", query: [("service", "subscriptions"), ("target", plan.id)]))">Its changes in the audit log</a></p>
+            \(edit)
+            """)
+    }
+
+    /// `POST /console/plans`: a new plan, as the API checks it.
+    func create(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let form = try request.form() ?? [:]
+        var body = Self.body(form, keepingEmpty: false)
+        body["id"] = .string(form["id"] ?? "")
+        let reply = try await console.call(
+            "POST", "/subscriptions/plans", json: try console.api.json(JSONValue.object(body)), as: session, request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        return console.redirect(ConsolePath("plans", form["id"] ?? ""))
+    }
+
+    /// `POST /console/plans/{id}`: the fields changed; with the password when what subscribers
+    /// pay changes.
+    func update(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let id = Self.id(request)
+        let form = try request.form() ?? [:]
+        var token = session.accessToken
+        if let password = form["password"], !password.isEmpty {
+            let reply = try await console.call(
+                "POST", "/auth/reauthenticate", json: try console.api.json(ReauthenticationRequest(password: password)),
+                as: session, request)
+            guard reply.ok, let stepUp = try? reply.decode(StepUpToken.self) else {
+                return console.problem(reply, session: session)
+            }
+            token = stepUp.accessToken
+        }
+        let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
+        guard let current = plans.first(where: { $0.id == id }) else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
+        }
+        // Only what changed is sent: an unchanged price asks for no password.
+        let before = Self.body(Self.formValues(current), keepingEmpty: true)
+        let body = Self.body(form, keepingEmpty: true).filter { before[$0.key] != $0.value }
+        guard !body.isEmpty else { return console.redirect(ConsolePath("plans", id)) }
+        let reply = try await console.api.send(
+            "PATCH", "/subscriptions/plans/\(ConsolePath.encode(id))", json: try console.api.json(JSONValue.object(body)),
+            token: token, from: request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        return console.redirect(ConsolePath("plans", id))
+    }
+
+    /// `POST /console/plans/{id}/active`: on or off sale.
+    func setActive(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let parts = request.path.split(separator: "/").map(String.init)
+        let id = parts.count > 2 ? parts[2] : ""
+        let active = (try request.form() ?? [:])["active"] == "true"
+        let reply = try await console.call(
+            "PATCH", "/subscriptions/plans/\(ConsolePath.encode(id))",
+            json: try console.api.json(JSONValue.object(["active": .bool(active)])), as: session, request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        return console.redirect(ConsolePath("plans", id))
+    }
+
+    // MARK: - Helpers
+
+    /// The plan's form fields, filled with `plan`'s values.
+    static func inputs(_ plan: Plan?) -> HTML {
+        let values = plan.map(formValues) ?? ["currency": "USD", "billingPeriod": "P1M"]
+        return HTML.join(
+            fields.map { name, label in "<label>\(label) <input name=\"\(name)\" value=\"\(values[name] ?? "")\"></label>" })
+    }
+
+    /// `plan` as its form shows it.
+    static func formValues(_ plan: Plan) -> [String: String] {
+        [
+            "name": plan.name, "description": plan.description, "price": String(plan.price), "currency": plan.currency,
+            "billingPeriod": plan.billingPeriod, "trialPeriod": plan.trialPeriod ?? "",
+            "entitlements": plan.entitlements.joined(separator: ", "),
+            "appStoreProductIds": plan.appStoreProductIds.joined(separator: ", "),
+        ]
+    }
+
+    /// The API body of a plan's form: numbers as numbers (anything else is sent as typed, for
+    /// the API to name the field), lists split at commas; empty fields left out unless kept.
+    static func body(_ form: [String: String], keepingEmpty: Bool) -> [String: JSONValue] {
+        var body: [String: JSONValue] = [:]
+        for (name, _) in fields {
+            guard let raw = form[name]?.trimmingWhitespace(), !raw.isEmpty || keepingEmpty else { continue }
+            switch name {
+            case "price": body[name] = Int(raw).map { .number(Double($0)) } ?? .string(raw)
+            case "entitlements", "appStoreProductIds":
+                body[name] = .array(
+                    raw.split(separator: ",").map { .string($0.trimmingWhitespace()) }.filter { $0 != .string("") })
+            default:
+                if !raw.isEmpty { body[name] = .string(raw) }
+            }
+        }
+        return body
+    }
+
+    /// Minor units as the currency's amount (two decimals).
+    static func money(_ minor: Int, _ currency: String) -> String {
+        let sign = minor < 0 ? "-" : ""
+        let value = abs(minor)
+        let cents = value % 100
+        return "\(sign)\(value / 100).\(cents < 10 ? "0" : "")\(cents) \(currency)"
+    }
+
+    static func id(_ request: Request) -> String {
+        let parts = request.path.split(separator: "/").map(String.init)
+        return parts.count > 2 ? parts[2] : ""
+    }
+}
