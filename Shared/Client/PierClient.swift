@@ -306,6 +306,18 @@ public final class PierAuth: Sendable {
             Call(method: "DELETE", path: "/auth/identities/\(id.uuidString.lowercased())", body: body, retryable: false))
     }
 
+    /// Gives the password again (a step-up): the session's next requests count as a fresh
+    /// sign-in for 5 minutes, for the actions that ask for one (`reauthentication_required`).
+    public func reauthenticate(password: String) async throws(PierError) {
+        guard let user = currentUser else { throw .signedOut() }
+        let stepUp = try await authorized.json(
+            StepUpToken.self,
+            Call(
+                method: "POST", path: "/auth/reauthenticate", body: Transport.body(ReauthenticationRequest(password: password)),
+                retryable: false))
+        await manager.adopt(stepUp, of: user.id)
+    }
+
     /// Deletes the account and everything the services hold about the user, and signs out here.
     /// Needs `password` unless the user signed in within the last 5 minutes
     /// (`reauthentication_required`, 401, otherwise).

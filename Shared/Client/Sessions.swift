@@ -198,6 +198,16 @@ actor SessionManager {
         events.send(.signedIn(new.user))
     }
 
+    /// Keeps a step-up's access token (the same session, a fresh `auth_time`) when the session
+    /// is still `user`'s.
+    func adopt(_ stepUp: StepUpToken, of user: UUID) {
+        guard var current = current(), current.user.id == user else { return }
+        current.accessToken = stepUp.accessToken
+        current.accessTokenExpiresAt = Date().addingTimeInterval(Double(stepUp.expiresIn))
+        session = current
+        try? store.save(current)
+    }
+
     /// Forgets the session here and in the store; returns the refresh token it had.
     @discardableResult
     func signOut(_ reason: SignOutReason) -> String? {

@@ -570,6 +570,19 @@ import Testing
             #expect(error.code == .reauthenticationRequired && error.status == 401)
         }
         #expect(pier.auth.currentUser != nil)
+        // A step-up: a wrong password is refused and signs nobody out; the right one gives the
+        // session a new access token whose sign-in time is now.
+        do {
+            try await pier.auth.reauthenticate(password: "not the password")
+            Issue.record("a wrong password stepped up")
+        } catch {
+            #expect(error.code == .reauthenticationRequired)
+        }
+        let before = try await pier.auth.accessToken()
+        try await pier.auth.reauthenticate(password: password)
+        let after = try await pier.auth.accessToken()
+        #expect(after != before && pier.auth.currentUser != nil)
+        #expect(try await pier.auth.me().email == newEmail)
         try await pier.auth.deleteAccount(password: password)
         #expect(pier.auth.currentUser == nil)
         do {

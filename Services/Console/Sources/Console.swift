@@ -130,8 +130,10 @@ struct Console: Sendable {
     /// (403 otherwise).
     func staff(_ screen: @escaping Screen) -> @Sendable (Request, ServiceRequestContext) async throws -> Response {
         { request, _ in
+            var signedIn: ConsoleSession?
             do {
                 guard let session = try await session(request) else { throw SignedOut() }
+                signedIn = session
                 if request.method == "POST" {
                     let form = try request.form() ?? [:]
                     guard sameOrigin(request), let token = form["csrf"],
@@ -152,7 +154,7 @@ struct Console: Sendable {
                     status: 401, title: "Signed out", session: nil,
                     "<h1>Signed out</h1><p>Your console session ended. <a href=\"/console/sign-in\">Sign in again</a>.</p>")
             } catch let failed as Failed {
-                return problem(failed.reply, session: nil)
+                return problem(failed.reply, session: signedIn)
             }
         }
     }
