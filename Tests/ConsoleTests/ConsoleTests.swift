@@ -1,7 +1,9 @@
 import Foundation
+import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
+import PierRuntime
 import PierService
 import PierServiceTestSupport
 import PierTestSupport
@@ -191,6 +193,9 @@ final class Browser: @unchecked Sendable {
                 .decode(SubscriptionStatus.self)
             #expect(status.active && status.source == "grant")
             #expect(try await browser.get(granted.location!).text.contains("Access granted."))
+            // No In-App Purchase key here: reading again from Apple says so, as Pier's problem.
+            let apple = try await browser.post(userPath + "/appstore-refresh", [("csrf", csrf)])
+            #expect(apple.status == 503 && apple.text.contains("appstore_api_unconfigured"), "\(apple.status)")
 
             // Admin-only actions, posted by hand, are refused by Pier.
             let role = try await browser.post(
@@ -498,6 +503,42 @@ final class Browser: @unchecked Sendable {
             let audit = try await admin.get("/console/audit?service=subscriptions&target=pro-monthly")
             #expect(audit.text.components(separatedBy: "plan.updated").count - 1 == 3 && audit.text.contains("plan.created"))
         }
+    }
+
+    /// Forms must come from the console's origin: the request's host, or the configured public
+    /// origin when a proxy in front rewrites `Host`.
+    @Test func theOriginCheckFollowsTheConfiguredOrigin() throws {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: "postgres://nobody@127.0.0.1:1/none", poolSize: 1))
+        defer { pool.close() }
+        let client = HTTPClient()
+        defer { client.close() }
+        func console(_ origin: String?) throws -> Console {
+            Console(
+                sessions: ConsoleSessions(database: pool, idleSeconds: 60, absoluteSeconds: 60),
+                api: PierAPI(baseURL: "http://127.0.0.1:1", http: client),
+                authenticator: Authenticator(
+                    verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: [:]), issuer: "pier", audience: "pier")),
+                secureCookies: origin != nil, origin: origin, logger: Logger(service: "t", level: .error, sink: { _ in }))
+        }
+        func request(_ headers: HTTPHeaders) -> Request { Request(method: "POST", path: "/console/x", headers: headers) }
+        let plain = try console(nil)
+        #expect(plain.sameOrigin(request(["Host": "127.0.0.1:8080", "Origin": "http://127.0.0.1:8080"])))
+        #expect(plain.sameOrigin(request(["Host": "127.0.0.1:8080"])))
+        #expect(!plain.sameOrigin(request(["Host": "127.0.0.1:8080", "Origin": "http://evil.example"])))
+        #expect(!plain.sameOrigin(request(["Origin": "http://127.0.0.1:8080"])))
+        let proxied = try console("https://admin.example.com")
+        #expect(proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "https://admin.example.com"])))
+        #expect(!proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "http://10.0.0.5:8080"])))
+        #expect(proxied.cookieName == "__Host-pier_console")
+        let serving = HTTPServer.Configuration()
+        for bad in ["admin.example.com", "https://admin.example.com/console", "ftp://x"] {
+            #expect(throws: Environment.Failure.self) {
+                _ = try ConsoleConfiguration(environment: Environment(["PIER_CONSOLE_ORIGIN": bad]), serving: serving)
+            }
+        }
+        let good = try ConsoleConfiguration(
+            environment: Environment(["PIER_CONSOLE_ORIGIN": "https://a.example/"]), serving: serving)
+        #expect(good.origin == "https://a.example" && good.apiURL == "http://127.0.0.1:8080")
     }
 
     @Test func htmlEscapesValuesAndKeepsLiterals() {

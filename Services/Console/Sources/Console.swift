@@ -19,6 +19,8 @@ struct Console: Sendable {
     let api: PierAPI
     let authenticator: Authenticator
     let secureCookies: Bool
+    /// The console's public origin, when a proxy in front changes `Host` (`PIER_CONSOLE_ORIGIN`).
+    let origin: String?
     let logger: Logger
 
     var cookieName: String { secureCookies ? "__Host-pier_console" : "pier_console" }
@@ -177,11 +179,12 @@ struct Console: Sendable {
     }
 
     /// Whether a form was posted from the console's own pages (`Origin`, when the browser sends
-    /// it, names this host).
+    /// it, names this host, or `PIER_CONSOLE_ORIGIN` when it is set).
     func sameOrigin(_ request: Request) -> Bool {
-        guard let origin = request.headers["Origin"] else { return true }
+        guard let sent = request.headers["Origin"] else { return true }
+        if let origin { return sent == origin }
         guard let host = request.headers["Host"] else { return false }
-        return origin == "http://" + host || origin == "https://" + host
+        return sent == "http://" + host || sent == "https://" + host
     }
 
     // MARK: - Responses

@@ -34,7 +34,8 @@ public struct ConsoleService: Service {
             absoluteSeconds: configuration.absoluteHours * 3600)
         let console = Console(
             sessions: sessions, api: PierAPI(baseURL: configuration.apiURL, http: context.http),
-            authenticator: context.authenticator, secureCookies: configuration.secureCookies, logger: context.logger)
+            authenticator: context.authenticator, secureCookies: configuration.secureCookies, origin: configuration.origin,
+            logger: context.logger)
         return ConsoleService(console: console, sweeper: Sweeper(sessions: sessions, logger: context.logger))
     }
 
@@ -54,11 +55,13 @@ public struct ConsoleService: Service {
 /// | `PIER_CONSOLE_ABSOLUTE_HOURS` | `12` | a session this old is signed out, used or not |
 /// | `PIER_CONSOLE_SECURE_COOKIES` | `true` in production | the cookie is `__Host-pier_console`, `Secure` (served over TLS); else `pier_console` (plain HTTP on a laptop) |
 /// | `PIER_CONSOLE_API_URL` | this process's own address | Pier's API, when the console runs alone (`pier-console`) |
+/// | `PIER_CONSOLE_ORIGIN` | the request's `Host` | the origin browsers open the console at (`https://admin.example.com`), when a proxy in front changes `Host`: forms must come from it |
 struct ConsoleConfiguration: Sendable {
     var idleMinutes: Int
     var absoluteHours: Int
     var secureCookies: Bool
     var apiURL: String
+    var origin: String?
 
     init(environment: Environment, serving: HTTPServer.Configuration) throws(Environment.Failure) {
         idleMinutes = try environment.int("PIER_CONSOLE_IDLE_MINUTES", default: 30, in: 1...1440)
@@ -72,6 +75,16 @@ struct ConsoleConfiguration: Sendable {
             throw Environment.Failure(variable: "PIER_CONSOLE_API_URL", problem: "must start with https:// or http://")
         }
         apiURL = url
+        if var origin = environment.string("PIER_CONSOLE_ORIGIN") {
+            while origin.hasSuffix("/") { origin.removeLast() }
+            guard origin.hasPrefix("http://") || origin.hasPrefix("https://"),
+                !origin.dropFirst(8).contains("/")
+            else {
+                throw Environment.Failure(
+                    variable: "PIER_CONSOLE_ORIGIN", problem: "must be a scheme and host only, such as https://admin.example.com")
+            }
+            self.origin = origin
+        }
     }
 }
 

@@ -168,6 +168,7 @@ struct UserScreens: Sendable {
             <label>Reason <input name="reason" required placeholder="goodwill after an outage"></label>
             <button type="submit">Grant access</button>
             </form>
+            <form class="inline" method="post" action="\(action("appstore-refresh"))">\(csrf)<button class="plain" type="submit">Read the App Store subscriptions again from Apple</button></form>
             <h2>Facts</h2>
             <table><thead><tr><th>At</th><th>Kind</th><th>Reference</th></tr></thead><tbody>\(facts)</tbody></table>
             <h2>Feedback</h2>
@@ -199,7 +200,7 @@ struct UserScreens: Sendable {
     static let notices: [(String, String)] = [
         ("sessions", "Sessions ended."), ("mail", "Mail queued."), ("disabled", "The account is disabled."),
         ("enabled", "The account is enabled."), ("granted", "Access granted."), ("revoked", "Grant revoked."),
-        ("role", "Role changed; the account's sessions ended."),
+        ("role", "Role changed; the account's sessions ended."), ("refreshed", "Read again from Apple."),
     ]
 
     /// `GET /console/users/{id}/export`: the account's data, as a download.
@@ -242,6 +243,8 @@ struct UserScreens: Sendable {
             let grant = CreateGrant(
                 userId: id, planId: form["plan"] ?? "", duration: form["duration"] ?? "P1M", reason: form["reason"] ?? "")
             (method, target, body, done) = ("POST", "/subscriptions/grants", try api.json(grant), "granted")
+        case "appstore-refresh":
+            (method, target, body, done) = ("POST", "/subscriptions/users/\(text)/appstore/refresh", nil, "refreshed")
         case "revoke-grant":
             guard let grant = form["grant"].flatMap(UUID.init(uuidString:)) else { return missing("grant") }
             (method, target, body, done) = ("DELETE", "/subscriptions/grants/\(grant.uuidString.lowercased())", nil, "revoked")
