@@ -507,7 +507,7 @@ final class Browser: @unchecked Sendable {
 
     /// Forms must come from the console's origin: the request's host, or the configured public
     /// origin when a proxy in front rewrites `Host`.
-    @Test func theOriginCheckFollowsTheConfiguredOrigin() throws {
+    @Test func theOriginCheckFollowsTheConfiguredOrigin() async throws {
         let pool = PostgresPool(configuration: PostgresConfiguration(url: "postgres://nobody@127.0.0.1:1/none", poolSize: 1))
         defer { pool.close() }
         let client = HTTPClient()
@@ -530,6 +530,15 @@ final class Browser: @unchecked Sendable {
         #expect(proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "https://admin.example.com"])))
         #expect(!proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "http://10.0.0.5:8080"])))
         #expect(proxied.cookieName == "__Host-pier_console")
+        // The database away: the answer is still a page with the console's headers, 503.
+        let cookie = "pier_console=" + Base64.urlEncoded(Array(repeating: UInt8(1), count: 32))
+        let context = ServiceRequestContext(
+            source: RequestSource(requestID: "r1", logger: Logger(service: "t", level: .error, sink: { _ in })))
+        let away = try await plain.staff { _, _ in Response(status: 200) }(
+            Request(method: "GET", path: "/console/inbox", headers: ["Cookie": cookie], requestID: "r1"), context)
+        #expect(away.status == 503, "\(away.status)")
+        #expect(away.headers["Content-Security-Policy"]?.contains("frame-ancestors 'none'") == true)
+        #expect(away.headers["Content-Type"]?.hasPrefix("text/html") == true && away.headers["Retry-After"] != nil)
         let serving = HTTPServer.Configuration()
         for bad in ["admin.example.com", "https://admin.example.com/console", "ftp://x"] {
             #expect(throws: Environment.Failure.self) {

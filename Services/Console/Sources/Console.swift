@@ -157,7 +157,40 @@ struct Console: Sendable {
                     "<h1>Signed out</h1><p>Your console session ended. <a href=\"/console/sign-in\">Sign in again</a>.</p>")
             } catch let failed as Failed {
                 return problem(failed.reply, session: signedIn)
+            } catch {
+                return failure(error, request: request, session: signedIn)
             }
+        }
+    }
+
+    /// Any other failure (the database or Pier's API away) as a page with the console's headers,
+    /// never a bare JSON problem: its status and what may be said of it.
+    func failure(_ error: any Error, request: Request, session: ConsoleSession?) -> Response {
+        let known = (error as? HTTPError) ?? (ErrorMapping.map(error) as? HTTPError)
+        let status = known?.status ?? 500
+        if known == nil {
+            logger.error(
+                "console request failed", [("request_id", .string(request.requestID)), ("error", .string("\(error)"))])
+        }
+        let detail = known?.problem.detail ?? "Something went wrong on the server; the request id finds it in the logs."
+        var response = page(
+            status: status, title: "Unavailable", session: session,
+            """
+            <h1>\(status >= 500 ? "The console cannot answer right now" : "Refused")</h1>
+            <p class="problem">\(detail)</p>
+            <p class="muted">Request <code>\(request.requestID)</code></p>
+            <p><a href="/console/">Back to the console</a></p>
+            """)
+        if let retry = known?.headers["Retry-After"] { response.headers.set("Retry-After", retry) }
+        return response
+    }
+
+    /// A public page (the sign-in form): its failures as pages too.
+    func open(_ screen: @escaping @Sendable (Request) async throws -> Response)
+        -> @Sendable (Request, ServiceRequestContext) async throws -> Response
+    {
+        { request, _ in
+            do { return try await screen(request) } catch { return failure(error, request: request, session: nil) }
         }
     }
 
@@ -232,8 +265,8 @@ struct Console: Sendable {
         router.get("/console") { _, _ in redirect(ConsolePath()) }
         router.get("/console/") { request, context in try await staff { _, _ in redirect(ConsolePath("inbox")) }(request, context)
         }
-        router.get("/console/sign-in") { request, _ in try await signIn.form(request) }
-        router.post("/console/sign-in") { request, _ in try await signIn.submit(request) }
+        router.get("/console/sign-in", open { try await signIn.form($0) })
+        router.post("/console/sign-in", open { try await signIn.submit($0) })
         router.post("/console/sign-out") { request, context in try await staff(signIn.signOut)(request, context) }
         router.get("/console/inbox") { try await staff(feedback.inbox)($0, $1) }
         router.post("/console/inbox") { try await staff(feedback.bulk)($0, $1) }
