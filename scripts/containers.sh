@@ -116,11 +116,18 @@ completed() {
   [ "$code" = 0 ] || fail "$1 exited with $code"
 }
 
-# Starts a stage; on a busy machine podman-compose's "up" has failed once (its output was not
-# kept): it is tried a second time, and when that fails too its output is the failure's reason.
+# Starts a stage; on a busy machine podman-compose's "up" has failed once: it is tried a second
+# time, after the first attempt's containers are removed (one of them still held its static
+# address, and the second attempt failed on it); when that fails too its output is the reason.
 up() {
   compose up -d "$@" >"$work/up.log" 2>&1 && return 0
   say "compose up $* failed once; trying again: $(tail -n 3 "$work/up.log" | tr '\n' ' ')"
+  local name
+  for name in "$@"; do
+    [ "${name#-}" = "$name" ] || continue
+    podman ps -aq --filter "label=com.docker.compose.project=$project" \
+      --filter "label=com.docker.compose.service=$name" | xargs -r podman rm -f >/dev/null 2>&1 || true
+  done
   sleep 2
   compose up -d "$@" >"$work/up.log" 2>&1 || fail "compose up $*: $(tail -n 20 "$work/up.log")"
 }

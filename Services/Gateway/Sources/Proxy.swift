@@ -4,8 +4,9 @@ import PierRuntime
 import PierService
 import Synchronization
 
-/// Forwards the requests of proxied routes to their upstreams: chooses a healthy upstream,
-/// rewrites the forwarding headers, retries what is safe to retry, streams the response back.
+/// Forwards the requests of proxied routes to their upstreams: chooses a healthy upstream (any,
+/// when none is), rewrites the forwarding headers, retries what is safe to retry, streams the
+/// response back.
 final class Proxy: Sendable {
     struct RouteState: Sendable {
         let route: ProxyRoute

@@ -106,10 +106,17 @@ final class Balancer: Sendable {
         self.balance = balance
     }
 
-    /// A healthy upstream not in `excluded`, or nil when there is none.
+    /// A healthy upstream not in `excluded`, or nil when there is none. When none of the
+    /// route's upstreams is healthy, any not in `excluded` (panic routing): the checks are a
+    /// preference, not a gate, so checks that fail while the service answers (its name briefly
+    /// unresolvable, a slow machine) cost nothing, and a dead upstream is still refused at
+    /// connect, a 503 at once.
     func choose(excluding excluded: Set<String>) -> Upstream? {
         let now = MonotonicClock.seconds()
-        let candidates = upstreams.filter { !excluded.contains($0.base) && $0.isAvailable(at: now) }
+        var candidates = upstreams.filter { !excluded.contains($0.base) && $0.isAvailable(at: now) }
+        if candidates.isEmpty && !upstreams.contains(where: { $0.isAvailable(at: now) }) {
+            candidates = upstreams.filter { !excluded.contains($0.base) }
+        }
         guard !candidates.isEmpty else { return nil }
         let start = Int(UInt(bitPattern: next.wrappingAdd(1, ordering: .relaxed).newValue) % UInt(candidates.count))
         switch balance {
