@@ -3,25 +3,32 @@
 # driver from Debian (scripts/setup.sh installs them), Selenium from PyPI. Starts the gateway
 # with auth, feedback, subscriptions and the console on a fresh database, seeds a support
 # account, a customer with feedback (one item full of hostile text) and a plan, and drives the
-# console. Screenshots land in .pier/screenshots/; `scripts/browser.sh --update-docs` also
+# console; auth mails through an SMTP server (aiosmtpd, from PyPI) that keeps them as files. Screenshots land in .pier/screenshots/; `scripts/browser.sh --update-docs` also
 # copies them to docs/console/ for the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! python3 -c "import selenium" 2>/dev/null; then
-  python3 -m pip install -q selenium 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages selenium 2>/dev/null \
-    || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-selenium >/dev/null; }
-fi
+# Selenium drives the browser; aiosmtpd is the SMTP server the replies are mailed to.
+for module in selenium aiosmtpd; do
+  python3 -c "import $module" 2>/dev/null && continue
+  python3 -m pip install -q "$module" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "$module" 2>/dev/null \
+    || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "python3-$module" >/dev/null; }
+done
 admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_browser WITH (FORCE)" -c "CREATE DATABASE pier_browser" >/dev/null
 work=$(mktemp -d)
 port=${PIER_BROWSER_PORT:-18090}
 base="http://127.0.0.1:$port"
+smtp_port=${PIER_BROWSER_SMTP_PORT:-18025}
+# Auth mails through a real SMTP server, which keeps each mail as a file of a maildir.
+python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Mailbox "$work/maildir" > "$work/smtp.log" 2>&1 &
+smtp=$!
 export PIER_DATABASE_URL="${admin%/*}/pier_browser" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning
+export PIER_AUTH_SMTP_URL="smtp://127.0.0.1:$smtp_port" PIER_AUTH_MAIL_POLL_S=1
 bin=$(swift build --show-bin-path)
 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $pid $smtp 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 600); do curl -sf "$base/readyz" >/dev/null && break; sleep 0.1; done
 curl -sf "$base/readyz" >/dev/null || { echo "browser: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
 
@@ -36,6 +43,7 @@ json "$base/auth/register" -d '{"email":"sam@example.com","password":"'"$passwor
 psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
 "$bin/pier-auth" set-role --email sam@example.com --role support >/dev/null
 customer_token=$(json "$base/auth/register" -d '{"email":"casey@example.com","password":"'"$password"'","displayName":"Casey Customer"}' | token)
+psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'casey@example.com'"
 json "$base/feedback" -H "Authorization: Bearer $customer_token" \
   -d '{"message":"The export button crashes on iPad when the list is long","category":"bug","platform":"ipados","appVersion":"2.4.1","rating":2}' >/dev/null
 json "$base/feedback" -H "X-Installation-ID: browser-test" \
@@ -43,7 +51,8 @@ json "$base/feedback" -H "X-Installation-ID: browser-test" \
 json "$base/feedback" -d '{"message":"Love the new widgets!","category":"praise","platform":"ios","rating":5}' >/dev/null
 
 shots=.pier/screenshots
-python3 Tests/Browser/console_browser.py "$base" "$shots" sam@example.com "$password" casey@example.com "$password"
+PIER_BIN="$bin" PIER_MAILDIR="$work/maildir" PIER_CLIENT_HOME="$work/client" \
+  python3 Tests/Browser/console_browser.py "$base" "$shots" sam@example.com "$password" casey@example.com "$password"
 if [ "${1:-}" = "--update-docs" ]; then
   mkdir -p docs/console
   cp "$shots"/*.png docs/console/

@@ -269,6 +269,15 @@ for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_pas
   if podman inspect "$(container "$name")" | grep -qF -- "$needle"; then fail "$name's configuration shows $secret"; fi
 done
 say "every service: uid 10001, read-only root, secrets as files under /run/secrets and nowhere in its environment"
+# Each service's role owns its schema; feedback may append to the event log (the team's
+# replies, mailed by auth) and nothing more there; subscriptions only reads it.
+privileges=$(podman exec "$(container postgres)" psql -U postgres -d pier -tAc "
+  SELECT string_agg(r || ':' || has_table_privilege(r, 'events.events', 'INSERT')::text
+    || has_table_privilege(r, 'events.events', 'DELETE')::text, ' ' ORDER BY r)
+  FROM unnest(ARRAY['pier_feedback', 'pier_subscriptions']) AS r")
+[ "$privileges" = "pier_feedback:truefalse pier_subscriptions:falsefalse" ] \
+  || fail "privileges on the event log: $privileges"
+say "the event log: feedback appends (INSERT only), subscriptions reads"
 
 say "image sizes:"
 for name in "${services[@]}" gateway; do

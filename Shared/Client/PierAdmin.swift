@@ -71,6 +71,18 @@ public final class PierAdmin: Sendable {
             Call(method: "PATCH", path: "/feedback/\(Self.text(id))", body: Transport.body(change), retryable: false))
     }
 
+    /// Replies to the sender of feedback `id`: shown with the item in their app and mailed to
+    /// them (a signed-in sender's verified address, an anonymous sender's reply address). The
+    /// reply's `replyID` makes a retry store and mail nothing more.
+    @discardableResult
+    public func reply(to id: UUID, _ message: String, replyID: UUID = UUID()) async throws(PierError) -> FeedbackReply {
+        try await authorized.json(
+            FeedbackReply.self,
+            Call(
+                method: "POST", path: "/feedback/\(Self.text(id))/replies",
+                body: Transport.body(CreateFeedbackReply(id: replyID, message: message)), retryable: true))
+    }
+
     /// The request of the feedback export (`csv` or `ndjson`), signed in: read its answer as a
     /// stream, it can be large.
     public func feedbackExportRequest(format: String) async throws(PierError) -> URLRequest {

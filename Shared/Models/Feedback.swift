@@ -132,6 +132,10 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
     public var tags: [String]?
     public var internalNote: String?
     public var history: [FeedbackChange]?
+    /// The team's replies, oldest first (a sender's items and one item; not the team's lists).
+    public var replies: [FeedbackReply]?
+    /// The item's moves through the workflow, oldest first (the sender's view).
+    public var statusChanges: [FeedbackStatusChange]?
 
     public init(
         id: UUID, message: String, rating: Int? = nil, category: String, status: String, duplicateOf: UUID? = nil,
@@ -139,7 +143,7 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
         locale: String? = nil, requestIds: [String], metadata: [String: JSONValue], createdAt: Date, updatedAt: Date,
         userId: UUID? = nil, name: String? = nil, email: String? = nil, moderation: String? = nil, tags: [String]? = nil,
         internalNote: String? = nil,
-        history: [FeedbackChange]? = nil
+        history: [FeedbackChange]? = nil, replies: [FeedbackReply]? = nil, statusChanges: [FeedbackStatusChange]? = nil
     ) {
         self.id = id
         self.message = message
@@ -164,7 +168,56 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
         self.tags = tags
         self.internalNote = internalNote
         self.history = history
+        self.replies = replies
+        self.statusChanges = statusChanges
     }
+}
+
+/// A reply of the team to a feedback item: shown to its sender with the item, and mailed to
+/// them (a signed-in sender's verified address, an anonymous sender's reply address).
+public struct FeedbackReply: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var message: String
+    public var createdAt: Date
+    /// Who wrote it (the team's view only).
+    public var authorId: UUID?
+    /// Where it was sent (the team's view only): `account` (the sender's account, mailed when
+    /// its address is verified), `address` (the anonymous sender's reply address), `none`.
+    public var delivery: String?
+
+    public init(id: UUID, message: String, createdAt: Date, authorId: UUID? = nil, delivery: String? = nil) {
+        self.id = id
+        self.message = message
+        self.createdAt = createdAt
+        self.authorId = authorId
+        self.delivery = delivery
+    }
+}
+
+/// The item reached `status` at `changedAt`.
+public struct FeedbackStatusChange: Codable, Sendable, Equatable {
+    public var status: String
+    public var changedAt: Date
+
+    public init(status: String, changedAt: Date) {
+        self.status = status
+        self.changedAt = changedAt
+    }
+}
+
+/// `POST /feedback/{id}/replies` (staff). A retry with the same `id` creates and mails nothing
+/// more.
+public struct CreateFeedbackReply: Codable, Sendable, StrictDecodable {
+    public var id: UUID?
+    public var message: String
+
+    public init(id: UUID? = nil, message: String) {
+        self.id = id
+        self.message = message
+    }
+
+    public static let required: [[String]] = [["message"]]
+    public enum CodingKeys: String, CodingKey { case id, message }
 }
 
 /// One admin change: who, when, and each field's old and new value.

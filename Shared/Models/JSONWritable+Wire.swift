@@ -53,7 +53,8 @@ extension FeedbackItem: JSONWritable {
         public let internalNote = JSONKey("internalNote"), locale = JSONKey("locale"), message = JSONKey("message")
         public let metadata = JSONKey("metadata"), moderation = JSONKey("moderation"), name = JSONKey("name")
         public let osVersion = JSONKey("osVersion"), platform = JSONKey("platform"), rating = JSONKey("rating")
-        public let requestIds = JSONKey("requestIds"), status = JSONKey("status"), tags = JSONKey("tags")
+        public let replies = JSONKey("replies"), requestIds = JSONKey("requestIds"), status = JSONKey("status")
+        public let statusChanges = JSONKey("statusChanges"), tags = JSONKey("tags")
         public let updatedAt = JSONKey("updatedAt"), userId = JSONKey("userId")
     }
 
@@ -79,8 +80,10 @@ extension FeedbackItem: JSONWritable {
         writer.member(keys.osVersion, ifPresent: osVersion)
         writer.member(keys.platform, ifPresent: platform)
         writer.member(keys.rating, ifPresent: rating)
+        writer.member(keys.replies, ifPresent: replies)
         writer.member(keys.requestIds, requestIds)
         writer.member(keys.status, status)
+        writer.member(keys.statusChanges, ifPresent: statusChanges)
         writer.member(keys.tags, ifPresent: tags)
         writer.member(keys.updatedAt, updatedAt)
         writer.member(keys.userId, ifPresent: userId)
@@ -124,6 +127,32 @@ extension FeedbackChange: JSONWritable {
         writer.member(Self.changedAtKey, changedAt)
         writer.member(Self.changesKey)
         writer.write(changes)
+        writer.endObject()
+    }
+}
+
+extension FeedbackReply: JSONWritable {
+    static let authorIdKey = JSONKey("authorId"), createdAtKey = JSONKey("createdAt"), deliveryKey = JSONKey("delivery")
+    static let idKey = JSONKey("id"), messageKey = JSONKey("message")
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Self.authorIdKey, ifPresent: authorId)
+        writer.member(Self.createdAtKey, createdAt)
+        writer.member(Self.deliveryKey, ifPresent: delivery)
+        writer.member(Self.idKey, id)
+        writer.member(Self.messageKey, message)
+        writer.endObject()
+    }
+}
+
+extension FeedbackStatusChange: JSONWritable {
+    static let changedAtKey = JSONKey("changedAt"), statusKey = JSONKey("status")
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member(Self.changedAtKey, changedAt)
+        writer.member(Self.statusKey, status)
         writer.endObject()
     }
 }

@@ -35,17 +35,21 @@ public final class EventConsumer: LifecycleService {
     private let database: PostgresPool
     private let logger: Logger
     private let handler: @Sendable (Event, PostgresConnection) async throws -> Void
+    private let applied: (@Sendable () -> Void)?
     private let listener: PostgresListener
 
     /// - Parameters:
     ///   - name: the consumer's row in `cursorTable` (a `consumer text, last_event_id bigint` table).
     ///   - listener: the process's listener on `pier_events` (started and stopped by its owner).
+    ///   - applied: called once a batch that applied events committed (to wake what its effects
+    ///     wait for, such as a mail outbox).
     ///   - handler: applies one event on the transaction's connection; throwing retries later.
     public init(
         name: String, cursorTable: String, types: [String], database: PostgresPool, listener: PostgresListener,
-        logger: Logger, pollInterval: Duration = .seconds(5),
+        logger: Logger, pollInterval: Duration = .seconds(5), applied: (@Sendable () -> Void)? = nil,
         handler: @escaping @Sendable (Event, PostgresConnection) async throws -> Void
     ) {
+        self.applied = applied
         self.name = name
         self.cursorTable = cursorTable
         self.types = types
@@ -68,11 +72,11 @@ public final class EventConsumer: LifecycleService {
         }
     }
 
-    /// Applies the next events (at most 100) and returns how many.
+    /// Reads the next events (at most 100), applies those of its types and returns how many it read.
     @discardableResult
     public func consumeBatch() async throws -> Int {
         let name = name, table = cursorTable, types = PostgresTextArray(types), handler = handler
-        return try await database.withTransaction { connection in
+        let (read, applied) = try await database.withTransaction { connection in
             try await connection.execute(
                 "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING")
             let cursor = try await connection.query(
@@ -97,7 +101,9 @@ public final class EventConsumer: LifecycleService {
             if last != cursor {
                 try await connection.execute("UPDATE \(unsafeSQL: table) SET last_event_id = \(last) WHERE consumer = \(name)")
             }
-            return rows.count
+            return (rows.count, applied)
         }
+        if applied > 0 { self.applied?() }
+        return read
     }
 }

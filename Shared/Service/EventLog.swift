@@ -34,6 +34,20 @@ public enum EventLog {
         Migration(
             version: 2, name: "add_transaction_id",
             sql: "ALTER TABLE events.events ADD COLUMN txid xid8 NOT NULL DEFAULT pg_current_xact_id();"),
+        // Feedback produces `feedback.replied`. Where each service has its own role (the
+        // deployments' roles script names them), feedback's may append to the log and nothing
+        // more; where one role does everything, there is nothing to grant.
+        Migration(
+            version: 3, name: "feedback_appends",
+            sql: """
+                DO $$ BEGIN
+                    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pier_feedback')
+                        AND NOT pg_has_role('pier_feedback', current_user, 'USAGE') THEN
+                        GRANT INSERT ON events.events TO pier_feedback;
+                        GRANT USAGE ON SEQUENCE events.events_id_seq TO pier_feedback;
+                    END IF;
+                END $$;
+                """),
     ]
 
     /// Appends an event on `connection` (inside the producer's transaction) and wakes
@@ -58,6 +72,29 @@ public struct AccountDeleted: Codable, Sendable, Equatable {
     public static let type = "account.deleted"
     public var userId: UUID
     public init(userId: UUID) { self.userId = userId }
+}
+
+/// The payload of `feedback.replied`: the team replied to a feedback item; auth mails the reply
+/// to the signed-in sender's verified address (`userId`) or the anonymous sender's reply address
+/// (`email`).
+public struct FeedbackReplied: Codable, Sendable, Equatable {
+    public static let type = "feedback.replied"
+    public var feedbackId: UUID
+    public var replyId: UUID
+    public var userId: UUID?
+    public var email: String?
+    public var message: String
+    /// The start of the sender's feedback, quoted in the mail.
+    public var original: String
+
+    public init(feedbackId: UUID, replyId: UUID, userId: UUID?, email: String?, message: String, original: String) {
+        self.feedbackId = feedbackId
+        self.replyId = replyId
+        self.userId = userId
+        self.email = email
+        self.message = message
+        self.original = original
+    }
 }
 
 /// The payload of `session.revoked`: a session ended before its tokens expired (a logout, a

@@ -1,16 +1,23 @@
 """The console in a real browser: headless Chromium driven by Selenium, against a live gateway
 that hosts auth, feedback, subscriptions and the console on a fresh database.
 
-Support signs in, finds an item by search and triages it, finds a user by address and grants
+Support signs in, finds an item by search, triages it and replies (the reply reaches the app
+through PierClient, the `pier` command line, and the customer's mailbox through a real SMTP
+server), finds a user by address and grants
 access (the app's own status changes), reads the audit log and signs out; the admin-only actions
 are absent for support and refused by the server; hostile text stays text (no dialog, no
 injected element). A screenshot of each page is kept in the directory given.
 
     python3 console_browser.py BASE_URL SCREENSHOT_DIR SUPPORT_EMAIL PASSWORD CUSTOMER_EMAIL CUSTOMER_PASSWORD
 """
+import email
+import email.policy
+import glob
 import json
 import os
+import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -127,9 +134,47 @@ try:
     tags = driver.find_element(By.NAME, "tags")
     tags.clear()
     tags.send_keys("ipad, export")
-    driver.find_element(By.CSS_SELECTOR, "form[action^='/console/feedback/'] button[type=submit]").click()
+    driver.find_element(By.CSS_SELECTOR, "form[data-triage] button[type=submit]").click()
     wait_for(lambda: "triaged" in driver.find_element(By.TAG_NAME, "h1").text, "the item is triaged")
+
+    # Reply to the sender.
+    reply_text = "Thank you, Casey: a fix ships in 2.4.2."
+    driver.find_element(By.NAME, "message").send_keys(reply_text)
+    driver.find_element(By.CSS_SELECTOR, "form[action$='/reply'] button[type=submit]").click()
+    wait_for(lambda: reply_text in driver.find_element(By.CSS_SELECTOR, "ul.replies").text, "the reply is listed")
+    no_dialog("the replied item")
+    injected("the replied item")
     shot("item")
+
+    # The app shows it: the customer's `pier feedback list`, on PierClient, lists the reply.
+    environment = dict(os.environ, PIER_URL=base, PIER_PASSWORD=customer_password,
+                       XDG_CONFIG_HOME=os.environ["PIER_CLIENT_HOME"], HOME=os.environ["PIER_CLIENT_HOME"])
+    pier = os.path.join(os.environ["PIER_BIN"], "pier")
+    login = subprocess.run([pier, "login", customer_email], env=environment, capture_output=True, text=True)
+    check(login.returncode == 0, "the customer signs in with pier: " + login.stderr)
+    listed = subprocess.run([pier, "--json", "feedback", "list"], env=environment, capture_output=True, text=True)
+    items = json.loads(listed.stdout)["items"] if listed.returncode == 0 else []
+    replies = [reply["message"] for item in items for reply in item.get("replies", [])]
+    check(replies == [reply_text], "the app shows the reply: " + repr(replies) + listed.stderr)
+    statuses = [change["status"] for item in items for change in item.get("statusChanges", [])]
+    check(statuses == ["triaged"], "the app shows the item's move: " + repr(statuses))
+
+    # And the customer's mailbox has it (auth mails it from its outbox; the SMTP server files it).
+    def mailed():
+        for path in glob.glob(os.path.join(os.environ["PIER_MAILDIR"], "new", "*")):
+            with open(path, "rb") as handle:
+                message = email.message_from_binary_file(handle, policy=email.policy.default)
+            if message["To"] and customer_email in message["To"] and "replied to your feedback" in message["Subject"]:
+                return message
+        return None
+    deadline = time.monotonic() + 30
+    while mailed() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    message = mailed()
+    check(message is not None, "the reply is mailed to the customer")
+    if message is not None:
+        body = message.get_body(preferencelist=("plain",)).get_content()
+        check(reply_text in body and "export button" in body, "the mail holds the reply and quotes the feedback")
 
     # Hostile text in another item stays text.
     driver.get(base + "/console/inbox?q=alert")

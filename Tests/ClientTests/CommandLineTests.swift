@@ -128,6 +128,12 @@ import Testing
         #expect(updated.status == 0, "\(updated.errors)")
         let shown = try await pier("admin", "feedback", "show", id)
         #expect(shown.output.contains("triaged") && shown.output.contains("cli,terminal"))
+        // A reply from the team's side, read back from the sender's (the same account here).
+        let replied = try await pier("admin", "feedback", "reply", id, "Thanks from the team")
+        #expect(replied.status == 0 && replied.output.contains("shown in the sender's app"), "\(replied.errors)")
+        #expect(try await pier("admin", "feedback", "show", id).output.contains("Thanks from the team"))
+        #expect(try await pier("feedback", "list").output.contains("reply to \(id)"))
+        #expect(try await pier("admin", "feedback", "reply", id, " ").status == 5)
         let export = home.appendingPathComponent("export.ndjson")
         let exported = try await pier("admin", "feedback", "export", "--format", "ndjson", "--output", export.path)
         #expect(exported.status == 0 && exported.errors.contains("exported"))

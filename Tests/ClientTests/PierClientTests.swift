@@ -541,6 +541,104 @@ import Testing
         #expect(laptopOut)
     }
 
+    /// The two-way feedback: the team replies; the sender's app shows the reply and the item's
+    /// moves, and the reply is mailed (to a verified address, or the anonymous sender's reply
+    /// address; never to an address nobody proved).
+    @Test func theTeamsReplyReachesTheAppAndTheSendersMailbox() async throws {
+        let base = try await PierClientTests.base()
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await PierClientTests.stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        let staff = PierClient(baseURL: base, options: PierClientTests.fast)
+        let staffEmail = PierClientTests.email()
+        try await staff.auth.register(email: staffEmail, password: "a support passphrase")
+        try await pool.execute("UPDATE auth.users SET role = 'support' WHERE email = \(staffEmail)")
+        try await staff.auth.login(email: staffEmail, password: "a support passphrase")
+
+        // A sender whose address is verified, one whose is not, one anonymous with an address.
+        let (verified, _) = try await PierClientTests.client(signedInAs: PierClientTests.email())
+        let verifiedEmail = try #require(verified.auth.currentUser?.email)
+        let token = try await PierClientTests.mailedToken(to: verifiedEmail, "/auth/email/verify")
+        _ = try await verified.auth.verifyEmail(token: token)
+        let (unproven, _) = try await PierClientTests.client(signedInAs: PierClientTests.email())
+        let unprovenEmail = try #require(unproven.auth.currentUser?.email)
+        let anonymous = PierClient(baseURL: base, options: PierClientTests.fast)
+        let anonymousEmail = PierClientTests.email()
+        let asked = try await verified.feedback.send(NewFeedback(message: "Can I export my garden as <b>CSV</b>?"))
+        let unprovenItem = try await unproven.feedback.send(NewFeedback(message: "Hello from an unproven address"))
+        let anonymousItem = try await anonymous.feedback.send(
+            NewFeedback(message: "Anonymous question", email: anonymousEmail))
+
+        // Triage, then the reply; a retry of the same reply stores and mails nothing more.
+        try await staff.admin.updateFeedback(asked.id, UpdateFeedback(status: "triaged"))
+        try await staff.admin.updateFeedback(asked.id, UpdateFeedback(status: "planned"))
+        let text = "Yes: it comes in the next version.\nThank you for asking!"
+        let replyID = UUID()
+        let reply = try await staff.admin.reply(to: asked.id, text, replyID: replyID)
+        #expect(reply.id == replyID && reply.message == text && reply.delivery == "account")
+        #expect(try await staff.admin.reply(to: asked.id, text, replyID: replyID) == reply)
+        do {
+            try await staff.admin.reply(to: asked.id, "Another text", replyID: replyID)
+            Issue.record("a reply's id was taken again with another text")
+        } catch {
+            #expect(error.status == 409)
+        }
+        #expect(try await staff.admin.reply(to: unprovenItem.id, "Thanks!").delivery == "account")
+        #expect(try await staff.admin.reply(to: anonymousItem.id, "Thanks, stranger!").delivery == "address")
+        for (message, field) in [("", "message"), (String(repeating: "x", count: 5001), "message")] {
+            do {
+                try await staff.admin.reply(to: asked.id, message)
+                Issue.record("a reply of \(message.count) characters was stored")
+            } catch {
+                #expect(error.status == 422 && error.fieldErrors.first?.field == field)
+            }
+        }
+        do {
+            try await staff.admin.reply(to: UUID(), "Nobody there")
+            Issue.record("a reply to no item was stored")
+        } catch {
+            #expect(error.status == 404)
+        }
+        // A sender is not the team.
+        do {
+            try await verified.admin.reply(to: asked.id, "I answer myself")
+            Issue.record("a sender replied as the team")
+        } catch {
+            #expect(error.status == 403)
+        }
+
+        // The app shows the reply (without who wrote it) and the item's moves.
+        let mine = try await verified.feedback.mine()
+        let shown = try #require(mine.items.first { $0.id == asked.id })
+        #expect(shown.replies?.map(\.message) == [text] && shown.replies?.first?.authorId == nil)
+        #expect(shown.statusChanges?.map(\.status) == ["triaged", "planned"] && shown.status == "planned")
+        #expect(
+            try await verified.feedback.mine().items.first { $0.id == asked.id }?.updatedAt ?? .distantPast >= reply.createdAt)
+        // The team sees who replied and where it went.
+        let item = try await staff.admin.feedbackItem(asked.id)
+        #expect(item.replies?.first?.authorId == staff.auth.currentUser?.id)
+
+        // Mailed once to the verified address, its text escaped in the HTML twin, and to the
+        // anonymous sender's; the unproven address gets nothing (the anonymous reply was queued
+        // after it: its arrival means the unproven one was handled).
+        let smtp = try await PierClientTests.smtp.value
+        let arrived = await eventually(timeout: .seconds(20)) {
+            smtp.mails().contains { $0.headers["x-envelope-to"] == anonymousEmail }
+        }
+        #expect(arrived)
+        let replies = smtp.mails().filter { $0.headers["subject"] == "Seeds replied to your feedback" }
+        let toVerified = replies.filter { $0.headers["x-envelope-to"] == verifiedEmail }
+        #expect(toVerified.count == 1)
+        #expect(toVerified.first?.text.contains("Thank you for asking!") == true)
+        #expect(toVerified.first?.text.contains("<b>CSV</b>") == true)
+        #expect(toVerified.first?.html.contains("&lt;b&gt;CSV&lt;/b&gt;") == true)
+        #expect(toVerified.first?.html.contains("<b>") == false)
+        #expect(replies.filter { $0.headers["x-envelope-to"] == anonymousEmail }.count == 1)
+        #expect(!replies.contains { $0.headers["x-envelope-to"] == unprovenEmail })
+        // In the audit log, about the sender.
+        let audit = try await staff.admin.audit("feedback", PierAdmin.AuditFilter(subject: verified.auth.currentUser?.id))
+        #expect(audit.items.contains { $0.action == "feedback.replied" && $0.targetId == asked.id.uuidString.lowercased() })
+    }
+
     @Test func profileAddressAndDeletionThroughTheClient() async throws {
         let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
         let pier = PierClient(baseURL: base, options: PierClientTests.fast)

@@ -164,6 +164,23 @@ final class Browser: @unchecked Sendable {
                 "GET", "/feedback/\(item.id.uuidString.lowercased())", token: customer.accessToken
             ).decode(FeedbackItem.self)
             #expect(now.status == "triaged")
+            // A reply: in the app's view of the item; the same form sent twice is one reply.
+            let replyForm = try await browser.get("/console/feedback/\(item.id.uuidString.lowercased())")
+            let replyID = try #require(replyForm.field("replyId"))
+            for _ in 0..<2 {
+                let replied = try await browser.post(
+                    "/console/feedback/\(item.id.uuidString.lowercased())/reply",
+                    [("csrf", csrf), ("replyId", replyID), ("message", "Fixed in 2.1 <b>soon</b>")])
+                #expect(replied.status == 303, "\(replied.text)")
+            }
+            let empty = try await browser.post(
+                "/console/feedback/\(item.id.uuidString.lowercased())/reply", [("csrf", csrf), ("message", " ")])
+            #expect(empty.status == 422 && empty.text.contains("message"))
+            let mine = try await stack.api.send("GET", "/feedback/mine", token: customer.accessToken).decode(FeedbackPage.self)
+            #expect(mine.items.first?.replies?.map(\.message) == ["Fixed in 2.1 <b>soon</b>"])
+            let shown = try await browser.get("/console/feedback/\(item.id.uuidString.lowercased())")
+            #expect(
+                shown.text.contains("Fixed in 2.1 &lt;b&gt;soon&lt;/b&gt;") && shown.text.contains("to the sender&#39;s account"))
 
             let found = try await browser.get("/console/users?q=\(ConsolePath.encode(customerEmail.uppercased()))")
             #expect(found.status == 200 && found.text.contains(customerEmail))

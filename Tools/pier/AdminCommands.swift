@@ -189,7 +189,7 @@ enum AdminCommands {
 
     /// `admin feedback list | show | update | export`.
     static func feedback(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
-        switch try arguments.next("list, show, update or export") {
+        switch try arguments.next("list, show, update, reply or export") {
         case "list":
             let filter = PierAdmin.FeedbackFilter(
                 status: arguments.option("status"), category: arguments.option("category"),
@@ -212,6 +212,22 @@ enum AdminCommands {
                 for (name, value) in fields where !(value ?? "").isEmpty {
                     print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(value!)")
                 }
+                for reply in item.replies ?? [] {
+                    print("reply      \(shortDate(reply.createdAt)) (\(reply.delivery ?? "-")): \(reply.message)")
+                }
+            }
+        case "reply":
+            let id = try arguments.nextID("the feedback id")
+            let message = try arguments.next("the reply")
+            try arguments.finish()
+            try output.show(try await admin.reply(to: id, message)) { reply in
+                let delivery =
+                    switch reply.delivery {
+                    case "account": "shown in the sender's app, mailed if their address is verified"
+                    case "address": "mailed to the sender's address"
+                    default: "kept with the item only: the sender cannot be reached"
+                    }
+                print("Replied (\(reply.id.uuidString.lowercased())): \(delivery)")
             }
         case "update":
             let id = try arguments.nextID("the feedback id")

@@ -19,7 +19,15 @@ enum FeedbackCommands {
             let limit = try arguments.int("limit", in: 1...100)
             let cursor = arguments.option("cursor")
             try arguments.finish()
-            try output.show(try await pier.feedback.mine(limit: limit ?? 20, cursor: cursor)) { printPage($0, admin: false) }
+            try output.show(try await pier.feedback.mine(limit: limit ?? 20, cursor: cursor)) { page in
+                printPage(page, admin: false)
+                // The team's replies under the table, newest item first.
+                for item in page.items {
+                    for reply in item.replies ?? [] {
+                        print("reply to \(item.id.uuidString.lowercased()) on \(shortDate(reply.createdAt)): \(reply.message)")
+                    }
+                }
+            }
         case let other:
             throw CLIError.usage("unknown feedback command \"\(other)\"")
         }

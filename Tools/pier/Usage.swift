@@ -27,7 +27,7 @@ let usage = """
       export [--output FILE]             download everything Pier holds about you (JSON)
       delete-account                     delete your account (password asked unless you signed in within 5 minutes)
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
-      feedback list [--limit N] [--cursor C]      your own feedback
+      feedback list [--limit N] [--cursor C]      your own feedback, with the team's replies
       status                             your subscription status
       plans                              the plans on sale
 
@@ -35,6 +35,7 @@ let usage = """
                          [--limit N] [--cursor C]
       admin feedback show ID
       admin feedback update ID [--status S] [--duplicate-of ID] [--tags a,b] [--note TEXT] [--moderation approved|rejected]
+      admin feedback reply ID MESSAGE    shown in the sender's app, mailed to them
       admin feedback export [--format csv|ndjson] [--output FILE]  (progress on a terminal)
       admin plans create ID --name N --price MINOR_UNITS --currency CUR --period P1M [--trial P1W]
                          [--entitlements a,b] [--products p1,p2] [--description TEXT]

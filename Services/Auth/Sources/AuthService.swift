@@ -22,11 +22,15 @@ public struct AuthService: Service {
             version: 4, name: "user_lookup", sql: String(decoding: PackageResources._004_user_lookup_sql, as: UTF8.self)),
         AuditLog.migration(schema: schema, version: 5),
         Migration(version: 6, name: "staff", sql: String(decoding: PackageResources._006_staff_sql, as: UTF8.self)),
+        Migration(
+            version: 7, name: "event_cursor", sql: String(decoding: PackageResources._007_event_cursor_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
     let controller: AuthController
     let outbox: MailOutbox
+    /// Mails the team's replies to feedback.
+    let replies: EventConsumer
     /// The other services' parts of "download my data": those hosted beside it are added.
     let exports: ExportSources
     /// Its verification keys, offered to the plugins hosted beside it.
@@ -90,15 +94,18 @@ public struct AuthService: Service {
         // Reset requests become tokens and mails on the mail worker, after their answers.
         let resets = controller.email
         outbox.prepare { await resets.issueRequestedResets() }
-        return AuthService(controller: controller, outbox: outbox, exports: exports, keys: ownKeys)
+        let replies = FeedbackReplyMails.consumer(
+            database: context.database, listener: context.events, mails: mails, outbox: outbox,
+            pollSeconds: configuration.mailPollSeconds, logger: context.logger)
+        return AuthService(controller: controller, outbox: outbox, replies: replies, exports: exports, keys: ownKeys)
     }
 
     public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
 
-    /// The mail outbox's worker, and the hashing threads (shut down once the servers stopped).
+    /// The mail outbox's worker, the mailer of replies to feedback, and the hashing threads (shut down once the servers stopped).
     public var background: [any LifecycleService] {
         let hasher = controller.hasher
-        return [Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox]
+        return [Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies]
     }
 
     /// The others verify tokens with its keys, in-process.

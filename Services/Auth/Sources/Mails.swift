@@ -85,11 +85,22 @@ struct Mails: Sendable {
             link: nil, ending: "If it was not you, reset your password at once from the app.")
     }
 
+    /// The team's reply to the reader's feedback, their words quoted under it.
+    func feedbackReply(to email: String, message: String, original: String) -> MailMessage {
+        mail(
+            to: email, subject: "\(appName) replied to your feedback",
+            lines: [message, "You wrote: “\(original)”"], link: nil,
+            ending: "You can read the reply in the app too.")
+    }
+
     private func mail(to email: String, subject: String, lines: [String], link: String?, ending: String) -> MailMessage {
         var text = lines
         if let link { text += ["", link] }
         text += ["", ending, "", "— \(appName)"]
-        var html = lines.map { "<p>\(Self.escaped($0))</p>" }
+        // A line may hold line breaks (a reply): kept in the HTML twin.
+        var html = lines.map {
+            "<p>\(Self.escaped($0).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "<br>\n"))</p>"
+        }
         if let link {
             let escaped = Self.escaped(link)
             html.append("<p><a href=\"\(escaped)\">\(escaped)</a></p>")

@@ -272,6 +272,7 @@ struct Console: Sendable {
         router.post("/console/inbox") { try await staff(feedback.bulk)($0, $1) }
         router.get("/console/feedback/{id}") { try await staff(feedback.item)($0, $1) }
         router.post("/console/feedback/{id}") { try await staff(feedback.triage)($0, $1) }
+        router.post("/console/feedback/{id}/reply") { try await staff(feedback.reply)($0, $1) }
         router.get("/console/users") { try await staff(users.search)($0, $1) }
         router.get("/console/users/{id}") { try await staff(users.user)($0, $1) }
         router.get("/console/users/{id}/export") { try await staff(users.export)($0, $1) }

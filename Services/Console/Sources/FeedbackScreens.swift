@@ -156,6 +156,23 @@ struct FeedbackScreens: Sendable {
                     "<li>\(Layout.date(change.changedAt)) by <a href=\"\(ConsolePath("users", change.actor.uuidString.lowercased()))\">\(change.actor)</a><ul>\(fields)</ul></li>"
             })
         let path = ConsolePath("feedback", id.uuidString.lowercased())
+        let replies = HTML.join(
+            (item.replies ?? []).map { reply in
+                let author: HTML =
+                    if let author = reply.authorId {
+                        "<a href=\"\(ConsolePath("users", author.uuidString.lowercased()))\">\(author)</a>"
+                    } else { "the team" }
+                return
+                    "<li class=\"reply\"><p class=\"muted\">\(Layout.date(reply.createdAt)) by \(author), \(Self.delivered(reply.delivery))</p><div class=\"message\">\(reply.message)</div></li>"
+            })
+        let reach: HTML =
+            if item.userId != nil {
+                "Shown in the sender's app with the item, and mailed to their address if it is verified."
+            } else if let email = item.email {
+                "Mailed to the address the sender gave, \(email)."
+            } else {
+                "The sender is anonymous without an address: the reply is only kept with the item."
+            }
         return console.page(
             title: "Feedback", session: session,
             """
@@ -165,6 +182,15 @@ struct FeedbackScreens: Sendable {
             <div>
             <p class="muted">From \(sender)</p>
             <div class="message" data-message>\(item.message)</div>
+            <h2>Replies</h2>
+            <ul class="replies">\(replies)</ul>
+            <form method="post" action="\(path)/reply" class="card">
+            \(Layout.csrf(session))
+            <input type="hidden" name="replyId" value="\(UUID.random().text())">
+            <label>Reply to the sender <textarea name="message" required maxlength="5000"></textarea></label>
+            <p class="muted">\(reach)</p>
+            <button type="submit">Send the reply</button>
+            </form>
             <h2>History</h2>
             <ul>\(history)</ul>
             </div>
@@ -172,7 +198,7 @@ struct FeedbackScreens: Sendable {
             <dl class="facts">\(rows)</dl>
             <div class="card">
             <h2>Triage</h2>
-            <form method="post" action="\(path)">
+            <form method="post" action="\(path)" data-triage>
             \(Layout.csrf(session))
             <label>Status <select name="status"><option value="">(unchanged)</option>\(options)</select></label>
             <label>Duplicate of (an item's id, with status duplicate) <input name="duplicateOf"></label>
@@ -210,7 +236,32 @@ struct FeedbackScreens: Sendable {
         return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
     }
 
+    /// `POST /console/feedback/{id}/reply`: the form's reply id makes a form sent twice (a
+    /// reload, a double click) one reply, mailed once.
+    func reply(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard parts.count == 4, let id = UUID(uuidString: parts[2]) else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
+        }
+        let form = try request.form() ?? [:]
+        let body = CreateFeedbackReply(
+            id: form["replyId"].flatMap(UUID.init(uuidString:)), message: form["message"] ?? "")
+        let reply = try await console.call(
+            "POST", "/feedback/\(id.uuidString.lowercased())/replies", json: try console.api.json(body), as: session, request)
+        guard reply.ok else { return console.problem(reply, session: session) }
+        return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
+    }
+
     // MARK: - Helpers
+
+    /// Where a reply went, in words.
+    static func delivered(_ delivery: String?) -> String {
+        switch delivery {
+        case "account": "to the sender's account"
+        case "address": "mailed to the sender's address"
+        default: "kept with the item only"
+        }
+    }
 
     static func target(_ path: String, _ query: [(String, String)]) -> String {
         query.isEmpty

@@ -41,6 +41,7 @@ struct FeedbackController: Sendable {
         signedIn.get("/feedback/{id}") { try await items.item($0, $1) }
         staff.get("/feedback") { try await items.list($0, $1) }
         staff.patch("/feedback/{id}", body: UpdateFeedback.self) { try await items.update($0, $1, $2) }
+        staff.post("/feedback/{id}/replies", body: CreateFeedbackReply.self) { try await items.reply($0, $1, $2) }
         staff.get("/feedback/stats") { try await reports.stats($0, $1) }
         staff.get("/feedback/export") { try await reports.export($0, $1) }
         routes.merge(router.routes)

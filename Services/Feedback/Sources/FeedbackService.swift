@@ -24,6 +24,7 @@ public struct FeedbackService: Service {
             version: 2, name: "quota_counters", sql: String(decoding: PackageResources._002_quota_counters_sql, as: UTF8.self)),
         Migration(version: 3, name: "sender_name", sql: String(decoding: PackageResources._003_sender_name_sql, as: UTF8.self)),
         AuditLog.migration(schema: schema, version: 4),
+        Migration(version: 5, name: "replies", sql: String(decoding: PackageResources._005_replies_sql, as: UTF8.self)),
     ]
 
     let controller: FeedbackController
@@ -79,7 +80,8 @@ extension FeedbackService: DataExporter {
     /// The user's feedback, as `GET /feedback/mine` shows it, and what the team did to it.
     public func exportData(of user: UUID) async throws -> JSONValue {
         .object([
-            "items": try .encoded(try await FeedbackItems(database).all(of: user)),
+            "items": try .encoded(
+                try await FeedbackReplies(database).attach(to: try await FeedbackItems(database).all(of: user), staff: false)),
             "audit": try .encoded(try await AuditLog.about(user, schema: Self.schema, on: database)),
         ])
     }

@@ -17,9 +17,15 @@ struct ItemsController: Sendable {
     let database: PostgresPool
     var items: FeedbackItems { FeedbackItems(database) }
 
+    var replies: FeedbackReplies { FeedbackReplies(database) }
+
+    /// The sender's items with the team's replies and their moves through the workflow: what an
+    /// app shows as the sender's inbox.
     func mine(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
         let principal = try context.caller()
-        return JSONResponse(try await items.page(of: principal.userID, try PageRequest(request)))
+        var page = try await items.page(of: principal.userID, try PageRequest(request))
+        page.items = try await replies.attach(to: page.items, staff: false)
+        return JSONResponse(page)
     }
 
     func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
@@ -30,7 +36,27 @@ struct ItemsController: Sendable {
             principal.isStaff || item.owner == principal.userID
         else { throw HTTPError.notFound("No such feedback.") }
         if principal.isStaff { item.value.history = try await items.history(of: id) }
-        return JSONResponse(item.value)
+        return JSONResponse(try await replies.attach(to: [item.value], staff: principal.isStaff)[0])
+    }
+
+    /// `POST /feedback/{id}/replies`: 201 with the reply; a retry with its id, 200 with it.
+    func reply(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedbackReply) async throws
+        -> JSONResponse<FeedbackReply>
+    {
+        let actor = try context.auditActor()
+        let item = try context.parameters.require("id", as: UUID.self)
+        let message = body.message.trimmingWhitespace()
+        guard (1...5000).contains(message.unicodeScalars.count) else {
+            throw HTTPError.invalid("message", "must be 1 to 5000 characters")
+        }
+        switch try await FeedbackReplying(database: database).reply(
+            to: item, id: body.id ?? UUID.random(), message: message, actor: actor)
+        {
+        case .created(let reply): return JSONResponse(reply, status: 201)
+        case .replayed(let reply): return JSONResponse(reply)
+        case .missing: throw HTTPError.notFound("No such feedback.")
+        case .conflict: throw HTTPError.conflict("A reply with this id exists, to another item or with another text.")
+        }
     }
 
     /// Written row by row into the answer: the page's items are never built.

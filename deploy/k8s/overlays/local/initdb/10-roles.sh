@@ -2,8 +2,9 @@
 # Runs once, when PostgreSQL's data directory is first initialized (docker-entrypoint-initdb.d;
 # used by deploy/docker/compose.yaml and this overlay): one
 # login role per service, each owning its own schema and nothing else. The shared event log
-# (schema events) belongs to auth, its producer; the others read it and keep their cursors in
-# their own schemas. Passwords come from the secrets, never from this file.
+# (schema events) belongs to auth, its owner; the others read it and keep their cursors in
+# their own schemas (feedback also appends its `feedback.replied`: auth's migration of the log
+# grants that INSERT, and nothing more). Passwords come from the secrets, never from this file.
 set -eu
 password() { tr -d '\n' < "/run/secrets/$1"; }
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \

@@ -1,0 +1,109 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The statements of the team's replies (`feedback.replies`) and of what a sender sees of their
+/// items' progress.
+struct FeedbackReplies: Sendable {
+    /// Who sent an item, as a reply needs it.
+    struct Sender: Sendable {
+        var userID: UUID?
+        var email: String?
+        var message: String
+    }
+
+    let database: any PostgresExecutor
+
+    init(_ database: any PostgresExecutor) { self.database = database }
+
+    /// The item's sender, its row locked until the transaction ends (nil: no such item).
+    func lockSender(of item: UUID) async throws -> Sender? {
+        try await database.query("SELECT user_id, email, message FROM feedback.items WHERE id = \(item) FOR UPDATE").first
+            .map { row in
+                Sender(
+                    userID: try row.decode("user_id", as: UUID?.self), email: try row.decode("email", as: String?.self),
+                    message: try row.decode("message"))
+            }
+    }
+
+    /// Stores the reply and marks the item as changed; false when a reply with its id exists.
+    func insert(id: UUID, item: UUID, author: UUID, message: String, delivery: String) async throws -> Bool {
+        let inserted = try await database.query(
+            """
+            INSERT INTO feedback.replies (id, item_id, author, message, delivery)
+            VALUES (\(id), \(item), \(author), \(message), \(delivery))
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """)
+        guard !inserted.isEmpty else { return false }
+        try await database.execute("UPDATE feedback.items SET updated_at = now() WHERE id = \(item)")
+        return true
+    }
+
+    /// One reply with its item (the team's view), or nil.
+    func reply(_ id: UUID) async throws -> (item: UUID, reply: FeedbackReply)? {
+        try await database.query(
+            "SELECT item_id, \(unsafeSQL: Self.columns) FROM feedback.replies WHERE id = \(id)"
+        ).first.map { row in (try row.decode("item_id"), try Self.reply(row, staff: true)) }
+    }
+
+    /// The replies to each of `items`, oldest first.
+    func replies(to items: [UUID], staff: Bool) async throws -> [UUID: [FeedbackReply]] {
+        guard !items.isEmpty else { return [:] }
+        var result: [UUID: [FeedbackReply]] = [:]
+        for row in try await database.query(
+            """
+            SELECT item_id, \(unsafeSQL: Self.columns) FROM feedback.replies
+            WHERE item_id = ANY(\(Self.ids(items))::uuid[]) ORDER BY created_at, id
+            """)
+        {
+            result[try row.decode("item_id"), default: []].append(try Self.reply(row, staff: staff))
+        }
+        return result
+    }
+
+    /// Each of `items`' moves through the workflow, oldest first.
+    func statusChanges(of items: [UUID]) async throws -> [UUID: [FeedbackStatusChange]] {
+        guard !items.isEmpty else { return [:] }
+        var result: [UUID: [FeedbackStatusChange]] = [:]
+        for row in try await database.query(
+            """
+            SELECT item_id, changes->'status'->>'to' AS status, changed_at FROM feedback.history
+            WHERE item_id = ANY(\(Self.ids(items))::uuid[]) AND changes ? 'status' ORDER BY item_id, id
+            """)
+        {
+            result[try row.decode("item_id"), default: []].append(
+                FeedbackStatusChange(status: try row.decode("status"), changedAt: try row.decode("changed_at")))
+        }
+        return result
+    }
+
+    /// `items` with their replies and, for their sender, their moves through the workflow.
+    func attach(to items: [FeedbackItem], staff: Bool) async throws -> [FeedbackItem] {
+        let ids = items.map(\.id)
+        let replies = try await replies(to: ids, staff: staff)
+        let changes = staff ? [:] : try await statusChanges(of: ids)
+        return items.map { item in
+            var item = item
+            item.replies = replies[item.id] ?? []
+            if !staff { item.statusChanges = changes[item.id] ?? [] }
+            return item
+        }
+    }
+
+    private static let columns = "id, author, message, delivery, created_at"
+
+    private static func reply(_ row: PostgresRow, staff: Bool) throws -> FeedbackReply {
+        FeedbackReply(
+            id: try row.decode("id"), message: try row.decode("message"), createdAt: try row.decode("created_at"),
+            authorId: staff ? try row.decode("author", as: UUID.self) : nil,
+            delivery: staff ? try row.decode("delivery", as: String.self) : nil)
+    }
+
+    private static func ids(_ items: [UUID]) -> PostgresTextArray { PostgresTextArray(items.map { $0.text() }) }
+}
