@@ -322,3 +322,44 @@ public struct FeedbackStats: Codable, Sendable {
         self.ratingByAppVersion = ratingByAppVersion
     }
 }
+
+/// `GET /feedback/stats/daily` (staff): what came in each UTC day of a range, and the triage
+/// backlog now.
+public struct FeedbackDaily: Codable, Sendable, Equatable {
+    public var days: [Day]
+    /// Open items (new, triaged, planned, in progress) now, of the moderation asked for.
+    public var open: Int
+    /// When the oldest open item came in.
+    public var oldestOpenAt: Date?
+    /// Items now in each status, of the moderation asked for.
+    public var byStatus: [String: Int]
+
+    public struct Day: Codable, Sendable, Equatable {
+        /// `YYYY-MM-DD`, UTC.
+        public var day: String
+        public var items: Int
+        public var byCategory: [String: Int]
+        public var byPlatform: [String: Int]
+        public var ratings: Int
+        public var averageRating: Double?
+
+        public init(
+            day: String, items: Int, byCategory: [String: Int], byPlatform: [String: Int], ratings: Int,
+            averageRating: Double?
+        ) {
+            self.day = day
+            self.items = items
+            self.byCategory = byCategory
+            self.byPlatform = byPlatform
+            self.ratings = ratings
+            self.averageRating = averageRating
+        }
+    }
+
+    public init(days: [Day], open: Int, oldestOpenAt: Date?, byStatus: [String: Int]) {
+        self.days = days
+        self.open = open
+        self.oldestOpenAt = oldestOpenAt
+        self.byStatus = byStatus
+    }
+}

@@ -109,3 +109,26 @@ public struct StepUpToken: Codable, Sendable, Equatable {
         self.expiresIn = expiresIn
     }
 }
+
+/// `GET /auth/users/stats` (staff): accounts created each UTC day of a range, and in all.
+public struct SignUpStats: Codable, Sendable, Equatable {
+    public var days: [Day]
+    /// Every account now.
+    public var total: Int
+
+    public struct Day: Codable, Sendable, Equatable {
+        /// `YYYY-MM-DD`, UTC.
+        public var day: String
+        public var signUps: Int
+
+        public init(day: String, signUps: Int) {
+            self.day = day
+            self.signUps = signUps
+        }
+    }
+
+    public init(days: [Day], total: Int) {
+        self.days = days
+        self.total = total
+    }
+}

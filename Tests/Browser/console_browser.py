@@ -237,6 +237,18 @@ try:
     injected("the plans")
     shot("plans")
 
+    # The dashboard: its charts drawn with the day's feedback and sign-ups.
+    driver.get(base + "/console/dashboard")
+    no_dialog("the dashboard")
+    charts = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart]")
+    check(len(charts) == 4, "the dashboard draws four charts, found %d" % len(charts))
+    bars = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart] rect")
+    check(len(bars) >= 3 and all(bar.size["height"] > 0 for bar in bars), "the charts have bars with data")
+    check(driver.find_element(By.CSS_SELECTOR, "[data-figure=received]").text == "3", "three items received")
+    check(int(driver.find_element(By.CSS_SELECTOR, "[data-figure=signups]").text) >= 2, "the sign-ups are counted")
+    check(not driver.find_elements(By.CSS_SELECTOR, "script:not([src='/console/static/console.js'])"), "no other script")
+    shot("dashboard")
+
     # The audit log names what support did.
     driver.get(base + "/console/audit")
     text = driver.find_element(By.TAG_NAME, "main").text

@@ -233,6 +233,39 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// The dashboard draws what the API counts: feedback per day by category and platform, the
+    /// backlog, sign-ups; the counting routes are the team's only.
+    @Test func theDashboardDrawsTheFigures() async throws {
+        try await withStack { stack in
+            let (_, supportEmail) = try await account(stack, .support)
+            let (customer, _) = try await account(stack, .user)
+            for (message, category, platform, rating) in [
+                ("One", "bug", "ios", 2), ("Two", "idea", "android", 5), ("Three", "bug", "ios", 4),
+            ] {
+                let posted = try await stack.api.send(
+                    "POST", "/feedback",
+                    json: #"{"message":"\#(message)","category":"\#(category)","platform":"\#(platform)","rating":\#(rating)}"#,
+                    token: customer.accessToken)
+                #expect(posted.status == 201)
+            }
+            #expect(try await stack.api.send("GET", "/auth/users/stats", token: customer.accessToken).status == 403)
+            #expect(try await stack.api.send("GET", "/feedback/stats/daily", token: customer.accessToken).status == 403)
+            let browser = Browser(base: stack.base)
+            _ = try await browser.signIn(supportEmail, Self.password)
+            let page = try await browser.get("/console/dashboard")
+            #expect(page.status == 200, "\(page.text)")
+            Self.expectSecurityHeaders(page, "dashboard")
+            #expect(page.text.components(separatedBy: "<svg ").count - 1 == 4)
+            #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
+            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">2<"#))
+            #expect(page.text.contains(": 2 bug</title>") && page.text.contains(": 1 android</title>"))
+            let year = try await browser.get("/console/dashboard?days=365")
+            #expect(year.status == 200 && year.text.contains("<strong>365 days</strong>"))
+            // A span it does not offer is the default one.
+            #expect(try await browser.get("/console/dashboard?days=9999").text.contains("<strong>30 days</strong>"))
+        }
+    }
+
     /// A form without its token, with another's token, or from another origin changes nothing:
     /// 403. The sign-in form has its own double-submitted token.
     @Test func formsWithoutTheirTokenAreRefused() async throws {

@@ -104,6 +104,7 @@ struct AuthController: Sendable {
         signedIn.delete("/auth/sessions/{id}") { try await sessions.end($0, $1) }
         signedIn.post("/auth/logout/all") { try await sessions.logoutAll($0, $1) }
         staff.get("/auth/users") { try await users.search($0, $1) }
+        staff.get("/auth/users/stats") { try await users.stats($0, $1) }
         staff.get("/auth/users/{id}") { try await users.user($0, $1) }
         staff.get("/auth/users/{id}/sessions") { try await users.sessions($0, $1) }
         staff.delete("/auth/users/{id}/sessions") { try await users.endSessions($0, $1) }

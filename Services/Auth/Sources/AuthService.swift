@@ -24,6 +24,8 @@ public struct AuthService: Service {
         Migration(version: 6, name: "staff", sql: String(decoding: PackageResources._006_staff_sql, as: UTF8.self)),
         Migration(
             version: 7, name: "event_cursor", sql: String(decoding: PackageResources._007_event_cursor_sql, as: UTF8.self)),
+        Migration(
+            version: 8, name: "users_created", sql: String(decoding: PackageResources._008_users_created_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

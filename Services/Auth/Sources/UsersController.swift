@@ -44,6 +44,33 @@ struct UsersController: Sendable {
         return JSONResponse(UserList(items: Array(found.prefix(limit)), more: found.count > limit))
     }
 
+    /// `GET /auth/users/stats?days=N` (1–366, 30 by default): sign-ups each UTC day of the last
+    /// N, today included (an index range of those days' accounts), and the number of accounts.
+    func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SignUpStats> {
+        _ = try context.caller()
+        var errors: [Problem.FieldError] = []
+        let days = request.query("days", in: 1...366, into: &errors) ?? 30
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let rows = try await useCases.database.query(
+            """
+            SELECT d.day::text AS day, count(u.id)::int AS n
+            FROM generate_series((now() AT TIME ZONE 'UTC')::date - \(days - 1)::int, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d (day)
+            LEFT JOIN auth.users u ON u.created_at >= (d.day AT TIME ZONE 'UTC') AND u.created_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC')
+            GROUP BY d.day ORDER BY d.day
+            """)
+        let total = try await useCases.database.query(
+            "SELECT reltuples::bigint AS estimate FROM pg_class WHERE oid = 'auth.users'::regclass")
+        var counted = try total.first?.decode("estimate", as: Int64.self) ?? 0
+        // A small table's estimate may be -1 (never analyzed) or rough: counted exactly then.
+        if counted < 100_000 {
+            counted = try await useCases.database.query("SELECT count(*) AS n FROM auth.users")[0].decode("n", as: Int64.self)
+        }
+        return JSONResponse(
+            SignUpStats(
+                days: try rows.map { SignUpStats.Day(day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n")) },
+                total: Int(counted)))
+    }
+
     /// `GET /auth/users/{id}`: one account as its owner sees it, with its role and whether it is
     /// disabled.
     func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {

@@ -262,6 +262,7 @@ struct Console: Sendable {
         let users = UserScreens(console: self)
         let audit = AuditScreens(console: self)
         let plans = PlanScreens(console: self)
+        let dashboard = DashboardScreens(console: self)
         router.get("/console") { _, _ in redirect(ConsolePath()) }
         router.get("/console/") { request, context in try await staff { _, _ in redirect(ConsolePath("inbox")) }(request, context)
         }
@@ -278,6 +279,7 @@ struct Console: Sendable {
         router.get("/console/users/{id}/export") { try await staff(users.export)($0, $1) }
         router.post("/console/users/{id}/{action}") { try await staff(users.act)($0, $1) }
         router.get("/console/audit") { try await staff(audit.list)($0, $1) }
+        router.get("/console/dashboard") { try await staff(dashboard.dashboard)($0, $1) }
         router.get("/console/plans") { try await staff(plans.list)($0, $1) }
         router.post("/console/plans") { try await staff(plans.create)($0, $1) }
         router.get("/console/plans/{id}") { try await staff(plans.plan)($0, $1) }

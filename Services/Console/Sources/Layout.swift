@@ -39,6 +39,7 @@ enum Layout {
         <span class="brand">Pier console</span>
         <nav>
         <a href="/console/inbox">Inbox</a>
+        <a href="/console/dashboard">Dashboard</a>
         <a href="/console/users">Users</a>
         <a href="/console/plans">Plans</a>
         <a href="/console/audit">Audit log</a>

@@ -43,6 +43,7 @@ struct FeedbackController: Sendable {
         staff.patch("/feedback/{id}", body: UpdateFeedback.self) { try await items.update($0, $1, $2) }
         staff.post("/feedback/{id}/replies", body: CreateFeedbackReply.self) { try await items.reply($0, $1, $2) }
         staff.get("/feedback/stats") { try await reports.stats($0, $1) }
+        staff.get("/feedback/stats/daily") { try await reports.daily($0, $1) }
         staff.get("/feedback/export") { try await reports.export($0, $1) }
         routes.merge(router.routes)
     }

@@ -25,6 +25,7 @@ public struct FeedbackService: Service {
         Migration(version: 3, name: "sender_name", sql: String(decoding: PackageResources._003_sender_name_sql, as: UTF8.self)),
         AuditLog.migration(schema: schema, version: 4),
         Migration(version: 5, name: "replies", sql: String(decoding: PackageResources._005_replies_sql, as: UTF8.self)),
+        Migration(version: 6, name: "daily", sql: String(decoding: PackageResources._006_daily_sql, as: UTF8.self)),
     ]
 
     let controller: FeedbackController

@@ -8,8 +8,8 @@ import PierService
     import Foundation
 #endif
 
-/// Background work: anonymizes the feedback of deleted accounts (from the shared event log)
-/// and forgets expired idempotency keys.
+/// Background work: anonymizes the feedback of deleted accounts (from the shared event log),
+/// forgets expired idempotency keys, rolls up the reports' daily counts.
 final class FeedbackWorker: Sendable {
     let consumer: EventConsumer
     private let database: PostgresPool
@@ -47,6 +47,15 @@ final class FeedbackWorker: Sendable {
                 logger.warning("idempotency key sweep will retry", [("error", .string("\(error)"))])
             }
         }
-        return [consumer, sweep]
+        // The reports' daily counts: days that ended, and days triaged since (at start, then
+        // every minute; a first run on a year of feedback takes a few batches).
+        let rollup = Periodic("feedback rollup", every: .seconds(60)) {
+            do {
+                while try await database.withTransaction({ try await FeedbackRollup($0).rollUp() }) > 0 {}
+            } catch {
+                logger.warning("feedback rollup will retry", [("error", .string("\(error)"))])
+            }
+        }
+        return [consumer, sweep, rollup]
     }
 }

@@ -29,9 +29,34 @@ struct ReportsController: Sendable {
             return date
         }
         if let from, let to, from > to { errors.append(.init(field: "from", message: "must not be after to")) }
+        let moderation = try Self.moderation(request)
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        // On one connection: the counts see the same items.
-        return JSONResponse(try await database.withConnection { try await FeedbackItems($0).stats(from: from, to: to) })
+        // Whole days from the rollup, the rest from the items, in one statement.
+        return JSONResponse(try await FeedbackRollup(database).stats(from: from, to: to, moderation: moderation))
+    }
+
+    /// `GET /feedback/stats/daily?days=N` (1–366, 30 by default): each UTC day of the last N,
+    /// today included, and the triage backlog now.
+    func daily(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackDaily> {
+        var days = 30
+        if let text = request.query("days") {
+            guard let value = Int(text), (1...366).contains(value) else {
+                throw HTTPError.invalid("days", "must be a whole number from 1 to 366")
+            }
+            days = value
+        }
+        let moderation = try Self.moderation(request)
+        let today = Int((Date().timeIntervalSince1970 / 86_400).rounded(.down))
+        return JSONResponse(try await FeedbackRollup(database).daily(first: today - days + 1, moderation: moderation))
+    }
+
+    /// The `moderation` the counts are of (all states when absent).
+    static func moderation(_ request: Request) throws(HTTPError) -> String? {
+        guard let value = request.query("moderation") else { return nil }
+        guard Vocabulary.moderation.contains(value) else {
+            throw .invalid("moderation", "must be one of \(Vocabulary.list(Vocabulary.moderation))")
+        }
+        return value
     }
 
     /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows

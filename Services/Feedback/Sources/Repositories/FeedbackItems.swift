@@ -166,39 +166,4 @@ struct FeedbackItems: Sendable {
         try await database.execute(
             "UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(user)")
     }
-
-    // MARK: - Reports
-
-    /// Counts by status, category and platform, and the average rating per app version, of the
-    /// items created in [from, to).
-    func stats(from: Date?, to: Date?) async throws -> FeedbackStats {
-        let range: PostgresQuery =
-            "WHERE created_at >= coalesce(\(from)::timestamptz, '-infinity') AND created_at < coalesce(\(to)::timestamptz, 'infinity')"
-        func counts(_ column: String) async throws -> [String: Int] {
-            var query: PostgresQuery =
-                "SELECT coalesce(\(unsafeSQL: column), 'unknown') AS key, count(*)::int AS n FROM feedback.items "
-            query.append(range)
-            query.append(" GROUP BY 1")
-            var result: [String: Int] = [:]
-            for row in try await database.query(query) { result[try row.decode("key")] = try row.decode("n", as: Int.self) }
-            return result
-        }
-        let byStatus = try await counts("status")
-        var ratings: PostgresQuery = """
-            SELECT app_version, round(avg(rating), 2)::float8 AS average, count(rating)::int AS n FROM feedback.items
-            """
-        ratings.append(" \(range)")
-        ratings.append(" GROUP BY app_version ORDER BY app_version NULLS LAST")
-        let byVersion = try await database.query(ratings).map { row in
-            FeedbackStats.AppVersionRating(
-                appVersion: try row.decode("app_version", as: String?.self),
-                averageRating: try row.decode("average", as: Double?.self),
-                ratings: try row.decode("n", as: Int.self))
-        }
-        let byCategory = try await counts("category")
-        let byPlatform = try await counts("platform")
-        return FeedbackStats(
-            from: from, to: to, total: byStatus.values.reduce(0, +), byStatus: byStatus,
-            byCategory: byCategory, byPlatform: byPlatform, ratingByAppVersion: byVersion)
-    }
 }

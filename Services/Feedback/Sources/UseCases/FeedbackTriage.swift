@@ -74,6 +74,9 @@ struct FeedbackTriage: Sendable {
             }
             guard !changes.isEmpty, let staff = actor.id else { return .updated }
             try await items.save(after, of: id, changes: changes, actor: staff)
+            // Reports count by status and moderation: the item's day is read from the items
+            // until the rollup has it again.
+            if changes["status"] != nil || changes["moderation"] != nil { try await FeedbackRollup(connection).markChanged(id) }
             try await AuditLog.append(
                 .init(
                     "feedback.updated", target: ("feedback", id.text()), subject: before.sender,

@@ -1,0 +1,169 @@
+import PierHTTP
+import PierModels
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The dashboard: feedback per day by category and by platform, the average rating, the triage
+/// backlog and its age, sign-ups per day. Charts are SVG drawn here (no script, no library):
+/// each bar carries its figures as a tooltip, each chart a legend and its scale.
+struct DashboardScreens: Sendable {
+    let console: Console
+
+    static let spans = [7, 30, 90, 365]
+
+    func dashboard(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let days = request.query("days").flatMap(Int.init).flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
+        async let feedback = console.fetch(FeedbackDaily.self, "/feedback/stats/daily?days=\(days)", as: session, request)
+        async let signUps = console.fetch(SignUpStats.self, "/auth/users/stats?days=\(days)", as: session, request)
+        let (daily, accounts) = try await (feedback, signUps)
+        let labels = daily.days.map(\.day)
+        let categories = Vocabulary.categories.sorted()
+        let platforms = Set(daily.days.flatMap(\.byPlatform.keys)).sorted()
+        let byCategory = Self.bars(
+            labels, categories.map { name in (name, daily.days.map { $0.byCategory[name] ?? 0 }) }, what: "items")
+        let byPlatform = Self.bars(
+            labels, platforms.map { name in (name, daily.days.map { $0.byPlatform[name] ?? 0 }) }, what: "items")
+        let rating = Self.line(labels, daily.days.map(\.averageRating), top: 5, what: "average rating")
+        let signUpChart = Self.bars(labels, [("sign-ups", accounts.days.map(\.signUps))], what: "sign-ups")
+        let received = daily.days.reduce(0) { $0 + $1.items }
+        let rated = daily.days.reduce(0) { $0 + $1.ratings }
+        let ratingSum = daily.days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) }
+        let average = rated == 0 ? "-" : String((ratingSum / Double(rated) * 10).rounded() / 10)
+        let age = daily.oldestOpenAt.map { Self.age(since: $0) } ?? "-"
+        let statuses = HTML.join(
+            FeedbackStatus.allCases.map { status in
+                "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(status.rawValue)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
+            })
+        let spans = HTML.join(
+            Self.spans.map { span in
+                span == days
+                    ? "<strong>\(span) days</strong>"
+                    : "<a href=\"\(ConsolePath("dashboard", query: [("days", String(span))]))\">\(span) days</a>"
+            })
+        return console.page(
+            title: "Dashboard", session: session,
+            """
+            <h1>Dashboard</h1>
+            <p class="spans">\(spans)</p>
+            <div class="tiles">
+            <div class="tile"><span class="muted">Feedback, \(days) days</span><strong data-figure="received">\(received)</strong></div>
+            <div class="tile"><span class="muted">Average rating</span><strong data-figure="rating">\(average)</strong></div>
+            <div class="tile"><span class="muted">Open (backlog)</span><strong data-figure="open">\(daily.open)</strong></div>
+            <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
+            <div class="tile"><span class="muted">Sign-ups, \(days) days</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
+            <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
+            </div>
+            <h2>Items by status now</h2>
+            <ul class="statuses">\(statuses)</ul>
+            <div class="charts">
+            <section><h2>Feedback per day, by category</h2>\(byCategory)</section>
+            <section><h2>Feedback per day, by platform</h2>\(byPlatform)</section>
+            <section><h2>Average rating per day</h2>\(rating)</section>
+            <section><h2>Sign-ups per day</h2>\(signUpChart)</section>
+            </div>
+            <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.</p>
+            """)
+    }
+
+    // MARK: - Charts
+
+    static let width = 640.0
+    static let height = 180.0
+    static let left = 40.0
+    static let bottom = 20.0
+
+    /// Stacked bars, one per label, a series per colour (`s0`…`s8` in the stylesheet).
+    static func bars(_ labels: [String], _ series: [(name: String, values: [Int])], what: String) -> HTML {
+        let count = max(labels.count, 1)
+        let totals = (0..<labels.count).map { index in series.reduce(0) { $0 + ($1.values.count > index ? $1.values[index] : 0) } }
+        let top = Self.niceTop(totals.max() ?? 0)
+        let slot = (width - left) / Double(count)
+        let scale = (height - bottom) / Double(top)
+        var rects: [HTML] = []
+        for index in labels.indices {
+            var y = height - bottom
+            for (number, serie) in series.enumerated() {
+                let value = serie.values.count > index ? serie.values[index] : 0
+                guard value > 0 else { continue }
+                let h = Double(value) * scale
+                y -= h
+                let x = left + Double(index) * slot + slot * 0.1
+                rects.append(
+                    "<rect class=\"s\(number % 9)\" x=\"\(x)\" y=\"\(y)\" width=\"\(max(slot * 0.8, 0.5))\" height=\"\(h)\"><title>\(labels[index]): \(value) \(serie.name)</title></rect>"
+                )
+            }
+        }
+        let legend = HTML.join(
+            series.enumerated().map { number, serie in
+                "<li><span class=\"swatch s\(number % 9)\"></span>\(serie.name) <strong>\(serie.values.reduce(0, +))</strong></li>"
+            })
+        return chart(labels, top: String(top), what: what, marks: HTML.join(rects), legend: legend)
+    }
+
+    /// A line through the days that have a value (gaps where none).
+    static func line(_ labels: [String], _ values: [Double?], top: Double, what: String) -> HTML {
+        let count = max(labels.count, 1)
+        let slot = (width - left) / Double(count)
+        let scale = (height - bottom) / top
+        var dots: [HTML] = []
+        var segments: [HTML] = []
+        var previous: (Double, Double)?
+        for (index, value) in values.enumerated() {
+            guard let value else {
+                previous = nil
+                continue
+            }
+            let x = left + Double(index) * slot + slot / 2
+            let y = height - bottom - value * scale
+            if let (px, py) = previous {
+                segments.append("<line class=\"s0 stroke\" x1=\"\(px)\" y1=\"\(py)\" x2=\"\(x)\" y2=\"\(y)\"></line>")
+            }
+            dots.append("<circle class=\"s0\" cx=\"\(x)\" cy=\"\(y)\" r=\"2.5\"><title>\(labels[index]): \(value)</title></circle>")
+            previous = (x, y)
+        }
+        return chart(labels, top: String(Int(top)), what: what, marks: HTML.join(segments + dots), legend: .empty)
+    }
+
+    static func chart(_ labels: [String], top: String, what: String, marks: HTML, legend: HTML) -> HTML {
+        let base = height - bottom
+        let first = labels.first ?? ""
+        let last = labels.last ?? ""
+        return """
+            <figure class="chart">
+            <svg viewBox="0 0 \(width) \(height)" role="img" aria-label="\(what) per day, \(first) to \(last)" data-chart>
+            <line class="axis" x1="\(left)" y1="\(base)" x2="\(width)" y2="\(base)"></line>
+            <line class="grid" x1="\(left)" y1="0.5" x2="\(width)" y2="0.5"></line>
+            <text class="label" x="\(left - 4)" y="10" text-anchor="end">\(top)</text>
+            <text class="label" x="\(left - 4)" y="\(base)" text-anchor="end">0</text>
+            <text class="label" x="\(left)" y="\(height - 4)">\(first)</text>
+            <text class="label" x="\(width)" y="\(height - 4)" text-anchor="end">\(last)</text>
+            \(marks)
+            </svg>
+            <ul class="legend">\(legend)</ul>
+            </figure>
+            """
+    }
+
+    /// The scale's top: 1, 2 or 5 times a power of ten, at least the largest value.
+    static func niceTop(_ value: Int) -> Int {
+        var step = 1
+        while true {
+            for factor in [1, 2, 5] where factor * step >= value { return max(factor * step, 1) }
+            step *= 10
+        }
+    }
+
+    /// How long ago, in the largest whole unit.
+    static func age(since date: Date) -> String {
+        let seconds = max(0, Date().timeIntervalSince(date))
+        if seconds >= 86_400 * 2 { return "\(Int(seconds / 86_400)) days" }
+        if seconds >= 3_600 * 2 { return "\(Int(seconds / 3_600)) hours" }
+        return "\(Int(seconds / 60)) minutes"
+    }
+}
