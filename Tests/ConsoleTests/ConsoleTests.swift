@@ -259,6 +259,9 @@ final class Browser: @unchecked Sendable {
             #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
             #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">2<"#))
             #expect(page.text.contains(": 2 bug</title>") && page.text.contains(": 1 android</title>"))
+            // The inbox counts its items per status.
+            let inbox = try await browser.get("/console/inbox")
+            #expect(inbox.text.contains(#"data-count="new">3<"#) && inbox.text.contains(#"data-count="done">0<"#))
             let year = try await browser.get("/console/dashboard?days=365")
             #expect(year.status == 200 && year.text.contains("<strong>365 days</strong>"))
             // A span it does not offer is the default one.

@@ -70,7 +70,10 @@ import Testing
         let now = Date()
         let ranges: [(Date?, Date?, String)] = [
             (nil, nil, "everything"),
-            (now.addingTimeInterval(-10 * 86_400 - 3_333), now.addingTimeInterval(-2 * 86_400 + 777), "partial days at both edges"),
+            (
+                now.addingTimeInterval(-10 * 86_400 - 3_333), now.addingTimeInterval(-2 * 86_400 + 777),
+                "partial days at both edges"
+            ),
             (now.addingTimeInterval(-86_400 * 3), nil, "the last three days"),
             (nil, now.addingTimeInterval(-86_400 * 30), "before a month ago"),
             (now.addingTimeInterval(-3_600), now, "the last hour"),
@@ -119,7 +122,9 @@ import Testing
         let daily = try await feedback.send("GET", "/feedback/stats/daily?days=7&moderation=approved", token: feedback.admin())
         #expect(daily.status == 200, "\(daily.text)")
         let report = try daily.decode(FeedbackDaily.self)
-        #expect(report.days.count == 7 && report.days.last?.day == String(CivilDate.iso8601(secondsSince1970: now.timeIntervalSince1970).prefix(10)))
+        #expect(
+            report.days.count == 7
+                && report.days.last?.day == String(CivilDate.iso8601(secondsSince1970: now.timeIntervalSince1970).prefix(10)))
         let lastWeek = try await pool.query(
             """
             SELECT count(*)::int AS n FROM feedback.items
@@ -136,7 +141,8 @@ import Testing
         let oldest = try #require(try open.decode("oldest", as: Date?.self))
         #expect(abs((report.oldestOpenAt ?? .distantPast).timeIntervalSince(oldest)) < 1)
         for bad in ["days=0", "days=367", "days=week", "moderation=maybe"] {
-            #expect(try await feedback.send("GET", "/feedback/stats/daily?\(bad)", token: feedback.admin()).status == 422, "\(bad)")
+            #expect(
+                try await feedback.send("GET", "/feedback/stats/daily?\(bad)", token: feedback.admin()).status == 422, "\(bad)")
         }
         #expect(try await feedback.send("GET", "/feedback/stats/daily", token: feedback.token(UUID())).status == 403)
         await feedback.stop()

@@ -67,7 +67,9 @@ struct UsersController: Sendable {
         }
         return JSONResponse(
             SignUpStats(
-                days: try rows.map { SignUpStats.Day(day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n")) },
+                days: try rows.map {
+                    SignUpStats.Day(day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n"))
+                },
                 total: Int(counted)))
     }
 

@@ -81,7 +81,8 @@ struct DashboardScreens: Sendable {
     /// Stacked bars, one per label, a series per colour (`s0`…`s8` in the stylesheet).
     static func bars(_ labels: [String], _ series: [(name: String, values: [Int])], what: String) -> HTML {
         let count = max(labels.count, 1)
-        let totals = (0..<labels.count).map { index in series.reduce(0) { $0 + ($1.values.count > index ? $1.values[index] : 0) } }
+        let totals = (0..<labels.count).map { index in series.reduce(0) { $0 + ($1.values.count > index ? $1.values[index] : 0) }
+        }
         let top = Self.niceTop(totals.max() ?? 0)
         let slot = (width - left) / Double(count)
         let scale = (height - bottom) / Double(top)
@@ -124,7 +125,8 @@ struct DashboardScreens: Sendable {
             if let (px, py) = previous {
                 segments.append("<line class=\"s0 stroke\" x1=\"\(px)\" y1=\"\(py)\" x2=\"\(x)\" y2=\"\(y)\"></line>")
             }
-            dots.append("<circle class=\"s0\" cx=\"\(x)\" cy=\"\(y)\" r=\"2.5\"><title>\(labels[index]): \(value)</title></circle>")
+            dots.append(
+                "<circle class=\"s0\" cx=\"\(x)\" cy=\"\(y)\" r=\"2.5\"><title>\(labels[index]): \(value)</title></circle>")
             previous = (x, y)
         }
         return chart(labels, top: String(Int(top)), what: what, marks: HTML.join(segments + dots), legend: .empty)

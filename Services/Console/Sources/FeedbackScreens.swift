@@ -22,8 +22,21 @@ struct FeedbackScreens: Sendable {
         let filterQuery = query
         if let cursor = request.query("cursor"), !cursor.isEmpty { query.append(("cursor", cursor)) }
         query.append(("limit", "50"))
-        let page = try await console.fetch(FeedbackPage.self, Self.target("/feedback", query), as: session, request)
+        // The page and the counts per status (of the moderation state shown) together.
+        let moderation = request.query("moderation").flatMap { Vocabulary.moderation.contains($0) ? $0 : nil } ?? "approved"
+        let countsTarget = request.query("moderation") == "all" ? "/feedback/stats" : "/feedback/stats?moderation=\(moderation)"
+        async let listed = console.fetch(FeedbackPage.self, Self.target("/feedback", query), as: session, request)
+        async let counted = console.fetch(FeedbackStats.self, countsTarget, as: session, request)
+        let (page, counts) = try await (listed, counted)
         let value = { (name: String) in request.query(name) ?? "" }
+        let tabs = HTML.join(
+            FeedbackStatus.allCases.map { status in
+                let chosen = value("status") == status.rawValue
+                let path = ConsolePath("inbox", query: filterQuery.filter { $0.0 != "status" } + [("status", status.rawValue)])
+                return chosen
+                    ? "<li><strong>\(status.rawValue) \(counts.byStatus[status.rawValue] ?? 0)</strong></li>"
+                    : "<li><a href=\"\(path)\">\(status.rawValue)</a> <span data-count=\"\(status.rawValue)\">\(counts.byStatus[status.rawValue] ?? 0)</span></li>"
+            })
         let rows = HTML.join(
             page.items.map { item in
                 let path = ConsolePath("feedback", item.id.uuidString.lowercased())
@@ -50,6 +63,7 @@ struct FeedbackScreens: Sendable {
             title: "Inbox", session: session,
             """
             <h1>Inbox</h1>
+            <ul class="statuses">\(tabs)</ul>
             <form class="filters" method="get" action="/console/inbox">
             <label>Search <input type="search" name="q" value="\(value("q"))" placeholder="words in the message"></label>
             \(Self.select("status", ["", "new", "triaged", "planned", "in_progress", "done", "closed", "duplicate"], value("status")))

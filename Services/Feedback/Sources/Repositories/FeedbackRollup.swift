@@ -99,7 +99,8 @@ struct FeedbackRollup: Sendable {
     /// `GET /feedback/stats`: counts by status, category and platform, and the average rating
     /// per app version, of the items created in [from, to).
     func stats(from: Date?, to: Date?, moderation: String?) async throws -> FeedbackStats {
-        let groups = try await counts(from: from, to: to, moderation: moderation, by: [.category, .platform, .appVersion, .status])
+        let groups = try await counts(
+            from: from, to: to, moderation: moderation, by: [.category, .platform, .appVersion, .status])
         func sums(_ key: Key, empty: String = "unknown") -> [String: Int] {
             groups.reduce(into: [:]) { sums, group in
                 let value = group.key[key] ?? ""
@@ -138,7 +139,9 @@ struct FeedbackRollup: Sendable {
         var sums: [String: Int] = [:]
         for group in groups {
             let text = group.key[.day] ?? ""
-            var day = days[text] ?? FeedbackDaily.Day(day: text, items: 0, byCategory: [:], byPlatform: [:], ratings: 0, averageRating: nil)
+            var day =
+                days[text]
+                ?? FeedbackDaily.Day(day: text, items: 0, byCategory: [:], byPlatform: [:], ratings: 0, averageRating: nil)
             day.items += group.items
             day.byCategory[group.key[.category] ?? "other", default: 0] += group.items
             let platform = group.key[.platform] ?? ""

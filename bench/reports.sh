@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The team's console and reports at scale: 1,000,000 feedback items over a year and 10,000
+# accounts, the gateway hosting auth, feedback, subscriptions and the console (release build).
+# Measured at one connection (wrk --latency: the median is the server's time plus loopback):
+#   GET /feedback/stats, GET /feedback/stats/daily?days=365, GET /feedback?limit=50 (the API),
+#   the console's inbox and dashboard (30 and 365 days)                     (target < 100 ms p50)
+# and, for comparison, the counts /feedback/stats made before the rollup (four GROUP BY over
+# every item), timed by psql.
+# Usage: bench/reports.sh [seconds per measure, default 10]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_prepare pier_bench_reports pier-gateway
+port=18290
+base=http://127.0.0.1:$port
+bench_serve $port gateway PIER_GATEWAY_EMBED=auth,feedback,subscriptions,console PIER_AUTH_ARGON2_MEMORY_KIB=8192 \
+  PIER_HTTP_ACCESS_LOG=false
+
+echo "loading 10,000 accounts and 1,000,000 feedback items over a year…"
+started=$(date +%s)
+psql "$url" -q <<'SQL'
+INSERT INTO auth.users (id, email, email_key, display_name, created_at, email_verified_at)
+SELECT gen_random_uuid(), 'user' || n || '@example.com', 'user' || n || '@example.com', 'User ' || n,
+    now() - make_interval(secs => (n * 3153.6)::int), now()
+FROM generate_series(1, 10000) AS n;
+WITH accounts AS (SELECT array_agg(id) AS ids FROM auth.users)
+INSERT INTO feedback.items (id, user_id, message, rating, category, platform, app_version, status, moderation, created_at,
+    updated_at)
+SELECT gen_random_uuid(), CASE WHEN n % 3 = 0 THEN NULL ELSE accounts.ids[1 + n % 10000] END,
+    'Feedback ' || n || ': the checkout button does nothing after the update',
+    CASE WHEN n % 4 = 0 THEN NULL ELSE 1 + n % 5 END, (ARRAY['bug', 'idea', 'praise', 'question', 'other'])[1 + n % 5],
+    (ARRAY['ios', 'ipados', 'android', 'web', NULL])[1 + n % 5], (ARRAY['2.3.0', '2.3.1', '2.4.0', '2.4.1'])[1 + (n / 250000)],
+    CASE WHEN n < 20000 THEN (ARRAY['new', 'new', 'triaged', 'planned'])[1 + n % 4]
+        ELSE (ARRAY['done', 'closed', 'duplicate', 'triaged', 'closed'])[1 + n % 5] END,
+    CASE WHEN n % 50 = 0 THEN 'pending' ELSE 'approved' END,
+    now() - make_interval(secs => n * 31.536), now() - make_interval(secs => n * 31.536)
+FROM generate_series(1, 1000000) AS n, accounts;
+ANALYZE auth.users;
+ANALYZE feedback.items;
+SQL
+echo "loaded in $(($(date +%s) - started)) s"
+
+# The worker rolls up at start and every minute: wait until it has the year.
+started=$(date +%s)
+until [ "$(psql "$url" -tAc "SELECT coalesce(through >= current_date - 1, false) AND
+    (SELECT count(*) FROM feedback.daily) > 0 FROM feedback.rollup_state")" = t ]; do
+  [ $(($(date +%s) - started)) -lt 180 ] || { echo "the rollup did not catch up in 180 s" >&2; exit 1; }
+  sleep 2
+done
+echo "rolled up by the worker $(($(date +%s) - started)) s after the load (at most a minute of it waiting for its turn)"
+
+before() {
+  local total=0 start
+  for column in status category "coalesce(platform, 'unknown')"; do
+    start=$(date +%s%N)
+    psql "$url" -qtAc "SELECT $column, count(*) FROM feedback.items GROUP BY 1" >/dev/null
+    total=$((total + ($(date +%s%N) - start) / 1000000))
+  done
+  start=$(date +%s%N)
+  psql "$url" -qtAc "SELECT app_version, round(avg(rating), 2), count(rating) FROM feedback.items GROUP BY 1" >/dev/null
+  echo $((total + ($(date +%s%N) - start) / 1000000))
+}
+echo "before the rollup, /feedback/stats ran four GROUP BY over every item: $(before) ms"
+
+# Support's account, its token and a console session.
+password="a bench passphrase"
+curl -sf -XPOST "$base/auth/register" -H 'Content-Type: application/json' \
+  -d "{\"email\":\"support@example.com\",\"password\":\"$password\"}" >/dev/null
+psql "$url" -qc "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = 'support@example.com'"
+token=$(curl -sf -XPOST "$base/auth/login" -H 'Content-Type: application/json' \
+  -d "{\"email\":\"support@example.com\",\"password\":\"$password\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])')
+jar=$work/cookies
+form=$(curl -sf -c "$jar" "$base/console/sign-in" | grep -o 'name="form" value="[^"]*"' | head -n 1 | cut -d '"' -f 4)
+curl -sf -o /dev/null -b "$jar" -c "$jar" -XPOST "$base/console/sign-in" -H "Origin: $base" --data-urlencode "form=$form" \
+  --data-urlencode "email=support@example.com" --data-urlencode "password=$password" --data-urlencode "next="
+cookie=$(awk '$6 == "pier_console" { print $7 }' "$jar")
+[ -n "$cookie" ] || { echo "no console session" >&2; exit 1; }
+
+median() {  # NAME PATH HEADER: the median latency at one connection, and the answer's status
+  local name=$1 path=$2 header=$3 status
+  status=$(curl -s -o /dev/null -w '%{http_code}' -H "$header" "$base$path")
+  [ "$status" = 200 ] || { echo "$path answered $status" >&2; exit 1; }
+  printf '%-34s %s p50   (%s)\n' "$name" \
+    "$(wrk -t1 -c1 -d"${duration}s" --latency -H "$header" "$base$path" | awk '$1 == "50%" { print $2 }')" \
+    "target < 100 ms"
+}
+echo "== 1,000,000 items, 10,000 accounts; one connection, ${duration}s each"
+median "GET /feedback/stats" /feedback/stats "Authorization: Bearer $token"
+median "GET /feedback/stats/daily?days=365" "/feedback/stats/daily?days=365" "Authorization: Bearer $token"
+median "GET /feedback?limit=50" "/feedback?limit=50" "Authorization: Bearer $token"
+median "console inbox" /console/inbox "Cookie: pier_console=$cookie"
+median "console dashboard (30 days)" /console/dashboard "Cookie: pier_console=$cookie"
+median "console dashboard (365 days)" "/console/dashboard?days=365" "Cookie: pier_console=$cookie"
