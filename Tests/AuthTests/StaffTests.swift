@@ -176,6 +176,69 @@ import Testing
         }
     }
 
+    /// In the attacker's order: someone holding a session of the account asks to move it to
+    /// their mailbox and a reset link is out; the team disables the account; neither link works,
+    /// not even once the account is enabled again. A login waiting on the row while the disable
+    /// commits is refused, never let in with a session the disable did not see.
+    @Test func aDisableEndsTheLinksAndTheLoginsInFlight() async throws {
+        try await withService { auth in
+            let (support, _) = try await member(auth, .support)
+            let email = TakeoverTests.email()
+            let (owner, _) = try await auth.register(email)
+            let thief = try await takeover.login(auth, email).decode(AuthSession.self)
+            let theirs = TakeoverTests.email("attacker")
+            #expect(try await takeover.askChange(auth, thief, to: theirs).status == 202)
+            let change = try await auth.mailedToken(to: theirs, containing: "/auth/email/change/confirm?token=")
+            #expect(try await auth.send("POST", "/auth/password/forgot", json: #"{"email":"\#(email)"}"#).status == 202)
+            let reset = try await auth.mailedToken(to: email, containing: "/auth/password/reset?token=")
+
+            let disabled = try await auth.send("POST", "/auth/users/\(owner.user.id)/disable", token: support.accessToken)
+            #expect(disabled.status == 200, "\(disabled.text)")
+            #expect(try await takeover.confirm(auth, change).status == 422)
+            #expect(try await auth.send("POST", "/auth/users/\(owner.user.id)/enable", token: support.accessToken).status == 200)
+            #expect(try await takeover.confirm(auth, change).status == 422)
+            let stale = try await auth.send(
+                "POST", "/auth/password/reset", json: #"{"token":"\#(reset)","newPassword":"the thief's passphrase"}"#)
+            #expect(stale.status == 422, "\(stale.text)")
+            #expect(try await takeover.refresh(auth, thief) == 401)
+            #expect(
+                try await auth.pool.query("SELECT email FROM auth.users WHERE id = \(owner.user.id)")[0].decode(
+                    "email", as: String.self) == email)
+
+            // A disable holding the row (as its transaction does) while a login comes in: the
+            // login waits for it, then is refused, and opens no session.
+            let holder = auth.pool
+            let sessionsBefore = try await auth.pool.query(
+                "SELECT count(*)::int AS n FROM auth.sessions WHERE user_id = \(owner.user.id)")[0].decode("n", as: Int.self)
+            let (locked, release) = AsyncStream.makeStream(of: Void.self)
+            let (go, proceed) = AsyncStream.makeStream(of: Void.self)
+            let disabling = Task {
+                try await holder.withTransaction { connection in
+                    _ = try await connection.query("SELECT id FROM auth.users WHERE id = \(owner.user.id) FOR UPDATE")
+                    release.yield()
+                    for await _ in go { break }
+                    try await connection.execute("UPDATE auth.users SET disabled_at = now() WHERE id = \(owner.user.id)")
+                }
+            }
+            for await _ in locked { break }
+            let login = Task { try await takeover.login(auth, email) }
+            // The login is waiting on the row: its backend shows a lock wait.
+            #expect(
+                try await eventually {
+                    try await auth.pool.query(
+                        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                    )[0].decode("n", as: Int.self) >= 1
+                })
+            proceed.yield()
+            try await disabling.value
+            let refused = try await login.value
+            #expect(refused.status == 403 && refused.problem?.code == .accountDisabled, "\(refused.text)")
+            let sessionsAfter = try await auth.pool.query(
+                "SELECT count(*)::int AS n FROM auth.sessions WHERE user_id = \(owner.user.id)")[0].decode("n", as: Int.self)
+            #expect(sessionsAfter == sessionsBefore)
+        }
+    }
+
     /// Support helps without the password: lists and ends sessions (one or all), sends the reset
     /// and verification mails, exports the account's data; each step is in the log, and the log
     /// pages and filters.
