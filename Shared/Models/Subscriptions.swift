@@ -323,3 +323,62 @@ public struct SubscriptionHistory: Codable, Sendable, Equatable {
         self.facts = facts
     }
 }
+
+/// One App Store Server Notification as the team sees it: what became of it.
+public struct AppStoreNotificationEntry: Codable, Sendable, Equatable {
+    public var receivedAt: Date
+    /// `applied` (its signed facts recorded), `ignored` (stored, changes nothing: `reason`), or
+    /// `refused` (it did not verify: `reason`; nothing of it is kept but that).
+    public var outcome: String
+    public var reason: String?
+    public var notificationType: String?
+    public var subtype: String?
+    public var environment: String?
+    public var notificationUUID: UUID?
+    public var originalTransactionId: String?
+
+    public init(
+        receivedAt: Date, outcome: String, reason: String? = nil, notificationType: String? = nil, subtype: String? = nil,
+        environment: String? = nil, notificationUUID: UUID? = nil, originalTransactionId: String? = nil
+    ) {
+        self.receivedAt = receivedAt
+        self.outcome = outcome
+        self.reason = reason
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.environment = environment
+        self.notificationUUID = notificationUUID
+        self.originalTransactionId = originalTransactionId
+    }
+}
+
+/// `GET /subscriptions/subscribers` (staff): the accounts with access now, per plan.
+public struct PlanSubscribers: Codable, Sendable, Equatable {
+    public var planId: String
+    public var name: String
+    public var onSale: Bool
+    /// Accounts whose App Store subscription to the plan is current (not expired, not revoked).
+    public var appStore: Int
+    /// Of those, in an introductory offer (a free trial or an introductory price).
+    public var introductoryOffer: Int
+    /// Expired, still served in Apple's billing grace period.
+    public var gracePeriod: Int
+    /// Expired, Apple still trying to bill (no access).
+    public var billingRetry: Int
+    /// Accounts with a current grant of the plan.
+    public var grants: Int
+
+    public init(
+        planId: String, name: String, onSale: Bool, appStore: Int = 0, introductoryOffer: Int = 0, gracePeriod: Int = 0,
+        billingRetry: Int = 0, grants: Int = 0
+    ) {
+        self.planId = planId
+        self.name = name
+        self.onSale = onSale
+        self.appStore = appStore
+        self.introductoryOffer = introductoryOffer
+        self.gracePeriod = gracePeriod
+        self.billingRetry = billingRetry
+        self.grants = grants
+    }
+}

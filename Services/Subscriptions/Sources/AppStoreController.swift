@@ -65,6 +65,8 @@ struct AppStoreController: Sendable {
         do {
             verified = try await verifier.notification(body.signedPayload)
         } catch {
+            // Kept for the team (what Apple, or someone posing as it, sent that did not verify).
+            try? await subscriptions.refused(error.reason)
             throw HTTPError.invalid("signedPayload", error.reason)
         }
         let notification = verified.notification.value
@@ -77,12 +79,18 @@ struct AppStoreController: Sendable {
             inner["signedRenewalInfo"] = nil
             details["data"] = .object(inner)
         }
-        let applies =
-            Self.appliedTypes.contains(notification.notificationType)
-            && verified.notification.environment != AppStoreVerifier.unknownEnvironment
+        let ignored: String? =
+            if !Self.appliedTypes.contains(notification.notificationType) {
+                "the \(notification.notificationType) type changes no status"
+            } else if verified.notification.environment == AppStoreVerifier.unknownEnvironment {
+                "signed for an environment this server does not serve"
+            } else {
+                nil
+            }
+        let applies = ignored == nil
         let fresh = try await subscriptions.store(
             verified.notification, transaction: verified.transaction, renewal: verified.renewal, details: .object(details),
-            applies: applies)
+            ignored: ignored)
         logger.info(
             fresh ? "appstore notification stored" : "appstore notification repeated",
             [
@@ -92,6 +100,24 @@ struct AppStoreController: Sendable {
                 ("applied", .bool(fresh && applies)),
             ])
         return Response(status: 200)
+    }
+
+    /// `GET /subscriptions/appstore/notifications?limit=N` (staff; 1–200, 50 by default): the
+    /// newest notifications and what became of them, refused ones included.
+    func recent(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<
+        ItemList<AppStoreNotificationEntry>
+    > {
+        var errors: [Problem.FieldError] = []
+        let limit = request.query("limit", in: 1...200, into: &errors) ?? 50
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        return JSONResponse(ItemList(try await subscriptions.recentNotifications(limit: limit)))
+    }
+
+    /// `GET /subscriptions/subscribers` (staff): the accounts with access now, per plan.
+    func subscribers(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<
+        ItemList<PlanSubscribers>
+    > {
+        JSONResponse(ItemList(try await subscriptions.subscribers()))
     }
 
     /// `POST /subscriptions/users/{userId}/appstore/refresh` (admins): every App Store

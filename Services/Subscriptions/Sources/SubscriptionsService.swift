@@ -29,6 +29,9 @@ public struct SubscriptionsService: Service {
             version: 3, name: "environments",
             sql: String(decoding: PackageResources._003_environments_sql, as: UTF8.self)),
         AuditLog.migration(schema: schema, version: 4),
+        Migration(
+            version: 5, name: "notification_outcomes",
+            sql: String(decoding: PackageResources._005_notification_outcomes_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController

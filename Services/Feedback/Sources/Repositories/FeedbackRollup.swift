@@ -196,6 +196,7 @@ struct FeedbackRollup: Sendable {
         let stale = try await database.query(
             "DELETE FROM feedback.daily_stale RETURNING (day - date '1970-01-01') AS day"
         ).map { try $0.decode("day", as: Int.self) }.filter { day in through.map { day <= $0 } ?? false }
+        // Without items yet, the rollup waits for the first: it starts at that one's day.
         let first = try state.decode("first", as: Int?.self)
         let start = through.map { $0 + 1 } ?? first ?? closed + 1
         let next = start <= closed ? Array(start...min(closed, start + batch - 1)) : []
@@ -214,8 +215,7 @@ struct FeedbackRollup: Sendable {
                 GROUP BY 1, 2, 3, 4, 5, 6
                 """)
         }
-        // Without items yet, the rollup starts at the last closed day: nothing before it to roll.
-        if let newThrough = next.last ?? (through == nil ? closed : nil) {
+        if let newThrough = next.last {
             try await database.execute(
                 "UPDATE feedback.rollup_state SET through = date '1970-01-01' + \(newThrough)::int")
         }

@@ -276,16 +276,16 @@ enum SubscriptionFacts {
     /// Stores a notification once, by its UUID; false when it was stored before.
     static func store(
         _ notification: Verified<AppStoreNotification>, originalTransactionID original: String?, details: JSONValue,
-        on connection: any PostgresExecutor
+        ignored reason: String?, on connection: any PostgresExecutor
     ) async throws -> Bool {
         let value = notification.value
         return try await !connection.query(
             """
             INSERT INTO subscriptions.appstore_notifications (notification_uuid, notification_type, subtype,
-                original_transaction_id, environment, signed_date, data)
+                original_transaction_id, environment, signed_date, data, outcome, reason)
             VALUES (\(value.notificationUUID), \(value.notificationType), \(value.subtype),
                 \(original), \(notification.environment), \(notification.signedAt),
-                \(PostgresJSON(details))::jsonb)
+                \(PostgresJSON(details))::jsonb, \(reason == nil ? "applied" : "ignored"), \(reason))
             ON CONFLICT (notification_uuid) DO NOTHING
             RETURNING notification_uuid
             """
@@ -316,5 +316,86 @@ enum SubscriptionFacts {
             """)
         try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
         try await Grants(connection).detach(userID)
+    }
+
+    // MARK: - The team's view
+
+    /// A notification refused (its signature or content did not verify): the newest thousand
+    /// are kept.
+    static func refused(_ reason: String, on connection: any PostgresExecutor) async throws {
+        try await connection.execute("INSERT INTO subscriptions.appstore_refusals (reason) VALUES (\(reason))")
+        try await connection.execute(
+            """
+            DELETE FROM subscriptions.appstore_refusals
+            WHERE id <= (SELECT max(id) - 1000 FROM subscriptions.appstore_refusals)
+            """)
+    }
+
+    /// The newest notifications, refused ones included, newest first.
+    static func recentNotifications(limit: Int, on connection: any PostgresExecutor) async throws -> [AppStoreNotificationEntry] {
+        try await connection.query(
+            """
+            (SELECT received_at, notification_uuid, notification_type, subtype, environment, original_transaction_id,
+                outcome, reason FROM subscriptions.appstore_notifications ORDER BY received_at DESC LIMIT \(limit))
+            UNION ALL
+            (SELECT received_at, NULL, NULL, NULL, NULL, NULL, 'refused', reason FROM subscriptions.appstore_refusals
+                ORDER BY id DESC LIMIT \(limit))
+            ORDER BY received_at DESC LIMIT \(limit)
+            """
+        ).map { row in
+            AppStoreNotificationEntry(
+                receivedAt: try row.decode("received_at"), outcome: try row.decode("outcome"),
+                reason: try row.decode("reason", as: String?.self),
+                notificationType: try row.decode("notification_type", as: String?.self),
+                subtype: try row.decode("subtype", as: String?.self),
+                environment: try row.decode("environment", as: String?.self),
+                notificationUUID: try row.decode("notification_uuid", as: UUID?.self),
+                originalTransactionId: try row.decode("original_transaction_id", as: String?.self))
+        }
+    }
+
+    /// Accounts with access now, per plan: through the App Store (its latest transaction of
+    /// each subscription not expired nor revoked; in an introductory offer, in a grace period,
+    /// in billing retry) and through grants.
+    static func subscribers(on connection: any PostgresExecutor) async throws -> [PlanSubscribers] {
+        let appStore = try await connection.query(
+            """
+            SELECT p.id AS plan,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date > now()) AS active,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date > now() AND t.offer_type = 1) AS introductory,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date <= now() AND r.grace_period_expires_date > now()) AS grace,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date <= now() AND r.billing_retry
+                    AND coalesce(r.grace_period_expires_date, '-infinity') <= now()) AS retrying
+            FROM subscriptions.appstore_owners o
+            JOIN LATERAL (
+                SELECT * FROM subscriptions.appstore_transactions t
+                WHERE t.original_transaction_id = o.original_transaction_id AND t.environment = o.environment
+                ORDER BY t.expires_date DESC NULLS LAST LIMIT 1) t ON true
+            LEFT JOIN subscriptions.appstore_renewals r
+                ON r.original_transaction_id = o.original_transaction_id AND r.environment = o.environment
+            JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
+            WHERE o.user_id IS NOT NULL AND t.revocation_date IS NULL
+            GROUP BY p.id
+            """)
+        let grants = try await connection.query(
+            """
+            SELECT plan_id AS plan, count(DISTINCT user_id) AS granted FROM subscriptions.grants
+            WHERE user_id IS NOT NULL AND revoked_at IS NULL AND starts_at <= now() AND ends_at > now()
+            GROUP BY plan_id
+            """)
+        var byPlan: [String: PlanSubscribers] = [:]
+        for row in try await connection.query("SELECT id, name, active FROM subscriptions.plans ORDER BY id") {
+            let id: String = try row.decode("id")
+            byPlan[id] = PlanSubscribers(planId: id, name: try row.decode("name"), onSale: try row.decode("active"))
+        }
+        for row in appStore {
+            let id: String = try row.decode("plan")
+            byPlan[id]?.appStore = Int(try row.decode("active", as: Int64.self))
+            byPlan[id]?.introductoryOffer = Int(try row.decode("introductory", as: Int64.self))
+            byPlan[id]?.gracePeriod = Int(try row.decode("grace", as: Int64.self))
+            byPlan[id]?.billingRetry = Int(try row.decode("retrying", as: Int64.self))
+        }
+        for row in grants { byPlan[try row.decode("plan", as: String.self)]?.grants = Int(try row.decode("granted", as: Int64.self)) }
+        return byPlan.keys.sorted().compactMap { byPlan[$0] }
     }
 }

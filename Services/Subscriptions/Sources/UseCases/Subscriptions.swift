@@ -162,17 +162,28 @@ struct Subscriptions: Sendable {
     /// false when it was stored before.
     func store(
         _ notification: Verified<AppStoreNotification>, transaction: Verified<AppStoreTransaction>?,
-        renewal: Verified<AppStoreRenewalInfo>?, details: JSONValue, applies: Bool
+        renewal: Verified<AppStoreRenewalInfo>?, details: JSONValue, ignored reason: String?
     ) async throws -> Bool {
         let original = transaction?.value.originalTransactionId ?? renewal?.value.originalTransactionId
         return try await database.withTransaction { connection in
             guard
                 try await SubscriptionFacts.store(
-                    notification, originalTransactionID: original, details: details, on: connection)
+                    notification, originalTransactionID: original, details: details, ignored: reason, on: connection)
             else { return false }
-            if applies { try await Self.apply(transaction, renewal, on: connection) }
+            if reason == nil { try await Self.apply(transaction, renewal, on: connection) }
             return true
         }
+    }
+
+    /// A notification that did not verify, and why.
+    func refused(_ reason: String) async throws { try await SubscriptionFacts.refused(reason, on: database) }
+
+    func recentNotifications(limit: Int) async throws -> [AppStoreNotificationEntry] {
+        try await SubscriptionFacts.recentNotifications(limit: limit, on: database)
+    }
+
+    func subscribers() async throws -> [PlanSubscribers] {
+        try await database.withConnection { try await SubscriptionFacts.subscribers(on: $0) }
     }
 
     /// Records facts Apple signed (a notification's, or the App Store Server API's answer): the
