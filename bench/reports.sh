@@ -16,7 +16,7 @@ bench_prepare pier_bench_reports pier-gateway
 port=18290
 base=http://127.0.0.1:$port
 bench_serve $port gateway PIER_GATEWAY_EMBED=auth,feedback,subscriptions,console PIER_AUTH_ARGON2_MEMORY_KIB=8192 \
-  PIER_HTTP_ACCESS_LOG=false
+  PIER_HTTP_ACCESS_LOG=false PIER_GATEWAY_RATE_LIMIT=0
 
 echo "loading 10,000 accounts and 1,000,000 feedback items over a year…"
 started=$(date +%s)

@@ -549,6 +549,14 @@ final class Browser: @unchecked Sendable {
             _ = try await support.signIn(supportEmail, Self.password)
             let seen = try await support.get("/console/plans")
             #expect(seen.text.contains("pro-monthly") && seen.text.contains("off sale") && !seen.text.contains("data-admin-only"))
+            // Its subscribers (none yet), and what became of the App Store's notifications: one
+            // that did not verify is listed as refused.
+            #expect(seen.text.contains(#"data-subscribers="pro-monthly">0<"#) && seen.text.contains("None received yet."))
+            let forged = try await stack.api.send(
+                "POST", "/subscriptions/appstore/notifications", json: #"{"signedPayload":"e30.e30.c2ln"}"#)
+            #expect(forged.status == 422)
+            let after = try await support.get("/console/plans")
+            #expect(after.text.contains(#"<span class="badge bad">refused</span>"#), "\(after.text)")
             let supportCSRF = try #require(seen.field("csrf"))
             let refused = try await support.post(
                 "/console/plans/pro-monthly/active", [("csrf", supportCSRF), ("active", "true")])

@@ -16,7 +16,7 @@ import Testing
     static func expectExact(_ pool: PostgresPool, from: Date?, to: Date?, moderation: String? = nil, _ what: String)
         async throws
     {
-        let stats = try await FeedbackRollup(pool).stats(from: from, to: to, moderation: moderation)
+        let stats = try await FeedbackRollup.reading(pool) { try await $0.stats(from: from, to: to, moderation: moderation) }
         let rows = try await pool.query(
             """
             SELECT status, category, coalesce(platform, 'unknown') AS platform, count(*)::int AS n

@@ -457,6 +457,28 @@ import Testing
             let refused = try await service.postNotification(forged)
             #expect(refused.status == 422 && refused.fields == ["signedPayload"])
 
+            // What became of each, for the team: applied, ignored and why, refused and why.
+            let recent = try await service.send(
+                "GET", "/subscriptions/appstore/notifications?limit=200", token: try service.admin())
+            #expect(recent.status == 200, "\(recent.text)")
+            let entries = try recent.decode(ItemList<AppStoreNotificationEntry>.self).items
+            #expect(entries.first?.outcome == "refused" && entries.first?.reason?.isEmpty == false)
+            #expect(entries.first?.notificationType == nil)
+            #expect(entries.contains { $0.notificationUUID == uuid && $0.outcome == "applied" && $0.reason == nil })
+            #expect(entries.contains { $0.notificationType == "REFUND" && $0.outcome == "applied" })
+            #expect(
+                entries.contains {
+                    $0.notificationType == "SOMETHING_NEW" && $0.outcome == "ignored"
+                        && $0.reason == "the SOMETHING_NEW type changes no status"
+                })
+            #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.receivedAt >= $1.receivedAt })
+            #expect(
+                try await service.send("GET", "/subscriptions/appstore/notifications", token: try service.token(user)).status
+                    == 403)
+            #expect(
+                try await service.send("GET", "/subscriptions/appstore/notifications?limit=0", token: try service.admin()).status
+                    == 422)
+
             let history = try await service.send("GET", "/subscriptions/users/\(user)", token: try service.admin()).decode(
                 SubscriptionHistory.self)
             #expect(history.subscription.status == "revoked")
@@ -474,6 +496,18 @@ import Testing
                 ).status == 200)
             let restored = try await service.status(user)
             #expect(restored.status == "active" && restored.active && restored.revocation == nil)
+
+            // The team's view of the plans: this account through the App Store, another by a grant.
+            let granted = try await service.send(
+                "POST", "/subscriptions/grants",
+                json: #"{"userId":"\#(UUID())","planId":"pro-monthly","duration":"P1M","reason":"support"}"#,
+                token: try service.admin())
+            #expect(granted.status == 201, "\(granted.text)")
+            let subscribers = try await service.send("GET", "/subscriptions/subscribers", token: try service.admin())
+            #expect(subscribers.status == 200, "\(subscribers.text)")
+            let pro = try subscribers.decode(ItemList<PlanSubscribers>.self).items.first { $0.planId == "pro-monthly" }
+            #expect(pro?.appStore == 1 && pro?.grants == 1 && pro?.billingRetry == 0 && pro?.onSale == true)
+            #expect(try await service.send("GET", "/subscriptions/subscribers", token: try service.token(user)).status == 403)
         }
     }
 

@@ -41,7 +41,7 @@ enum Layout {
         <a href="/console/inbox">Inbox</a>
         <a href="/console/dashboard">Dashboard</a>
         <a href="/console/users">Users</a>
-        <a href="/console/plans">Plans</a>
+        <a href="/console/plans">Subscriptions</a>
         <a href="/console/audit">Audit log</a>
         </nav>
         <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(session.role.rawValue)</span>

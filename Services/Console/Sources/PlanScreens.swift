@@ -21,17 +21,36 @@ struct PlanScreens: Sendable {
         ("appStoreProductIds", "App Store product ids (comma-separated)"),
     ]
 
+    /// The plans with their subscribers now, and what became of the latest App Store
+    /// notifications.
     func list(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
+        async let listed = console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request)
+        async let counted = console.fetch(ItemList<PlanSubscribers>.self, "/subscriptions/subscribers", as: session, request)
+        async let received = console.fetch(
+            ItemList<AppStoreNotificationEntry>.self, "/subscriptions/appstore/notifications?limit=20", as: session, request)
+        let (plans, subscribers, notifications) = try await (listed.items, counted.items, received.items)
         let rows = HTML.join(
             plans.map { plan in
                 let path = ConsolePath("plans", plan.id)
+                let counts =
+                    subscribers.first { $0.planId == plan.id }
+                    ?? PlanSubscribers(planId: plan.id, name: plan.name, onSale: plan.active)
                 return """
                     <tr data-href="\(path)"><td><a href="\(path)">\(plan.id)</a></td><td>\(plan.name)</td>
                     <td>\(Self.money(plan.price, plan.currency))</td><td>\(plan.billingPeriod)</td><td>\(plan.trialPeriod ?? "-")</td>
                     <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
-                    <td>\(plan.active ? "on sale" : "off sale")</td></tr>
+                    <td>\(plan.active ? "on sale" : "off sale")</td>
+                    <td data-subscribers="\(plan.id)">\(counts.appStore)</td><td>\(counts.introductoryOffer)</td><td>\(counts.gracePeriod)</td>
+                    <td>\(counts.billingRetry)</td><td>\(counts.grants)</td></tr>
                     """
+            })
+        let arrivals = HTML.join(
+            notifications.map { entry in
+                """
+                <tr><td class="muted">\(Layout.date(entry.receivedAt))</td><td>\(entry.notificationType ?? "-") \(entry.subtype ?? "")</td>
+                <td>\(entry.environment ?? "-")</td><td><span class="badge\(entry.outcome == "refused" ? " bad" : "")">\(entry.outcome)</span></td>
+                <td>\(entry.reason ?? "")</td><td><code>\(entry.originalTransactionId ?? "")</code></td></tr>
+                """
             })
         let create: HTML =
             session.isAdmin
@@ -48,10 +67,17 @@ struct PlanScreens: Sendable {
         return console.page(
             title: "Plans", session: session,
             """
-            <h1>Plans</h1>
-            <table><thead><tr><th>Id</th><th>Name</th><th>Price</th><th>Period</th><th>Trial</th><th>Entitlements</th><th>Products</th><th></th></tr></thead>
+            <h1>Plans and subscribers</h1>
+            <table><thead><tr><th>Id</th><th>Name</th><th>Price</th><th>Period</th><th>Trial</th><th>Entitlements</th><th>Products</th><th></th>
+            <th title="Current App Store subscriptions">App Store</th><th title="Of those, in an introductory offer">Intro offer</th>
+            <th title="Expired, served in the billing grace period">Grace</th><th title="Expired, Apple retrying to bill">Billing retry</th>
+            <th title="Current grants">Grants</th></tr></thead>
             <tbody>\(rows)</tbody></table>
             \(create)
+            <h2>Recent App Store notifications</h2>
+            <table data-notifications><thead><tr><th>Received</th><th>Type</th><th>Environment</th><th>Outcome</th><th>Why</th><th>Subscription</th></tr></thead>
+            <tbody>\(arrivals)</tbody></table>
+            \(notifications.isEmpty ? "<p class=\"muted\">None received yet.</p>" : HTML.empty)
             """)
     }
 

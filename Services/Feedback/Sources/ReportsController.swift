@@ -32,7 +32,8 @@ struct ReportsController: Sendable {
         let moderation = try Self.moderation(request)
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         // Whole days from the rollup, the rest from the items, in one statement.
-        return JSONResponse(try await FeedbackRollup(database).stats(from: from, to: to, moderation: moderation))
+        return JSONResponse(
+            try await FeedbackRollup.reading(database) { try await $0.stats(from: from, to: to, moderation: moderation) })
     }
 
     /// `GET /feedback/stats/daily?days=N` (1–366, 30 by default): each UTC day of the last N,
@@ -47,7 +48,8 @@ struct ReportsController: Sendable {
         }
         let moderation = try Self.moderation(request)
         let today = Int((Date().timeIntervalSince1970 / 86_400).rounded(.down))
-        return JSONResponse(try await FeedbackRollup(database).daily(first: today - days + 1, moderation: moderation))
+        return JSONResponse(
+            try await FeedbackRollup.reading(database) { try await $0.daily(first: today - days + 1, moderation: moderation) })
     }
 
     /// The `moderation` the counts are of (all states when absent).

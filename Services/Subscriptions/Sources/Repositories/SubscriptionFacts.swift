@@ -395,7 +395,9 @@ enum SubscriptionFacts {
             byPlan[id]?.gracePeriod = Int(try row.decode("grace", as: Int64.self))
             byPlan[id]?.billingRetry = Int(try row.decode("retrying", as: Int64.self))
         }
-        for row in grants { byPlan[try row.decode("plan", as: String.self)]?.grants = Int(try row.decode("granted", as: Int64.self)) }
+        for row in grants {
+            byPlan[try row.decode("plan", as: String.self)]?.grants = Int(try row.decode("granted", as: Int64.self))
+        }
         return byPlan.keys.sorted().compactMap { byPlan[$0] }
     }
 }
