@@ -286,6 +286,14 @@ import Testing
                 .status == 204)
             let bad = try await mail("welcome")
             #expect(bad.status == 422 && bad.fields == ["mail"])
+            // Two sent; three more, concurrently, and then the account's inbox is left alone.
+            let more = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await mail("password-reset").status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(more.sorted() == [202, 202, 202, 429], "\(more)")
+            let flood = try await mail("password-reset")
+            #expect(flood.status == 429 && Int(flood.headers["Retry-After"] ?? "") ?? 0 > 3000, "\(flood.text)")
 
             let export = try await auth.send("GET", "/auth/users/\(phone.user.id)/export", token: support.accessToken)
             #expect(export.status == 200, "\(export.text)")
@@ -297,13 +305,14 @@ import Testing
                 Issue.record("the export has no audit entries: \(export.text)")
                 return
             }
-            #expect(exported.count == 5)
+            #expect(exported.count == 8)
 
             // Newest first, paged by `before`, filtered by target.
             let entries = try await audit(auth, "subject=\(phone.user.id)", as: support)
             #expect(
                 entries.map(\.action) == [
-                    "user.exported", "user.mail_sent", "user.mail_sent", "user.sessions_ended", "user.sessions_ended",
+                    "user.exported", "user.mail_sent", "user.mail_sent", "user.mail_sent", "user.mail_sent", "user.mail_sent",
+                    "user.sessions_ended", "user.sessions_ended",
                 ])
             let first = try await auth.send("GET", "/auth/audit?subject=\(phone.user.id)&limit=2", token: support.accessToken)
                 .decode(AuditList.self)
@@ -311,7 +320,7 @@ import Testing
             let next = try #require(first.next)
             let second = try await audit(auth, "subject=\(phone.user.id)&limit=10&before=\(next)", as: support)
             #expect(second.map(\.id) == entries.dropFirst(2).map(\.id))
-            #expect(try await audit(auth, "target=\(phone.user.id.text())", as: support).count == 5)
+            #expect(try await audit(auth, "target=\(phone.user.id.text())", as: support).count == 8)
             #expect(try await audit(auth, "target=nothing", as: support).isEmpty)
             for (query, field) in [
                 ("subject=nope", "subject"), ("actor=1", "actor"), ("limit=0", "limit"), ("limit=201", "limit"),

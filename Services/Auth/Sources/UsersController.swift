@@ -119,6 +119,9 @@ struct UsersController: Sendable {
         switch try await useCases.staff.sendMail(kind, to: id, by: actor, desk: desk) {
         case .missing: throw HTTPError.notFound("No such account.")
         case .alreadyVerified: throw HTTPError.conflict("The account's address is verified already.")
+        case .tooMany(let seconds):
+            throw HTTPError.tooManyRequests(
+                retryAfter: seconds, "The team sent this account \(StaffActions.mailsPerHour) mails within the hour; wait.")
         case .queued:
             desk.queued(kind == .passwordReset ? "reset-password" : "verify-email", link: nil)
             logger.info("mail sent by the team", [("user_id", .string(id.text())), ("mail", .string(kind.rawValue))])

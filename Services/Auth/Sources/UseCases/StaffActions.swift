@@ -117,13 +117,30 @@ struct StaffActions: Sendable {
         case missing
         /// A verification mail for an address that is verified already.
         case alreadyVerified
+        /// ``mailsPerHour`` were sent to the account by the team within the hour: the next in
+        /// this many seconds.
+        case tooMany(retryAfter: Int)
     }
 
+    /// Mails the team may send one account in an hour: help, never a flood of its inbox.
+    static let mailsPerHour = 5
+
     /// Queues a password-reset link (30 minutes) or a verification link to the account's address.
-    /// Staff are not throttled like the public routes, but every mail is in the audit log.
+    /// Staff are not throttled like the public routes, but every mail is in the audit log, and
+    /// an account gets at most ``mailsPerHour`` of them in an hour.
     func sendMail(_ kind: StaffMail, to user: UUID, by actor: AuditActor, desk: MailDesk) async throws -> Mailed {
         try await database.withTransaction { connection in
             guard let account = try await Users(connection).lockForStaff(user) else { return .missing }
+            // Counted under the account's row lock: concurrent requests count exactly.
+            let recent = try await connection.query(
+                """
+                SELECT count(*)::int AS n, ceil(extract(epoch FROM min(at) + interval '1 hour' - now()))::int AS wait
+                FROM \(unsafeSQL: Self.schema).audit
+                WHERE subject_id = \(user) AND action = 'user.mail_sent' AND at > now() - interval '1 hour'
+                """)[0]
+            if try recent.decode("n", as: Int.self) >= Self.mailsPerHour {
+                return .tooMany(retryAfter: max(1, try recent.decode("wait", as: Int?.self) ?? 3600))
+            }
             switch kind {
             case .verification:
                 guard !account.emailVerified else { return .alreadyVerified }
