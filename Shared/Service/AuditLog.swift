@@ -152,11 +152,13 @@ public enum AuditLog {
     }
 
     /// Every entry of `schema`'s log about the account (its data export), oldest first.
-    public static func about(_ user: UUID, schema: String, on database: any PostgresExecutor) async throws -> [AuditEntry] {
+    public static func about(_ user: UUID, service: String, schema: String, on database: any PostgresExecutor) async throws
+        -> [AuditEntry]
+    {
         var entries: [AuditEntry] = []
         var filter = Filter(subject: user, limit: 1000)
         while true {
-            let page = try await list(filter, service: schema, schema: schema, on: database)
+            let page = try await list(filter, service: service, schema: schema, on: database)
             entries += page.items
             guard let next = page.next else { break }
             filter.before = next

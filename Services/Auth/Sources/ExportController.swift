@@ -43,7 +43,9 @@ struct ExportController: Sendable {
                     try await useCases.sessions.list(
                         of: user.id, current: user.id == principal.userID ? principal.sessionID : nil)),
                 "identities": try .encoded(try await useCases.identities.exported(of: user.id)),
-                "audit": try .encoded(try await AuditLog.about(user.id, schema: AuthService.schema, on: useCases.database)),
+                "audit": try .encoded(
+                    try await AuditLog.about(
+                        user.id, service: AuthService.name, schema: AuthService.schema, on: useCases.database)),
             ])
         ]
         for exporter in sources.hosted { parts[exporter.exportName] = try await exporter.exportData(of: user.id) }

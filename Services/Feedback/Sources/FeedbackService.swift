@@ -83,7 +83,7 @@ extension FeedbackService: DataExporter {
         .object([
             "items": try .encoded(
                 try await FeedbackReplies(database).attach(to: try await FeedbackItems(database).all(of: user), staff: false)),
-            "audit": try .encoded(try await AuditLog.about(user, schema: Self.schema, on: database)),
+            "audit": try .encoded(try await AuditLog.about(user, service: Self.name, schema: Self.schema, on: database)),
         ])
     }
 }

@@ -90,7 +90,8 @@ extension SubscriptionsService: DataExporter {
         guard case .object(var parts) = try JSONValue.encoded(try await subscriptions.history(of: user)) else {
             throw PostgresError(.decoding, message: "a subscription history that is not an object")
         }
-        parts["audit"] = try .encoded(try await AuditLog.about(user, schema: Self.schema, on: subscriptions.database))
+        parts["audit"] = try .encoded(
+            try await AuditLog.about(user, service: Self.name, schema: Self.schema, on: subscriptions.database))
         return .object(parts)
     }
 }

@@ -161,11 +161,12 @@ struct StaffActions: Sendable {
     /// `account.deleted`, with the audit entry, in one transaction. False when there was none.
     func delete(_ user: UUID, by actor: AuditActor, mails: Mails) async throws -> Bool {
         try await database.withTransaction { connection in
-            guard let before = try await Users(connection).lockForStaff(user) else { return false }
-            if before.role == AccountRole.admin.rawValue, try await Users(connection).lockOtherAdmins(than: user) == 0 {
+            let users = Users(connection)
+            guard let before = try await users.lockForStaff(user) else { return false }
+            if before.role == AccountRole.admin.rawValue, try await users.lockOtherAdmins(than: user) == 0 {
                 throw LastAdmin()
             }
-            _ = try await Users(connection).delete(user)
+            _ = try await users.delete(user)
             try await Outbox(connection).enqueue(mails.accountDeleted(to: before.email), kind: "account-deleted")
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             try await AuditLog.append(
