@@ -188,6 +188,12 @@ final class Browser: @unchecked Sendable {
             let userPage = try await browser.get(userPath)
             #expect(userPage.status == 200 && userPage.text.contains("Casey Customer") && userPage.text.contains("Grant access"))
             Self.expectSecurityHeaders(userPage, "user")
+            // The account's data, as a download.
+            let download = try await browser.get(userPath + "/export")
+            #expect(download.status == 200, "\(download.status) \(download.text.prefix(300))")
+            #expect(download.headers["Content-Disposition"]?.contains("attachment") == true)
+            #expect(download.text.contains(customerEmail))
+            #expect(try await browser.get("/console/users/not-an-id/export").status == 404)
             #expect(!userPage.text.contains("data-admin-only"))
             let plans = try await stack.api.send("GET", "/subscriptions/plans").decode(ItemList<Plan>.self).items
             let adminToken = try await stack.api.send(
@@ -595,7 +601,7 @@ final class Browser: @unchecked Sendable {
         let cookie = "pier_console=" + Base64.urlEncoded(Array(repeating: UInt8(1), count: 32))
         let context = ServiceRequestContext(
             source: RequestSource(requestID: "r1", logger: Logger(service: "t", level: .error, sink: { _ in })))
-        let away = try await plain.staff { _, _ in Response(status: 200) }(
+        let away = try await plain.staff { _, _, _ in Response(status: 200) }(
             Request(method: "GET", path: "/console/inbox", headers: ["Cookie": cookie], requestID: "r1"), context)
         #expect(away.status == 503, "\(away.status)")
         #expect(away.headers["Content-Security-Policy"]?.contains("frame-ancestors 'none'") == true)

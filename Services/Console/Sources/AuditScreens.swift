@@ -14,7 +14,7 @@ struct AuditScreens: Sendable {
 
     static let services = ["auth", "feedback", "subscriptions"]
 
-    func list(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let query: [(String, String)] = ["subject", "actor", "target"].compactMap { name in
             guard let value = request.query(name)?.trimmingWhitespace(), !value.isEmpty else { return nil }
             return (name, value)

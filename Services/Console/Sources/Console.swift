@@ -125,13 +125,13 @@ struct Console: Sendable {
 
     // MARK: - Routes
 
-    typealias Screen = @Sendable (Request, ConsoleSession) async throws -> Response
+    typealias Screen = @Sendable (Request, ConsoleSession, Parameters) async throws -> Response
 
     /// A page or form for signed-in staff: without a session, the sign-in page (a GET) or 401;
     /// every POST must carry the session's CSRF token and come from the console's own origin
     /// (403 otherwise).
     func staff(_ screen: @escaping Screen) -> @Sendable (Request, ServiceRequestContext) async throws -> Response {
-        { request, _ in
+        { request, context in
             var signedIn: ConsoleSession?
             do {
                 guard let session = try await session(request) else { throw SignedOut() }
@@ -147,7 +147,7 @@ struct Console: Sendable {
                             "<h1>Refused</h1><p>This form was not sent from the console. Open the page again and retry.</p>")
                     }
                 }
-                return try await screen(request, session)
+                return try await screen(request, session, context.parameters)
             } catch is SignedOut {
                 if request.method == "GET" {
                     return redirect(ConsolePath("sign-in", query: [("next", request.target)]), clearing: true)
@@ -264,7 +264,8 @@ struct Console: Sendable {
         let plans = PlanScreens(console: self)
         let dashboard = DashboardScreens(console: self)
         router.get("/console") { _, _ in redirect(ConsolePath()) }
-        router.get("/console/") { request, context in try await staff { _, _ in redirect(ConsolePath("inbox")) }(request, context)
+        router.get("/console/") { request, context in
+            try await staff { _, _, _ in redirect(ConsolePath("inbox")) }(request, context)
         }
         router.get("/console/sign-in", open { try await signIn.form($0) })
         router.post("/console/sign-in", open { try await signIn.submit($0) })

@@ -16,7 +16,7 @@ struct FeedbackScreens: Sendable {
     /// The filters the inbox passes on to `GET /feedback`, as the page's query has them.
     static let filters = ["status", "category", "platform", "q", "moderation", "ratingMin", "ratingMax", "appVersion"]
 
-    func inbox(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func inbox(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         var query: [(String, String)] = Self.filters.compactMap { name in request.query(name).map { (name, $0) } }
             .filter { !$0.1.isEmpty }
         let filterQuery = query
@@ -90,7 +90,7 @@ struct FeedbackScreens: Sendable {
 
     /// Bulk triage: the selected items moved to a status and/or given more tags, each through
     /// `PATCH /feedback/{id}` (the workflow and the audit log apply to each).
-    func bulk(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func bulk(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let pairs = try request.formPairs()
         let ids = pairs.filter { $0.name == "id" }.compactMap { UUID(uuidString: $0.value) }
         let status = pairs.first { $0.name == "status" }?.value ?? ""
@@ -129,8 +129,8 @@ struct FeedbackScreens: Sendable {
         return console.redirect(ConsolePath("inbox"))
     }
 
-    func item(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        guard let id = UUID(uuidString: request.path.split(separator: "/").last.map(String.init) ?? "") else {
+    func item(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
         let item = try await console.fetch(FeedbackItem.self, "/feedback/\(id.uuidString.lowercased())", as: session, request)
@@ -226,8 +226,8 @@ struct FeedbackScreens: Sendable {
             """)
     }
 
-    func triage(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        guard let id = UUID(uuidString: request.path.split(separator: "/").last.map(String.init) ?? "") else {
+    func triage(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
         let form = try request.form() ?? [:]
@@ -252,9 +252,8 @@ struct FeedbackScreens: Sendable {
 
     /// `POST /console/feedback/{id}/reply`: the form's reply id makes a form sent twice (a
     /// reload, a double click) one reply, mailed once.
-    func reply(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let parts = request.path.split(separator: "/").map(String.init)
-        guard parts.count == 4, let id = UUID(uuidString: parts[2]) else {
+    func reply(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
         let form = try request.form() ?? [:]

@@ -23,7 +23,7 @@ struct PlanScreens: Sendable {
 
     /// The plans with their subscribers now, and what became of the latest App Store
     /// notifications.
-    func list(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         async let listed = console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request)
         async let counted = console.fetch(ItemList<PlanSubscribers>.self, "/subscriptions/subscribers", as: session, request)
         async let received = console.fetch(
@@ -81,8 +81,8 @@ struct PlanScreens: Sendable {
             """)
     }
 
-    func plan(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let id = Self.id(request)
+    func plan(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        let id = (parameters["id"] ?? "")
         let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
         guard let plan = plans.first(where: { $0.id == id }) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
@@ -120,7 +120,7 @@ struct PlanScreens: Sendable {
     }
 
     /// `POST /console/plans`: a new plan, as the API checks it.
-    func create(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func create(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let form = try request.form() ?? [:]
         var body = Self.body(form, keepingEmpty: false)
         body["id"] = .string(form["id"] ?? "")
@@ -132,8 +132,8 @@ struct PlanScreens: Sendable {
 
     /// `POST /console/plans/{id}`: the fields changed; with the password when what subscribers
     /// pay changes.
-    func update(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let id = Self.id(request)
+    func update(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        let id = (parameters["id"] ?? "")
         let form = try request.form() ?? [:]
         var token = session.accessToken
         if let password = form["password"], !password.isEmpty {
@@ -161,9 +161,8 @@ struct PlanScreens: Sendable {
     }
 
     /// `POST /console/plans/{id}/active`: on or off sale.
-    func setActive(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let parts = request.path.split(separator: "/").map(String.init)
-        let id = parts.count > 2 ? parts[2] : ""
+    func setActive(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        let id = parameters["id"] ?? ""
         let active = (try request.form() ?? [:])["active"] == "true"
         let reply = try await console.call(
             "PATCH", "/subscriptions/plans/\(ConsolePath.encode(id))",
@@ -215,10 +214,5 @@ struct PlanScreens: Sendable {
         let value = abs(minor)
         let cents = value % 100
         return "\(sign)\(value / 100).\(cents < 10 ? "0" : "")\(cents) \(currency)"
-    }
-
-    static func id(_ request: Request) -> String {
-        let parts = request.path.split(separator: "/").map(String.init)
-        return parts.count > 2 ? parts[2] : ""
     }
 }

@@ -82,7 +82,7 @@ struct SignInScreens: Sendable {
     }
 
     /// Ends the console session and the Pier session behind it.
-    func signOut(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func signOut(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         _ = try? await console.api.send(
             "POST", "/auth/logout", json: try console.api.json(RefreshRequest(refreshToken: session.refreshToken)),
             token: session.accessToken, from: request)

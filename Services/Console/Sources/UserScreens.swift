@@ -14,7 +14,7 @@ import PierModels
 struct UserScreens: Sendable {
     let console: Console
 
-    func search(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+    func search(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let query = (request.query("q") ?? "").trimmingWhitespace()
         var results: HTML = .empty
         if !query.isEmpty {
@@ -48,8 +48,8 @@ struct UserScreens: Sendable {
             """)
     }
 
-    func user(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        guard let id = Self.id(request) else {
+    func user(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
         }
         let text = id.uuidString.lowercased()
@@ -204,8 +204,8 @@ struct UserScreens: Sendable {
     ]
 
     /// `GET /console/users/{id}/export`: the account's data, as a download.
-    func export(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        guard let id = Self.id(request, at: 3) else {
+    func export(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
         }
         let reply = try await console.call("GET", "/auth/users/\(id.uuidString.lowercased())/export", as: session, request)
@@ -217,16 +217,15 @@ struct UserScreens: Sendable {
     }
 
     /// `POST /console/users/{id}/{action}`: one of the account's actions, through Pier's API.
-    func act(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let parts = request.path.split(separator: "/").map(String.init)
-        guard parts.count == 4, let id = UUID(uuidString: parts[2]) else {
+    func act(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        guard let id = parameters["id"].flatMap(UUID.init(uuidString:)), let action = parameters["action"] else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
         }
         let text = id.uuidString.lowercased()
         let form = try request.form() ?? [:]
         let api = console.api
         let (method, target, body, done): (String, String, [UInt8]?, String)
-        switch parts[3] {
+        switch action {
         case "end-sessions": (method, target, body, done) = ("DELETE", "/auth/users/\(text)/sessions", nil, "sessions")
         case "end-session":
             guard let one = form["session"].flatMap(UUID.init(uuidString:)) else { return missing("session") }
@@ -276,12 +275,6 @@ struct UserScreens: Sendable {
     static func password(_ form: [String: String]) -> String? {
         guard let password = form["password"], !password.isEmpty else { return nil }
         return password
-    }
-
-    static func id(_ request: Request, at index: Int = 2) -> UUID? {
-        let parts = request.path.split(separator: "/")
-        guard parts.count > index else { return nil }
-        return UUID(uuidString: String(parts[index]))
     }
 }
 
