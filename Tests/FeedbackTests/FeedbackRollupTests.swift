@@ -110,6 +110,42 @@ import Testing
         #expect(try await pool.query("SELECT count(*)::int AS n FROM feedback.daily_stale")[0].decode("n", as: Int.self) == 0)
         try await expectEveryRange("rolled up again")
 
+        // A triage in flight while a rollup takes the marks, its day marked already by an
+        // earlier one: the rollup waits for the triage's commit, then rolls the day with it.
+        let day = try await pool.query(
+            """
+            SELECT id FROM feedback.items WHERE status = 'new' AND created_at < now() - interval '6 days'
+            ORDER BY created_at LIMIT 2
+            """
+        ).map { try $0.decode("id", as: UUID.self) }
+        #expect(day.count == 2)
+        try await FeedbackRollup(pool).markChanged(day[0])
+        let (marked, held) = AsyncStream.makeStream(of: Void.self)
+        let (go, proceed) = AsyncStream.makeStream(of: Void.self)
+        let triage = Task {
+            try await pool.withTransaction { connection in
+                try await connection.execute("UPDATE feedback.items SET status = 'closed' WHERE id = \(day[1])")
+                try await FeedbackRollup(connection).markChanged(day[1])
+                held.yield()
+                for await _ in go { break }
+            }
+        }
+        for await _ in marked { break }
+        let rolling = Task { try await pool.withTransaction { try await FeedbackRollup($0).rollUp() } }
+        #expect(
+            try await eventually {
+                try await pool.query(
+                    """
+                    SELECT count(*)::int AS n FROM pg_stat_activity
+                    WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE 'DELETE FROM feedback.daily_stale%'
+                    """
+                )[0].decode("n", as: Int.self) == 1
+            })
+        proceed.yield()
+        try await triage.value
+        _ = try await rolling.value
+        try await expectEveryRange("a triage during a rollup")
+
         // Replicas take turns: two at once, one rolls, the other skips; nothing counted twice.
         try await pool.execute("UPDATE feedback.rollup_state SET through = through - 5")
         async let one = pool.withTransaction { try await FeedbackRollup($0).rollUp() }

@@ -246,13 +246,16 @@ struct FeedbackRollup: Sendable {
         String(CivilDate.iso8601(secondsSince1970: Double(day) * 86_400).prefix(10))
     }
 
-    /// Marks the day item `id` came in as changed (its status or moderation was).
+    /// Marks the day item `id` came in as changed (its status or moderation was). A mark that
+    /// exists is updated, not skipped: its row stays locked until the triage commits, so a
+    /// rollup that takes the marks meanwhile waits for it and then reads the triage's change
+    /// (skipping it, the rollup could take the mark and roll the day without the change).
     func markChanged(_ id: UUID) async throws {
         try await database.execute(
             """
             INSERT INTO feedback.daily_stale (day)
             SELECT (created_at AT TIME ZONE 'UTC')::date FROM feedback.items WHERE id = \(id)
-            ON CONFLICT (day) DO NOTHING
+            ON CONFLICT (day) DO UPDATE SET day = excluded.day
             """)
     }
 }
