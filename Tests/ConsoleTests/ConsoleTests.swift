@@ -256,6 +256,13 @@ final class Browser: @unchecked Sendable {
             }
             #expect(try await stack.api.send("GET", "/auth/users/stats", token: customer.accessToken).status == 403)
             #expect(try await stack.api.send("GET", "/feedback/stats/daily", token: customer.accessToken).status == 403)
+            let supportToken = try await stack.api.send(
+                "POST", "/auth/login", json: #"{"email":"\#(supportEmail)","password":"\#(Self.password)"}"#
+            ).decode(AuthSession.self).accessToken
+            for bad in ["days=0", "days=367", "days=week"] {
+                let refused = try await stack.api.send("GET", "/auth/users/stats?\(bad)", token: supportToken)
+                #expect(refused.status == 422 && refused.problem?.errors?.first?.field == "days", "\(bad): \(refused.text)")
+            }
             let browser = Browser(base: stack.base)
             _ = try await browser.signIn(supportEmail, Self.password)
             let page = try await browser.get("/console/dashboard")

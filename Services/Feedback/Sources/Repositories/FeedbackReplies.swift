@@ -52,42 +52,31 @@ struct FeedbackReplies: Sendable {
         ).first.map { row in (try row.decode("item_id"), try Self.reply(row, staff: true)) }
     }
 
-    /// The replies to each of `items`, oldest first.
-    func replies(to items: [UUID], staff: Bool) async throws -> [UUID: [FeedbackReply]] {
-        guard !items.isEmpty else { return [:] }
-        var result: [UUID: [FeedbackReply]] = [:]
-        for row in try await database.query(
-            """
-            SELECT item_id, \(unsafeSQL: Self.columns) FROM feedback.replies
-            WHERE item_id = ANY(\(Self.ids(items))::uuid[]) ORDER BY created_at, id
-            """)
-        {
-            result[try row.decode("item_id"), default: []].append(try Self.reply(row, staff: staff))
-        }
-        return result
-    }
-
-    /// Each of `items`' moves through the workflow, oldest first.
-    func statusChanges(of items: [UUID]) async throws -> [UUID: [FeedbackStatusChange]] {
-        guard !items.isEmpty else { return [:] }
-        var result: [UUID: [FeedbackStatusChange]] = [:]
-        for row in try await database.query(
-            """
-            SELECT item_id, changes->'status'->>'to' AS status, changed_at FROM feedback.history
-            WHERE item_id = ANY(\(Self.ids(items))::uuid[]) AND changes ? 'status' ORDER BY item_id, id
-            """)
-        {
-            result[try row.decode("item_id"), default: []].append(
-                FeedbackStatusChange(status: try row.decode("status"), changedAt: try row.decode("changed_at")))
-        }
-        return result
-    }
-
-    /// `items` with their replies and, for their sender, their moves through the workflow.
+    /// `items` with their replies and, for their sender, their moves through the workflow: one
+    /// statement (a sender's inbox is read often), the two kinds of rows oldest first.
     func attach(to items: [FeedbackItem], staff: Bool) async throws -> [FeedbackItem] {
-        let ids = items.map(\.id)
-        let replies = try await replies(to: ids, staff: staff)
-        let changes = staff ? [:] : try await statusChanges(of: ids)
+        guard !items.isEmpty else { return items }
+        let ids = Self.ids(items.map(\.id))
+        var replies: [UUID: [FeedbackReply]] = [:]
+        var changes: [UUID: [FeedbackStatusChange]] = [:]
+        for row in try await database.query(
+            """
+            SELECT item_id, \(unsafeSQL: Self.columns), NULL AS status, 0 AS kind FROM feedback.replies
+            WHERE item_id = ANY(\(ids)::uuid[])
+            UNION ALL
+            SELECT item_id, NULL, NULL, NULL, NULL, changed_at, changes->'status'->>'to', 1 FROM feedback.history
+            WHERE NOT \(staff) AND item_id = ANY(\(ids)::uuid[]) AND changes ? 'status'
+            ORDER BY kind, created_at, id
+            """)
+        {
+            let item: UUID = try row.decode("item_id")
+            if try row.decode("kind", as: Int.self) == 0 {
+                replies[item, default: []].append(try Self.reply(row, staff: staff))
+            } else {
+                changes[item, default: []].append(
+                    FeedbackStatusChange(status: try row.decode("status"), changedAt: try row.decode("created_at")))
+            }
+        }
         return items.map { item in
             var item = item
             item.replies = replies[item.id] ?? []
