@@ -22,7 +22,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
 say() { printf 'containers: %s\n' "$*"; }
-fail() { printf 'containers: FAILED: %s\n' "$*" >&2; exit 1; }
+# The reason of a failure is also kept in a file: a failure in $(…) ends only its subshell.
+reason=$(mktemp)
+fail() {
+  printf 'containers: FAILED: %s\n' "$*" | tee -a "$reason" >&2
+  exit 1
+}
 
 sandbox=${PIER_PODMAN_SANDBOX:-}
 if [ -z "$sandbox" ]; then
@@ -71,10 +76,13 @@ cleanup() {
   status=$?
   if [ "$status" != 0 ]; then
     for c in $(podman ps -a --filter "label=com.docker.compose.project=$project" --format '{{.Names}}'); do
-      echo "--- $c ($(podman inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$c"))" >&2
+      echo "--- $c ($(podman inspect -f '{{.State.Status}}, exit {{.State.ExitCode}}, restarted {{.RestartCount}} times' "$c"))" >&2
       podman logs --tail 30 "$c" >&2 2>&1 || true
     done
+    # Again after the logs: what CI shows of a failure is its end.
+    cat "$reason" >&2
   fi
+  rm -f "$reason"
   [ -n "$ticker" ] && kill "$ticker" 2>/dev/null
   compose down -v >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -199,10 +207,14 @@ if [ "${probe: -1}" = A ]; then tampered=${probe%?}B; else tampered=${probe%?}A;
 problem GET /feedback/mine 401 -H "Authorization: Bearer $tampered"
 problem GET /subscriptions/me 401 -H 'Authorization: Bearer not.a.token'
 say "malformed, mistyped and oversized bodies, tampered tokens: 400, 422, 413, 401 problems through the gateway"
-# Without SMTP, auth writes its mails to its volume (the root file system is read-only).
-auth_pid=$(podman inspect -f '{{.State.Pid}}' "$(container auth)")
-grep -lq "$email" "/proc/$auth_pid/root/var/lib/pier/mail/"*.eml 2>/dev/null \
-  || fail "the verification mail is not in auth's volume"
+# Without SMTP, auth writes its mails to its volume (the root file system is read-only); its
+# outbox sends after the registration committed, so the mail is waited for.
+mailed() {
+  local pid
+  pid=$(podman inspect -f '{{.State.Pid}}' "$(container auth)")
+  grep -lq "$email" "/proc/$pid/root/var/lib/pier/mail/"*.eml 2>/dev/null
+}
+within_a_minute "the verification mail is not in auth's volume" mailed >/dev/null
 say "register, login, feedback and status through the gateway on $base; the verification mail in auth's volume"
 
 # 4. One service stopped: only its routes fail; started again, back behind the same gateway.
