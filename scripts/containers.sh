@@ -8,7 +8,7 @@
 #      together (the job waits for the database), the other migrate jobs, the services, the
 #      gateway on its published port;
 #   3. through that port, with the pier command line: register, log in, send feedback, read
-#      the subscription status;
+#      the subscription status; the console at /console/: an admin signs in, reads the inbox;
 #   4. feedback's container is stopped (SIGTERM to PID 1: it exits 0, promptly): only /feedback
 #      fails, 503 with Retry-After; started again, it is back without touching the gateway;
 #      its process killed outright, the restart policy brings it back; PostgreSQL stopped
@@ -44,12 +44,12 @@ compose_bin=${ready##*podman-compose at }
 [ -x "$compose_bin" ] || fail "podman-compose not found (the sandbox tool said: $ready)"
 say "$ready"
 
-# 1. Images. One release build on the host serves the four (measured: shorter than four
+# 1. Images. One release build on the host serves the five (measured: shorter than four
 # builds in Swift's image, one per product; see the README's Docker section).
 swift build -c release --static-swift-stdlib >/dev/null
 bin=$(swift build -c release --show-bin-path)
 compiled=$(date +%s)
-services=(auth feedback subscriptions)
+services=(auth feedback subscriptions console)
 mkdir -p .build/images
 for name in "${services[@]}" gateway; do cp "$bin/pier-$name" .build/images/; done
 # HEALTHCHECK is part of Docker's image format only (podman's default, OCI, drops it).
@@ -92,7 +92,7 @@ trap cleanup EXIT
 cp -r deploy "$work/"
 (
   cd "$work/deploy/docker/secrets"
-  for name in postgres auth_db feedback_db subscriptions_db; do openssl rand -hex 24 >"${name}_password"; done
+  for name in postgres auth_db feedback_db subscriptions_db console_db; do openssl rand -hex 24 >"${name}_password"; done
   openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >auth_signing_key.pem
   chmod 0700 .
   chmod 0444 ./*_password
@@ -144,10 +144,11 @@ up() {
 up postgres auth-migrate
 healthy postgres
 completed auth-migrate
-up --no-deps feedback-migrate subscriptions-migrate
+up --no-deps feedback-migrate subscriptions-migrate console-migrate
 completed feedback-migrate
 completed subscriptions-migrate
-up --no-deps auth feedback subscriptions
+completed console-migrate
+up --no-deps auth feedback subscriptions console
 for name in "${services[@]}"; do healthy "$name"; done
 up --no-deps gateway
 healthy gateway
@@ -159,11 +160,12 @@ base=http://127.0.0.1:$port
 # The gateway serves a route once its own check of the upstream's /readyz passed: each prefix
 # answers (its upstream's 200 or 401), not the gateway's 503.
 routed() {
-  local auth feedback subscriptions
+  local auth feedback subscriptions console
   auth=$(curl -s -o /dev/null -w '%{http_code}' "$base/auth/.well-known/jwks.json")
   feedback=$(curl -s -o /dev/null -w '%{http_code}' "$base/feedback/mine")
   subscriptions=$(curl -s -o /dev/null -w '%{http_code}' "$base/subscriptions/plans")
-  [ "$auth" = 200 ] && [ "$feedback" = 401 ] && [ "$subscriptions" = 200 ]
+  console=$(curl -s -o /dev/null -w '%{http_code}' "$base/console/sign-in")
+  [ "$auth" = 200 ] && [ "$feedback" = 401 ] && [ "$subscriptions" = 200 ] && [ "$console" = 200 ]
 }
 waited=$(within_a_minute "the gateway does not route every prefix" routed)
 # And every service verifies tokens: each fetches auth's keys (JWKS) on first use, over the
@@ -217,6 +219,34 @@ mailed() {
 within_a_minute "the verification mail is not in auth's volume" mailed >/dev/null
 say "register, login, feedback and status through the gateway on $base; the verification mail in auth's volume"
 
+# The team's console behind the gateway, as a browser on this host opens it: http://localhost
+# (a secure context, where the default Secure __Host- cookie is kept). An admin made on the
+# server, the form sent with the browser's Origin (the console learns the host the browser
+# asked for from the gateway's X-Forwarded-Host), the inbox read through Pier's API.
+admin="admin-$(date +%s)@example.com"
+podman exec -i "$(container auth)" pier create-admin --email "$admin" <<<"$PIER_PASSWORD" >/dev/null \
+  || fail "pier-auth create-admin in auth's container"
+console=http://localhost:$port/console
+jar=$work/console.cookies
+form=$(curl -s -c "$jar" "$console/sign-in" | grep -o 'name="form" value="[^"]*"' | cut -d '"' -f 4)
+[ -n "$form" ] || fail "the console's sign-in page has no form"
+sign_in() {  # ORIGIN [curl arguments…]: the status and where it leads
+  local origin=$1
+  shift
+  curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -b "$jar" -H "Origin: $origin" "$@" \
+    --data-urlencode "form=$form" --data-urlencode "email=$admin" --data-urlencode "password=$PIER_PASSWORD" \
+    --data-urlencode "next=" "$console/sign-in"
+}
+refused=$(sign_in http://evil.example)
+[ "$refused" = "403 " ] || fail "a sign-in form sent from another origin: $refused, not 403"
+signed=$(sign_in "http://localhost:$port" -c "$jar")
+[ "$signed" = "303 http://localhost:$port/console/inbox" ] || fail "signing in to the console: $signed"
+grep -q '__Host-pier_console' "$jar" || fail "the console's session cookie is not __Host-pier_console"
+curl -s -b "$jar" "$console/inbox" | grep -q "Sent through the containers" \
+  || fail "the console's inbox does not show the feedback sent"
+say "the console behind the gateway: a form from another origin refused; an admin signed in at" \
+  "http://localhost:$port/console/ and read the feedback sent in the inbox"
+
 # 4. One service stopped: only its routes fail; started again, back behind the same gateway.
 gateway_started=$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")
 feedback=$(container feedback)
@@ -267,7 +297,7 @@ for name in "${services[@]}" gateway; do
   awk '$5 == "/" { print $6 }' "/proc/$pid/mountinfo" | grep -qE '(^|,)ro(,|$)' || fail "$name's root is mounted read-write"
 done
 for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_password \
-  subscriptions:subscriptions_db_password; do
+  subscriptions:subscriptions_db_password console:console_db_password; do
   name=${pair%%:*} secret=${pair#*:}
   pid=$(podman inspect -f '{{.State.Pid}}' "$(container "$name")")
   file=/proc/$pid/root/run/secrets/$secret

@@ -27,6 +27,10 @@ public struct Request: Sendable {
     public var target: String = ""
     /// The TCP peer: the client itself, or the proxy in front of it.
     public var peerAddress: String = ""
+    /// The host the client asked for: a trusted proxy's `X-Forwarded-Host` (the gateway sets it
+    /// to the client's `Host`), else `Host`.
+    public var host: String? { forwardedHost ?? headers["Host"] }
+    var forwardedHost: String?
     /// The matched route's pattern (`/auth/users/{id}`), for metrics and logs.
     public var route: String?
     /// When the server started on this request (for durations), in seconds from an arbitrary origin.
@@ -60,6 +64,7 @@ public struct Request: Sendable {
             clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers.list("X-Forwarded-For")))
         request.peerAddress = peerAddress
         request.target = target
+        if trustedProxies.contains(peerAddress) { request.forwardedHost = headers["X-Forwarded-Host"] }
         return request
     }
 

@@ -604,6 +604,24 @@ final class Browser: @unchecked Sendable {
         #expect(proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "https://admin.example.com"])))
         #expect(!proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "http://10.0.0.5:8080"])))
         #expect(proxied.cookieName == "__Host-pier_console")
+        // Behind the gateway (a trusted proxy), the host the browser asked for is the one the
+        // gateway forwards; from any other peer that header is the client's word and ignored.
+        func received(from peer: String, _ headers: HTTPHeaders) throws -> Request {
+            try Request.received(
+                method: "POST", target: "/console/x", headers: headers, body: [], peerAddress: peer,
+                trustedProxies: TrustedProxies(["10.201.17.10"]))
+        }
+        let forwarded: HTTPHeaders = [
+            "Host": "console:8080", "X-Forwarded-Host": "localhost:8080", "Origin": "http://localhost:8080",
+        ]
+        #expect(plain.sameOrigin(try received(from: "10.201.17.10", forwarded)))
+        #expect(!plain.sameOrigin(try received(from: "10.201.17.99", forwarded)))
+        #expect(
+            !plain.sameOrigin(
+                try received(
+                    from: "10.201.17.99",
+                    ["Host": "console:8080", "X-Forwarded-Host": "evil.example", "Origin": "http://evil.example"])))
+        #expect(try received(from: "10.201.17.99", forwarded).host == "console:8080")
         // The database away: the answer is still a page with the console's headers, 503.
         let cookie = "pier_console=" + Base64.urlEncoded(Array(repeating: UInt8(1), count: 32))
         let context = ServiceRequestContext(

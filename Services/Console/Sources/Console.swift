@@ -212,11 +212,12 @@ struct Console: Sendable {
     }
 
     /// Whether a form was posted from the console's own pages (`Origin`, when the browser sends
-    /// it, names this host, or `PIER_CONSOLE_ORIGIN` when it is set).
+    /// it, names the host the browser asked for — behind the gateway, the `X-Forwarded-Host` it
+    /// sets — or `PIER_CONSOLE_ORIGIN` when it is set).
     func sameOrigin(_ request: Request) -> Bool {
         guard let sent = request.headers["Origin"] else { return true }
         if let origin { return sent == origin }
-        guard let host = request.headers["Host"] else { return false }
+        guard let host = request.host else { return false }
         return sent == "http://" + host || sent == "https://" + host
     }
 

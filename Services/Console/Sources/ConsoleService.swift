@@ -18,6 +18,8 @@ public struct ConsoleService: Service {
     public static let prefix = "/console"
     public static let schema = "console"
     public static let defaultPort = 8084
+    /// Its pages read Pier's API; its role (`pier_console`) has no privilege on the event log.
+    public static let followsEventLog = false
     public static let migrations = [
         Migration(
             version: 1, name: "create_console", sql: String(decoding: PackageResources._001_create_console_sql, as: UTF8.self))
