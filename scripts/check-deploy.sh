@@ -71,20 +71,24 @@ import ipaddress, sys, yaml
 compose = yaml.safe_load(open(sys.argv[1]))
 services, networks = compose["services"], compose["networks"]
 gateway = services["gateway"]["networks"]["backend"]["ipv4_address"]
+console = services["console"]["networks"]["backend"]["ipv4_address"]
 subnet = ipaddress.ip_network(networks["backend"]["ipam"]["config"][0]["subnet"])
-assert ipaddress.ip_address(gateway) in subnet, "the gateway's address is outside the backend network"
+for address in (gateway, console):
+    assert ipaddress.ip_address(address) in subnet, f"{address} is outside the backend network"
 def nets(name):
     n = services[name].get("networks", [])
     return set(n if isinstance(n, list) else n.keys())
-for name in ("auth", "feedback", "subscriptions"):
+for name in ("auth", "feedback", "subscriptions", "console"):
     trusted = services[name]["environment"]["PIER_TRUSTED_PROXIES"]
-    assert trusted == gateway, f"{name} believes X-Forwarded-For from {trusted}, not the gateway's {gateway}"
+    assert trusted == f"{gateway},{console}", f"{name} believes X-Forwarded-For from {trusted}"
+assert services["gateway"]["environment"]["PIER_TRUSTED_PROXIES"] == console, "the gateway must believe the console alone"
+assert "/console=http://console:8080" in services["gateway"]["environment"]["PIER_GATEWAY_ROUTES"]
 outbound = {name for name in services if any(not networks[n].get("internal") for n in nets(name) if n != "edge")}
 assert outbound == {"auth", "subscriptions"}, f"compose: services with a way out: {sorted(outbound)}"
-print(f"deploy: compose services believe only the gateway ({gateway}); auth and subscriptions reach out")
+print(f"deploy: compose services believe only the gateway ({gateway}) and the console ({console}); auth and subscriptions reach out")
 
 docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
-for name in ("pier-auth", "pier-feedback", "pier-subscriptions"):
+for name in ("pier-auth", "pier-feedback", "pier-subscriptions", "pier-console"):
     deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == name)
     env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     ref = env["PIER_TRUSTED_PROXIES"].get("valueFrom", {}).get("configMapKeyRef", {})

@@ -233,14 +233,15 @@ form=$(curl -s -c "$jar" "$console/sign-in" | grep -o 'name="form" value="[^"]*"
 sign_in() {  # ORIGIN [curl arguments…]: the status and where it leads
   local origin=$1
   shift
-  curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -b "$jar" -H "Origin: $origin" "$@" \
+  curl -s -o "$work/signed.html" -w '%{http_code} %{redirect_url}' -b "$jar" -H "Origin: $origin" "$@" \
     --data-urlencode "form=$form" --data-urlencode "email=$admin" --data-urlencode "password=$PIER_PASSWORD" \
     --data-urlencode "next=" "$console/sign-in"
 }
 refused=$(sign_in http://evil.example)
 [ "$refused" = "403 " ] || fail "a sign-in form sent from another origin: $refused, not 403"
 signed=$(sign_in "http://localhost:$port" -c "$jar")
-[ "$signed" = "303 http://localhost:$port/console/inbox" ] || fail "signing in to the console: $signed"
+[ "$signed" = "303 http://localhost:$port/console/inbox" ] \
+  || fail "signing in to the console: $signed $(grep -o 'class="problem"[^<]*' "$work/signed.html")"
 grep -q '__Host-pier_console' "$jar" || fail "the console's session cookie is not __Host-pier_console"
 curl -s -b "$jar" "$console/inbox" | grep -q "Sent through the containers" \
   || fail "the console's inbox does not show the feedback sent"
@@ -312,14 +313,14 @@ for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_pas
 done
 say "every service: uid 10001, read-only root, secrets as files under /run/secrets and nowhere in its environment"
 # Each service's role owns its schema; feedback may append to the event log (the team's
-# replies, mailed by auth) and nothing more there; subscriptions only reads it.
+# replies, mailed by auth) and nothing more there; subscriptions and the console only read it.
 privileges=$(podman exec "$(container postgres)" psql -U postgres -d pier -tAc "
   SELECT string_agg(r || ':' || has_table_privilege(r, 'events.events', 'INSERT')::text
     || has_table_privilege(r, 'events.events', 'DELETE')::text, ' ' ORDER BY r)
-  FROM unnest(ARRAY['pier_feedback', 'pier_subscriptions']) AS r")
-[ "$privileges" = "pier_feedback:truefalse pier_subscriptions:falsefalse" ] \
+  FROM unnest(ARRAY['pier_console', 'pier_feedback', 'pier_subscriptions']) AS r")
+[ "$privileges" = "pier_console:falsefalse pier_feedback:truefalse pier_subscriptions:falsefalse" ] \
   || fail "privileges on the event log: $privileges"
-say "the event log: feedback appends (INSERT only), subscriptions reads"
+say "the event log: feedback appends (INSERT only), subscriptions and the console read"
 
 say "image sizes:"
 for name in "${services[@]}" gateway; do

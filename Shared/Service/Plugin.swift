@@ -10,7 +10,6 @@ public struct Plugin: Sendable {
     public let migrations: [Migration]
     public let defaultPort: Int
     public let commands: [ServiceCommand]
-    public let followsEventLog: Bool
     let make: @Sendable (ServiceContext) async throws -> any Service
 
     public init<S: Service>(_ type: S.Type) {
@@ -24,7 +23,6 @@ public struct Plugin: Sendable {
         migrations = S.migrations
         defaultPort = S.defaultPort
         commands = S.commands
-        followsEventLog = S.followsEventLog
         self.make = { try await make($0) }
     }
 
@@ -52,16 +50,15 @@ public struct Plugin: Sendable {
         try await migrate(pool: pool, logger: logger, eventsWait: max(0, deadline - MonotonicClock.seconds()))
     }
 
-    /// Applies the plugin's migrations and, when it follows the log, the shared event log's. The
-    /// event log belongs to its producer (auth): a role that may not create in its schema (a
-    /// reader, as the roles of the deployments are) does not migrate it but waits up to
-    /// `eventsWait` seconds for its owner to have done so.
+    /// Applies the plugin's migrations and the shared event log's. The event log belongs to its
+    /// producer (auth): a role that may not create in its schema (a reader, as the roles of the
+    /// deployments are) does not migrate it but waits up to `eventsWait` seconds for its owner to
+    /// have done so.
     public func migrate(pool: PostgresPool, logger: Logger, eventsWait: Double = 60) async throws {
         var events: [Int] = []
-        // A plugin that does not follow the log needs nothing of it (nor any privilege on it).
-        if followsEventLog, try await Migrator.mayCreate(in: EventLog.schema, pool: pool) {
+        if try await Migrator.mayCreate(in: EventLog.schema, pool: pool) {
             events = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
-        } else if followsEventLog {
+        } else {
             let deadline = MonotonicClock.seconds() + eventsWait
             var waited = false
             while try await !Migrator.pending(pool, schema: EventLog.schema, migrations: EventLog.migrations).isEmpty {

@@ -20,9 +20,6 @@ public protocol Service: Sendable {
     static var defaultPort: Int { get }
     /// Extra commands of its executable (`pier-auth create-admin`).
     static var commands: [ServiceCommand] { get }
-    /// Whether it follows the shared event log (its migrations then wait for the log's); a
-    /// service that does not (the console) needs no privilege on the log's schema.
-    static var followsEventLog: Bool { get }
 
     /// Builds the service from its context (configuration, pool, logger, token verifier),
     /// starting nothing.
@@ -45,7 +42,6 @@ public protocol Service: Sendable {
 
 extension Service {
     public static var commands: [ServiceCommand] { [] }
-    public static var followsEventLog: Bool { true }
     public func isReady() async -> Bool { true }
     public var background: [any LifecycleService] { [] }
     public func offer(into capabilities: inout Capabilities) {}

@@ -579,6 +579,43 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// The console alone (as `pier-console` runs it beside a gateway): it calls Pier's API over
+    /// HTTP at `PIER_CONSOLE_API_URL`, not its own routes; with the API away, its pages answer
+    /// 503 pages with `Retry-After`, and come back with it.
+    @Test func theConsoleAloneCallsTheAPIOverHTTP() async throws {
+        try await withStack { stack in
+            let (_, email) = try await account(stack, .support)
+            let (customer, _) = try await account(stack, .user)
+            let posted = try await stack.api.send(
+                "POST", "/feedback", json: #"{"message":"Sent to the API the console calls"}"#, token: customer.accessToken)
+            #expect(posted.status == 201)
+            let url = try await TestDatabase.create("pier_test_console_alone")
+            let alone = try await EmbeddedStack.start(
+                databaseURL: url,
+                settings: [
+                    "PIER_CONSOLE_API_URL": stack.base + "/", "PIER_JWKS_URL": stack.base + "/auth/.well-known/jwks.json",
+                ],
+                plugins: ["console"])
+            do {
+                let browser = Browser(base: "http://127.0.0.1:\(alone.server.port)")
+                let signedIn = try await browser.signIn(email, Self.password)
+                #expect(signedIn.status == 303 && signedIn.location == "/console/inbox", "\(signedIn.status) \(signedIn.text)")
+                let inbox = try await browser.get("/console/inbox")
+                #expect(inbox.status == 200 && inbox.text.contains("Sent to the API the console calls"))
+                // The API away (its listener stopped): a page that says so, 503, not a crash.
+                await stack.running.shutdown()
+                let away = try await browser.get("/console/inbox")
+                #expect(away.status == 503 && away.headers["Retry-After"] != nil, "\(away.status)")
+                #expect(away.text.contains("cannot be reached"))
+                Self.expectSecurityHeaders(away, "the API away")
+            } catch {
+                await alone.shutdown()
+                throw error
+            }
+            await alone.shutdown()
+        }
+    }
+
     /// Forms must come from the console's origin: the request's host, or the configured public
     /// origin when a proxy in front rewrites `Host`.
     @Test func theOriginCheckFollowsTheConfiguredOrigin() async throws {
@@ -604,6 +641,22 @@ final class Browser: @unchecked Sendable {
         #expect(proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "https://admin.example.com"])))
         #expect(!proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "http://10.0.0.5:8080"])))
         #expect(proxied.cookieName == "__Host-pier_console")
+        // Every cookie of a __Host- name keeps the prefix's rules, or browsers drop it: the
+        // sign-in form's, and the session's when it is set and ended.
+        let signInPage = try await SignInScreens(console: proxied).form(request(["Host": "admin.example.com"]))
+        let session = ConsoleSession(
+            secret: Array(repeating: 1, count: 32), userID: UUID(), email: "a@example.com", role: .admin,
+            accessToken: "", refreshToken: "", accessExpiresAt: Date(), csrf: "", createdAt: Date(), lastSeenAt: Date())
+        let cookies =
+            signInPage.headers.values("Set-Cookie") + [proxied.sessionCookie(session)]
+            + proxied.redirect(ConsolePath("sign-in"), clearing: true).headers.values("Set-Cookie")
+        #expect(cookies.count == 3)
+        for cookie in cookies {
+            let attributes = cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(attributes[0].hasPrefix("__Host-"), "\(cookie)")
+            #expect(attributes.contains("Path=/") && attributes.contains("Secure"), "\(cookie)")
+            #expect(!attributes.contains { $0.lowercased().hasPrefix("domain=") }, "\(cookie)")
+        }
         // Behind the gateway (a trusted proxy), the host the browser asked for is the one the
         // gateway forwards; from any other peer that header is the client's word and ignored.
         func received(from peer: String, _ headers: HTTPHeaders) throws -> Request {
@@ -631,15 +684,18 @@ final class Browser: @unchecked Sendable {
         #expect(away.status == 503, "\(away.status)")
         #expect(away.headers["Content-Security-Policy"]?.contains("frame-ancestors 'none'") == true)
         #expect(away.headers["Content-Type"]?.hasPrefix("text/html") == true && away.headers["Retry-After"] != nil)
-        let serving = HTTPServer.Configuration()
         for bad in ["admin.example.com", "https://admin.example.com/console", "ftp://x"] {
             #expect(throws: Environment.Failure.self) {
-                _ = try ConsoleConfiguration(environment: Environment(["PIER_CONSOLE_ORIGIN": bad]), serving: serving)
+                _ = try ConsoleConfiguration(environment: Environment(["PIER_CONSOLE_ORIGIN": bad]))
             }
         }
-        let good = try ConsoleConfiguration(
-            environment: Environment(["PIER_CONSOLE_ORIGIN": "https://a.example/"]), serving: serving)
-        #expect(good.origin == "https://a.example" && good.apiURL == "http://127.0.0.1:8080")
+        let good = try ConsoleConfiguration(environment: Environment(["PIER_CONSOLE_ORIGIN": "https://a.example/"]))
+        #expect(good.origin == "https://a.example" && good.apiURL == nil)
+        let alone = try ConsoleConfiguration(environment: Environment(["PIER_CONSOLE_API_URL": "http://gateway:8080/"]))
+        #expect(alone.apiURL == "http://gateway:8080")
+        #expect(throws: Environment.Failure.self) {
+            _ = try ConsoleConfiguration(environment: Environment(["PIER_CONSOLE_API_URL": "gateway:8080"]))
+        }
     }
 
     @Test func htmlEscapesValuesAndKeepsLiterals() {

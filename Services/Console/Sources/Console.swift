@@ -234,7 +234,7 @@ struct Console: Sendable {
     func redirect(_ path: ConsolePath, clearing: Bool = false, cookie: String? = nil) -> Response {
         var headers = Self.securityHeaders
         headers.set("Location", path.value)
-        if clearing { headers.add("Set-Cookie", "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict\(secureFlag)") }
+        if clearing { headers.add("Set-Cookie", setCookie(cookieName, "", maxAge: 0)) }
         if let cookie { headers.add("Set-Cookie", cookie) }
         return Response(status: 303, headers: headers)
     }
@@ -242,7 +242,14 @@ struct Console: Sendable {
     var secureFlag: String { secureCookies ? "; Secure" : "" }
 
     func sessionCookie(_ session: ConsoleSession) -> String {
-        "\(cookieName)=\(Base64.urlEncoded(session.secret)); Path=/; HttpOnly; SameSite=Strict\(secureFlag)"
+        setCookie(cookieName, Base64.urlEncoded(session.secret))
+    }
+
+    /// A `Set-Cookie` of the console: HttpOnly, SameSite=Strict, `Path=/` and, with secure
+    /// cookies, `Secure` — what a `__Host-` name requires (a browser drops such a cookie
+    /// otherwise, and signing in could never succeed). `maxAge: 0` ends it.
+    func setCookie(_ name: String, _ value: String, maxAge: Int? = nil) -> String {
+        "\(name)=\(value); Path=/; \(maxAge.map { "Max-Age=\($0); " } ?? "")HttpOnly; SameSite=Strict\(secureFlag)"
     }
 
     /// The value of cookie `name`.

@@ -11,15 +11,14 @@ import PierService
 #endif
 
 /// The team's web console at `/console/`: server-rendered pages over Pier's own API, signed in
-/// with the same accounts (support and admin roles). Hosted by the gateway, or alone as
-/// `pier-console` (then it calls the API at `PIER_CONSOLE_API_URL`).
+/// with the same accounts (support and admin roles). Hosted by the gateway (it calls the
+/// process's routes in-process), or alone as `pier-console` (it calls the API at
+/// `PIER_CONSOLE_API_URL`, which it then requires).
 public struct ConsoleService: Service {
     public static let name = "console"
     public static let prefix = "/console"
     public static let schema = "console"
     public static let defaultPort = 8084
-    /// Its pages read Pier's API; its role (`pier_console`) has no privilege on the event log.
-    public static let followsEventLog = false
     public static let migrations = [
         Migration(
             version: 1, name: "create_console", sql: String(decoding: PackageResources._001_create_console_sql, as: UTF8.self))
@@ -27,10 +26,11 @@ public struct ConsoleService: Service {
 
     let console: Console
     let sweeper: Sweeper
+    let configuration: ConsoleConfiguration
 
     public static func make(context: ServiceContext) async throws -> ConsoleService {
         let configuration = try ConsoleConfiguration(
-            environment: context.configuration.environment, serving: context.configuration.http)
+            environment: context.configuration.environment)
         let sessions = ConsoleSessions(
             database: context.database, idleSeconds: configuration.idleMinutes * 60,
             absoluteSeconds: configuration.absoluteHours * 3600)
@@ -38,15 +38,19 @@ public struct ConsoleService: Service {
             sessions: sessions, api: PierAPI(baseURL: configuration.apiURL, http: context.http),
             authenticator: context.authenticator, secureCookies: configuration.secureCookies, origin: configuration.origin,
             logger: context.logger)
-        return ConsoleService(console: console, sweeper: Sweeper(sessions: sessions, logger: context.logger))
+        return ConsoleService(
+            console: console, sweeper: Sweeper(sessions: sessions, logger: context.logger), configuration: configuration)
     }
 
     public func routes(into routes: inout Routes) { console.routes(into: &routes) }
 
     public var background: [any LifecycleService] { [sweeper] }
 
-    /// Hosted beside the services, the console calls their routes in-process.
-    public func use(_ capabilities: Capabilities) { console.api.use(capabilities.first(.localAPI)) }
+    /// Hosted beside the services, the console calls their routes in-process (unless told an
+    /// API's address).
+    public func use(_ capabilities: Capabilities) {
+        if configuration.apiURL == nil { console.api.use(capabilities.first(.localAPI)) }
+    }
 }
 
 /// The console's settings, from `PIER_CONSOLE_*`.
@@ -56,27 +60,27 @@ public struct ConsoleService: Service {
 /// | `PIER_CONSOLE_IDLE_MINUTES` | `30` | a session unused this long is signed out |
 /// | `PIER_CONSOLE_ABSOLUTE_HOURS` | `12` | a session this old is signed out, used or not |
 /// | `PIER_CONSOLE_SECURE_COOKIES` | `true` in production | the cookie is `__Host-pier_console`, `Secure` (served over TLS); else `pier_console` (plain HTTP on a laptop) |
-/// | `PIER_CONSOLE_API_URL` | this process's own address | Pier's API, when the console runs alone (`pier-console`) |
+/// | `PIER_CONSOLE_API_URL` | none: the process's own routes | Pier's API (the gateway's address), required when the console runs alone (`pier-console`) |
 /// | `PIER_CONSOLE_ORIGIN` | the request's `Host` | the origin browsers open the console at (`https://admin.example.com`), when a proxy in front changes `Host`: forms must come from it |
 struct ConsoleConfiguration: Sendable {
     var idleMinutes: Int
     var absoluteHours: Int
     var secureCookies: Bool
-    var apiURL: String
+    var apiURL: String?
     var origin: String?
 
-    init(environment: Environment, serving: HTTPServer.Configuration) throws(Environment.Failure) {
+    init(environment: Environment) throws(Environment.Failure) {
         idleMinutes = try environment.int("PIER_CONSOLE_IDLE_MINUTES", default: 30, in: 1...1440)
         absoluteHours = try environment.int("PIER_CONSOLE_ABSOLUTE_HOURS", default: 12, in: 1...720)
         secureCookies = try environment.bool(
             "PIER_CONSOLE_SECURE_COOKIES", default: environment.string("PIER_ENV") == "production")
-        let host = serving.host == "0.0.0.0" || serving.host == "::" ? "127.0.0.1" : serving.host
-        var url = environment.string("PIER_CONSOLE_API_URL", default: "http://\(host):\(serving.port)")
-        while url.hasSuffix("/") { url.removeLast() }
-        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-            throw Environment.Failure(variable: "PIER_CONSOLE_API_URL", problem: "must start with https:// or http://")
+        if var url = environment.string("PIER_CONSOLE_API_URL") {
+            while url.hasSuffix("/") { url.removeLast() }
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw Environment.Failure(variable: "PIER_CONSOLE_API_URL", problem: "must start with https:// or http://")
+            }
+            apiURL = url
         }
-        apiURL = url
         if var origin = environment.string("PIER_CONSOLE_ORIGIN") {
             while origin.hasSuffix("/") { origin.removeLast() }
             guard origin.hasPrefix("http://") || origin.hasPrefix("https://"),

@@ -26,10 +26,10 @@ final class PierAPI: Sendable {
     }
 
     private let local = Mutex<LocalAPI?>(nil)
-    let baseURL: String
+    let baseURL: String?
     let http: HTTPClient
 
-    init(baseURL: String, http: HTTPClient) {
+    init(baseURL: String?, http: HTTPClient) {
         self.baseURL = baseURL
         self.http = http
     }
@@ -51,6 +51,10 @@ final class PierAPI: Sendable {
             request.clientAddress = browser.clientAddress
             let response = await local.respond(to: request)
             return Reply(status: response.status, body: response.body)
+        }
+        guard let baseURL else {
+            throw HTTPError.unavailable(
+                retryAfter: 2, "The console is not hosted with Pier's API, and PIER_CONSOLE_API_URL is not set.")
         }
         headers.set("X-Forwarded-For", browser.clientAddress)
         do {

@@ -38,7 +38,7 @@ struct SignInScreens: Sendable {
             </div>
             """)
         response.headers.add(
-            "Set-Cookie", "\(console.preCookieName)=\(nonce); Path=/console/; HttpOnly; SameSite=Strict\(console.secureFlag)")
+            "Set-Cookie", console.setCookie(console.preCookieName, nonce))
         return response
     }
 
@@ -77,7 +77,7 @@ struct SignInScreens: Sendable {
         var response = console.redirect(
             ConsolePath(rawPath: Self.next(form["next"])), cookie: console.sessionCookie(session))
         response.headers.add(
-            "Set-Cookie", "\(console.preCookieName)=; Path=/console/; Max-Age=0; HttpOnly; SameSite=Strict\(console.secureFlag)")
+            "Set-Cookie", console.setCookie(console.preCookieName, "", maxAge: 0))
         return response
     }
 

@@ -2,9 +2,9 @@
 # Runs once, when PostgreSQL's data directory is first initialized (docker-entrypoint-initdb.d;
 # used by deploy/docker/compose.yaml and this overlay): one login role per service and one for
 # the console, each owning its own schema and nothing else. The shared event log (schema events)
-# belongs to auth, its owner; the services read it and keep their cursors in their own schemas
-# (feedback also appends its `feedback.replied`: auth's migration of the log grants that INSERT,
-# and nothing more); the console, which reads Pier through its API, has no privilege on it.
+# belongs to auth, its owner; the others read it (the console, as every verifier of tokens, for
+# the accounts' revocations) and keep their cursors in their own schemas (feedback also appends
+# its `feedback.replied`: auth's migration of the log grants that INSERT, and nothing more).
 # Passwords come from the secrets, never from this file. A data directory initialized before the
 # console existed gets its role from the statements under "Upgrading" in the README.
 set -eu
@@ -27,6 +27,6 @@ CREATE SCHEMA console AUTHORIZATION pier_console;
 CREATE SCHEMA events AUTHORIZATION pier_auth;
 -- Readers of the event log: they may see it, and its migration ledger, but neither change it
 -- nor create in its schema (their migrate jobs wait for auth's to have migrated it).
-GRANT USAGE ON SCHEMA events TO pier_feedback, pier_subscriptions;
-ALTER DEFAULT PRIVILEGES FOR ROLE pier_auth IN SCHEMA events GRANT SELECT ON TABLES TO pier_feedback, pier_subscriptions;
+GRANT USAGE ON SCHEMA events TO pier_feedback, pier_subscriptions, pier_console;
+ALTER DEFAULT PRIVILEGES FOR ROLE pier_auth IN SCHEMA events GRANT SELECT ON TABLES TO pier_feedback, pier_subscriptions, pier_console;
 SQL
