@@ -382,3 +382,40 @@ public struct PlanSubscribers: Codable, Sendable, Equatable {
         self.grants = grants
     }
 }
+
+/// `GET /subscriptions/stats/daily`: App Store subscriptions over the last days (UTC), for the
+/// team's dashboard.
+public struct SubscriptionDaily: Codable, Sendable, Equatable {
+    public var days: [Day]
+
+    public struct Day: Codable, Sendable, Equatable {
+        /// `YYYY-MM-DD`, UTC.
+        public var day: String
+        /// Subscriptions in a paid or introductory period at the end of the day (today: now), per
+        /// plan id; introductory offers included.
+        public var active: [String: Int]
+        /// Of those, in an introductory offer (a free trial or an introductory price), per plan id.
+        public var trials: [String: Int]
+        /// Paid periods that began that day right after an introductory offer.
+        public var conversions: Int
+        /// Subscribers who turned auto-renew off that day (Apple's `DID_CHANGE_RENEWAL_STATUS`,
+        /// `AUTO_RENEW_DISABLED`).
+        public var cancellations: Int
+        /// Periods refunded or revoked that day.
+        public var refunds: Int
+
+        public init(
+            day: String, active: [String: Int] = [:], trials: [String: Int] = [:], conversions: Int = 0,
+            cancellations: Int = 0, refunds: Int = 0
+        ) {
+            self.day = day
+            self.active = active
+            self.trials = trials
+            self.conversions = conversions
+            self.cancellations = cancellations
+            self.refunds = refunds
+        }
+    }
+
+    public init(days: [Day]) { self.days = days }
+}

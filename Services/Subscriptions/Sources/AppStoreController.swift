@@ -120,6 +120,16 @@ struct AppStoreController: Sendable {
         JSONResponse(ItemList(try await subscriptions.subscribers()))
     }
 
+    /// `GET /subscriptions/stats/daily?days=N` (staff; 1–366, 30 by default): active
+    /// subscriptions and introductory offers per plan at the end of each UTC day, conversions,
+    /// cancellations and refunds per day.
+    func daily(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionDaily> {
+        var errors: [Problem.FieldError] = []
+        let days = request.query("days", in: 1...366, into: &errors) ?? 30
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        return JSONResponse(try await subscriptions.daily(days: days))
+    }
+
     /// `POST /subscriptions/users/{userId}/appstore/refresh` (admins): every App Store
     /// subscription of the user read again from Apple; answers the user's status and facts.
     func refresh(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {

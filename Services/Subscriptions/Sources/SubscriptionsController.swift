@@ -57,6 +57,7 @@ struct SubscriptionsController: Sendable {
         }
         staff.get("/subscriptions/appstore/notifications") { try await appStore.recent($0, $1) }
         staff.get("/subscriptions/subscribers") { try await appStore.subscribers($0, $1) }
+        staff.get("/subscriptions/stats/daily") { try await appStore.daily($0, $1) }
         staff.post("/subscriptions/grants", body: CreateGrant.self) { try await grants.grant($0, $1, $2) }
         staff.get("/subscriptions/grants") { try await grants.grants($0, $1) }
         staff.delete("/subscriptions/grants/{id}") { try await grants.revokeGrant($0, $1) }

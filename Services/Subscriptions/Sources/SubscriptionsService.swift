@@ -32,6 +32,9 @@ public struct SubscriptionsService: Service {
         Migration(
             version: 5, name: "notification_outcomes",
             sql: String(decoding: PackageResources._005_notification_outcomes_sql, as: UTF8.self)),
+        Migration(
+            version: 6, name: "daily_reports",
+            sql: String(decoding: PackageResources._006_daily_reports_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController

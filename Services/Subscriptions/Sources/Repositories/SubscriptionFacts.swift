@@ -400,4 +400,107 @@ enum SubscriptionFacts {
         }
         return byPlan.keys.sorted().compactMap { byPlan[$0] }
     }
+
+    /// App Store subscriptions per UTC day over the last `days` (today included), on one
+    /// snapshot: see ``SubscriptionDaily``. A subscription period counts from its purchase to its
+    /// expiry or revocation; each period's start and end are a step of its plan's level, summed
+    /// day by day (the periods read are those that end after the first day: an index range,
+    /// whatever the years of history before).
+    static func daily(days: Int, on connection: any PostgresExecutor) async throws -> SubscriptionDaily {
+        let bounds = try await connection.query(
+            """
+            SELECT now() AS now, (date_trunc('day', now() AT TIME ZONE 'UTC') - \(days - 1) * interval '1 day')
+                AT TIME ZONE 'UTC' AS first
+            """)[0]
+        let now: Date = try bounds.decode("now")
+        let first: Date = try bounds.decode("first")
+        var result = try await connection.query(
+            """
+            SELECT to_char(d, 'YYYY-MM-DD') AS day
+            FROM generate_series(\(first)::timestamptz AT TIME ZONE 'UTC', \(now)::timestamptz AT TIME ZONE 'UTC',
+                interval '1 day') AS d
+            """
+        ).map { SubscriptionDaily.Day(day: try $0.decode("day")) }
+        var index: [String: Int] = [:]
+        for (position, day) in result.enumerated() { index[day.day] = position }
+        // Each period's start (+1) and, when it has ended, its end (-1), on the day whose end (or
+        // now) is the first moment at or after it; what happened before the first day lands on it.
+        let steps = try await connection.query(
+            """
+            WITH periods AS (
+                SELECT p.id AS plan, coalesce(t.offer_type = 1, false) AS trial, t.purchase_date AS starts,
+                    greatest(t.purchase_date, least(t.expires_date, coalesce(t.revocation_date, 'infinity'))) AS ends
+                FROM subscriptions.appstore_transactions t
+                JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
+                WHERE t.expires_date > \(first)::timestamptz AND t.purchase_date <= \(now)::timestamptz
+            ), steps AS (
+                SELECT plan, trial, starts AS at, 1 AS step FROM periods
+                UNION ALL
+                SELECT plan, trial, ends, -1 FROM periods WHERE ends <= \(now)::timestamptz
+            )
+            SELECT plan, trial, to_char(greatest(date_trunc('day', (at AT TIME ZONE 'UTC') - interval '1 microsecond'),
+                    \(first)::timestamptz AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, sum(step)::int AS step
+            FROM steps GROUP BY 1, 2, 3
+            """)
+        var active: [[String: Int]] = Array(repeating: [:], count: result.count)
+        var trials: [[String: Int]] = Array(repeating: [:], count: result.count)
+        for row in steps {
+            guard let position = index[try row.decode("day", as: String.self)] else { continue }
+            let plan: String = try row.decode("plan")
+            let step: Int = try row.decode("step")
+            active[position][plan, default: 0] += step
+            if try row.decode("trial", as: Bool.self) { trials[position][plan, default: 0] += step }
+        }
+        var level: [String: Int] = [:]
+        var trialLevel: [String: Int] = [:]
+        for position in result.indices {
+            for (plan, step) in active[position] { level[plan, default: 0] += step }
+            for (plan, step) in trials[position] { trialLevel[plan, default: 0] += step }
+            result[position].active = level.filter { $0.value != 0 }
+            result[position].trials = trialLevel.filter { $0.value != 0 }
+        }
+        // Flows, each an index range of the days asked for.
+        let flows: [(WritableKeyPath<SubscriptionDaily.Day, Int>, PostgresQuery)] = [
+            (
+                \.conversions,
+                """
+                SELECT to_char(t.purchase_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                FROM subscriptions.appstore_transactions t
+                WHERE t.purchase_date >= \(first)::timestamptz AND t.purchase_date <= \(now)::timestamptz
+                    AND t.offer_type IS DISTINCT FROM 1
+                    AND (SELECT previous.offer_type FROM subscriptions.appstore_transactions previous
+                        WHERE previous.original_transaction_id = t.original_transaction_id
+                            AND previous.environment = t.environment AND previous.expires_date < t.expires_date
+                        ORDER BY previous.expires_date DESC LIMIT 1) = 1
+                GROUP BY 1
+                """
+            ),
+            (
+                \.refunds,
+                """
+                SELECT to_char(revocation_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                FROM subscriptions.appstore_transactions
+                WHERE revocation_date >= \(first)::timestamptz AND revocation_date <= \(now)::timestamptz
+                GROUP BY 1
+                """
+            ),
+            (
+                \.cancellations,
+                """
+                SELECT to_char(signed_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                FROM subscriptions.appstore_notifications
+                WHERE notification_type = 'DID_CHANGE_RENEWAL_STATUS' AND subtype = 'AUTO_RENEW_DISABLED'
+                    AND outcome = 'applied' AND signed_date >= \(first)::timestamptz AND signed_date <= \(now)::timestamptz
+                GROUP BY 1
+                """
+            ),
+        ]
+        for (field, query) in flows {
+            for row in try await connection.query(query) {
+                guard let position = index[try row.decode("day", as: String.self)] else { continue }
+                result[position][keyPath: field] = try row.decode("n")
+            }
+        }
+        return SubscriptionDaily(days: result)
+    }
 }

@@ -186,6 +186,14 @@ struct Subscriptions: Sendable {
         try await database.withConnection { try await SubscriptionFacts.subscribers(on: $0) }
     }
 
+    /// Subscriptions per day over the last `days`, read on one snapshot.
+    func daily(days: Int) async throws -> SubscriptionDaily {
+        try await database.withTransaction { connection in
+            try await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return try await SubscriptionFacts.daily(days: days, on: connection)
+        }
+    }
+
     /// Records facts Apple signed (a notification's, or the App Store Server API's answer): the
     /// transaction, linked to the account its `appAccountToken` names, and the renewal info.
     func apply(_ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?) async throws {
