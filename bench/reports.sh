@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The team's console and reports at scale: 1,000,000 feedback items over a year and 10,000
-# accounts, the gateway hosting auth, feedback, subscriptions and the console (release build).
-# Measured at one connection (wrk --latency: the median is the server's time plus loopback):
-#   GET /feedback/stats, GET /feedback/stats/daily?days=365, GET /feedback?limit=50 (the API),
-#   the console's inbox and dashboard (30 and 365 days)                     (target < 100 ms p50)
+# The team's console and reports at scale: 1,000,000 feedback items over a year, 10,000
+# accounts and a year of their App Store subscriptions (~70,000 periods: free weeks, monthly
+# renewals, expiries, refunds, auto-renew turned off), the gateway hosting auth, feedback,
+# subscriptions and the console (release build). Measured at one connection (wrk --latency: the
+# median is the server's time plus loopback):
+#   GET /feedback/stats, GET /feedback/stats/daily?days=365, GET /feedback?limit=50,
+#   GET /subscriptions/stats/daily?days=365 (the API), the console's inbox and dashboard (30 and
+#   365 days)                                                               (target < 100 ms p50)
 # and, for comparison, the counts /feedback/stats made before the rollup (four GROUP BY over
 # every item), timed by psql.
 # Usage: bench/reports.sh [seconds per measure, default 10]
@@ -18,7 +21,7 @@ base=http://127.0.0.1:$port
 bench_serve $port gateway PIER_GATEWAY_EMBED=auth,feedback,subscriptions,console PIER_AUTH_ARGON2_MEMORY_KIB=8192 \
   PIER_HTTP_ACCESS_LOG=false PIER_GATEWAY_RATE_LIMIT=0
 
-echo "loading 10,000 accounts and 1,000,000 feedback items over a year…"
+echo "loading 10,000 accounts, 1,000,000 feedback items and the App Store periods of a year…"
 started=$(date +%s)
 psql "$url" -q <<'SQL'
 INSERT INTO auth.users (id, email, email_key, display_name, created_at, email_verified_at)
@@ -37,8 +40,41 @@ SELECT gen_random_uuid(), CASE WHEN n % 3 = 0 THEN NULL ELSE accounts.ids[1 + n 
     CASE WHEN n % 50 = 0 THEN 'pending' ELSE 'approved' END,
     now() - make_interval(secs => n * 31.536), now() - make_interval(secs => n * 31.536)
 FROM generate_series(1, 1000000) AS n, accounts;
+INSERT INTO subscriptions.plans (id, name, price, currency, billing_period, trial_period, entitlements,
+    appstore_product_ids)
+VALUES ('pro-monthly', 'Pro', 499, 'USD', 'P1M', 'P7D', ARRAY['pro'], ARRAY['pier.pro.monthly']),
+    ('team-monthly', 'Team', 1499, 'USD', 'P1M', NULL, ARRAY['pro', 'team'], ARRAY['pier.team.monthly']);
+-- Subscriber n starts within the year, half with a free week; then 1 to 13 monthly periods (up
+-- to now), one in eleven refunded ten days into its last period.
+WITH subscribers AS (
+    SELECT n, now() - make_interval(secs => (n * 3153.6)::int) AS starts, n % 2 = 0 AS trial,
+        CASE WHEN n % 3 = 0 THEN 'pier.team.monthly' ELSE 'pier.pro.monthly' END AS product, 1 + n % 13 AS periods
+    FROM generate_series(1, 10000) AS n
+), periods AS (
+    SELECT s.n, s.product, k, s.trial AND k = 0 AS free,
+        s.starts + CASE WHEN s.trial AND k > 0 THEN interval '7 days' + (k - 1) * interval '30 days'
+            ELSE k * interval '30 days' END AS purchased,
+        k = s.periods - (CASE WHEN s.trial THEN 0 ELSE 1 END) AS last
+    FROM subscribers s, generate_series(0, s.periods - (CASE WHEN s.trial THEN 0 ELSE 1 END)) AS k
+)
+INSERT INTO subscriptions.appstore_transactions (transaction_id, original_transaction_id, product_id, purchase_date,
+    expires_date, revocation_date, offer_type, environment, signed_date, payload)
+SELECT n || '-' || k, n || '-0', product, purchased,
+    purchased + CASE WHEN free THEN interval '7 days' ELSE interval '30 days' END,
+    CASE WHEN last AND NOT free AND n % 11 = 0 AND purchased + interval '10 days' < now()
+        THEN purchased + interval '10 days' END,
+    CASE WHEN free THEN 1 END, 'production', purchased, '{}'
+FROM periods WHERE purchased <= now();
+INSERT INTO subscriptions.appstore_notifications (notification_uuid, notification_type, subtype,
+    original_transaction_id, environment, signed_date, data)
+SELECT gen_random_uuid(), 'DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_DISABLED', original_transaction_id, 'production',
+    max(purchase_date) + interval '2 days', '{}'
+FROM subscriptions.appstore_transactions WHERE original_transaction_id ~ '^[0-9]*7-0$'
+GROUP BY original_transaction_id HAVING max(purchase_date) + interval '2 days' < now();
 ANALYZE auth.users;
 ANALYZE feedback.items;
+ANALYZE subscriptions.appstore_transactions;
+ANALYZE subscriptions.appstore_notifications;
 SQL
 echo "loaded in $(($(date +%s) - started)) s"
 
@@ -86,10 +122,11 @@ median() {  # NAME PATH HEADER: the median latency at one connection, and the an
     "$(wrk -t1 -c1 -d"${duration}s" --latency -H "$header" "$base$path" | awk '$1 == "50%" { print $2 }')" \
     "target < 100 ms"
 }
-echo "== 1,000,000 items, 10,000 accounts; one connection, ${duration}s each"
+echo "== 1,000,000 items, 10,000 accounts, $(psql "$url" -tAc 'SELECT count(*) FROM subscriptions.appstore_transactions') App Store periods; one connection, ${duration}s each"
 median "GET /feedback/stats" /feedback/stats "Authorization: Bearer $token"
 median "GET /feedback/stats/daily?days=365" "/feedback/stats/daily?days=365" "Authorization: Bearer $token"
 median "GET /feedback?limit=50" "/feedback?limit=50" "Authorization: Bearer $token"
+median "GET /subscriptions/stats/daily?days=365" "/subscriptions/stats/daily?days=365" "Authorization: Bearer $token"
 median "console inbox" /console/inbox "Cookie: pier_console=$cookie"
 median "console dashboard (30 days)" /console/dashboard "Cookie: pier_console=$cookie"
 median "console dashboard (365 days)" "/console/dashboard?days=365" "Cookie: pier_console=$cookie"

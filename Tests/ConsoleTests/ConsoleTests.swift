@@ -263,12 +263,32 @@ final class Browser: @unchecked Sendable {
                 let refused = try await stack.api.send("GET", "/auth/users/stats?\(bad)", token: supportToken)
                 #expect(refused.status == 422 && refused.problem?.errors?.first?.field == "days", "\(bad): \(refused.text)")
             }
+            // App Store facts as Apple signed them: one subscription converted from its free week
+            // three days ago, another in its free week now.
+            try await stack.pool.execute(
+                """
+                INSERT INTO subscriptions.plans (id, name, price, currency, billing_period, trial_period, entitlements,
+                    appstore_product_ids)
+                VALUES ('pro', 'Pro', 499, 'USD', 'P1M', 'P7D', ARRAY['pro'], ARRAY['pier.pro'])
+                """)
+            try await stack.pool.execute(
+                """
+                INSERT INTO subscriptions.appstore_transactions (transaction_id, original_transaction_id, product_id,
+                    purchase_date, expires_date, offer_type, environment, signed_date, payload)
+                VALUES ('1', '1', 'pier.pro', now() - interval '10 days', now() - interval '3 days', 1, 'production', now(), '{}'),
+                    ('2', '1', 'pier.pro', now() - interval '3 days', now() + interval '27 days', NULL, 'production', now(), '{}'),
+                    ('10', '10', 'pier.pro', now() - interval '1 day', now() + interval '6 days', 1, 'production', now(), '{}')
+                """)
             let browser = Browser(base: stack.base)
             _ = try await browser.signIn(supportEmail, Self.password)
             let page = try await browser.get("/console/dashboard")
             #expect(page.status == 200, "\(page.text)")
             Self.expectSecurityHeaders(page, "dashboard")
-            #expect(page.text.components(separatedBy: "<svg ").count - 1 == 4)
+            #expect(page.text.components(separatedBy: "<svg ").count - 1 == 7)
+            #expect(page.text.contains(#"data-figure="subscriptions">2<"#) && page.text.contains(#"data-figure="trials">1<"#))
+            #expect(
+                page.text.contains(#"data-figure="conversions">1<"#) && page.text.contains(#"data-figure="cancellations">0<"#))
+            #expect(page.text.contains(": 2 pro</title>") && page.text.contains(": 1 conversions</title>"))
             #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
             #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">2<"#))
             #expect(page.text.contains(": 2 bug</title>") && page.text.contains(": 1 android</title>"))

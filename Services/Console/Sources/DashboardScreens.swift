@@ -10,7 +10,8 @@ import PierService
 #endif
 
 /// The dashboard: feedback per day by category and by platform, the average rating, the triage
-/// backlog and its age, sign-ups per day. Charts are SVG drawn here (no script, no library):
+/// backlog and its age, sign-ups per day, subscriptions and introductory offers by plan over
+/// time, conversions, cancellations and refunds. Charts are SVG drawn here (no script, no library):
 /// each bar carries its figures as a tooltip, each chart a legend and its scale.
 struct DashboardScreens: Sendable {
     let console: Console
@@ -21,7 +22,9 @@ struct DashboardScreens: Sendable {
         let days = request.query("days").flatMap(Int.init).flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
         async let feedback = console.fetch(FeedbackDaily.self, "/feedback/stats/daily?days=\(days)", as: session, request)
         async let signUps = console.fetch(SignUpStats.self, "/auth/users/stats?days=\(days)", as: session, request)
-        let (daily, accounts) = try await (feedback, signUps)
+        async let subscriptions = console.fetch(
+            SubscriptionDaily.self, "/subscriptions/stats/daily?days=\(days)", as: session, request)
+        let (daily, accounts, subscribed) = try await (feedback, signUps, subscriptions)
         let labels = daily.days.map(\.day)
         let categories = Vocabulary.categories.sorted()
         let platforms = Set(daily.days.flatMap(\.byPlatform.keys)).sorted()
@@ -31,6 +34,24 @@ struct DashboardScreens: Sendable {
             labels, platforms.map { name in (name, daily.days.map { $0.byPlatform[name] ?? 0 }) }, what: "items")
         let rating = Self.line(labels, daily.days.map(\.averageRating), top: 5, what: "average rating")
         let signUpChart = Self.bars(labels, [("sign-ups", accounts.days.map(\.signUps))], what: "sign-ups")
+        let plans = Set(subscribed.days.flatMap(\.active.keys)).sorted()
+        let activeChart = Self.bars(
+            labels, plans.map { plan in (plan, subscribed.days.map { $0.active[plan] ?? 0 }) }, what: "subscriptions",
+            level: true)
+        let trialChart = Self.bars(
+            labels, plans.map { plan in (plan, subscribed.days.map { $0.trials[plan] ?? 0 }) }, what: "introductory offers",
+            level: true)
+        let movesChart = Self.bars(
+            labels,
+            [
+                ("conversions", subscribed.days.map(\.conversions)), ("cancellations", subscribed.days.map(\.cancellations)),
+                ("refunds", subscribed.days.map(\.refunds)),
+            ], what: "changes")
+        let now = subscribed.days.last
+        let subscribers = now?.active.values.reduce(0, +) ?? 0
+        let inTrial = now?.trials.values.reduce(0, +) ?? 0
+        let conversions = subscribed.days.reduce(0) { $0 + $1.conversions }
+        let cancellations = subscribed.days.reduce(0) { $0 + $1.cancellations }
         let received = daily.days.reduce(0) { $0 + $1.items }
         let rated = daily.days.reduce(0) { $0 + $1.ratings }
         let ratingSum = daily.days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) }
@@ -58,6 +79,10 @@ struct DashboardScreens: Sendable {
             <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
             <div class="tile"><span class="muted">Sign-ups, \(days) days</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
             <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
+            <div class="tile"><span class="muted">Subscriptions now</span><strong data-figure="subscriptions">\(subscribers)</strong></div>
+            <div class="tile"><span class="muted">In an introductory offer</span><strong data-figure="trials">\(inTrial)</strong></div>
+            <div class="tile"><span class="muted">Conversions, \(days) days</span><strong data-figure="conversions">\(conversions)</strong></div>
+            <div class="tile"><span class="muted">Cancellations, \(days) days</span><strong data-figure="cancellations">\(cancellations)</strong></div>
             </div>
             <h2>Items by status now</h2>
             <ul class="statuses">\(statuses)</ul>
@@ -66,8 +91,12 @@ struct DashboardScreens: Sendable {
             <section><h2>Feedback per day, by platform</h2>\(byPlatform)</section>
             <section><h2>Average rating per day</h2>\(rating)</section>
             <section><h2>Sign-ups per day</h2>\(signUpChart)</section>
+            <section><h2>App Store subscriptions by plan</h2>\(activeChart)</section>
+            <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)</section>
+            <section><h2>Conversions, cancellations and refunds per day</h2>\(movesChart)</section>
             </div>
-            <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.</p>
+            <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.
+            Subscriptions at the end of each day (today: now), introductory offers included; a conversion is a paid period right after an introductory offer, a cancellation auto-renew turned off.</p>
             """)
     }
 
@@ -78,8 +107,10 @@ struct DashboardScreens: Sendable {
     static let left = 40.0
     static let bottom = 20.0
 
-    /// Stacked bars, one per label, a series per colour (`s0`…`s8` in the stylesheet).
-    static func bars(_ labels: [String], _ series: [(name: String, values: [Int])], what: String) -> HTML {
+    /// Stacked bars, one per label, a series per colour (`s0`…`s8` in the stylesheet). The
+    /// legend gives each series' total, or its latest value for a `level` (subscriptions, not
+    /// events).
+    static func bars(_ labels: [String], _ series: [(name: String, values: [Int])], what: String, level: Bool = false) -> HTML {
         let count = max(labels.count, 1)
         let totals = (0..<labels.count).map { index in series.reduce(0) { $0 + ($1.values.count > index ? $1.values[index] : 0) }
         }
@@ -102,7 +133,7 @@ struct DashboardScreens: Sendable {
         }
         let legend = HTML.join(
             series.enumerated().map { number, serie in
-                "<li><span class=\"swatch s\(number % 9)\"></span>\(serie.name) <strong>\(serie.values.reduce(0, +))</strong></li>"
+                "<li><span class=\"swatch s\(number % 9)\"></span>\(serie.name) <strong>\(level ? serie.values.last ?? 0 : serie.values.reduce(0, +))</strong>\(level ? " now" : "")</li>"
             })
         return chart(labels, top: String(top), what: what, marks: HTML.join(rects), legend: legend)
     }
