@@ -396,7 +396,8 @@ public struct SubscriptionDaily: Codable, Sendable, Equatable {
         public var active: [String: Int]
         /// Of those, in an introductory offer (a free trial or an introductory price), per plan id.
         public var trials: [String: Int]
-        /// Paid periods that began that day right after an introductory offer.
+        /// Paid periods that began that day right after an introductory offer (within 60 days of
+        /// its end: Apple retries billing that long).
         public var conversions: Int
         /// Subscribers who turned auto-renew off that day (Apple's `DID_CHANGE_RENEWAL_STATUS`,
         /// `AUTO_RENEW_DISABLED`).

@@ -181,6 +181,9 @@ final class Browser: @unchecked Sendable {
             let shown = try await browser.get("/console/feedback/\(item.id.uuidString.lowercased())")
             #expect(
                 shown.text.contains("Fixed in 2.1 &lt;b&gt;soon&lt;/b&gt;") && shown.text.contains("to the sender&#39;s account"))
+            // Who triaged and who replied, by name (this account has none: its address).
+            #expect(shown.text.contains(">\(supportEmail)</a>, to the sender"), "the reply's author")
+            #expect(shown.text.components(separatedBy: ">\(supportEmail)</a><ul>").count - 1 == 1, "the triage's author")
 
             let found = try await browser.get("/console/users?q=\(ConsolePath.encode(customerEmail.uppercased()))")
             #expect(found.status == 200 && found.text.contains(customerEmail))

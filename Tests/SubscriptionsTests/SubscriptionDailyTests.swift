@@ -11,11 +11,15 @@ import Testing
     static let day = 86_400.0
 
     struct Period {
+        let id: String
+        let original: String
+        let product: String
+        let user: UUID
         let plan: String
         let trial: Bool
         let starts: Date
         let expires: Date
-        let revoked: Date?
+        var revoked: Date?
         let afterTrial: Bool
 
         var ends: Date { max(starts, min(expires, revoked ?? .distantFuture)) }
@@ -49,7 +53,8 @@ import Testing
                     #expect(reply.status == 200, "\(reply.text)")
                     periods.append(
                         Period(
-                            plan: plan, trial: isTrial, starts: start, expires: expires, revoked: revoked,
+                            id: id, original: original, product: product, user: user, plan: plan, trial: isTrial, starts: start,
+                            expires: expires, revoked: revoked,
                             afterTrial: trial && index == 1))
                     last = jws
                     lastStart = start
@@ -71,6 +76,8 @@ import Testing
                 }
             }
             #expect(periods.contains { $0.trial } && periods.contains { $0.revoked != nil } && !cancellations.isEmpty)
+            // Apple re-signs two current periods with a refund: their ends move.
+            periods = try await Self.refundTwo(periods, service: service, now: now)
 
             let admin = try service.admin()
             for days in [1, 7, 45] {
@@ -117,5 +124,29 @@ import Testing
             #expect(
                 try await service.send("GET", "/subscriptions/stats/daily", token: try service.token(UUID())).status == 403)
         }
+    }
+
+    /// Two current paid periods re-signed with a refund: one two days ago (the steps of whole
+    /// days move), one a minute ago (today's, read from the periods). Signed after the first
+    /// signature, however long posting them took: an older one would change nothing.
+    static func refundTwo(_ periods: [Period], service: SubscriptionsHarness, now: Date) async throws -> [Period] {
+        var periods = periods
+        let current = periods.indices.filter {
+            !periods[$0].trial && periods[$0].ends > now && periods[$0].revoked == nil
+                && periods[$0].starts < now.addingTimeInterval(-3 * day)
+        }
+        #expect(current.count >= 2)
+        for (position, ago) in zip(current.prefix(2), [2 * day, 60]) {
+            let period = periods[position]
+            let refunded = now.addingTimeInterval(-ago)
+            let jws = try service.ca.sign(
+                AppStorePayload.transaction(
+                    id: period.id, original: period.original, product: period.product, purchased: period.starts,
+                    expires: period.expires, signed: Date().addingTimeInterval(1), revoked: refunded, user: period.user))
+            let reply = try await service.postTransaction(jws, user: period.user)
+            #expect(reply.status == 200, "\(reply.text)")
+            periods[position].revoked = refunded
+        }
+        return periods
     }
 }

@@ -160,6 +160,9 @@ struct FeedbackScreens: Sendable {
             (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" })
         let moves = FeedbackStatus(rawValue: item.status)?.next.sorted { $0.rawValue < $1.rawValue } ?? []
         let options = HTML.join(moves.map { "<option value=\"\($0.rawValue)\">\($0.rawValue)</option>" })
+        // Who triaged and who replied, by name.
+        let staff = await console.names(
+            Set((item.history ?? []).map(\.actor) + (item.replies ?? []).compactMap(\.authorId)), as: session, request)
         let history = HTML.join(
             (item.history ?? []).reversed().map { change in
                 let fields = HTML.join(
@@ -167,14 +170,14 @@ struct FeedbackScreens: Sendable {
                         "<li><code>\(key)</code> \(Self.text(change.changes[key]?.from ?? .null)) → \(Self.text(change.changes[key]?.to ?? .null))</li>"
                     })
                 return
-                    "<li>\(Layout.date(change.changedAt)) by <a href=\"\(ConsolePath("users", change.actor.uuidString.lowercased()))\">\(change.actor)</a><ul>\(fields)</ul></li>"
+                    "<li>\(Layout.date(change.changedAt)) by <a href=\"\(ConsolePath("users", change.actor.uuidString.lowercased()))\">\(staff[change.actor] ?? change.actor.uuidString.lowercased())</a><ul>\(fields)</ul></li>"
             })
         let path = ConsolePath("feedback", id.uuidString.lowercased())
         let replies = HTML.join(
             (item.replies ?? []).map { reply in
                 let author: HTML =
                     if let author = reply.authorId {
-                        "<a href=\"\(ConsolePath("users", author.uuidString.lowercased()))\">\(author)</a>"
+                        "<a href=\"\(ConsolePath("users", author.uuidString.lowercased()))\">\(staff[author] ?? author.uuidString.lowercased())</a>"
                     } else { "the team" }
                 return
                     "<li class=\"reply\"><p class=\"muted\">\(Layout.date(reply.createdAt)) by \(author), \(Self.delivered(reply.delivery))</p><div class=\"message\">\(reply.message)</div></li>"

@@ -402,17 +402,18 @@ enum SubscriptionFacts {
     }
 
     /// App Store subscriptions per UTC day over the last `days` (today included), on one
-    /// snapshot: see ``SubscriptionDaily``. A subscription period counts from its purchase to its
-    /// expiry or revocation; each period's start and end are a step of its plan's level, summed
-    /// day by day (the periods read are those that end after the first day: an index range,
-    /// whatever the years of history before).
+    /// snapshot: see ``SubscriptionDaily``. A period counts from its purchase to its expiry or
+    /// revocation: the levels of whole days are the sums of the periods' steps kept by
+    /// migration 6's trigger (a small table, whatever the years of history), today's adds the
+    /// steps of today up to now read from the periods themselves.
     static func daily(days: Int, on connection: any PostgresExecutor) async throws -> SubscriptionDaily {
         let bounds = try await connection.query(
             """
-            SELECT now() AS now, (date_trunc('day', now() AT TIME ZONE 'UTC') - \(days - 1) * interval '1 day')
-                AT TIME ZONE 'UTC' AS first
+            SELECT now() AS now, date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS today,
+                (date_trunc('day', now() AT TIME ZONE 'UTC') - \(days - 1) * interval '1 day') AT TIME ZONE 'UTC' AS first
             """)[0]
         let now: Date = try bounds.decode("now")
+        let today: Date = try bounds.decode("today")
         let first: Date = try bounds.decode("first")
         var result = try await connection.query(
             """
@@ -423,24 +424,30 @@ enum SubscriptionFacts {
         ).map { SubscriptionDaily.Day(day: try $0.decode("day")) }
         var index: [String: Int] = [:]
         for (position, day) in result.enumerated() { index[day.day] = position }
-        // Each period's start (+1) and, when it has ended, its end (-1), on the day whose end (or
-        // now) is the first moment at or after it; what happened before the first day lands on it.
+        // Steps before the first day add up to where it starts.
         let steps = try await connection.query(
             """
-            WITH periods AS (
-                SELECT p.id AS plan, coalesce(t.offer_type = 1, false) AS trial, t.purchase_date AS starts,
-                    greatest(t.purchase_date, least(t.expires_date, coalesce(t.revocation_date, 'infinity'))) AS ends
-                FROM subscriptions.appstore_transactions t
-                JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
-                WHERE t.expires_date > \(first)::timestamptz AND t.purchase_date <= \(now)::timestamptz
-            ), steps AS (
-                SELECT plan, trial, starts AS at, 1 AS step FROM periods
+            SELECT greatest(s.day, (\(first)::timestamptz AT TIME ZONE 'UTC')::date)::text AS day, p.id AS plan, s.trial,
+                sum(s.starts - s.ends)::int AS step
+            FROM subscriptions.period_steps s
+            JOIN subscriptions.plans p ON s.product_id = ANY (p.appstore_product_ids)
+            WHERE s.day < (\(today)::timestamptz AT TIME ZONE 'UTC')::date
+            GROUP BY 1, 2, 3
+            UNION ALL
+            SELECT (\(today)::timestamptz AT TIME ZONE 'UTC')::date::text, p.id, today.trial, sum(today.step)::int
+            FROM (
+                SELECT product_id, coalesce(offer_type = 1, false) AS trial, 1 AS step
+                FROM subscriptions.appstore_transactions
+                WHERE purchase_date > \(today)::timestamptz AND purchase_date <= \(now)::timestamptz
+                    AND expires_date IS NOT NULL
                 UNION ALL
-                SELECT plan, trial, ends, -1 FROM periods WHERE ends <= \(now)::timestamptz
-            )
-            SELECT plan, trial, to_char(greatest(date_trunc('day', (at AT TIME ZONE 'UTC') - interval '1 microsecond'),
-                    \(first)::timestamptz AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, sum(step)::int AS step
-            FROM steps GROUP BY 1, 2, 3
+                SELECT product_id, coalesce(offer_type = 1, false), -1
+                FROM subscriptions.appstore_transactions
+                WHERE subscriptions.period_ends(purchase_date, expires_date, revocation_date) > \(today)::timestamptz
+                    AND subscriptions.period_ends(purchase_date, expires_date, revocation_date) <= \(now)::timestamptz
+            ) AS today
+            JOIN subscriptions.plans p ON today.product_id = ANY (p.appstore_product_ids)
+            GROUP BY 1, 2, 3
             """)
         var active: [[String: Int]] = Array(repeating: [:], count: result.count)
         var trials: [[String: Int]] = Array(repeating: [:], count: result.count)
@@ -464,14 +471,17 @@ enum SubscriptionFacts {
             (
                 \.conversions,
                 """
-                SELECT to_char(t.purchase_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                SELECT to_char(next.purchase_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
                 FROM subscriptions.appstore_transactions t
-                WHERE t.purchase_date >= \(first)::timestamptz AND t.purchase_date <= \(now)::timestamptz
-                    AND t.offer_type IS DISTINCT FROM 1
-                    AND (SELECT previous.offer_type FROM subscriptions.appstore_transactions previous
-                        WHERE previous.original_transaction_id = t.original_transaction_id
-                            AND previous.environment = t.environment AND previous.expires_date < t.expires_date
-                        ORDER BY previous.expires_date DESC LIMIT 1) = 1
+                JOIN LATERAL (
+                    SELECT following.purchase_date, following.offer_type FROM subscriptions.appstore_transactions following
+                    WHERE following.original_transaction_id = t.original_transaction_id
+                        AND following.environment = t.environment AND following.expires_date > t.expires_date
+                    ORDER BY following.expires_date LIMIT 1) AS next ON true
+                WHERE t.offer_type = 1 AND t.expires_date >= \(first)::timestamptz - interval '60 days'
+                    AND t.expires_date <= \(now)::timestamptz AND next.offer_type IS DISTINCT FROM 1
+                    AND next.purchase_date >= \(first)::timestamptz AND next.purchase_date <= \(now)::timestamptz
+                    AND next.purchase_date <= t.expires_date + interval '60 days'
                 GROUP BY 1
                 """
             ),
