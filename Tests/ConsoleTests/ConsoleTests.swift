@@ -300,6 +300,9 @@ final class Browser: @unchecked Sendable {
             #expect(inbox.text.contains(#"data-count="new">3<"#) && inbox.text.contains(#"data-count="done">0<"#))
             let year = try await browser.get("/console/dashboard?days=365")
             #expect(year.status == 200 && year.text.contains("<strong>365 days</strong>"))
+            // A year is drawn a week a bar (53), the last week ending today.
+            let today = ISO8601DateFormatter().string(from: Date()).prefix(10)
+            #expect(year.text.contains("items per week") && year.text.contains(" to \(today): 2 bug</title>"))
             // A span it does not offer is the default one.
             #expect(try await browser.get("/console/dashboard?days=9999").text.contains("<strong>30 days</strong>"))
         }

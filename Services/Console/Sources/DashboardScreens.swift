@@ -25,27 +25,36 @@ struct DashboardScreens: Sendable {
         async let subscriptions = console.fetch(
             SubscriptionDaily.self, "/subscriptions/stats/daily?days=\(days)", as: session, request)
         let (daily, accounts, subscribed) = try await (feedback, signUps, subscriptions)
-        let labels = daily.days.map(\.day)
+        // A bar a day up to 90 days, a week beyond (a year is 53 bars, not 365).
+        let group = Grouping(days: daily.days.map(\.day))
+        let per = group.size == 1 ? "day" : "week"
+        func sums(_ values: [Int]) -> [Int] { group.ranges.map { values[$0].reduce(0, +) } }
+        func lasts(_ values: [Int]) -> [Int] { group.ranges.map { values[$0.upperBound - 1] } }
         let categories = Vocabulary.categories.sorted()
         let platforms = Set(daily.days.flatMap(\.byPlatform.keys)).sorted()
         let byCategory = Self.bars(
-            labels, categories.map { name in (name, daily.days.map { $0.byCategory[name] ?? 0 }) }, what: "items")
+            group, categories.map { name in (name, sums(daily.days.map { $0.byCategory[name] ?? 0 })) }, what: "items")
         let byPlatform = Self.bars(
-            labels, platforms.map { name in (name, daily.days.map { $0.byPlatform[name] ?? 0 }) }, what: "items")
-        let rating = Self.line(labels, daily.days.map(\.averageRating), top: 5, what: "average rating")
-        let signUpChart = Self.bars(labels, [("sign-ups", accounts.days.map(\.signUps))], what: "sign-ups")
+            group, platforms.map { name in (name, sums(daily.days.map { $0.byPlatform[name] ?? 0 })) }, what: "items")
+        let ratings = group.ranges.map { range -> Double? in
+            let days = daily.days[range]
+            let count = days.reduce(0) { $0 + $1.ratings }
+            return count == 0 ? nil : days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) } / Double(count)
+        }
+        let rating = Self.line(group, ratings, top: 5, what: "average rating")
+        let signUpChart = Self.bars(group, [("sign-ups", sums(accounts.days.map(\.signUps)))], what: "sign-ups")
         let plans = Set(subscribed.days.flatMap(\.active.keys)).sorted()
         let activeChart = Self.bars(
-            labels, plans.map { plan in (plan, subscribed.days.map { $0.active[plan] ?? 0 }) }, what: "subscriptions",
+            group, plans.map { plan in (plan, lasts(subscribed.days.map { $0.active[plan] ?? 0 })) }, what: "subscriptions",
             level: true)
         let trialChart = Self.bars(
-            labels, plans.map { plan in (plan, subscribed.days.map { $0.trials[plan] ?? 0 }) }, what: "introductory offers",
+            group, plans.map { plan in (plan, lasts(subscribed.days.map { $0.trials[plan] ?? 0 })) }, what: "introductory offers",
             level: true)
         let movesChart = Self.bars(
-            labels,
+            group,
             [
-                ("conversions", subscribed.days.map(\.conversions)), ("cancellations", subscribed.days.map(\.cancellations)),
-                ("refunds", subscribed.days.map(\.refunds)),
+                ("conversions", sums(subscribed.days.map(\.conversions))),
+                ("cancellations", sums(subscribed.days.map(\.cancellations))), ("refunds", sums(subscribed.days.map(\.refunds))),
             ], what: "changes")
         let now = subscribed.days.last
         let subscribers = now?.active.values.reduce(0, +) ?? 0
@@ -87,13 +96,13 @@ struct DashboardScreens: Sendable {
             <h2>Items by status now</h2>
             <ul class="statuses">\(statuses)</ul>
             <div class="charts">
-            <section><h2>Feedback per day, by category</h2>\(byCategory)</section>
-            <section><h2>Feedback per day, by platform</h2>\(byPlatform)</section>
-            <section><h2>Average rating per day</h2>\(rating)</section>
-            <section><h2>Sign-ups per day</h2>\(signUpChart)</section>
+            <section><h2>Feedback per \(per), by category</h2>\(byCategory)</section>
+            <section><h2>Feedback per \(per), by platform</h2>\(byPlatform)</section>
+            <section><h2>Average rating per \(per)</h2>\(rating)</section>
+            <section><h2>Sign-ups per \(per)</h2>\(signUpChart)</section>
             <section><h2>App Store subscriptions by plan</h2>\(activeChart)</section>
             <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)</section>
-            <section><h2>Conversions, cancellations and refunds per day</h2>\(movesChart)</section>
+            <section><h2>Conversions, cancellations and refunds per \(per)</h2>\(movesChart)</section>
             </div>
             <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.
             Subscriptions at the end of each day (today: now), introductory offers included; a conversion is a paid period right after an introductory offer, a cancellation auto-renew turned off.</p>
@@ -110,7 +119,8 @@ struct DashboardScreens: Sendable {
     /// Stacked bars, one per label, a series per colour (`s0`…`s8` in the stylesheet). The
     /// legend gives each series' total, or its latest value for a `level` (subscriptions, not
     /// events).
-    static func bars(_ labels: [String], _ series: [(name: String, values: [Int])], what: String, level: Bool = false) -> HTML {
+    static func bars(_ group: Grouping, _ series: [(name: String, values: [Int])], what: String, level: Bool = false) -> HTML {
+        let labels = group.labels
         let count = max(labels.count, 1)
         let totals = (0..<labels.count).map { index in series.reduce(0) { $0 + ($1.values.count > index ? $1.values[index] : 0) }
         }
@@ -135,11 +145,12 @@ struct DashboardScreens: Sendable {
             series.enumerated().map { number, serie in
                 "<li><span class=\"swatch s\(number % 9)\"></span>\(serie.name) <strong>\(level ? serie.values.last ?? 0 : serie.values.reduce(0, +))</strong>\(level ? " now" : "")</li>"
             })
-        return chart(labels, top: String(top), what: what, marks: HTML.join(rects), legend: legend)
+        return chart(group, top: String(top), what: what, marks: HTML.join(rects), legend: legend)
     }
 
     /// A line through the days that have a value (gaps where none).
-    static func line(_ labels: [String], _ values: [Double?], top: Double, what: String) -> HTML {
+    static func line(_ group: Grouping, _ values: [Double?], top: Double, what: String) -> HTML {
+        let labels = group.labels
         let count = max(labels.count, 1)
         let slot = (width - left) / Double(count)
         let scale = (height - bottom) / top
@@ -160,16 +171,16 @@ struct DashboardScreens: Sendable {
                 "<circle class=\"s0\" cx=\"\(x)\" cy=\"\(y)\" r=\"2.5\"><title>\(labels[index]): \(value)</title></circle>")
             previous = (x, y)
         }
-        return chart(labels, top: String(Int(top)), what: what, marks: HTML.join(segments + dots), legend: .empty)
+        return chart(group, top: String(Int(top)), what: what, marks: HTML.join(segments + dots), legend: .empty)
     }
 
-    static func chart(_ labels: [String], top: String, what: String, marks: HTML, legend: HTML) -> HTML {
+    static func chart(_ group: Grouping, top: String, what: String, marks: HTML, legend: HTML) -> HTML {
         let base = height - bottom
-        let first = labels.first ?? ""
-        let last = labels.last ?? ""
+        let first = group.days.first ?? ""
+        let last = group.days.last ?? ""
         return """
             <figure class="chart">
-            <svg viewBox="0 0 \(width) \(height)" role="img" aria-label="\(what) per day, \(first) to \(last)" data-chart>
+            <svg viewBox="0 0 \(width) \(height)" role="img" aria-label="\(what) per \(group.size == 1 ? "day" : "week"), \(first) to \(last)" data-chart>
             <line class="axis" x1="\(left)" y1="\(base)" x2="\(width)" y2="\(base)"></line>
             <line class="grid" x1="\(left)" y1="0.5" x2="\(width)" y2="0.5"></line>
             <text class="label" x="\(left - 4)" y="10" text-anchor="end">\(top)</text>
@@ -181,6 +192,27 @@ struct DashboardScreens: Sendable {
             <ul class="legend">\(legend)</ul>
             </figure>
             """
+    }
+
+    /// The days drawn a bar each (up to 90), or a week each, the last week ending today.
+    struct Grouping {
+        let days: [String]
+        let size: Int
+        /// The days of each bar, oldest first.
+        let ranges: [Range<Int>]
+        /// Each bar's tooltip label: its day, or its first and last days.
+        let labels: [String]
+
+        init(days: [String]) {
+            self.days = days
+            let size = days.count > 90 ? 7 : 1
+            let ranges = Array(stride(from: days.count, to: 0, by: -size).map { max(0, $0 - size)..<$0 }.reversed())
+            self.size = size
+            self.ranges = ranges
+            labels = ranges.map { range in
+                size == 1 ? days[range.lowerBound] : "\(days[range.lowerBound]) to \(days[range.upperBound - 1])"
+            }
+        }
     }
 
     /// The scale's top: 1, 2 or 5 times a power of ten, at least the largest value.
