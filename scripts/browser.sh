@@ -2,9 +2,10 @@
 # The console in a real browser (Tests/Browser/console_browser.py): headless Chromium and its
 # driver from Debian (scripts/setup.sh installs them), Selenium from PyPI. Starts the gateway
 # with auth, feedback, subscriptions and the console on a fresh database, seeds a support
-# account, a customer with feedback (one item full of hostile text) and a plan, and drives the
-# console; auth mails through an SMTP server (aiosmtpd, from PyPI) that keeps them as files. Screenshots land in .pier/screenshots/; `scripts/browser.sh --update-docs` also
-# copies them to docs/console/ for the README.
+# account, a customer with feedback (one item full of hostile text), a plan and a month of its
+# App Store subscriptions, and drives the console; auth mails through an SMTP server (aiosmtpd,
+# from PyPI) that keeps them as files. Screenshots land in .pier/screenshots/;
+# `scripts/browser.sh --update-docs` also copies them to docs/console/ for the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Selenium drives the browser; aiosmtpd is the SMTP server the replies are mailed to.
@@ -38,7 +39,19 @@ password="a console passphrase"
 PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/pier-auth" create-admin --email owner@example.com >/dev/null
 admin_token=$(json "$base/auth/login" -d '{"email":"owner@example.com","password":"the operator'"'"'s passphrase"}' | token)
 json "$base/subscriptions/plans" -H "Authorization: Bearer $admin_token" \
-  -d '{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"]}' >/dev/null
+  -d '{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","trialPeriod":"P7D","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"]}' >/dev/null
+# A month of App Store subscriptions as Apple signs them (no account of this test owns them): a
+# subscriber every six hours, a free week, then a paid month.
+psql "$PIER_DATABASE_URL" -q <<'SQL'
+INSERT INTO subscriptions.appstore_transactions (transaction_id, original_transaction_id, product_id, purchase_date,
+    expires_date, offer_type, environment, signed_date, payload)
+SELECT n || '-' || k, n || '-0', 'pier.pro.monthly', starts,
+    starts + CASE WHEN k = 0 THEN interval '7 days' ELSE interval '30 days' END, CASE WHEN k = 0 THEN 1 END,
+    'production', starts, '{}'
+FROM generate_series(1, 120) AS n, generate_series(0, 1) AS k,
+    LATERAL (SELECT now() - make_interval(hours => n * 6) + k * interval '7 days' AS starts) AS period
+WHERE starts <= now();
+SQL
 json "$base/auth/register" -d '{"email":"sam@example.com","password":"'"$password"'","displayName":"Sam Support"}' >/dev/null
 psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
 "$bin/pier-auth" set-role --email sam@example.com --role support >/dev/null

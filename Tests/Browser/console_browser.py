@@ -237,15 +237,18 @@ try:
     injected("the plans")
     shot("plans")
 
-    # The dashboard: its charts drawn with the day's feedback and sign-ups.
+    # The dashboard: its charts drawn with the day's feedback, sign-ups and the month's subscriptions.
     driver.get(base + "/console/dashboard")
     no_dialog("the dashboard")
     charts = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart]")
-    check(len(charts) == 4, "the dashboard draws four charts, found %d" % len(charts))
+    check(len(charts) == 7, "the dashboard draws seven charts, found %d" % len(charts))
     bars = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart] rect")
     check(len(bars) >= 3 and all(bar.size["height"] > 0 for bar in bars), "the charts have bars with data")
     check(driver.find_element(By.CSS_SELECTOR, "[data-figure=received]").text == "3", "three items received")
     check(int(driver.find_element(By.CSS_SELECTOR, "[data-figure=signups]").text) >= 2, "the sign-ups are counted")
+    figure = lambda name: int(driver.find_element(By.CSS_SELECTOR, "[data-figure=%s]" % name).text)
+    check(figure("subscriptions") > 0 and figure("trials") > 0 and figure("conversions") > 0,
+          "subscriptions, trials and conversions are counted")
     check(not driver.find_elements(By.CSS_SELECTOR, "script:not([src='/console/static/console.js'])"), "no other script")
     shot("dashboard")
 
