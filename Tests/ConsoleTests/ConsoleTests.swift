@@ -724,6 +724,21 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// Up to 90 days a bar a day; a year a week a bar, the last week ending today; a series
+    /// shorter than the days (another service's clock past midnight) is read within its length.
+    @Test func aYearIsDrawnAWeekABar() {
+        let days = (0..<365).map { "d\($0)" }
+        let year = DashboardScreens.Grouping(days: days)
+        #expect(year.size == 7 && year.ranges.count == 53 && year.ranges.first == 0..<1 && year.ranges.last == 358..<365)
+        #expect(year.labels.last == "d358 to d364" && year.labels.first == "d0 to d0")
+        let ones = Array(repeating: 1, count: 365)
+        #expect(year.sums(ones).reduce(0, +) == 365 && year.sums(ones).last == 7)
+        #expect(year.lasts(Array(0..<365)).last == 364 && year.lasts(Array(0..<365)).first == 0)
+        #expect(year.sums(Array(ones.prefix(360))).last == 2 && year.lasts([]).allSatisfy { $0 == 0 })
+        let quarter = DashboardScreens.Grouping(days: Array(days.prefix(90)))
+        #expect(quarter.size == 1 && quarter.ranges.count == 90 && quarter.labels[3] == "d3")
+    }
+
     @Test func htmlEscapesValuesAndKeepsLiterals() {
         let name = "<a href=\"x\">'&'</a>"
         let html: HTML = "<p title=\"\(name)\">\(name)</p>"

@@ -28,8 +28,7 @@ struct DashboardScreens: Sendable {
         // A bar a day up to 90 days, a week beyond (a year is 53 bars, not 365).
         let group = Grouping(days: daily.days.map(\.day))
         let per = group.size == 1 ? "day" : "week"
-        func sums(_ values: [Int]) -> [Int] { group.ranges.map { values[$0].reduce(0, +) } }
-        func lasts(_ values: [Int]) -> [Int] { group.ranges.map { values[$0.upperBound - 1] } }
+        let sums = group.sums, lasts = group.lasts
         let categories = Vocabulary.categories.sorted()
         let platforms = Set(daily.days.flatMap(\.byPlatform.keys)).sorted()
         let byCategory = Self.bars(
@@ -37,7 +36,7 @@ struct DashboardScreens: Sendable {
         let byPlatform = Self.bars(
             group, platforms.map { name in (name, sums(daily.days.map { $0.byPlatform[name] ?? 0 })) }, what: "items")
         let ratings = group.ranges.map { range -> Double? in
-            let days = daily.days[range]
+            let days = daily.days[range.clamped(to: daily.days.indices)]
             let count = days.reduce(0) { $0 + $1.ratings }
             return count == 0 ? nil : days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) } / Double(count)
         }
@@ -212,6 +211,16 @@ struct DashboardScreens: Sendable {
             labels = ranges.map { range in
                 size == 1 ? days[range.lowerBound] : "\(days[range.lowerBound]) to \(days[range.upperBound - 1])"
             }
+        }
+
+        // Each service answers the days of its own clock: a series is read within its length.
+
+        /// A flow's bars: the sum of each bar's days.
+        func sums(_ values: [Int]) -> [Int] { ranges.map { values[$0.clamped(to: values.indices)].reduce(0, +) } }
+
+        /// A level's bars: its value on each bar's last day.
+        func lasts(_ values: [Int]) -> [Int] {
+            ranges.map { range in range.clamped(to: values.indices).last.map { values[$0] } ?? 0 }
         }
     }
 
