@@ -142,7 +142,8 @@ public final class SMTPTransport: MailTransport {
 }
 
 /// Mails written as `.eml` files (what a mail client opens), for development and for a server
-/// with no SMTP configured.
+/// with no SMTP configured. A file's name says when, what and to whom, in that order:
+/// `1764547200000-verify-your-address-to-zoe-example-com-1a2b3c4d.eml`.
 public struct MailDirectory: MailTransport {
     public let path: String
 
@@ -150,12 +151,53 @@ public struct MailDirectory: MailTransport {
 
     public func send(_ message: [UInt8], from sender: String, to recipient: String) async throws(MailFailure) {
         let directory = URL(fileURLWithPath: path, isDirectory: true)
-        let name = "\(Int(Date().timeIntervalSince1970 * 1000))-\(UUID().uuidString.lowercased().prefix(8)).eml"
+        let what = Self.slug(Self.subject(of: message) ?? "mail")
+        let name =
+            "\(Int(Date().timeIntervalSince1970 * 1000))-\(what)-to-\(Self.slug(recipient))-\(UUID().uuidString.lowercased().prefix(8)).eml"
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Data(message).write(to: directory.appendingPathComponent(name), options: .atomic)
         } catch {
             throw MailFailure("the mail could not be written under \(path): \(error)", permanent: false)
         }
+    }
+
+    /// The message's subject, its encoded words (`=?utf-8?B?…?=`, as ``MailMessage`` writes them)
+    /// decoded.
+    static func subject(of message: [UInt8]) -> String? {
+        let lines = String(decoding: message.prefix(4096), as: UTF8.self).split(
+            separator: "\r\n" as Character, omittingEmptySubsequences: false)
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("Subject: ") }) else { return nil }
+        var value = String(lines[first].dropFirst("Subject: ".count))
+        for line in lines[(first + 1)...] {
+            guard line.hasPrefix(" ") || line.hasPrefix("\t") else { break }
+            value += line.drop { $0 == " " || $0 == "\t" }
+        }
+        var decoded = ""
+        for word in value.split(separator: "?=") {
+            if let range = word.firstRange(of: "=?utf-8?B?"),
+                let data = Data(base64Encoded: String(word[range.upperBound...]))
+            {
+                decoded += word[..<range.lowerBound] + String(decoding: data, as: UTF8.self)
+            } else {
+                decoded += word
+            }
+        }
+        return decoded
+    }
+
+    /// Lower-case letters and digits of `text`, the rest as single dashes, 40 characters at most.
+    static func slug(_ text: String) -> String {
+        var slug = ""
+        for character in text.lowercased().unicodeScalars {
+            if ("a"..."z").contains(character) || ("0"..."9").contains(character) {
+                slug.unicodeScalars.append(character)
+            } else if !slug.isEmpty, !slug.hasSuffix("-") {
+                slug += "-"
+            }
+            if slug.count >= 40 { break }
+        }
+        while slug.hasSuffix("-") { slug.removeLast() }
+        return slug.isEmpty ? "mail" : slug
     }
 }

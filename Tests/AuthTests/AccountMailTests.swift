@@ -377,6 +377,9 @@ import Testing
         #expect(Set(sessions.compactMap(\.deviceName)) == ["Anna's iPhone", "MacBook"])
         #expect(sessions.filter(\.current).map(\.deviceName) == ["MacBook"])
         #expect(sessions.allSatisfy { $0.clientAddress == "127.0.0.1" })
+        // A session just opened was used when it was opened.
+        #expect(
+            sessions.allSatisfy { session in session.lastUsedAt.map { $0 >= session.createdAt.addingTimeInterval(-1) } == true })
         #expect(try await auth.send("GET", "/auth/sessions").status == 401)
 
         // The phone is ended from the laptop: its refresh token and access token stop working.

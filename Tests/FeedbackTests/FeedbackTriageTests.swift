@@ -73,7 +73,11 @@ import Testing
         func patch(_ json: String) async throws -> Reply {
             try await feedback.send("PATCH", "/feedback/\(item.id)", json: json, token: admin)
         }
-        #expect(try await patch(#"{"status":"done"}"#).status == 409)
+        // A refused move says which ones the item's status allows.
+        let refused = try await patch(#"{"status":"done"}"#)
+        #expect(
+            refused.status == 409
+                && refused.problem?.detail?.hasSuffix("from new it can go to: closed, duplicate, triaged.") == true)
         #expect(try await patch(#"{"status":"planned"}"#).status == 409)
         for status in ["triaged", "planned", "in_progress", "done"] {
             #expect(try await patch(#"{"status":"\#(status)"}"#).status == 200, "\(status)")

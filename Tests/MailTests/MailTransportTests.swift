@@ -80,6 +80,10 @@ import Testing
         try await directory.send(Self.rendered(), from: "no-reply@seeds.example", to: "zoe@example.com")
         let files = try FileManager.default.contentsOfDirectory(atPath: path + "/nested").filter { $0.hasSuffix(".eml") }
         #expect(files.count == 2)
+        // The names say what and to whom (the subject decoded from its encoded words).
+        let subject = MailDirectory.slug(Self.message.subject)
+        #expect(subject.count > 3 && files.allSatisfy { $0.contains("-\(subject)-to-zoe-example-com-") }, "\(files)")
+        #expect(MailDirectory.slug("Réinitialiser: votre mot de passe!") == "r-initialiser-votre-mot-de-passe")
         let mail = ReceivedMail(Array(try Data(contentsOf: URL(fileURLWithPath: path + "/nested/" + files[0]))))
         #expect(mail.link(containing: "/confirm") == "https://seeds.example/confirm?t=abc")
         // A directory that cannot be made is a temporary failure, not a crash.

@@ -53,9 +53,9 @@ struct Sessions: Sendable {
         try await database.execute(
             """
             WITH session AS (
-                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address, authenticated_at)
+                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address, authenticated_at, last_used_at)
                 VALUES (\(sessionID), \(user), now() + make_interval(days => \(lifetimes.refreshDays)), \(device.name),
-                    \(device.address), \(device.signedInAt))
+                    \(device.address), \(device.signedInAt), now())
                 RETURNING id, expires_at
             )
             INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)

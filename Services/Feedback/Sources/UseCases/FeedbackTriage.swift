@@ -44,7 +44,11 @@ struct FeedbackTriage: Sendable {
             var changes: [String: FeedbackChange.FieldChange] = [:]
             if let next = patch.status, next != before.status {
                 guard before.status.allows(next) else {
-                    return .conflict("Feedback cannot go from \(before.status.rawValue) to \(next.rawValue).")
+                    let allowed = before.status.next.map(\.rawValue).sorted()
+                    let moves = allowed.isEmpty ? "none" : allowed.joined(separator: ", ")
+                    return .conflict(
+                        "Feedback cannot go from \(before.status.rawValue) to \(next.rawValue); from \(before.status.rawValue) it can go to: \(moves)."
+                    )
                 }
                 after.status = next
                 after.duplicateOf = nil
