@@ -49,6 +49,10 @@ struct FeedbackRollup: Sendable {
             // are a few days): compiling the query (JIT) would cost more than running it
             // (measured 68 ms of 155 at 1M items; 17 ms without).
             try await connection.execute("SET LOCAL jit = off")
+            // A plan for the bounds given, every time: a connection whose first reports ran on
+            // little data keeps the generic plan it chose then (measured on a year of feedback
+            // loaded under a running service: 35 ms a report with it, 13 ms without).
+            try await connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
             return try await body(FeedbackRollup(connection))
         }
     }
