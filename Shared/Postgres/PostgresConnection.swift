@@ -122,7 +122,7 @@ public final class PostgresConnection: @unchecked Sendable {
         try await run(query) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
     }
 
-    /// Runs a script of several statements without parameters (migrations).
+    /// Runs a script of several statements without parameters (migrations, a report's settings).
     public func executeScript(unsafeSQL sql: String) async throws {
         guard let handle else { throw PostgresError(.connection, message: "not connected") }
         let result = try await roundTrip(handle) { PQsendQuery($0, sql) }

@@ -130,6 +130,28 @@ import Testing
         #expect(try rows.map { try $0.decode("id", as: Int.self) } == [2])
     }
 
+    @Test func aReportReadsOneSnapshotAloneAndEndsItsSettingsWithIt() async throws {
+        let pool = try await pool(size: 1)
+        defer { pool.close() }
+        let settings = """
+            SELECT current_setting('transaction_isolation') AS isolation,
+                current_setting('transaction_read_only') AS read_only, current_setting('jit') AS jit,
+                current_setting('plan_cache_mode') AS plans,
+                current_setting('max_parallel_workers_per_gather') AS workers
+            """
+        func read(_ row: PostgresRow) throws -> [String] {
+            try ["isolation", "read_only", "jit", "plans", "workers"].map { try row.decode($0, as: String.self) }
+        }
+        let inside = try await pool.withReport { try read(try await $0.query(PostgresQuery(unsafeSQL: settings))[0]) }
+        #expect(inside == ["repeatable read", "on", "off", "force_custom_plan", "0"])
+        await #expect(throws: PostgresError.self) {
+            try await pool.withReport { try await $0.execute("CREATE TEMPORARY TABLE written (n int)") }
+        }
+        // The same (only) connection afterwards: its own settings again.
+        let after = try read(try await pool.query(PostgresQuery(unsafeSQL: settings))[0])
+        #expect(after[0] == "read committed" && after[1] == "off" && after[3] == "auto" && after[4] != "0")
+    }
+
     @Test func serverErrorsKeepTheirSQLState() async throws {
         let pool = try await pool()
         defer { pool.close() }

@@ -40,21 +40,10 @@ struct FeedbackRollup: Sendable {
 
     // MARK: - Reading
 
-    /// Runs `body` on one snapshot (a read-only repeatable-read transaction): the rollup's state
-    /// and its rows, and the items, as of one moment.
+    /// Runs `body` on one snapshot (``PostgresPool/withReport(_:)``): the rollup's state and its
+    /// rows, and the items, as of one moment.
     static func reading<T: Sendable>(_ pool: PostgresPool, _ body: (FeedbackRollup) async throws -> T) async throws -> T {
-        try await pool.withTransaction { connection in
-            try await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            // The planner overestimates the rows of the triaged days' join (a year, where there
-            // are a few days): compiling the query (JIT) would cost more than running it
-            // (measured 68 ms of 155 at 1M items; 17 ms without).
-            try await connection.execute("SET LOCAL jit = off")
-            // A plan for the bounds given, every time: a connection whose first reports ran on
-            // little data keeps the generic plan it chose then (measured on a year of feedback
-            // loaded under a running service: 35 ms a report with it, 13 ms without).
-            try await connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-            return try await body(FeedbackRollup(connection))
-        }
+        try await pool.withReport { try await body(FeedbackRollup($0)) }
     }
 
     /// The counts of the items created in [from, to) (of one moderation state when given),

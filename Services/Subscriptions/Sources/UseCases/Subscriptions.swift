@@ -188,13 +188,7 @@ struct Subscriptions: Sendable {
 
     /// Subscriptions per day over the last `days`, read on one snapshot.
     func daily(days: Int) async throws -> SubscriptionDaily {
-        try await database.withTransaction { connection in
-            try await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            // A plan for the day's bounds each time (see FeedbackRollup.reading), and none compiled.
-            try await connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-            try await connection.execute("SET LOCAL jit = off")
-            return try await SubscriptionFacts.daily(days: days, on: connection)
-        }
+        try await database.withReport { try await SubscriptionFacts.daily(days: days, on: $0) }
     }
 
     /// Records facts Apple signed (a notification's, or the App Store Server API's answer): the
