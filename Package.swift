@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // Pier: the backend a mobile app docks at. Every target names its folder explicitly, so the
-// folder tree is the architecture: Shared/ holds the libraries every service stands on,
-// Services/ one plugin library plus one thin executable per service.
+// folder tree is the architecture: Client/ is the package apps add (PierClient and the wire
+// types, PierModels, which the server shares), Shared/ holds the libraries every service stands
+// on, Services/ one plugin library plus one thin executable per service.
 import PackageDescription
 
 /// Debian's C libraries, wrapped once; only the Shared modules import them.
@@ -11,11 +12,15 @@ func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
         providers: [.apt(apt)])
 }
 
+/// The wire types and the client, from the package apps add.
+let models: Target.Dependency = .product(name: "PierModels", package: "Client")
+let client: Target.Dependency = .product(name: "PierClient", package: "Client")
+
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Pier",
-    // The client library's platforms. The services and the gateway are built and run on Linux.
+    // The client's platforms (`pier` is built on it). The services and the gateway run on Linux.
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .executable(name: "pier-auth", targets: ["pier-auth"]),
@@ -27,9 +32,10 @@ let package = Package(
         .library(name: "SubscriptionsService", targets: ["SubscriptionsService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
-        .library(name: "PierClient", targets: ["PierClient"]),
         .executable(name: "pier", targets: ["pier"]),
     ],
+    // Apps add Client/ alone (README, "For app developers"); a path, never fetched.
+    dependencies: [.package(path: "Client")],
     targets: [
         system("CPostgres", pkgConfig: "libpq", apt: ["libpq-dev"]),
         system("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
@@ -39,12 +45,9 @@ let package = Package(
         // glibc's epoll and eventfd, which Swift's Glibc module leaves out (headers only).
         .systemLibrary(name: "CSystem", path: "Shared/System/CSystem"),
 
-        .target(name: "PierModels", path: "Shared/Models", swiftSettings: strict),
         .target(name: "PierRuntime", dependencies: ["CSystem"], path: "Shared/Runtime", swiftSettings: strict),
-        .target(name: "PierJSON", dependencies: ["PierModels", "PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
-        // What apps link: Foundation and the wire types only, no C module.
-        .target(name: "PierClient", dependencies: ["PierModels"], path: "Shared/Client", swiftSettings: strict),
-        .executableTarget(name: "pier", dependencies: ["PierClient", "PierModels"], path: "Tools/pier", swiftSettings: strict),
+        .target(name: "PierJSON", dependencies: [models, "PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
+        .executableTarget(name: "pier", dependencies: [client, models], path: "Tools/pier", swiftSettings: strict),
         .target(
             name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierJSON", "PierRuntime"],
             path: "Shared/Crypto", swiftSettings: strict),
@@ -52,18 +55,18 @@ let package = Package(
             name: "PierPostgres", dependencies: ["CPostgres", "PierJSON", "PierRuntime"],
             path: "Shared/Postgres", swiftSettings: strict),
         .target(
-            name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierJSON", "PierModels", "PierRuntime"],
+            name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierJSON", models, "PierRuntime"],
             path: "Shared/HTTP", swiftSettings: strict),
         .target(name: "PierMail", dependencies: ["CCurl", "PierRuntime"], path: "Shared/Mail", swiftSettings: strict),
         .target(
             name: "PierService",
-            dependencies: ["PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
             path: "Shared/Service", swiftSettings: strict),
 
         .target(
             name: "AuthService",
             dependencies: [
-                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime",
+                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", models, "PierRuntime",
             ],
             path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
@@ -75,7 +78,7 @@ let package = Package(
 
         .target(
             name: "FeedbackService",
-            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
             path: "Services/Feedback",
             exclude: ["Main"], sources: ["Sources"], resources: [.embedInCode("Migrations")],
             swiftSettings: strict),
@@ -85,7 +88,7 @@ let package = Package(
 
         .target(
             name: "SubscriptionsService",
-            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
             path: "Services/Subscriptions",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("Resources/AppleRootCA-G3.pem")],
@@ -96,7 +99,7 @@ let package = Package(
 
         .target(
             name: "ConsoleService",
-            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime"],
+            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
             path: "Services/Console",
             exclude: ["Main"], sources: ["Sources"],
             resources: [
@@ -112,7 +115,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "AuthService", "FeedbackService", "SubscriptionsService", "ConsoleService", "PierService", "PierHTTP",
-                "PierPostgres", "PierModels", "PierRuntime",
+                "PierPostgres", models, "PierRuntime",
             ],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
@@ -127,7 +130,7 @@ let package = Package(
         // other parties.
         .target(
             name: "PierTestSupport",
-            dependencies: ["PierTestBasics", "PierPostgres", "PierHTTP", "PierRuntime", "PierModels", "PierCrypto", "COpenSSL"],
+            dependencies: ["PierTestBasics", "PierPostgres", "PierHTTP", "PierRuntime", models, "PierCrypto", "COpenSSL"],
             path: "Tests/Support", swiftSettings: strict),
         // Services hosted for real (one, or the whole stack in the gateway): what service tests stand on.
         .target(
@@ -146,7 +149,7 @@ let package = Package(
             name: "RuntimeTests", dependencies: ["PierRuntime", "PierTestBasics"], path: "Tests/RuntimeTests",
             swiftSettings: strict),
         .testTarget(
-            name: "JSONTests", dependencies: ["PierJSON", "PierModels", "PierRuntime"], path: "Tests/JSONTests",
+            name: "JSONTests", dependencies: ["PierJSON", models, "PierRuntime"], path: "Tests/JSONTests",
             swiftSettings: strict),
         .testTarget(
             name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
@@ -158,55 +161,55 @@ let package = Package(
             name: "PostgresTests", dependencies: ["PierPostgres", "PierRuntime", "PierTestSupport"],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
-            name: "HTTPTests", dependencies: ["PierHTTP", "PierJSON", "PierModels", "PierRuntime", "PierTestSupport"],
+            name: "HTTPTests", dependencies: ["PierHTTP", "PierJSON", models, "PierRuntime", "PierTestSupport"],
             path: "Tests/HTTPTests",
             swiftSettings: strict),
         .testTarget(
             name: "ServiceTests",
             dependencies: [
-                "PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierModels", "PierRuntime",
+                "PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
                 "PierTestSupport",
             ],
             path: "Tests/ServiceTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "FeedbackService", "PierService", "PierHTTP", "PierModels", "PierRuntime", "PierTestSupport",
+                "Gateway", "FeedbackService", "PierService", "PierHTTP", models, "PierRuntime", "PierTestSupport",
                 "PierServiceTestSupport",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(
             name: "ConsoleTests",
             dependencies: [
-                "ConsoleService", "Gateway", "PierService", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "ConsoleService", "Gateway", "PierService", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/ConsoleTests", swiftSettings: strict),
         .testTarget(
             name: "FeedbackTests",
             dependencies: [
-                "FeedbackService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "FeedbackService", "PierService", "PierCrypto", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/FeedbackTests", swiftSettings: strict),
         .testTarget(
             name: "SubscriptionsTests",
             dependencies: [
-                "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
             ],
             path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "AuthTests",
             dependencies: [
-                "AuthService", "PierService", "PierCrypto", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime",
+                "AuthService", "PierService", "PierCrypto", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),
         .testTarget(
             name: "ClientTests",
             dependencies: [
-                "PierClient", "Gateway", "PierHTTP", "PierModels", "PierPostgres", "PierRuntime", "PierCrypto",
+                client, "Gateway", "PierHTTP", models, "PierPostgres", "PierRuntime", "PierCrypto",
                 "PierService", "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/ClientTests", swiftSettings: strict),

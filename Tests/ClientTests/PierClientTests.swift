@@ -293,7 +293,10 @@ import Testing
         }
     }
 
-    static func adminToken() async throws -> String {
+    static func adminToken() async throws -> String { try await adminClient().auth.accessToken() }
+
+    /// A client signed in as a new admin.
+    static func adminClient() async throws -> PierClient {
         let pool = PostgresPool(configuration: PostgresConfiguration(url: try await stack.value.1, poolSize: 1))
         defer { pool.close() }
         let pier = PierClient(baseURL: try await base(), options: fast)
@@ -301,7 +304,52 @@ import Testing
         try await pier.auth.register(email: email, password: "an admin passphrase")
         try await pool.execute("UPDATE auth.users SET role = 'admin' WHERE email = \(email)")
         try await pier.auth.login(email: email, password: "an admin passphrase")
-        return try await pier.auth.accessToken()
+        return pier
+    }
+
+    @Test func aPayingUsersStatusSurvivesARelaunchWithoutNetworkUntilItEnds() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pier-status-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileSessionStore(url: folder.appendingPathComponent("session.json"))
+        let (pier, session) = try await Self.client(signedInAs: Self.email(), store: store)
+        let admin = try await Self.adminClient()
+        let plan = "offline-\(UUID().uuidString.prefix(8).lowercased())"
+        try await admin.admin.createPlan(
+            CreatePlan(id: plan, name: "Offline", price: 499, currency: "USD", billingPeriod: "P1M", entitlements: [plan]))
+        // Granted until a few seconds from now (whole seconds: the server keeps them).
+        let until = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 4).rounded(.up))
+        try await admin.admin.grant(CreateGrant(userId: session.user.id, planId: plan, until: until, reason: "offline test"))
+        pier.subscriptions.invalidate()
+        let online = try await pier.subscriptions.status()
+        let entitled = await pier.subscriptions.isEntitled(plan)
+        #expect(online.active && !online.isStale && entitled)
+        #expect(FileManager.default.fileExists(atPath: store.statusURL.path))
+
+        // Relaunched with no server: the status the server gave, stale, and still entitled.
+        let nobody = try PortHolder()
+        let relaunched = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, sessionStore: store,
+            options: .init(retry: RetryPolicy(maxAttempts: 1)))
+        relaunched.subscriptions.invalidate()  // past max-age: it must ask, and cannot
+        let offline = try await relaunched.subscriptions.status()
+        #expect(offline.isStale && offline.value == online.value)
+        #expect(await relaunched.subscriptions.isEntitled(plan))
+        #expect(!(await relaunched.subscriptions.isEntitled("other")))
+        // The grant's end ends the access, offline too.
+        #expect(await eventually { Date() > until })
+        #expect(!(await relaunched.subscriptions.isEntitled(plan)))
+
+        // A status kept as something else (a damaged file) is not one: nothing is served.
+        try Data("{\"value\":".utf8).write(to: store.statusURL)
+        let damaged = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, sessionStore: store,
+            options: .init(retry: RetryPolicy(maxAttempts: 1)))
+        await #expect(throws: PierError.self) { try await damaged.subscriptions.status() }
+        // Signing out forgets it with the session.
+        _ = try await pier.subscriptions.status()
+        #expect(FileManager.default.fileExists(atPath: store.statusURL.path))
+        await pier.auth.logout()
+        #expect(!FileManager.default.fileExists(atPath: store.statusURL.path))
     }
 
     @Test func statusIsCachedAsTheServerSaysAndServedStaleWhenOffline() async throws {
@@ -324,9 +372,7 @@ import Testing
         let offline = PierClient(
             baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, sessionStore: store,
             options: .init(retry: RetryPolicy(maxAttempts: 1)))
-        await #expect(throws: PierError.self) { try await offline.subscriptions.status() }
-        offline.subscriptions.cache.withLock { $0 = second }
-        offline.subscriptions.cache.withLock { $0?.freshUntil = .distantPast }
+        offline.subscriptions.invalidate()
         let stale = try await offline.subscriptions.status()
         #expect(stale.isStale && stale.value == second.value)
     }

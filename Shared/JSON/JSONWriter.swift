@@ -8,8 +8,8 @@
 /// existential, no dynamic cast on the way (what `Encodable` costs, measured as half of a
 /// 100-item list's time). The output is byte for byte ``WireEncoder``'s for the same value:
 /// members in sorted key order, absent optionals left out, dates in whole seconds, UUIDs in
-/// lowercase. PierJSON's `JSON.encode` takes this path for a conforming value. It lives with
-/// the wire types (which apps link too), so it stands on Foundation alone.
+/// lowercase. PierJSON's `JSON.encode` takes this path for a conforming value. The server's
+/// alone: apps decode the wire types with Foundation's coders.
 public protocol JSONWritable: Sendable {
     func write(to writer: inout JSONWriter)
 }

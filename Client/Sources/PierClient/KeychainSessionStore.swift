@@ -1,6 +1,7 @@
 // Compiled on Apple platforms only (the Security framework); nothing on Linux builds or tests
 // this file. Kept to the four Keychain calls a session needs; device tokens are a second item
-// of the same service (`<account>.devices`), kept across sign-outs.
+// of the same service (`<account>.devices`), kept across sign-outs; the last subscription
+// status a third (`<account>.status`), cleared with the session.
 #if canImport(Security)
     import Foundation
     import Security
@@ -45,6 +46,9 @@
             if let data = try? Transport.encoder.encode(list) { try? write(data, to: account + ".devices") }
         }
 
+        public func loadStatus() -> Data? { (try? read(account + ".status")) ?? nil }
+        public func saveStatus(_ status: Data) { try? write(status, to: account + ".status") }
+
         private func devices() -> DeviceTokenList {
             ((try? read(account + ".devices")) ?? nil).flatMap { try? Transport.decoder.decode(DeviceTokenList.self, from: $0) }
                 ?? DeviceTokenList()
@@ -77,6 +81,7 @@
         }
 
         public func clear() throws {
+            _ = SecItemDelete(query(account + ".status") as CFDictionary)
             let status = SecItemDelete(query as CFDictionary)
             guard status == errSecSuccess || status == errSecItemNotFound else {
                 throw NSError(domain: NSOSStatusErrorDomain, code: Int(status))

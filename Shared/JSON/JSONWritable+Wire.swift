@@ -1,3 +1,5 @@
+import PierModels
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

@@ -37,12 +37,21 @@ public protocol SessionStore: Sendable {
     /// on the same network do not hold this device back. nil when none is kept.
     func deviceToken(for email: String) -> String?
     func saveDeviceToken(_ token: String, for email: String)
+    /// The signed-in user's last subscription status as the server gave it (an opaque value of
+    /// PierSubscriptions'), kept so that a launch without network still knows what the user has
+    /// paid for, until the status's own dates end it. nil when none is kept. Forgotten with the
+    /// session (`clear`).
+    func loadStatus() -> Data?
+    func saveStatus(_ status: Data)
 }
 
 extension SessionStore {
     /// A store that keeps no device tokens: logins work the same, only without the exemption.
     public func deviceToken(for email: String) -> String? { nil }
     public func saveDeviceToken(_ token: String, for email: String) {}
+    /// A store that keeps no status: offline, a launch knows none.
+    public func loadStatus() -> Data? { nil }
+    public func saveStatus(_ status: Data) {}
 }
 
 /// Device tokens by address, as the stores keep them (a JSON object).
@@ -61,9 +70,15 @@ struct DeviceTokenList: Codable {
 public final class MemorySessionStore: SessionStore {
     private let session = Locked<Session?>(nil)
     public init() {}
+    private let status = Locked<Data?>(nil)
     public func load() throws -> Session? { session.withLock { $0 } }
     public func save(_ session: Session) throws { self.session.withLock { $0 = session } }
-    public func clear() throws { session.withLock { $0 = nil } }
+    public func clear() throws {
+        session.withLock { $0 = nil }
+        status.withLock { $0 = nil }
+    }
+    public func loadStatus() -> Data? { status.withLock { $0 } }
+    public func saveStatus(_ status: Data) { self.status.withLock { $0 = status } }
     private let devices = Locked(DeviceTokenList())
     public func deviceToken(for email: String) -> String? { devices.withLock { $0.tokens[email] } }
     public func saveDeviceToken(_ token: String, for email: String) { devices.withLock { $0.set(token, for: email) } }
@@ -96,6 +111,15 @@ public final class FileSessionStore: SessionStore {
         if let data = try? Transport.encoder.encode(list) { try? Self.write(data, to: devicesURL) }
     }
 
+    /// The last subscription status lives beside the session too (`<name>.status.json`, 0600),
+    /// and goes with it.
+    public var statusURL: URL {
+        url.deletingLastPathComponent().appendingPathComponent(url.deletingPathExtension().lastPathComponent + ".status.json")
+    }
+
+    public func loadStatus() -> Data? { try? Data(contentsOf: statusURL) }
+    public func saveStatus(_ status: Data) { try? Self.write(status, to: statusURL) }
+
     private func devices() -> DeviceTokenList {
         (try? Data(contentsOf: devicesURL)).flatMap { try? Transport.decoder.decode(DeviceTokenList.self, from: $0) }
             ?? DeviceTokenList()
@@ -116,6 +140,7 @@ public final class FileSessionStore: SessionStore {
     }
 
     public func clear() throws {
+        try? FileManager.default.removeItem(at: statusURL)
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         try FileManager.default.removeItem(at: url)
     }
@@ -147,7 +172,8 @@ public enum SignOutReason: Sendable, Equatable {
 /// - Before refreshing, the store is read again: when another process (an app extension) already
 ///   rotated the token, its session is taken instead of refreshing a second time.
 actor SessionManager {
-    private let store: any SessionStore
+    /// Read by PierSubscriptions too (the last status lives beside the session).
+    nonisolated let store: any SessionStore
     private let transport: Transport
     private let margin: TimeInterval
     private var session: Session?

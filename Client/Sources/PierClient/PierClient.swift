@@ -488,10 +488,14 @@ public final class PierSubscriptions: Sendable {
     /// The signed-in user's status: from the cache while the server's `max-age` lasts (never
     /// past `checkAgainAt`), else from the server. When the server cannot be reached, a cached
     /// status younger than ``PierClient/Options/staleStatusLimit`` is served with `isStale`.
+    ///
+    /// The last answer is kept in the session store too (a file, the Keychain): after a launch
+    /// without network the status is the one the server gave before, stale, and
+    /// ``isEntitled(_:)`` still ends each entitlement at its own `expiresAt` (grace included).
     public func status() async throws(PierError) -> CachedStatus {
         let user = authorized.sessions.snapshot.withLock { $0?.id }
         guard let user else { throw .signedOut() }
-        let cached = cache.withLock { $0 }.flatMap { $0.userId == user ? $0 : nil }
+        let cached = (cache.withLock { $0 } ?? stored()).flatMap { $0.userId == user ? $0 : nil }
         if let cached, cached.freshUntil > Date() { return cached }
         do {
             // Revalidated with the ETag: 304, no body, while nothing changed.
@@ -513,12 +517,10 @@ public final class PierSubscriptions: Sendable {
                 value: status, userId: user, fetchedAt: fetched,
                 freshUntil: min(fetched.addingTimeInterval(maxAge), status.checkAgainAt), isStale: false,
                 etag: response.value(forHTTPHeaderField: "ETag") ?? cached?.etag)
-            cache.withLock { $0 = fresh }
+            keep(fresh)
             return fresh
         } catch {
-            if error.isTransient, var cached = cache.withLock({ $0 }), cached.userId == user,
-                -cached.fetchedAt.timeIntervalSinceNow < staleLimit
-            {
+            if error.isTransient, var cached, -cached.fetchedAt.timeIntervalSinceNow < staleLimit {
                 cached.isStale = true
                 return cached
             }
@@ -551,12 +553,42 @@ public final class PierSubscriptions: Sendable {
         let status = try await authorized.json(
             SubscriptionStatus.self,
             Call(method: "POST", path: "/subscriptions/appstore/transactions", body: body, retryable: true))
-        cache.withLock { $0 = nil }
+        invalidate()
         return status
     }
 
-    /// Forgets the cached status (the next ``status()`` asks the server).
-    public func invalidate() { cache.withLock { $0 = nil } }
+    /// Makes the next ``status()`` ask the server. The status kept is still served, stale, when
+    /// the server cannot be reached.
+    public func invalidate() {
+        guard var kept = cache.withLock({ $0 }) ?? stored() else { return }
+        kept.freshUntil = .distantPast
+        keep(kept)
+    }
+
+    /// `status` in memory and in the session store, unless its user has signed out meanwhile.
+    private func keep(_ status: CachedStatus) {
+        guard authorized.sessions.snapshot.withLock({ $0?.id }) == status.userId else { return }
+        cache.withLock { $0 = status }
+        if let data = try? Self.storage.encode(status) { authorized.sessions.store.saveStatus(data) }
+    }
+
+    /// The status the session store kept (by an earlier launch, or another process sharing the
+    /// store); nil when none can be read. Never fresh: asked for again when the server can be
+    /// reached (a grant made meanwhile shows at once), served stale when it cannot.
+    private func stored() -> CachedStatus? {
+        guard let data = authorized.sessions.store.loadStatus(),
+            var status = try? JSONDecoder().decode(CachedStatus.self, from: data)
+        else { return nil }
+        status.freshUntil = .distantPast
+        return status
+    }
+
+    /// Dates kept to the sub-second (the wire's are whole seconds): a status reads back as it was.
+    private static let storage: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
 
     static func maxAge(_ cacheControl: String?) -> TimeInterval? {
         guard let cacheControl else { return nil }
@@ -571,7 +603,7 @@ public final class PierSubscriptions: Sendable {
 /// A subscription status with where it came from; read its fields directly
 /// (`try await pier.subscriptions.status().active`).
 @dynamicMemberLookup
-public struct CachedStatus: Sendable, Equatable {
+public struct CachedStatus: Sendable, Equatable, Codable {
     public let value: SubscriptionStatus
     let userId: UUID
     /// When the server answered it.

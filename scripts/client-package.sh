@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# An app's package outside the repository adds PierClient as the README says (a path to
+# Client/) and builds on Linux with `import PierClient` alone: the client, the wire types its
+# calls take and return, and their errors. Its dependency graph holds the client's package
+# and nothing else; the client's package has no system-library (C) target.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+app=$(mktemp -d)
+trap 'rm -rf "$app"' EXIT
+mkdir -p "$app/Sources/SeedsApp"
+cat > "$app/Package.swift" <<MANIFEST
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "SeedsApp",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    dependencies: [.package(path: "$root/Client")],
+    targets: [
+        .executableTarget(name: "SeedsApp", dependencies: [.product(name: "PierClient", package: "Client")])
+    ]
+)
+MANIFEST
+cat > "$app/Sources/SeedsApp/main.swift" <<'SWIFT'
+import Foundation
+import PierClient
+
+// Every type an app's screens hold, from the one import.
+let pier = PierClient(baseURL: URL(string: "http://127.0.0.1:9")!)
+let user: User? = pier.auth.currentUser
+let items: [FeedbackItem] = []
+let plans: [Plan] = []
+let status: SubscriptionStatus? = nil
+let problem: ProblemCode = .tokenExpired
+func send() async throws(PierError) -> FeedbackItem? { nil }
+print(user == nil, items.count, plans.count, status == nil, problem)
+SWIFT
+cd "$app"
+swift build -Xswiftc -warnings-as-errors 2>&1 | tail -n 3
+[ "$(.build/debug/SeedsApp)" = "true 0 0 true token_expired" ] || { echo "client-package: the app did not run" >&2; exit 1; }
+python3 - "$root/Client" <<'PY'
+import json, subprocess, sys
+graph = json.loads(subprocess.run(["swift", "package", "show-dependencies", "--format", "json"],
+                                  check=True, capture_output=True, text=True).stdout)
+names = [d["identity"] for d in graph["dependencies"]]
+nested = [n for d in graph["dependencies"] for n in d["dependencies"]]
+assert names == ["client"] and not nested, f"the app's dependencies: {names}, theirs: {nested}"
+described = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=sys.argv[1],
+                                      check=True, capture_output=True, text=True).stdout)
+kinds = {t["name"]: t["type"] for t in described["targets"]}
+assert kinds == {"PierModels": "library", "PierClient": "library"}, f"the client's targets: {kinds}"
+assert not described.get("dependencies"), f"the client's dependencies: {described.get('dependencies')}"
+print(f"client-package: an outside app builds on PierClient alone ({', '.join(sorted(kinds))}; no C module, no server target)")
+PY
