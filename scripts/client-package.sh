@@ -33,6 +33,17 @@ let plans: [Plan] = []
 let status: SubscriptionStatus? = nil
 let problem: ProblemCode = .tokenExpired
 func send() async throws(PierError) -> FeedbackItem? { nil }
+// The README's feedback form: typed errors caught without a cast.
+func submit() async -> String {
+    do throws(PierError) {
+        _ = try await pier.feedback.send(NewFeedback(message: "Hello", name: "Ada", category: "idea"))
+        return "sent"
+    } catch where error.queuedForRetry {
+        return error.isOffline ? "offline" : "later"
+    } catch {
+        return error.fieldErrors.first.map { "\($0.field) \($0.message)" } ?? error.detail
+    }
+}
 print(user == nil, items.count, plans.count, status == nil, problem)
 SWIFT
 cd "$app"

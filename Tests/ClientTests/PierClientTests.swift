@@ -282,6 +282,12 @@ import Testing
             FeedbackItem.self, Call(method: "GET", path: "/feedback/\(item.id.uuidString.lowercased())", retryable: true),
             token: admin)
         #expect(stored.requestIds.contains(id))
+        // Reported once: the next feedback carries only what failed since.
+        let next = try await pier.feedback.send(NewFeedback(message: "And another thing"))
+        let nextStored = try await pier.feedback.authorized.transport.json(
+            FeedbackItem.self, Call(method: "GET", path: "/feedback/\(next.id.uuidString.lowercased())", retryable: true),
+            token: admin)
+        #expect(nextStored.requestIds.isEmpty && pier.feedback.authorized.transport.failedRequestIDs.isEmpty)
 
         // Every code the server documents reads back as itself.
         for code in ProblemCode.all {
@@ -407,6 +413,11 @@ import Testing
                 times.withLock { $0.append(Date()) }
                 throw HTTPError(503, detail: "busy", headers: ["Retry-After": "1"])
             }
+            // A feedback quota spent for the day.
+            router.post("/feedback") { _, _ -> Response in
+                times.withLock { $0.append(Date()) }
+                throw HTTPError(429, detail: "feedback quota reached", headers: ["Retry-After": "3600"])
+            }
             server = try HTTPServer.started(router, name: "flaky")
             self.times = times
         }
@@ -453,6 +464,32 @@ import Testing
         #expect(flaky.times.withLock { $0.count } == 3)  // a GET, retried to the policy's limit
     }
 
+    @Test func aLimitIsNotAnOutage() async throws {
+        let flaky = try Flaky(failures: [], retryAfter: "1")
+        defer { Task { await flaky.server.shutdown() } }
+        let outbox = FileManager.default.temporaryDirectory.appendingPathComponent("pier-outbox-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: outbox) }
+        let pier = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(flaky.server.port)")!, options: .init(feedbackOutbox: outbox))
+        do {
+            _ = try await pier.feedback.send(NewFeedback(message: "over the quota"))
+            Issue.record("no error")
+        } catch {
+            // Kept for later, but the server answered: the app must not say "offline".
+            #expect(error.queuedForRetry && !error.isOffline && error.status == 429 && error.retryAfter == 3600)
+        }
+        #expect(pier.feedback.queuedCount == 1)
+        let nobody = try PortHolder()
+        let offline = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, options: .init(retry: RetryPolicy(maxAttempts: 1)))
+        do {
+            _ = try await offline.subscriptions.plans()
+            Issue.record("an answer from nobody")
+        } catch {
+            #expect(error.isOffline && error.status == nil)
+        }
+    }
+
     @Test func aLoginIsNeverSentTwice() async throws {
         let flaky = try Flaky(failures: [], retryAfter: "1")
         defer { Task { await flaky.server.shutdown() } }
@@ -482,7 +519,7 @@ import Testing
             _ = try await pier.feedback.send(offline)
             Issue.record("sent to a stopped server")
         } catch {
-            #expect(error.queuedForRetry && error.kind == .network)
+            #expect(error.queuedForRetry && error.kind == .network && error.isOffline)
         }
         #expect(pier.feedback.queuedCount == 1)
         #expect(await pier.feedback.flushOutbox() == 0)  // still down: kept
@@ -683,6 +720,46 @@ import Testing
         // In the audit log, about the sender.
         let audit = try await staff.admin.audit("feedback", PierAdmin.AuditFilter(subject: verified.auth.currentUser?.id))
         #expect(audit.items.contains { $0.action == "feedback.replied" && $0.targetId == asked.id.uuidString.lowercased() })
+    }
+
+    @Test func theCurrentUserFollowsEveryChangeAtOnce() async throws {
+        let base = URL(string: "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)")!
+        let store = MemorySessionStore()
+        let phone = PierClient(baseURL: base, sessionStore: store, options: PierClientTests.fast)
+        let email = PierClientTests.email()
+        let password = "a long enough passphrase"
+        try await phone.auth.register(email: email, password: password)
+        let events = phone.auth.events
+
+        let named = try await phone.auth.updateProfile(displayName: "Ada")
+        #expect(phone.auth.currentUser == named && named.displayName == "Ada")
+        #expect(try store.load()?.user == named)  // a relaunch starts from it too
+        let verified = try await phone.auth.verifyEmail(
+            token: try await PierClientTests.mailedToken(to: email, "/auth/email/verify"))
+        #expect(phone.auth.currentUser == verified && verified.emailVerified && verified.displayName == "Ada")
+
+        // Another account's link opened on this device verifies that account, not this one.
+        let other = PierClientTests.email()
+        try await PierClient(baseURL: base, options: PierClientTests.fast).auth.register(email: other, password: password)
+        let theirs = try await phone.auth.verifyEmail(
+            token: try await PierClientTests.mailedToken(to: other, "/auth/email/verify"))
+        #expect(theirs.email == other && phone.auth.currentUser == verified)
+
+        // A change made on another device shows after reload().
+        let tablet = PierClient(baseURL: base, options: PierClientTests.fast)
+        try await tablet.auth.login(email: email, password: password)
+        try await tablet.auth.updateProfile(displayName: "Grace")
+        #expect(phone.auth.currentUser?.displayName == "Ada")
+        let reloaded = try await phone.auth.reload()
+        #expect(reloaded.displayName == "Grace" && phone.auth.currentUser == reloaded)
+        try await phone.auth.reload()  // unchanged: no event
+
+        var seen: [AuthEvent] = []
+        for await event in events {
+            seen.append(event)
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [.userUpdated(named), .userUpdated(verified), .userUpdated(reloaded)])
     }
 
     @Test func profileAddressAndDeletionThroughTheClient() async throws {

@@ -178,9 +178,20 @@ public final class PierAuth: Sendable {
             Call(method: "POST", path: "/auth/logout", body: body, retryable: true), token: nil)
     }
 
-    /// The user as the server has it now.
+    /// The user as the server has it now (``currentUser`` becomes it too).
     public func me() async throws(PierError) -> User {
-        try await authorized.json(User.self, Call(method: "GET", path: "/auth/me", retryable: true))
+        await updated(try await authorized.json(User.self, Call(method: "GET", path: "/auth/me", retryable: true)))
+    }
+
+    /// Reads the signed-in user again from the server: a change made elsewhere (another device,
+    /// the team) shows in ``currentUser`` and ``events`` (`.userUpdated`).
+    @discardableResult
+    public func reload() async throws(PierError) -> User { try await me() }
+
+    /// `user` as the signed-in user's new state when it is theirs; returned as given.
+    private func updated(_ user: User) async -> User {
+        await manager.update(user)
+        return user
     }
 
     /// A valid access token for calls to your own endpoints (refreshed when needed).
@@ -218,12 +229,14 @@ public final class PierAuth: Sendable {
 
     /// Verifies the address with the `token` of the mailed link (the app opens the link as a
     /// universal link and passes its `token` query item). Throws `invalid_email_token` (422)
-    /// when it was used or expired. Access tokens say so from the next refresh on.
+    /// when it was used or expired. ``currentUser`` says so at once when it is the signed-in
+    /// user's address; access tokens from the next refresh on.
     @discardableResult
     public func verifyEmail(token: String) async throws(PierError) -> User {
         let body = Transport.body(EmailTokenRequest(token: token))
-        return try await authorized.json(
-            User.self, Call(method: "POST", path: "/auth/email/verify", body: body, retryable: true), signedIn: false)
+        return await updated(
+            try await authorized.json(
+                User.self, Call(method: "POST", path: "/auth/email/verify", body: body, retryable: true), signedIn: false))
     }
 
     /// Mails the verification link again: to the signed-in user, or (signed out, e.g. after
@@ -256,11 +269,12 @@ public final class PierAuth: Sendable {
     // MARK: - The account
 
     /// Changes the display name and the locale (BCP 47); nil leaves a field as it is, an empty
-    /// string clears it. Returns the user as the server has it now.
+    /// string clears it. Returns the user as the server has it now (``currentUser`` too).
     @discardableResult
     public func updateProfile(displayName: String? = nil, locale: String? = nil) async throws(PierError) -> User {
         let body = Transport.body(ProfileChange(displayName: displayName, locale: locale))
-        return try await authorized.json(User.self, Call(method: "PATCH", path: "/auth/me", body: body, retryable: true))
+        return await updated(
+            try await authorized.json(User.self, Call(method: "PATCH", path: "/auth/me", body: body, retryable: true)))
     }
 
     /// Asks to use `newEmail`: Pier mails it a confirmation link (the address changes when
@@ -276,8 +290,10 @@ public final class PierAuth: Sendable {
     @discardableResult
     public func confirmEmailChange(token: String) async throws(PierError) -> User {
         let body = Transport.body(EmailTokenRequest(token: token))
-        return try await authorized.json(
-            User.self, Call(method: "POST", path: "/auth/email/change/confirm", body: body, retryable: true), signedIn: false)
+        return await updated(
+            try await authorized.json(
+                User.self, Call(method: "POST", path: "/auth/email/change/confirm", body: body, retryable: true),
+                signedIn: false))
     }
 
     /// Cancels a change of address with the `token` of the link in the notice mailed to the old
@@ -285,8 +301,10 @@ public final class PierAuth: Sendable {
     @discardableResult
     public func cancelEmailChange(token: String) async throws(PierError) -> User {
         let body = Transport.body(EmailTokenRequest(token: token))
-        return try await authorized.json(
-            User.self, Call(method: "POST", path: "/auth/email/change/cancel", body: body, retryable: true), signedIn: false)
+        return await updated(
+            try await authorized.json(
+                User.self, Call(method: "POST", path: "/auth/email/change/cancel", body: body, retryable: true),
+                signedIn: false))
     }
 
     // MARK: - Identities
@@ -382,15 +400,18 @@ public final class PierFeedback: Sendable {
     /// Sends `feedback` (as the signed-in user, or anonymously) and returns the stored item.
     /// Retried on transient failures under its client id, so the server stores it once. With an
     /// outbox, a feedback that still cannot be sent is kept there (the error says
-    /// ``PierError/queuedForRetry``) and sent by ``flushOutbox()``.
+    /// ``PierError/queuedForRetry``; ``PierError/isOffline`` tells an outage from a limit) and
+    /// sent by ``flushOutbox()``. The ids of the calls that failed since the last feedback ride
+    /// along (`requestIds`, unless you set them), for support to find in the logs.
     @discardableResult
     public func send(_ feedback: NewFeedback) async throws(PierError) -> FeedbackItem {
         var feedback = feedback
         let id = feedback.id ?? UUID()
         feedback.id = id
+        var attached: [String] = []
         if feedback.requestIds == nil {
-            let failed = authorized.transport.failedRequestIDs
-            if !failed.isEmpty { feedback.requestIds = failed }
+            attached = authorized.transport.failedRequestIDs
+            if !attached.isEmpty { feedback.requestIds = attached }
         }
         let file = outbox.map { $0.appendingPathComponent("\(id.uuidString.lowercased()).json") }
         if let outbox, let file {
@@ -400,6 +421,7 @@ public final class PierFeedback: Sendable {
         do {
             let item = try await deliver(feedback)
             if let file { try? FileManager.default.removeItem(at: file) }
+            authorized.transport.forget(failedRequestIDs: attached)
             return item
         } catch {
             guard let file else { throw error }
@@ -407,6 +429,7 @@ public final class PierFeedback: Sendable {
                 try? FileManager.default.removeItem(at: file)
                 throw error
             }
+            authorized.transport.forget(failedRequestIDs: attached)  // the queued feedback has them
             var queued = error
             queued.queuedForRetry = true
             throw queued

@@ -31,7 +31,8 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
     /// How long the server asked to wait before trying again (`Retry-After`), if it did.
     public let retryAfter: TimeInterval?
     /// True when a feedback that could not be sent now was kept in the outbox, to be sent by
-    /// ``PierFeedback/flushOutbox()``.
+    /// ``PierFeedback/flushOutbox()``: after any transient failure, an outage (``isOffline``)
+    /// or a limit (429, with ``retryAfter``) or a server error. Tell the user which.
     public internal(set) var queuedForRetry = false
 
     init(
@@ -48,6 +49,10 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
     }
 
     static func signedOut(_ detail: String = "Sign in first.") -> PierError { PierError(kind: .signedOut, detail: detail) }
+
+    /// True when the server could not be reached at all (no network, DNS, timeout, a broken
+    /// connection): what an app may call "offline". A 429 or a 5xx is the server answering.
+    public var isOffline: Bool { kind == .network }
 
     /// True when the same call may succeed later: the network, 408, 429 and 5xx but 501.
     public var isTransient: Bool {

@@ -150,6 +150,9 @@ public final class FileSessionStore: SessionStore {
 public enum AuthEvent: Sendable, Equatable {
     case signedIn(User)
     case tokenRefreshed(User)
+    /// The signed-in user as the server now has it, after a call that changed or read them
+    /// (a profile change, a verified or changed address, ``PierAuth/reload()``).
+    case userUpdated(User)
     case signedOut(SignOutReason)
 }
 
@@ -232,6 +235,19 @@ actor SessionManager {
         current.accessTokenExpiresAt = Date().addingTimeInterval(Double(stepUp.expiresIn))
         session = current
         try? store.save(current)
+    }
+
+    /// Takes `user` as the signed-in user's new state when it is theirs (a mailed link opened
+    /// on this device may be another account's): kept in the store, seen by ``PierAuth/currentUser``
+    /// at once, and told to ``PierAuth/events`` when it changed.
+    func update(_ user: User) {
+        guard var current = current(), current.user.id == user.id else { return }
+        let changed = current.user != user
+        current.user = user
+        session = current
+        try? store.save(current)
+        snapshot.withLock { $0 = user }
+        if changed { events.send(.userUpdated(user)) }
     }
 
     /// Forgets the session here and in the store; returns the refresh token it had.

@@ -75,6 +75,12 @@ final class Transport: Sendable {
     /// The request ids of the last calls that failed, oldest first.
     var failedRequestIDs: [String] { failures.withLock { $0 } }
 
+    /// Forgets `ids`: a feedback carried them to the team (or keeps them in the outbox).
+    func forget(failedRequestIDs ids: [String]) {
+        guard !ids.isEmpty else { return }
+        failures.withLock { $0.removeAll { ids.contains($0) } }
+    }
+
     /// Sends `call` with `token` (if any), retrying what may be retried; returns the body and
     /// the response of a 2xx or 304.
     func send(_ call: Call, token: String?) async throws(PierError) -> (Data, HTTPURLResponse) {
