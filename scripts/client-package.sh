@@ -44,11 +44,14 @@ func submit() async -> String {
         return error.fieldErrors.first.map { "\($0.field) \($0.message)" } ?? error.detail
     }
 }
-print(user == nil, items.count, plans.count, status == nil, problem)
+// Typed values, and prices with their currency's decimals.
+let shown = plans.map { "\($0.name): \($0.amount.formatted()) every \($0.period.count) \($0.period.unit?.rawValue ?? "")" }
+let open = items.filter { $0.status != .done && $0.category == .bug && $0.platform == .ios }
+print(user == nil, items.count, plans.count, status == nil, problem, shown.count + open.count)
 SWIFT
 cd "$app"
 swift build -Xswiftc -warnings-as-errors 2>&1 | tail -n 3
-[ "$(.build/debug/SeedsApp)" = "true 0 0 true token_expired" ] || { echo "client-package: the app did not run" >&2; exit 1; }
+[ "$(.build/debug/SeedsApp)" = "true 0 0 true token_expired 0" ] || { echo "client-package: the app did not run" >&2; exit 1; }
 python3 - "$root/Client" <<'PY'
 import json, subprocess, sys
 graph = json.loads(subprocess.run(["swift", "package", "show-dependencies", "--format", "json"],

@@ -1,3 +1,5 @@
+import PierModels
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -293,6 +295,15 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
 
     @inlinable public mutating func member(_ key: JSONKey, ifPresent values: [String]?) {
         if let values { member(key, values) }
+    }
+
+    /// A value of a vocabulary (a status, a category, a role): its wire spelling.
+    @inlinable public mutating func member<Value: OpenVocabulary>(_ key: JSONKey, _ value: Value) {
+        member(key, value.rawValue)
+    }
+
+    @inlinable public mutating func member<Value: OpenVocabulary>(_ key: JSONKey, ifPresent value: Value?) {
+        if let value { member(key, value.rawValue) }
     }
 
     @inlinable public mutating func member<Value: JSONWritable>(_ key: JSONKey, ifPresent value: Value?) {

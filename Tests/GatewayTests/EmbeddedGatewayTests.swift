@@ -32,7 +32,7 @@ import Testing
         // Tokens are checked with auth's keys in-process: a forged one is refused by feedback too.
         #expect(try await client.send("GET", "/feedback/mine", token: session.accessToken + "x").status == 401)
         let status = try await client.send("GET", "/subscriptions/me", token: session.accessToken)
-        #expect(try status.decode(SubscriptionStatus.self).status == "none")
+        #expect(try status.decode(SubscriptionStatus.self).status == .none)
         #expect(try await client.send("GET", "/subscriptions/plans").status == 200)
 
         let ready = try await client.send("GET", "/readyz")

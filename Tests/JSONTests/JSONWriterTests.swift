@@ -19,9 +19,9 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         let text = awkward[n % awkward.count]
         return FeedbackItem(
-            id: UUID(), message: "message \(n) " + text, rating: n % 3 == 0 ? nil : n % 5 + 1, category: "bug",
-            status: "new", duplicateOf: n % 4 == 0 ? UUID() : nil, appVersion: n % 2 == 0 ? "2.3.\(n)" : nil,
-            build: n % 3 == 0 ? text : nil, platform: "ios", osVersion: n % 2 == 1 ? "18.1" : nil, device: text,
+            id: UUID(), message: "message \(n) " + text, rating: n % 3 == 0 ? nil : n % 5 + 1, category: .bug,
+            status: .new, duplicateOf: n % 4 == 0 ? UUID() : nil, appVersion: n % 2 == 0 ? "2.3.\(n)" : nil,
+            build: n % 3 == 0 ? text : nil, platform: .ios, osVersion: n % 2 == 1 ? "18.1" : nil, device: text,
             locale: n % 5 == 0 ? nil : "fr-CA", requestIds: n % 2 == 0 ? [] : ["r-\(n)", text],
             metadata: n % 3 == 0
                 ? [:]
@@ -32,7 +32,7 @@ import Testing
             createdAt: Date(timeIntervalSince1970: Double(generator.next() % 4_000_000_000) + 0.999_999),
             updatedAt: Date(timeIntervalSince1970: -Double(generator.next() % 60_000_000_000) - 0.5),
             userId: admin && n % 2 == 0 ? UUID() : nil, name: admin ? text : nil, email: admin ? "a\(n)@example.com" : nil,
-            moderation: admin ? "pending" : nil, tags: admin ? (n % 2 == 0 ? [] : ["x", text]) : nil,
+            moderation: admin ? .pending : nil, tags: admin ? (n % 2 == 0 ? [] : ["x", text]) : nil,
             internalNote: admin && n % 3 == 1 ? text : nil,
             history: admin && n % 4 == 1
                 ? [
@@ -81,23 +81,24 @@ import Testing
         let plan = PlanReference(id: "pro-monthly", name: "Pro \"monthly\" é")
         let date = Date(timeIntervalSince1970: 1_764_547_200.25)
         let bare = SubscriptionStatus(
-            status: "none", active: false, plan: nil, entitlements: [], currentPeriodStart: nil, currentPeriodEnd: nil,
+            status: .none, active: false, plan: nil, entitlements: [], currentPeriodStart: nil, currentPeriodEnd: nil,
             graceUntil: nil, willRenew: false, source: nil, environment: nil, checkAgainAt: date)
         var full = SubscriptionStatus(
-            status: "trialing", active: true, plan: plan,
+            status: .trialing, active: true, plan: plan,
             entitlements: [Entitlement(key: "pro", expiresAt: date), Entitlement(key: "pro.export", expiresAt: .distantFuture)],
             currentPeriodStart: Date(timeIntervalSince1970: 0), currentPeriodEnd: date, graceUntil: date, willRenew: true,
-            source: "appstore", environment: "sandbox",
-            offer: SubscriptionOffer(type: "introductory", discountType: "free_trial", identifier: "intro-1"), checkAgainAt: date)
+            source: .appstore, environment: "sandbox",
+            offer: SubscriptionOffer(type: .introductory, discountType: "free_trial", identifier: "intro-1"), checkAgainAt: date)
         full.renewsTo = PlanReference(id: "pro-yearly", name: "Pro yearly")
-        full.expirationReason = "billing_error"
-        full.priceIncrease = "pending"
+        full.expirationReason = .billingError
+        full.priceIncrease = .pending
         full.price = 4990
         full.currency = "EUR"
         full.familyShared = false
         full.revocation = SubscriptionRevocation(reason: "other", type: "refund_full")
         var partial = full
-        partial.offer = SubscriptionOffer(type: "promotional")
+        partial.offer = SubscriptionOffer(type: .promotional)
+        partial.expirationReason = .unknown("a reason of a later version")  // written back as it came
         partial.revocation = SubscriptionRevocation(reason: "app_issue")
         partial.familyShared = true
         partial.plan = nil

@@ -32,37 +32,37 @@ import Testing
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let sources: [AccessSource]
-        let status: String
+        let status: SubscriptionState
         let active: Bool
         var testDescription: String { name }
     }
 
     static let cases: [Case] = [
-        Case(name: "no facts", sources: [], status: "none", active: false),
-        Case(name: "inside the period", sources: [appStore(end: 3600)], status: "active", active: true),
-        Case(name: "one second before the end", sources: [appStore(end: 1)], status: "active", active: true),
-        Case(name: "exactly at the period end", sources: [appStore(end: 0)], status: "expired", active: false),
-        Case(name: "after the period", sources: [appStore(end: -1)], status: "expired", active: false),
-        Case(name: "free trial", sources: [appStore(end: 3600, trial: true)], status: "trialing", active: true),
+        Case(name: "no facts", sources: [], status: .none, active: false),
+        Case(name: "inside the period", sources: [appStore(end: 3600)], status: .active, active: true),
+        Case(name: "one second before the end", sources: [appStore(end: 1)], status: .active, active: true),
+        Case(name: "exactly at the period end", sources: [appStore(end: 0)], status: .expired, active: false),
+        Case(name: "after the period", sources: [appStore(end: -1)], status: .expired, active: false),
+        Case(name: "free trial", sources: [appStore(end: 3600, trial: true)], status: .trialing, active: true),
         Case(
             name: "in the grace period", sources: [appStore(end: -60, grace: 60, retry: true)], status: "grace_period",
             active: true),
         Case(
             name: "exactly at the grace end, still retrying", sources: [appStore(end: -60, grace: 0, retry: true)],
-            status: "billing_retry", active: false),
+            status: .billingRetry, active: false),
         Case(
             name: "billing retry without grace", sources: [appStore(end: -60, retry: true)], status: "billing_retry",
             active: false),
-        Case(name: "grace ended, retry over", sources: [appStore(end: -60, grace: -1)], status: "expired", active: false),
-        Case(name: "refunded after a renewal", sources: [appStore(end: 86_400, revoked: true)], status: "revoked", active: false),
-        Case(name: "grant inside its period", sources: [grant(end: 60)], status: "active", active: true),
-        Case(name: "grant revoked", sources: [grant(end: 60, revoked: true)], status: "revoked", active: false),
+        Case(name: "grace ended, retry over", sources: [appStore(end: -60, grace: -1)], status: .expired, active: false),
+        Case(name: "refunded after a renewal", sources: [appStore(end: 86_400, revoked: true)], status: .revoked, active: false),
+        Case(name: "grant inside its period", sources: [grant(end: 60)], status: .active, active: true),
+        Case(name: "grant revoked", sources: [grant(end: 60, revoked: true)], status: .revoked, active: false),
         Case(
             name: "refunded purchase but an active grant", sources: [appStore(end: 86_400, revoked: true), grant(end: 60)],
-            status: "active", active: true),
+            status: .active, active: true),
         Case(
             name: "billing retry beats an older expiry", sources: [grant(end: -10), appStore(end: -60, retry: true)],
-            status: "billing_retry", active: false),
+            status: .billingRetry, active: false),
     ]
 
     @Test(arguments: cases) func statusAt(_ example: Case) {
@@ -82,7 +82,7 @@ import Testing
             Self.grant(Self.pro, ["gone"], end: 9000, revoked: true),
         ]
         let answer = StatusResolver.resolve(sources, at: Self.now, recheckSeconds: 300)
-        #expect(answer.status == "active")
+        #expect(answer.status == .active)
         #expect(
             answer.entitlements == [
                 Entitlement(key: "beta", expiresAt: Self.now.addingTimeInterval(600)),
@@ -91,7 +91,7 @@ import Testing
             ])
         // The deciding source is the one giving access longest.
         #expect(answer.plan == Self.team)
-        #expect(answer.source == "grant")
+        #expect(answer.source == .grant)
         #expect(answer.willRenew == false)
     }
 
@@ -108,7 +108,7 @@ import Testing
 
     @Test func theAppStoreAnswerCarriesItsDetails() {
         let answer = StatusResolver.resolve([Self.appStore(end: 3600, renew: false)], at: Self.now, recheckSeconds: 300)
-        #expect(answer.source == "appstore")
+        #expect(answer.source == .appstore)
         #expect(answer.environment == "production")
         #expect(answer.plan == Self.pro)
         #expect(answer.willRenew == false)

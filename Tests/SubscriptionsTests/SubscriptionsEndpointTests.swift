@@ -145,7 +145,7 @@ import Testing
         try await withService { service in
             let admin = try service.admin()
             let user = UUID()
-            #expect(try await service.status(user).status == "none")
+            #expect(try await service.status(user).status == .none)
             let missing = try await service.send(
                 "GET", "/subscriptions/me/entitlements/pro", token: try service.token(user))
             #expect(try missing.decode(EntitlementStatus.self) == EntitlementStatus(key: "pro", active: false, expiresAt: nil))
@@ -160,7 +160,7 @@ import Testing
 
             let me = try await service.send("GET", "/subscriptions/me", token: try service.token(user))
             let status = try me.decode(SubscriptionStatus.self)
-            #expect(status.status == "active" && status.active && status.source == "grant")
+            #expect(status.status == .active && status.active && status.source == .grant)
             #expect(status.plan == PlanReference(id: "team-yearly", name: "Team"))
             #expect(status.entitlements.map(\.key) == ["pro", "team"])
             #expect(!status.willRenew)
@@ -345,12 +345,12 @@ import Testing
             let first = try await service.postTransaction(jws, user: user)
             #expect(first.status == 200)
             let status = try first.decode(SubscriptionStatus.self)
-            #expect(status.status == "active" && status.source == "appstore" && status.environment == "sandbox")
+            #expect(status.status == .active && status.source == .appstore && status.environment == "sandbox")
             #expect(status.plan?.id == "pro-monthly" && status.willRenew)
             #expect(abs((status.currentPeriodEnd ?? .distantPast).timeIntervalSince(expires)) < 1)
 
             let again = try await service.postTransaction(jws, user: user)
-            #expect(try again.decode(SubscriptionStatus.self).status == "active")
+            #expect(try again.decode(SubscriptionStatus.self).status == .active)
             let count = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.appstore_transactions")
             #expect(try count[0].decode("n", as: Int.self) == 1)
 
@@ -361,7 +361,7 @@ import Testing
             let untagged = try service.ca.sign(
                 AppStorePayload.transaction(id: "1002", original: "1000", purchased: Date(), expires: expires))
             #expect(try await service.postTransaction(untagged, user: thief).status == 409)
-            #expect(try await service.status(thief).status == "none")
+            #expect(try await service.status(thief).status == .none)
         }
     }
 
@@ -414,7 +414,7 @@ import Testing
             let rows = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.appstore_notifications")
             #expect(try rows[0].decode("n", as: Int.self) == 1)
             // Linked by appAccountToken before the app reported anything.
-            #expect(try await service.status(user).status == "active")
+            #expect(try await service.status(user).status == .active)
 
             // Auto-renew turned off.
             let off = try ca.sign(
@@ -495,7 +495,7 @@ import Testing
                     try ca.sign(AppStorePayload.notification("REFUND_REVERSED", transaction: reinstated, renewal: nil))
                 ).status == 200)
             let restored = try await service.status(user)
-            #expect(restored.status == "active" && restored.active && restored.revocation == nil)
+            #expect(restored.status == .active && restored.active && restored.revocation == nil)
 
             // The team's view of the plans: this account through the App Store, another by a grant.
             let granted = try await service.send(
@@ -544,7 +544,7 @@ import Testing
             resigned["signedDate"] = AppStorePayload.ms(now)
             #expect(try await service.postTransaction(try service.ca.sign(resigned), user: user).status == 200)
             status = try await service.status(user)
-            #expect(status.plan?.id == "premium-monthly" && status.status == "active")
+            #expect(status.plan?.id == "premium-monthly" && status.status == .active)
             #expect(status.currentPeriodEnd.map { abs($0.timeIntervalSince(now.addingTimeInterval(month))) < 2 } == true)
         }
     }
@@ -598,7 +598,7 @@ import Testing
                     renewal: try service.ca.sign(renewal)))
             #expect(try await service.postNotification(notification).status == 200)
             let status = try await service.status(user)
-            #expect(status.status == "active" && status.plan?.id == "pro-monthly")
+            #expect(status.status == .active && status.plan?.id == "pro-monthly")
             #expect(status.renewsTo == PlanReference(id: "team-yearly", name: "Team"))
             #expect(status.expirationReason == "cancelled" && status.priceIncrease == "pending")
             #expect(status.price == 9990 && status.currency == "EUR" && status.familyShared == true)
@@ -624,12 +624,12 @@ import Testing
     @Test func onlyAFreeIntroductoryOfferIsATrial() async throws {
         try await withService { service in
             let now = Date()
-            let cases: [(discount: String?, identifier: String?, status: String, offer: SubscriptionOffer)] = [
-                ("FREE_TRIAL", nil, "trialing", SubscriptionOffer(type: "introductory", discountType: "free_trial")),
-                ("PAY_AS_YOU_GO", nil, "active", SubscriptionOffer(type: "introductory", discountType: "pay_as_you_go")),
-                ("PAY_UP_FRONT", nil, "active", SubscriptionOffer(type: "introductory", discountType: "pay_up_front")),
+            let cases: [(discount: String?, identifier: String?, status: SubscriptionState, offer: SubscriptionOffer)] = [
+                ("FREE_TRIAL", nil, .trialing, SubscriptionOffer(type: .introductory, discountType: "free_trial")),
+                ("PAY_AS_YOU_GO", nil, .active, SubscriptionOffer(type: .introductory, discountType: "pay_as_you_go")),
+                ("PAY_UP_FRONT", nil, .active, SubscriptionOffer(type: .introductory, discountType: "pay_up_front")),
                 // A payload from before Apple sent the discount type: a trial, as it meant then.
-                (nil, nil, "trialing", SubscriptionOffer(type: "introductory")),
+                (nil, nil, .trialing, SubscriptionOffer(type: .introductory)),
             ]
             for (index, expected) in cases.enumerated() {
                 let user = UUID()
@@ -658,7 +658,7 @@ import Testing
                 id: "830", original: "830", purchased: now, expires: now.addingTimeInterval(Self.day), user: plain)
             #expect(try await service.postTransaction(try service.ca.sign(bought), user: plain).status == 200)
             let status = try await service.status(plain)
-            #expect(status.status == "active" && status.offer == nil)
+            #expect(status.status == .active && status.offer == nil)
         }
     }
 
@@ -819,7 +819,7 @@ import Testing
                         AppStorePayload.notification("SUBSCRIBED", signed: start, transaction: first, renewal: oldRenewal))
                 ).status == 200)
             let status = try await service.status(user)
-            #expect(status.status == "active" && status.willRenew)
+            #expect(status.status == .active && status.willRenew)
             #expect((status.currentPeriodEnd ?? .distantPast) > Date().addingTimeInterval(29 * Self.day))
 
             // The same transaction re-signed earlier (an out-of-order copy) does not undo a refund.
@@ -854,7 +854,7 @@ import Testing
                             "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", transaction: transaction, renewal: grace))
                 ).status == 200)
             var status = try await service.status(user)
-            #expect(status.status == "grace_period" && status.active && status.graceUntil != nil)
+            #expect(status.status == .gracePeriod && status.active && status.graceUntil != nil)
 
             let graceOver = try ca.sign(
                 AppStorePayload.renewal(
@@ -880,7 +880,7 @@ import Testing
                     expires: Date().addingTimeInterval(7 * Self.day), signed: Date().addingTimeInterval(3), user: user))
             _ = try await service.postNotification(
                 try ca.sign(AppStorePayload.notification("RENEWAL_EXTENDED", transaction: extended, renewal: nil)))
-            #expect(try await service.status(user).status == "active")
+            #expect(try await service.status(user).status == .active)
         }
     }
 
@@ -918,7 +918,7 @@ import Testing
                 })
             let history = try await service.send("GET", "/subscriptions/users/\(user)", token: admin).decode(
                 SubscriptionHistory.self)
-            #expect(history.subscription.status == "none")
+            #expect(history.subscription.status == .none)
             let kept = try await service.pool.query(
                 "SELECT (SELECT count(*) FROM subscriptions.grants) + (SELECT count(*) FROM subscriptions.appstore_transactions) AS n"
             )
@@ -947,7 +947,7 @@ import Testing
             #expect(try after.decode("linked", as: Int.self) == 0 && after.decode("recorded", as: Int.self) == 1)
             let again = try await service.send("GET", "/subscriptions/users/\(user)", token: admin).decode(
                 SubscriptionHistory.self)
-            #expect(again.subscription.status == "none")
+            #expect(again.subscription.status == .none)
         }
     }
 }

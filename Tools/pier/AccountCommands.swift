@@ -49,7 +49,12 @@ enum AccountCommands {
             try output.show(try await auth.me()) { user in
                 table(
                     ["id", "email", "name", "role", "since"],
-                    [[user.id.uuidString.lowercased(), user.email, user.displayName ?? "", user.role, shortDate(user.createdAt)]])
+                    [
+                        [
+                            user.id.uuidString.lowercased(), user.email, user.displayName ?? "", user.role.rawValue,
+                            shortDate(user.createdAt),
+                        ]
+                    ])
             }
         case "profile":
             let name = arguments.option("name")

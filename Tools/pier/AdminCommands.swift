@@ -44,7 +44,7 @@ enum AdminCommands {
                     ["id", "email", "name", "role", "verified", "created"],
                     list.items.map {
                         [
-                            $0.id.uuidString.lowercased(), $0.email, $0.displayName ?? "", $0.role,
+                            $0.id.uuidString.lowercased(), $0.email, $0.displayName ?? "", $0.role.rawValue,
                             $0.emailVerified ? "yes" : "no",
                             shortDate($0.createdAt),
                         ]
@@ -203,9 +203,11 @@ enum AdminCommands {
             try arguments.finish()
             try output.show(try await admin.feedbackItem(id)) { item in
                 let fields: [(String, String?)] = [
-                    ("id", item.id.uuidString.lowercased()), ("created", shortDate(item.createdAt)), ("status", item.status),
-                    ("category", item.category), ("rating", item.rating.map(String.init)), ("moderation", item.moderation),
-                    ("platform", item.platform), ("app", item.appVersion), ("device", item.device),
+                    ("id", item.id.uuidString.lowercased()), ("created", shortDate(item.createdAt)),
+                    ("status", item.status.rawValue),
+                    ("category", item.category.rawValue), ("rating", item.rating.map(String.init)),
+                    ("moderation", item.moderation?.rawValue),
+                    ("platform", item.platform?.rawValue), ("app", item.appVersion), ("device", item.device),
                     ("user", item.userId?.uuidString.lowercased()), ("name", item.name), ("email", item.email),
                     ("tags", item.tags?.joined(separator: ",")), ("note", item.internalNote), ("message", item.message),
                 ]

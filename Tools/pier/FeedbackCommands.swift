@@ -44,10 +44,10 @@ enum FeedbackCommands {
             page.items.map { item in
                 let message = item.message.count > 60 ? String(item.message.prefix(59)) + "…" : item.message
                 var row = [
-                    item.id.uuidString.lowercased(), shortDate(item.createdAt), item.status, item.category,
+                    item.id.uuidString.lowercased(), shortDate(item.createdAt), item.status.rawValue, item.category.rawValue,
                     item.rating.map(String.init) ?? "",
                 ]
-                if admin { row.append(item.moderation ?? "") }
+                if admin { row.append(item.moderation?.rawValue ?? "") }
                 return row + [message.replacingOccurrences(of: "\n", with: " ")]
             })
         if let next = page.nextCursor { print("more: --cursor \(next)") }

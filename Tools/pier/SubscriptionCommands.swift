@@ -17,8 +17,8 @@ enum SubscriptionCommands {
             ["status", "plan", "entitlements", "until", "renews", "source"],
             [
                 [
-                    status.status, status.plan?.name ?? "", status.entitlements.map(\.key).joined(separator: ","),
-                    shortDate(status.currentPeriodEnd), status.willRenew ? "yes" : "no", status.source ?? "",
+                    status.status.rawValue, status.plan?.name ?? "", status.entitlements.map(\.key).joined(separator: ","),
+                    shortDate(status.currentPeriodEnd), status.willRenew ? "yes" : "no", status.source?.rawValue ?? "",
                 ]
             ])
     }

@@ -10,7 +10,7 @@ public struct User: Codable, Sendable, Equatable {
     public var email: String
     public var displayName: String?
     /// `user`, or a team role: `support` or `admin` (``AccountRole``).
-    public var role: String
+    public var role: AccountRole
     public var createdAt: Date
     /// The owner of the address opened a link Pier mailed to it.
     public var emailVerified: Bool
@@ -20,7 +20,7 @@ public struct User: Codable, Sendable, Equatable {
     public var disabledAt: Date?
 
     public init(
-        id: UUID, email: String, displayName: String?, role: String, createdAt: Date, emailVerified: Bool = false,
+        id: UUID, email: String, displayName: String?, role: AccountRole, createdAt: Date, emailVerified: Bool = false,
         locale: String? = nil, disabledAt: Date? = nil
     ) {
         self.locale = locale

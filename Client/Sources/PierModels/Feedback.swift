@@ -110,12 +110,12 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
     public var id: UUID
     public var message: String
     public var rating: Int?
-    public var category: String
-    public var status: String
+    public var category: FeedbackCategory
+    public var status: FeedbackStatus
     public var duplicateOf: UUID?
     public var appVersion: String?
     public var build: String?
-    public var platform: String?
+    public var platform: Platform?
     public var osVersion: String?
     public var device: String?
     public var locale: String?
@@ -128,7 +128,7 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
     /// The anonymous sender's name, when given.
     public var name: String?
     public var email: String?
-    public var moderation: String?
+    public var moderation: Moderation?
     public var tags: [String]?
     public var internalNote: String?
     public var history: [FeedbackChange]?
@@ -138,10 +138,11 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
     public var statusChanges: [FeedbackStatusChange]?
 
     public init(
-        id: UUID, message: String, rating: Int? = nil, category: String, status: String, duplicateOf: UUID? = nil,
-        appVersion: String? = nil, build: String? = nil, platform: String? = nil, osVersion: String? = nil, device: String? = nil,
+        id: UUID, message: String, rating: Int? = nil, category: FeedbackCategory, status: FeedbackStatus,
+        duplicateOf: UUID? = nil, appVersion: String? = nil, build: String? = nil, platform: Platform? = nil,
+        osVersion: String? = nil, device: String? = nil,
         locale: String? = nil, requestIds: [String], metadata: [String: JSONValue], createdAt: Date, updatedAt: Date,
-        userId: UUID? = nil, name: String? = nil, email: String? = nil, moderation: String? = nil, tags: [String]? = nil,
+        userId: UUID? = nil, name: String? = nil, email: String? = nil, moderation: Moderation? = nil, tags: [String]? = nil,
         internalNote: String? = nil,
         history: [FeedbackChange]? = nil, replies: [FeedbackReply]? = nil, statusChanges: [FeedbackStatusChange]? = nil
     ) {
@@ -196,10 +197,10 @@ public struct FeedbackReply: Codable, Sendable, Equatable {
 
 /// The item reached `status` at `changedAt`.
 public struct FeedbackStatusChange: Codable, Sendable, Equatable {
-    public var status: String
+    public var status: FeedbackStatus
     public var changedAt: Date
 
-    public init(status: String, changedAt: Date) {
+    public init(status: FeedbackStatus, changedAt: Date) {
         self.status = status
         self.changedAt = changedAt
     }

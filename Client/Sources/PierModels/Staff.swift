@@ -7,11 +7,24 @@
 /// What an account may do besides using the app: `user` (nothing more), `support` (read,
 /// triage, reply, help a user: end sessions, send mails, disable, grant access) or `admin`
 /// (everything, with plans, deletion and roles).
-public enum AccountRole: String, Codable, Sendable, CaseIterable {
+public enum AccountRole: OpenVocabulary {
     case user, support, admin
+    /// A role a newer server has: treated as no more than `user` here.
+    case unknown(String)
+
+    public static let allCases: [Self] = [.user, .support, .admin]
+
+    public var rawValue: String {
+        switch self {
+        case .user: "user"
+        case .support: "support"
+        case .admin: "admin"
+        case .unknown(let value): value
+        }
+    }
 
     /// One of the team's roles: may use the console and the staff routes.
-    public var isStaff: Bool { self != .user }
+    public var isStaff: Bool { self == .support || self == .admin }
 }
 
 /// `PUT /auth/users/{id}/role` (admins): the account's new role. The admin confirms with their

@@ -131,13 +131,13 @@ public struct Entitlement: Codable, Sendable, Equatable {
 /// The offer the deciding App Store transaction was bought with.
 public struct SubscriptionOffer: Codable, Sendable, Equatable {
     /// `introductory`, `promotional`, `offer_code` or `win_back` (Apple's `offerType` 1–4).
-    public var type: String
+    public var type: OfferType
     /// `free_trial`, `pay_as_you_go` or `pay_up_front`, when Apple says.
     public var discountType: String?
     /// The offer's id in App Store Connect (promotional, offer codes, win-back).
     public var identifier: String?
 
-    public init(type: String, discountType: String? = nil, identifier: String? = nil) {
+    public init(type: OfferType, discountType: String? = nil, identifier: String? = nil) {
         self.type = type
         self.discountType = discountType
         self.identifier = identifier
@@ -160,7 +160,7 @@ public struct SubscriptionRevocation: Codable, Sendable, Equatable {
 /// `GET /subscriptions/me`: one answer merged from every source of the user.
 public struct SubscriptionStatus: Codable, Sendable, Equatable {
     /// `active`, `trialing`, `grace_period`, `billing_retry`, `expired`, `revoked` or `none`.
-    public var status: String
+    public var status: SubscriptionState
     /// True when the status gives access (active, trialing, grace period).
     public var active: Bool
     public var plan: PlanReference?
@@ -170,7 +170,7 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
     public var graceUntil: Date?
     public var willRenew: Bool
     /// `appstore` or `grant`.
-    public var source: String?
+    public var source: SubscriptionSource?
     /// `production` or `sandbox` (App Store sources).
     public var environment: String?
     /// The offer of the deciding App Store purchase, if any: only a free trial makes the status
@@ -181,9 +181,9 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
     public var renewsTo: PlanReference?
     /// Why it expired or will not renew: `cancelled`, `billing_error`, `price_increase_declined`,
     /// `product_unavailable` or `other` (Apple's `expirationIntent`).
-    public var expirationReason: String?
+    public var expirationReason: ExpirationReason?
     /// A price increase: `pending` (the user has not consented yet) or `accepted`.
-    public var priceIncrease: String?
+    public var priceIncrease: PriceIncrease?
     /// What the user actually paid for the deciding purchase, in milliunits of `currency`
     /// (Apple's unit: 4990 is 4.99), in their storefront's currency.
     public var price: Int?
@@ -196,8 +196,9 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
     public var checkAgainAt: Date
 
     public init(
-        status: String, active: Bool, plan: PlanReference?, entitlements: [Entitlement], currentPeriodStart: Date?,
-        currentPeriodEnd: Date?, graceUntil: Date?, willRenew: Bool, source: String?, environment: String?,
+        status: SubscriptionState, active: Bool, plan: PlanReference?, entitlements: [Entitlement],
+        currentPeriodStart: Date?, currentPeriodEnd: Date?, graceUntil: Date?, willRenew: Bool, source: SubscriptionSource?,
+        environment: String?,
         offer: SubscriptionOffer? = nil, checkAgainAt: Date
     ) {
         self.status = status

@@ -111,7 +111,8 @@ struct AccountController: Sendable {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
         let token = try tokens.accessToken(
-            userID: user.id, role: user.role, sessionID: session, emailVerified: user.emailVerified, authenticatedAt: Date())
+            userID: user.id, role: user.role.rawValue, sessionID: session, emailVerified: user.emailVerified,
+            authenticatedAt: Date())
         return try .json(StepUpToken(accessToken: token, expiresIn: tokens.accessTTL), headers: ["Cache-Control": "no-store"])
     }
 

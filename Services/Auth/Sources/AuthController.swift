@@ -150,7 +150,7 @@ extension TokenIssuer {
         AuthSession(
             user: user,
             accessToken: try accessToken(
-                userID: user.id, role: user.role, sessionID: sessionID, emailVerified: user.emailVerified,
+                userID: user.id, role: user.role.rawValue, sessionID: sessionID, emailVerified: user.emailVerified,
                 authenticatedAt: authenticatedAt ?? now, now: now),
             refreshToken: refreshToken, expiresIn: accessTTL,
             refreshExpiresAt: Date(

@@ -87,7 +87,7 @@ struct Console: Sendable {
             let reply = try await api.send(
                 "POST", "/auth/refresh", json: try api.json(RefreshRequest(refreshToken: current.refreshToken)), from: request)
             guard reply.ok, let tokens = try? reply.decode(AuthSession.self),
-                AccountRole(rawValue: tokens.user.role) == current.role
+                tokens.user.role == current.role
             else {
                 if reply.status == 401 || reply.ok {
                     try await connection.execute("DELETE FROM console.sessions WHERE id = \(PostgresBytes(current.id))")

@@ -47,7 +47,7 @@ struct FeedbackScreens: Sendable {
                     <td><span class="badge">\(item.status)</span></td>
                     <td>\(item.category)</td>
                     <td>\(item.rating.map { String(repeating: "★", count: $0) } ?? "")</td>
-                    <td>\(item.platform ?? "")</td>
+                    <td>\(item.platform)</td>
                     <td>\(item.appVersion ?? "")</td>
                     <td class="muted">\(Layout.date(item.createdAt))</td>
                     </tr>
@@ -148,8 +148,9 @@ struct FeedbackScreens: Sendable {
                 "anonymous \(item.name ?? "") \(item.email.map { "<\($0)>" } ?? "")"
             }
         let facts: [(String, String?)] = [
-            ("status", item.status), ("category", item.category), ("rating", item.rating.map(String.init)),
-            ("moderation", item.moderation), ("platform", item.platform), ("OS", item.osVersion), ("device", item.device),
+            ("status", item.status.rawValue), ("category", item.category.rawValue), ("rating", item.rating.map(String.init)),
+            ("moderation", item.moderation?.rawValue), ("platform", item.platform?.rawValue), ("OS", item.osVersion),
+            ("device", item.device),
             ("app", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
             ("locale", item.locale), ("request ids", item.requestIds.joined(separator: ", ")),
             ("received", Layout.date(item.createdAt)), ("updated", Layout.date(item.updatedAt)),
@@ -158,7 +159,7 @@ struct FeedbackScreens: Sendable {
         let metadata = item.metadata.keys.sorted().map { key in (key, Self.text(item.metadata[key] ?? .null)) }
         let rows = HTML.join(
             (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" })
-        let moves = FeedbackStatus(rawValue: item.status)?.next.sorted { $0.rawValue < $1.rawValue } ?? []
+        let moves = item.status.next.sorted { $0.rawValue < $1.rawValue }
         let options = HTML.join(moves.map { "<option value=\"\($0.rawValue)\">\($0.rawValue)</option>" })
         // Who triaged and who replied, by name.
         let staff = await console.names(
@@ -194,7 +195,7 @@ struct FeedbackScreens: Sendable {
             title: "Feedback", session: session,
             """
             <p><a href="/console/inbox">← Inbox</a></p>
-            <h1>Feedback <span class="badge">\(item.status)</span></h1>
+            <h1>Feedback <span class="badge">\(item.status.rawValue)</span></h1>
             <div class="columns">
             <div>
             <p class="muted">From \(sender)</p>

@@ -1,4 +1,5 @@
 import PierHTTP
+import PierModels
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -44,6 +45,9 @@ struct HTML: Sendable, ExpressibleByStringInterpolation {
         /// To two decimals.
         mutating func appendInterpolation(_ value: Double) { text += HTML.escape(String((value * 100).rounded() / 100)) }
         mutating func appendInterpolation(_ id: UUID) { text += id.uuidString.lowercased() }
+        /// A status, a category, a role: as the wire spells it (escaped: an unknown one came from outside).
+        mutating func appendInterpolation(_ value: some OpenVocabulary) { text += HTML.escape(value.rawValue) }
+        mutating func appendInterpolation(_ value: (some OpenVocabulary)?) { text += HTML.escape(value?.rawValue ?? "") }
         mutating func appendInterpolation(_ html: HTML) { text += html.text }
         mutating func appendInterpolation(_ path: ConsolePath) { text += HTML.escape(path.value) }
         mutating func appendInterpolation(_ parts: [HTML]) { text += parts.map(\.text).joined() }

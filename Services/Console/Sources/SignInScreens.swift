@@ -65,7 +65,8 @@ struct SignInScreens: Sendable {
                 }
             return try await self.form(request, error: message, status: [403, 429].contains(reply.status) ? reply.status : 401)
         }
-        guard let role = AccountRole(rawValue: tokens.user.role), role.isStaff else {
+        let role = tokens.user.role
+        guard role.isStaff else {
             // Not one of the team: the session Pier opened is ended at once.
             _ = try? await console.api.send(
                 "POST", "/auth/logout", json: try console.api.json(RefreshRequest(refreshToken: tokens.refreshToken)),

@@ -158,7 +158,7 @@ struct UserScreens: Sendable {
             <dt>plan</dt><dd>\(status.plan?.name ?? "-")</dd>
             <dt>entitlements</dt><dd>\(status.entitlements.map(\.key).joined(separator: ", "))</dd>
             <dt>until</dt><dd>\(Layout.date(status.currentPeriodEnd))</dd>
-            <dt>source</dt><dd>\(status.source ?? "-")</dd>
+            <dt>source</dt><dd>\(status.source?.rawValue ?? "-")</dd>
             </dl>
             <h2>Grants</h2>
             <table><thead><tr><th>Plan</th><th>From</th><th>Until</th><th>Reason</th><th></th><th></th></tr></thead><tbody>\(grantRows)</tbody></table>

@@ -27,17 +27,18 @@ enum FeedbackRows {
             ? [:] : try row.decode("metadata", as: PostgresJSON<[String: JSONValue]>.self).value
         return FeedbackItem(
             id: try row.decode("id"), message: try row.decode("message"), rating: try row.decode("rating", as: Int?.self),
-            category: try row.decode("category"), status: try row.decode("status"),
+            category: FeedbackCategory(wire: try row.decode("category")), status: FeedbackStatus(wire: try row.decode("status")),
             duplicateOf: try row.decode("duplicate_of", as: UUID?.self),
             appVersion: try row.decode("app_version", as: String?.self), build: try row.decode("build", as: String?.self),
-            platform: try row.decode("platform", as: String?.self), osVersion: try row.decode("os_version", as: String?.self),
+            platform: try row.decode("platform", as: String?.self).map(Platform.init(wire:)),
+            osVersion: try row.decode("os_version", as: String?.self),
             device: try row.decode("device", as: String?.self), locale: try row.decode("locale", as: String?.self),
             requestIds: try row.decode("request_ids", as: PostgresTextArray.self).values, metadata: metadata,
             createdAt: try row.decode("created_at"), updatedAt: try row.decode("updated_at"),
             userId: admin ? try row.decode("user_id", as: UUID?.self) : nil,
             name: admin ? try row.decode("name", as: String?.self) : nil,
             email: admin ? try row.decode("email", as: String?.self) : nil,
-            moderation: admin ? try row.decode("moderation", as: String.self) : nil,
+            moderation: admin ? Moderation(wire: try row.decode("moderation")) : nil,
             tags: admin ? try row.decode("tags", as: PostgresTextArray.self).values : nil,
             internalNote: admin ? try row.decode("internal_note", as: String?.self) : nil,
             history: nil)

@@ -110,10 +110,11 @@ enum CSVExport {
     static func line(_ item: FeedbackItem) -> String {
         let cells: [String] = [
             item.id.text(), CivilDate.iso8601(secondsSince1970: item.createdAt.timeIntervalSince1970),
-            item.status, item.category, item.rating.map(String.init) ?? "", item.platform ?? "", item.appVersion ?? "",
+            item.status.rawValue, item.category.rawValue, item.rating.map(String.init) ?? "", item.platform?.rawValue ?? "",
+            item.appVersion ?? "",
             item.build ?? "", item.osVersion ?? "", item.device ?? "", item.locale ?? "", item.message,
             (item.tags ?? []).joined(separator: " "), item.userId?.text() ?? "", item.name ?? "", item.email ?? "",
-            item.moderation ?? "",
+            item.moderation?.rawValue ?? "",
         ]
         return cells.map(cell).joined(separator: ",") + "\r\n"
     }

@@ -72,7 +72,7 @@ struct StatusController: Sendable {
         let principal = try context.caller()
         let current = try await subscriptions.status(of: principal.userID)
         guard current.active else { throw HTTPError.conflict("There is no active subscription to cancel.") }
-        if current.source == AccessSource.Kind.appstore.rawValue {
+        if current.source == .appstore {
             throw HTTPError.conflict(
                 "This subscription renews through the App Store; cancel it in the App Store (Settings › Apple ID › Subscriptions)."
             )

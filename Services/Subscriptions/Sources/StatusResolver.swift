@@ -9,7 +9,7 @@ import PierModels
 /// One thing that may give a user access: a grant, or an App Store subscription (the deciding
 /// transaction of one original transaction, with its latest renewal info).
 struct AccessSource: Sendable, Equatable {
-    enum Kind: String, Sendable { case grant, appstore }
+    typealias Kind = SubscriptionSource
 
     var kind: Kind
     var reference: String
@@ -33,11 +33,7 @@ struct AccessSource: Sendable, Equatable {
 /// Computes a user's status from their sources and the current time: nothing has to run in
 /// the background for an expiry to show.
 enum StatusResolver {
-    enum State: String, Sendable {
-        case active, trialing, gracePeriod = "grace_period", billingRetry = "billing_retry", expired, revoked, none
-
-        var givesAccess: Bool { self == .active || self == .trialing || self == .gracePeriod }
-    }
+    typealias State = SubscriptionState
 
     static func state(of source: AccessSource, at now: Date) -> State {
         if source.revoked { return .revoked }
@@ -87,16 +83,16 @@ enum StatusResolver {
 
         guard let deciding else {
             return SubscriptionStatus(
-                status: State.none.rawValue, active: false, plan: nil, entitlements: [], currentPeriodStart: nil,
+                status: .none, active: false, plan: nil, entitlements: [], currentPeriodStart: nil,
                 currentPeriodEnd: nil, graceUntil: nil, willRenew: false, source: nil, environment: nil, checkAgainAt: next)
         }
         let source = deciding.source
         var status = SubscriptionStatus(
-            status: deciding.state.rawValue, active: deciding.state.givesAccess, plan: source.plan,
+            status: deciding.state, active: deciding.state.givesAccess, plan: source.plan,
             entitlements: expiries.sorted { $0.key < $1.key }.map { Entitlement(key: $0.key, expiresAt: $0.value) },
             currentPeriodStart: source.periodStart, currentPeriodEnd: source.periodEnd,
             graceUntil: deciding.state == .gracePeriod || deciding.state == .billingRetry ? source.graceUntil : nil,
-            willRenew: source.willRenew && !source.revoked && deciding.state != .expired, source: source.kind.rawValue,
+            willRenew: source.willRenew && !source.revoked && deciding.state != .expired, source: source.kind,
             environment: source.environment, offer: source.offer, checkAgainAt: next)
         source.appStore.apply(to: &status)
         return status
@@ -106,15 +102,16 @@ enum StatusResolver {
 /// What the deciding App Store purchase says beyond the state: what an app shows around it.
 struct AppStoreDetails: Sendable, Equatable {
     var renewsTo: PlanReference?
-    var expirationReason: String?
-    var priceIncrease: String?
+    var expirationReason: ExpirationReason?
+    var priceIncrease: PriceIncrease?
     var price: Int?
     var currency: String?
     var familyShared: Bool?
     var revocation: SubscriptionRevocation?
 
     init(
-        renewsTo: PlanReference? = nil, expirationReason: String? = nil, priceIncrease: String? = nil, price: Int? = nil,
+        renewsTo: PlanReference? = nil, expirationReason: ExpirationReason? = nil, priceIncrease: PriceIncrease? = nil,
+        price: Int? = nil,
         currency: String? = nil, familyShared: Bool? = nil, revocation: SubscriptionRevocation? = nil
     ) {
         self.renewsTo = renewsTo

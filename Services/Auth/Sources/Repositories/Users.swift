@@ -30,7 +30,7 @@ struct Users: Sendable {
         User(
             id: try row.decode("id"), email: try row.decode("email"),
             displayName: try row.decode("display_name", as: String?.self),
-            role: try row.decode("role"), createdAt: try row.decode("created_at"),
+            role: AccountRole(wire: try row.decode("role")), createdAt: try row.decode("created_at"),
             emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"),
             disabledAt: try row.decode("disabled_at"))
     }

@@ -41,9 +41,9 @@ struct StaffActions: Sendable {
         try await database.withTransaction { connection in
             let users = Users(connection)
             guard var account = try await users.lockForStaff(user) else { return .missing }
-            guard account.role != role.rawValue else { return .unchanged(account) }
+            guard account.role != role else { return .unchanged(account) }
             if role.isStaff && !account.emailVerified { return .addressUnverified }
-            if account.role == AccountRole.admin.rawValue, try await users.lockOtherAdmins(than: user) == 0 {
+            if account.role == .admin, try await users.lockOtherAdmins(than: user) == 0 {
                 return .lastAdmin
             }
             try await users.setRole(role, of: user)
@@ -53,9 +53,9 @@ struct StaffActions: Sendable {
             try await AuditLog.append(
                 .init(
                     "user.role_changed", target: ("user", user.text()), subject: user,
-                    before: .object(["role": .string(account.role)]), after: .object(["role": .string(role.rawValue)])),
+                    before: .object(["role": .string(account.role.rawValue)]), after: .object(["role": .string(role.rawValue)])),
                 by: actor, schema: Self.schema, on: connection)
-            account.role = role.rawValue
+            account.role = role
             return .changed(account, sessionsEnded: ended)
         }
     }
@@ -73,7 +73,7 @@ struct StaffActions: Sendable {
             guard let before = try await users.lockForStaff(user) else { return .missing }
             if disabled {
                 if actor.id == user { return .refused("An account cannot disable itself.") }
-                if before.role == AccountRole.admin.rawValue, try await users.lockOtherAdmins(than: user) == 0 {
+                if before.role == .admin, try await users.lockOtherAdmins(than: user) == 0 {
                     return .refused("The last admin account cannot be disabled.")
                 }
             }
@@ -163,7 +163,7 @@ struct StaffActions: Sendable {
         try await database.withTransaction { connection in
             let users = Users(connection)
             guard let before = try await users.lockForStaff(user) else { return false }
-            if before.role == AccountRole.admin.rawValue, try await users.lockOtherAdmins(than: user) == 0 {
+            if before.role == .admin, try await users.lockOtherAdmins(than: user) == 0 {
                 throw LastAdmin()
             }
             _ = try await users.delete(user)
@@ -172,7 +172,7 @@ struct StaffActions: Sendable {
             try await AuditLog.append(
                 .init(
                     "user.deleted", target: ("user", user.text()), subject: user,
-                    before: .object(["email": .string(before.email), "role": .string(before.role)])),
+                    before: .object(["email": .string(before.email), "role": .string(before.role.rawValue)])),
                 by: actor, schema: Self.schema, on: connection)
             return true
         }

@@ -74,7 +74,8 @@ struct FeedbackReplies: Sendable {
                 replies[item, default: []].append(try Self.reply(row, staff: staff))
             } else {
                 changes[item, default: []].append(
-                    FeedbackStatusChange(status: try row.decode("status"), changedAt: try row.decode("created_at")))
+                    FeedbackStatusChange(
+                        status: FeedbackStatus(wire: try row.decode("status")), changedAt: try row.decode("created_at")))
             }
         }
         return items.map { item in

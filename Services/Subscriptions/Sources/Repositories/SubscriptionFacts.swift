@@ -86,7 +86,9 @@ enum SubscriptionFacts {
 
     /// Apple's renewal and transaction fields, in the status's words.
     private static func details(_ row: PostgresRow) throws -> AppStoreDetails {
-        let intents = [1: "cancelled", 2: "billing_error", 3: "price_increase_declined", 4: "product_unavailable"]
+        let intents: [Int: ExpirationReason] = [
+            1: .cancelled, 2: .billingError, 3: .priceIncreaseDeclined, 4: .productUnavailable,
+        ]
         let increase = try row.decode("price_increase", as: String?.self)
         let revocationReason = try row.decode("revocation_reason", as: Int?.self)
         let ownership = try row.decode("ownership", as: String?.self)
@@ -94,8 +96,8 @@ enum SubscriptionFacts {
             renewsTo: try row.decode("renews_to_id", as: String?.self).map {
                 PlanReference(id: $0, name: try row.decode("renews_to_name"))
             },
-            expirationReason: try row.decode("expiration_intent", as: Int?.self).map { intents[$0] ?? "other" },
-            priceIncrease: increase.map { $0 == "1" ? "accepted" : "pending" },
+            expirationReason: try row.decode("expiration_intent", as: Int?.self).map { intents[$0] ?? .other },
+            priceIncrease: increase.map { $0 == "1" ? .accepted : .pending },
             price: try row.decode("price", as: String?.self).flatMap { Int($0) },
             currency: try row.decode("currency", as: String?.self),
             familyShared: ownership.map { $0 == "FAMILY_SHARED" },
@@ -109,10 +111,10 @@ enum SubscriptionFacts {
     /// Apple's `offerType` and `offerDiscountType`, in the status's words.
     private static func offer(_ row: PostgresRow) throws -> SubscriptionOffer? {
         guard let type = try row.decode("offer_type", as: Int?.self) else { return nil }
-        let types = [1: "introductory", 2: "promotional", 3: "offer_code", 4: "win_back"]
+        let types: [Int: OfferType] = [1: .introductory, 2: .promotional, 3: .offerCode, 4: .winBack]
         let discount = try row.decode("offer_discount_type", as: String?.self)
         return SubscriptionOffer(
-            type: types[type] ?? "offer_\(type)", discountType: discount?.lowercased(),
+            type: types[type] ?? .unknown("offer_\(type)"), discountType: discount?.lowercased(),
             identifier: try row.decode("offer_identifier", as: String?.self))
     }
 

@@ -1,0 +1,97 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// An amount of money in a currency's minor units, with the currency's own number of decimals
+/// (ISO 4217: JPY 0, USD 2, KWD 3): `amount` is what a person reads, never `minorUnits / 100`.
+/// PierClient formats it for the user's locale (`formatted(locale:)`).
+public struct Price: Sendable, Hashable, CustomStringConvertible {
+    /// In the currency's minor units (cents for USD, yen for JPY, fils for KWD).
+    public let minorUnits: Int
+    /// ISO 4217, uppercase.
+    public let currency: String
+
+    public init(minorUnits: Int, currency: String) {
+        self.minorUnits = minorUnits
+        self.currency = currency.uppercased()
+    }
+
+    /// From Apple's milliunits (4990 is 4.99 in any currency), rounded to the currency's minor
+    /// units.
+    public init(milliunits: Int, currency: String) {
+        var scaled = milliunits
+        for _ in 0..<Self.exponent(of: currency) { scaled *= 10 }
+        // Halves away from zero, in integers.
+        self.init(minorUnits: (scaled + (scaled < 0 ? -500 : 500)) / 1000, currency: currency)
+    }
+
+    /// The amount in whole units of the currency: 4.99 for 499 USD cents, 500 for 500 yen.
+    public var amount: Decimal { Decimal(minorUnits) / Self.power(Self.exponent(of: currency)) }
+
+    /// How many decimals the currency's minor unit has (ISO 4217); 2 for a code not listed.
+    public static func exponent(of currency: String) -> Int {
+        let code = currency.uppercased()
+        if zeroDecimals.contains(code) { return 0 }
+        if threeDecimals.contains(code) { return 3 }
+        if code == "CLF" || code == "UYW" { return 4 }
+        return 2
+    }
+
+    /// `4.99 USD`, `500 JPY`: for logs and tools; apps show `formatted(locale:)`.
+    public var description: String { "\(amount) \(currency)" }
+
+    private static let zeroDecimals: Set<String> = [
+        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF",
+    ]
+    private static let threeDecimals: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
+
+    private static func power(_ exponent: Int) -> Decimal {
+        var result = Decimal(1)
+        for _ in 0..<exponent { result *= 10 }
+        return result
+    }
+}
+
+/// A billing or trial period, read from its ISO 8601 duration (`P1W`, `P1M`, `P3M`, `P1Y`,
+/// `P7D`). A form this version cannot read keeps its text and has no unit.
+public struct BillingPeriod: Sendable, Hashable, CustomStringConvertible {
+    public enum Unit: String, Sendable, Hashable { case day, week, month, year }
+
+    /// How many units (`3` in `P3M`).
+    public let count: Int
+    /// Nil for a duration this version cannot read.
+    public let unit: Unit?
+    /// The duration as the server sent it.
+    public let iso8601: String
+
+    public init(iso8601: String) {
+        self.iso8601 = iso8601
+        let units: [Character: Unit] = ["D": .day, "W": .week, "M": .month, "Y": .year]
+        if iso8601.count >= 3, iso8601.first == "P", let last = iso8601.last, let unit = units[last],
+            let count = Int(iso8601.dropFirst().dropLast()), count > 0
+        {
+            (self.count, self.unit) = (count, unit)
+        } else {
+            (self.count, self.unit) = (0, nil)
+        }
+    }
+
+    public var description: String { iso8601 }
+}
+
+extension Plan {
+    /// The price with its currency's decimals (``Price``).
+    public var amount: Price { Price(minorUnits: price, currency: currency) }
+    public var period: BillingPeriod { BillingPeriod(iso8601: billingPeriod) }
+    public var trial: BillingPeriod? { trialPeriod.map(BillingPeriod.init(iso8601:)) }
+}
+
+extension SubscriptionStatus {
+    /// What the user paid for the deciding App Store purchase (``price`` is in Apple's milliunits).
+    public var paid: Price? {
+        guard let price, let currency else { return nil }
+        return Price(milliunits: price, currency: currency)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import PierClient
+
+/// What an app decodes from a server newer than itself, and the prices and periods it shows.
+@Suite struct WireModelTests {
+    @Test func valuesFromANewerServerDecodeAsUnknownAndWriteBackAsTheyCame() throws {
+        let item = Data(
+            #"""
+            {"id":"7d0d2a52-91a3-4c43-a3a5-3a0f6b6f1f10","message":"m","category":"feature_request","status":"in_review",
+             "platform":"harmonyos","moderation":"quarantined","requestIds":[],"metadata":{},
+             "createdAt":"2026-12-01T10:00:00Z","updatedAt":"2026-12-01T10:00:00Z"}
+            """#.utf8)
+        let decoded = try Transport.decoder.decode(FeedbackItem.self, from: item)
+        #expect(decoded.category == .unknown("feature_request") && decoded.category.isUnknown)
+        #expect(decoded.status == .unknown("in_review") && decoded.status.next.isEmpty)
+        #expect(decoded.platform == .unknown("harmonyos") && decoded.moderation == .unknown("quarantined"))
+        let again = try Transport.decoder.decode(FeedbackItem.self, from: try Transport.encoder.encode(decoded))
+        #expect(again == decoded && again.status.rawValue == "in_review")
+
+        let known = try Transport.decoder.decode(
+            FeedbackItem.self,
+            from: Data(
+                String(decoding: item, as: UTF8.self).replacingOccurrences(of: "feature_request", with: "idea")
+                    .replacingOccurrences(of: "in_review", with: "in_progress").replacingOccurrences(of: "harmonyos", with: "ios")
+                    .utf8))
+        #expect(known.category == .idea && known.status == .inProgress && known.platform == .ios && !known.status.isUnknown)
+        #expect(known.status == "in_progress")  // as the strings read before
+
+        let user = Data(
+            #"{"id":"7d0d2a52-91a3-4c43-a3a5-3a0f6b6f1f10","email":"a@example.com","role":"owner","createdAt":"2026-12-01T10:00:00Z","emailVerified":true}"#
+                .utf8)
+        let owner = try Transport.decoder.decode(User.self, from: user)
+        #expect(owner.role == .unknown("owner") && !owner.role.isStaff)
+
+        let status = Data(
+            #"{"status":"paused","active":false,"entitlements":[],"willRenew":false,"source":"play_store","expirationReason":"family_left","offer":{"type":"loyalty"},"checkAgainAt":"2026-12-01T10:00:00Z"}"#
+                .utf8)
+        let paused = try Transport.decoder.decode(SubscriptionStatus.self, from: status)
+        #expect(paused.status == .unknown("paused") && !paused.status.givesAccess && paused.source == .unknown("play_store"))
+        #expect(paused.expirationReason == .unknown("family_left") && paused.offer?.type == .unknown("loyalty"))
+    }
+
+    /// What the server validates with takes only the values it knows.
+    @Test func onlyKnownValuesAreAcceptedByName() {
+        #expect(FeedbackStatus(rawValue: "in_progress") == .inProgress && FeedbackStatus(rawValue: "in_review") == nil)
+        #expect(AccountRole(rawValue: "admin") == .admin && AccountRole(rawValue: "owner") == nil)
+        #expect(FeedbackStatus.allCases.allSatisfy { FeedbackStatus(rawValue: $0.rawValue) == $0 })
+        #expect(Platform.allCases.count == Set(Platform.allCases.map(\.rawValue)).count)
+        #expect(SubscriptionState.allCases.filter(\.givesAccess) == [.active, .trialing, .gracePeriod])
+    }
+
+    @Test func pricesKeepTheirCurrencysDecimals() {
+        #expect(Price(minorUnits: 499, currency: "usd").amount == Decimal(string: "4.99"))
+        #expect(Price(minorUnits: 500, currency: "JPY").amount == 500)
+        #expect(Price(minorUnits: 1250, currency: "KWD").amount == Decimal(string: "1.25"))
+        #expect(Price(minorUnits: 1, currency: "CLF").amount == Decimal(string: "0.0001"))
+        // Apple's milliunits: 4990 is 4.99 in any currency; 500000 is 500 yen.
+        #expect(Price(milliunits: 4990, currency: "EUR") == Price(minorUnits: 499, currency: "EUR"))
+        #expect(Price(milliunits: 500_000, currency: "JPY") == Price(minorUnits: 500, currency: "JPY"))
+        #expect(Price(milliunits: 1_255, currency: "KWD") == Price(minorUnits: 1_255, currency: "KWD"))
+        #expect(Price(milliunits: 4_995, currency: "USD").minorUnits == 500)  // half a cent rounds up
+
+        let plan = Plan(
+            id: "pro", name: "Pro", description: "", price: 500, currency: "JPY", billingPeriod: "P3M", trialPeriod: "P1W",
+            entitlements: ["pro"], appStoreProductIds: [], active: true)
+        #expect(plan.amount.formatted(locale: Locale(identifier: "ja_JP")).contains("500"))
+        #expect(!plan.amount.formatted(locale: Locale(identifier: "ja_JP")).contains("5.00"))
+        #expect(Price(minorUnits: 499, currency: "USD").formatted(locale: Locale(identifier: "en_US")) == "$4.99")
+        let euros = Price(minorUnits: 499, currency: "EUR").formatted(locale: Locale(identifier: "fr_FR"))
+        #expect(euros.contains("4,99") && euros.contains("€"))
+        #expect(Price(minorUnits: 1250, currency: "KWD").formatted(locale: Locale(identifier: "en_US")).contains("1.250"))
+        #expect(plan.period == BillingPeriod(iso8601: "P3M") && plan.period.count == 3 && plan.period.unit == .month)
+        #expect(plan.trial?.unit == .week && plan.trial?.count == 1)
+        #expect(BillingPeriod(iso8601: "P1Y2M").unit == nil && BillingPeriod(iso8601: "P0D").unit == nil)
+    }
+}
