@@ -71,6 +71,8 @@ import Testing
         let euros = Price(minorUnits: 499, currency: "EUR").formatted(locale: Locale(identifier: "fr_FR"))
         #expect(euros.contains("4,99") && euros.contains("€"))
         #expect(Price(minorUnits: 1250, currency: "KWD").formatted(locale: Locale(identifier: "en_US")).contains("1.250"))
+        #expect(plan.amount.description == "500 JPY" && Price(minorUnits: -5, currency: "USD").description == "-0.05 USD")
+        #expect(Price(minorUnits: 1250, currency: "KWD").description == "1.250 KWD")
         #expect(plan.period == BillingPeriod(iso8601: "P3M") && plan.period.count == 3 && plan.period.unit == .month)
         #expect(plan.trial?.unit == .week && plan.trial?.count == 1)
         #expect(BillingPeriod(iso8601: "P1Y2M").unit == nil && BillingPeriod(iso8601: "P0D").unit == nil)

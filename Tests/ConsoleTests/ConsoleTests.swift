@@ -565,6 +565,17 @@ final class Browser: @unchecked Sendable {
             #expect(made.status == 303 && made.location == "/console/plans/pro-monthly", "\(made.text)")
             let page = try await admin.get("/console/plans/pro-monthly")
             #expect(page.text.contains("4.99 USD") && page.text.contains("pro, sync"))
+            // Yen have no minor unit: 500 is ¥500, never 5.00.
+            let yen = try await admin.post(
+                "/console/plans",
+                [
+                    ("csrf", csrf), ("id", "pro-japan"), ("name", "Pro"), ("price", "500"), ("currency", "JPY"),
+                    ("billingPeriod", "P1M"), ("entitlements", "pro"),
+                ])
+            #expect(yen.status == 303)
+            let plans = try await admin.get("/console/plans")
+            #expect(plans.text.contains("500 JPY") && !plans.text.contains("5.00 JPY"))
+            #expect(try await admin.post("/console/plans/pro-japan/active", [("csrf", csrf), ("active", "false")]).status == 303)
 
             func save(_ changes: [(String, String)]) async throws -> Browser.Page {
                 var fields: [String: String] = [

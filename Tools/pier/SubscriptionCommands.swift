@@ -28,7 +28,7 @@ enum SubscriptionCommands {
             ["id", "name", "price", "period", "entitlements", "active"],
             plans.map { plan in
                 [
-                    plan.id, plan.name, "\(plan.price) \(plan.currency)", plan.billingPeriod,
+                    plan.id, plan.name, plan.amount.description, plan.billingPeriod,
                     plan.entitlements.joined(separator: ","), plan.active ? "yes" : "no",
                 ]
             })

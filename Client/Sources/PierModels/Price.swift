@@ -39,8 +39,20 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
         return 2
     }
 
-    /// `4.99 USD`, `500 JPY`: for logs and tools; apps show `formatted(locale:)`.
-    public var description: String { "\(amount) \(currency)" }
+    /// `4.99 USD`, `500 JPY`, `1.250 KWD`: the currency's own decimals, for logs, tools and the
+    /// console; apps show `formatted(locale:)`.
+    public var description: String {
+        let exponent = Self.exponent(of: currency)
+        let magnitude = minorUnits.magnitude
+        var unit: UInt = 1
+        for _ in 0..<exponent { unit *= 10 }
+        var text = (minorUnits < 0 ? "-" : "") + String(magnitude / unit)
+        if exponent > 0 {
+            let fraction = String(magnitude % unit)
+            text += "." + String(repeating: "0", count: exponent - fraction.count) + fraction
+        }
+        return text + " " + currency
+    }
 
     private static let zeroDecimals: Set<String> = [
         "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF",

@@ -15,7 +15,8 @@ struct PlanScreens: Sendable {
 
     /// The form's fields, as the API names them.
     static let fields = [
-        ("name", "Name"), ("description", "Description"), ("price", "Price (minor units: 499 is 4.99)"),
+        ("name", "Name"), ("description", "Description"),
+        ("price", "Price (the currency's minor units: 499 USD is 4.99, 500 JPY is 500)"),
         ("currency", "Currency (ISO 4217)"), ("billingPeriod", "Billing period (P1M, P1Y)"),
         ("trialPeriod", "Free trial (P1W; empty: none)"), ("entitlements", "Entitlements (comma-separated)"),
         ("appStoreProductIds", "App Store product ids (comma-separated)"),
@@ -37,7 +38,7 @@ struct PlanScreens: Sendable {
                     ?? PlanSubscribers(planId: plan.id, name: plan.name, onSale: plan.active)
                 return """
                     <tr data-href="\(path)"><td><a href="\(path)">\(plan.id)</a></td><td>\(plan.name)</td>
-                    <td>\(Self.money(plan.price, plan.currency))</td><td>\(plan.billingPeriod)</td><td>\(plan.trialPeriod ?? "-")</td>
+                    <td>\(plan.amount.description)</td><td>\(plan.billingPeriod)</td><td>\(plan.trialPeriod ?? "-")</td>
                     <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
                     <td>\(plan.active ? "on sale" : "off sale")</td>
                     <td data-subscribers="\(plan.id)">\(counts.appStore)</td><td>\(counts.introductoryOffer)</td><td>\(counts.gracePeriod)</td>
@@ -110,7 +111,7 @@ struct PlanScreens: Sendable {
             <p><a href="/console/plans">← Plans</a></p>
             <h1>\(plan.name) <span class="badge">\(plan.active ? "on sale" : "off sale")</span></h1>
             <dl class="facts">
-            <dt>id</dt><dd>\(plan.id)</dd><dt>price</dt><dd>\(Self.money(plan.price, plan.currency)) every \(plan.billingPeriod)</dd>
+            <dt>id</dt><dd>\(plan.id)</dd><dt>price</dt><dd>\(plan.amount.description) every \(plan.billingPeriod)</dd>
             <dt>trial</dt><dd>\(plan.trialPeriod ?? "-")</dd><dt>entitlements</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
             <dt>products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd><dt>description</dt><dd>\(plan.description)</dd>
             </dl>
@@ -206,13 +207,5 @@ struct PlanScreens: Sendable {
             }
         }
         return body
-    }
-
-    /// Minor units as the currency's amount (two decimals).
-    static func money(_ minor: Int, _ currency: String) -> String {
-        let sign = minor < 0 ? "-" : ""
-        let value = abs(minor)
-        let cents = value % 100
-        return "\(sign)\(value / 100).\(cents < 10 ? "0" : "")\(cents) \(currency)"
     }
 }
