@@ -53,10 +53,13 @@ import Testing
         #expect(both.status == 422 && both.problem?.errors?.map(\.field) == ["feedback"])
         let neither = try await feedback.send("POST", "/feedback", json: #"{"name":"Grace"}"#)
         #expect(neither.status == 422 && neither.problem?.errors?.map(\.field) == ["message"])
-        // A signed-in sender's name is not kept: the account says who it is.
-        let signedIn = try await feedback.post(#"{"name":"Grace","feedback":"x"}"#, token: feedback.token(UUID()))
-        let stored = try await feedback.pool.query("SELECT name FROM feedback.items WHERE id = \(signedIn.id)")
-        #expect(try stored[0].decode("name", as: String?.self) == nil)
+        // A signed-in sender's name is kept too (never dropped silently), beside the account;
+        // their reply address is the account's, so a typed one is not.
+        let signedIn = try await feedback.post(
+            #"{"name":"Grace","feedback":"x","email":"other@example.com"}"#, token: feedback.token(UUID()))
+        let stored = try await feedback.pool.query("SELECT name, email FROM feedback.items WHERE id = \(signedIn.id)")
+        #expect(try stored[0].decode("name", as: String?.self) == "Grace")
+        #expect(try stored[0].decode("email", as: String?.self) == nil)
         let long = try await feedback.send(
             "POST", "/feedback", json: #"{"name":"\#(String(repeating: "n", count: 101))","feedback":"x"}"#)
         #expect(long.status == 422 && long.problem?.errors?.map(\.field) == ["name"])

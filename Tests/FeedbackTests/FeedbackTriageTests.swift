@@ -228,7 +228,8 @@ import Testing
         let user = UUID()
         // The token the app holds when the account is deleted.
         let held = try feedback.token(user)
-        let item = try await feedback.post(#"{"message":"from a soon deleted account"}"#, token: feedback.token(user))
+        let item = try await feedback.post(
+            #"{"message":"from a soon deleted account","name":"Grace"}"#, token: feedback.token(user))
         let kept = try await feedback.post(#"{"message":"someone else"}"#, token: feedback.token(UUID()))
         try await feedback.pool.withTransaction { connection in
             try await EventLog.append("account.deleted", payload: AccountDeleted(userId: user), on: connection)
@@ -238,8 +239,9 @@ import Testing
                 let rows = try await feedback.pool.query("SELECT user_id FROM feedback.items WHERE id = \(item.id)")
                 return try rows[0].decode("user_id", as: UUID?.self) == nil
             })
-        let rows = try await feedback.pool.query("SELECT message FROM feedback.items WHERE id = \(item.id)")
+        let rows = try await feedback.pool.query("SELECT message, name FROM feedback.items WHERE id = \(item.id)")
         #expect(try rows[0].decode("message", as: String.self) == "from a soon deleted account")
+        #expect(try rows[0].decode("name", as: String?.self) == nil)  // the name they gave goes with them
         // The account's tokens are refused from then on: nothing more is read or sent in its name.
         #expect(try await eventually { try await feedback.send("GET", "/feedback/mine", token: held).status == 401 })
         let late = try await feedback.send("POST", "/feedback", json: #"{"message":"after deletion"}"#, token: held)

@@ -9,11 +9,12 @@ public struct CreateFeedback: Codable, Sendable, StrictDecodable {
     /// A client-generated id: a retry with the same id creates nothing new.
     public var id: UUID?
     public var message: String
-    /// The sender's name, kept for anonymous senders only (like `email`).
+    /// The name the sender gave (shown to the team beside the account of a signed-in sender).
     public var name: String?
     public var rating: Int?
     public var category: String?
-    /// A reply address, kept for anonymous senders only.
+    /// A reply address, kept for anonymous senders only: a signed-in sender's replies go to the
+    /// account's verified address.
     public var email: String?
     public var appVersion: String?
     public var build: String?

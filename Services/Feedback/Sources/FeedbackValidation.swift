@@ -65,9 +65,9 @@ struct ValidFeedback: Sendable {
         osVersion = text(body.osVersion, "osVersion", maximum: 64)
         device = text(body.device, "device", maximum: 128)
         locale = text(body.locale, "locale", maximum: 35)
-        // Kept for anonymous senders only, like `email`: a signed-in sender has an account.
-        let name = text(body.name, "name", maximum: 100)
-        self.name = anonymous ? name : nil
+        // Kept for every sender: the name a signed-in user typed on the form is what they want to
+        // be called in a reply, which their account's display name may not be.
+        name = text(body.name, "name", maximum: 100)
 
         email = nil
         if let given = body.email, !given.trimmingWhitespace().isEmpty {

@@ -161,9 +161,10 @@ struct FeedbackItems: Sendable {
 
     // MARK: - Deleted accounts
 
-    /// The sender's feedback stays (the team still needs it) but no longer points to them.
+    /// The sender's feedback stays (the team still needs it) but no longer points to them, nor
+    /// carries the name they gave.
     func anonymize(_ user: UUID) async throws {
         try await database.execute(
-            "UPDATE feedback.items SET user_id = NULL, email = NULL, updated_at = now() WHERE user_id = \(user)")
+            "UPDATE feedback.items SET user_id = NULL, email = NULL, name = NULL, updated_at = now() WHERE user_id = \(user)")
     }
 }
