@@ -345,6 +345,16 @@ import Testing
         #expect(await eventually { Date() > until })
         #expect(!(await relaunched.subscriptions.isEntitled(plan)))
 
+        // Another account signed in on the same store (the kept status is not theirs): nothing served.
+        var someoneElse = session
+        someoneElse.user.id = UUID()
+        try store.save(someoneElse)
+        let other = PierClient(
+            baseURL: URL(string: "http://127.0.0.1:\(nobody.port)")!, sessionStore: store,
+            options: .init(retry: RetryPolicy(maxAttempts: 1)))
+        await #expect(throws: PierError.self) { try await other.subscriptions.status() }
+        #expect(!(await other.subscriptions.isEntitled(plan)))
+        try store.save(session)
         // A status kept as something else (a damaged file) is not one: nothing is served.
         try Data("{\"value\":".utf8).write(to: store.statusURL)
         let damaged = PierClient(

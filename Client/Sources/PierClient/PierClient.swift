@@ -600,7 +600,7 @@ public final class PierSubscriptions: Sendable {
     /// reached (a grant made meanwhile shows at once), served stale when it cannot.
     private func stored() -> CachedStatus? {
         guard let data = authorized.sessions.store.loadStatus(),
-            var status = try? JSONDecoder().decode(CachedStatus.self, from: data)
+            var status = try? Self.reading.decode(CachedStatus.self, from: data)
         else { return nil }
         status.freshUntil = .distantPast
         return status
@@ -612,6 +612,7 @@ public final class PierSubscriptions: Sendable {
         encoder.outputFormatting = .sortedKeys
         return encoder
     }()
+    private static let reading = JSONDecoder()
 
     static func maxAge(_ cacheControl: String?) -> TimeInterval? {
         guard let cacheControl else { return nil }

@@ -21,14 +21,13 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
     /// From Apple's milliunits (4990 is 4.99 in any currency), rounded to the currency's minor
     /// units.
     public init(milliunits: Int, currency: String) {
-        var scaled = milliunits
-        for _ in 0..<Self.exponent(of: currency) { scaled *= 10 }
+        let scaled = milliunits * Self.minorUnitsPerUnit(of: currency)
         // Halves away from zero, in integers.
         self.init(minorUnits: (scaled + (scaled < 0 ? -500 : 500)) / 1000, currency: currency)
     }
 
     /// The amount in whole units of the currency: 4.99 for 499 USD cents, 500 for 500 yen.
-    public var amount: Decimal { Decimal(minorUnits) / Self.power(Self.exponent(of: currency)) }
+    public var amount: Decimal { Decimal(minorUnits) / Decimal(Self.minorUnitsPerUnit(of: currency)) }
 
     /// How many decimals the currency's minor unit has (ISO 4217); 2 for a code not listed.
     public static func exponent(of currency: String) -> Int {
@@ -44,8 +43,7 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let exponent = Self.exponent(of: currency)
         let magnitude = minorUnits.magnitude
-        var unit: UInt = 1
-        for _ in 0..<exponent { unit *= 10 }
+        let unit = UInt(Self.minorUnitsPerUnit(of: currency))
         var text = (minorUnits < 0 ? "-" : "") + String(magnitude / unit)
         if exponent > 0 {
             let fraction = String(magnitude % unit)
@@ -59,10 +57,9 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
     ]
     private static let threeDecimals: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
 
-    private static func power(_ exponent: Int) -> Decimal {
-        var result = Decimal(1)
-        for _ in 0..<exponent { result *= 10 }
-        return result
+    /// 10 to the currency's exponent: 100 cents in a dollar, 1 yen in a yen, 1000 fils in a dinar.
+    private static func minorUnitsPerUnit(of currency: String) -> Int {
+        (0..<exponent(of: currency)).reduce(1) { result, _ in result * 10 }
     }
 }
 
