@@ -312,15 +312,16 @@ for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_pas
   if podman inspect "$(container "$name")" | grep -qF -- "$needle"; then fail "$name's configuration shows $secret"; fi
 done
 say "every service: uid 10001, read-only root, secrets as files under /run/secrets and nowhere in its environment"
-# Each service's role owns its schema; feedback may append to the event log (the team's
-# replies, mailed by auth) and nothing more there; subscriptions and the console only read it.
+# Each service's role owns its schema; feedback and subscriptions may append to the event log
+# (replies mailed by auth, and the events webhooks send) and nothing more there; the console only
+# reads it.
 privileges=$(podman exec "$(container postgres)" psql -U postgres -d pier -tAc "
   SELECT string_agg(r || ':' || has_table_privilege(r, 'events.events', 'INSERT')::text
     || has_table_privilege(r, 'events.events', 'DELETE')::text, ' ' ORDER BY r)
   FROM unnest(ARRAY['pier_console', 'pier_feedback', 'pier_subscriptions']) AS r")
-[ "$privileges" = "pier_console:falsefalse pier_feedback:truefalse pier_subscriptions:falsefalse" ] \
+[ "$privileges" = "pier_console:falsefalse pier_feedback:truefalse pier_subscriptions:truefalse" ] \
   || fail "privileges on the event log: $privileges"
-say "the event log: feedback appends (INSERT only), subscriptions and the console read"
+say "the event log: feedback and subscriptions append (INSERT only), the console reads"
 
 say "image sizes:"
 for name in "${services[@]}" gateway; do

@@ -55,7 +55,7 @@ case "${1:-start}" in
 listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = ''
-max_connections = 200
+max_connections = 400
 shared_buffers = 128MB
 # A development and test cluster: nothing in it must outlive a power cut, and every suite's
 # CREATE DATABASE forces a checkpoint whose fsync of thousands of files once stalled 57 s on a
@@ -66,7 +66,9 @@ log_min_messages = warning
 CONF
     fi
     if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
-      as_owner "$bin/pg_ctl" -D "$data" -l "$data/server.log" -o "-p $port" -w -t 60 start >/dev/null
+      # Every suite runs its own stack at once (pools, listeners, webhooks' workers): 400
+      # connections, also for a cluster made with an older limit.
+      as_owner "$bin/pg_ctl" -D "$data" -l "$data/server.log" -o "-p $port -c max_connections=400" -w -t 60 start >/dev/null
     fi
     for _ in $(seq 1 60); do
       "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" && exit 0

@@ -21,6 +21,7 @@ public final class EventConsumer: LifecycleService {
         public let id: Int64
         public let type: String
         public let payload: String
+        public let createdAt: Date
 
         /// The payload decoded as `T`.
         public func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -84,14 +85,16 @@ public final class EventConsumer: LifecycleService {
                 .decode("last_event_id", as: Int64.self)
             let rows = try await connection.query(
                 """
-                SELECT id, type, payload::text AS payload FROM events.events
+                SELECT id, type, payload::text AS payload, created_at FROM events.events
                 WHERE id > \(cursor) AND txid < pg_snapshot_xmin(pg_current_snapshot())
                 ORDER BY id LIMIT 100
                 """)
             var last = cursor
             var applied = 0
             for row in rows {
-                let event = Event(id: try row.decode("id"), type: try row.decode("type"), payload: try row.decode("payload"))
+                let event = Event(
+                    id: try row.decode("id"), type: try row.decode("type"), payload: try row.decode("payload"),
+                    createdAt: try row.decode("created_at"))
                 if types.values.contains(event.type) {
                     try await handler(event, connection)
                     applied += 1

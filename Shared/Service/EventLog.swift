@@ -1,5 +1,6 @@
 import PierHTTP
 import PierJSON
+import PierModels
 import PierPostgres
 
 #if canImport(FoundationEssentials)
@@ -48,6 +49,18 @@ public enum EventLog {
                     END IF;
                 END $$;
                 """),
+        // Subscriptions produces `subscription.updated` (webhooks): the same grant as feedback's.
+        Migration(
+            version: 4, name: "subscriptions_append",
+            sql: """
+                DO $$ BEGIN
+                    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pier_subscriptions')
+                        AND NOT pg_has_role('pier_subscriptions', current_user, 'USAGE') THEN
+                        GRANT INSERT ON events.events TO pier_subscriptions;
+                        GRANT USAGE ON SEQUENCE events.events_id_seq TO pier_subscriptions;
+                    END IF;
+                END $$;
+                """),
     ]
 
     /// Appends an event on `connection` (inside the producer's transaction) and wakes
@@ -58,11 +71,12 @@ public enum EventLog {
         -> Int64
     {
         let json = String(decoding: try JSON.encode(payload), as: UTF8.self)
+        // The notification is part of the statement: sent when the transaction commits.
         let rows = try await connection.query(
             """
-            INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb) RETURNING id
+            INSERT INTO events.events (type, payload) VALUES (\(type), \(json)::jsonb)
+            RETURNING id, pg_notify(\(channel), \(type))::text AS notified
             """)
-        try await connection.execute("SELECT pg_notify(\(channel), \(type))")
         return try rows[0].decode("id", as: Int64.self)
     }
 }
@@ -111,5 +125,65 @@ public struct SessionRevoked: Codable, Sendable, Equatable {
         self.sessionId = sessionId
         self.userId = userId
         self.until = until
+    }
+}
+
+/// The payload of `user.created`: an account was made (a registration, a first sign-in with a
+/// provider, an admin made by the command line).
+public struct UserCreated: Codable, Sendable, Equatable {
+    public static let type = "user.created"
+    public var userId: UUID
+    public var email: String
+    public var emailVerified: Bool
+    public var displayName: String?
+    public var role: String
+    public var createdAt: Date
+
+    public init(userId: UUID, email: String, emailVerified: Bool, displayName: String?, role: String, createdAt: Date) {
+        self.userId = userId
+        self.email = email
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.role = role
+        self.createdAt = createdAt
+    }
+}
+
+/// The payload of `feedback.created` (written by feedback's intake statement itself, in SQL).
+public enum FeedbackCreated {
+    public static let type = "feedback.created"
+}
+
+/// The payload of `feedback.updated`: the team changed an item; `changes` names each field
+/// with its value before and after.
+public struct FeedbackUpdated: Codable, Sendable, Equatable {
+    public static let type = "feedback.updated"
+    public var feedbackId: UUID
+    public var userId: UUID?
+    public var changes: [String: FeedbackChange.FieldChange]
+    public var updatedAt: Date
+
+    public init(feedbackId: UUID, userId: UUID?, changes: [String: FeedbackChange.FieldChange], updatedAt: Date) {
+        self.feedbackId = feedbackId
+        self.userId = userId
+        self.changes = changes
+        self.updatedAt = updatedAt
+    }
+}
+
+/// The payload of `subscription.updated`: what an account's access rests on changed (a grant
+/// made or revoked, an App Store transaction or notification recorded); `status` is the status
+/// it makes at that moment.
+public struct SubscriptionUpdated: Codable, Sendable, Equatable {
+    public static let type = "subscription.updated"
+    public var userId: UUID
+    /// `grant`, `grant_revoked`, `app_store`.
+    public var reason: String
+    public var status: SubscriptionStatus
+
+    public init(userId: UUID, reason: String, status: SubscriptionStatus) {
+        self.userId = userId
+        self.reason = reason
+        self.status = status
     }
 }

@@ -7,6 +7,7 @@ import PierRuntime
 import PierService
 import PierServiceTestSupport
 import PierTestSupport
+import Synchronization
 import Testing
 
 @testable import ConsoleService
@@ -83,10 +84,10 @@ final class Browser: @unchecked Sendable {
         let base: String
     }
 
-    func withStack(_ body: (Stack) async throws -> Void) async throws {
+    func withStack(settings: [String: String] = [:], _ body: (Stack) async throws -> Void) async throws {
         let url = try await TestDatabase.create("pier_test_console")
         let running = try await EmbeddedStack.start(
-            databaseURL: url, plugins: ["auth", "feedback", "subscriptions", "console"])
+            databaseURL: url, settings: settings, plugins: ["auth", "feedback", "subscriptions", "console"])
         let base = "http://127.0.0.1:\(running.server.port)"
         let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
         do {
@@ -737,6 +738,67 @@ final class Browser: @unchecked Sendable {
 
     /// Up to 90 days a bar a day; a year a week a bar, the last week ending today; a series
     /// shorter than the days (another service's clock past midnight) is read within its length.
+    @Test func adminsSeeAndReplayWebhooks() async throws {
+        let received = Mutex<[String]>([])
+        let router = Router<BasicRequestContext>()
+        router.post("/hooks") { request, _ in
+            received.withLock { $0.append(request.headers["webhook-id"] ?? "") }
+            return Response(status: 204)
+        }
+        let receiver = try HTTPServer.started(router, name: "receiver")
+        let secret = "whsec_" + Base64.encoded(SecureRandom.bytes(32))
+        let settings = [
+            "PIER_WEBHOOKS":
+                #"[{"name":"crm","url":"http://127.0.0.1:\#(receiver.port)/hooks","secret":"\#(secret)","events":["user.created"]}]"#,
+            "PIER_WEBHOOK_POLL_MS": "50",
+        ]
+        try await withStack(settings: settings) { stack in
+            let (_, adminEmail) = try await account(stack, .admin)
+            let (_, supportEmail) = try await account(stack, .support)
+            #expect(await eventually { received.withLock { $0.count } == 2 })
+
+            let browser = Browser(base: stack.base)
+            _ = try await browser.signIn(adminEmail, Self.password)
+            let list = try await browser.get("/console/webhooks")
+            #expect(list.status == 200 && list.text.contains("<code>http://127.0.0.1:\(receiver.port)/hooks</code>"))
+            #expect(list.text.contains("href=\"/console/webhooks\">Webhooks</a>"))
+            #expect(!list.text.contains(secret))
+            Self.expectSecurityHeaders(list, "webhooks")
+            let page = try await stack.api.send(
+                "GET", "/auth/webhooks/deliveries?endpoint=crm", token: try await adminToken(stack, adminEmail)
+            ).decode(WebhookDeliveryPage.self)
+            #expect(page.items.count == 2 && page.items.allSatisfy { $0.state == .delivered })
+            let first = try #require(page.items.last)
+            #expect(list.text.contains("href=\"/console/webhooks/\(first.id)\""))
+            let detail = try await browser.get("/console/webhooks/\(first.id)")
+            #expect(detail.status == 200 && detail.text.contains(first.messageId) && detail.text.contains("user.created"))
+            let csrf = try #require(detail.field("csrf"))
+            let replayed = try await browser.post("/console/webhooks/\(first.id)/replay", [("csrf", csrf)])
+            #expect(replayed.status == 303 && replayed.location?.hasPrefix("/console/webhooks/") == true, "\(replayed.text)")
+            #expect(await eventually { received.withLock { $0.filter { $0 == first.messageId }.count } == 2 })
+            // Without the token, the form is refused.
+            let forged = try await browser.post("/console/webhooks/\(first.id)/replay", [("csrf", "forged")])
+            #expect(forged.status == 403)
+
+            // Support: neither the link nor the page.
+            let support = Browser(base: stack.base)
+            _ = try await support.signIn(supportEmail, Self.password)
+            let refused = try await support.get("/console/webhooks")
+            #expect(refused.status == 403 && refused.text.contains("admins only"))
+            #expect(!refused.text.contains("href=\"/console/webhooks\">Webhooks</a>"))
+            let tried = try await support.post(
+                "/console/webhooks/\(first.id)/replay", [("csrf", try #require(refused.field("csrf")))])
+            #expect(tried.status == 403)
+        }
+        await receiver.shutdown()
+    }
+
+    /// An access token of `email`'s account, signed in with the test password.
+    func adminToken(_ stack: Stack, _ email: String) async throws -> String {
+        try await stack.api.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"\#(Self.password)"}"#)
+            .decode(AuthSession.self).accessToken
+    }
+
     @Test func aYearIsDrawnAWeekABar() {
         let days = (0..<365).map { "d\($0)" }
         let year = DashboardScreens.Grouping(days: days)

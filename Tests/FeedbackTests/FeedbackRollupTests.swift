@@ -112,10 +112,15 @@ import Testing
 
         // A triage in flight while a rollup takes the marks, its day marked already by an
         // earlier one: the rollup waits for the triage's commit, then rolls the day with it.
+        // Two items of one UTC day (the two oldest straddle midnight an hour a day).
         let day = try await pool.query(
             """
-            SELECT id FROM feedback.items WHERE status = 'new' AND created_at < now() - interval '6 days'
-            ORDER BY created_at LIMIT 2
+            WITH d AS (
+                SELECT (created_at AT TIME ZONE 'UTC')::date AS day FROM feedback.items
+                WHERE status = 'new' AND created_at < now() - interval '6 days'
+                GROUP BY 1 HAVING count(*) >= 2 ORDER BY 1 LIMIT 1)
+            SELECT id FROM feedback.items, d
+            WHERE status = 'new' AND (created_at AT TIME ZONE 'UTC')::date = d.day ORDER BY created_at LIMIT 2
             """
         ).map { try $0.decode("id", as: UUID.self) }
         #expect(day.count == 2)

@@ -279,6 +279,66 @@ public final class PierAdmin: Sendable {
             AuditList.self, Call(method: "GET", path: "/\(Self.segment(service))/audit", query: items, retryable: true))
     }
 
+    // MARK: - Webhooks (admins)
+
+    /// The endpoints the server sends webhooks to (its `PIER_WEBHOOKS`), with how their
+    /// deliveries stand.
+    public func webhookEndpoints() async throws(PierError) -> [WebhookEndpoint] {
+        try await authorized.json(
+            ItemList<WebhookEndpoint>.self, Call(method: "GET", path: "/auth/webhooks", retryable: true)
+        ).items
+    }
+
+    /// Which deliveries ``webhookDeliveries(_:)`` lists: every field that is set narrows it.
+    public struct WebhookFilter: Sendable {
+        public var endpoint: String?
+        public var state: WebhookDeliveryState?
+        public var type: String?
+        /// `user:<id>` or `feedback:<id>`.
+        public var subject: String?
+        /// The `nextCursor` of the previous page.
+        public var cursor: String?
+        public var limit: Int?
+
+        public init(
+            endpoint: String? = nil, state: WebhookDeliveryState? = nil, type: String? = nil, subject: String? = nil,
+            cursor: String? = nil, limit: Int? = nil
+        ) {
+            self.endpoint = endpoint
+            self.state = state
+            self.type = type
+            self.subject = subject
+            self.cursor = cursor
+            self.limit = limit
+        }
+    }
+
+    /// Webhook deliveries, newest first.
+    public func webhookDeliveries(_ filter: WebhookFilter = WebhookFilter()) async throws(PierError) -> WebhookDeliveryPage {
+        var items: [URLQueryItem] = []
+        if let endpoint = filter.endpoint { items.append(URLQueryItem(name: "endpoint", value: endpoint)) }
+        if let state = filter.state { items.append(URLQueryItem(name: "state", value: state.rawValue)) }
+        if let type = filter.type { items.append(URLQueryItem(name: "type", value: type)) }
+        if let subject = filter.subject { items.append(URLQueryItem(name: "subject", value: subject)) }
+        if let cursor = filter.cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
+        if let limit = filter.limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
+        return try await authorized.json(
+            WebhookDeliveryPage.self, Call(method: "GET", path: "/auth/webhooks/deliveries", query: items, retryable: true))
+    }
+
+    /// One delivery, with the body it sends.
+    public func webhookDelivery(_ id: Int) async throws(PierError) -> WebhookDelivery {
+        try await authorized.json(
+            WebhookDelivery.self, Call(method: "GET", path: "/auth/webhooks/deliveries/\(id)", retryable: true))
+    }
+
+    /// Sends a delivery's message again (the same `webhook-id`): the new delivery.
+    @discardableResult
+    public func replayWebhook(_ id: Int) async throws(PierError) -> WebhookDelivery {
+        try await authorized.json(
+            WebhookDelivery.self, Call(method: "POST", path: "/auth/webhooks/deliveries/\(id)/replay", retryable: false))
+    }
+
     private static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
 
     /// A path segment: what a plan id holds is sent as data, never as more path.

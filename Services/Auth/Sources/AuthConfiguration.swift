@@ -34,6 +34,10 @@ import PierService
 /// | `PIER_AUTH_EXPORT_URLS` | none | the `GET /<service>/me/export` URLs of the services running apart from auth (`GET /auth/me/export` gathers them) |
 /// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
 /// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys (https; http only to the loopback, for development) |
+/// | `PIER_WEBHOOKS` | none | JSON array of `{name, url, secret or secretFile, events?}`: where webhooks go (``WebhookEndpointSetting``) |
+/// | `PIER_WEBHOOK_RETRY_MS` | `5000` | the first retry of a webhook not delivered; later ones grow to a day (``Webhooks/schedule``) |
+/// | `PIER_WEBHOOK_ATTEMPTS` | `14` | attempts before a webhook is given up (14: about four days) |
+/// | `PIER_WEBHOOK_CONCURRENCY` / `_TIMEOUT_S` / `_RETENTION_DAYS` / `_POLL_MS` | `16` / `15` / `30` / `1000` | attempts at once per process; an attempt's time limit; how long ended deliveries are listed; how often other replicas' messages and retries are looked for |
 /// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`); `jwksURL` https (http only to the loopback) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
@@ -65,6 +69,7 @@ public struct AuthConfiguration: Sendable {
     /// Sign in with Apple and the OpenID Connect providers, by name (`apple` for Apple).
     var identityProviders: [String: IdentityProvider]
     public var exportURLs: [String]
+    public var webhooks: WebhookOptions
 
     /// - Parameter serving: the address this process serves (`PIER_HOST`, `PIER_PORT`), the
     ///   default base of mailed links.
@@ -159,6 +164,7 @@ public struct AuthConfiguration: Sendable {
                 audiences: appleAudiences, nonce: "hashed")
         }
         identityProviders = providers
+        webhooks = try WebhookOptions(environment)
         exportURLs = environment.list("PIER_AUTH_EXPORT_URLS")
         if let bad = exportURLs.first(where: { !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
             throw Environment.Failure(variable: "PIER_AUTH_EXPORT_URLS", problem: "\"\(bad)\" is not an http(s) URL")

@@ -26,6 +26,7 @@ public struct AuthService: Service {
             version: 7, name: "event_cursor", sql: String(decoding: PackageResources._007_event_cursor_sql, as: UTF8.self)),
         Migration(
             version: 8, name: "users_created", sql: String(decoding: PackageResources._008_users_created_sql, as: UTF8.self)),
+        Migration(version: 9, name: "webhooks", sql: String(decoding: PackageResources._009_webhooks_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
@@ -33,6 +34,8 @@ public struct AuthService: Service {
     let outbox: MailOutbox
     /// Mails the team's replies to feedback.
     let replies: EventConsumer
+    /// Sends the events of the log to the app's backend.
+    let webhooks: Webhooks
     /// The other services' parts of "download my data": those hosted beside it are added.
     let exports: ExportSources
     /// Its verification keys, offered to the plugins hosted beside it.
@@ -99,15 +102,29 @@ public struct AuthService: Service {
         let replies = FeedbackReplyMails.consumer(
             database: context.database, listener: context.events, mails: mails, outbox: outbox,
             pollSeconds: configuration.mailPollSeconds, logger: context.logger)
-        return AuthService(controller: controller, outbox: outbox, replies: replies, exports: exports, keys: ownKeys)
+        let webhooks = Webhooks(
+            options: configuration.webhooks, database: context.database, listener: context.events, http: context.http,
+            logger: context.logger)
+        return AuthService(
+            controller: controller, outbox: outbox, replies: replies,
+            webhooks: webhooks, exports: exports, keys: ownKeys,
+            hooks: WebhooksController(webhooks: webhooks, database: context.database, logger: context.logger))
     }
 
-    public func routes(into routes: inout Routes) { controller.routes(into: &routes) }
+    let hooks: WebhooksController
 
-    /// The mail outbox's worker, the mailer of replies to feedback, and the hashing threads (shut down once the servers stopped).
+    public func routes(into routes: inout Routes) {
+        controller.routes(into: &routes)
+        let router = Router<ServiceRequestContext>()
+        hooks.routes(into: router.group(Authentication(controller.authenticator, .admin)))
+        routes.merge(router.routes)
+    }
+
+    /// The mail outbox's worker, the mailer of replies to feedback, webhooks (the log's reader
+    /// and the sender), and the hashing threads (shut down once the servers stopped).
     public var background: [any LifecycleService] {
         let hasher = controller.hasher
-        return [Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies]
+        return [Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies, webhooks.consumer, webhooks]
     }
 
     /// The others verify tokens with its keys, in-process.

@@ -285,6 +285,7 @@ struct Console: Sendable {
         let feedback = FeedbackScreens(console: self)
         let users = UserScreens(console: self)
         let audit = AuditScreens(console: self)
+        let webhooks = WebhookScreens(console: self)
         let plans = PlanScreens(console: self)
         let dashboard = DashboardScreens(console: self)
         router.get("/console") { _, _ in redirect(ConsolePath()) }
@@ -304,6 +305,9 @@ struct Console: Sendable {
         router.get("/console/users/{id}/export") { try await staff(users.export)($0, $1) }
         router.post("/console/users/{id}/{action}") { try await staff(users.act)($0, $1) }
         router.get("/console/audit") { try await staff(audit.list)($0, $1) }
+        router.get("/console/webhooks") { try await staff(webhooks.list)($0, $1) }
+        router.get("/console/webhooks/{id}") { try await staff(webhooks.delivery)($0, $1) }
+        router.post("/console/webhooks/{id}/replay") { try await staff(webhooks.replay)($0, $1) }
         router.get("/console/dashboard") { try await staff(dashboard.dashboard)($0, $1) }
         router.get("/console/plans") { try await staff(plans.list)($0, $1) }
         router.post("/console/plans") { try await staff(plans.create)($0, $1) }

@@ -43,6 +43,7 @@ enum Layout {
         <a href="/console/users">Users</a>
         <a href="/console/plans">Subscriptions</a>
         <a href="/console/audit">Audit log</a>
+        \(session.isAdmin ? "<a href=\"/console/webhooks\">Webhooks</a>" : HTML.empty)
         </nav>
         <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(session.role.rawValue)</span>
         <form class="inline" method="post" action="/console/sign-out">

@@ -70,7 +70,8 @@ struct Users: Sendable {
         try await database.query("SELECT email_key FROM auth.users WHERE id = \(user)").first?.decode("email_key")
     }
 
-    /// A new account; an address another account has meets the unique key.
+    /// A new account, and its `user.created` event (call it inside the creating transaction);
+    /// an address another account has meets the unique key.
     func insert(
         _ id: UUID, email: EmailAddress, passwordHash: String?, displayName: String?, role: String = "user",
         verified: Bool = false
@@ -82,7 +83,14 @@ struct Users: Sendable {
                 CASE WHEN \(verified) THEN now() END)
             RETURNING \(unsafeSQL: Self.columns)
             """)
-        return try Self.user(rows[0])
+        let user = try Self.user(rows[0])
+        try await EventLog.append(
+            UserCreated.type,
+            payload: UserCreated(
+                userId: user.id, email: user.email, emailVerified: user.emailVerified, displayName: user.displayName,
+                role: user.role.rawValue, createdAt: user.createdAt),
+            on: database)
+        return user
     }
 
     func setPasswordHash(_ hash: String?, of user: UUID) async throws {

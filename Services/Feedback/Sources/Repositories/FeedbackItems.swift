@@ -1,6 +1,7 @@
 import PierModels
 import PierPostgres
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -20,17 +21,29 @@ struct FeedbackItems: Sendable {
 
     /// Inserts the item and returns it as its sender sees it; a client-chosen id that exists
     /// already meets the primary key (`items_pkey`).
+    /// Stores a new item and its `feedback.created` event in one statement.
     func insert(_ submission: FeedbackIntake.Submission) async throws -> FeedbackItem {
         let feedback = submission.feedback
         let rows = try await database.query(
             """
-            INSERT INTO feedback.items (id, user_id, name, email, message, rating, category, app_version, build, platform,
-                os_version, device, locale, request_ids, metadata, moderation, client_address)
-            VALUES (\(submission.id), \(submission.userID), \(feedback.name), \(feedback.email), \(feedback.message), \(feedback.rating),
-                \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
-                \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
-                \(PostgresJSON(feedback.metadata))::jsonb, \(submission.moderation.rawValue), \(submission.clientAddress))
-            RETURNING \(unsafeSQL: FeedbackRows.columns)
+            WITH item AS (
+                INSERT INTO feedback.items (id, user_id, name, email, message, rating, category, app_version, build, platform,
+                    os_version, device, locale, request_ids, metadata, moderation, client_address)
+                VALUES (\(submission.id), \(submission.userID), \(feedback.name), \(feedback.email), \(feedback.message), \(feedback.rating),
+                    \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
+                    \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
+                    \(PostgresJSON(feedback.metadata))::jsonb, \(submission.moderation.rawValue), \(submission.clientAddress))
+                RETURNING \(unsafeSQL: FeedbackRows.columns)
+            ), event AS (
+                INSERT INTO events.events (type, payload)
+                SELECT \(FeedbackCreated.type), jsonb_build_object(
+                    'feedbackId', id, 'userId', user_id, 'message', message, 'rating', rating, 'category', category,
+                    'platform', platform, 'appVersion', app_version, 'moderation', moderation,
+                    'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                FROM item
+                RETURNING pg_notify(\(EventLog.channel), type)::text AS notified
+            )
+            SELECT item.* FROM item, event
             """)
         return try FeedbackRows.item(rows[0], admin: false)
     }

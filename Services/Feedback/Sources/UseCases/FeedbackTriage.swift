@@ -81,6 +81,10 @@ struct FeedbackTriage: Sendable {
             // Reports count by status and moderation: the item's day is read from the items
             // until the rollup has it again.
             if changes["status"] != nil || changes["moderation"] != nil { try await FeedbackRollup(connection).markChanged(id) }
+            try await EventLog.append(
+                FeedbackUpdated.type,
+                payload: FeedbackUpdated(feedbackId: id, userId: before.sender, changes: changes, updatedAt: Date()),
+                on: connection)
             try await AuditLog.append(
                 .init(
                     "feedback.updated", target: ("feedback", id.text()), subject: before.sender,

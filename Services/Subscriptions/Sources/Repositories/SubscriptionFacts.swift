@@ -176,12 +176,19 @@ enum SubscriptionFacts {
             RETURNING user_id
             """)
         if let row = rows.first { return try row.decode("user_id") }
-        return try await connection.query(
+        return try await owner(of: originalTransactionID, environment: environment, on: connection)
+    }
+
+    /// The account an App Store subscription is linked to, if any (none once detached).
+    static func owner(of originalTransactionID: String, environment: String, on connection: any PostgresExecutor)
+        async throws -> UUID?
+    {
+        try await connection.query(
             """
             SELECT user_id FROM subscriptions.appstore_owners
             WHERE original_transaction_id = \(originalTransactionID) AND environment = \(environment)
             """
-        ).first?.decode("user_id")
+        ).first.flatMap { try $0.decode("user_id", as: UUID?.self) }
     }
 
     /// Everything recorded about one user, oldest first, for admins.

@@ -28,6 +28,15 @@ struct Subscriptions: Sendable {
 
     func status(of user: UUID) async throws -> SubscriptionStatus { try await status(of: user, on: database) }
 
+    /// Publishes `subscription.updated` with the status `user` now has, in the transaction of
+    /// the change (webhooks send it to the app's backend).
+    private func publish(_ user: UUID, reason: String, on connection: PostgresConnection) async throws {
+        try await EventLog.append(
+            SubscriptionUpdated.type,
+            payload: SubscriptionUpdated(userId: user, reason: reason, status: try await status(of: user, on: connection)),
+            on: connection)
+    }
+
     /// The status with the facts it comes from, read on one connection.
     func history(of user: UUID) async throws -> SubscriptionHistory {
         try await database.withConnection { connection in
@@ -109,6 +118,7 @@ struct Subscriptions: Sendable {
         guard let staff = actor.id else { return nil }
         return try await database.withTransaction { connection in
             guard let grant = try await Grants(connection).insert(request, reason: reason, by: staff) else { return nil }
+            if let user = grant.userId { try await publish(user, reason: "grant", on: connection) }
             try await AuditLog.append(
                 .init("grant.created", target: ("grant", grant.id.text()), subject: grant.userId, after: try .encoded(grant)),
                 by: actor, schema: SubscriptionsService.schema, on: connection)
@@ -125,6 +135,7 @@ struct Subscriptions: Sendable {
             guard let before = try await grants.lock(id) else { return nil }
             guard let after = try await grants.revoke(id, by: staff) else { return nil }
             if before.revokedAt == nil {
+                if let user = after.userId { try await publish(user, reason: "grant_revoked", on: connection) }
                 try await AuditLog.append(
                     .init(
                         "grant.revoked", target: ("grant", id.text()), subject: after.userId, before: try .encoded(before),
@@ -152,6 +163,7 @@ struct Subscriptions: Sendable {
             let owner = try await SubscriptionFacts.link(original, environment: environment, to: user, on: connection)
             guard owner == user else { return .linkedElsewhere }
             try await SubscriptionFacts.record(verified, on: connection)
+            try await publish(user, reason: "app_store", on: connection)
             return .recorded(
                 try await status(of: user, on: connection),
                 renewalKnown: try await SubscriptionFacts.renewalKnown(original, environment: environment, on: connection))
@@ -170,7 +182,7 @@ struct Subscriptions: Sendable {
                 try await SubscriptionFacts.store(
                     notification, originalTransactionID: original, details: details, ignored: reason, on: connection)
             else { return false }
-            if reason == nil { try await Self.apply(transaction, renewal, on: connection) }
+            if reason == nil { try await apply(transaction, renewal, on: connection) }
             return true
         }
     }
@@ -194,10 +206,10 @@ struct Subscriptions: Sendable {
     /// Records facts Apple signed (a notification's, or the App Store Server API's answer): the
     /// transaction, linked to the account its `appAccountToken` names, and the renewal info.
     func apply(_ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?) async throws {
-        try await database.withTransaction { connection in try await Self.apply(transaction, renewal, on: connection) }
+        try await database.withTransaction { connection in try await apply(transaction, renewal, on: connection) }
     }
 
-    private static func apply(
+    private func apply(
         _ transaction: Verified<AppStoreTransaction>?, _ renewal: Verified<AppStoreRenewalInfo>?,
         on connection: PostgresConnection
     ) async throws {
@@ -209,6 +221,14 @@ struct Subscriptions: Sendable {
             }
         }
         if let renewal { try await SubscriptionFacts.record(renewal, on: connection) }
+        let subscription =
+            transaction.map { ($0.value.originalTransactionId, $0.environment) }
+            ?? renewal.map { ($0.value.originalTransactionId, $0.environment) }
+        if let (original, environment) = subscription,
+            let owner = try await SubscriptionFacts.owner(of: original, environment: environment, on: connection)
+        {
+            try await publish(owner, reason: "app_store", on: connection)
+        }
     }
 
     /// The App Store subscriptions linked to `user`.

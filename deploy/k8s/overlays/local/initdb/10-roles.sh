@@ -3,8 +3,9 @@
 # used by deploy/docker/compose.yaml and this overlay): one login role per service and one for
 # the console, each owning its own schema and nothing else. The shared event log (schema events)
 # belongs to auth, its owner; the others read it (the console, as every verifier of tokens, for
-# the accounts' revocations) and keep their cursors in their own schemas (feedback also appends
-# its `feedback.replied`: auth's migration of the log grants that INSERT, and nothing more).
+# the accounts' revocations) and keep their cursors in their own schemas (feedback and
+# subscriptions also append their events, `feedback.created`, `subscription.updated`, …: auth's
+# migration of the log grants that INSERT, and nothing more).
 # Passwords come from the secrets, never from this file. A data directory initialized before the
 # console existed gets its role from the statements under "Upgrading" in the README.
 set -eu

@@ -1,0 +1,139 @@
+import PierCrypto
+import PierJSON
+import PierRuntime
+import PierService
+
+/// The endpoints webhooks are sent to, from `PIER_WEBHOOKS`: a JSON array of
+/// `{name, url, secret | secretFile, events?}`.
+///
+/// - `name`: lowercase letters, digits and `-`; deliveries are listed under it.
+/// - `url`: where each message is POSTed (http or https).
+/// - `secretFile` (or `secret`, for development): one or two `whsec_` secrets separated by
+///   whitespace. Every message is signed with each of them, so a receiver holding either
+///   verifies it: rotate by adding the new secret, moving receivers to it, then removing the old.
+/// - `events`: the types sent (all of ``WebhookEvents/types`` when absent).
+public struct WebhookEndpointSetting: Sendable, Equatable {
+    public let name: String
+    public let url: String
+    /// The HMAC keys (the secrets' decoded bytes), newest first. Never logged.
+    let keys: [[UInt8]]
+    public let events: [String]
+
+    public var secretCount: Int { keys.count }
+
+    public init(name: String, url: String, secrets: [String], events: [String]) throws(WebhookSettingError) {
+        guard !name.isEmpty, name.count <= 64,
+            name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") })
+        else { throw WebhookSettingError("endpoint names are 1–64 lowercase letters, digits and -: \"\(name)\"") }
+        guard (url.hasPrefix("https://") && url.count > 8) || (url.hasPrefix("http://") && url.count > 7),
+            !url.contains(where: { $0.isWhitespace })
+        else { throw WebhookSettingError("endpoint \"\(name)\": the url must be an http(s) URL") }
+        guard (1...2).contains(secrets.count) else {
+            throw WebhookSettingError("endpoint \"\(name)\": one secret, or two while rotating")
+        }
+        var keys: [[UInt8]] = []
+        for secret in secrets {
+            guard secret.hasPrefix("whsec_"), let key = Base64.decoded(secret.dropFirst(6)), (24...64).contains(key.count)
+            else {
+                throw WebhookSettingError(
+                    "endpoint \"\(name)\": a secret is whsec_ and 24 to 64 random bytes in base64 (whsec_ and the output of openssl rand -base64 32)"
+                )
+            }
+            keys.append(key)
+        }
+        if let unknown = events.first(where: { !WebhookEvents.types.contains($0) }) {
+            throw WebhookSettingError(
+                "endpoint \"\(name)\": unknown event \"\(unknown)\" (known: \(WebhookEvents.types.joined(separator: ", ")))")
+        }
+        self.name = name
+        self.url = url
+        self.keys = keys
+        self.events = events.isEmpty ? WebhookEvents.types : WebhookEvents.types.filter(events.contains)
+    }
+
+    /// Reads `PIER_WEBHOOKS`.
+    static func all(_ environment: Environment) throws(Environment.Failure) -> [WebhookEndpointSetting] {
+        let variable = "PIER_WEBHOOKS"
+        guard let text = environment.string(variable) else { return [] }
+        struct Listed: Decodable {
+            var name: String
+            var url: String
+            var secret: String?
+            var secretFile: String?
+            var events: [String]?
+        }
+        let listed: [Listed]
+        do {
+            listed = try WireDecoder.decode([Listed].self, from: Array(text.utf8))
+        } catch {
+            throw Environment.Failure(
+                variable: variable, problem: "must be a JSON array of {name, url, secret or secretFile, events?}: \(error)")
+        }
+        var endpoints: [WebhookEndpointSetting] = []
+        for entry in listed {
+            let secrets: String
+            switch (entry.secret, entry.secretFile) {
+            case (let secret?, nil): secrets = secret
+            case (nil, let file?):
+                do {
+                    secrets = try readFile(file)
+                } catch {
+                    throw Environment.Failure(
+                        variable: variable, problem: "endpoint \"\(entry.name)\": secretFile cannot be read: \(error)")
+                }
+            default:
+                throw Environment.Failure(variable: variable, problem: "endpoint \"\(entry.name)\": give secret or secretFile")
+            }
+            do {
+                endpoints.append(
+                    try WebhookEndpointSetting(
+                        name: entry.name, url: entry.url, secrets: secrets.split(whereSeparator: \.isWhitespace).map(String.init),
+                        events: entry.events ?? []))
+            } catch {
+                throw Environment.Failure(variable: variable, problem: error.description)
+            }
+            if endpoints.dropLast().contains(where: { $0.name == entry.name }) {
+                throw Environment.Failure(variable: variable, problem: "endpoint \"\(entry.name)\" is listed twice")
+            }
+        }
+        return endpoints
+    }
+}
+
+public struct WebhookSettingError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The events webhooks send, and how each comes from the shared event log.
+public enum WebhookEvents {
+    /// The types an endpoint may subscribe to.
+    public static let types = ["user.created", "user.deleted", "feedback.created", "feedback.updated", "subscription.updated"]
+
+    /// The event log's type of each webhook type (the log says `account.deleted`).
+    static let logTypes: [String: String] = [
+        UserCreated.type: "user.created", AccountDeleted.type: "user.deleted", FeedbackCreated.type: "feedback.created",
+        FeedbackUpdated.type: "feedback.updated", SubscriptionUpdated.type: "subscription.updated",
+    ]
+
+    /// What a message's order is kept within: an account's events (its subscription's too),
+    /// or one feedback item's.
+    static func subject(of payload: String) throws -> String {
+        struct Keys: Decodable {
+            var userId: String?
+            var feedbackId: String?
+        }
+        let keys = try WireDecoder.decode(Keys.self, from: Array(payload.utf8))
+        if let feedback = keys.feedbackId { return "feedback:" + feedback }
+        return "user:" + (keys.userId ?? "")
+    }
+}
+
+/// A message signed as Standard Webhooks says: `v1,` and the base64 HMAC-SHA256 of
+/// `id.timestamp.body`, once per key, separated by spaces.
+public enum WebhookSignature {
+    public static func header(id: String, timestamp: Int, body: [UInt8], keys: [[UInt8]]) -> String {
+        let signed = Array("\(id).\(timestamp).".utf8) + body
+        return keys.map { "v1," + Base64.encoded(HMACSHA256.authenticate(signed, key: $0)) }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,120 @@
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+/// `/auth/webhooks…` (admins): the endpoints the settings configure and how their deliveries
+/// stand, the deliveries with their attempts, and a replay of any of them. A replay sends the
+/// same message (the same `webhook-id`) again, after what is pending for its subject; it is in
+/// the audit log.
+struct WebhooksController: Sendable {
+    let webhooks: Webhooks
+    let database: PostgresPool
+    let logger: Logger
+
+    static let subjectLimit = 100
+
+    func routes(into router: RouterGroup<ServiceRequestContext>) {
+        router.get("/auth/webhooks") { try await endpoints($0, $1) }
+        router.get("/auth/webhooks/deliveries") { try await deliveries($0, $1) }
+        router.get("/auth/webhooks/deliveries/{id}") { try await delivery($0, $1) }
+        router.post("/auth/webhooks/deliveries/{id}/replay") { try await replay($0, $1) }
+    }
+
+    /// `GET /auth/webhooks`.
+    func endpoints(_ request: Request, _ context: ServiceRequestContext) async throws
+        -> JSONResponse<ItemList<WebhookEndpoint>>
+    {
+        _ = try context.caller()
+        let summaries = try await WebhookDeliveries(database).summaries()
+        return JSONResponse(
+            ItemList(
+                webhooks.options.endpoints.map { endpoint in
+                    let summary = summaries[endpoint.name]
+                    return WebhookEndpoint(
+                        name: endpoint.name, url: endpoint.url, events: endpoint.events, secrets: endpoint.secretCount,
+                        pending: summary?.pending ?? 0, failed: summary?.failed ?? 0,
+                        lastDeliveredAt: summary?.lastDeliveredAt)
+                }))
+    }
+
+    /// `GET /auth/webhooks/deliveries?endpoint=&state=&type=&subject=&cursor=&limit=` (limit
+    /// 1–100, 50 by default), newest first.
+    func deliveries(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<WebhookDeliveryPage> {
+        _ = try context.caller()
+        var errors: [Problem.FieldError] = []
+        let endpoint = request.query("endpoint")
+        if let endpoint, webhooks.endpoints[endpoint] == nil {
+            errors.append(.init(field: "endpoint", message: "is not a configured endpoint"))
+        }
+        let state = request.query("state")
+        if let state, WebhookDeliveryState(rawValue: state) == nil {
+            errors.append(.init(field: "state", message: "must be pending, delivered or failed"))
+        }
+        let type = request.query("type")
+        if let type, !WebhookEvents.types.contains(type) {
+            errors.append(.init(field: "type", message: "must be one of \(WebhookEvents.types.joined(separator: ", "))"))
+        }
+        let subject = request.query("subject")
+        if let subject, subject.isEmpty || subject.count > Self.subjectLimit {
+            errors.append(.init(field: "subject", message: "must be 1 to \(Self.subjectLimit) characters"))
+        }
+        var before: Int?
+        if let cursor = request.query("cursor") {
+            before = Int(cursor)
+            if before == nil || before! < 1 {
+                errors.append(.init(field: "cursor", message: "must be a nextCursor this endpoint answered"))
+            }
+        }
+        let limit = request.query("limit", in: 1...100, into: &errors) ?? 50
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let found = try await WebhookDeliveries(database).list(
+            endpoint: endpoint, state: state, type: type, subject: subject, before: before, limit: limit)
+        let page = Array(found.prefix(limit))
+        return JSONResponse(
+            WebhookDeliveryPage(items: page, nextCursor: found.count > limit ? page.last.map { String($0.id) } : nil))
+    }
+
+    /// `GET /auth/webhooks/deliveries/{id}`: with the body it sends.
+    func delivery(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<WebhookDelivery> {
+        _ = try context.caller()
+        guard let delivery = try await WebhookDeliveries(database).delivery(try id(context)) else {
+            throw HTTPError.notFound("No such delivery.")
+        }
+        return JSONResponse(delivery)
+    }
+
+    /// `POST /auth/webhooks/deliveries/{id}/replay`: 201 with the new delivery.
+    func replay(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<WebhookDelivery> {
+        let actor = try context.auditActor()
+        let id = try id(context)
+        let deliveries = WebhookDeliveries(database)
+        guard let endpoint = try await deliveries.endpoint(of: id) else { throw HTTPError.notFound("No such delivery.") }
+        guard webhooks.endpoints[endpoint] != nil else {
+            throw HTTPError.conflict("The endpoint \(endpoint) is no longer configured (PIER_WEBHOOKS): nothing would send it.")
+        }
+        let replayed = try await database.withTransaction { connection in
+            guard let replayed = try await WebhookDeliveries(connection).replay(id) else { return nil as WebhookDelivery? }
+            try await AuditLog.append(
+                .init(
+                    "webhook.replayed", target: ("webhook_delivery", String(id)), subject: nil,
+                    after: .object(["delivery": .number(Double(replayed.id)), "endpoint": .string(endpoint)])),
+                by: actor, schema: AuthService.schema, on: connection)
+            return replayed
+        }
+        guard let replayed else { throw HTTPError.notFound("No such delivery.") }
+        webhooks.wake()
+        logger.info(
+            "webhook replayed",
+            [("delivery_id", .int(id)), ("replay_id", .int(replayed.id)), ("staff_id", .string(actor.id?.text() ?? ""))])
+        return JSONResponse(replayed, status: 201)
+    }
+
+    private func id(_ context: ServiceRequestContext) throws -> Int {
+        guard let text = context.parameters["id"], let id = Int(text), id > 0 else {
+            throw HTTPError.notFound("No such delivery.")
+        }
+        return id
+    }
+}
