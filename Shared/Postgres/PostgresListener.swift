@@ -14,6 +14,8 @@ public final class PostgresListener: Sendable {
     private struct State {
         var generation = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Waits that ended before their waiter was registered: it resumes at once when it is.
+        var released: Set<Int> = []
         var nextWaiter = 0
         var running = false
     }
@@ -59,7 +61,7 @@ public final class PostgresListener: Sendable {
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let missed = self.state.withLock { state -> Bool in
-                        if state.generation != generation { return true }
+                        if state.generation != generation || state.released.remove(id) != nil { return true }
                         state.waiters[id] = continuation
                         return false
                     }
@@ -71,9 +73,18 @@ public final class PostgresListener: Sendable {
             }
             await group.next()
             group.cancelAll()
-            // The sleep ended first (or the task was cancelled): release this waiter alone.
-            self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            // The sleep ended first (or the task was cancelled): release this waiter alone. A
+            // cancelled task's sleep can end before the other child has even registered its
+            // waiter: it is then marked released, and resumes as soon as it registers (else it
+            // would wait for a notification that may never come, and hold its task for good).
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+                state.released.insert(id)
+                return nil
+            }
+            waiter?.resume()
             await group.waitForAll()
+            self.state.withLock { _ = $0.released.remove(id) }
         }
     }
 

@@ -427,6 +427,35 @@ import Testing
         #expect(returned)
     }
 
+    /// A follower whose task is cancelled (a process shutting down) ends its wait at once,
+    /// without a notification: even when the cancellation ends the wait before the waiter is
+    /// registered. (Before, such a waiter registered late and waited for a notification that a
+    /// stopping process never sends: its shutdown hung.)
+    @Test func cancelledWaitsEndWithoutANotification() async throws {
+        let listener = PostgresListener(
+            configuration: PostgresConfiguration(url: "postgresql://postgres@127.0.0.1:1/nothing"), channel: "pier_test")
+        let ended = Locked(0)
+        // Busy threads beside the waits (threads of their own: the tasks' threads stay free),
+        // so that the kernel preempts the children of a wait in any order.
+        let stop = Locked(false)
+        for _ in 0..<4 {
+            startDetachedThread {
+                while !stop.withLock({ $0 }) {}
+            }
+        }
+        for _ in 0..<5000 {
+            let task = Task {
+                await listener.wait(upTo: .seconds(3600), since: listener.generation)
+                ended.withLock { $0 += 1 }
+            }
+            task.cancel()
+        }
+        #expect(await eventually(timeout: .seconds(60)) { ended.withLock { $0 } == 5000 })
+        stop.withLock { $0 = true }
+        // Whatever is still waiting (never, when the test passes) is let go.
+        listener.stop()
+    }
+
     /// One listener serves every follower of a process: a follower's timeout ends its own wait
     /// only, and one notification wakes them all.
     @Test func followersShareOneListener() async throws {
