@@ -157,7 +157,12 @@ import Testing
         #expect(moves.map { $0?.objectValue?["to"] } == [.string("triaged"), .string("planned")])
 
         // The admins see every delivery and replay one: the same message again, signed afresh.
-        let page = try await admin.admin.webhookDeliveries(.init(endpoint: "backend", subject: userSubject))
+        // The receiver answers before Pier records the answer: wait for the records.
+        var page = try await admin.admin.webhookDeliveries(.init(endpoint: "backend", subject: userSubject))
+        for _ in 0..<500 where !page.items.allSatisfy({ $0.state == .delivered }) {
+            try await Task.sleep(for: .milliseconds(20))
+            page = try await admin.admin.webhookDeliveries(.init(endpoint: "backend", subject: userSubject))
+        }
         #expect(page.items.count == 4)
         #expect(page.items.allSatisfy { $0.state == .delivered && $0.attempts == 2 && $0.lastStatus == 204 })
         let deleted = try #require(page.items.first { $0.type == "user.deleted" })

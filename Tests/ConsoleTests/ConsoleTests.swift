@@ -764,10 +764,15 @@ final class Browser: @unchecked Sendable {
             #expect(list.text.contains("href=\"/console/webhooks\">Webhooks</a>"))
             #expect(!list.text.contains(secret))
             Self.expectSecurityHeaders(list, "webhooks")
-            let page = try await stack.api.send(
-                "GET", "/auth/webhooks/deliveries?endpoint=crm", token: try await adminToken(stack, adminEmail)
-            ).decode(WebhookDeliveryPage.self)
-            #expect(page.items.count == 2 && page.items.allSatisfy { $0.state == .delivered })
+            let token = try await adminToken(stack, adminEmail)
+            @Sendable func deliveries() async throws -> WebhookDeliveryPage {
+                try await stack.api.send("GET", "/auth/webhooks/deliveries?endpoint=crm", token: token)
+                    .decode(WebhookDeliveryPage.self)
+            }
+            // The receiver answers before Pier records the answer.
+            #expect(try await eventually { try await deliveries().items.allSatisfy { $0.state == .delivered } })
+            let page = try await deliveries()
+            #expect(page.items.count == 2)
             let first = try #require(page.items.last)
             #expect(list.text.contains("href=\"/console/webhooks/\(first.id)\""))
             let detail = try await browser.get("/console/webhooks/\(first.id)")
