@@ -52,7 +52,7 @@ VALUES ('feedback.created', jsonb_build_object('feedbackId', gen_random_uuid(), 
 RETURNING pg_notify('pier_events', 'feedback.created')::text;
 SQL
 echo "appending $rate events/s for $duration s…"
-pgbench -n -q -R "$rate" -T "$duration" -c 4 -j 2 -f "$work/append.sql" "$url" > "$work/pgbench.log" 2>&1
+pgbench -n -R "$rate" -T "$duration" -c 4 -j 2 -f "$work/append.sql" "$url" > "$work/pgbench.log" 2>&1 || { cat "$work/pgbench.log" >&2; exit 1; }
 events=$(psql "$url" -Atc "SELECT count(*) FROM events.events WHERE id > $first")
 for _ in $(seq 1 600); do
   [ "$(wc -l < "$work/latencies")" -ge "$events" ] && break

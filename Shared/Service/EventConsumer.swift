@@ -9,7 +9,8 @@ import PierRuntime
     import Foundation
 #endif
 
-/// Reads the shared event log after its own stored cursor and applies each event exactly once:
+/// Reads the shared event log after its own stored cursor and applies each event exactly once,
+/// in the order of their transactions (then of their ids):
 /// the effect and the cursor move commit in the same transaction. Replicas take turns (the
 /// cursor row is locked). It wakes on NOTIFY `pier_events` and polls as a fallback; a part of
 /// its plugin's ``Service/background``.
@@ -73,6 +74,17 @@ public final class EventConsumer: LifecycleService {
         }
     }
 
+    /// The migration that gives a consumer's cursor table (`consumer text, last_event_id bigint`)
+    /// its transaction: the cursor is the pair, placed at the last event it read.
+    public static func cursorMigration(table: String, version: Int) -> Migration {
+        Migration(
+            version: version, name: "cursor_by_transaction",
+            sql: """
+                ALTER TABLE \(table) ADD COLUMN last_txid xid8 NOT NULL DEFAULT '0';
+                UPDATE \(table) c SET last_txid = e.txid FROM events.events e WHERE e.id = c.last_event_id;
+                """)
+    }
+
     /// Reads the next events (at most 100), applies those of its types and returns how many it read.
     @discardableResult
     public func consumeBatch() async throws -> Int {
@@ -80,14 +92,15 @@ public final class EventConsumer: LifecycleService {
         let (read, applied) = try await database.withTransaction { connection in
             try await connection.execute(
                 "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING")
-            let cursor = try await connection.query(
-                "SELECT last_event_id FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE")[0]
-                .decode("last_event_id", as: Int64.self)
+            let row = try await connection.query(
+                "SELECT last_event_id, last_txid::text AS last_txid FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE"
+            )[0]
+            let cursor = (txid: try row.decode("last_txid", as: String.self), id: try row.decode("last_event_id", as: Int64.self))
             let rows = try await connection.query(
                 """
-                SELECT id, type, payload::text AS payload, created_at FROM events.events
-                WHERE id > \(cursor) AND txid < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY id LIMIT 100
+                SELECT id, txid::text AS txid, type, payload::text AS payload, created_at FROM events.events
+                WHERE (txid, id) > (\(cursor.txid)::xid8, \(cursor.id)) AND txid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY txid, id LIMIT 100
                 """)
             var last = cursor
             var applied = 0
@@ -99,10 +112,14 @@ public final class EventConsumer: LifecycleService {
                     try await handler(event, connection)
                     applied += 1
                 }
-                last = event.id
+                last = (try row.decode("txid"), event.id)
             }
             if last != cursor {
-                try await connection.execute("UPDATE \(unsafeSQL: table) SET last_event_id = \(last) WHERE consumer = \(name)")
+                try await connection.execute(
+                    """
+                    UPDATE \(unsafeSQL: table) SET last_event_id = \(last.id), last_txid = \(last.txid)::xid8
+                    WHERE consumer = \(name)
+                    """)
             }
             return (rows.count, applied)
         }

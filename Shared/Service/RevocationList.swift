@@ -39,7 +39,8 @@ public final class RevocationList: LifecycleService {
         /// User id → until when its tokens may exist (seconds since 1970).
         var users: [UUID: Double] = [:]
         /// Every event up to this id has been read (those above it may still be settling).
-        var cursor: Int64 = 0
+        /// The last settled event read: its transaction and id (the log's order).
+        var cursor: (txid: String, id: Int64) = ("0", 0)
         var syncedAt: ContinuousClock.Instant?
     }
 
@@ -98,12 +99,12 @@ public final class RevocationList: LifecycleService {
         let types = PostgresTextArray([SessionRevoked.type, AccountDeleted.type])
         let rows = try await database.query(
             """
-            SELECT id, type, payload::text AS payload, extract(epoch FROM created_at)::float8 AS at,
+            SELECT id, txid::text AS txid, type, payload::text AS payload, extract(epoch FROM created_at)::float8 AS at,
                    txid < pg_snapshot_xmin(pg_current_snapshot()) AS settled
             FROM events.events
-            WHERE id > \(cursor) AND type = ANY(\(types)::text[])
+            WHERE (txid, id) > (\(cursor.txid)::xid8, \(cursor.id)) AND type = ANY(\(types)::text[])
               AND created_at > now() - make_interval(secs => \(Self.longestTokenLife))
-            ORDER BY id LIMIT 10000
+            ORDER BY txid, id LIMIT 10000
             """)
         var sessions: [(UUID, Double)] = []
         var users: [(UUID, Double)] = []
@@ -124,7 +125,7 @@ public final class RevocationList: LifecycleService {
             // those above it are read again next time (adding them twice changes nothing).
             let isSettled = try row.decode("settled", as: Bool.self)
             settled = settled && isSettled
-            if settled { next = try row.decode("id", as: Int64.self) }
+            if settled { next = (try row.decode("txid"), try row.decode("id", as: Int64.self)) }
         }
         let now = Date().timeIntervalSince1970
         state.withLock { state in

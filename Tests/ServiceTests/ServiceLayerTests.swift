@@ -3,11 +3,11 @@ import PierCrypto
 import PierHTTP
 import PierJSON
 import PierModels
-import PierPostgres
 import PierRuntime
 import PierTestSupport
 import Testing
 
+@testable import PierPostgres
 @testable import PierService
 
 /// What every executable and plugin shares: the command line, the configuration, addresses.
@@ -287,5 +287,65 @@ extension RevocationListTests {
         running.cancel()
         await running.value
         #expect(await monitor.current()["readiness.fresh"] == false)
+    }
+}
+
+/// The log's readers meet events in the order of their transactions: an event whose id was
+/// taken before an older transaction's is read once its transaction commits, never passed over
+/// (going by id, a consumer and the revocation list passed it for good).
+extension RevocationListTests {
+    @Test func anEventIsNotSkippedWhenIdsAndTransactionsCross() async throws {
+        let url = try await TestDatabase.create("pier_test_event_order")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        defer { pool.close() }
+        _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        try await pool.execute(
+            "CREATE TABLE public.order_cursor (consumer text PRIMARY KEY, last_event_id bigint NOT NULL, last_txid xid8 NOT NULL DEFAULT '0')"
+        )
+        let applied = Locked<[UUID]>([])
+        let listener = PostgresListener(configuration: pool.configuration, channel: EventLog.channel)  // never started
+        let consumer = EventConsumer(
+            name: "order", cursorTable: "public.order_cursor", types: [SessionRevoked.type], database: pool,
+            listener: listener, logger: Logger(service: "test", level: .error)
+        ) { event, _ in
+            let session = try event.decode(SessionRevoked.self).sessionId
+            applied.withLock { $0.append(session) }
+        }
+        let list = RevocationList(database: pool, listener: listener, pollInterval: .seconds(60))
+        let (first, second, user) = (UUID(), UUID(), UUID())
+        let now = Int(Date().timeIntervalSince1970)
+        let older = try PostgresConnection(configuration: pool.configuration)
+        let newer = try PostgresConnection(configuration: pool.configuration)
+        // The older transaction has its id first; the newer one then appends (the lower event
+        // id) and stays open while the older appends (the higher id) and commits.
+        try await older.execute("BEGIN")
+        _ = try await older.query("SELECT pg_current_xact_id()")
+        try await newer.execute("BEGIN")
+        try await EventLog.append(
+            SessionRevoked.type, payload: SessionRevoked(sessionId: second, userId: user, until: now + 600), on: newer)
+        try await EventLog.append(
+            SessionRevoked.type, payload: SessionRevoked(sessionId: first, userId: user, until: now + 600), on: older)
+        try await older.execute("COMMIT")
+        // Events settle once every older transaction of the cluster has ended (other suites'
+        // included): the readers are asked until they have read the older's.
+        #expect(
+            try await eventually {
+                while try await consumer.consumeBatch() > 0 {}
+                try await list.sync()
+                return list.verdict(for: claims(sid: first, sub: user, iat: now)) == .revoked
+                    && !applied.withLock { $0 }.isEmpty
+            })
+        #expect(applied.withLock { $0 } == [first])
+        try await newer.execute("COMMIT")
+        #expect(
+            try await eventually {
+                while try await consumer.consumeBatch() > 0 {}
+                return applied.withLock { $0 }.count == 2
+            })
+        #expect(applied.withLock { $0 } == [first, second])
+        // The list read the newer's event at once (it takes events before they settle), and
+        // keeps it.
+        try await list.sync()
+        #expect(list.verdict(for: claims(sid: second, sub: user, iat: now)) == .revoked)
     }
 }

@@ -27,6 +27,7 @@ public struct AuthService: Service {
         Migration(
             version: 8, name: "users_created", sql: String(decoding: PackageResources._008_users_created_sql, as: UTF8.self)),
         Migration(version: 9, name: "webhooks", sql: String(decoding: PackageResources._009_webhooks_sql, as: UTF8.self)),
+        EventConsumer.cursorMigration(table: "auth.event_cursor", version: 10),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -26,6 +26,7 @@ public struct FeedbackService: Service {
         AuditLog.migration(schema: schema, version: 4),
         Migration(version: 5, name: "replies", sql: String(decoding: PackageResources._005_replies_sql, as: UTF8.self)),
         Migration(version: 6, name: "daily", sql: String(decoding: PackageResources._006_daily_sql, as: UTF8.self)),
+        EventConsumer.cursorMigration(table: "feedback.event_cursor", version: 7),
     ]
 
     let controller: FeedbackController

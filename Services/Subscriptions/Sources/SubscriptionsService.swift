@@ -35,6 +35,7 @@ public struct SubscriptionsService: Service {
         Migration(
             version: 6, name: "daily_reports",
             sql: String(decoding: PackageResources._006_daily_reports_sql, as: UTF8.self)),
+        EventConsumer.cursorMigration(table: "subscriptions.event_cursor", version: 7),
     ]
 
     let controller: SubscriptionsController
