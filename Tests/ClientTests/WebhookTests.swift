@@ -177,6 +177,32 @@ import Testing
         let endpoints = try await admin.admin.webhookEndpoints()
         #expect(endpoints.map(\.name) == ["backend"] && endpoints.first?.secrets == 2 && endpoints.first?.events.count == 5)
 
+        // Bad filters name their field; an unknown delivery is a 404, and so is its replay.
+        for (query, field) in [
+            ("state", "bogus"), ("type", "user.renamed"), ("cursor", "abc"), ("endpoint", "elsewhere"), ("limit", "0"),
+        ] {
+            do {
+                _ = try await admin.call("GET", "/auth/webhooks/deliveries", query: [URLQueryItem(name: query, value: field)])
+                Issue.record("\(query)=\(field) was accepted")
+            } catch {
+                #expect(error.status == 422 && error.fieldErrors.map(\.field) == [query], "\(query): \(error)")
+            }
+        }
+        for path in ["/auth/webhooks/deliveries/99999999", "/auth/webhooks/deliveries/not-an-id"] {
+            do {
+                _ = try await admin.call("GET", path)
+                Issue.record("\(path) answered")
+            } catch {
+                #expect(error.status == 404, "\(path): \(error)")
+            }
+        }
+        do {
+            _ = try await admin.admin.replayWebhook(99_999_999)
+            Issue.record("an unknown delivery was replayed")
+        } catch {
+            #expect(error.status == 404)
+        }
+
         // Not for users, nor for staff who are not admins.
         do {
             _ = try await app.admin.webhookEndpoints()
