@@ -3,11 +3,11 @@ import PierCrypto
 import PierHTTP
 import PierJSON
 import PierModels
+import PierPostgres
 import PierRuntime
 import PierTestSupport
 import Testing
 
-@testable import PierPostgres
 @testable import PierService
 
 /// What every executable and plugin shares: the command line, the configuration, addresses.
@@ -296,7 +296,7 @@ extension RevocationListTests {
 extension RevocationListTests {
     @Test func anEventIsNotSkippedWhenIdsAndTransactionsCross() async throws {
         let url = try await TestDatabase.create("pier_test_event_order")
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 3))
         defer { pool.close() }
         _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
         try await pool.execute(
@@ -314,18 +314,29 @@ extension RevocationListTests {
         let list = RevocationList(database: pool, listener: listener, pollInterval: .seconds(60))
         let (first, second, user) = (UUID(), UUID(), UUID())
         let now = Int(Date().timeIntervalSince1970)
-        let older = try PostgresConnection(configuration: pool.configuration)
-        let newer = try PostgresConnection(configuration: pool.configuration)
         // The older transaction has its id first; the newer one then appends (the lower event
-        // id) and stays open while the older appends (the higher id) and commits.
-        try await older.execute("BEGIN")
-        _ = try await older.query("SELECT pg_current_xact_id()")
-        try await newer.execute("BEGIN")
-        try await EventLog.append(
-            SessionRevoked.type, payload: SessionRevoked(sessionId: second, userId: user, until: now + 600), on: newer)
-        try await EventLog.append(
-            SessionRevoked.type, payload: SessionRevoked(sessionId: first, userId: user, until: now + 600), on: older)
-        try await older.execute("COMMIT")
+        // id) and stays open while the older appends (the higher id) and commits. Both on the
+        // pool's connections (three: the two transactions and the readers).
+        let (opened, newerOpened) = AsyncStream.makeStream(of: Void.self)
+        let (release, commitNewer) = AsyncStream.makeStream(of: Void.self)
+        let newer = Locked<Task<Void, any Error>?>(nil)
+        try await pool.withTransaction { older in
+            _ = try await older.query("SELECT pg_current_xact_id()")
+            newer.withLock {
+                $0 = Task {
+                    try await pool.withTransaction { connection in
+                        try await EventLog.append(
+                            SessionRevoked.type, payload: SessionRevoked(sessionId: second, userId: user, until: now + 600),
+                            on: connection)
+                        newerOpened.yield()
+                        for await _ in release { break }
+                    }
+                }
+            }
+            for await _ in opened { break }
+            try await EventLog.append(
+                SessionRevoked.type, payload: SessionRevoked(sessionId: first, userId: user, until: now + 600), on: older)
+        }
         // Events settle once every older transaction of the cluster has ended (other suites'
         // included): the readers are asked until they have read the older's.
         #expect(
@@ -336,7 +347,8 @@ extension RevocationListTests {
                     && !applied.withLock { $0 }.isEmpty
             })
         #expect(applied.withLock { $0 } == [first])
-        try await newer.execute("COMMIT")
+        commitNewer.yield()
+        try await newer.withLock { $0 }?.value
         #expect(
             try await eventually {
                 while try await consumer.consumeBatch() > 0 {}
