@@ -2,6 +2,10 @@ import CCurl
 import PierRuntime
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The process's one outbound HTTP client, on libcurl's multi interface: every exchange runs on
 /// one transfer thread, so no thread waits on a network while a request is in flight (the JWKS,
 /// identity providers, OCSP, the App Store Server API, export parts, the proxy's health checks).
@@ -208,15 +212,18 @@ public final class HTTPClient: Sendable {
 
     private let loop: TransferLoop
     private let bufferLimit: Int
+    private let resolver: NameResolver
 
     /// - Parameters:
     ///   - maximumInFlight: exchanges at once in the process, whatever their use; beyond,
     ///     ``Failure/overloaded``. Each use caps its own below it (``Limit``).
     ///   - bufferLimit: bytes of a streamed body held at most before its transfer pauses.
-    public init(maximumInFlight: Int = 1 << 16, bufferLimit: Int = 256 << 10) {
+    ///   - resolver: where host names are resolved (a name once known is never waited on).
+    public init(maximumInFlight: Int = 1 << 16, bufferLimit: Int = 256 << 10, resolver: NameResolver = .shared) {
         _ = Self.globalInit
         loop = TransferLoop(maximumInFlight: maximumInFlight)
         self.bufferLimit = bufferLimit
+        self.resolver = resolver
     }
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
@@ -227,24 +234,91 @@ public final class HTTPClient: Sendable {
     /// Ends every exchange still in progress (as failed) and stops the transfer thread.
     public func close() { loop.stop() }
 
-    /// Sends the request; `completion` runs on the transfer thread with the response head (the
-    /// body follows in `response.body`), or with the ``Failure`` that left no head.
-    public func stream(_ request: Request, completion: @escaping @Sendable (Result<StreamedResponse, Failure>) -> Void) {
+    /// Sends the request, its host's addresses given to curl (`resolve`, curl's `HOST:PORT:ADDRESS`
+    /// rule); `completion` runs on the transfer thread with the response head (the body follows in
+    /// `response.body`), or with the ``Failure`` that left no head.
+    private func stream(
+        _ request: Request, resolve: String?, completion: @escaping @Sendable (Result<StreamedResponse, Failure>) -> Void
+    ) {
         let loop = loop
-        let exchange = Transfer(request: request, completion: completion)
+        let exchange = Transfer(request: request, resolve: resolve, completion: completion)
         exchange.body = Body(limit: bufferLimit) { [weak exchange] in
             if let exchange { loop.unpause(exchange) }
         }
         loop.add(exchange)
     }
 
-    /// The same, awaited.
+    /// Sends the request and returns the response head as soon as it arrives (the body follows in
+    /// `response.body`), or the ``Failure`` that left no head.
+    ///
+    /// The host's name is resolved by the ``NameResolver`` first (a known name at once; a new one
+    /// within the request's timeout, which then counts what is left), and curl connects to those
+    /// addresses: curl's own resolution would wait on the name server for every new connection.
     public func stream(_ request: Request) async throws(Failure) -> StreamedResponse {
+        var request = request
+        var resolve: String?
+        let target = Self.hostAndPort(of: request.url)
+        if let target, !NameResolver.isNumeric(target.host) {
+            let started = ContinuousClock.now
+            let addresses: [NameResolver.Address]
+            do {
+                addresses = try await resolver.addresses(
+                    of: target.host, port: target.port, by: started.advanced(by: .milliseconds(request.timeoutMilliseconds)))
+            } catch {
+                throw .connect(error.description)
+            }
+            let spent = started.duration(to: .now).components
+            let milliseconds = Int(spent.seconds) * 1000 + Int(spent.attoseconds / 1_000_000_000_000_000)
+            if milliseconds > 0 {
+                request.timeoutMilliseconds = max(1, request.timeoutMilliseconds - milliseconds)
+                request.connectTimeoutMilliseconds = max(1, min(request.connectTimeoutMilliseconds, request.timeoutMilliseconds))
+            }
+            // "+": the rule ages out of curl's cache as a resolution of its own would.
+            resolve =
+                "+\(target.host):\(target.port):"
+                + addresses.map { $0.family == AF_INET6 ? "[\($0.numeric)]" : $0.numeric }.joined(separator: ",")
+        }
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<StreamedResponse, Failure>, Never>) in
-            stream(request) { continuation.resume(returning: $0) }
+            stream(request, resolve: resolve) { continuation.resume(returning: $0) }
+        }
+        if case .failure(.connect) = result, let target {
+            // The addresses may be an old container's: the next request waits for the name server.
+            resolver.distrust(target.host, port: target.port)
         }
         return try result.get()
+    }
+
+    /// `http(s)://[user@]host[:port]/…` → the host (IPv6 without brackets) and port.
+    public static func hostAndPort(of url: String) -> (host: String, port: Int)? {
+        guard let schemeEnd = url.firstRange(of: "://") else { return nil }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        let defaultPort: Int
+        switch scheme {
+        case "http": defaultPort = 80
+        case "https": defaultPort = 443
+        default: return nil
+        }
+        var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        let host: Substring
+        var rest: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            rest = authority[authority.index(after: close)...]
+        } else {
+            let colon = authority.firstIndex(of: ":") ?? authority.endIndex
+            host = authority[..<colon]
+            rest = authority[colon...]
+        }
+        guard !host.isEmpty else { return nil }
+        guard !rest.isEmpty else { return (String(host), defaultPort) }
+        guard rest.hasPrefix(":") else { return nil }
+        rest = rest.dropFirst()
+        if rest.isEmpty { return (String(host), defaultPort) }
+        guard let port = Int(rest), (1...65535).contains(port) else { return nil }
+        return (String(host), port)
     }
 
     /// Sends the request and reads the whole answer, up to `limit` bytes of body.
@@ -424,16 +498,22 @@ fileprivate final class Transfer: @unchecked Sendable {
     /// Set while a small body is read whole before the head is handed over.
     private var whole: [UInt8]?
     private var list: UnsafeMutablePointer<curl_slist>?
+    private let resolve: String?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
 
     init(
-        request: HTTPClient.Request,
+        request: HTTPClient.Request, resolve: String?,
         completion: @escaping @Sendable (Result<HTTPClient.StreamedResponse, HTTPClient.Failure>) -> Void
     ) {
         self.request = request
+        self.resolve = resolve
         self.completion = completion
     }
 
-    deinit { curl_slist_free_all(list) }
+    deinit {
+        curl_slist_free_all(list)
+        curl_slist_free_all(resolveList)
+    }
 
     func fail(_ failure: HTTPClient.Failure) {
         completion?(.failure(failure))
@@ -453,9 +533,13 @@ fileprivate final class Transfer: @unchecked Sendable {
         _ = CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         _ = CCurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
         _ = CCurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
-        // Names resolved again within a second, not curl's minute: an upstream container started
-        // again (compose) comes back at another address, and only new connections resolve.
+        // The addresses the NameResolver gave; a rule ages out of curl's cache after a second, and
+        // the next exchange brings the resolver's current one.
         _ = CCurl_setopt_long(handle, CURLOPT_DNS_CACHE_TIMEOUT, 1)
+        if let resolve {
+            resolveList = curl_slist_append(nil, resolve)
+            _ = CCurl_setopt_pointer(handle, CURLOPT_RESOLVE, UnsafeMutableRawPointer(resolveList))
+        }
         _ = CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
         _ = CCurl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0)
         _ = CCurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)

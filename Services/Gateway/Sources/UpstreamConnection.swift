@@ -23,10 +23,6 @@ final class UpstreamEndpoint: Sendable {
     /// Idle connections kept at most; more are closed.
     static let idleLimit = 256
     private let idle = Mutex<[UpstreamConnection]>([])
-    /// Resolved addresses and when (names are resolved again after a second: a container
-    /// started again comes back at another address).
-    private let resolved = Mutex<(addresses: [SocketAddress], at: Double)>(([], -1))
-
     /// `base` is `http://host:port` (checked when the route was parsed); IPv6 in brackets.
     init(base: String) {
         let rest = String(base.dropFirst("http://".count))
@@ -112,53 +108,33 @@ final class UpstreamEndpoint: Sendable {
         return nil
     }
 
-    /// Names are resolved here, never on the thread that serves requests (a slow or absent
-    /// name server must not stall the server's other requests).
-    private static let resolver = BlockingPool(name: "upstream names", threads: 2, queueLimit: 1024)
-
-    private func addresses() async throws(HTTPClient.Failure) -> [SocketAddress] {
-        let now = MonotonicClock.seconds()
-        if let cached = resolved.withLock({ $0.at >= 0 && now - $0.at < 1 ? $0.addresses : nil }) { return cached }
-        let (host, port) = (host, port)
-        let outcome: Result<[SocketAddress], HTTPClient.Failure>
-        do {
-            outcome = try await Self.resolver.run { Self.resolve(host, port) }
-        } catch {
-            outcome = .failure(.connect("cannot resolve \(host): \(error)"))
-        }
-        let addresses = try outcome.get()
-        resolved.withLock { $0 = (addresses, now) }
-        return addresses
-    }
-
-    private static func resolve(_ host: String, _ port: Int) -> Result<[SocketAddress], HTTPClient.Failure> {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        let code = getaddrinfo(host, String(port), &hints, &list)
-        guard code == 0, let list else {
-            return .failure(.connect("cannot resolve \(host): \(String(cString: gai_strerror(code)))"))
-        }
-        defer { freeaddrinfo(list) }
-        var addresses: [SocketAddress] = []
-        var entry: UnsafeMutablePointer<addrinfo>? = list
-        while let current = entry {
-            if let address = current.pointee.ai_addr {
-                addresses.append(
-                    SocketAddress(
-                        family: current.pointee.ai_family,
-                        bytes: Array(UnsafeRawBufferPointer(start: address, count: Int(current.pointee.ai_addrlen)))))
-            }
-            entry = current.pointee.ai_next
-        }
-        return .success(addresses)
-    }
-
     /// A new connection, by `deadline`; each resolved address tried in turn.
+    ///
+    /// Names are resolved by the process's ``NameResolver``, never on the thread that serves
+    /// requests, and a known name is not waited on (a slow name server must not stall requests);
+    /// when no address connects, the next connection waits for the name server's answer.
     private func connect(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> UpstreamConnection {
+        do throws(HTTPClient.Failure) {
+            return try await connect(to: try await addresses(by: deadline), by: deadline)
+        } catch {
+            if case .connect = error { NameResolver.shared.distrust(host, port: port) }
+            throw error
+        }
+    }
+
+    private func addresses(by deadline: ContinuousClock.Instant) async throws(HTTPClient.Failure) -> [NameResolver.Address] {
+        do {
+            return try await NameResolver.shared.addresses(of: host, port: port, by: deadline)
+        } catch {
+            throw .connect(error.description)
+        }
+    }
+
+    private func connect(to addresses: [NameResolver.Address], by deadline: ContinuousClock.Instant)
+        async throws(HTTPClient.Failure) -> UpstreamConnection
+    {
         var why = "no address for \(host)"
-        for address in try await addresses() {
+        for address in addresses {
             let fd = socket(address.family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else {
                 why = String(cString: strerror(errno))
@@ -186,11 +162,6 @@ final class UpstreamEndpoint: Sendable {
         }
         throw .connect(why)
     }
-}
-
-struct SocketAddress: Sendable {
-    let family: Int32
-    let bytes: [UInt8]
 }
 
 /// An upstream's answer: its head, and its body whole (small, announced by length) or to read.
