@@ -17,6 +17,9 @@ public struct Principal: Sendable, Equatable {
     /// When the user last proved who they are in this session (`auth_time`: a password at
     /// sign-in), in seconds since 1970; nil for tokens that do not say.
     public var authenticatedAt: Int? = nil
+    /// When the token expires, in seconds since 1970 (what is held open on it, a live stream,
+    /// ends then); nil for principals not made from a token.
+    public var expiresAt: Int? = nil
 
     public var isAdmin: Bool { role == AccountRole.admin.rawValue }
     /// Admin or support: one of the team.
@@ -88,7 +91,8 @@ public struct Authenticator: Sendable {
             throw .unauthorized("The access token is not valid.", code: .tokenInvalid)
         }
         return Principal(
-            userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) }, authenticatedAt: claims.authTime)
+            userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) }, authenticatedAt: claims.authTime,
+            expiresAt: claims.exp)
     }
 
     /// The caller when a bearer token is present; nil for anonymous requests. A present but

@@ -117,6 +117,8 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     // Capacity.
     /// Too many requests: wait `Retry-After` seconds.
     public static let rateLimited: ProblemCode = "rate_limited"
+    /// The account holds as many live streams as it may: close one before opening another.
+    public static let tooManyStreams: ProblemCode = "too_many_streams"
     /// Temporarily unable to answer (database, key set, overload): retry after `Retry-After`.
     public static let unavailable: ProblemCode = "unavailable"
     /// The service runs on a database whose schema is not migrated (or is older than the
@@ -161,7 +163,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .badRequest, .validationFailed, .weakPassword, .unsupportedMediaType, .bodyTooLarge, .uriTooLong,
         .headersTooLarge, .lengthRequired, .notFound, .methodNotAllowed, .authenticationRequired, .tokenExpired,
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
-        .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .unavailable, .upstreamTimeout, .badGateway,
+        .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .tooManyStreams, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin,
         .internalError,

@@ -62,6 +62,7 @@ final class UpstreamEndpoint: Sendable {
     )
         async throws(HTTPClient.Failure) -> UpstreamResponse
     {
+        let window = ContinuousClock.now.duration(to: deadline)
         try await connection.send(request, by: deadline)
         let head = try await connection.readHead(by: deadline)
         let framing: UpstreamResponse.Framing
@@ -86,7 +87,12 @@ final class UpstreamEndpoint: Sendable {
         return UpstreamResponse(
             status: head.status, headers: head.headers,
             body: .stream(
-                UpstreamBody(connection: connection, framing: framing, deadline: deadline, endpoint: reusable ? self : nil)))
+                UpstreamBody(
+                    connection: connection, framing: framing, deadline: deadline,
+                    // An event stream lasts as long as its client listens: the route's timeout
+                    // bounds the silence between its messages (heartbeats), not its life.
+                    idle: head.headers["Content-Type"]?.lowercased().hasPrefix("text/event-stream") == true ? window : nil,
+                    endpoint: reusable ? self : nil)))
     }
 
     fileprivate func putIdle(_ connection: UpstreamConnection) {
@@ -188,16 +194,21 @@ final class UpstreamBody: Sendable {
 
     private let connection: UpstreamConnection
     private let framing: UpstreamResponse.Framing
-    private let deadline: ContinuousClock.Instant
+    private let fixedDeadline: ContinuousClock.Instant
+    private let idle: Duration?
     private let endpoint: UpstreamEndpoint?
+
+    /// When each read must have data: the exchange's deadline, or `idle` after now.
+    private var deadline: ContinuousClock.Instant { idle.map { .now + $0 } ?? fixedDeadline }
 
     init(
         connection: UpstreamConnection, framing: UpstreamResponse.Framing, deadline: ContinuousClock.Instant,
-        endpoint: UpstreamEndpoint?
+        idle: Duration? = nil, endpoint: UpstreamEndpoint?
     ) {
         self.connection = connection
         self.framing = framing
-        self.deadline = deadline
+        self.fixedDeadline = deadline
+        self.idle = idle
         self.endpoint = endpoint
     }
 

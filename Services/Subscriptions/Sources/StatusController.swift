@@ -15,6 +15,7 @@ import PierService
 /// `/subscriptions/me` and `/subscriptions/users/{userId}`: a user's status, entitlements and history.
 struct StatusController: Sendable {
     let subscriptions: Subscriptions
+    let live: LiveFeed
     let logger: Logger
 
     /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
@@ -39,6 +40,18 @@ struct StatusController: Sendable {
         let status = try await subscriptions.status(of: principal.userID)
         let body = JSON.write(status)
         return .conditionalJSON(body, for: request, headers: Self.cacheControl(status), validated: Self.withoutCheckAgainAt(body))
+    }
+
+    /// `GET /subscriptions/me/events`: the status as server-sent events (`event: status`), now
+    /// and whenever it changes (a grant, its revocation, an App Store transaction or
+    /// notification, a refund), within about a second, whichever replica or service made it.
+    func events(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let principal = try context.caller()
+        let (subscriptions, user) = (subscriptions, principal.userID)
+        return try ServerSentEvents.response(
+            request, feed: live, user: user, endsAt: principal.expiresAt, event: "status",
+            snapshot: { JSON.write(try await subscriptions.status(of: user)) },
+            fingerprint: { Self.withoutCheckAgainAt($0) })
     }
 
     private static let checkAgainKey = Array(#""checkAgainAt":""#.utf8)

@@ -1,4 +1,5 @@
 import PierHTTP
+import PierJSON
 import PierModels
 import PierPostgres
 import PierRuntime
@@ -42,6 +43,8 @@ public struct SubscriptionsService: Service {
     let worker: SubscriptionsWorker
     let reconciler: AppStoreReconciler
     let subscriptions: Subscriptions
+    /// Who listens for their status (`GET /subscriptions/me/events`).
+    let live: LiveFeed
 
     public static func make(context: ServiceContext) async throws -> SubscriptionsService {
         let configuration = try SubscriptionsConfiguration(
@@ -62,11 +65,23 @@ public struct SubscriptionsService: Service {
                 sandboxURL: configuration.sandboxAPIURL, http: context.http)
         }
         let reconciler = AppStoreReconciler(api: api, verifier: verifier, subscriptions: subscriptions, logger: context.logger)
+        let live = LiveFeed(
+            name: "live status", database: context.database, listener: context.events,
+            types: [SubscriptionUpdated.type, AccountDeleted.type],
+            subjects: { type, payload in
+                if type == AccountDeleted.type {
+                    return ((try? WireDecoder.decode(AccountDeleted.self, from: payload)).map { [$0.userId] } ?? [], true)
+                }
+                return ((try? WireDecoder.decode(SubscriptionUpdated.self, from: payload)).map { [$0.userId] } ?? [], false)
+            },
+            heartbeat: .seconds(configuration.liveHeartbeatSeconds), limit: configuration.liveStreamLimit,
+            limitPerUser: configuration.liveStreamsPerUser)
         return SubscriptionsService(
             controller: SubscriptionsController(
-                subscriptions: subscriptions, verifier: verifier, reconciler: reconciler, authenticator: context.authenticator,
+                subscriptions: subscriptions, live: live, verifier: verifier, reconciler: reconciler,
+                authenticator: context.authenticator,
                 logger: context.logger),
-            worker: worker, reconciler: reconciler, subscriptions: subscriptions)
+            worker: worker, reconciler: reconciler, subscriptions: subscriptions, live: live)
     }
 
     public func routes(into routes: inout Routes) {
@@ -79,7 +94,7 @@ public struct SubscriptionsService: Service {
     }
 
     /// Detaching the facts of deleted accounts, and the App Store reads asked for in the background.
-    public var background: [any LifecycleService] { [worker.consumer, reconciler] }
+    public var background: [any LifecycleService] { [worker.consumer, reconciler, live] }
 
     public func offer(into capabilities: inout Capabilities) { capabilities.offer(.dataExport, self) }
 }

@@ -1,0 +1,45 @@
+import PierHTTP
+import PierService
+import PierTestSupport
+import Testing
+
+/// Server-sent events through the gateway in proxy mode: a stream lives as long as it beats.
+@Suite struct EventStreamProxyTests {
+    /// Six messages 400 ms apart from the upstream (2.4 s in all), as `contentType`.
+    static func paced(_ contentType: String) -> Response {
+        .streaming(headers: ["Content-Type": contentType]) { writer in
+            for number in 1...6 {
+                try await writer.write("data: \(number)\n\n")
+                try await Task.sleep(for: .milliseconds(400))
+            }
+        }
+    }
+
+    @Test func anEventStreamOutlivesTheRouteTimeoutWhileItBeats() async throws {
+        let router = Router<BasicRequestContext>()
+        router.get("/live/events") { _, _ in Self.paced("text/event-stream; charset=utf-8") }
+        router.get("/live/download") { _, _ in Self.paced("text/plain") }
+        let upstream = try HTTPServer.started(router, name: "upstream")
+        let gateway = try await ProxyGatewayTests.gateway(["/live=http://127.0.0.1:\(upstream.port);timeout=1000"])
+        let base = "http://127.0.0.1:\(gateway.server.port)"
+
+        // Past the route's 1-second timeout: every message, as the upstream sent it.
+        let stream = try await EventStream.open(base + "/live/events")
+        #expect(stream.status == 200 && stream.headers["Content-Type"] == "text/event-stream; charset=utf-8")
+        var received: [String] = []
+        while let message = try await stream.next() { received += message.data.map { [$0] } ?? [] }
+        #expect(received == ["1", "2", "3", "4", "5", "6"])
+
+        // Any other body still ends at the route's timeout.
+        let download = try await EventStream.open(base + "/live/download")
+        var cut: [String] = []
+        do {
+            while let message = try await download.next() { cut += message.data.map { [$0] } ?? [] }
+            Issue.record("a body went on past the route's timeout")
+        } catch {
+            #expect(cut.count < 6)
+        }
+        await gateway.shutdown()
+        await upstream.shutdown()
+    }
+}

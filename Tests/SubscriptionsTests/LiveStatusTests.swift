@@ -1,0 +1,123 @@
+import Foundation
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierService
+import PierTestSupport
+import Testing
+
+@testable import SubscriptionsService
+
+/// `GET /subscriptions/me/events`: the status pushed as it changes, over a real connection.
+@Suite(.serialized) struct LiveStatusTests {
+    /// Heartbeats every second; `perUser` streams of one account at most.
+    func withService(perUser: Int = 8, _ body: (SubscriptionsHarness) async throws -> Void) async throws {
+        try await SubscriptionsHarness.with(
+            database: "pier_test_subscriptions_live",
+            settings: ["PIER_LIVE_HEARTBEAT_S": "1", "PIER_LIVE_STREAMS_PER_USER": String(perUser)], body)
+    }
+
+    func status(_ message: EventStream.Message?) throws -> SubscriptionStatus {
+        let message = try #require(message)
+        #expect(message.event == "status" && message.id?.count == 24)
+        return try Self.decode(SubscriptionStatus.self, Array(try #require(message.data).utf8))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(type, from: Data(bytes))
+    }
+
+    func grant(_ user: UUID, on service: SubscriptionsHarness) async throws -> Grant {
+        let reply = try await service.send(
+            "POST", "/subscriptions/grants",
+            json: #"{"userId":"\#(user)","planId":"team-yearly","duration":"P14D","reason":"live"}"#, token: try service.admin())
+        #expect(reply.status == 201)
+        return try reply.decode(Grant.self)
+    }
+
+    @Test func aGrantAndItsRevocationArePushedToTheUsersStream() async throws {
+        try await withService { service in
+            let user = UUID()
+            let url = service.live.base + "/subscriptions/me/events"
+            let stream = try await EventStream.open(url, token: try service.token(user))
+            #expect(stream.status == 200)
+            #expect(stream.headers["Content-Type"] == "text/event-stream; charset=utf-8")
+            #expect(stream.headers["Cache-Control"] == "no-store")
+            // The state now, first, with the reconnection delay.
+            let first = try await stream.next()
+            #expect(first?.retry == ServerSentEvents.retryMilliseconds)
+            #expect(try status(first).status == .none)
+
+            // Another user's grant sends nothing here; this user's does.
+            _ = try await grant(UUID(), on: service)
+            let granted = try await grant(user, on: service)
+            let active = try await stream.nextEvent()
+            #expect(try status(active).active && status(active).source == .grant)
+            #expect(try status(active).entitlements.map(\.key) == ["pro", "team"])
+
+            let revoked = try await service.send("DELETE", "/subscriptions/grants/\(granted.id)", token: try service.admin())
+            #expect(revoked.status == 200)
+            let ended = try await stream.nextEvent()
+            #expect(try !status(ended).active)
+            // Idle: heartbeats, nothing else.
+            #expect(try await stream.next()?.isHeartbeat == true)
+            await stream.close()
+
+            // A client that reconnects with the last id it got is not sent the same state again
+            // (a heartbeat comes first); with an older id it gets the state now.
+            let resumed = try await EventStream.open(url, token: try service.token(user), lastEventID: ended?.id)
+            #expect(try await resumed.next()?.data == nil)
+            #expect(try await resumed.next()?.isHeartbeat == true)
+            await resumed.close()
+            let behind = try await EventStream.open(url, token: try service.token(user), lastEventID: active?.id)
+            #expect(try status(try await behind.nextEvent()).active == false)
+            await behind.close()
+        }
+    }
+
+    @Test func streamsAreBoundedPerAccountAndNeedAToken() async throws {
+        try await withService(perUser: 2) { service in
+            let user = UUID()
+            let url = service.live.base + "/subscriptions/me/events"
+            #expect(try await EventStream.open(url).status == 401)
+            #expect(try await EventStream.open(url, token: try service.token(user) + "x").status == 401)
+
+            let one = try await EventStream.open(url, token: try service.token(user))
+            let two = try await EventStream.open(url, token: try service.token(user))
+            #expect(one.status == 200 && two.status == 200)
+            let third = try await EventStream.open(url, token: try service.token(user))
+            #expect(third.status == 429)
+            let problem = try Self.decode(Problem.self, try #require(third.problem))
+            #expect(problem.code == .tooManyStreams)
+            // Another account is not counted with this one.
+            let other = try await EventStream.open(url, token: try service.token(UUID()))
+            #expect(other.status == 200)
+            await other.close()
+
+            // A stream closed by its client is noticed at its next heartbeat: room again.
+            await one.close()
+            #expect(
+                try await eventually {
+                    let again = try await EventStream.open(url, token: try service.token(user))
+                    await again.close()
+                    return again.status == 200
+                })
+            await two.close()
+        }
+    }
+
+    @Test func aDeletedAccountsStreamEnds() async throws {
+        try await withService { service in
+            let user = UUID()
+            let stream = try await EventStream.open(
+                service.live.base + "/subscriptions/me/events", token: try service.token(user))
+            #expect(try status(try await stream.next()).status == .none)
+            try await service.pool.withTransaction { connection in
+                try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
+            }
+            while let message = try await stream.next() { #expect(message.data == nil) }
+        }
+    }
+}
