@@ -5,12 +5,13 @@ import Testing
 
 /// Server-sent events through the gateway in proxy mode: a stream lives as long as it beats.
 @Suite struct EventStreamProxyTests {
-    /// Six messages 400 ms apart from the upstream (2.4 s in all), as `contentType`.
+    /// Nine messages 500 ms apart from the upstream (4.5 s in all), as `contentType`: a silence
+    /// far shorter than the route's timeout, a whole far longer.
     static func paced(_ contentType: String) -> Response {
         .streaming(headers: ["Content-Type": contentType]) { writer in
-            for number in 1...6 {
+            for number in 1...9 {
                 try await writer.write("data: \(number)\n\n")
-                try await Task.sleep(for: .milliseconds(400))
+                try await Task.sleep(for: .milliseconds(500))
             }
         }
     }
@@ -20,15 +21,15 @@ import Testing
         router.get("/live/events") { _, _ in Self.paced("text/event-stream; charset=utf-8") }
         router.get("/live/download") { _, _ in Self.paced("text/plain") }
         let upstream = try HTTPServer.started(router, name: "upstream")
-        let gateway = try await ProxyGatewayTests.gateway(["/live=http://127.0.0.1:\(upstream.port);timeout=1000"])
+        let gateway = try await ProxyGatewayTests.gateway(["/live=http://127.0.0.1:\(upstream.port);timeout=3000"])
         let base = "http://127.0.0.1:\(gateway.server.port)"
 
-        // Past the route's 1-second timeout: every message, as the upstream sent it.
+        // Past the route's 3-second timeout: every message, as the upstream sent it.
         let stream = try await EventStream.open(base + "/live/events")
         #expect(stream.status == 200 && stream.headers["Content-Type"] == "text/event-stream; charset=utf-8")
         var received: [String] = []
         while let message = try await stream.next() { received += message.data.map { [$0] } ?? [] }
-        #expect(received == ["1", "2", "3", "4", "5", "6"])
+        #expect(received == (1...9).map(String.init))
 
         // Any other body still ends at the route's timeout.
         let download = try await EventStream.open(base + "/live/download")
@@ -37,7 +38,7 @@ import Testing
             while let message = try await download.next() { cut += message.data.map { [$0] } ?? [] }
             Issue.record("a body went on past the route's timeout")
         } catch {
-            #expect(cut.count < 6)
+            #expect(cut.count < 9)
         }
         await gateway.shutdown()
         await upstream.shutdown()

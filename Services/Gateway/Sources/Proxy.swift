@@ -217,7 +217,8 @@ final class Proxy: Sendable {
                     Self.serialize(request, headers: headers, authority: upstream.endpoint.authority),
                     method: request.method,
                     connectBy: started.advanced(by: .milliseconds(route.connectTimeoutMilliseconds)),
-                    by: started.advanced(by: .milliseconds(route.timeoutMilliseconds)))
+                    by: started.advanced(by: .milliseconds(route.timeoutMilliseconds)),
+                    eventStreamIdle: .milliseconds(route.timeoutMilliseconds))
             } catch {
                 upstream.end(
                     success: false, seconds: Self.seconds(since: started), ejectAfter: settings.ejectAfter,

@@ -43,26 +43,31 @@ final class UpstreamEndpoint: Sendable {
     /// One exchange: `request` (head and body, serialized) sent on a kept-alive connection or a
     /// new one, and the response head read. A kept-alive connection the upstream had closed
     /// meanwhile (nothing of a response seen) is replaced by a new one, once, transparently.
-    func exchange(_ request: [UInt8], method: String, connectBy: ContinuousClock.Instant, by deadline: ContinuousClock.Instant)
+    /// An event stream's body has no deadline: `eventStreamIdle` bounds the silence between its
+    /// messages instead.
+    func exchange(
+        _ request: [UInt8], method: String, connectBy: ContinuousClock.Instant, by deadline: ContinuousClock.Instant,
+        eventStreamIdle: Duration
+    )
         async throws(HTTPClient.Failure) -> UpstreamResponse
     {
         if let connection = takeIdle() {
             do {
-                return try await exchange(request, method: method, on: connection, by: deadline)
+                return try await exchange(request, method: method, on: connection, by: deadline, idle: eventStreamIdle)
             } catch .reset where connection.received == 0 {
                 // Closed by the upstream before any answer: a new connection below.
             }
         }
         let connection = try await connect(by: min(connectBy, deadline))
-        return try await exchange(request, method: method, on: connection, by: deadline)
+        return try await exchange(request, method: method, on: connection, by: deadline, idle: eventStreamIdle)
     }
 
     private func exchange(
-        _ request: [UInt8], method: String, on connection: UpstreamConnection, by deadline: ContinuousClock.Instant
+        _ request: [UInt8], method: String, on connection: UpstreamConnection, by deadline: ContinuousClock.Instant,
+        idle: Duration
     )
         async throws(HTTPClient.Failure) -> UpstreamResponse
     {
-        let window = ContinuousClock.now.duration(to: deadline)
         try await connection.send(request, by: deadline)
         let head = try await connection.readHead(by: deadline)
         let framing: UpstreamResponse.Framing
@@ -91,7 +96,7 @@ final class UpstreamEndpoint: Sendable {
                     connection: connection, framing: framing, deadline: deadline,
                     // An event stream lasts as long as its client listens: the route's timeout
                     // bounds the silence between its messages (heartbeats), not its life.
-                    idle: head.headers["Content-Type"]?.lowercased().hasPrefix("text/event-stream") == true ? window : nil,
+                    idle: head.headers["Content-Type"]?.lowercased().hasPrefix("text/event-stream") == true ? idle : nil,
                     endpoint: reusable ? self : nil)))
     }
 
