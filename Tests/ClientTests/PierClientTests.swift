@@ -976,3 +976,53 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8).contains("Please export me"))
     }
 }
+
+/// `subscriptions.updates`: the status pushed to the app as it changes.
+extension PierClientTests {
+    /// Statuses an app's task received from `updates`, in order.
+    final class Received: Sendable {
+        let statuses = PierTestSupport.Locked<[SubscriptionStatus]>([])
+        func append(_ status: SubscriptionStatus) { statuses.withLock { $0.append(status) } }
+        var all: [SubscriptionStatus] { statuses.withLock { $0 } }
+    }
+
+    static func listen(_ pier: PierClient, into received: Received) -> Task<Void, Never> {
+        Task {
+            for await status in pier.subscriptions.updates { received.append(status) }
+        }
+    }
+
+    @Test func aGrantAndItsRevocationArriveThroughUpdatesAndTheCacheFollows() async throws {
+        let (pier, session) = try await Self.client(signedInAs: Self.email())
+        let admin = try await Self.adminClient()
+        let plan = "live-\(UUID().uuidString.prefix(8).lowercased())"
+        try await admin.admin.createPlan(
+            CreatePlan(id: plan, name: "Live", price: 299, currency: "USD", billingPeriod: "P1M", entitlements: [plan]))
+        let received = Received()
+        let listening = Self.listen(pier, into: received)
+        // The status now, first.
+        #expect(await eventually { received.all.count == 1 })
+        #expect(received.all.first?.active == false)
+        // Cached as not entitled, fresh: isEntitled asks nobody.
+        #expect(await !pier.subscriptions.isEntitled(plan))
+
+        let started = Date()
+        let grant = try await admin.admin.grant(
+            CreateGrant(userId: session.user.id, planId: plan, duration: "P7D", reason: "live test"))
+        #expect(await eventually { received.all.last?.active == true })
+        print("subscriptions.updates: a grant seen \(Int(-started.timeIntervalSinceNow * 1000)) ms after it was asked for")
+        #expect(received.all.last?.entitlements.map(\.key) == [plan])
+        // The cache followed: entitled at once, without asking the server again.
+        #expect(await pier.subscriptions.isEntitled(plan))
+
+        _ = try await admin.admin.revokeGrant(grant.id)
+        #expect(await eventually { received.all.last?.active == false })
+        #expect(await !pier.subscriptions.isEntitled(plan))
+        // Each change once: none, active, ended.
+        #expect(received.all.map(\.active) == [false, true, false])
+
+        // Signing out ends the stream.
+        await pier.auth.logout()
+        await listening.value
+    }
+}

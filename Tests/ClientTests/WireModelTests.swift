@@ -78,3 +78,30 @@ import Testing
         #expect(BillingPeriod(iso8601: "P1Y2M").unit == nil && BillingPeriod(iso8601: "P0D").unit == nil)
     }
 }
+
+/// The client's reading of server-sent events, as the specification frames them.
+@Suite struct ServerSentEventParsingTests {
+    @Test func messagesAreTakenWholeAsTheyComplete() {
+        var buffer = Data("retry: 3000\nid: a1\nevent: status\ndata: {\"x\":1}\n\n: heartbeat\n\nid: b2\nda".utf8)
+        #expect(EventStreamReader.take(&buffer) == [ServerSentEvent(id: "a1", event: "status", data: #"{"x":1}"#)])
+        // The rest waits for its end.
+        #expect(String(decoding: buffer, as: UTF8.self) == "id: b2\nda")
+        buffer.append(Data("ta: first\ndata:second\r\n\n".utf8))
+        #expect(EventStreamReader.take(&buffer) == [ServerSentEvent(id: "b2", event: nil, data: "first\nsecond")])
+        #expect(buffer.isEmpty)
+        // A block without data dispatches nothing; a field without a value is empty.
+        #expect(EventStreamReader.parse("id: only\nevent: status") == nil)
+        #expect(EventStreamReader.parse("data") == ServerSentEvent(id: nil, event: nil, data: ""))
+    }
+
+    @Test func reconnectionsBackOffWithJitterAndComeBackAfterAMessage() {
+        var backoff = LiveBackoff()
+        let waits = (0..<8).map { _ in backoff.delay(after: nil) }
+        #expect((0.5...1).contains(waits[0]) && (1...2).contains(waits[1]) && (2...4).contains(waits[2]))
+        #expect(waits.allSatisfy { $0 <= LiveBackoff.longest })
+        #expect((30...60).contains(waits[7]))
+        #expect(backoff.delay(after: PierError(kind: .server, status: 429, detail: "limited", retryAfter: 7)) == 7)
+        backoff.reset()
+        #expect((0.5...1).contains(backoff.delay(after: nil)))
+    }
+}

@@ -551,6 +551,85 @@ public final class PierSubscriptions: Sendable {
         }
     }
 
+    /// The signed-in user's status as it changes, pushed by the server
+    /// (`GET /subscriptions/me/events`): the status now first, then each change (a grant, its
+    /// revocation, a purchase, a renewal, a refund) within about a second of it. The cache
+    /// follows, so ``status()`` and ``isEntitled(_:)`` answer with the new status at once.
+    ///
+    /// The stream reconnects by itself after a network failure or a server restart (waiting
+    /// 1 s, doubling up to a minute, with jitter), with a fresh access token when the one it
+    /// used expires, and resumes where it was (the status is sent again only if it changed).
+    /// It ends when the user signs out, and when the task reading it is cancelled:
+    ///
+    /// ```swift
+    /// .task { for await status in pier.subscriptions.updates { isPro = status.entitlements.contains { $0.key == "pro" } } }
+    /// ```
+    public var updates: AsyncStream<SubscriptionStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SubscriptionStatus.self, bufferingPolicy: .bufferingNewest(1))
+        // Subscribed before the stream starts: a sign-out at any moment after this ends it.
+        let authEvents = authorized.sessions.events.stream()
+        let task = Task { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.follow(continuation) }
+                group.addTask {
+                    for await event in authEvents {
+                        if case .signedOut = event { return }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func follow(_ continuation: AsyncStream<SubscriptionStatus>.Continuation) async {
+        var backoff = LiveBackoff()
+        var lastID: String?
+        var rejected: String?
+        while !Task.isCancelled {
+            guard let user = authorized.sessions.snapshot.withLock({ $0?.id }) else { return }
+            var failure: PierError?
+            var token: String?
+            do {
+                let current = try await authorized.sessions.accessToken(rejected: rejected)
+                (token, rejected) = (current, nil)
+                var request = URLRequest(url: authorized.transport.baseURL.appendingPathComponent("subscriptions/me/events"))
+                request.setValue("Bearer \(current)", forHTTPHeaderField: "Authorization")
+                if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
+                let messages = EventStreamReader.open(request, configuration: authorized.transport.session.configuration)
+                for try await message in messages where message.event == "status" {
+                    guard let status = try? Transport.decoder.decode(SubscriptionStatus.self, from: Data(message.data.utf8))
+                    else { continue }
+                    lastID = message.id
+                    backoff.reset()
+                    keep(
+                        CachedStatus(
+                            value: status, userId: user, fetchedAt: Date(), freshUntil: status.checkAgainAt, isStale: false,
+                            etag: nil))
+                    continuation.yield(status)
+                }
+            } catch let error as PierError {
+                if error.kind == .signedOut { return }
+                if error.status == 401 {
+                    if [ProblemCode.sessionRevoked, .accountDeleted].contains(error.code) {
+                        await authorized.sessions.signOut(error.code == .accountDeleted ? .accountDeleted : .sessionEnded)
+                        return
+                    }
+                    rejected = token
+                }
+                failure = error
+            } catch {
+                failure = PierError(kind: .network, detail: "The live stream failed: \(error)")
+            }
+            let wait = backoff.delay(after: failure)
+            try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+        }
+    }
+
     /// True when the signed-in user's status unlocks `key` now; false when it does not, when
     /// nobody is signed in, or when no status can be had (the cache included).
     public func isEntitled(_ key: String) async -> Bool {
