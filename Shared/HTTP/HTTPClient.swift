@@ -273,10 +273,7 @@ public final class HTTPClient: Sendable {
                 request.timeoutMilliseconds = max(1, request.timeoutMilliseconds - milliseconds)
                 request.connectTimeoutMilliseconds = max(1, min(request.connectTimeoutMilliseconds, request.timeoutMilliseconds))
             }
-            // "+": the rule ages out of curl's cache as a resolution of its own would.
-            resolve =
-                "+\(target.host):\(target.port):"
-                + addresses.map { $0.family == AF_INET6 ? "[\($0.numeric)]" : $0.numeric }.joined(separator: ",")
+            resolve = Self.curlRule(target.host, target.port, addresses)
         }
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<StreamedResponse, Failure>, Never>) in
@@ -287,6 +284,13 @@ public final class HTTPClient: Sendable {
             resolver.distrust(target.host, port: target.port)
         }
         return try result.get()
+    }
+
+    /// curl's `HOST:PORT:ADDRESS[,ADDRESS]` (IPv6 in brackets); "+": the rule ages out of curl's
+    /// cache as a resolution of its own would. Private, as every use of Glibc here (see
+    /// ``NameResolver``).
+    private static func curlRule(_ host: String, _ port: Int, _ addresses: [NameResolver.Address]) -> String {
+        "+\(host):\(port):" + addresses.map { $0.family == AF_INET6 ? "[\($0.numeric)]" : $0.numeric }.joined(separator: ",")
     }
 
     /// `http(s)://[user@]host[:port]/…` → the host (IPv6 without brackets) and port.

@@ -193,7 +193,11 @@ public final class NameResolver: Sendable {
     }
 
     /// The C resolver: `getaddrinfo`, every address family.
-    public static let system: Lookup = { host, port in
+    public static let system: Lookup = { host, port in lookUp(host, port) }
+
+    // Private, as is every use of Glibc here: a release build's cross-module optimization would
+    // otherwise copy these bodies into client modules, which do not import Glibc.
+    private static func lookUp(_ host: String, _ port: Int) -> Answer {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_family = AF_UNSPEC
@@ -227,7 +231,9 @@ public final class NameResolver: Sendable {
     }
 
     /// Whether `host` is an IP address already (no name to resolve); IPv6 without brackets.
-    public static func isNumeric(_ host: String) -> Bool {
+    public static func isNumeric(_ host: String) -> Bool { isAddress(host) }
+
+    private static func isAddress(_ host: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
