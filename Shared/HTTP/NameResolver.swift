@@ -1,3 +1,6 @@
+// SOCK_STREAM: Glibc's module leaves out glibc's socket-type header in a static-stdlib build
+// (release); libmicrohttpd's header brings it, as in HTTPServer.swift.
+import CMicroHTTPD
 import PierRuntime
 import Synchronization
 
