@@ -17,18 +17,7 @@ import PierRuntime
 public final class EventConsumer: LifecycleService {
     public var lifecycleName: String { "events \(name)" }
 
-    /// One event of the log.
-    public struct Event: Sendable {
-        public let id: Int64
-        public let type: String
-        public let payload: String
-        public let createdAt: Date
-
-        /// The payload decoded as `T`.
-        public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            try WireDecoder.decode(T.self, from: Array(payload.utf8))
-        }
-    }
+    public typealias Event = LoggedEvent
 
     public let name: String
     public let cursorTable: String
@@ -88,32 +77,19 @@ public final class EventConsumer: LifecycleService {
     /// Reads the next events (at most 100), applies those of its types and returns how many it read.
     @discardableResult
     public func consumeBatch() async throws -> Int {
-        let name = name, table = cursorTable, types = PostgresTextArray(types), handler = handler
+        let name = name, table = cursorTable, types = Set(types), handler = handler
         let (read, applied) = try await database.withTransaction { connection in
             try await connection.execute(
                 "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING")
             let row = try await connection.query(
                 "SELECT last_event_id, last_txid::text AS last_txid FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE"
             )[0]
-            let cursor = (txid: try row.decode("last_txid", as: String.self), id: try row.decode("last_event_id", as: Int64.self))
-            let rows = try await connection.query(
-                """
-                SELECT id, txid::text AS txid, type, payload::text AS payload, created_at FROM events.events
-                WHERE (txid, id) > (\(cursor.txid)::xid8, \(cursor.id)) AND txid < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY txid, id LIMIT 100
-                """)
-            var last = cursor
-            var applied = 0
-            for row in rows {
-                let event = Event(
-                    id: try row.decode("id"), type: try row.decode("type"), payload: try row.decode("payload"),
-                    createdAt: try row.decode("created_at"))
-                if types.values.contains(event.type) {
-                    try await handler(event, connection)
-                    applied += 1
-                }
-                last = (try row.decode("txid"), event.id)
-            }
+            let cursor = EventCursor(txid: try row.decode("last_txid"), id: try row.decode("last_event_id"))
+            // Every type is read, so that the cursor passes the others' events too (filtered here,
+            // a cursor left behind would scan them all again at each turn).
+            let events = try await EventLog.read(after: cursor, types: nil, settledOnly: true, limit: 100, on: connection)
+            for event in events where types.contains(event.type) { try await handler(event, connection) }
+            let last = cursor.passing(events)
             if last != cursor {
                 try await connection.execute(
                     """
@@ -121,9 +97,9 @@ public final class EventConsumer: LifecycleService {
                     WHERE consumer = \(name)
                     """)
             }
-            return (rows.count, applied)
+            return (events.count, events.contains { types.contains($0.type) })
         }
-        if applied > 0 { self.applied?() }
+        if applied { self.applied?() }
         return read
     }
 }

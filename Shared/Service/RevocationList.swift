@@ -38,9 +38,6 @@ public final class RevocationList: LifecycleService {
         var sessions: [UUID: Double] = [:]
         /// User id → until when its tokens may exist (seconds since 1970).
         var users: [UUID: Double] = [:]
-        /// Every event up to this id has been read (those above it may still be settling).
-        /// The last settled event read: its transaction and id (the log's order).
-        var cursor: (txid: String, id: Int64) = ("0", 0)
         var syncedAt: ContinuousClock.Instant?
     }
 
@@ -53,6 +50,8 @@ public final class RevocationList: LifecycleService {
     private let database: PostgresPool
     private let listener: PostgresListener
     private let state = Mutex(State())
+    private let tail = EventLogTail(
+        types: [SessionRevoked.type, AccountDeleted.type], from: .recent(seconds: RevocationList.longestTokenLife))
 
     /// - Parameters:
     ///   - database: a pool on the database that holds the `events` schema.
@@ -95,37 +94,16 @@ public final class RevocationList: LifecycleService {
     /// Reads the events after the cursor (all of the last day on the first read) and forgets
     /// entries whose tokens have all expired.
     public func sync() async throws {
-        let cursor = state.withLock { $0.cursor }
-        let types = PostgresTextArray([SessionRevoked.type, AccountDeleted.type])
-        let rows = try await database.query(
-            """
-            SELECT id, txid::text AS txid, type, payload::text AS payload, extract(epoch FROM created_at)::float8 AS at,
-                   txid < pg_snapshot_xmin(pg_current_snapshot()) AS settled
-            FROM events.events
-            WHERE (txid, id) > (\(cursor.txid)::xid8, \(cursor.id)) AND type = ANY(\(types)::text[])
-              AND created_at > now() - make_interval(secs => \(Self.longestTokenLife))
-            ORDER BY txid, id LIMIT 10000
-            """)
         var sessions: [(UUID, Double)] = []
         var users: [(UUID, Double)] = []
-        var next = cursor
-        var settled = true
-        for row in rows {
-            let type = try row.decode("type", as: String.self)
-            let payload = Array(try row.decode("payload", as: String.self).utf8)
-            let at = try row.decode("at", as: Double.self)
-            if type == SessionRevoked.type {
-                let event = try WireDecoder.decode(SessionRevoked.self, from: payload)
-                sessions.append((event.sessionId, Double(event.until)))
+        // An event read twice (not settled the first time) is added twice: the same entry.
+        for event in try await tail.next(on: database) {
+            if event.type == SessionRevoked.type {
+                let revoked = try event.decode(SessionRevoked.self)
+                sessions.append((revoked.sessionId, Double(revoked.until)))
             } else {
-                let event = try WireDecoder.decode(AccountDeleted.self, from: payload)
-                users.append((event.userId, at))
+                users.append((try event.decode(AccountDeleted.self).userId, event.createdAt.timeIntervalSince1970))
             }
-            // The cursor only passes events that no running transaction can still precede:
-            // those above it are read again next time (adding them twice changes nothing).
-            let isSettled = try row.decode("settled", as: Bool.self)
-            settled = settled && isSettled
-            if settled { next = (try row.decode("txid"), try row.decode("id", as: Int64.self)) }
         }
         let now = Date().timeIntervalSince1970
         state.withLock { state in
@@ -133,7 +111,6 @@ public final class RevocationList: LifecycleService {
             for (user, at) in users { state.users[user] = at + Self.longestTokenLife }
             state.sessions = state.sessions.filter { $0.value > now }
             state.users = state.users.filter { $0.value > now }
-            state.cursor = next
             state.syncedAt = .now
         }
     }
