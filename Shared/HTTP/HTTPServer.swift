@@ -42,6 +42,9 @@ public final class HTTPServer: @unchecked Sendable {
     private struct Activity {
         var suspended: [ObjectIdentifier: Exchange] = [:]
         var streams: [ObjectIdentifier: ConnectionBodyWriter] = [:]
+        /// Streams that never end by themselves (`text/event-stream`): cut first at shutdown,
+        /// their clients reconnect elsewhere.
+        var endless: Set<ObjectIdentifier> = []
     }
     /// Guarded by a plain pthread mutex: MHD's threads, the cooperative pool and the database's
     /// threads all take it per request, and Synchronization.Mutex spins when they collide.
@@ -119,6 +122,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard let daemon else { return }
         let socket = MHD_quiesce_daemon(daemon)
         if socket >= 0 { close(socket) }
+        let endless = withActivity { state in state.endless.compactMap { state.streams[$0] } }
+        endless.forEach { $0.abort() }
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
         while inFlight > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -141,7 +146,14 @@ public final class HTTPServer: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         sweeper?.cancel()
-        MHD_stop_daemon(daemon)
+        // It joins MHD's threads: a blocking wait, kept off the tasks' threads.
+        let stopping = UncheckedDaemon(daemon)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            startDetachedThread {
+                MHD_stop_daemon(stopping.pointer)
+                done.resume()
+            }
+        }
         self.daemon = nil
         Unmanaged.passUnretained(self).release()
     }
@@ -347,7 +359,11 @@ public final class HTTPServer: @unchecked Sendable {
         for (name, value) in response.headers {
             MHD_add_response_header(mhdResponse, name, value)
         }
-        withActivity { $0.streams[ObjectIdentifier(writer)] = writer }
+        let endless = response.headers["Content-Type"]?.hasPrefix("text/event-stream") == true
+        withActivity {
+            $0.streams[ObjectIdentifier(writer)] = writer
+            if endless { $0.endless.insert(ObjectIdentifier(writer)) }
+        }
         let requestID = exchange.requestID
         let logger = logger
         Task {
@@ -368,7 +384,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func streamEnded(_ writer: ConnectionBodyWriter) {
         writer.close()
-        withActivity { _ = $0.streams.removeValue(forKey: ObjectIdentifier(writer)) }
+        withActivity {
+            _ = $0.streams.removeValue(forKey: ObjectIdentifier(writer))
+            _ = $0.endless.remove(ObjectIdentifier(writer))
+        }
     }
 
     // MARK: - Helpers
@@ -590,4 +609,10 @@ extension HTTPServer: LifecycleService {
         await Lifecycle.untilCancelled()
         await shutdown()
     }
+}
+
+/// MHD's daemon handed to the thread that stops it (used there alone).
+private struct UncheckedDaemon: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }

@@ -44,6 +44,13 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
             }
         }
     }
+    router.get("/events") { _, _ in
+        // A stream that never ends by itself, as a live feed's.
+        Response.streaming(headers: ["Content-Type": "text/event-stream"]) { writer in
+            try await writer.write("data: first\n\n")
+            while true { try await Task.sleep(for: .seconds(3600)) }
+        }
+    }
     router.get("/conflict") { _, _ -> Response in throw HTTPError.conflict("Already there.") }
     router.get("/busy") { _, _ -> Response in throw BlockingPool.Overloaded(pool: "password hashing") }
     var configuration = HTTPServer.Configuration(port: 0, threads: 2)
@@ -62,6 +69,17 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
 }
 
 @Suite struct HTTPServerTests {
+    /// An event stream never finishes: shutdown cuts it at once rather than waiting out its
+    /// grace period (an hour here) for it; its client reconnects to another instance.
+    @Test func shutdownCutsEventStreamsAtOnce() async throws {
+        let server = try makeServer { $0.shutdownGracePeriod = .seconds(3600) }
+        let stream = try await EventStream.open("http://127.0.0.1:\(server.port)/events")
+        #expect(try await stream.next()?.data == "first")
+        await server.shutdown()
+        // Cut (the body unfinished) or ended: no message after.
+        #expect((try? await stream.next()).flatMap { $0 } == nil)
+    }
+
     @Test func keepAliveAndPipelining() async throws {
         let server = try makeServer()
         let client = try RawClient(port: server.port)
