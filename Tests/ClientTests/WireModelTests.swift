@@ -82,16 +82,21 @@ import Testing
 /// The client's reading of server-sent events, as the specification frames them.
 @Suite struct ServerSentEventParsingTests {
     @Test func messagesAreTakenWholeAsTheyComplete() {
-        var buffer = Data("retry: 3000\nid: a1\nevent: status\ndata: {\"x\":1}\n\n: heartbeat\n\nid: b2\nda".utf8)
-        #expect(EventStreamReader.take(&buffer) == [ServerSentEvent(id: "a1", event: "status", data: #"{"x":1}"#)])
+        var buffer = Array("retry: 3000\nid: a1\nevent: status\ndata: {\"x\":1}\n\n: heartbeat \n\nid: b2\nda".utf8)
+        #expect(
+            ServerSentEvent.take(from: &buffer) == [
+                ServerSentEvent(id: "a1", event: "status", data: #"{"x":1}"#, retry: 3000),
+                ServerSentEvent(comments: ["heartbeat"]),
+            ])
         // The rest waits for its end.
         #expect(String(decoding: buffer, as: UTF8.self) == "id: b2\nda")
-        buffer.append(Data("ta: first\ndata:second\r\n\n".utf8))
-        #expect(EventStreamReader.take(&buffer) == [ServerSentEvent(id: "b2", event: nil, data: "first\nsecond")])
+        buffer += Array("ta: first\ndata:second\r\n\n".utf8)
+        #expect(ServerSentEvent.take(from: &buffer) == [ServerSentEvent(id: "b2", data: "first\nsecond")])
         #expect(buffer.isEmpty)
-        // A block without data dispatches nothing; a field without a value is empty.
-        #expect(EventStreamReader.parse("id: only\nevent: status") == nil)
-        #expect(EventStreamReader.parse("data") == ServerSentEvent(id: nil, event: nil, data: ""))
+        // A block without data has none (the client passes it over); a field without a value is empty.
+        #expect(ServerSentEvent.parse("id: only\nevent: status").data == nil)
+        #expect(ServerSentEvent.parse("data") == ServerSentEvent(data: ""))
+        #expect(ServerSentEvent.parse(": heartbeat").isHeartbeat)
     }
 
     @Test func reconnectionsBackOffWithJitterAndComeBackAfterAMessage() {

@@ -1,18 +1,10 @@
 import PierHTTP
+import PierModels
 
 /// A server-sent events stream read as an app's client reads it, over a real connection: the
 /// response head, then one message at a time as the server sends it.
 public actor EventStream {
-    public struct Message: Sendable, Equatable {
-        public var id: String?
-        public var event: String?
-        public var data: String?
-        public var retry: Int?
-        /// Comment lines (`: heartbeat`), without the colon.
-        public var comments: [String] = []
-
-        public var isHeartbeat: Bool { data == nil && comments.contains("heartbeat") }
-    }
+    public typealias Message = ServerSentEvent
 
     public nonisolated let status: Int
     public nonisolated let headers: HTTPHeaders
@@ -20,6 +12,7 @@ public actor EventStream {
     public nonisolated let problem: [UInt8]?
     private let body: HTTPClient.Body
     private var buffer: [UInt8] = []
+    private var pending: [Message] = []
 
     /// Opens `url` with `Accept: text/event-stream` (and `Last-Event-ID` when given).
     public static func open(
@@ -43,15 +36,12 @@ public actor EventStream {
 
     /// The next message; nil when the stream ended.
     public func next() async throws -> Message? {
-        while true {
-            if let end = Self.messageEnd(in: buffer) {
-                let block = String(decoding: buffer[..<end], as: UTF8.self)
-                buffer.removeSubrange(..<(end + 2))
-                return Self.parse(block)
-            }
+        while pending.isEmpty {
             guard let chunk = try await body.next() else { return nil }
             buffer += chunk
+            pending += Message.take(from: &buffer)
         }
+        return pending.removeFirst()
     }
 
     /// The next message with data (heartbeats passed over); nil when the stream ended.
@@ -63,37 +53,4 @@ public actor EventStream {
     }
 
     public func close() { body.cancel() }
-
-    private static func messageEnd(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 2 else { return nil }
-        for index in 0..<(bytes.count - 1) where bytes[index] == 0x0A && bytes[index + 1] == 0x0A { return index }
-        return nil
-    }
-
-    private static func parse(_ block: String) -> Message {
-        var message = Message()
-        for line in block.split(separator: "\n", omittingEmptySubsequences: true) {
-            if line.hasPrefix(":") {
-                message.comments.append(String(line.dropFirst()).trimmingCharacters(in: " "))
-                continue
-            }
-            let (field, value) =
-                line.firstIndex(of: ":").map { (line[..<$0], String(line[line.index(after: $0)...].drop { $0 == " " })) }
-                ?? (line, "")
-            switch field {
-            case "id": message.id = value
-            case "event": message.event = value
-            case "data": message.data = message.data.map { $0 + "\n" + value } ?? value
-            case "retry": message.retry = Int(value)
-            default: break
-            }
-        }
-        return message
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in character: Character) -> String {
-        String(drop { $0 == character }.reversed().drop { $0 == character }.reversed())
-    }
 }

@@ -5,13 +5,6 @@ import PierModels
     import FoundationNetworking
 #endif
 
-/// One message of a server-sent events stream.
-struct ServerSentEvent: Sendable, Equatable {
-    var id: String?
-    var event: String?
-    var data: String
-}
-
 /// Reads server-sent events (`text/event-stream`) off URLSession's data delegate, which hands
 /// bytes over as they arrive on Linux and on Apple platforms alike.
 final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
@@ -21,7 +14,7 @@ final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Send
 
     private struct State {
         var response: HTTPURLResponse?
-        var buffer = Data()
+        var buffer: [UInt8] = []
         var problem = Data()
         var lastID: String?
     }
@@ -68,8 +61,8 @@ final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Send
                 if state.problem.count < 64 << 10 { state.problem.append(data) }
                 return []
             }
-            state.buffer.append(data)
-            return Self.take(&state.buffer)
+            state.buffer += data
+            return ServerSentEvent.take(from: &state.buffer).filter { $0.data != nil }
         }
         for message in messages { continuation.yield(message) }
     }
@@ -89,48 +82,6 @@ final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Send
             continuation.finish()
         }
         session.finishTasksAndInvalidate()
-    }
-
-    /// The complete messages at the start of `buffer` (removed from it); comments and fields
-    /// other than `id`, `event` and `data` are passed over, as are blocks without data.
-    static func take(_ buffer: inout Data) -> [ServerSentEvent] {
-        var messages: [ServerSentEvent] = []
-        let bytes = [UInt8](buffer)
-        var start = 0
-        var index = 0
-        while index + 1 < bytes.count {
-            guard bytes[index] == 0x0A, bytes[index + 1] == 0x0A else {
-                index += 1
-                continue
-            }
-            let block = String(decoding: bytes[start..<index], as: UTF8.self)
-            if let message = parse(block) { messages.append(message) }
-            start = index + 2
-            index = start
-        }
-        buffer = Data(bytes[start...])
-        return messages
-    }
-
-    static func parse(_ block: String) -> ServerSentEvent? {
-        var message = ServerSentEvent(data: "")
-        var hasData = false
-        for line in block.split(separator: "\n", omittingEmptySubsequences: true) where !line.hasPrefix(":") {
-            let line = line.hasSuffix("\r") ? line.dropLast() : line
-            let field = line.prefix { $0 != ":" }
-            var value = line.dropFirst(field.count)
-            if value.hasPrefix(":") { value = value.dropFirst() }
-            if value.hasPrefix(" ") { value = value.dropFirst() }
-            switch field {
-            case "id": message.id = String(value)
-            case "event": message.event = String(value)
-            case "data":
-                message.data += (hasData ? "\n" : "") + value
-                hasData = true
-            default: break
-            }
-        }
-        return hasData ? message : nil
     }
 }
 

@@ -602,7 +602,8 @@ public final class PierSubscriptions: Sendable {
                 if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
                 let messages = EventStreamReader.open(request, configuration: authorized.transport.session.configuration)
                 for try await message in messages where message.event == "status" {
-                    guard let status = try? Transport.decoder.decode(SubscriptionStatus.self, from: Data(message.data.utf8))
+                    guard let data = message.data,
+                        let status = try? Transport.decoder.decode(SubscriptionStatus.self, from: Data(data.utf8))
                     else { continue }
                     lastID = message.id
                     backoff.reset()
