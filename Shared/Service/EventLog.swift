@@ -153,6 +153,15 @@ public struct UserCreated: Codable, Sendable, Equatable {
     }
 }
 
+/// The payload of `user.updated`: what the account's owner sees of it changed (address, name,
+/// role, verification, language, disabling). Appended by a trigger on `auth.users`, so every
+/// flow that changes an account tells it.
+public struct UserUpdated: Codable, Sendable, Equatable {
+    public static let type = "user.updated"
+    public var userId: UUID
+    public init(userId: UUID) { self.userId = userId }
+}
+
 /// The payload of `feedback.created` (written by feedback's intake statement itself, in SQL).
 public enum FeedbackCreated {
     public static let type = "feedback.created"

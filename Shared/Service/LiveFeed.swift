@@ -14,21 +14,25 @@ import Synchronization
 /// Who listens for changes of which user, and the changes as the shared event log tells them:
 /// the source of a service's live streams (``ServerSentEvents``).
 ///
-/// One loop reads the log whenever `pier_events` is notified (and every `pollInterval`), and
-/// signals ``Signal/changed`` to the streams of each user an event names (`subjects`); a stream
-/// then reads its state again and sends it if it differs from what it sent last, so an event
-/// read twice, or one that changed nothing a stream shows, sends nothing. Every `heartbeat` each
-/// stream is signalled ``Signal/heartbeat`` (a comment line that keeps proxies from closing an
-/// idle stream and tells the server when the client has gone). Any process reads the log, so a
-/// change made by another replica, or by another service (a grant made in the console), reaches
-/// the streams held here within about a notification's round trip.
+/// One loop reads the log whenever `pier_events` is notified (and every `pollInterval`). For an
+/// event of the `changes` types (each names its user by `userId`), the user's state is read
+/// once (`snapshot`) and handed to each of their streams, which sends it if it differs from what
+/// it sent last: an event read twice, or one that changed nothing a stream shows, sends
+/// nothing. `account.deleted` ends the user's streams, `session.revoked` the streams opened
+/// with that session's tokens. Every `heartbeat` each stream is signalled ``Signal/heartbeat``
+/// (a comment line that keeps proxies from closing an idle stream and tells the server when
+/// the client has gone). Any process reads the log, so a change made by another replica, or by
+/// another service (a grant made in the console), reaches the streams held here within about a
+/// notification's round trip.
 ///
 /// Streams are bounded: `limitPerUser` for one user (an app that leaks streams), `limit` in all.
 public final class LiveFeed: LifecycleService {
-    public enum Signal: Sendable, Equatable {
-        case changed
+    public enum Signal: Sendable {
+        /// The user's state changed: its reading, shared by the user's streams (nil when it
+        /// could not be read, the database away: the next change reads it again).
+        case changed(Task<[UInt8]?, Never>)
         case heartbeat
-        /// The user is gone (the account deleted): the stream ends.
+        /// The account is gone or the stream's session ended: the stream ends.
         case ended
     }
 
@@ -38,14 +42,22 @@ public final class LiveFeed: LifecycleService {
         case stopped
     }
 
-    public typealias Subjects = @Sendable (_ type: String, _ payload: [UInt8]) -> (users: [UUID], ended: Bool)
+    private struct Listener {
+        let session: UUID?
+        let continuation: AsyncStream<Signal>.Continuation
+    }
 
     private struct State {
-        var cursor: (txid: String, id: Int64)?
-        var streams: [UUID: [UInt64: AsyncStream<Signal>.Continuation]] = [:]
+        var streams: [UUID: [UInt64: Listener]] = [:]
         var lastStream: UInt64 = 0
         var count = 0
         var stopped = false
+    }
+
+    /// What names an event's user (and, for `session.revoked`, its session).
+    private struct Subject: Decodable {
+        let userId: UUID
+        let sessionId: UUID?
     }
 
     public let lifecycleName: String
@@ -53,43 +65,45 @@ public final class LiveFeed: LifecycleService {
     public let pollInterval: Duration
     public let limit: Int
     public let limitPerUser: Int
-    private let types: [String]
-    private let subjects: Subjects
+    /// The state of a user as the streams send it.
+    public let snapshot: @Sendable (UUID) async throws -> [UInt8]
+    private let tail: EventLogTail
     private let database: PostgresPool
     private let listener: PostgresListener
     private let state = Mutex(State())
 
     /// - Parameters:
-    ///   - types: the event types that can change what the streams show.
-    ///   - subjects: the users an event concerns, and whether it ends their streams.
+    ///   - changes: the event types that can change what the streams show.
+    ///   - snapshot: the state of a user, encoded.
     public init(
-        name: String, database: PostgresPool, listener: PostgresListener, types: [String], subjects: @escaping Subjects,
-        heartbeat: Duration = .seconds(15), pollInterval: Duration = .seconds(1), limit: Int = 20_000, limitPerUser: Int = 8
+        name: String, database: PostgresPool, listener: PostgresListener, changes: [String],
+        snapshot: @escaping @Sendable (UUID) async throws -> [UInt8], settings: LiveSettings,
+        pollInterval: Duration = .seconds(1)
     ) {
         lifecycleName = name
         self.database = database
         self.listener = listener
-        self.types = types
-        self.subjects = subjects
-        self.heartbeat = heartbeat
+        tail = EventLogTail(types: changes + [AccountDeleted.type, SessionRevoked.type], from: .now)
+        self.snapshot = snapshot
+        heartbeat = settings.heartbeat
         self.pollInterval = pollInterval
-        self.limit = limit
-        self.limitPerUser = limitPerUser
+        limit = settings.limit
+        limitPerUser = settings.limitPerUser
     }
 
     /// Streams held now.
     public var count: Int { state.withLock { $0.count } }
 
-    /// A stream of signals for `user`'s listener; it is forgotten when the listener stops
-    /// iterating (or drops it).
-    public func subscribe(_ user: UUID) throws(Refusal) -> AsyncStream<Signal> {
+    /// A stream of signals for a listener of `user`, opened with a token of `session`; it is
+    /// forgotten when the listener stops iterating (or drops it).
+    public func subscribe(_ user: UUID, session: UUID?) throws(Refusal) -> AsyncStream<Signal> {
         let (stream, continuation) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .bufferingNewest(2))
         let id = try state.withLock { state throws(Refusal) -> UInt64 in
             guard !state.stopped else { throw .stopped }
             guard state.count < limit else { throw .tooMany }
             guard state.streams[user, default: [:]].count < limitPerUser else { throw .tooManyForUser }
             state.lastStream += 1
-            state.streams[user, default: [:]][state.lastStream] = continuation
+            state.streams[user, default: [:]][state.lastStream] = Listener(session: session, continuation: continuation)
             state.count += 1
             return state.lastStream
         }
@@ -119,51 +133,44 @@ public final class LiveFeed: LifecycleService {
             state.stopped = true
             return state.streams.values.flatMap(\.values)
         }
-        for stream in streams { stream.finish() }
+        for stream in streams { stream.continuation.finish() }
     }
 
-    /// Reads the events after the cursor and signals the users they name. The first read only
-    /// places the cursor: below the oldest transaction still running, every event is in the past.
+    /// Reads the events appended since the last read and signals the streams they concern.
     func read() async throws {
-        guard let cursor = state.withLock({ $0.cursor }) else {
-            let rows = try await database.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin")
-            let xmin = try rows.first?.decode("xmin", as: String.self) ?? "0"
-            state.withLock { $0.cursor = (xmin, 0) }
-            return
-        }
-        let rows = try await database.query(
-            """
-            SELECT id, txid::text AS txid, type, payload::text AS payload,
-                   txid < pg_snapshot_xmin(pg_current_snapshot()) AS settled
-            FROM events.events
-            WHERE (txid, id) > (\(cursor.txid)::xid8, \(cursor.id)) AND type = ANY(\(PostgresTextArray(types))::text[])
-            ORDER BY txid, id LIMIT 10000
-            """)
-        var next = cursor
-        var settled = true
         var changed: Set<UUID> = []
-        var ended: Set<UUID> = []
-        for row in rows {
-            let named = subjects(try row.decode("type"), Array(try row.decode("payload", as: String.self).utf8))
-            if named.ended { ended.formUnion(named.users) } else { changed.formUnion(named.users) }
-            // Events above a running transaction's are read again next time (a second signal
-            // sends nothing new); the cursor passes only those no transaction can still precede.
-            let isSettled = try row.decode("settled", as: Bool.self)
-            settled = settled && isSettled
-            if settled { next = (try row.decode("txid"), try row.decode("id", as: Int64.self)) }
-        }
-        let targets = state.withLock { state -> [(AsyncStream<Signal>.Continuation, Signal)] in
-            state.cursor = next
-            return changed.subtracting(ended).flatMap { user in (state.streams[user]?.values ?? [:].values).map { ($0, .changed) }
+        var deleted: Set<UUID> = []
+        var revoked: [UUID: Set<UUID>] = [:]
+        // An event read twice (not settled the first time) signals twice: the second sends nothing.
+        for event in try await tail.next(on: database) {
+            guard let subject = try? event.decode(Subject.self) else { continue }
+            switch event.type {
+            case AccountDeleted.type: deleted.insert(subject.userId)
+            case SessionRevoked.type:
+                if let session = subject.sessionId { revoked[subject.userId, default: []].insert(session) }
+            default: changed.insert(subject.userId)
             }
-                + ended.flatMap { user in (state.streams[user]?.values ?? [:].values).map { ($0, .ended) } }
         }
-        for (stream, signal) in targets { stream.yield(signal) }
+        let (ending, following) = state.withLock { state in
+            (
+                revoked.flatMap { user, sessions in
+                    state.streams[user]?.values.filter { $0.session.map(sessions.contains) ?? false } ?? []
+                }
+                    + deleted.flatMap { state.streams[$0]?.values.map { $0 } ?? [] },
+                changed.subtracting(deleted).compactMap { user in state.streams[user].map { (user, Array($0.values)) } }
+            )
+        }
+        for stream in ending { stream.continuation.yield(.ended) }
+        for (user, streams) in following {
+            // One reading per user, whatever the number of their streams.
+            let reading = Task { [snapshot] in try? await snapshot(user) }
+            for stream in streams { stream.continuation.yield(.changed(reading)) }
+        }
     }
 
     private func signal(everyone signal: Signal) {
         let streams = state.withLock { $0.streams.values.flatMap(\.values) }
-        for stream in streams { stream.yield(signal) }
+        for stream in streams { stream.continuation.yield(signal) }
     }
 }
 
@@ -179,20 +186,20 @@ public enum ServerSentEvents {
     public static let retryMilliseconds = 3000
 
     /// - Parameters:
-    ///   - snapshot: the state now, encoded.
+    ///   - caller: whose state (their stream ends when the token it was opened with expires:
+    ///     the client opens the next one with a fresh token, so a stream never outlives what
+    ///     let it be opened; it ends at once when that token's session is revoked).
+    ///   - event: the name of the messages.
     ///   - fingerprint: what of the encoded state identifies it (without values that change by
     ///     themselves, as a time to check again).
-    ///   - endsAt: when the stream ends (the access token's expiry, seconds since 1970): the
-    ///     client opens the next one with a fresh token, so a stream never outlives what let it
-    ///     be opened (a revoked session's stream ends with its last token).
     public static func response(
-        _ request: Request, feed: LiveFeed, user: UUID, endsAt: Int?, event: String,
-        snapshot: @escaping @Sendable () async throws -> [UInt8],
+        _ request: Request, feed: LiveFeed, caller: Principal, event: String,
         fingerprint: @escaping @Sendable ([UInt8]) -> [UInt8] = { $0 }
     ) throws -> Response {
+        let (user, endsAt) = (caller.userID, caller.expiresAt)
         let signals: AsyncStream<LiveFeed.Signal>
         do {
-            signals = try feed.subscribe(user)
+            signals = try feed.subscribe(user, session: caller.sessionID)
         } catch .tooManyForUser {
             throw HTTPError(
                 429, code: .tooManyStreams,
@@ -209,24 +216,24 @@ public enum ServerSentEvents {
             var sent = resumedFrom
             // The reconnection delay goes with the first message (or alone, when none is due).
             var pending = "retry: \(retryMilliseconds)\n"
-            /// The state, unless it is what was sent last; one that cannot be read now (the
-            /// database away) is read again at the next signal.
-            func changed() async {
-                guard let state = try? await snapshot() else { return }
+            /// Adds the state to what is written, unless it is what was sent last; one that could
+            /// not be read (the database away) is read again at the next change.
+            func send(_ state: [UInt8]?) {
+                guard let state else { return }
                 let id = hexString(SHA256.hash(fingerprint(state)).prefix(12))
                 guard id != sent else { return }
                 pending += "id: \(id)\nevent: \(event)\ndata: " + String(decoding: state, as: UTF8.self) + "\n\n"
                 sent = id
             }
             // The first state is read after subscribing: a change in between is signalled too.
-            await changed()
+            send(try? await feed.snapshot(user))
             if !pending.hasSuffix("\n\n") { pending += "\n" }
             try await writer.write(pending)
             for await signal in signals {
                 if let endsAt, Date().timeIntervalSince1970 >= Double(endsAt) { return }
                 pending = ""
                 switch signal {
-                case .changed: await changed()
+                case .changed(let reading): send(await reading.value)
                 case .heartbeat: pending = ": heartbeat\n\n"
                 case .ended: return
                 }

@@ -30,6 +30,9 @@ import PierRuntime
 /// | `PIER_TOKEN_ISSUER` | `pier` | `iss` of access tokens |
 /// | `PIER_TOKEN_AUDIENCE` | `pier` | `aud` of access tokens |
 /// | `PIER_JWKS_URL` | the auth service on localhost | where services fetch the auth service's keys |
+/// | `PIER_LIVE_HEARTBEAT_S` | `15` | a comment on every live stream this often (keeps proxies from closing idle streams) |
+/// | `PIER_LIVE_STREAMS` | `20000` | live streams held at most by the process (then 503) |
+/// | `PIER_LIVE_STREAMS_PER_USER` | `8` | live streams of one account at most (then 429 `too_many_streams`) |
 public struct ServiceConfiguration: Sendable {
     public var production: Bool
     public var http: HTTPServer.Configuration
@@ -44,6 +47,8 @@ public struct ServiceConfiguration: Sendable {
     public var tokenIssuer: String
     public var tokenAudience: String
     public var jwksURL: String
+    /// The bounds and pace of live streams (``LiveFeed``).
+    public var live: LiveSettings
     /// The whole environment, for the service's own settings.
     public var environment: Environment
 
@@ -114,5 +119,16 @@ public struct ServiceConfiguration: Sendable {
         tokenIssuer = environment.string("PIER_TOKEN_ISSUER", default: "pier")
         tokenAudience = environment.string("PIER_TOKEN_AUDIENCE", default: "pier")
         jwksURL = environment.string("PIER_JWKS_URL", default: "http://127.0.0.1:8081/auth/.well-known/jwks.json")
+        live = LiveSettings(
+            heartbeat: .seconds(try environment.int("PIER_LIVE_HEARTBEAT_S", default: 15, in: 1...300)),
+            limit: try environment.int("PIER_LIVE_STREAMS", default: 20_000, in: 1...1_000_000),
+            limitPerUser: try environment.int("PIER_LIVE_STREAMS_PER_USER", default: 8, in: 1...1000))
     }
+}
+
+/// `PIER_LIVE_*`: live streams' heartbeat and bounds.
+public struct LiveSettings: Sendable {
+    public var heartbeat: Duration
+    public var limit: Int
+    public var limitPerUser: Int
 }

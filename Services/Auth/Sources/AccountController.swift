@@ -20,6 +20,7 @@ struct AccountController: Sendable {
     let policy: PasswordPolicy
     let desk: MailDesk
     let reauthentication: Reauthentication
+    let live: LiveFeed
     let logger: Logger
 
     func register(_ request: Request, _ context: ServiceRequestContext, _ body: RegisterRequest) async throws
@@ -53,6 +54,15 @@ struct AccountController: Sendable {
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {
         let principal = try context.caller()
         return JSONResponse(try await user(principal.userID))
+    }
+
+    /// `GET /auth/me/events`: the account as server-sent events (`event: user`, the user as
+    /// `GET /auth/me` gives it), now and whenever it changes (name, address, verification,
+    /// role, language, disabled), whichever flow, replica or tool changed it; the stream ends
+    /// when its session does (a sign-out, a password change elsewhere, a disable) or the account
+    /// is deleted.
+    func events(_ request: Request, _ context: ServiceRequestContext) throws -> Response {
+        try ServerSentEvents.response(request, feed: live, caller: try context.caller(), event: "user")
     }
 
     func changePassword(_ request: Request, _ context: ServiceRequestContext, _ body: PasswordChangeRequest) async throws

@@ -25,16 +25,24 @@ struct AuthController: Sendable {
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
     let database: PostgresPool
+    /// Who listens for their account (`GET /auth/me/events`).
+    let live: LiveFeed
 
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
         authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, http: HTTPClient,
-        logger: Logger,
-        dummyHash: String
+        events: PostgresListener, live settings: LiveSettings, logger: Logger, dummyHash: String
     ) throws {
         let useCases = AuthUseCases(
             database: database,
             lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk)
+        let accounts = useCases.users
+        live = LiveFeed(
+            name: "live accounts", database: database, listener: events, changes: [UserUpdated.type],
+            snapshot: { id in
+                guard let user = try await accounts.user(id) else { throw HTTPError.notFound("No such account.") }
+                return try JSON.encode(user)
+            }, settings: settings)
         let passwords = PasswordChecks(
             hasher: hasher,
             throttle: LoginThrottle(
@@ -51,7 +59,7 @@ struct AuthController: Sendable {
             desk: desk, logger: logger)
         account = AccountController(
             useCases: useCases, tokens: tokens, passwords: passwords, devices: devices, policy: policy, desk: desk,
-            reauthentication: reauthentication, logger: logger)
+            reauthentication: reauthentication, live: live, logger: logger)
         email = EmailController(
             links: useCases.links, desk: desk, passwords: passwords, policy: policy,
             forgotRate: TokenBuckets(
@@ -80,6 +88,7 @@ struct AuthController: Sendable {
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
         anyone.post("/auth/logout", body: RefreshRequest.self) { try await sessions.logout($0, $1, $2) }
         signedIn.get("/auth/me") { try await account.me($0, $1) }
+        signedIn.get("/auth/me/events") { try account.events($0, $1) }
         signedIn.post("/auth/password", body: PasswordChangeRequest.self) { try await account.changePassword($0, $1, $2) }
         signedIn.delete("/auth/me", optionalBody: ReauthenticationRequest.self) { try await account.deleteAccount($0, $1, $2) }
         signedIn.patch("/auth/me", body: ProfileChange.self) { try await account.updateProfile($0, $1, $2) }

@@ -28,6 +28,8 @@ public struct AuthService: Service {
             version: 8, name: "users_created", sql: String(decoding: PackageResources._008_users_created_sql, as: UTF8.self)),
         Migration(version: 9, name: "webhooks", sql: String(decoding: PackageResources._009_webhooks_sql, as: UTF8.self)),
         EventConsumer.cursorMigration(table: "auth.event_cursor", version: 10),
+        Migration(
+            version: 11, name: "user_updated", sql: String(decoding: PackageResources._011_user_updated_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
@@ -96,7 +98,8 @@ public struct AuthService: Service {
         let controller = try AuthController(
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
-            desk: desk, exports: exports, http: context.http, logger: context.logger, dummyHash: dummyHash)
+            desk: desk, exports: exports, http: context.http, events: context.events, live: context.configuration.live,
+            logger: context.logger, dummyHash: dummyHash)
         // Reset requests become tokens and mails on the mail worker, after their answers.
         let resets = controller.email
         outbox.prepare { await resets.issueRequestedResets() }
@@ -122,10 +125,14 @@ public struct AuthService: Service {
     }
 
     /// The mail outbox's worker, the mailer of replies to feedback, webhooks (the log's reader
-    /// and the sender), and the hashing threads (shut down once the servers stopped).
+    /// and the sender), the accounts' live streams, and the hashing threads (shut down once the
+    /// servers stopped).
     public var background: [any LifecycleService] {
         let hasher = controller.hasher
-        return [Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies, webhooks.consumer, webhooks]
+        return [
+            Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies, webhooks.consumer, webhooks,
+            controller.live,
+        ]
     }
 
     /// The others verify tokens with its keys, in-process.

@@ -46,12 +46,8 @@ struct StatusController: Sendable {
     /// and whenever it changes (a grant, its revocation, an App Store transaction or
     /// notification, a refund), within about a second, whichever replica or service made it.
     func events(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        let principal = try context.caller()
-        let (subscriptions, user) = (subscriptions, principal.userID)
-        return try ServerSentEvents.response(
-            request, feed: live, user: user, endsAt: principal.expiresAt, event: "status",
-            snapshot: { JSON.write(try await subscriptions.status(of: user)) },
-            fingerprint: { Self.withoutCheckAgainAt($0) })
+        try ServerSentEvents.response(
+            request, feed: live, caller: try context.caller(), event: "status", fingerprint: { Self.withoutCheckAgainAt($0) })
     }
 
     private static let checkAgainKey = Array(#""checkAgainAt":""#.utf8)

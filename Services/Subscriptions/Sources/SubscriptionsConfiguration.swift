@@ -19,9 +19,6 @@ import PierService
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX_API_URL` | `https://api.storekit-sandbox.itunes.apple.com` | the API for sandbox data |
 /// | `PIER_SUBSCRIPTIONS_RECHECK_S` | `300` | the longest `checkAgainAt` / `max-age` of a status answer |
 /// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
-/// | `PIER_LIVE_HEARTBEAT_S` | `15` | a comment on every live stream this often (keeps proxies from closing idle streams) |
-/// | `PIER_LIVE_STREAMS` | `20000` | live streams held at most by the process (then 503) |
-/// | `PIER_LIVE_STREAMS_PER_USER` | `8` | live streams of one account at most (then 429 `too_many_streams`) |
 public struct SubscriptionsConfiguration: Sendable {
     public var bundleID: String
     public var appAppleID: Int?
@@ -36,9 +33,6 @@ public struct SubscriptionsConfiguration: Sendable {
     public var sandboxAPIURL: String
     public var recheckSeconds: Int
     public var eventPollSeconds: Int
-    public var liveHeartbeatSeconds: Int
-    public var liveStreamLimit: Int
-    public var liveStreamsPerUser: Int
 
     /// Apple Root CA - G3, the root App Store signed data chains to.
     public static let appleRootG3 = String(decoding: PackageResources.AppleRootCA_G3_pem, as: UTF8.self)
@@ -89,9 +83,6 @@ public struct SubscriptionsConfiguration: Sendable {
         }
         recheckSeconds = try environment.int("PIER_SUBSCRIPTIONS_RECHECK_S", default: 300, in: 1...86_400)
         eventPollSeconds = try environment.int("PIER_SUBSCRIPTIONS_EVENT_POLL_S", default: 5, in: 1...3600)
-        liveHeartbeatSeconds = try environment.int("PIER_LIVE_HEARTBEAT_S", default: 15, in: 1...300)
-        liveStreamLimit = try environment.int("PIER_LIVE_STREAMS", default: 20_000, in: 1...1_000_000)
-        liveStreamsPerUser = try environment.int("PIER_LIVE_STREAMS_PER_USER", default: 8, in: 1...1000)
         let files = environment.list("PIER_SUBSCRIPTIONS_APPSTORE_ROOTS")
         do {
             roots =

@@ -67,15 +67,8 @@ public struct SubscriptionsService: Service {
         let reconciler = AppStoreReconciler(api: api, verifier: verifier, subscriptions: subscriptions, logger: context.logger)
         let live = LiveFeed(
             name: "live status", database: context.database, listener: context.events,
-            types: [SubscriptionUpdated.type, AccountDeleted.type],
-            subjects: { type, payload in
-                if type == AccountDeleted.type {
-                    return ((try? WireDecoder.decode(AccountDeleted.self, from: payload)).map { [$0.userId] } ?? [], true)
-                }
-                return ((try? WireDecoder.decode(SubscriptionUpdated.self, from: payload)).map { [$0.userId] } ?? [], false)
-            },
-            heartbeat: .seconds(configuration.liveHeartbeatSeconds), limit: configuration.liveStreamLimit,
-            limitPerUser: configuration.liveStreamsPerUser)
+            changes: [SubscriptionUpdated.type], snapshot: { JSON.write(try await subscriptions.status(of: $0)) },
+            settings: context.configuration.live)
         return SubscriptionsService(
             controller: SubscriptionsController(
                 subscriptions: subscriptions, live: live, verifier: verifier, reconciler: reconciler,
