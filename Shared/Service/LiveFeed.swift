@@ -18,12 +18,13 @@ import Synchronization
 /// event of the `changes` types (each names its user by `userId`), the user's state is read
 /// once (`snapshot`) and handed to each of their streams, which sends it if it differs from what
 /// it sent last: an event read twice, or one that changed nothing a stream shows, sends
-/// nothing. `account.deleted` ends the user's streams, `session.revoked` the streams opened
-/// with that session's tokens. Every `heartbeat` each stream is signalled ``Signal/heartbeat``
-/// (a comment line that keeps proxies from closing an idle stream and tells the server when
-/// the client has gone). Any process reads the log, so a change made by another replica, or by
-/// another service (a grant made in the console), reaches the streams held here within about a
-/// notification's round trip.
+/// nothing. What the process's ``RevocationList`` revokes ends streams at once: a deleted
+/// account's, and those opened with a token of an ended session; a stream is never opened on a
+/// token it already refuses (see ``subscribe(_:session:)``). Every `heartbeat` each stream is
+/// signalled ``Signal/heartbeat`` (a comment line that keeps proxies from closing an idle
+/// stream and tells the server when the client has gone). Any process reads the log, so a
+/// change made by another replica, or by another service (a grant made in the console),
+/// reaches the streams held here within about a notification's round trip.
 ///
 /// Streams are bounded: `limitPerUser` for one user (an app that leaks streams), `limit` in all.
 public final class LiveFeed: LifecycleService {
@@ -32,14 +33,14 @@ public final class LiveFeed: LifecycleService {
         /// could not be read, the database away: the next change reads it again).
         case changed(Task<[UInt8]?, Never>)
         case heartbeat
-        /// The account is gone or the stream's session ended: the stream ends.
-        case ended
     }
 
     public enum Refusal: Error, Sendable, Equatable {
         case tooManyForUser
         case tooMany
         case stopped
+        /// The token's session has ended, or its account is gone.
+        case revoked
     }
 
     private struct Listener {
@@ -54,10 +55,9 @@ public final class LiveFeed: LifecycleService {
         var stopped = false
     }
 
-    /// What names an event's user (and, for `session.revoked`, its session).
+    /// What names an event's user.
     private struct Subject: Decodable {
         let userId: UUID
-        let sessionId: UUID?
     }
 
     public let lifecycleName: String
@@ -70,32 +70,42 @@ public final class LiveFeed: LifecycleService {
     private let tail: EventLogTail
     private let database: PostgresPool
     private let listener: PostgresListener
+    private let revocations: RevocationList?
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - changes: the event types that can change what the streams show.
     ///   - snapshot: the state of a user, encoded.
+    ///   - revocations: the process's list, whose revocations end streams (nil: none end but
+    ///     with their token's life).
     public init(
-        name: String, database: PostgresPool, listener: PostgresListener, changes: [String],
-        snapshot: @escaping @Sendable (UUID) async throws -> [UInt8], settings: LiveSettings,
+        name: String, database: PostgresPool, listener: PostgresListener, revocations: RevocationList?,
+        changes: [String], snapshot: @escaping @Sendable (UUID) async throws -> [UInt8], settings: LiveSettings,
         pollInterval: Duration = .seconds(1)
     ) {
         lifecycleName = name
         self.database = database
         self.listener = listener
-        tail = EventLogTail(types: changes + [AccountDeleted.type, SessionRevoked.type], from: .now)
+        self.revocations = revocations
+        tail = EventLogTail(types: changes, from: .now)
         self.snapshot = snapshot
         heartbeat = settings.heartbeat
         self.pollInterval = pollInterval
         limit = settings.limit
         limitPerUser = settings.limitPerUser
+        revocations?.watch { [weak self] revoked in self?.end(revoked) }
     }
 
     /// Streams held now.
     public var count: Int { state.withLock { $0.count } }
 
     /// A stream of signals for a listener of `user`, opened with a token of `session`; it is
-    /// forgotten when the listener stops iterating (or drops it).
+    /// forgotten when the listener stops iterating (or drops it), and it finishes when the
+    /// session or the account is revoked.
+    ///
+    /// The token was checked before, but the revocation list may have read an end since: the
+    /// stream is registered first, then the list is asked. An end read before the question is
+    /// answered here (``Refusal/revoked``); one read after finds the stream registered.
     public func subscribe(_ user: UUID, session: UUID?) throws(Refusal) -> AsyncStream<Signal> {
         let (stream, continuation) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .bufferingNewest(2))
         let id = try state.withLock { state throws(Refusal) -> UInt64 in
@@ -114,7 +124,23 @@ public final class LiveFeed: LifecycleService {
                 if state.streams[user]?.isEmpty == true { state.streams[user] = nil }
             }
         }
+        if revocations?.isRevoked(user: user, session: session) == true {
+            continuation.finish()
+            throw .revoked
+        }
         return stream
+    }
+
+    /// Finishes the streams of deleted accounts and of ended sessions. A finished stream gives
+    /// what it holds, then ends: no later signal (a heartbeat) can push the end out of its buffer.
+    func end(_ revoked: RevocationList.Revoked) {
+        let ending = state.withLock { state in
+            revoked.users.flatMap { state.streams[$0]?.values.map { $0 } ?? [] }
+                + revoked.sessions.flatMap { ended in
+                    state.streams[ended.userId]?.values.filter { $0.session == ended.sessionId } ?? []
+                }
+        }
+        for stream in ending { stream.continuation.finish() }
     }
 
     /// Reads the log until cancelled, and beats; then ends every stream.
@@ -139,28 +165,13 @@ public final class LiveFeed: LifecycleService {
     /// Reads the events appended since the last read and signals the streams they concern.
     func read() async throws {
         var changed: Set<UUID> = []
-        var deleted: Set<UUID> = []
-        var revoked: [UUID: Set<UUID>] = [:]
         // An event read twice (not settled the first time) signals twice: the second sends nothing.
         for event in try await tail.next(on: database) {
-            guard let subject = try? event.decode(Subject.self) else { continue }
-            switch event.type {
-            case AccountDeleted.type: deleted.insert(subject.userId)
-            case SessionRevoked.type:
-                if let session = subject.sessionId { revoked[subject.userId, default: []].insert(session) }
-            default: changed.insert(subject.userId)
-            }
+            if let subject = try? event.decode(Subject.self) { changed.insert(subject.userId) }
         }
-        let (ending, following) = state.withLock { state in
-            (
-                revoked.flatMap { user, sessions in
-                    state.streams[user]?.values.filter { $0.session.map(sessions.contains) ?? false } ?? []
-                }
-                    + deleted.flatMap { state.streams[$0]?.values.map { $0 } ?? [] },
-                changed.subtracting(deleted).compactMap { user in state.streams[user].map { (user, Array($0.values)) } }
-            )
+        let following = state.withLock { state in
+            changed.compactMap { user in state.streams[user].map { (user, Array($0.values)) } }
         }
-        for stream in ending { stream.continuation.yield(.ended) }
         for (user, streams) in following {
             // One reading per user, whatever the number of their streams.
             let reading = Task { [snapshot] in try? await snapshot(user) }
@@ -200,6 +211,8 @@ public enum ServerSentEvents {
         let signals: AsyncStream<LiveFeed.Signal>
         do {
             signals = try feed.subscribe(user, session: caller.sessionID)
+        } catch .revoked {
+            throw HTTPError.unauthorized("The session has ended; sign in again.", code: .sessionRevoked)
         } catch .tooManyForUser {
             throw HTTPError(
                 429, code: .tooManyStreams,
@@ -235,7 +248,6 @@ public enum ServerSentEvents {
                 switch signal {
                 case .changed(let reading): send(await reading.value)
                 case .heartbeat: pending = ": heartbeat\n\n"
-                case .ended: return
                 }
                 if !pending.isEmpty { try await writer.write(pending) }
             }

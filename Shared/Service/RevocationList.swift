@@ -39,6 +39,15 @@ public final class RevocationList: LifecycleService {
         /// User id → until when its tokens may exist (seconds since 1970).
         var users: [UUID: Double] = [:]
         var syncedAt: ContinuousClock.Instant?
+        var watchers: [@Sendable (Revoked) -> Void] = []
+    }
+
+    /// What one read of the log revoked: sessions (with their user), and users whose every
+    /// token is refused.
+    public struct Revoked: Sendable {
+        public var sessions: [SessionRevoked] = []
+        public var users: Set<UUID> = []
+        public var isEmpty: Bool { sessions.isEmpty && users.isEmpty }
     }
 
     /// The longest an access token can live (`PIER_AUTH_ACCESS_TTL_S` at most), plus leeway:
@@ -83,6 +92,20 @@ public final class RevocationList: LifecycleService {
         }
     }
 
+    /// Whether what `user` opened with a token of `session` has been revoked since (as far as
+    /// this list has read: ``watch(_:)`` tells what it reads later).
+    public func isRevoked(user: UUID, session: UUID?) -> Bool {
+        state.withLock { state in state.users[user] != nil || session.map { state.sessions[$0] != nil } ?? false }
+    }
+
+    /// Calls `watcher` with what each later read revokes, once the list refuses it. Whoever
+    /// holds something open on a token (a live stream) registers it first, then asks
+    /// ``isRevoked(user:session:)``: a revocation read in between is told by one or the other,
+    /// never by neither.
+    public func watch(_ watcher: @escaping @Sendable (Revoked) -> Void) {
+        state.withLock { $0.watchers.append(watcher) }
+    }
+
     /// Reads the log until its task is cancelled: whenever `pier_events` is notified and every
     /// `pollInterval`; a database not there is tried again at the next turn. The host reads it
     /// once (``sync()``) before it serves, so that tokens are not answered `unknown` while the
@@ -94,25 +117,30 @@ public final class RevocationList: LifecycleService {
     /// Reads the events after the cursor (all of the last day on the first read) and forgets
     /// entries whose tokens have all expired.
     public func sync() async throws {
-        var sessions: [(UUID, Double)] = []
+        var sessions: [SessionRevoked] = []
         var users: [(UUID, Double)] = []
         // An event read twice (not settled the first time) is added twice: the same entry.
         for event in try await tail.next(on: database) {
             if event.type == SessionRevoked.type {
-                let revoked = try event.decode(SessionRevoked.self)
-                sessions.append((revoked.sessionId, Double(revoked.until)))
+                sessions.append(try event.decode(SessionRevoked.self))
             } else {
                 users.append((try event.decode(AccountDeleted.self).userId, event.createdAt.timeIntervalSince1970))
             }
         }
+        let revoked = Revoked(sessions: sessions, users: Set(users.map(\.0)))
         let now = Date().timeIntervalSince1970
-        state.withLock { state in
-            for (sid, until) in sessions { state.sessions[sid] = max(until, state.sessions[sid] ?? 0) }
+        let watchers = state.withLock { state in
+            for ended in sessions {
+                state.sessions[ended.sessionId] = max(Double(ended.until), state.sessions[ended.sessionId] ?? 0)
+            }
             for (user, at) in users { state.users[user] = at + Self.longestTokenLife }
             state.sessions = state.sessions.filter { $0.value > now }
             state.users = state.users.filter { $0.value > now }
             state.syncedAt = .now
+            return state.watchers
         }
+        // After the list refuses them: see `watch`.
+        if !revoked.isEmpty { for watcher in watchers { watcher(revoked) } }
     }
 
     /// Revoked sessions and deleted users currently kept (for metrics and tests).

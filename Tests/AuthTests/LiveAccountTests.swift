@@ -21,6 +21,13 @@ import Testing
         return stream
     }
 
+    func login(_ auth: AuthHarness, _ email: String, password: String = "a long enough passphrase") async throws
+        -> AuthSession
+    {
+        try await auth.send("POST", "/auth/login", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
+            .decode(AuthSession.self)
+    }
+
     func user(_ message: EventStream.Message?) throws -> User {
         let message = try #require(message)
         #expect(message.event == "user")
@@ -89,20 +96,72 @@ import Testing
         }
     }
 
-    @Test func aDisabledAccountsStreamsEnd() async throws {
+    /// A thief holding a session of the account (the password, a copied refresh token) keeps
+    /// no stream once the owner ends it: by changing the password, by a refresh token used
+    /// twice, or when a team role granted to the account ends every session of it.
+    @Test func everyEndOfAThiefsSessionEndsTheirStream() async throws {
+        try await withService { auth in
+            let password = "a long enough passphrase"
+            let (owner, email) = try await auth.register()
+
+            // The password changed from the owner's session: the thief's stream ends, the owner's not.
+            let thief = try await login(auth, email)
+            let thiefs = try await open(auth, thief)
+            let owners = try await open(auth, owner)
+            _ = try await thiefs.nextEvent()
+            _ = try await owners.nextEvent()
+            let changed = try await auth.send(
+                "POST", "/auth/password", json: #"{"currentPassword":"\#(password)","newPassword":"another long passphrase"}"#,
+                token: owner.accessToken)
+            #expect(changed.status == 200 || changed.status == 204, "\(changed.text)")
+            #expect(try await thiefs.nextEvent() == nil)
+            #expect(try await owners.next()?.isHeartbeat == true)
+            await owners.close()
+
+            // A copied refresh token: the thief refreshes first and streams on the new token;
+            // the owner's app then sends the old one (after the grace window): the family ends.
+            let copied = try await auth.send(
+                "POST", "/auth/refresh", json: #"{"refreshToken":"\#(owner.refreshToken)"}"#
+            ).decode(AuthSession.self)
+            let copiedStream = try await open(auth, copied)
+            _ = try await copiedStream.nextEvent()
+            #expect(
+                try await eventually(interval: .milliseconds(200)) {
+                    try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(owner.refreshToken)"}"#)
+                        .status == 401
+                })
+            #expect(try await copiedStream.nextEvent() == nil)
+        }
+    }
+
+    /// A team role granted to an account ends every stream of it (its sessions end: only a fresh
+    /// sign-in carries the role); disabling the account ends the next one.
+    @Test func aRoleGrantedOrTheAccountDisabledEndsItsStreams() async throws {
         try await withService { auth in
             let (admin, adminEmail) = try await auth.register()
             try await auth.pool.execute(
                 "UPDATE auth.users SET role = 'admin', email_verified_at = now() WHERE id = \(admin.user.id)")
-            let staff = try await auth.send(
-                "POST", "/auth/login", json: #"{"email":"\#(adminEmail)","password":"a long enough passphrase"}"#
-            ).decode(AuthSession.self)
-            let (phone, _) = try await auth.register()
-            let stream = try await open(auth, phone)
+            let staff = try await login(auth, adminEmail)
+            let (phone, email) = try await auth.register()
+            try await auth.pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE id = \(phone.user.id)")
+            let thief = try await login(auth, email)
+            let streams = [try await open(auth, phone), try await open(auth, thief)]
+            for stream in streams { _ = try await stream.nextEvent() }
+            let granted = try await auth.send(
+                "PUT", "/auth/users/\(phone.user.id)/role", json: #"{"role":"support"}"#, token: staff.accessToken)
+            #expect(granted.status == 200, "\(granted.text)")
+            // The new role may be sent before the end; each stream ends in any case.
+            for stream in streams {
+                var messages: [EventStream.Message] = []
+                while let message = try await stream.nextEvent() { messages.append(message) }
+                #expect(try messages.allSatisfy { try user($0).role == "support" })
+            }
+
+            let support = try await login(auth, email)
+            let stream = try await open(auth, support)
             _ = try await stream.nextEvent()
             let disabled = try await auth.send("POST", "/auth/users/\(phone.user.id)/disable", token: staff.accessToken)
             #expect(disabled.status == 200, "\(disabled.text)")
-            // The change may be sent before the end; the stream ends in any case.
             var messages: [EventStream.Message] = []
             while let message = try await stream.nextEvent() { messages.append(message) }
             #expect(try messages.allSatisfy { try user($0).disabledAt != nil })

@@ -34,20 +34,43 @@ public actor EventStream {
         body = response.body
     }
 
-    /// The next message; nil when the stream ended.
-    public func next() async throws -> Message? {
+    /// The next message; nil when the stream ended. Nothing for `idle` (longer than any
+    /// heartbeat) fails the test there and then, rather than at the client's timeout.
+    public func next(idle: Duration = .seconds(60)) async throws -> Message? {
         while pending.isEmpty {
-            guard let chunk = try await body.next() else { return nil }
+            let body = body
+            let watchdog = Task {
+                guard (try? await Task.sleep(for: idle)) != nil else { return false }
+                body.cancel()
+                return true
+            }
+            let chunk: [UInt8]?
+            do {
+                chunk = try await body.next()
+                watchdog.cancel()
+            } catch {
+                watchdog.cancel()
+                if await watchdog.value { throw TestFailure("no message, heartbeat or end within \(idle)") }
+                throw error
+            }
+            if await watchdog.value { throw TestFailure("no message, heartbeat or end within \(idle)") }
+            guard let chunk else { return nil }
             buffer += chunk
             pending += Message.take(from: &buffer)
         }
         return pending.removeFirst()
     }
 
-    /// The next message with data (heartbeats passed over); nil when the stream ended.
-    public func nextEvent() async throws -> Message? {
-        while let message = try await next() {
-            if message.data != nil { return message }
+    /// The next message with data (heartbeats passed over); nil when the stream ended. None
+    /// within `within` fails the test.
+    public func nextEvent(within: Duration = .seconds(60)) async throws -> Message? {
+        let deadline = ContinuousClock.now + within
+        do {
+            while let message = try await next(idle: deadline - .now) {
+                if message.data != nil { return message }
+            }
+        } catch is TestFailure {
+            throw TestFailure("no message with data, nor the end, within \(within)")
         }
         return nil
     }

@@ -38,7 +38,8 @@ struct AuthController: Sendable {
             lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk)
         let accounts = useCases.users
         live = LiveFeed(
-            name: "live accounts", database: database, listener: events, changes: [UserUpdated.type],
+            name: "live accounts", database: database, listener: events, revocations: authenticator.revocations,
+            changes: [UserUpdated.type],
             snapshot: { id in
                 guard let user = try await accounts.user(id) else { throw HTTPError.notFound("No such account.") }
                 return try JSON.encode(user)

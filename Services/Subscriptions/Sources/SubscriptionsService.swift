@@ -67,6 +67,7 @@ public struct SubscriptionsService: Service {
         let reconciler = AppStoreReconciler(api: api, verifier: verifier, subscriptions: subscriptions, logger: context.logger)
         let live = LiveFeed(
             name: "live status", database: context.database, listener: context.events,
+            revocations: context.authenticator.revocations,
             changes: [SubscriptionUpdated.type], snapshot: { JSON.write(try await subscriptions.status(of: $0)) },
             settings: context.configuration.live)
         return SubscriptionsService(
