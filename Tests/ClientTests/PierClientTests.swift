@@ -1026,3 +1026,50 @@ extension PierClientTests {
         await listening.value
     }
 }
+
+/// `auth.userUpdates`: the account pushed to the app as it changes elsewhere.
+extension PierClientTests {
+    @Test func changesMadeElsewhereUpdateCurrentUserAndAnEndedSessionSignsOut() async throws {
+        let email = Self.email()
+        let (phone, _) = try await Self.client(signedInAs: email)
+        let laptop = PierClient(baseURL: try await Self.base(), options: Self.fast)
+        try await laptop.auth.login(email: email, password: "a long enough passphrase")
+        let users = PierTestSupport.Locked<[User]>([])
+        let events = phone.auth.events
+        let listening = Task {
+            for await user in phone.auth.userUpdates { users.withLock { $0.append(user) } }
+        }
+        #expect(await eventually { users.withLock { $0.count } == 1 })
+
+        // Renamed on the laptop: the phone's currentUser follows, with no call of its own.
+        let started = Date()
+        _ = try await laptop.auth.updateProfile(displayName: "Anna")
+        #expect(await eventually { phone.auth.currentUser?.displayName == "Anna" })
+        print("auth.userUpdates: a rename seen \(Int(-started.timeIntervalSinceNow * 1000)) ms after it was made")
+        // The address verified through the mailed link, opened in a browser (no session).
+        let token = try await Self.mailedToken(to: email, "/auth/email/verify")
+        let anyone = PierClient(baseURL: try await Self.base(), options: Self.fast)
+        _ = try await anyone.call(
+            "POST", "/auth/email/verify", json: Data(#"{"token":"\#(token)"}"#.utf8), signedIn: false)
+        #expect(await eventually { phone.auth.currentUser?.emailVerified == true })
+        #expect(await eventually { users.withLock { $0.last?.emailVerified == true && $0.last?.displayName == "Anna" } })
+
+        // The phone's session ended from the laptop (a lost phone): signed out, the stream ends.
+        let sessions = try await laptop.auth.sessions()
+        let phoneSession = try #require(sessions.first { !$0.current })
+        try await laptop.auth.endSession(phoneSession.id)
+        await listening.value
+        #expect(phone.auth.currentUser == nil)
+        var reasons: [SignOutReason] = []
+        for await event in events {
+            if case .signedOut(let reason) = event {
+                reasons.append(reason)
+                break
+            }
+        }
+        #expect(reasons == [.sessionEnded])
+        // The laptop, not listening, learns the verification when it asks.
+        #expect(laptop.auth.currentUser?.emailVerified == false)
+        #expect(try await laptop.auth.reload().emailVerified && laptop.auth.currentUser?.emailVerified == true)
+    }
+}

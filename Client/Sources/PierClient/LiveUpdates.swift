@@ -100,3 +100,81 @@ struct LiveBackoff {
 
     mutating func reset() { next = 1 }
 }
+
+extension Authorized {
+    /// The signed-in user's state at `path` as server-sent events named `event`, each handed to
+    /// `received` (with the user it is of) before it is yielded. Reconnects with ``LiveBackoff``
+    /// and `Last-Event-ID`, with a fresh access token when one is refused as expired; ends at a
+    /// sign-out (here, or the session ended on the server: then this device signs out too) and
+    /// when the reading task is cancelled.
+    func live<State: Decodable & Sendable>(
+        _ path: String, event: String, as: State.Type,
+        received: @escaping @Sendable (State, _ user: UUID) async -> Void
+    ) -> AsyncStream<State> {
+        let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(1))
+        // Subscribed before the stream starts: a sign-out at any moment after this ends it.
+        let authEvents = sessions.events.stream()
+        let task = Task { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await follow(path, event: event) { (state: State, user) in
+                        await received(state, user)
+                        continuation.yield(state)
+                    }
+                }
+                group.addTask {
+                    for await event in authEvents {
+                        if case .signedOut = event { return }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func follow<State: Decodable & Sendable>(
+        _ path: String, event: String, received: @Sendable (State, UUID) async -> Void
+    ) async {
+        var backoff = LiveBackoff()
+        var lastID: String?
+        var rejected: String?
+        while !Task.isCancelled {
+            guard let user = sessions.snapshot.withLock({ $0?.id }) else { return }
+            var failure: PierError?
+            var token: String?
+            do {
+                let current = try await sessions.accessToken(rejected: rejected)
+                (token, rejected) = (current, nil)
+                var request = URLRequest(url: transport.baseURL.appendingPathComponent(path))
+                request.setValue("Bearer \(current)", forHTTPHeaderField: "Authorization")
+                if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
+                let messages = EventStreamReader.open(request, configuration: transport.session.configuration)
+                for try await message in messages where message.event == event {
+                    guard let data = message.data, let state = try? Transport.decoder.decode(State.self, from: Data(data.utf8))
+                    else { continue }
+                    lastID = message.id
+                    backoff.reset()
+                    await received(state, user)
+                }
+            } catch let error as PierError {
+                if error.kind == .signedOut { return }
+                if error.status == 401 {
+                    if [ProblemCode.sessionRevoked, .accountDeleted].contains(error.code) {
+                        await sessions.signOut(error.code == .accountDeleted ? .accountDeleted : .sessionEnded)
+                        return
+                    }
+                    rejected = token
+                }
+                failure = error
+            } catch {
+                failure = PierError(kind: .network, detail: "The live stream failed: \(error)")
+            }
+            let wait = backoff.delay(after: failure)
+            try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+        }
+    }
+}

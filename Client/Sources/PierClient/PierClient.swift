@@ -188,6 +188,22 @@ public final class PierAuth: Sendable {
     @discardableResult
     public func reload() async throws(PierError) -> User { try await me() }
 
+    /// The signed-in user as they change, pushed by the server (`GET /auth/me/events`): the user
+    /// now first, then each change made anywhere (a new address or name from another device, the
+    /// address verified through the mailed link, a role or a disabling by the team) within
+    /// about a second. ``currentUser`` follows, and ``events`` tells `.userUpdated`.
+    ///
+    /// Reconnects by itself as ``PierSubscriptions/updates`` does. When the session ends on the
+    /// server (a sign-out elsewhere, a password changed on another device, the account deleted)
+    /// this device is signed out (``events`` says why) and the stream ends:
+    ///
+    /// ```swift
+    /// .task { for await user in pier.auth.userUpdates { name = user.displayName ?? "" } }
+    /// ```
+    public var userUpdates: AsyncStream<User> {
+        authorized.live("auth/me/events", event: "user", as: User.self) { [manager] user, _ in await manager.update(user) }
+    }
+
     /// `user` as the signed-in user's new state when it is theirs; returned as given.
     private func updated(_ user: User) async -> User {
         await manager.update(user)
@@ -565,69 +581,10 @@ public final class PierSubscriptions: Sendable {
     /// .task { for await status in pier.subscriptions.updates { isPro = status.entitlements.contains { $0.key == "pro" } } }
     /// ```
     public var updates: AsyncStream<SubscriptionStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: SubscriptionStatus.self, bufferingPolicy: .bufferingNewest(1))
-        // Subscribed before the stream starts: a sign-out at any moment after this ends it.
-        let authEvents = authorized.sessions.events.stream()
-        let task = Task { [self] in
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.follow(continuation) }
-                group.addTask {
-                    for await event in authEvents {
-                        if case .signedOut = event { return }
-                    }
-                }
-                await group.next()
-                group.cancelAll()
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
-    private func follow(_ continuation: AsyncStream<SubscriptionStatus>.Continuation) async {
-        var backoff = LiveBackoff()
-        var lastID: String?
-        var rejected: String?
-        while !Task.isCancelled {
-            guard let user = authorized.sessions.snapshot.withLock({ $0?.id }) else { return }
-            var failure: PierError?
-            var token: String?
-            do {
-                let current = try await authorized.sessions.accessToken(rejected: rejected)
-                (token, rejected) = (current, nil)
-                var request = URLRequest(url: authorized.transport.baseURL.appendingPathComponent("subscriptions/me/events"))
-                request.setValue("Bearer \(current)", forHTTPHeaderField: "Authorization")
-                if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
-                let messages = EventStreamReader.open(request, configuration: authorized.transport.session.configuration)
-                for try await message in messages where message.event == "status" {
-                    guard let data = message.data,
-                        let status = try? Transport.decoder.decode(SubscriptionStatus.self, from: Data(data.utf8))
-                    else { continue }
-                    lastID = message.id
-                    backoff.reset()
-                    keep(
-                        CachedStatus(
-                            value: status, userId: user, fetchedAt: Date(), freshUntil: status.checkAgainAt, isStale: false,
-                            etag: nil))
-                    continuation.yield(status)
-                }
-            } catch let error as PierError {
-                if error.kind == .signedOut { return }
-                if error.status == 401 {
-                    if [ProblemCode.sessionRevoked, .accountDeleted].contains(error.code) {
-                        await authorized.sessions.signOut(error.code == .accountDeleted ? .accountDeleted : .sessionEnded)
-                        return
-                    }
-                    rejected = token
-                }
-                failure = error
-            } catch {
-                failure = PierError(kind: .network, detail: "The live stream failed: \(error)")
-            }
-            let wait = backoff.delay(after: failure)
-            try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+        authorized.live("subscriptions/me/events", event: "status", as: SubscriptionStatus.self) { [self] status, user in
+            keep(
+                CachedStatus(
+                    value: status, userId: user, fetchedAt: Date(), freshUntil: status.checkAgainAt, isStale: false, etag: nil))
         }
     }
 
