@@ -135,7 +135,9 @@ let package = Package(
         // Services hosted for real (one, or the whole stack in the gateway): what service tests stand on.
         .target(
             name: "PierServiceTestSupport",
-            dependencies: ["PierTestSupport", "PierService", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "Gateway"],
+            dependencies: [
+                "PierTestSupport", "PierService", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "Gateway", "COpenSSL",
+            ],
             path: "Tests/ServiceSupport", swiftSettings: strict),
         .executableTarget(
             name: "pier-kdf-bench", dependencies: ["PierCrypto", "PierRuntime"], path: "bench/KDF",

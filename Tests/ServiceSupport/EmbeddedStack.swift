@@ -25,4 +25,24 @@ public enum EmbeddedStack {
             plugins, configuration: configuration,
             logger: Logger(service: "gateway", level: .error), migrate: true)
     }
+
+    /// A gateway in proxy mode with `routes` (`/prefix=http://host:port`), hosting `embed` too
+    /// (on a fresh database named `database`, when given).
+    public static func proxy(
+        _ routes: [String], settings extra: [String: String] = [:], embed: [String] = [], database: String? = nil
+    ) async throws -> PluginHost.Running {
+        var values = [
+            "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
+            "PIER_GATEWAY_ROUTES": routes.joined(separator: ","), "PIER_GATEWAY_HEALTH_INTERVAL_MS": "200",
+            "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
+            "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-proxy-\(UUID())").path,
+        ]
+        if let database { values["PIER_DATABASE_URL"] = try await TestDatabase.create(database) }
+        values.merge(extra) { $1 }
+        let environment = Environment(values)
+        let configuration = try ServiceConfiguration(environment: environment, defaultPort: 0, applicationName: "proxy-tests")
+        return try await Gateway.start(
+            embed, proxy: try ProxySettings(environment: environment), configuration: configuration,
+            logger: Logger(service: "gateway", level: .error), migrate: database != nil)
+    }
 }

@@ -3,6 +3,7 @@ import PierCrypto
 import PierModels
 import PierRuntime
 import PierService
+import PierServiceTestSupport
 import PierTestSupport
 import Testing
 

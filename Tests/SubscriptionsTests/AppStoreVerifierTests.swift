@@ -2,6 +2,7 @@ import Foundation
 import PierCrypto
 import PierRuntime
 import PierService
+import PierServiceTestSupport
 import PierTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PierModels
+import PierServiceTestSupport
 import Testing
 
 @testable import SubscriptionsService

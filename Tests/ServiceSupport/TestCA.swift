@@ -5,31 +5,42 @@ import PierCrypto
 /// A certificate authority made in the test, shaped like Apple's: root → intermediate with the
 /// WWDR marker → leaf with the receipt-signing marker and a P-256 key. Each part can be made
 /// wrong on purpose.
-final class TestCA: @unchecked Sendable {
-    struct Issued {
-        let certificate: Certificate
-        let key: OpaquePointer
-        var der: [UInt8] { certificate.der }
+public final class TestCA: @unchecked Sendable {
+    public struct Issued {
+        public let certificate: Certificate
+        public let key: OpaquePointer
+        public var der: [UInt8] { certificate.der }
     }
 
-    let root: Issued
-    let intermediate: Issued
-    let leaf: Issued
+    public let root: Issued
+    public let intermediate: Issued
+    public let leaf: Issued
     /// The leaf's key, to sign JWS with.
-    let signingKey: P256PrivateKey
+    public let signingKey: P256PrivateKey
 
-    struct Options {
-        var intermediateOID = true
-        var leafOID = true
-        var leafValidity: (from: Date, to: Date) = (
-            Date().addingTimeInterval(-86_400 * 400), Date().addingTimeInterval(86_400 * 365)
-        )
+    public struct Options {
+        public var intermediateOID: Bool
+        public var leafOID: Bool
+        public var leafValidity: (from: Date, to: Date)
         /// The OCSP responders the leaf's and the intermediate's AIA extension name.
-        var leafOCSP: String? = nil
-        var intermediateOCSP: String? = nil
+        public var leafOCSP: String?
+        public var intermediateOCSP: String?
+
+        public init(
+            intermediateOID: Bool = true, leafOID: Bool = true,
+            leafValidity: (from: Date, to: Date) = (
+                Date().addingTimeInterval(-86_400 * 400), Date().addingTimeInterval(86_400 * 365)
+            ), leafOCSP: String? = nil, intermediateOCSP: String? = nil
+        ) {
+            self.intermediateOID = intermediateOID
+            self.leafOID = leafOID
+            self.leafValidity = leafValidity
+            self.leafOCSP = leafOCSP
+            self.intermediateOCSP = intermediateOCSP
+        }
     }
 
-    init(_ options: Options = Options()) throws {
+    public init(_ options: Options = Options()) throws {
         let now = Date()
         root = try Self.issue(
             "Test Root CA", issuer: nil, ca: true, oid: nil, from: now.addingTimeInterval(-86_400 * 500),
@@ -50,12 +61,12 @@ final class TestCA: @unchecked Sendable {
     }
 
     /// The `x5c` header value: leaf, intermediate, root, each base64 DER.
-    var x5c: [String] { [leaf, intermediate, root].map { Data($0.der).base64EncodedString() } }
+    public var x5c: [String] { [leaf, intermediate, root].map { Data($0.der).base64EncodedString() } }
 
-    var rootPEM: String { root.pem }
+    public var rootPEM: String { root.pem }
 
     /// A compact JWS of `payload` signed by the leaf, with this CA's chain.
-    func sign(_ payload: [String: Any], alg: String = "ES256", x5c: [String]? = nil) throws -> String {
+    public func sign(_ payload: [String: Any], alg: String = "ES256", x5c: [String]? = nil) throws -> String {
         let bytes = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
         return try JWS.sign(payload: Array(bytes), header: JWSHeader(alg: alg, x5c: x5c ?? self.x5c), key: signingKey)
     }
@@ -110,7 +121,7 @@ final class TestCA: @unchecked Sendable {
         return Issued(certificate: try Certificate(der: der), key: key)
     }
 
-    static func privatePEM(_ key: OpaquePointer) throws -> String {
+    public static func privatePEM(_ key: OpaquePointer) throws -> String {
         guard let bio = BIO_new(BIO_s_mem()) else { throw TestCAError("BIO") }
         defer { BIO_free(bio) }
         guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else { throw TestCAError("PEM") }
@@ -122,7 +133,7 @@ final class TestCA: @unchecked Sendable {
 
 extension TestCA.Issued {
     /// The serial number in hex, as OpenSSL's index files write it.
-    var serialHex: String {
+    public var serialHex: String {
         let x509 = certificate.x509Copy()
         defer { X509_free(x509) }
         let number = ASN1_INTEGER_to_BN(X509_get_serialNumber(x509), nil)
@@ -132,15 +143,15 @@ extension TestCA.Issued {
         return hex.map { String(cString: $0) } ?? ""
     }
 
-    var pem: String {
+    public var pem: String {
         "-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters)
             + "\n-----END CERTIFICATE-----\n"
     }
 }
 
-struct TestCAError: Error {
-    let what: String
-    init(_ what: String) { self.what = what }
+public struct TestCAError: Error {
+    public let what: String
+    public init(_ what: String) { self.what = what }
 }
 
 extension Certificate {
