@@ -19,6 +19,13 @@ public struct JWK: Codable, Sendable, Equatable {
         alg = "ES256"
     }
 
+    /// The RFC 7638 JWK thumbprint of `key`: a `kid` that names the key itself.
+    public static func thumbprint(_ key: P256PublicKey) -> String {
+        let canonical =
+            #"{"crv":"P-256","kty":"EC","x":""# + Base64.urlEncoded(key.x) + #"","y":""# + Base64.urlEncoded(key.y) + #""}"#
+        return Base64.urlEncoded(SHA256.hash(canonical))
+    }
+
     /// The key itself; fails for anything but an EC P-256 signing key on the curve.
     public func publicKey() throws -> P256PublicKey {
         guard kty == "EC", crv == "P-256", alg == nil || alg == "ES256", use == nil || use == "sig" else {

@@ -1,4 +1,5 @@
 import Foundation
+import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
@@ -949,6 +950,59 @@ import Testing
             let again = try await service.send("GET", "/subscriptions/users/\(user)", token: admin).decode(
                 SubscriptionHistory.self)
             #expect(again.subscription.status == .none)
+        }
+    }
+}
+
+/// Signed statuses: asked for with a nonce, bound to the caller, the installation and the
+/// nonce, signed with the key the JWKS publishes; bad nonces and installations are named.
+extension SubscriptionsEndpointTests {
+    @Test func aStatusIsSignedForTheNonceAndTheInstallationThatAskedIt() async throws {
+        try await withService { service in
+            let keys = try await service.send("GET", "/subscriptions/.well-known/jwks.json")
+            #expect(keys.status == 200 && keys.headers["Content-Type"] == "application/jwk-set+json")
+            let jwk = try #require(try JSONDecoder().decode(JWKSet.self, from: Data(keys.text.utf8)).keys.first)
+            let user = UUID()
+            let token = try service.token(user)
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+
+            // Without a nonce, no signature (an app that does not pin keys pays nothing).
+            let plain = try await service.send("GET", "/subscriptions/me", token: token)
+            #expect(plain.status == 200 && plain.headers[SignedStatusClaims.header] == nil)
+
+            let nonce = "n0nce-of-the-app_0123456789"
+            let asked: HTTPHeaders = [SignedStatusClaims.nonceHeader: nonce, "X-Installation-ID": "install-1"]
+            let signed = try await service.send("GET", "/subscriptions/me", token: token, headers: asked)
+            #expect(signed.status == 200)
+            let jws = try JWS(compact: try #require(signed.headers[SignedStatusClaims.header]))
+            try jws.verify(with: try jwk.publicKey())
+            #expect(jws.header.kid == jwk.kid && jws.header.typ == SignedStatusClaims.type)
+            let claims = try decoder.decode(SignedStatusClaims.self, from: Data(jws.payload))
+            #expect(claims.sub == user && claims.ins == "install-1" && claims.nonce == nonce)
+            #expect(claims.exp - claims.iat == 86_400)
+            #expect(claims.status == (try signed.decode(SubscriptionStatus.self)))
+
+            // Revalidated: the 304 carries a signature for the new nonce.
+            var again = asked
+            again.set(SignedStatusClaims.nonceHeader, "another-nonce-0123456789")
+            again.set("If-None-Match", try #require(signed.headers["ETag"]))
+            let unchanged = try await service.send("GET", "/subscriptions/me", token: token, headers: again)
+            #expect(unchanged.status == 304)
+            let renewed = try JWS(compact: try #require(unchanged.headers[SignedStatusClaims.header]))
+            #expect(
+                try decoder.decode(SignedStatusClaims.self, from: Data(renewed.payload)).nonce
+                    == "another-nonce-0123456789")
+
+            for (field, value) in [
+                (SignedStatusClaims.nonceHeader, "short"), (SignedStatusClaims.nonceHeader, "not base64url: 0123456789"),
+                ("X-Installation-ID", String(repeating: "i", count: 129)),
+            ] {
+                var bad = asked
+                bad.set(field, value)
+                let refused = try await service.send("GET", "/subscriptions/me", token: token, headers: bad)
+                #expect(refused.status == 422 && refused.fields == [field], "\(field): \(refused.text)")
+            }
         }
     }
 }

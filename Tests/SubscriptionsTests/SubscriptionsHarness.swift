@@ -39,7 +39,7 @@ final class SubscriptionsHarness: Sendable {
             var configuration = try SubscriptionsConfiguration(
                 environment: context.configuration.environment, production: false)
             configuration.roots = roots ?? [ca.root.certificate]
-            return SubscriptionsService.make(context: context, configuration: configuration)
+            return try SubscriptionsService.make(context: context, configuration: configuration)
         }
         return SubscriptionsHarness(live: live, tokens: tokens, ca: ca)
     }

@@ -103,13 +103,13 @@ struct LiveBackoff {
 
 extension Authorized {
     /// The signed-in user's state at `path` as server-sent events named `event`, each handed to
-    /// `received` (with the user it is of) before it is yielded. Reconnects with ``LiveBackoff``
+    /// `received` (with the user it is of), which returns what to yield (nil: nothing). Reconnects with ``LiveBackoff``
     /// and `Last-Event-ID`, with a fresh access token when one is refused as expired; ends at a
     /// sign-out (here, or the session ended on the server: then this device signs out too) and
     /// when the reading task is cancelled.
     func live<State: Decodable & Sendable>(
         _ path: String, event: String, as: State.Type,
-        received: @escaping @Sendable (State, _ user: UUID) async -> Void
+        received: @escaping @Sendable (State, _ user: UUID) async -> State?
     ) -> AsyncStream<State> {
         let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(1))
         // Subscribed before the stream starts: a sign-out at any moment after this ends it.
@@ -118,8 +118,7 @@ extension Authorized {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await follow(path, event: event) { (state: State, user) in
-                        await received(state, user)
-                        continuation.yield(state)
+                        if let yielded = await received(state, user) { continuation.yield(yielded) }
                     }
                 }
                 group.addTask {

@@ -32,6 +32,9 @@ public final class PierClient: Sendable {
         /// How old a cached subscription status may be and still be served when the server cannot
         /// be reached (marked ``CachedStatus/isStale``).
         public var staleStatusLimit: TimeInterval
+        /// Trust only statuses signed by your server's pinned key (see ``StatusSigning``); nil:
+        /// statuses are trusted as HTTPS delivers them.
+        public var statusSigning: StatusSigning?
         public var urlSession: URLSession
 
         /// Ephemeral, without URLSession's own cache: PierClient keeps what may be kept itself.
@@ -45,8 +48,9 @@ public final class PierClient: Sendable {
         public init(
             retry: RetryPolicy = RetryPolicy(), refreshMargin: TimeInterval = 60, feedbackOutbox: URL? = nil,
             installationID: String? = nil, staleStatusLimit: TimeInterval = 3 * 24 * 3600,
-            urlSession: URLSession = PierClient.Options.defaultSession
+            statusSigning: StatusSigning? = nil, urlSession: URLSession = PierClient.Options.defaultSession
         ) {
+            self.statusSigning = statusSigning
             self.retry = retry
             self.installationID = installationID
             self.refreshMargin = refreshMargin
@@ -72,8 +76,12 @@ public final class PierClient: Sendable {
         let authorized = Authorized(transport: transport, sessions: sessions)
         self.authorized = authorized
         auth = PierAuth(authorized)
-        feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: options.installationID)
-        subscriptions = PierSubscriptions(authorized, staleLimit: options.staleStatusLimit)
+        let installationID =
+            options.installationID ?? options.feedbackOutbox.map(PierFeedback.installationID(in:))
+            ?? UUID().uuidString.lowercased()
+        feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: installationID)
+        subscriptions = PierSubscriptions(
+            authorized, staleLimit: options.staleStatusLimit, signing: options.statusSigning, installationID: installationID)
         admin = PierAdmin(authorized)
     }
 }
@@ -201,7 +209,10 @@ public final class PierAuth: Sendable {
     /// .task { for await user in pier.auth.userUpdates { name = user.displayName ?? "" } }
     /// ```
     public var userUpdates: AsyncStream<User> {
-        authorized.live("auth/me/events", event: "user", as: User.self) { [manager] user, _ in await manager.update(user) }
+        authorized.live("auth/me/events", event: "user", as: User.self) { [manager] user, _ in
+            await manager.update(user)
+            return user
+        }
     }
 
     /// `user` as the signed-in user's new state when it is theirs; returned as given.
@@ -396,15 +407,15 @@ public final class PierFeedback: Sendable {
     let outbox: URL?
     let installationID: String
 
-    init(_ authorized: Authorized, outbox: URL?, installationID: String?) {
+    init(_ authorized: Authorized, outbox: URL?, installationID: String) {
         self.authorized = authorized
         self.outbox = outbox
-        self.installationID = installationID ?? outbox.map(Self.installationID(in:)) ?? UUID().uuidString.lowercased()
+        self.installationID = installationID
     }
 
     /// The id kept in the outbox directory, made the first time: queued feedback sent after a
     /// relaunch is the same installation's.
-    private static func installationID(in outbox: URL) -> String {
+    static func installationID(in outbox: URL) -> String {
         let file = outbox.appendingPathComponent("installation-id")
         if let data = try? Data(contentsOf: file), let id = String(data: data, encoding: .utf8), !id.isEmpty { return id }
         let id = UUID().uuidString.lowercased()
@@ -518,10 +529,14 @@ public final class PierSubscriptions: Sendable {
     let authorized: Authorized
     let staleLimit: TimeInterval
     let cache = Locked<CachedStatus?>(nil)
+    let signing: StatusSigning?
+    let installationID: String
 
-    init(_ authorized: Authorized, staleLimit: TimeInterval) {
+    init(_ authorized: Authorized, staleLimit: TimeInterval, signing: StatusSigning?, installationID: String) {
         self.authorized = authorized
         self.staleLimit = staleLimit
+        self.signing = signing
+        self.installationID = installationID
     }
 
     /// The signed-in user's status: from the cache while the server's `max-age` lasts (never
@@ -531,20 +546,36 @@ public final class PierSubscriptions: Sendable {
     /// The last answer is kept in the session store too (a file, the Keychain): after a launch
     /// without network the status is the one the server gave before, stale, and
     /// ``isEntitled(_:)`` still ends each entitlement at its own `expiresAt` (grace included).
+    ///
+    /// With ``PierClient/Options/statusSigning``, every status comes from a signed answer, and
+    /// one that is not (changed on the way, replayed, another user's) throws ``PierError/Kind/untrusted``;
+    /// a kept status is served stale only while its signature is unexpired.
     public func status() async throws(PierError) -> CachedStatus {
         let user = authorized.sessions.snapshot.withLock { $0?.id }
         guard let user else { throw .signedOut() }
-        let cached = (cache.withLock { $0 } ?? stored()).flatMap { $0.userId == user ? $0 : nil }
+        let cached = (cache.withLock { $0 } ?? stored(for: user)).flatMap { $0.userId == user ? $0 : nil }
         if let cached, cached.freshUntil > Date() { return cached }
         do {
             // Revalidated with the ETag: 304, no body, while nothing changed.
             var call = Call(method: "GET", path: "/subscriptions/me", retryable: true)
             if let tag = cached?.etag { call.headers["If-None-Match"] = tag }
+            let nonce = signing.map { _ in StatusSigning.nonce() }
+            if let nonce {
+                call.headers[SignedStatusClaims.nonceHeader] = nonce
+                call.headers["X-Installation-ID"] = installationID
+            }
             let (data, response) = try await authorized.send(call)
             let fetched = Date()
             let maxAge = Self.maxAge(response.value(forHTTPHeaderField: "Cache-Control")) ?? 0
             var status: SubscriptionStatus
-            if response.statusCode == 304, let cached {
+            var signed: (jws: String, until: Date)?
+            if let signing {
+                // The signed claims, never the body: the body is what a proxy could change.
+                let jws = response.value(forHTTPHeaderField: SignedStatusClaims.header)
+                let claims = try signing.claims(jws, user: user, installation: installationID, nonce: nonce)
+                status = claims.status
+                signed = (jws ?? "", Date(timeIntervalSince1970: Double(claims.exp)))
+            } else if response.statusCode == 304, let cached {
                 // Unchanged; the time to ask again is the 304's.
                 status = cached.value
                 status.checkAgainAt = fetched.addingTimeInterval(maxAge)
@@ -555,11 +586,14 @@ public final class PierSubscriptions: Sendable {
             let fresh = CachedStatus(
                 value: status, userId: user, fetchedAt: fetched,
                 freshUntil: min(fetched.addingTimeInterval(maxAge), status.checkAgainAt), isStale: false,
-                etag: response.value(forHTTPHeaderField: "ETag") ?? cached?.etag)
+                etag: response.value(forHTTPHeaderField: "ETag") ?? cached?.etag, signed: signed?.jws,
+                signedUntil: signed?.until)
             keep(fresh)
             return fresh
         } catch {
-            if error.isTransient, var cached, -cached.fetchedAt.timeIntervalSinceNow < staleLimit {
+            if error.isTransient, var cached, -cached.fetchedAt.timeIntervalSinceNow < staleLimit,
+                signing == nil || (cached.signedUntil ?? .distantPast) > Date()
+            {
                 cached.isStale = true
                 return cached
             }
@@ -580,11 +614,19 @@ public final class PierSubscriptions: Sendable {
     /// ```swift
     /// .task { for await status in pier.subscriptions.updates { isPro = status.entitlements.contains { $0.key == "pro" } } }
     /// ```
+    ///
+    /// With ``PierClient/Options/statusSigning``, each change pushed is read again as a signed
+    /// status (one `GET /subscriptions/me`), and what is yielded and kept is that.
     public var updates: AsyncStream<SubscriptionStatus> {
         authorized.live("subscriptions/me/events", event: "status", as: SubscriptionStatus.self) { [self] status, user in
+            guard signing == nil else {
+                invalidate()
+                return try? await self.status().value
+            }
             keep(
                 CachedStatus(
                     value: status, userId: user, fetchedAt: Date(), freshUntil: status.checkAgainAt, isStale: false, etag: nil))
+            return status
         }
     }
 
@@ -620,7 +662,9 @@ public final class PierSubscriptions: Sendable {
     /// Makes the next ``status()`` ask the server. The status kept is still served, stale, when
     /// the server cannot be reached.
     public func invalidate() {
-        guard var kept = cache.withLock({ $0 }) ?? stored() else { return }
+        guard let user = authorized.sessions.snapshot.withLock({ $0?.id }),
+            var kept = cache.withLock({ $0 }) ?? stored(for: user)
+        else { return }
         kept.freshUntil = .distantPast
         keep(kept)
     }
@@ -633,12 +677,20 @@ public final class PierSubscriptions: Sendable {
     }
 
     /// The status the session store kept (by an earlier launch, or another process sharing the
-    /// store); nil when none can be read. Never fresh: asked for again when the server can be
-    /// reached (a grant made meanwhile shows at once), served stale when it cannot.
-    private func stored() -> CachedStatus? {
+    /// store) for `user`; nil when none can be read. Never fresh: asked for again when the server
+    /// can be reached (a grant made meanwhile shows at once), served stale when it cannot. With
+    /// ``StatusSigning``, only a kept signature that still verifies, for this user and
+    /// installation and unexpired, gives a status, and the status is the signed one: one edited
+    /// in the store is dropped.
+    private func stored(for user: UUID) -> CachedStatus? {
         guard let data = authorized.sessions.store.loadStatus(),
             var status = try? Self.reading.decode(CachedStatus.self, from: data)
         else { return nil }
+        if let signing {
+            guard let claims = try? signing.claims(status.signed, user: user, installation: installationID, nonce: nil),
+                claims.status == status.value
+            else { return nil }
+        }
         status.freshUntil = .distantPast
         return status
     }
@@ -675,6 +727,9 @@ public struct CachedStatus: Sendable, Equatable, Codable {
     public internal(set) var isStale: Bool
     /// The server's `ETag` for it, sent back as `If-None-Match` when it is checked again.
     var etag: String?
+    /// With ``StatusSigning``: the signed status it was read from, and until when that is trusted.
+    var signed: String? = nil
+    var signedUntil: Date? = nil
 
     public subscript<T>(dynamicMember keyPath: KeyPath<SubscriptionStatus, T>) -> T { value[keyPath: keyPath] }
 }

@@ -15,6 +15,9 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
         case decoding
         /// The call needs a signed-in user and there is none.
         case signedOut
+        /// A status that had to be signed by a pinned key (``StatusSigning``) was not: changed
+        /// on the way, replayed, or edited where it was kept.
+        case untrusted
     }
 
     public let kind: Kind
@@ -59,7 +62,7 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .network: true
         case .server: status.map { $0 == 408 || $0 == 429 || ($0 >= 500 && $0 != 501) } ?? false
-        case .decoding, .signedOut: false
+        case .decoding, .signedOut, .untrusted: false
         }
     }
 

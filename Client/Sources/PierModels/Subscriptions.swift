@@ -421,3 +421,44 @@ public struct SubscriptionDaily: Codable, Sendable, Equatable {
 
     public init(days: [Day]) { self.days = days }
 }
+
+/// The claims of a signed status (`Pier-Signed-Status`, a compact JWS of type
+/// ``type`` signed ES256 by the subscriptions service's key, published at
+/// `GET /subscriptions/.well-known/jwks.json`): the status, bound to its user, to the
+/// installation that asked and to the nonce it sent, for a limited time.
+public struct SignedStatusClaims: Codable, Sendable, Equatable {
+    /// The JWS header's `typ`.
+    public static let type = "pier-status+jwt"
+    /// The request header that asks for a signed status, with a fresh nonce.
+    public static let nonceHeader = "Pier-Status-Nonce"
+    /// The response header that carries it.
+    public static let header = "Pier-Signed-Status"
+
+    /// The user's id.
+    public var sub: UUID
+    /// The `X-Installation-ID` of the request (nil when it sent none).
+    public var ins: String?
+    public var nonce: String
+    /// Issued and expires at, in seconds since 1970.
+    public var iat: Int
+    public var exp: Int
+    public var status: SubscriptionStatus
+
+    public init(sub: UUID, ins: String?, nonce: String, iat: Int, exp: Int, status: SubscriptionStatus) {
+        self.sub = sub
+        self.ins = ins
+        self.nonce = nonce
+        self.iat = iat
+        self.exp = exp
+        self.status = status
+    }
+
+    /// Whether `nonce` is one a client may send: 16 to 128 base64url characters.
+    public static func isNonce(_ nonce: String) -> Bool {
+        (16...128).contains(nonce.utf8.count)
+            && nonce.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x2D || byte == 0x5F
+            }
+    }
+}

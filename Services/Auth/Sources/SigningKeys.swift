@@ -19,12 +19,12 @@ public struct SigningKeys: Sendable {
 
     public init(signing: P256PrivateKey, previous: [P256PublicKey] = []) throws {
         let signingPublic = try signing.publicKey
-        let kid = SigningKeys.thumbprint(signingPublic)
+        let kid = JWK.thumbprint(signingPublic)
         signer = AccessTokenSigner(key: signing, kid: kid)
         var keys = [kid: signingPublic]
         var jwks = [JWK(key: signingPublic, kid: kid)]
         for key in previous {
-            let id = SigningKeys.thumbprint(key)
+            let id = JWK.thumbprint(key)
             if keys[id] == nil {
                 keys[id] = key
                 jwks.append(JWK(key: key, kid: id))
@@ -36,30 +36,11 @@ public struct SigningKeys: Sendable {
             Array("pier refresh rotation".utf8), key: Array(try signing.pemRepresentation().utf8))
     }
 
-    /// The RFC 7638 JWK thumbprint: a `kid` that names the key itself.
-    static func thumbprint(_ key: P256PublicKey) -> String {
-        let canonical =
-            #"{"crv":"P-256","kty":"EC","x":""# + Base64.urlEncoded(key.x) + #"","y":""# + Base64.urlEncoded(key.y) + #""}"#
-        return Base64.urlEncoded(SHA256.hash(canonical))
-    }
-
     /// Loads the configured keys, or in development generates one into the data folder.
     static func load(_ configuration: AuthConfiguration, logger: Logger) throws -> SigningKeys {
-        let signing: P256PrivateKey
-        if let path = configuration.signingKeyFile {
-            signing = try P256PrivateKey(pem: try readFile(path))
-        } else {
-            let path = configuration.dataDirectory + "/auth-signing-key.pem"
-            if let pem = try? readFile(path) {
-                signing = try P256PrivateKey(pem: pem)
-            } else {
-                signing = try P256PrivateKey.generate()
-                try writeFile(path, try signing.pemRepresentation())
-                logger.warning(
-                    "generated a development signing key; set PIER_AUTH_SIGNING_KEY_FILE in production",
-                    [("path", .string(path))])
-            }
-        }
+        let signing = try P256PrivateKey.configured(
+            file: configuration.signingKeyFile, orGeneratedAt: configuration.dataDirectory + "/auth-signing-key.pem",
+            setting: "PIER_AUTH_SIGNING_KEY_FILE", logger: logger)
         var previous: [P256PublicKey] = []
         for path in configuration.previousKeyFiles {
             let pem = try readFile(path)

@@ -16,6 +16,8 @@ import PierService
 struct StatusController: Sendable {
     let subscriptions: Subscriptions
     let live: LiveFeed
+    /// Signs statuses for clients that ask (nil: not configured in production).
+    let signer: StatusSigner?
     let logger: Logger
 
     /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
@@ -35,11 +37,39 @@ struct StatusController: Sendable {
     /// With an `ETag`: an app checking on every launch gets 304 and no body while nothing changed.
     /// The tag leaves out `checkAgainAt` (now + the recheck interval for most users: it would
     /// change every second); the 304's `Cache-Control` gives the new time to ask again.
+    ///
+    /// A request with a `Pier-Status-Nonce` gets the status signed too (`Pier-Signed-Status`, on
+    /// the 304 as well): bound to the caller, their `X-Installation-ID` and that nonce.
     func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let principal = try context.caller()
+        let nonce = request.headers[SignedStatusClaims.nonceHeader]
+        if let nonce, !SignedStatusClaims.isNonce(nonce) {
+            throw HTTPError.invalid(SignedStatusClaims.nonceHeader, "must be 16 to 128 base64url characters")
+        }
+        let installation = request.headers["X-Installation-ID"]
+        if let installation,
+            installation.isEmpty || installation.utf8.count > 128 || !installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        {
+            throw HTTPError.invalid("X-Installation-ID", "must be 1 to 128 visible ASCII characters")
+        }
         let status = try await subscriptions.status(of: principal.userID)
         let body = JSON.write(status)
-        return .conditionalJSON(body, for: request, headers: Self.cacheControl(status), validated: Self.withoutCheckAgainAt(body))
+        var headers = Self.cacheControl(status)
+        if let nonce, let signer {
+            headers.set(
+                SignedStatusClaims.header,
+                try signer.sign(body, user: principal.userID, installation: installation, nonce: nonce))
+            headers.set("Vary", "Authorization, \(SignedStatusClaims.nonceHeader), X-Installation-ID")
+        }
+        return .conditionalJSON(body, for: request, headers: headers, validated: Self.withoutCheckAgainAt(body))
+    }
+
+    /// `GET /subscriptions/.well-known/jwks.json`: the key that signs statuses, for an app to pin.
+    func keys(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        guard let signer else { throw HTTPError.notFound("Statuses are not signed on this server.") }
+        return Response(
+            status: 200, headers: ["Content-Type": "application/jwk-set+json", "Cache-Control": "public, max-age=3600"],
+            body: signer.jwks)
     }
 
     /// `GET /subscriptions/me/events`: the status as server-sent events (`event: status`), now

@@ -19,6 +19,8 @@ import PierService
 /// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX_API_URL` | `https://api.storekit-sandbox.itunes.apple.com` | the API for sandbox data |
 /// | `PIER_SUBSCRIPTIONS_RECHECK_S` | `300` | the longest `checkAgainAt` / `max-age` of a status answer |
 /// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
+/// | `PIER_SUBSCRIPTIONS_SIGNING_KEY_FILE` | generated into `PIER_DATA_DIR` in development; none in production (statuses unsigned) | a P-256 private key (PEM) that signs statuses (`Pier-Signed-Status`); its public key is served at `GET /subscriptions/.well-known/jwks.json` |
+/// | `PIER_SUBSCRIPTIONS_SIGNED_STATUS_S` | `86400` | how long a signed status is trusted, offline included |
 public struct SubscriptionsConfiguration: Sendable {
     public var bundleID: String
     public var appAppleID: Int?
@@ -33,6 +35,10 @@ public struct SubscriptionsConfiguration: Sendable {
     public var sandboxAPIURL: String
     public var recheckSeconds: Int
     public var eventPollSeconds: Int
+    /// The key that signs statuses; nil: generated in `dataDirectory` in development.
+    public var signingKeyFile: String?
+    public var dataDirectory: String
+    public var signedStatusSeconds: Int
 
     /// Apple Root CA - G3, the root App Store signed data chains to.
     public static let appleRootG3 = String(decoding: PackageResources.AppleRootCA_G3_pem, as: UTF8.self)
@@ -83,6 +89,9 @@ public struct SubscriptionsConfiguration: Sendable {
         }
         recheckSeconds = try environment.int("PIER_SUBSCRIPTIONS_RECHECK_S", default: 300, in: 1...86_400)
         eventPollSeconds = try environment.int("PIER_SUBSCRIPTIONS_EVENT_POLL_S", default: 5, in: 1...3600)
+        signingKeyFile = environment.string("PIER_SUBSCRIPTIONS_SIGNING_KEY_FILE")
+        dataDirectory = environment.string("PIER_DATA_DIR", default: ".pier")
+        signedStatusSeconds = try environment.int("PIER_SUBSCRIPTIONS_SIGNED_STATUS_S", default: 86_400, in: 60...604_800)
         let files = environment.list("PIER_SUBSCRIPTIONS_APPSTORE_ROOTS")
         do {
             roots =

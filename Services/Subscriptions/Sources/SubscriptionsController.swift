@@ -22,10 +22,10 @@ struct SubscriptionsController: Sendable {
 
     init(
         subscriptions: Subscriptions, live: LiveFeed, verifier: AppStoreVerifier, reconciler: AppStoreReconciler,
-        authenticator: Authenticator, logger: Logger
+        signer: StatusSigner?, authenticator: Authenticator, logger: Logger
     ) {
         plans = PlansController(subscriptions: subscriptions, logger: logger)
-        status = StatusController(subscriptions: subscriptions, live: live, logger: logger)
+        status = StatusController(subscriptions: subscriptions, live: live, signer: signer, logger: logger)
         appStore = AppStoreController(subscriptions: subscriptions, verifier: verifier, reconciler: reconciler, logger: logger)
         grants = GrantsController(subscriptions: subscriptions, logger: logger)
         self.authenticator = authenticator
@@ -44,6 +44,7 @@ struct SubscriptionsController: Sendable {
         admins.patch("/subscriptions/plans/{id}", body: UpdatePlan.self) { try await plans.updatePlan($0, $1, $2) }
         admins.delete("/subscriptions/plans/{id}") { try await plans.deletePlan($0, $1) }
         signedIn.get("/subscriptions/me") { try await status.me($0, $1) }
+        router.get("/subscriptions/.well-known/jwks.json") { try await status.keys($0, $1) }
         signedIn.get("/subscriptions/me/events") { try await status.events($0, $1) }
         signedIn.get("/subscriptions/me/entitlements/{key}") { try await status.entitlement($0, $1) }
         signedIn.post("/subscriptions/me/cancel") { try await status.cancel($0, $1) }

@@ -49,11 +49,13 @@ public struct SubscriptionsService: Service {
     public static func make(context: ServiceContext) async throws -> SubscriptionsService {
         let configuration = try SubscriptionsConfiguration(
             environment: context.configuration.environment, production: context.configuration.production)
-        return make(context: context, configuration: configuration)
+        return try make(context: context, configuration: configuration)
     }
 
     /// Builds the service with explicit settings (tests).
-    public static func make(context: ServiceContext, configuration: SubscriptionsConfiguration) -> SubscriptionsService {
+    public static func make(context: ServiceContext, configuration: SubscriptionsConfiguration) throws
+        -> SubscriptionsService
+    {
         let worker = SubscriptionsWorker(
             database: context.database, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
@@ -73,7 +75,7 @@ public struct SubscriptionsService: Service {
         return SubscriptionsService(
             controller: SubscriptionsController(
                 subscriptions: subscriptions, live: live, verifier: verifier, reconciler: reconciler,
-                authenticator: context.authenticator,
+                signer: try StatusSigner.load(configuration, logger: context.logger), authenticator: context.authenticator,
                 logger: context.logger),
             worker: worker, reconciler: reconciler, subscriptions: subscriptions, live: live)
     }
