@@ -26,6 +26,8 @@ import Testing
         #expect(session.user.email == "Grace.Hopper@Example.COM")
         #expect(session.user.displayName == "Grace")
         #expect(session.user.role == "user")
+        // The app can say where the link that verifies the address went.
+        #expect(session.verificationSentTo == "Grace.Hopper@Example.COM" && !session.user.emailVerified)
         #expect(session.tokenType == "Bearer" && session.expiresIn == 900)
         // The session's end, 30 days out by default (refreshing moves it on).
         let ends = try #require(session.refreshExpiresAt)

@@ -253,6 +253,24 @@ import Testing
         #expect(receiver.received.withLock { $0.allSatisfy { $0.signed } })
         await stack.shutdown()
         await server.shutdown()
+
+        // The endpoint taken out of the settings: its deliveries stay listed, and a replay is
+        // refused (409) rather than queued for nobody to send.
+        var without = Self.settings(receiverPort: port)
+        without["PIER_WEBHOOKS"] = #"[{"name":"other","url":"http://127.0.0.1:9/hooks","secret":"\#(Self.current)"}]"#
+        stack = try await EmbeddedStack.start(databaseURL: url, settings: without)
+        let admin = try await Self.admin(URL(string: "http://127.0.0.1:\(stack.server.port)")!, databaseURL: url)
+        let listed = try await admin.admin.webhookDeliveries()
+        let delivered = try #require(listed.items.first { $0.endpoint == "backend" })
+        do {
+            _ = try await admin.admin.replayWebhook(delivered.id)
+            Issue.record("a delivery to an endpoint no longer configured was replayed")
+        } catch {
+            #expect(error.status == 409 && error.detail.contains("backend"), "\(error)")
+        }
+        let after = try await pool.query("SELECT count(*)::int AS n FROM auth.webhook_deliveries WHERE replay_of IS NOT NULL")
+        #expect(try after[0].decode("n", as: Int.self) == 0)
+        await stack.shutdown()
     }
 
     @Test func signaturesFollowTheStandardAndSettingsAreChecked() throws {

@@ -18,13 +18,13 @@ public struct TestTokens: Sendable {
         authenticator = Authenticator(verifier: AccessTokenVerifier(keys: keys, issuer: "pier", audience: "pier"))
     }
 
-    /// A token for `user` with `role`, valid for ten minutes, of a sign-in `signedInAgo`
-    /// seconds ago (just now, as after a login).
-    public func token(_ user: UUID, role: String = "user", signedInAgo: Int = 0) throws -> String {
+    /// A token for `user` with `role`, valid for `lifetime` seconds (ten minutes), of a sign-in
+    /// `signedInAgo` seconds ago (just now, as after a login).
+    public func token(_ user: UUID, role: String = "user", signedInAgo: Int = 0, lifetime: Int = 600) throws -> String {
         let now = Int(Date().timeIntervalSince1970)
         return try signer.sign(
             AccessClaims(
-                iss: "pier", sub: user.uuidString, aud: "pier", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString,
+                iss: "pier", sub: user.uuidString, aud: "pier", iat: now, nbf: now, exp: now + lifetime, jti: UUID().uuidString,
                 sid: nil, role: role, authTime: now - signedInAgo))
     }
 

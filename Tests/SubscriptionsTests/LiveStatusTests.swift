@@ -108,6 +108,36 @@ import Testing
         }
     }
 
+    /// A stream lives no longer than the token it was opened with; a server holds at most
+    /// `PIER_LIVE_STREAMS`, of anyone, and says when to try again.
+    @Test func aStreamEndsWithItsTokenAndAServerHoldsAtMostItsLimit() async throws {
+        try await SubscriptionsHarness.with(
+            database: "pier_test_subscriptions_live_limits",
+            settings: ["PIER_LIVE_HEARTBEAT_S": "1", "PIER_LIVE_STREAMS": "2"]
+        ) { service in
+            let url = service.live.base + "/subscriptions/me/events"
+            let short = try await EventStream.open(url, token: try service.tokens.token(UUID(), lifetime: 2))
+            let long = try await EventStream.open(url, token: try service.token(UUID()))
+            #expect(short.status == 200 && long.status == 200)
+            #expect(try await long.nextEvent()?.event == "status")
+            let full = try await EventStream.open(url, token: try service.token(UUID()))
+            #expect(full.status == 503 && full.headers["Retry-After"] == "5")
+            #expect(try Self.decode(Problem.self, try #require(full.problem)).code == .unavailable)
+
+            // The short token expires: its stream ends (at the next heartbeat); the other goes on.
+            while let message = try await short.next() { #expect(message.data == nil || message.event == "status") }
+            #expect(try await long.next()?.isHeartbeat == true)
+            // Room again for one more.
+            #expect(
+                try await eventually {
+                    let again = try await EventStream.open(url, token: try service.token(UUID()))
+                    await again.close()
+                    return again.status == 200
+                })
+            await long.close()
+        }
+    }
+
     @Test func aDeletedAccountsStreamEnds() async throws {
         try await withService { service in
             let user = UUID()

@@ -138,7 +138,9 @@ public final class PierAuth: Sendable {
     /// Signed in, token refreshed, signed out (with why), from now on, to each listener.
     public var events: AsyncStream<AuthEvent> { manager.events.stream() }
 
-    /// Creates the account and signs in; Pier mails a link that verifies the address. Throws
+    /// Creates the account and signs in; Pier mails a link that verifies the address (tell the
+    /// user to look for it): `currentUser.emailVerified` stays false until it is opened, on any
+    /// device, and ``userUpdates`` tells when it was. Throws
     /// `email_taken` (409), `weak_password` or `validation_failed` (422,
     /// ``PierError/fieldErrors`` name the fields). `deviceName` ("Anna's iPhone") is what
     /// ``sessions()`` shows for this session.

@@ -64,11 +64,14 @@ public struct AuthSession: Codable, Sendable, Equatable {
     /// with the next login of the same address (`LoginRequest.deviceToken`). Kept across
     /// sign-outs: a device that knows it is not held back by failed logins from its network.
     public var deviceToken: String?
+    /// After registering: the address a link to verify it was mailed to (nil on other answers).
+    public var verificationSentTo: String?
 
     public init(
         user: User, accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int,
-        refreshExpiresAt: Date? = nil, deviceToken: String? = nil
+        refreshExpiresAt: Date? = nil, deviceToken: String? = nil, verificationSentTo: String? = nil
     ) {
+        self.verificationSentTo = verificationSentTo
         self.user = user
         self.accessToken = accessToken
         self.refreshToken = refreshToken

@@ -48,6 +48,7 @@ struct AccountController: Sendable {
         var session = try tokens.session(
             user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt)
         session.deviceToken = devices.issue(emailKey: email.key)
+        session.verificationSentTo = email.address
         return AuthSessionResponse(value: session, status: 201)
     }
 
