@@ -62,9 +62,7 @@ struct IntakeController: Sendable {
     /// (`X-Installation-ID`, which the client library sends) or else its address, so that two
     /// apps choosing the same key never meet.
     private func anonymousScope(_ request: Request) throws(HTTPError) -> String {
-        guard let installation = request.headers["X-Installation-ID"] else { return "anonymous:address:" + request.clientKey }
-        guard !installation.isEmpty, installation.utf8.count <= 128, installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        else { throw .invalid("X-Installation-ID", "must be 1 to 128 visible ASCII characters") }
+        guard let installation = try request.installationID() else { return "anonymous:address:" + request.clientKey }
         return "anonymous:installation:" + installation
     }
 

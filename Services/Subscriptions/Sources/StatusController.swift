@@ -46,12 +46,7 @@ struct StatusController: Sendable {
         if let nonce, !SignedStatusClaims.isNonce(nonce) {
             throw HTTPError.invalid(SignedStatusClaims.nonceHeader, "must be 16 to 128 base64url characters")
         }
-        let installation = request.headers["X-Installation-ID"]
-        if let installation,
-            installation.isEmpty || installation.utf8.count > 128 || !installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        {
-            throw HTTPError.invalid("X-Installation-ID", "must be 1 to 128 visible ASCII characters")
-        }
+        let installation = try request.installationID()
         let status = try await subscriptions.status(of: principal.userID)
         let body = JSON.write(status)
         var headers = Self.cacheControl(status)
