@@ -86,8 +86,18 @@ public struct JWS: Sendable {
 
     /// Signs `payload` under `header` and returns the compact serialization.
     public static func sign(payload: [UInt8], header: JWSHeader, key: P256PrivateKey) throws -> String {
-        let headerJSON = try WireEncoder.encode(header)
-        let signingInput = Base64.urlEncoded(headerJSON) + "." + Base64.urlEncoded(payload)
+        try sign(payload: payload, encodedHeader: encode(header), key: key)
+    }
+
+    /// The header's segment of a compact JWS, for a signer that signs many payloads under one
+    /// header and makes it once.
+    public static func encode(_ header: JWSHeader) throws -> String {
+        Base64.urlEncoded(try WireEncoder.encode(header))
+    }
+
+    /// Signs `payload` under a header already encoded by ``encode(_:)``.
+    public static func sign(payload: [UInt8], encodedHeader: String, key: P256PrivateKey) throws -> String {
+        let signingInput = encodedHeader + "." + Base64.urlEncoded(payload)
         let signature = try key.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64.urlEncoded(signature)
     }

@@ -16,6 +16,8 @@ import PierService
 struct StatusSigner: Sendable {
     let key: P256PrivateKey
     let kid: String
+    /// The JWS header's segment, the same for every status: encoded once.
+    let header: String
     /// `GET /subscriptions/.well-known/jwks.json`, encoded once.
     let jwks: [UInt8]
     /// How long a signed status is trusted, offline included (`exp - iat`).
@@ -25,6 +27,7 @@ struct StatusSigner: Sendable {
         let publicKey = try key.publicKey
         self.key = key
         kid = JWK.thumbprint(publicKey)
+        header = try JWS.encode(JWSHeader(alg: "ES256", kid: kid, typ: SignedStatusClaims.type))
         jwks = try JSON.encode(JWKSet(keys: [JWK(key: publicKey, kid: kid)]))
         self.lifetime = lifetime
     }
@@ -40,7 +43,7 @@ struct StatusSigner: Sendable {
             Array(#","nonce":""#.utf8) + Array(nonce.utf8)
             + Array(#"","iat":\#(issued),"exp":\#(issued + lifetime),"status":"#.utf8)
         payload += status + [UInt8(ascii: "}")]
-        return try JWS.sign(payload: payload, header: JWSHeader(alg: "ES256", kid: kid, typ: SignedStatusClaims.type), key: key)
+        return try JWS.sign(payload: payload, encodedHeader: header, key: key)
     }
 
     /// The configured key, or in development one generated into the data folder; nil in
