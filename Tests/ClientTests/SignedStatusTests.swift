@@ -183,3 +183,53 @@ extension PierClientTests {
         }
     }
 }
+
+/// What `StatusSigning` pins: ES256 signing keys on P-256 only; a set that is not a JWKS, or
+/// holds no such key, is refused when the app starts, not at the first status.
+@Suite struct StatusSigningKeySetTests {
+    static func entry(alg: String? = "ES256", use: String? = "sig", crv: String = "P-256", kid: String = "k1") throws
+        -> [String: String]
+    {
+        let key = try P256PrivateKey.generate().publicKey
+        let jwk = JWK(key: key, kid: kid)
+        var entry = ["kty": "EC", "crv": crv, "x": jwk.x, "y": jwk.y, "kid": kid]
+        entry["alg"] = alg
+        entry["use"] = use
+        return entry
+    }
+
+    static func set(_ keys: [[String: String]]) throws -> Data {
+        try JSONSerialization.data(withJSONObject: ["keys": keys])
+    }
+
+    @Test func onlyES256SigningKeysArePinned() throws {
+        let pinned = try StatusSigning(
+            jwks: try Self.set([
+                try Self.entry(kid: "status"), try Self.entry(alg: nil, use: nil, kid: "bare"),
+                try Self.entry(alg: "ECDH-ES", kid: "agreement"), try Self.entry(use: "enc", kid: "encryption"),
+                try Self.entry(crv: "P-384", kid: "other-curve"),
+            ]), verifier: OpenSSLVerifier())
+        #expect(Set(pinned.keys.keys) == ["status", "bare"])
+    }
+
+    @Test func setsWithoutAStatusKeyAreRefused() throws {
+        let refused: [(String, Data)] = [
+            ("empty", Data()), ("not JSON", Data("<html>".utf8)), ("no keys", Data(#"{"keys":[]}"#.utf8)),
+            ("a key, not a set", Data(#"{"kty":"EC","crv":"P-256"}"#.utf8)),
+            ("encryption keys only", try Self.set([try Self.entry(use: "enc")])),
+            ("another algorithm only", try Self.set([try Self.entry(alg: "RS256")])),
+            (
+                "x too short",
+                Data(#"{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"AAAA","y":"AAAA","alg":"ES256"}]}"#.utf8)
+            ),
+        ]
+        for (name, jwks) in refused {
+            #expect(throws: PierError.self, "\(name)") { try StatusSigning(jwks: jwks, verifier: OpenSSLVerifier()) }
+            do {
+                _ = try StatusSigning(jwks: jwks, verifier: OpenSSLVerifier())
+            } catch {
+                #expect(error.kind == .decoding, "\(name): \(error)")
+            }
+        }
+    }
+}

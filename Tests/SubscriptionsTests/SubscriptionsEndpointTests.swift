@@ -1005,4 +1005,24 @@ extension SubscriptionsEndpointTests {
             }
         }
     }
+
+    /// In production without `PIER_SUBSCRIPTIONS_SIGNING_KEY_FILE`, nothing is signed and no key
+    /// is published: an app pinning keys refuses the unsigned status (PierClient's tests).
+    @Test func withoutASigningKeyInProductionNothingIsSigned() async throws {
+        let service = try await SubscriptionsHarness.start(database: "pier_test_subscriptions_unsigned", production: true)
+        do {
+            let keys = try await service.send("GET", "/subscriptions/.well-known/jwks.json")
+            #expect(keys.status == 404 && keys.problem?.code == "not_found", "\(keys.text)")
+            let asked: HTTPHeaders = [
+                SignedStatusClaims.nonceHeader: "n0nce-of-the-app_0123456789", "X-Installation-ID": "install-1",
+            ]
+            let status = try await service.send("GET", "/subscriptions/me", token: try service.token(UUID()), headers: asked)
+            #expect(status.status == 200 && status.headers[SignedStatusClaims.header] == nil)
+            #expect(try status.decode(SubscriptionStatus.self).active == false)
+        } catch {
+            await service.stop()
+            throw error
+        }
+        await service.stop()
+    }
 }

@@ -21,9 +21,12 @@ final class SubscriptionsHarness: Sendable {
     static let bundleID = AppStorePayload.bundleID
     static let appAppleID = AppStorePayload.appAppleID
 
-    /// - Parameter roots: the trusted roots (default: the test CA's root only).
+    /// - Parameters:
+    ///   - roots: the trusted roots (default: the test CA's root only).
+    ///   - production: the service configured as in production (the rest of the host is not).
     static func start(
-        database: String, ca: TestCA? = nil, roots: [Certificate]? = nil, settings: [String: String] = [:]
+        database: String, ca: TestCA? = nil, roots: [Certificate]? = nil, settings: [String: String] = [:],
+        production: Bool = false
     ) async throws -> SubscriptionsHarness {
         let ca = try ca ?? TestCA()
         let tokens = try TestTokens()
@@ -37,7 +40,7 @@ final class SubscriptionsHarness: Sendable {
             keys: tokens.keys
         ) { context in
             var configuration = try SubscriptionsConfiguration(
-                environment: context.configuration.environment, production: false)
+                environment: context.configuration.environment, production: production)
             configuration.roots = roots ?? [ca.root.certificate]
             return try SubscriptionsService.make(context: context, configuration: configuration)
         }

@@ -57,6 +57,8 @@ public struct StatusSigning: Sendable {
             struct Key: Decodable {
                 let kty: String
                 let crv: String?
+                let alg: String?
+                let use: String?
                 let kid: String?
                 let x: String?
                 let y: String?
@@ -67,13 +69,18 @@ public struct StatusSigning: Sendable {
             throw PierError(kind: .decoding, detail: "The pinned key set is not a JWKS.")
         }
         var keys: [String: Key] = [:]
-        for key in set.keys where key.kty == "EC" && key.crv == "P-256" {
+        // Only keys for ES256 signatures: a P-256 key published for another algorithm or for
+        // encryption is not a status key, whatever its kid.
+        for key in set.keys
+        where key.kty == "EC" && key.crv == "P-256" && (key.alg ?? "ES256") == "ES256" && (key.use ?? "sig") == "sig" {
             guard let kid = key.kid, let x = key.x.flatMap(Self.base64URL), let y = key.y.flatMap(Self.base64URL),
                 x.count == 32, y.count == 32
             else { throw PierError(kind: .decoding, detail: "A pinned key has no kid, or no 32-byte x and y.") }
             keys[kid] = Key(x: x, y: y)
         }
-        guard !keys.isEmpty else { throw PierError(kind: .decoding, detail: "The pinned key set holds no P-256 key.") }
+        guard !keys.isEmpty else {
+            throw PierError(kind: .decoding, detail: "The pinned key set holds no P-256 ES256 signing key.")
+        }
         self.keys = keys
         self.verifier = verifier
     }
