@@ -586,8 +586,11 @@ import Testing
         let user = try await phone.auth.register(email: email, password: password, deviceName: "Anna's iPhone")
         #expect(user.emailVerified == false)
 
-        // Verification: the app opens the link and passes its token.
-        let token = try await PierClientTests.mailedToken(to: email, "/auth/email/verify")
+        // Verification: the link opens the app (a universal link), which reads it and passes its token.
+        let link = try await PierClientTests.mailedLink(to: email, "/auth/email/verify")
+        guard case .verifyEmail(let token)? = MailedLink(try #require(URL(string: link))) else {
+            throw TestFailure("not read as a verification link: \(link)")
+        }
         #expect(try await phone.auth.verifyEmail(token: token).emailVerified)
         do {
             _ = try await phone.auth.verifyEmail(token: token)
@@ -619,7 +622,10 @@ import Testing
 
         // Password reset from the signed-out screen; every session ends.
         try await phone.auth.forgotPassword(email: email)
-        let resetToken = try await PierClientTests.mailedToken(to: email, "/auth/password/reset")
+        let resetLink = try await PierClientTests.mailedLink(to: email, "/auth/password/reset")
+        guard case .resetPassword(let resetToken)? = MailedLink(try #require(URL(string: resetLink))) else {
+            throw TestFailure("not read as a reset link: \(resetLink)")
+        }
         do {
             try await phone.auth.resetPassword(token: resetToken, newPassword: "short")
             Issue.record("a weak password was accepted")

@@ -80,6 +80,27 @@ import Testing
 }
 
 /// The client's reading of server-sent events, as the specification frames them.
+/// The links Pier mails, read as the app receives them (a universal link): the path's end and
+/// the token, whatever the host or a prefix before the path.
+@Suite struct MailedLinkTests {
+    @Test func theFourLinksAreReadAndOthersAreNot() throws {
+        let read: [(String, MailedLink?)] = [
+            ("https://example.com/auth/email/verify?token=v1", .verifyEmail(token: "v1")),
+            ("https://example.com/api/auth/password/reset?token=r%2B1", .resetPassword(token: "r+1")),
+            ("https://example.com/auth/email/change/confirm?lang=en&token=c1", .confirmEmailChange(token: "c1")),
+            ("https://example.com/auth/email/change/cancel?token=x1", .cancelEmailChange(token: "x1")),
+            ("https://example.com/auth/email/verify", nil),
+            ("https://example.com/auth/email/verify?token=", nil),
+            ("https://example.com/auth/email/verify/resend?token=v1", nil),
+            ("https://example.com/auth/password/forgot?token=v1", nil),
+            ("https://example.com/pricing?token=v1", nil),
+        ]
+        for (text, expected) in read {
+            #expect(MailedLink(try #require(URL(string: text))) == expected, "\(text)")
+        }
+    }
+}
+
 @Suite struct ServerSentEventParsingTests {
     @Test func messagesAreTakenWholeAsTheyComplete() {
         var buffer = Array("retry: 3000\nid: a1\nevent: status\ndata: {\"x\":1}\n\n: heartbeat \n\nid: b2\nda".utf8)

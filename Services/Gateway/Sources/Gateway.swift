@@ -31,7 +31,7 @@ public enum Gateway {
         summary: "host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)"
     ) { options, configuration, logger, http in
         [
-            Front(
+            try Front(
                 settings: try ProxySettings(environment: configuration.environment, extraRoutes: options["--route"] ?? []),
                 configuration: configuration, http: http, logger: logger)
         ]
@@ -49,18 +49,22 @@ public enum Gateway {
         let http = HTTPClient()
         return try await PluginHost.start(
             plugins.filter { names.contains($0.name) },
-            extensions: [Front(settings: settings, configuration: configuration, http: http, logger: logger)],
+            extensions: [try Front(settings: settings, configuration: configuration, http: http, logger: logger)],
             configuration: configuration, logger: logger, migrate: migrate, keys: nil, signals: [], metricsName: "gateway",
             http: http)
     }
 
     /// What the gateway serves beside its plugins: the proxied routes (behind the rate limit,
-    /// when one is set) and `/openapi.json`.
+    /// when one is set), `/openapi.json` and the domain's app association files.
     struct Front: HostExtension {
         let proxy: Proxy?
         let limiter: RateLimiter?
+        let association: AppAssociation
 
-        init(settings: ProxySettings?, configuration: ServiceConfiguration, http: HTTPClient, logger: Logger) {
+        init(settings: ProxySettings?, configuration: ServiceConfiguration, http: HTTPClient, logger: Logger)
+            throws(Environment.Failure)
+        {
+            association = try AppAssociation(environment: configuration.environment)
             proxy = settings.flatMap { settings in
                 settings.routes.isEmpty
                     ? nil
@@ -81,6 +85,19 @@ public enum Gateway {
                 Response(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
                     body: document)
+            }
+            // Read by iOS and Android from the domain's root, never through a redirect: JSON
+            // whatever the name says (Apple's has no extension).
+            for (path, file, setting) in [
+                ("/.well-known/apple-app-site-association", association.appleFile, "PIER_APPLE_APP_IDS"),
+                ("/.well-known/assetlinks.json", association.androidFile, "PIER_ANDROID_PACKAGE"),
+            ] {
+                router.get(path) { _, _ in
+                    guard let file else { throw HTTPError.notFound("No app is associated with this domain: set \(setting).") }
+                    return Response(
+                        status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=3600"],
+                        body: file)
+                }
             }
             routes.merge(router.routes)
         }
