@@ -27,7 +27,8 @@ mkdir "$work/systemd"
 for unit in deploy/systemd/*.service; do
   sed -e "s|/usr/local/bin/|$bin/|" -e "s|/etc/pier/|$work/systemd/|g" "$unit" > "$work/systemd/$(basename "$unit")"
 done
-touch "$work/systemd/pier.env" "$work/systemd/subscriptions.env" "$work/systemd/auth-signing-key.pem"
+touch "$work/systemd/pier.env" "$work/systemd/subscriptions.env" "$work/systemd/auth-signing-key.pem" \
+  "$work/systemd/subscriptions-signing-key.pem"
 (cd "$work/systemd" && systemd-analyze verify ./*.service)
 echo "deploy: systemd units verified"
 

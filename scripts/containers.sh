@@ -93,10 +93,12 @@ cp -r deploy "$work/"
 (
   cd "$work/deploy/docker/secrets"
   for name in postgres auth_db feedback_db subscriptions_db console_db; do openssl rand -hex 24 >"${name}_password"; done
-  openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >auth_signing_key.pem
+  for key in auth subscriptions; do
+    openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >"${key}_signing_key.pem"
+  done
   chmod 0700 .
   chmod 0444 ./*_password
-  chown 10001:10001 auth_signing_key.pem && chmod 0400 auth_signing_key.pem
+  chown 10001:10001 ./*_signing_key.pem && chmod 0400 ./*_signing_key.pem
 )
 compose down -v >/dev/null 2>&1 || true
 
@@ -193,6 +195,10 @@ email="containers-$(date +%s)@example.com"
 "$pier" feedback send "Sent through the containers" --rating 5 --category praise >/dev/null || fail "feedback send"
 "$pier" --json feedback list | grep -q "Sent through the containers" || fail "feedback list"
 "$pier" --json status | grep -q '"active"' || fail "status"
+# Statuses signed with the key from the secret (production signs nothing without one).
+curl -s "$base/subscriptions/.well-known/jwks.json" | grep -q '"alg":"ES256"' || fail "no status signing key published"
+curl -s -o /dev/null -D - -H "Authorization: Bearer $probe" -H 'Pier-Status-Nonce: containers-nonce-0123456789' \
+  "$base/subscriptions/me" | grep -qi '^pier-signed-status: ey' || fail "a status asked with a nonce came unsigned"
 # Hostile input through the published port: clear problems, never a 5xx.
 problem() {  # METHOD PATH STATUS [curl arguments…]: the status, as application/problem+json
   local method=$1 path=$2 want=$3 got
@@ -298,7 +304,7 @@ for name in "${services[@]}" gateway; do
   awk '$5 == "/" { print $6 }' "/proc/$pid/mountinfo" | grep -qE '(^|,)ro(,|$)' || fail "$name's root is mounted read-write"
 done
 for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_password \
-  subscriptions:subscriptions_db_password console:console_db_password; do
+  subscriptions:subscriptions_db_password subscriptions:subscriptions_signing_key console:console_db_password; do
   name=${pair%%:*} secret=${pair#*:}
   pid=$(podman inspect -f '{{.State.Pid}}' "$(container "$name")")
   file=/proc/$pid/root/run/secrets/$secret
