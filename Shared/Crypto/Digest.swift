@@ -37,23 +37,37 @@ public enum SHA256 {
 public enum HMACSHA256 {
     /// The 32-byte MAC of `message` under `key`.
     public static func authenticate(_ message: some Collection<UInt8>, key: some Collection<UInt8>) -> [UInt8] {
-        let message = Array(message)
-        let key = Array(key)
-        var mac = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBytes { messageBytes in
-                mac.withUnsafeMutableBufferPointer { target in
-                    HMAC(
-                        EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
-                        messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count,
-                        target.baseAddress, &length)
-                }
+        hmac(EVP_sha256(), size: 32, message, key: key)
+    }
+}
+
+/// HMAC-SHA1 (RFC 2104): what RFC 6238's one-time passwords are made of, and nothing else here.
+public enum HMACSHA1 {
+    /// The 20-byte MAC of `message` under `key`.
+    public static func authenticate(_ message: some Collection<UInt8>, key: some Collection<UInt8>) -> [UInt8] {
+        hmac(EVP_sha1(), size: 20, message, key: key)
+    }
+}
+
+private func hmac(_ digest: OpaquePointer?, size: Int, _ message: some Collection<UInt8>, key: some Collection<UInt8>)
+    -> [UInt8]
+{
+    let message = Array(message)
+    let key = Array(key)
+    var mac = [UInt8](repeating: 0, count: size)
+    var length: UInt32 = 0
+    let result = key.withUnsafeBytes { keyBytes in
+        message.withUnsafeBytes { messageBytes in
+            mac.withUnsafeMutableBufferPointer { target in
+                HMAC(
+                    digest, keyBytes.baseAddress, Int32(keyBytes.count),
+                    messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count,
+                    target.baseAddress, &length)
             }
         }
-        precondition(result != nil && length == 32, "HMAC-SHA256 failed")
-        return mac
     }
+    precondition(result != nil && Int(length) == size, "HMAC failed")
+    return mac
 }
 
 /// Compares two byte strings in time that depends only on their lengths, never on where they
