@@ -150,4 +150,56 @@ import Testing
             while let message = try await stream.next() { #expect(message.data == nil) }
         }
     }
+
+    /// The database goes away under an open stream: the stream lives on (heartbeats, no error,
+    /// no end), new streams are refused with a 503 while it is away, and once it is back a
+    /// change reaches the same stream.
+    @Test func aStreamOutlivesTheDatabaseGoingAway() async throws {
+        let database = "pier_test_subscriptions_live_outage"
+        try await SubscriptionsHarness.with(database: database, settings: ["PIER_LIVE_HEARTBEAT_S": "1"]) { service in
+            let user = UUID()
+            let url = service.live.base + "/subscriptions/me/events"
+            let stream = try await EventStream.open(url, token: try service.token(user))
+            #expect(try status(try await stream.next()).status == .none)
+
+            let admin = PostgresPool(
+                configuration: PostgresConfiguration(url: TestDatabase.adminURL, poolSize: 1, statementTimeoutMilliseconds: 0))
+            defer { admin.close() }
+            func allowConnections(_ allowed: Bool) async throws {
+                _ = try await admin.execute(
+                    PostgresQuery(unsafeSQL: "ALTER DATABASE \(database) ALLOW_CONNECTIONS \(allowed)"))
+                if !allowed {
+                    _ = try await admin.query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(database)")
+                }
+            }
+            try await allowConnections(false)
+            do {
+                // Away: the open stream beats on; a new one cannot read the status and is refused.
+                for _ in 0..<3 { #expect(try await stream.next()?.isHeartbeat == true) }
+                #expect(
+                    try await eventually {
+                        let refused = try await EventStream.open(url, token: try service.token(UUID()))
+                        await refused.close()
+                        return refused.status == 503 && refused.headers["Retry-After"] != nil
+                    })
+            } catch {
+                try await allowConnections(true)
+                throw error
+            }
+            try await allowConnections(true)
+
+            // Back: a grant made now reaches the stream that lived through it.
+            #expect(
+                try await eventually {
+                    try await service.send(
+                        "POST", "/subscriptions/grants",
+                        json: #"{"userId":"\#(user)","planId":"team-yearly","duration":"P14D","reason":"after"}"#,
+                        token: try service.admin()
+                    ).status == 201
+                })
+            #expect(try status(try await stream.nextEvent()).active)
+            await stream.close()
+        }
+    }
 }
