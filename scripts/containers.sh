@@ -302,6 +302,8 @@ for name in "${services[@]}" gateway; do
   [ "$(podman inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$id")" = true ] || fail "$name's root is writable"
   # As the process sees it: its root mount is read-only.
   awk '$5 == "/" { print $6 }' "/proc/$pid/mountinfo" | grep -qE '(^|,)ro(,|$)' || fail "$name's root is mounted read-write"
+  grep -qE '^options.*timeout:1' "/proc/$pid/root/etc/resolv.conf" \
+    || fail "$name's resolver waits 5 s for a dropped lookup: $(grep '^options' "/proc/$pid/root/etc/resolv.conf")"
 done
 for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_password \
   subscriptions:subscriptions_db_password subscriptions:subscriptions_signing_key console:console_db_password; do
@@ -317,7 +319,7 @@ for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_pas
   if tr '\0' '\n' <"/proc/$pid/environ" | grep -qF -- "$needle"; then fail "$name has $secret in its environment"; fi
   if podman inspect "$(container "$name")" | grep -qF -- "$needle"; then fail "$name's configuration shows $secret"; fi
 done
-say "every service: uid 10001, read-only root, secrets as files under /run/secrets and nowhere in its environment"
+say "every service: uid 10001, read-only root, a 1-s resolver timeout, secrets as files under /run/secrets and nowhere in its environment"
 # Each service's role owns its schema; feedback and subscriptions may append to the event log
 # (replies mailed by auth, and the events webhooks send) and nothing more there; the console only
 # reads it.
