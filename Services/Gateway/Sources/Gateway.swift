@@ -88,18 +88,25 @@ public enum Gateway {
             }
             // Read by iOS and Android from the domain's root, never through a redirect: JSON
             // whatever the name says (Apple's has no extension).
-            for (path, file, setting) in [
-                ("/.well-known/apple-app-site-association", association.appleFile, "PIER_APPLE_APP_IDS"),
-                ("/.well-known/assetlinks.json", association.androidFile, "PIER_ANDROID_PACKAGE"),
-            ] {
-                router.get(path) { _, _ in
-                    guard let file else { throw HTTPError.notFound("No app is associated with this domain: set \(setting).") }
-                    return Response(
-                        status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=3600"],
-                        body: file)
-                }
-            }
+            router.get(
+                "/.well-known/apple-app-site-association",
+                Self.associationFile(association.appleFile, setting: "PIER_APPLE_APP_IDS"))
+            router.get(
+                "/.well-known/assetlinks.json", Self.associationFile(association.androidFile, setting: "PIER_ANDROID_PACKAGE"))
             routes.merge(router.routes)
+        }
+
+        /// An association file as iOS and Android fetch it, or 404 naming the setting without one.
+        static func associationFile(_ file: [UInt8]?, setting: String)
+            -> @Sendable (Request, BasicRequestContext) async throws -> Response
+        {
+            { _, _ in
+                guard let file else {
+                    throw HTTPError.notFound("No app is associated with this domain: set " + setting + ".")
+                }
+                let headers: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "public, max-age=3600"]
+                return Response(status: 200, headers: headers, body: file)
+            }
         }
 
         var middleware: [any RouterMiddleware<BasicRequestContext>] { limiter.map { [$0] } ?? [] }
