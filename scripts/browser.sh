@@ -24,12 +24,29 @@ smtp_port=${PIER_BROWSER_SMTP_PORT:-18025}
 # Auth mails through a real SMTP server, which keeps each mail as a file of a maildir.
 python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Mailbox "$work/maildir" > "$work/smtp.log" 2>&1 &
 smtp=$!
+# Webhook receivers: /ok takes every message (204), /broken refuses them (500).
+hook_port=${PIER_BROWSER_HOOK_PORT:-18091}
+python3 - "$hook_port" > "$work/hooks.log" 2>&1 <<'PY' &
+import http.server, sys
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(204 if self.path == "/ok" else 500)
+        self.end_headers()
+    def log_message(self, *arguments):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
+PY
+hooks=$!
+secret="whsec_$(openssl rand -base64 32)"
+export PIER_WEBHOOKS='[{"name":"backend","url":"http://127.0.0.1:'$hook_port'/ok","secret":"'$secret'"},
+  {"name":"staging","url":"http://127.0.0.1:'$hook_port'/broken","secret":"'$secret'","events":["user.created"]}]'
 export PIER_DATABASE_URL="${admin%/*}/pier_browser" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning
 export PIER_AUTH_SMTP_URL="smtp://127.0.0.1:$smtp_port" PIER_AUTH_MAIL_POLL_S=1
 bin=$(swift build --show-bin-path)
 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
-trap 'kill $pid $smtp 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $pid $smtp $hooks 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 600); do curl -sf "$base/readyz" >/dev/null && break; sleep 0.1; done
 curl -sf "$base/readyz" >/dev/null || { echo "browser: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
 
@@ -65,6 +82,7 @@ json "$base/feedback" -d '{"message":"Love the new widgets!","category":"praise"
 
 shots=.pier/screenshots
 PIER_BIN="$bin" PIER_MAILDIR="$work/maildir" PIER_CLIENT_HOME="$work/client" \
+  PIER_BROWSER_ADMIN_EMAIL=owner@example.com PIER_BROWSER_ADMIN_PASSWORD="the operator's passphrase" \
   python3 Tests/Browser/console_browser.py "$base" "$shots" sam@example.com "$password" casey@example.com "$password"
 if [ "${1:-}" = "--update-docs" ]; then
   mkdir -p docs/console

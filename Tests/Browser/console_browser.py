@@ -5,7 +5,8 @@ Support signs in, finds an item by search, triages it and replies (the reply rea
 through PierClient, the `pier` command line, and the customer's mailbox through a real SMTP
 server), finds a user by address and grants
 access (the app's own status changes), reads the audit log and signs out; the admin-only actions
-are absent for support and refused by the server; hostile text stays text (no dialog, no
+are absent for support and refused by the server; an admin reads the webhooks' deliveries (to a
+receiver that takes them and one that refuses them), opens one and sends it again; hostile text stays text (no dialog, no
 injected element). A screenshot of each page is kept in the directory given.
 
     python3 console_browser.py BASE_URL SCREENSHOT_DIR SUPPORT_EMAIL PASSWORD CUSTOMER_EMAIL CUSTOMER_PASSWORD
@@ -259,11 +260,69 @@ try:
     injected("the audit log")
     shot("audit")
 
+    # Webhooks carry the users' data: admins only.
+    driver.get(base + "/console/webhooks")
+    check("admins only" in driver.find_element(By.TAG_NAME, "main").text, "support is not shown the webhooks")
+    # That page's 403 is the one error the browser may log; any other is kept.
+    for entry in driver.get_log("browser"):
+        if entry.get("level") == "SEVERE" and "/console/webhooks - Failed to load resource" not in entry.get("message", ""):
+            console_errors.append(entry.get("message"))
+
     # Sign out: the pages lead to the sign-in form again.
     driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
     wait_for(lambda: "/console/sign-in" in driver.current_url, "signed out")
     driver.get(base + "/console/inbox")
     check("/console/sign-in" in driver.current_url, "after signing out, the inbox asks to sign in")
+
+    # An admin reads the webhooks: the endpoints the settings configure, the sign-ups' deliveries
+    # (delivered to one receiver, refused by the other), one delivery's body, and sends one again.
+    driver.get(base + "/console/sign-in")
+    driver.find_element(By.NAME, "email").send_keys(os.environ["PIER_BROWSER_ADMIN_EMAIL"])
+    driver.find_element(By.NAME, "password").send_keys(os.environ["PIER_BROWSER_ADMIN_PASSWORD"] + Keys.RETURN)
+    wait_for(lambda: "/console/sign-in" not in driver.current_url, "the admin is signed in")
+    driver.get(base + "/console/webhooks")
+    endpoints = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table[data-endpoints] tbody tr")]
+    check(len(endpoints) == 2 and endpoints[0].startswith("backend") and endpoints[1].startswith("staging"),
+          "both configured endpoints are listed: " + repr(endpoints))
+
+    def deliveries():
+        return [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table[data-deliveries] tbody tr")]
+
+    def tried():
+        driver.get(base + "/console/webhooks")
+        rows = deliveries()
+        return any(" delivered " in row for row in rows) and any(" 500" in row for row in rows)
+    wait_for(tried, "a delivery delivered to backend and one refused by staging (500)")
+    check(not driver.find_elements(By.CSS_SELECTOR, "label label"), "the filters' labels are not nested")
+    injected("the webhooks")
+    shot("webhooks")
+
+    # Filtered to the refusing endpoint: only its deliveries, pending with the receiver's answer.
+    driver.find_element(By.CSS_SELECTOR, "select[name=endpoint] option[value=staging]").click()
+    driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    wait_for(lambda: "endpoint=staging" in driver.current_url, "the filter is sent")
+    rows = deliveries()
+    check(rows and all(" staging " in row for row in rows), "only staging's deliveries: " + repr(rows))
+
+    # A delivered one: its body, then sent again as a new delivery that names the original.
+    driver.get(base + "/console/webhooks?endpoint=backend&state=delivered")
+    driver.find_element(By.CSS_SELECTOR, "table[data-deliveries] tbody tr[data-href] a").click()
+    wait_for(lambda: "/console/webhooks/" in driver.current_url, "a delivery opens")
+    original = driver.current_url
+    payload = json.loads(driver.find_element(By.CSS_SELECTOR, "[data-payload]").text)
+    check(payload.get("type") in ("user.created", "feedback.created", "subscription.updated") and payload.get("data"),
+          "the body is the event: " + repr(payload)[:200])
+    injected("a delivery")
+    shot("webhook-delivery")
+    driver.find_element(By.XPATH, "//button[text()='Send again']").click()
+    wait_for(lambda: driver.current_url != original and "/console/webhooks/" in driver.current_url, "the replay opens")
+    check(driver.find_elements(By.XPATH, "//dt[text()='Replay of']"), "the replay names the delivery it repeats")
+
+    def replayed():
+        driver.refresh()
+        return "delivered" in driver.find_element(By.CSS_SELECTOR, "dl.facts").text.split("Endpoint")[0]
+    wait_for(replayed, "the replay is delivered")
+
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE":
             console_errors.append(entry.get("message"))

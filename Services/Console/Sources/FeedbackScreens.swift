@@ -286,14 +286,18 @@ struct FeedbackScreens: Sendable {
     }
 
     /// A filter's menu; the empty value (the API's default) is shown as `any`.
-    static func select(_ name: String, _ values: [String], _ chosen: String, any: String = "any") -> HTML {
+    /// A labelled `<select>` of `values` (the empty value shown as `any`); the label is the
+    /// field's name unless `label` says otherwise.
+    static func select(_ name: String, _ values: [String], _ chosen: String, any: String = "any", label: String? = nil)
+        -> HTML
+    {
         let options = HTML.join(
             values.map { value in
                 value == chosen
                     ? "<option value=\"\(value)\" selected>\(value.isEmpty ? any : value)</option>"
                     : "<option value=\"\(value)\">\(value.isEmpty ? any : value)</option>"
             })
-        return "<label>\(name) <select name=\"\(name)\">\(options)</select></label>"
+        return "<label>\(label ?? name) <select name=\"\(name)\">\(options)</select></label>"
     }
 
     static func tags(_ text: String) -> [String] {

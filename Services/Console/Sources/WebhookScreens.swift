@@ -41,7 +41,7 @@ struct WebhookScreens: Sendable {
                     <tr data-href="\(path)"><td><a href="\(path)">\(delivery.id)</a></td><td class="muted">\(Layout.date(delivery.createdAt))</td>
                     <td>\(delivery.endpoint)</td><td><code>\(delivery.type)</code></td><td>\(Self.subject(delivery.subject))</td>
                     <td>\(Self.state(delivery))</td><td>\(delivery.attempts)</td>
-                    <td>\(delivery.lastStatus.map(String.init) ?? "-") \(delivery.lastError ?? "")</td></tr>
+                    <td>\(Self.lastAnswer(delivery))</td></tr>
                     """
             })
         let filters = query.filter { $0.0 != "cursor" }
@@ -60,9 +60,9 @@ struct WebhookScreens: Sendable {
             \(endpoints.isEmpty ? "<p class=\"muted\">No endpoint is configured: set PIER_WEBHOOKS (see the README's Webhooks).</p>" : HTML.empty)
             <h2>Deliveries</h2>
             <form class="filters" method="get" action="/console/webhooks">
-            <label>Endpoint \(FeedbackScreens.select("endpoint", endpointNames, request.query("endpoint") ?? ""))</label>
-            <label>State \(FeedbackScreens.select("state", Self.states, request.query("state") ?? ""))</label>
-            <label>Event \(FeedbackScreens.select("type", Self.types, request.query("type") ?? ""))</label>
+            \(FeedbackScreens.select("endpoint", endpointNames, request.query("endpoint") ?? "", label: "Endpoint"))
+            \(FeedbackScreens.select("state", Self.states, request.query("state") ?? "", label: "State"))
+            \(FeedbackScreens.select("type", Self.types, request.query("type") ?? "", label: "Event"))
             <label>Subject (user:id or feedback:id) <input name="subject" value="\(request.query("subject"))"></label>
             <button type="submit">Filter</button>
             </form>
@@ -96,7 +96,7 @@ struct WebhookScreens: Sendable {
             <dt>Queued</dt><dd>\(Layout.date(delivery.createdAt))</dd>
             <dt>Attempts</dt><dd>\(delivery.attempts) (last \(Layout.date(delivery.lastAttemptAt)))</dd>
             <dt>Next attempt</dt><dd>\(Layout.date(delivery.nextAttemptAt))</dd>
-            <dt>Last answer</dt><dd>\(delivery.lastStatus.map(String.init) ?? "-") \(delivery.lastError ?? "")</dd>
+            <dt>Last answer</dt><dd>\(Self.lastAnswer(delivery))</dd>
             <dt>Delivered</dt><dd>\(Layout.date(delivery.deliveredAt))</dd>
             \(original)
             </dl>
@@ -130,6 +130,11 @@ struct WebhookScreens: Sendable {
         case .pending: "<span class=\"badge\">pending</span>"
         default: "\(delivery.state.rawValue)"
         }
+    }
+
+    /// The receiver's status, or what went wrong when none came (a timeout, a refused connection).
+    static func lastAnswer(_ delivery: WebhookDelivery) -> String {
+        delivery.lastStatus.map(String.init) ?? delivery.lastError ?? "-"
     }
 
     /// A subject, linked to its account or item.
