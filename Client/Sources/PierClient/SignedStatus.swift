@@ -108,7 +108,7 @@ public struct StatusSigning: Sendable {
             let kid: String?
             let typ: String?
         }
-        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)), header.alg == "ES256",
+        guard let header = try? Transport.decoder.decode(Header.self, from: Data(headerBytes)), header.alg == "ES256",
             header.typ == SignedStatusClaims.type
         else { throw refused("its signature is not an ES256 signed status") }
         guard let key = header.kid.flatMap({ keys[$0] }) else { throw refused("it is signed by a key the app does not pin") }
