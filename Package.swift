@@ -42,6 +42,7 @@ let package = Package(
         system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
         system("CArgon2", pkgConfig: "libargon2", apt: ["libargon2-dev"]),
         system("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
+        system("CQREncode", pkgConfig: "libqrencode", apt: ["libqrencode-dev"]),
         // glibc's epoll and eventfd, which Swift's Glibc module leaves out (headers only).
         .systemLibrary(name: "CSystem", path: "Shared/System/CSystem"),
 
@@ -57,6 +58,7 @@ let package = Package(
         .target(
             name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierJSON", models, "PierRuntime"],
             path: "Shared/HTTP", swiftSettings: strict),
+        .target(name: "PierQR", dependencies: ["CQREncode"], path: "Shared/QR", swiftSettings: strict),
         .target(name: "PierMail", dependencies: ["CCurl", "PierRuntime"], path: "Shared/Mail", swiftSettings: strict),
         .target(
             name: "PierService",
@@ -66,7 +68,8 @@ let package = Package(
         .target(
             name: "AuthService",
             dependencies: [
-                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", models, "PierRuntime",
+                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierQR", models,
+                "PierRuntime",
             ],
             path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
@@ -154,7 +157,7 @@ let package = Package(
             name: "JSONTests", dependencies: ["PierJSON", models, "PierRuntime"], path: "Tests/JSONTests",
             swiftSettings: strict),
         .testTarget(
-            name: "CryptoTests", dependencies: ["PierCrypto"], path: "Tests/CryptoTests",
+            name: "CryptoTests", dependencies: ["PierCrypto", "PierQR"], path: "Tests/CryptoTests",
             swiftSettings: strict),
         .testTarget(
             name: "MailTests", dependencies: ["PierMail", "PierRuntime", "PierTestBasics"], path: "Tests/MailTests",
