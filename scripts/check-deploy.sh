@@ -28,7 +28,7 @@ for unit in deploy/systemd/*.service; do
   sed -e "s|/usr/local/bin/|$bin/|" -e "s|/etc/pier/|$work/systemd/|g" "$unit" > "$work/systemd/$(basename "$unit")"
 done
 touch "$work/systemd/pier.env" "$work/systemd/subscriptions.env" "$work/systemd/auth-signing-key.pem" \
-  "$work/systemd/subscriptions-signing-key.pem"
+  "$work/systemd/subscriptions-signing-key.pem" "$work/systemd/auth-mfa-key"
 (cd "$work/systemd" && systemd-analyze verify ./*.service)
 echo "deploy: systemd units verified"
 

@@ -96,9 +96,10 @@ cp -r deploy "$work/"
   for key in auth subscriptions; do
     openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >"${key}_signing_key.pem"
   done
+  openssl rand -base64 32 >auth_mfa_key
   chmod 0700 .
   chmod 0444 ./*_password
-  chown 10001:10001 ./*_signing_key.pem && chmod 0400 ./*_signing_key.pem
+  chown 10001:10001 ./*_signing_key.pem auth_mfa_key && chmod 0400 ./*_signing_key.pem auth_mfa_key
 )
 compose down -v >/dev/null 2>&1 || true
 
@@ -305,7 +306,7 @@ for name in "${services[@]}" gateway; do
   grep -qE '^options.*timeout:1' "/proc/$pid/root/etc/resolv.conf" \
     || fail "$name's resolver waits 5 s for a dropped lookup: $(grep '^options' "/proc/$pid/root/etc/resolv.conf")"
 done
-for pair in auth:auth_db_password auth:auth_signing_key feedback:feedback_db_password \
+for pair in auth:auth_db_password auth:auth_signing_key auth:auth_mfa_key feedback:feedback_db_password \
   subscriptions:subscriptions_db_password subscriptions:subscriptions_signing_key console:console_db_password; do
   name=${pair%%:*} secret=${pair#*:}
   pid=$(podman inspect -f '{{.State.Pid}}' "$(container "$name")")
