@@ -29,17 +29,31 @@ public struct AccessClaims: Codable, Sendable, Equatable {
     public var emailVerified: Bool?
     /// `auth_time`: when the user last proved who they are in this session (seconds since 1970).
     public var authTime: Int?
+    /// `amr`: how the sign-in was proven, as RFC 8176 names it (`pwd`, `otp`, `mfa`); absent
+    /// when no registered name fits (an identity provider's sign-in alone).
+    public var amr: [String]?
+    /// `acr`: the assurance the sign-in reached: `aal1` (one factor) or `aal2` (two, `mfa`).
+    public var acr: String?
+    /// `mfa_enrolment_required`: the account's role needs a second factor
+    /// (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) and this session has none: the team's routes refuse it
+    /// until the account enrols and signs in with it.
+    public var mfaEnrolmentRequired: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, iat, nbf, exp, jti, sid, role
+        case iss, sub, aud, iat, nbf, exp, jti, sid, role, amr, acr
         case emailVerified = "email_verified"
         case authTime = "auth_time"
+        case mfaEnrolmentRequired = "mfa_enrolment_required"
     }
 
     public init(
         iss: String, sub: String, aud: String, iat: Int, nbf: Int, exp: Int, jti: String,
-        sid: String?, role: String, emailVerified: Bool? = nil, authTime: Int? = nil
+        sid: String?, role: String, emailVerified: Bool? = nil, authTime: Int? = nil, amr: [String]? = nil,
+        acr: String? = nil, mfaEnrolmentRequired: Bool? = nil
     ) {
+        self.amr = amr
+        self.acr = acr
+        self.mfaEnrolmentRequired = mfaEnrolmentRequired
         self.emailVerified = emailVerified
         self.authTime = authTime
         self.iss = iss

@@ -15,7 +15,7 @@ public protocol HTTPResponseError: Error {
 /// The common HTTP errors, with a problem body that says which field and why.
 public struct HTTPError: HTTPResponseError, CustomStringConvertible {
     public let status: Int
-    public let problem: Problem
+    public var problem: Problem
     public let headers: HTTPHeaders
 
     /// - Parameter code: the stable code; by default the status's (``ProblemCode/of(status:)``).

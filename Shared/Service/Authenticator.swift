@@ -20,6 +20,14 @@ public struct Principal: Sendable, Equatable {
     /// When the token expires, in seconds since 1970 (what is held open on it, a live stream,
     /// ends then); nil for principals not made from a token.
     public var expiresAt: Int? = nil
+    /// How the session's sign-in was proven (RFC 8176 `amr`: `pwd`, `otp`, `mfa`).
+    public var amr: [String] = []
+    /// The account's role asks for a second factor this session does not have (the token's
+    /// `mfa_enrolment_required`): the team's routes answer 403 `mfa_enrolment_required`.
+    public var mfaEnrolmentRequired = false
+
+    /// Whether a second factor proved this session's sign-in (or its last re-authentication).
+    public var usedSecondFactor: Bool { amr.contains("mfa") }
 
     public var isAdmin: Bool { role == AccountRole.admin.rawValue }
     /// Admin or support: one of the team.
@@ -92,7 +100,7 @@ public struct Authenticator: Sendable {
         }
         return Principal(
             userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) }, authenticatedAt: claims.authTime,
-            expiresAt: claims.exp)
+            expiresAt: claims.exp, amr: claims.amr ?? [], mfaEnrolmentRequired: claims.mfaEnrolmentRequired ?? false)
     }
 
     /// The caller when a bearer token is present; nil for anonymous requests. A present but
@@ -114,11 +122,21 @@ public struct Authenticator: Sendable {
 
     static func admin(_ principal: Principal) throws(HTTPError) -> Principal {
         guard principal.isAdmin else { throw .forbidden("This needs the admin role.", missingRole: true) }
-        return principal
+        return try enrolled(principal)
     }
 
     static func staff(_ principal: Principal) throws(HTTPError) -> Principal {
         guard principal.isStaff else { throw .forbidden("This needs the support or admin role.", missingRole: true) }
+        return try enrolled(principal)
+    }
+
+    /// The team's routes answer only sessions that meet the role's second-factor rule.
+    static func enrolled(_ principal: Principal) throws(HTTPError) -> Principal {
+        guard !principal.mfaEnrolmentRequired else {
+            throw .forbidden(
+                "Your role needs a second factor: enrol an authenticator app (POST /auth/mfa/totp), then sign in with it.",
+                code: .mfaEnrolmentRequired)
+        }
         return principal
     }
 }

@@ -155,7 +155,9 @@ public final class PierAuth: Sendable {
 
     /// Signs in. Throws `invalid_credentials` (401), `rate_limited` (429, with
     /// ``PierError/retryAfter``), or `email_unverified` (403) when the server requires a verified
-    /// address (offer ``resendVerification(email:)``).
+    /// address (offer ``resendVerification(email:)``). On an account with two-step sign-in it
+    /// throws `mfa_required` (401) with ``PierError/mfaToken``: ask for a code, then call
+    /// ``completeSignIn(mfaToken:code:)``.
     @discardableResult
     ///
     /// The device token of this device's last sign-in to the address goes along (kept by the
@@ -168,9 +170,9 @@ public final class PierAuth: Sendable {
         return try await signIn(Call(method: "POST", path: "/auth/login", body: body, retryable: false), email: email)
     }
 
-    private func signIn(_ call: Call, email: String? = nil) async throws(PierError) -> User {
+    func signIn(_ call: Call, email: String? = nil) async throws(PierError) -> User {
         let answer = try await authorized.transport.json(AuthSession.self, call, token: nil)
-        if let email, let token = answer.deviceToken { manager.saveDeviceToken(token, for: Self.key(email)) }
+        if let token = answer.deviceToken { manager.saveDeviceToken(token, for: Self.key(email ?? answer.user.email)) }
         let session = Session(answer)
         await manager.signIn(session)
         return session.user
@@ -355,21 +357,23 @@ public final class PierAuth: Sendable {
 
     /// Gives the password again (a step-up): the session's next requests count as a fresh
     /// sign-in for 5 minutes, for the actions that ask for one (`reauthentication_required`).
-    public func reauthenticate(password: String) async throws(PierError) {
+    /// On an account with two-step sign-in, a code from the authenticator app or a recovery code
+    /// instead (`code`; the password alone is refused).
+    public func reauthenticate(password: String? = nil, code: String? = nil) async throws(PierError) {
         guard let user = currentUser else { throw .signedOut() }
         let stepUp = try await authorized.json(
             StepUpToken.self,
             Call(
-                method: "POST", path: "/auth/reauthenticate", body: Transport.body(ReauthenticationRequest(password: password)),
-                retryable: false))
+                method: "POST", path: "/auth/reauthenticate",
+                body: Transport.body(ReauthenticationRequest(password: password, code: code)), retryable: false))
         await manager.adopt(stepUp, of: user.id)
     }
 
     /// Deletes the account and everything the services hold about the user, and signs out here.
-    /// Needs `password` unless the user signed in within the last 5 minutes
-    /// (`reauthentication_required`, 401, otherwise).
-    public func deleteAccount(password: String? = nil) async throws(PierError) {
-        let body = Transport.body(ReauthenticationRequest(password: password))
+    /// Needs `password` (with two-step sign-in, `code`) unless the user signed in within the last
+    /// 5 minutes (`reauthentication_required`, 401, otherwise).
+    public func deleteAccount(password: String? = nil, code: String? = nil) async throws(PierError) {
+        let body = Transport.body(ReauthenticationRequest(password: password, code: code))
         _ = try await authorized.send(Call(method: "DELETE", path: "/auth/me", body: body, retryable: false))
         _ = await manager.signOut(.accountDeleted)
     }

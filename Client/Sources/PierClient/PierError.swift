@@ -37,6 +37,9 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
     /// ``PierFeedback/flushOutbox()``: after any transient failure, an outage (``isOffline``)
     /// or a limit (429, with ``retryAfter``) or a server error. Tell the user which.
     public internal(set) var queuedForRetry = false
+    /// `mfa_required` (a sign-in of an account with a second factor): pass it with the user's
+    /// code to ``PierAuth/completeSignIn(mfaToken:code:)``.
+    public internal(set) var mfaToken: String?
 
     init(
         kind: Kind, status: Int? = nil, code: ProblemCode? = nil, detail: String, fieldErrors: [Problem.FieldError] = [],

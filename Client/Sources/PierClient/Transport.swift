@@ -158,10 +158,12 @@ final class Transport: Sendable {
             TimeInterval($0.trimmingCharacters(in: .whitespaces))
         }
         let problem = try? decoder.decode(Problem.self, from: data)
-        return PierError(
+        var error = PierError(
             kind: .server, status: response.statusCode, code: problem?.code ?? .of(status: response.statusCode),
             detail: problem?.detail ?? problem?.title ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode),
             fieldErrors: problem?.errors ?? [], requestId: problem?.requestId ?? requestID, retryAfter: retryAfter)
+        error.mfaToken = problem?.mfaToken
+        return error
     }
 
     private func remember(_ requestID: String) {

@@ -233,26 +233,90 @@ public struct ProfileChange: Codable, Sendable, StrictDecodable {
     }
 }
 
-/// `POST /auth/email/change`: the new address, confirmed by a link mailed to it. `password`, or
-/// a sign-in within the last 5 minutes.
+/// `POST /auth/email/change`: the new address, confirmed by a link mailed to it. `password` (on
+/// an account with a second factor, `code`), or a sign-in within the last 5 minutes.
 public struct EmailChangeRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case newEmail, password }
+    public enum CodingKeys: String, CodingKey { case newEmail, password, code }
     public static let required = [["newEmail"]]
     public var newEmail: String
     public var password: String?
-    public init(newEmail: String, password: String? = nil) {
+    public var code: String?
+    public init(newEmail: String, password: String? = nil, code: String? = nil) {
         self.newEmail = newEmail
         self.password = password
+        self.code = code
     }
 }
 
-/// `DELETE /auth/me` (optional body): the current password, unless the user signed in within the
-/// last 5 minutes.
+/// `DELETE /auth/me` and the other sensitive actions (optional body): the current password —
+/// or, on an account with a second factor, a code from the authenticator app or a recovery code
+/// — unless the user signed in within the last 5 minutes.
 public struct ReauthenticationRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case password }
+    public enum CodingKeys: String, CodingKey { case password, code }
     public static let required: [[String]] = []
     public var password: String?
-    public init(password: String? = nil) { self.password = password }
+    /// A code from the authenticator app (six digits) or a recovery code.
+    public var code: String?
+    public init(password: String? = nil, code: String? = nil) {
+        self.password = password
+        self.code = code
+    }
+}
+
+/// `POST /auth/mfa/verify`: the second step of a sign-in that answered `mfa_required`.
+public struct MFAVerifyRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case mfaToken, code }
+    public static let required = [["mfaToken"], ["code"]]
+    /// The problem's `mfaToken`.
+    public var mfaToken: String
+    /// A code from the authenticator app (six digits) or one of the recovery codes.
+    public var code: String
+    public init(mfaToken: String, code: String) {
+        self.mfaToken = mfaToken
+        self.code = code
+    }
+}
+
+/// `POST /auth/mfa/totp/confirm`: the first code of the authenticator app just set up.
+public struct MFACodeRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case code }
+    public static let required = [["code"]]
+    public var code: String
+    public init(code: String) { self.code = code }
+}
+
+/// `POST /auth/mfa/totp`: a new authenticator-app secret to confirm with a code. Until it is
+/// confirmed nothing changes at sign-in.
+public struct TOTPEnrolment: Codable, Sendable, Equatable {
+    /// The shared secret in Base32, for typing into the app.
+    public var secret: String
+    /// The `otpauth://totp/…` URI that authenticator apps read (as a QR code, or opened).
+    public var uri: String
+    /// The URI as a QR code, an SVG image.
+    public var qrCode: String
+    public init(secret: String, uri: String, qrCode: String) {
+        self.secret = secret
+        self.uri = uri
+        self.qrCode = qrCode
+    }
+}
+
+/// Ten single-use recovery codes, shown once: each completes one sign-in without the app.
+public struct RecoveryCodes: Codable, Sendable, Equatable {
+    public var codes: [String]
+    public init(codes: [String]) { self.codes = codes }
+}
+
+/// `GET /auth/mfa`: the caller's second factors.
+public struct MFAStatus: Codable, Sendable, Equatable {
+    /// When the authenticator app was confirmed; nil without one.
+    public var totpEnabledAt: Date?
+    /// Recovery codes not used yet.
+    public var recoveryCodesLeft: Int
+    public init(totpEnabledAt: Date?, recoveryCodesLeft: Int) {
+        self.totpEnabledAt = totpEnabledAt
+        self.recoveryCodesLeft = recoveryCodesLeft
+    }
 }
 
 /// `POST /auth/apple` and `POST /auth/oidc/{provider}`: the ID token the provider gave the app.

@@ -27,6 +27,11 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     public var requestId: String?
     /// The invalid fields, for validation failures.
     public var errors: [FieldError]?
+    /// `mfa_required`: the token `POST /auth/mfa/verify` completes the sign-in with (5 minutes).
+    public var mfaToken: String?
+    /// `mfa_required`: the second factors the account can complete the sign-in with (`totp`,
+    /// `recovery_code`).
+    public var factors: [String]?
 
     public init(
         type: String = "about:blank", code: ProblemCode? = nil, title: String, status: Int, detail: String? = nil,
@@ -94,6 +99,16 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     /// A sensitive action (deleting the account, changing the address) needs the current
     /// password or a sign-in within the last 5 minutes.
     public static let reauthenticationRequired: ProblemCode = "reauthentication_required"
+    /// The password (or identity) was right, and the account has a second factor: complete the
+    /// sign-in with `POST /auth/mfa/verify`, sending the problem's `mfaToken` and a code.
+    public static let mfaRequired: ProblemCode = "mfa_required"
+    /// The MFA token is unknown, expired, used, or ended by too many wrong codes: sign in again.
+    public static let invalidMFAToken: ProblemCode = "invalid_mfa_token"
+    /// The code (authenticator app or recovery code) is not right, or was used already.
+    public static let invalidCode: ProblemCode = "invalid_code"
+    /// The account's role needs a second factor (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) that this
+    /// session did not use: enrol one (`POST /auth/mfa/totp`), then sign in with it.
+    public static let mfaEnrolmentRequired: ProblemCode = "mfa_enrolment_required"
     /// An identity provider's ID token (Sign in with Apple, OpenID Connect) was refused: forged,
     /// expired, for another app, or bound to another nonce; `detail` says which.
     public static let invalidIdentityToken: ProblemCode = "invalid_identity_token"
@@ -165,7 +180,8 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .tokenInvalid, .sessionRevoked, .accountDeleted, .invalidCredentials, .invalidRefreshToken, .forbidden,
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .tooManyStreams, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
-        .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin,
+        .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
+        .invalidCode, .mfaEnrolmentRequired,
         .internalError,
     ]
 }

@@ -30,14 +30,17 @@ public enum AccountRole: OpenVocabulary {
 /// `PUT /auth/users/{id}/role` (admins): the account's new role. The admin confirms with their
 /// password unless they signed in within the last 5 minutes.
 public struct RoleChange: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case role, password }
+    public enum CodingKeys: String, CodingKey { case role, password, code }
     public static let required = [["role"]]
     public var role: String
     public var password: String?
+    /// On an account with a second factor: a code instead of the password.
+    public var code: String?
 
-    public init(role: AccountRole, password: String? = nil) {
+    public init(role: AccountRole, password: String? = nil, code: String? = nil) {
         self.role = role.rawValue
         self.password = password
+        self.code = code
     }
 }
 

@@ -36,7 +36,7 @@ struct AccountController: Sendable {
         let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
         let refreshToken = tokens.newRefreshToken()
         let verification = desk.verification(email.address)
-        let device = Sessions.Device(name: deviceName, address: request.clientAddress)
+        let device = Sessions.Device(name: deviceName, address: request.clientAddress, amr: ["pwd"])
         let registered = try await useCases.accounts.register(
             UUID.random(), email: email, passwordHash: hash, displayName: displayName.flatMap { $0.isEmpty ? nil : $0 },
             refreshToken: refreshToken, device: device, verification: verification)
@@ -46,7 +46,7 @@ struct AccountController: Sendable {
         desk.queued(verification.kind, link: verification.link)
         logger.info("account registered", [("user_id", .string(user.id.text()))])
         var session = try tokens.session(
-            user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt)
+            user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr)
         session.deviceToken = devices.issue(emailKey: email.key)
         session.verificationSentTo = email.address
         return AuthSessionResponse(value: session, status: 201)
@@ -99,7 +99,7 @@ struct AccountController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        try await reauthentication.require(principal, password: body?.password, request: request)
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
         let deleted = try await useCases.accounts.delete(principal.userID)
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         desk.queued("account-deleted", link: nil)
@@ -114,16 +114,19 @@ struct AccountController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        guard let password = body.password, let session = principal.sessionID else {
-            throw HTTPError.invalid("password", "is required")
+        guard body.password != nil || body.code != nil, let session = principal.sessionID else {
+            throw HTTPError.invalid("password", "is required (or code, on an account with a second factor)")
         }
-        try await reauthentication.require(principal, password: password, request: request)
+        guard
+            let proven = try await reauthentication.require(
+                principal, password: body.password, code: body.code, request: request)
+        else { throw HTTPError.unauthorized("The session has ended; sign in again.", code: .sessionRevoked) }
         guard let user = try await useCases.users.user(principal.userID) else {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
         let token = try tokens.accessToken(
-            userID: user.id, role: user.role.rawValue, sessionID: session, emailVerified: user.emailVerified,
-            authenticatedAt: Date())
+            userID: user.id, role: user.role, sessionID: session, emailVerified: user.emailVerified,
+            authenticatedAt: proven.at, amr: proven.amr)
         return try .json(StepUpToken(accessToken: token, expiresIn: tokens.accessTTL), headers: ["Cache-Control": "no-store"])
     }
 

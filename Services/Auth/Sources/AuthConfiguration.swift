@@ -1,5 +1,6 @@
 import PierCrypto
 import PierJSON
+import PierModels
 import PierRuntime
 import PierService
 
@@ -38,6 +39,8 @@ import PierService
 /// | `PIER_WEBHOOK_RETRY_MS` | `5000` | the first retry of a webhook not delivered; later ones grow to a day (``Webhooks/schedule``) |
 /// | `PIER_WEBHOOK_ATTEMPTS` | `14` | attempts before a webhook is given up (14: about four days) |
 /// | `PIER_WEBHOOK_CONCURRENCY` / `_TIMEOUT_S` / `_RETENTION_DAYS` / `_POLL_MS` | `16` / `15` / `30` / `1000` | attempts at once per process; an attempt's time limit; how long ended deliveries are listed; how often other replicas' messages and retries are looked for |
+/// | `PIER_AUTH_MFA_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | 32 random bytes, base64 (`openssl rand -base64 32`): the key that seals second-factor secrets at rest |
+/// | `PIER_AUTH_REQUIRE_MFA_FOR_ROLES` | `none` | roles (`admin,support`) whose sessions must have used a second factor before the team's routes answer them (403 `mfa_enrolment_required`) |
 /// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`); `jwksURL` https (http only to the loopback) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
@@ -70,6 +73,9 @@ public struct AuthConfiguration: Sendable {
     var identityProviders: [String: IdentityProvider]
     public var exportURLs: [String]
     public var webhooks: WebhookOptions
+    public var mfaKeyFile: String?
+    /// Roles that must sign in with a second factor before the team's routes answer them.
+    public var requireMFAForRoles: Set<AccountRole>
 
     /// - Parameter serving: the address this process serves (`PIER_HOST`, `PIER_PORT`), the
     ///   default base of mailed links.
@@ -165,6 +171,25 @@ public struct AuthConfiguration: Sendable {
         }
         identityProviders = providers
         webhooks = try WebhookOptions(environment)
+        mfaKeyFile = environment.string("PIER_AUTH_MFA_KEY_FILE")
+        if production && mfaKeyFile == nil {
+            throw Environment.Failure(variable: "PIER_AUTH_MFA_KEY_FILE", problem: "is required in production")
+        }
+        // Off unless asked for while the console cannot enrol its staff yet: on by default, it would
+        // lock every team member without an authenticator app out of the console.
+        requireMFAForRoles = []
+        if environment.string("PIER_AUTH_REQUIRE_MFA_FOR_ROLES", default: "none") != "none" {
+            var roles: Set<AccountRole> = []
+            for name in environment.list("PIER_AUTH_REQUIRE_MFA_FOR_ROLES") {
+                guard let role = AccountRole.allCases.first(where: { $0.rawValue == name }) else {
+                    throw Environment.Failure(
+                        variable: "PIER_AUTH_REQUIRE_MFA_FOR_ROLES",
+                        problem: "\"\(name)\" is not a role (admin, support, user) or none")
+                }
+                roles.insert(role)
+            }
+            requireMFAForRoles = roles
+        }
         exportURLs = environment.list("PIER_AUTH_EXPORT_URLS")
         if let bad = exportURLs.first(where: { !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
             throw Environment.Failure(variable: "PIER_AUTH_EXPORT_URLS", problem: "\"\(bad)\" is not an http(s) URL")

@@ -21,6 +21,7 @@ struct AuthController: Sendable {
     let identity: IdentityController
     let export: ExportController
     let users: UsersController
+    let secondFactors: SecondFactorController
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
@@ -31,11 +32,15 @@ struct AuthController: Sendable {
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
         authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, http: HTTPClient,
-        events: PostgresListener, live settings: LiveSettings, logger: Logger, dummyHash: String
+        events: PostgresListener, live settings: LiveSettings, logger: Logger, dummyHash: String, secondFactorBox: SecretBox
     ) throws {
+        let throttle = LoginThrottle(
+            database: database, accountLimit: configuration.accountFailureLimit,
+            addressLimit: configuration.addressFailureLimit)
         let useCases = AuthUseCases(
             database: database,
-            lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk)
+            lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk,
+            secondFactors: (secondFactorBox, throttle, configuration.appName))
         let accounts = useCases.users
         live = LiveFeed(
             name: "live accounts", database: database, listener: events, revocations: authenticator.revocations,
@@ -46,10 +51,7 @@ struct AuthController: Sendable {
             }, settings: settings)
         let passwords = PasswordChecks(
             hasher: hasher,
-            throttle: LoginThrottle(
-                database: database, accountLimit: configuration.accountFailureLimit,
-                addressLimit: configuration.addressFailureLimit),
-            hashSlots: InFlightLimiter(limit: configuration.hashesPerAddress), dummyHash: dummyHash)
+            throttle: throttle, hashSlots: InFlightLimiter(limit: configuration.hashesPerAddress), dummyHash: dummyHash)
         let reauthentication = Reauthentication(useCases: useCases, passwords: passwords)
         let devices = DeviceTokens(keys: tokens.keys)
         sessions = SessionsController(
@@ -71,6 +73,7 @@ struct AuthController: Sendable {
             reauthentication: reauthentication, logger: logger)
         export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
         users = UsersController(useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
+        secondFactors = SecondFactorController(useCases: useCases, reauthentication: reauthentication, logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -84,8 +87,17 @@ struct AuthController: Sendable {
         let staff = router.group(Authentication(authenticator, .staff))
         let admins = router.group(Authentication(authenticator, .admin))
         let (sessions, account, email, identity, export, users) = (sessions, account, email, identity, export, users)
+        let factors = secondFactors
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
+        router.post("/auth/mfa/verify", body: MFAVerifyRequest.self) { try await sessions.verifySecondFactor($0, $1, $2) }
+        signedIn.get("/auth/mfa") { try await factors.status($0, $1) }
+        signedIn.post("/auth/mfa/totp", optionalBody: ReauthenticationRequest.self) { try await factors.offer($0, $1, $2) }
+        signedIn.post("/auth/mfa/totp/confirm", body: MFACodeRequest.self) { try await factors.confirm($0, $1, $2) }
+        signedIn.delete("/auth/mfa/totp", optionalBody: ReauthenticationRequest.self) { try await factors.remove($0, $1, $2) }
+        signedIn.post("/auth/mfa/recovery-codes", optionalBody: ReauthenticationRequest.self) {
+            try await factors.replaceRecoveryCodes($0, $1, $2)
+        }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
         anyone.post("/auth/logout", body: RefreshRequest.self) { try await sessions.logout($0, $1, $2) }
         signedIn.get("/auth/me") { try await account.me($0, $1) }
@@ -155,13 +167,14 @@ struct AuthController: Sendable {
 extension TokenIssuer {
     /// The session answered to the app: the user, a fresh access token, the refresh token.
     func session(
-        _ user: User, sessionID: UUID, refreshToken: String, authenticatedAt: Date? = nil, now: Date = Date()
+        _ user: User, sessionID: UUID, refreshToken: String, authenticatedAt: Date? = nil, amr: [String],
+        now: Date = Date()
     ) throws -> AuthSession {
         AuthSession(
             user: user,
             accessToken: try accessToken(
-                userID: user.id, role: user.role.rawValue, sessionID: sessionID, emailVerified: user.emailVerified,
-                authenticatedAt: authenticatedAt ?? now, now: now),
+                userID: user.id, role: user.role, sessionID: sessionID, emailVerified: user.emailVerified,
+                authenticatedAt: authenticatedAt ?? now, amr: amr, now: now),
             refreshToken: refreshToken, expiresIn: accessTTL,
             refreshExpiresAt: Date(
                 timeIntervalSince1970: (now.timeIntervalSince1970 + Double(refreshDays * 86_400)).rounded(.down)))

@@ -30,6 +30,9 @@ public struct AuthService: Service {
         EventConsumer.cursorMigration(table: "auth.event_cursor", version: 10),
         Migration(
             version: 11, name: "user_updated", sql: String(decoding: PackageResources._011_user_updated_sql, as: UTF8.self)),
+        Migration(
+            version: 12, name: "second_factor",
+            sql: String(decoding: PackageResources._012_second_factor_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
@@ -60,7 +63,7 @@ public struct AuthService: Service {
         let tokens = TokenIssuer(
             keys: keys, issuer: context.configuration.tokenIssuer,
             audience: context.configuration.tokenAudience, accessTTL: configuration.accessTokenTTL,
-            refreshDays: configuration.refreshTokenTTLDays)
+            refreshDays: configuration.refreshTokenTTLDays, requireMFAForRoles: configuration.requireMFAForRoles)
         // The auth service verifies with its own keys: no JWKS round trip to itself.
         let ownKeys = StaticKeyProvider(keys: keys.verificationKeys)
         let authenticator = Authenticator(
@@ -99,7 +102,8 @@ public struct AuthService: Service {
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
             desk: desk, exports: exports, http: context.http, events: context.events, live: context.configuration.live,
-            logger: context.logger, dummyHash: dummyHash)
+            logger: context.logger, dummyHash: dummyHash,
+            secondFactorBox: try SigningKeys.secondFactorBox(configuration, logger: context.logger))
         // Reset requests become tokens and mails on the mail worker, after their answers.
         let resets = controller.email
         outbox.prepare { await resets.issueRequestedResets() }

@@ -77,8 +77,11 @@ struct IdentityController: Sendable {
                 [("user_id", .string(user.id.text()))])
             return AuthSessionResponse(
                 value: try tokens.session(
-                    user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt),
+                    user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr),
                 status: created ? 201 : 200)
+        case .challenged(let token):
+            logger.info("signed in with \(name); second factor asked", [])
+            throw HTTPError.mfaRequired(token)
         case .emailUnverified:
             throw HTTPError(
                 403, code: .emailUnverified,
@@ -147,7 +150,7 @@ struct IdentityController: Sendable {
     {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        try await reauthentication.require(principal, password: body?.password, request: request)
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
         switch try await useCases.accounts.unlinkIdentity(id, of: principal.userID) {
         case .unlinked:
             logger.info(

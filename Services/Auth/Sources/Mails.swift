@@ -85,6 +85,33 @@ struct Mails: Sendable {
             link: nil, ending: "If it was not you, reset your password at once from the app.")
     }
 
+    func secondFactorEnabled(to email: String) -> MailMessage {
+        mail(
+            to: email, subject: "Two-step sign-in is on for your \(appName) account",
+            lines: [
+                "Signing in to your \(appName) account now asks for a code from your authenticator app (or one of your recovery codes), and every other device was signed out."
+            ],
+            link: nil, ending: "If it was not you, reset your password at once from the app and contact the app's support.")
+    }
+
+    func secondFactorDisabled(to email: String) -> MailMessage {
+        mail(
+            to: email, subject: "Two-step sign-in is off for your \(appName) account",
+            lines: [
+                "Signing in to your \(appName) account no longer asks for a code: the authenticator app and the recovery codes were removed."
+            ],
+            link: nil, ending: "If it was not you, reset your password at once from the app and contact the app's support.")
+    }
+
+    func recoveryCodeUsed(to email: String, left: Int) -> MailMessage {
+        mail(
+            to: email, subject: "A recovery code was used for your \(appName) account",
+            lines: [
+                "One of your recovery codes was just used to confirm a sign-in to your \(appName) account; \(left) \(left == 1 ? "is" : "are") left. Make new ones from the app if you are running out."
+            ],
+            link: nil, ending: "If it was not you, reset your password at once from the app and contact the app's support.")
+    }
+
     /// The team's reply to the reader's feedback, their words quoted under it.
     func feedbackReply(to email: String, message: String, original: String) -> MailMessage {
         mail(

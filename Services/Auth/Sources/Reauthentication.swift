@@ -1,4 +1,5 @@
 import PierHTTP
+import PierModels
 import PierService
 
 #if canImport(FoundationEssentials)
@@ -7,21 +8,47 @@ import PierService
     import Foundation
 #endif
 
-/// The check before a sensitive action (deleting the account, changing the address): the
-/// current password now, or a sign-in within the last 5 minutes (the token's `auth_time`).
-/// Otherwise 401 `reauthentication_required`, with the step-up challenge of RFC 9470.
+/// The check before a sensitive action (deleting the account, changing the address, second
+/// factors): the current password now, or a sign-in within the last 5 minutes (the token's
+/// `auth_time`). An account with a second factor needs it instead: a code now (authenticator app
+/// or recovery code), or a recent sign-in that used one (`mfa` in the token's `amr`); its
+/// password alone is not enough. Otherwise 401 `reauthentication_required`, with the step-up
+/// challenge of RFC 9470.
 struct Reauthentication: Sendable {
     let useCases: AuthUseCases
     let passwords: PasswordChecks
 
-    func require(_ principal: Principal, password: String?, request: Request) async throws {
-        if let password {
-            guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else {
-                throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+    /// What the session's `auth_time` and `amr` are after a password or code was given.
+    typealias Proven = (at: Date, amr: [String])
+
+    /// Checks the caller; returns the session's new `auth_time` and `amr` when a password or code
+    /// proved it now (nil when a recent sign-in did).
+    @discardableResult
+    func require(_ principal: Principal, password: String?, code: String? = nil, request: Request) async throws
+        -> Proven?
+    {
+        if try await SecondFactors(useCases.database).isEnrolled(principal.userID) {
+            if let code {
+                guard let user = try await useCases.users.user(principal.userID) else { throw Self.deleted }
+                switch try await useCases.secondFactors.reauthenticate(user, session: principal.sessionID, code: code) {
+                case .wait(let seconds):
+                    throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many wrong codes; try again in \(seconds) s.")
+                case .wrong: throw Self.refusal("The code is not correct, or was used already.")
+                case .right(let proven): return proven
+                }
             }
+            guard principal.usedSecondFactor else {
+                throw Self.refusal("Confirm with a code from your authenticator app or a recovery code.")
+            }
+            try principal.requireRecentSignIn("Confirm with a code from your authenticator app or a recovery code.")
+            return nil
+        }
+        if let password {
+            guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else { throw Self.deleted }
             // The same guards as login: a stolen access token is no way to guess passwords faster.
             let outcome = try await passwords.hashing(request.clientKey) {
-                try await passwords.check(password, field: "password", emailKey: emailKey, client: request.clientKey)
+                try await passwords.check(
+                    password, field: "password", emailKey: emailKey, client: request.clientKey)
             }
             switch outcome {
             case .wait(let seconds):
@@ -29,12 +56,15 @@ struct Reauthentication: Sendable {
             case .wrong:
                 throw Self.refusal("The password is not correct.")
             case .right:
-                if let session = principal.sessionID { try await useCases.sessions.reauthenticated(session) }
-                return
+                guard let session = principal.sessionID else { return nil }
+                return try await useCases.sessions.reauthenticated(session)
             }
         }
         try principal.requireRecentSignIn()
+        return nil
     }
+
+    static let deleted = HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
 
     static func refusal(_ detail: String) -> HTTPError { .reauthenticationRequired(detail) }
 }

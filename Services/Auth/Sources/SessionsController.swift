@@ -56,10 +56,50 @@ struct SessionsController: Sendable {
                 if passwords.hasher.needsRehash(hash) {
                     try await useCases.users.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
                 }
-                var response = try await signIn(user, device: .init(name: deviceName, address: request.clientAddress))
+                var response = try await signIn(
+                    user, device: .init(name: deviceName, address: request.clientAddress, amr: ["pwd"]))
                 response.value.deviceToken = devices.issue(emailKey: emailKey)
                 return response
             }
+        }
+    }
+
+    /// `POST /auth/mfa/verify`: the second step of a sign-in that answered `mfa_required`. The
+    /// MFA token and a code (authenticator app or recovery code) give the session; a wrong code
+    /// 401 `invalid_code` (five end the token), an unknown or expired token 401
+    /// `invalid_mfa_token`. Counted against the client's login rate like a password.
+    func verifySecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: MFAVerifyRequest) async throws
+        -> AuthSessionResponse
+    {
+        let rate = loginRate.take(request.clientKey)
+        guard rate.allowed else {
+            throw HTTPError.tooManyRequests(
+                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
+        }
+        guard body.mfaToken.utf8.count <= 256, body.code.utf8.count <= 64 else {
+            throw HTTPError.unauthorized(
+                "The sign-in waiting for a code is unknown or expired; sign in again.", code: .invalidMFAToken)
+        }
+        let refreshToken = tokens.newRefreshToken()
+        switch try await useCases.secondFactors.complete(
+            mfaToken: body.mfaToken, code: body.code, refreshToken: refreshToken, address: request.clientAddress)
+        {
+        case .signedIn(let user, let sessionID, let device, let noticed):
+            if noticed { desk.queued("new-sign-in", link: nil) }
+            logger.info("signed in with a second factor", [("user_id", .string(user.id.text()))])
+            var response = AuthSessionResponse(
+                value: try tokens.session(
+                    user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr))
+            if device.amr.contains("pwd") { response.value.deviceToken = devices.issue(emailKey: EmailAddress.key(user.email)) }
+            return response
+        case .invalidToken:
+            throw HTTPError.unauthorized(
+                "The sign-in waiting for a code is unknown or expired; sign in again.", code: .invalidMFAToken)
+        case .wrongCode:
+            logger.info("second factor refused", [])
+            throw HTTPError.unauthorized("The code is not correct, or was used already.", code: .invalidCode)
+        case .wait(let seconds):
+            throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many wrong codes; try again in \(seconds) s.")
         }
     }
 
@@ -72,10 +112,16 @@ struct SessionsController: Sendable {
     /// A new session for `user`, answered with its tokens.
     private func signIn(_ user: User, device: Sessions.Device) async throws -> AuthSessionResponse {
         let refreshToken = tokens.newRefreshToken()
-        let (sessionID, noticed) = try await useCases.signIns.open(for: user, refreshToken: refreshToken, device: device)
-        if noticed { desk.queued("new-sign-in", link: nil) }
-        return AuthSessionResponse(
-            value: try tokens.session(user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt))
+        switch try await useCases.signIns.open(for: user, refreshToken: refreshToken, device: device) {
+        case .opened(let sessionID, let noticed):
+            if noticed { desk.queued("new-sign-in", link: nil) }
+            return AuthSessionResponse(
+                value: try tokens.session(
+                    user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr))
+        case .challenged(let token):
+            logger.info("password right; second factor asked", [("user_id", .string(user.id.text()))])
+            throw HTTPError.mfaRequired(token)
+        }
     }
 
     func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
@@ -89,9 +135,10 @@ struct SessionsController: Sendable {
         let outcome = try await useCases.signIns.rotate(
             hash, successor: successorHash, graceSeconds: configuration.refreshGraceSeconds, from: request.clientAddress)
         switch outcome {
-        case .rotated(let user, let sessionID, let authenticatedAt):
+        case .rotated(let user, let sessionID, let authenticatedAt, let amr):
             return AuthSessionResponse(
-                value: try tokens.session(user, sessionID: sessionID, refreshToken: successor, authenticatedAt: authenticatedAt))
+                value: try tokens.session(
+                    user, sessionID: sessionID, refreshToken: successor, authenticatedAt: authenticatedAt, amr: amr))
         case .reused(let sessionID):
             logger.warning(
                 "refresh token reused; session revoked",

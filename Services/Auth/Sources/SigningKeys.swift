@@ -1,5 +1,6 @@
 import PierCrypto
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -47,6 +48,29 @@ public struct SigningKeys: Sendable {
             previous.append(try (try? P256PrivateKey(pem: pem).publicKey) ?? P256PublicKey(pem: pem))
         }
         return try SigningKeys(signing: signing, previous: previous)
+    }
+
+    /// The key that seals second-factor secrets: `PIER_AUTH_MFA_KEY_FILE` (32 bytes, base64), or
+    /// in development one generated into the data folder. Never derived from the signing key:
+    /// rotating that must not make every enrolled authenticator app unreadable.
+    static func secondFactorBox(_ configuration: AuthConfiguration, logger: Logger) throws -> SecretBox {
+        let setting = "PIER_AUTH_MFA_KEY_FILE"
+        let path = configuration.mfaKeyFile ?? configuration.dataDirectory + "/auth-mfa-key"
+        let text: String
+        do {
+            text = try readFile(path)
+        } catch {
+            guard configuration.mfaKeyFile == nil else { throw Environment.Failure(variable: setting, problem: "\(error)") }
+            let key = SecretBox.generateKey()
+            try writeFile(path, Base64.encoded(key) + "\n")
+            logger.warning("generated a development key; set \(setting) in production", [("path", .string(path))])
+            return try SecretBox(key: key)
+        }
+        guard let key = Base64.decoded(text.trimmingWhitespace()), key.count == 32 else {
+            throw Environment.Failure(
+                variable: setting, problem: "must hold 32 random bytes in base64 (openssl rand -base64 32)")
+        }
+        return try SecretBox(key: key)
     }
 }
 

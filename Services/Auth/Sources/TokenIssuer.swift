@@ -1,4 +1,5 @@
 import PierCrypto
+import PierModels
 import PierRuntime
 
 #if canImport(FoundationEssentials)
@@ -16,17 +17,26 @@ struct TokenIssuer: Sendable {
     let accessTTL: Int
     /// Refresh token (and idle session) lifetime in days; each refresh starts it again.
     let refreshDays: Int
+    /// Roles whose sessions must have used a second factor (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`).
+    var requireMFAForRoles: Set<AccountRole> = []
 
+    /// - Parameter amr: how the session's sign-in was proven (RFC 8176): `acr` is `aal2` with
+    ///   `mfa` among them, else `aal1`; a role that needs a second factor and a session without
+    ///   one gets `mfa_enrolment_required`.
     func accessToken(
-        userID: UUID, role: String, sessionID: UUID, emailVerified: Bool, authenticatedAt: Date, now: Date = Date()
+        userID: UUID, role: AccountRole, sessionID: UUID, emailVerified: Bool, authenticatedAt: Date, amr: [String],
+        now: Date = Date()
     ) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
+        let secondFactor = amr.contains("mfa")
         let claims = AccessClaims(
             iss: issuer, sub: userID.text(), aud: audience, iat: issuedAt,
             nbf: issuedAt, exp: issuedAt + accessTTL,
             jti: Base64.urlEncoded(SecureRandom.bytes(16)),
-            sid: sessionID.text(), role: role, emailVerified: emailVerified,
-            authTime: Int(authenticatedAt.timeIntervalSince1970.rounded(.down)))
+            sid: sessionID.text(), role: role.rawValue, emailVerified: emailVerified,
+            authTime: Int(authenticatedAt.timeIntervalSince1970.rounded(.down)), amr: amr.isEmpty ? nil : amr,
+            acr: secondFactor ? "aal2" : "aal1",
+            mfaEnrolmentRequired: !secondFactor && requireMFAForRoles.contains(role) ? true : nil)
         return try keys.signer.sign(claims)
     }
 

@@ -155,7 +155,7 @@ struct UsersController: Sendable {
         guard let role = AccountRole(rawValue: body.role) else {
             throw HTTPError.invalid("role", "must be one of user, support, admin")
         }
-        try await reauthentication.require(principal, password: body.password, request: request)
+        try await reauthentication.require(principal, password: body.password, code: body.code, request: request)
         switch try await useCases.staff.setRole(of: id, to: role, by: try context.auditActor()) {
         case .missing: throw HTTPError.notFound("No such account.")
         case .unchanged(let user): return JSONResponse(user)
@@ -179,7 +179,7 @@ struct UsersController: Sendable {
     {
         let principal = try context.admin()
         let id = try context.parameters.require("id", as: UUID.self)
-        try await reauthentication.require(principal, password: body?.password, request: request)
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
         do {
             guard try await useCases.staff.delete(id, by: try context.auditActor(), mails: desk.mails) else {
                 throw HTTPError.notFound("No such account.")

@@ -1,6 +1,12 @@
 import PierPostgres
 import PierRuntime
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Failed-login back-off per account and per client address, kept in the database so that it
 /// holds across replicas: after `limit` failures within an hour, each further failure doubles
 /// the wait (1 s, 2 s, 4 s, … up to 15 minutes). Failures are counted by one atomic upsert that
@@ -73,6 +79,32 @@ struct LoginThrottle: Sendable {
     /// Forgets an account's failures after a successful login.
     func reset(account: String) async throws {
         try await database.execute("DELETE FROM auth.login_throttle WHERE key = \(account)")
+    }
+
+    // MARK: - Second-factor codes
+
+    /// Wrong codes (authenticator app, recovery codes) count against the account under a key of
+    /// their own: a right password resets the password's failures, and must not reset these.
+    static func codeKey(_ user: UUID) -> String { "mfa:" + user.text() }
+
+    /// The seconds to wait while the account's codes are backing off; nil to go ahead.
+    func codeWait(of user: UUID, on connection: any PostgresExecutor) async throws -> Int? {
+        try await connection.query(
+            """
+            SELECT ceil(extract(epoch FROM blocked_until - now()))::int AS retry FROM auth.login_throttle
+            WHERE key = \(Self.codeKey(user)) AND blocked_until > now()
+            """
+        ).first?.decode("retry")
+    }
+
+    /// Counts a wrong code against the account (the same back-off as passwords).
+    func recordCodeFailure(of user: UUID, on connection: any PostgresExecutor) async throws {
+        try await connection.execute(Self.count(Self.codeKey(user), limit: accountLimit))
+    }
+
+    /// Forgets the account's wrong codes after a right one.
+    func resetCodes(of user: UUID, on connection: any PostgresExecutor) async throws {
+        try await connection.execute("DELETE FROM auth.login_throttle WHERE key = \(Self.codeKey(user))")
     }
 
     /// One failure against `key`. The `DO UPDATE` reads the row as locked (its newest

@@ -20,6 +20,8 @@ struct Sessions: Sendable {
         var address: String
         /// Whole seconds, as `auth_time` has them: the database keeps exactly what the token says.
         var signedInAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        /// How the sign-in was proven, as RFC 8176 names it (`pwd`; `otp` and `mfa` with a code).
+        var amr: [String] = []
     }
 
     /// What the session lifetimes are.
@@ -53,9 +55,9 @@ struct Sessions: Sendable {
         try await database.execute(
             """
             WITH session AS (
-                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address, authenticated_at, last_used_at)
+                INSERT INTO auth.sessions (id, user_id, expires_at, device_name, client_address, authenticated_at, last_used_at, amr)
                 VALUES (\(sessionID), \(user), now() + make_interval(days => \(lifetimes.refreshDays)), \(device.name),
-                    \(device.address), \(device.signedInAt), now())
+                    \(device.address), \(device.signedInAt), now(), \(PostgresTextArray(device.amr))::text[])
                 RETURNING id, expires_at
             )
             INSERT INTO auth.refresh_tokens (token_hash, session_id, expires_at)
@@ -68,6 +70,8 @@ struct Sessions: Sendable {
     struct PresentedToken: Sendable {
         let session: UUID
         let authenticatedAt: Date
+        /// How the session's sign-in (or its last re-authentication) was proven.
+        let amr: [String]
         let user: User
         let unused: Bool
         /// Used within the grace window (nil when unused).
@@ -78,7 +82,7 @@ struct Sessions: Sendable {
     func lock(refreshToken hash: PostgresBytes, graceSeconds: Int) async throws -> PresentedToken? {
         try await database.query(
             """
-            SELECT t.session_id, s.authenticated_at, t.used_at IS NULL AS unused,
+            SELECT t.session_id, s.authenticated_at, s.amr, t.used_at IS NULL AS unused,
                    t.used_at > now() - make_interval(secs => \(graceSeconds)) AS in_grace,
                    t.expires_at > now() AND s.expires_at > now() AND s.revoked_at IS NULL AS live,
                    \(unsafeSQL: Users.columns("u"))
@@ -91,7 +95,8 @@ struct Sessions: Sendable {
         ).first.map { row in
             PresentedToken(
                 session: try row.decode("session_id"), authenticatedAt: try row.decode("authenticated_at"),
-                user: try Users.user(row), unused: try row.decode("unused"), inGrace: try row.decode("in_grace"),
+                amr: try row.decode("amr", as: PostgresTextArray.self).values, user: try Users.user(row),
+                unused: try row.decode("unused"), inGrace: try row.decode("in_grace"),
                 live: try row.decode("live"))
         }
     }
@@ -143,6 +148,8 @@ struct Sessions: Sendable {
                 AND id IS DISTINCT FROM \(keep)
             RETURNING id
             """)
+        // Ending every session ends the sign-ins half done too (a password passed, a code awaited).
+        if id == nil { try await SecondFactors(database).endChallenges(of: user) }
         try await published(try ended.map { try $0.decode("id", as: UUID.self) }, of: user)
         return ended.count
     }
@@ -164,9 +171,19 @@ struct Sessions: Sendable {
         }
     }
 
-    /// Marks the session as just authenticated again (the password was given).
-    func reauthenticated(_ session: UUID) async throws {
-        try await database.execute("UPDATE auth.sessions SET authenticated_at = now() WHERE id = \(session)")
+    /// Marks the session as just authenticated again (the password, or a code, was given), adding
+    /// what proved it to the session's `amr`; returns when, and the session's `amr` now (nil
+    /// when the session is not live).
+    @discardableResult
+    func reauthenticated(_ session: UUID, adding amr: [String] = []) async throws -> (at: Date, amr: [String])? {
+        try await database.query(
+            """
+            UPDATE auth.sessions SET authenticated_at = date_trunc('second', now()),
+                amr = ARRAY(SELECT DISTINCT unnest(amr || \(PostgresTextArray(amr))::text[]) ORDER BY 1)
+            WHERE id = \(session) AND revoked_at IS NULL
+            RETURNING authenticated_at, amr
+            """
+        ).first.map { (try $0.decode("authenticated_at"), try $0.decode("amr", as: PostgresTextArray.self).values) }
     }
 
     /// Publishes that these sessions' access tokens are revoked until the last of them would

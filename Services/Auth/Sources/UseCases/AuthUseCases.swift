@@ -1,3 +1,4 @@
+import PierCrypto
 import PierPostgres
 
 /// What the auth controllers work with: the use cases, each step of which is one unit of work,
@@ -9,14 +10,23 @@ struct AuthUseCases: Sendable {
     let accounts: Accounts
     let links: MailedLinks
     let staff: StaffActions
+    let secondFactors: SecondFactorFlows
 
-    init(database: PostgresPool, lifetimes: Sessions.Lifetimes, desk: MailDesk) {
+    /// - Parameter secondFactors: the key that seals authenticator apps' secrets, the throttle
+    ///   wrong codes count against, and the issuer name the apps show.
+    init(
+        database: PostgresPool, lifetimes: Sessions.Lifetimes, desk: MailDesk,
+        secondFactors settings: (box: SecretBox, throttle: LoginThrottle, issuer: String)
+    ) {
         self.database = database
         self.lifetimes = lifetimes
         signIns = SignIns(database: database, lifetimes: lifetimes, mails: desk.mails)
         accounts = Accounts(database: database, lifetimes: lifetimes, mails: desk.mails)
         links = MailedLinks(database: database, lifetimes: lifetimes, desk: desk)
         staff = StaffActions(database: database, lifetimes: lifetimes)
+        secondFactors = SecondFactorFlows(
+            database: database, lifetimes: lifetimes, mails: desk.mails, signIns: signIns, box: settings.box,
+            throttle: settings.throttle, issuer: settings.issuer)
     }
 
     var users: Users { Users(database) }

@@ -17,33 +17,55 @@ struct SignIns: Sendable {
     let lifetimes: Sessions.Lifetimes
     let mails: Mails
 
+    /// What a first factor that was right leads to.
+    enum Opening: Sendable {
+        /// A session, and whether a notice of it was mailed.
+        case opened(session: UUID, noticed: Bool)
+        /// The account has a second factor: the sign-in waits for a code, sent with this MFA
+        /// token to `POST /auth/mfa/verify` within ``SignIns/challengeSeconds``.
+        case challenged(mfaToken: String)
+    }
+
+    /// How long an MFA token waits for its code.
+    static let challengeSeconds = 300
+
     /// A new session for `user` whose first refresh token is `refreshToken`; when no session of
     /// the account came from this device name and address before, a notice is mailed in the same
-    /// transaction (a security mail). True when it was. A disabled account gets none (403
-    /// `account_disabled`), whichever way it signs in.
-    func open(for user: User, refreshToken: String, device: Sessions.Device) async throws -> (session: UUID, noticed: Bool) {
+    /// transaction (a security mail). A disabled account gets none (403 `account_disabled`),
+    /// whichever way it signs in. An account with a second factor gets none either until its
+    /// code is given: unless `device.amr` says a second factor was used, the answer is a challenge.
+    func open(for user: User, refreshToken: String, device: Sessions.Device) async throws -> Opening {
         try await database.withTransaction { connection in
             try await open(for: user, refreshToken: refreshToken, device: device, on: connection)
         }
     }
 
-    private func open(
+    func open(
         for user: User, refreshToken: String, device: Sessions.Device, on connection: PostgresConnection
-    ) async throws -> (session: UUID, noticed: Bool) {
+    ) async throws -> Opening {
         guard try await Users(connection).lockEnabled(user.id) else { throw HTTPError.accountDisabled }
+        let factors = SecondFactors(connection)
+        if !device.amr.contains("mfa"), try await factors.isEnrolled(user.id) {
+            let token = TokenIssuer.randomToken()
+            try await factors.openChallenge(
+                TokenIssuer.hash(token), of: user.id, device: device, seconds: Self.challengeSeconds)
+            return .challenged(mfaToken: token)
+        }
         let sessions = Sessions(connection, lifetimes)
         let known = try await sessions.isKnown(device, of: user.id)
         let session = try await sessions.open(for: user.id, refreshToken: refreshToken, device: device)
-        guard !known else { return (session, false) }
+        guard !known else { return .opened(session: session, noticed: false) }
         try await Outbox(connection).enqueue(
             mails.newSignIn(to: user.email, device: device.name, address: device.address), kind: "new-sign-in")
-        return (session, true)
+        return .opened(session: session, noticed: true)
     }
 
     // MARK: - Identities (Sign in with Apple, OpenID Connect)
 
     enum IdentitySignIn: Sendable {
         case signedIn(User, session: UUID, created: Bool, noticed: Bool)
+        /// The account has a second factor: the sign-in waits for its code.
+        case challenged(mfaToken: String)
         /// No account is linked, and the provider did not verify the token's address: nothing is
         /// linked or created with an address nobody proved (whether an account has it is not said).
         case emailUnverified
@@ -96,18 +118,22 @@ struct SignIns: Sendable {
                 try await identities.link(provider: provider, subject: claims.subject, to: userID!, email: email.address)
             }
             guard let userID, let user = try await users.user(userID) else { return .noEmail }
-            let (session, noticed) = try await open(for: user, refreshToken: refreshToken, device: device, on: connection)
-            return .signedIn(user, session: session, created: created, noticed: noticed)
+            switch try await open(for: user, refreshToken: refreshToken, device: device, on: connection) {
+            case .opened(let session, let noticed): return .signedIn(user, session: session, created: created, noticed: noticed)
+            case .challenged(let token): return .challenged(mfaToken: token)
+            }
         }
     }
 
     /// The owner of an address proved it through a provider, on an account whose address was never
     /// proven: whoever registered it first loses every way in — the password is dropped, every
-    /// session ended, every mailed link void, every other identity unlinked — and the address is
+    /// session ended, every mailed link void, every other identity and second factor removed — and the address is
     /// marked verified. The owner sets a password, if they want one, through "forgot password".
     private func claimUnproven(_ user: UUID, on connection: PostgresConnection) async throws {
         try await Users(connection).claim(user)
         try await Identities(connection).unlinkAll(of: user)
+        // A second factor enrolled by whoever registered first would lock the owner out.
+        try await SecondFactors(connection).removeAll(of: user)
         try await EmailTokens(connection).void(of: user, [.verify, .reset, .change, .cancelChange])
         try await Sessions(connection, lifetimes).end(of: user, reason: "address claimed by its owner")
     }
@@ -144,7 +170,7 @@ struct SignIns: Sendable {
     enum Rotation: Sendable {
         /// The token was exchanged for its successor (or, within the grace window, is the same
         /// client retrying: the same successor again).
-        case rotated(User, session: UUID, authenticatedAt: Date)
+        case rotated(User, session: UUID, authenticatedAt: Date, amr: [String])
         /// A used token came back: the session is revoked.
         case reused(session: UUID)
         case invalid
@@ -162,12 +188,12 @@ struct SignIns: Sendable {
             }
             if token.unused {
                 try await sessions.rotate(hash, to: successorHash, session: token.session, from: address)
-                return .rotated(token.user, session: token.session, authenticatedAt: token.authenticatedAt)
+                return .rotated(token.user, session: token.session, authenticatedAt: token.authenticatedAt, amr: token.amr)
             }
             // Used before. Within the grace window, and while its successor is still unused, it
             // is the same client retrying: answer with the same successor.
             if token.inGrace == true, try await sessions.isUnused(refreshToken: successorHash) {
-                return .rotated(token.user, session: token.session, authenticatedAt: token.authenticatedAt)
+                return .rotated(token.user, session: token.session, authenticatedAt: token.authenticatedAt, amr: token.amr)
             }
             try await sessions.end(of: token.user.id, only: token.session, reason: "refresh token reuse")
             return .reused(session: token.session)

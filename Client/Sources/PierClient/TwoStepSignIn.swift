@@ -1,0 +1,70 @@
+import Foundation
+import PierModels
+
+/// Two-step sign-in: an authenticator app (TOTP) and recovery codes.
+///
+/// A sign-in of an account with it on throws `mfa_required` with ``PierError/mfaToken``; the
+/// app asks for a code and calls ``completeSignIn(mfaToken:code:)`` within 5 minutes. Setting it
+/// up: ``setUpAuthenticatorApp(password:)`` gives a secret and its QR code, and
+/// ``confirmAuthenticatorApp(code:)`` with the app's first code turns it on and gives the ten
+/// recovery codes to show once.
+extension PierAuth {
+    /// Finishes a sign-in that threw `mfa_required`, with a code from the authenticator app or a
+    /// recovery code. Throws `invalid_code` (401: wrong or used; ask again) or `invalid_mfa_token`
+    /// (401: expired, or five wrong codes: sign in again).
+    @discardableResult
+    public func completeSignIn(mfaToken: String, code: String) async throws(PierError) -> User {
+        let body = Transport.body(MFAVerifyRequest(mfaToken: mfaToken, code: code))
+        let user = try await signIn(Call(method: "POST", path: "/auth/mfa/verify", body: body, retryable: false))
+        return user
+    }
+
+    /// The signed-in user's second factors.
+    public func twoStepStatus() async throws(PierError) -> MFAStatus {
+        try await authorized.json(MFAStatus.self, Call(method: "GET", path: "/auth/mfa", retryable: true))
+    }
+
+    /// A new authenticator-app secret: show ``TOTPEnrolment/qrCode`` (SVG) or open
+    /// ``TOTPEnrolment/uri``, then confirm with the app's first code. Needs `password` (or `code`,
+    /// when a factor exists) unless the user signed in within 5 minutes; `email_unverified` (403)
+    /// until the address is proven.
+    public func setUpAuthenticatorApp(password: String? = nil) async throws(PierError) -> TOTPEnrolment {
+        try await authorized.json(
+            TOTPEnrolment.self,
+            Call(
+                method: "POST", path: "/auth/mfa/totp", body: Transport.body(ReauthenticationRequest(password: password)),
+                retryable: false))
+    }
+
+    /// Turns two-step sign-in on with the app's first code: the ten recovery codes to show the
+    /// user once (`invalid_code`, 422, when the code is wrong). Other devices are signed out;
+    /// this session's next refresh carries the second factor.
+    public func confirmAuthenticatorApp(code: String) async throws(PierError) -> [String] {
+        try await authorized.json(
+            RecoveryCodes.self,
+            Call(
+                method: "POST", path: "/auth/mfa/totp/confirm", body: Transport.body(MFACodeRequest(code: code)), retryable: false
+            )
+        ).codes
+    }
+
+    /// Ten new recovery codes; the old ones stop working. Needs a code unless the user signed in
+    /// with one within 5 minutes.
+    public func newRecoveryCodes(code: String? = nil) async throws(PierError) -> [String] {
+        try await authorized.json(
+            RecoveryCodes.self,
+            Call(
+                method: "POST", path: "/auth/mfa/recovery-codes", body: Transport.body(ReauthenticationRequest(code: code)),
+                retryable: false)
+        ).codes
+    }
+
+    /// Turns two-step sign-in off (the owner is mailed). Needs a code unless the user signed in
+    /// with one within 5 minutes.
+    public func turnOffTwoStep(code: String? = nil) async throws(PierError) {
+        _ = try await authorized.send(
+            Call(
+                method: "DELETE", path: "/auth/mfa/totp", body: Transport.body(ReauthenticationRequest(code: code)),
+                retryable: false))
+    }
+}

@@ -1,0 +1,95 @@
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+/// `/auth/mfa…`: the caller's second factors. Setting up an authenticator app, new recovery codes
+/// and removal are sensitive actions (``Reauthentication``); enrolment needs a proven address
+/// (one registered by someone else before its owner came must not get a factor that would lock
+/// the owner out).
+struct SecondFactorController: Sendable {
+    let useCases: AuthUseCases
+    let reauthentication: Reauthentication
+    let logger: Logger
+
+    /// `GET /auth/mfa`.
+    func status(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<MFAStatus> {
+        JSONResponse(try await SecondFactors(useCases.database).status(of: try context.caller().userID))
+    }
+
+    /// `POST /auth/mfa/totp`: a new secret for the authenticator app (its URI and QR code), to
+    /// confirm with a code.
+    func offer(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
+        -> Response
+    {
+        let principal = try context.caller()
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        let user = try await caller(principal)
+        guard user.emailVerified else {
+            throw HTTPError(
+                403, code: .emailUnverified, detail: "Confirm your email address before setting up two-step sign-in.")
+        }
+        switch try await useCases.secondFactors.offer(to: user) {
+        case .offered(let enrolment):
+            return try .json(enrolment, status: 201, headers: ["Cache-Control": "no-store"])
+        case .alreadyEnabled:
+            throw HTTPError.conflict("An authenticator app is set up already: remove it first to set up another.")
+        }
+    }
+
+    /// `POST /auth/mfa/totp/confirm {code}`: the app's first code turns two-step sign-in on and
+    /// answers the ten recovery codes, shown this once.
+    func confirm(_ request: Request, _ context: ServiceRequestContext, _ body: MFACodeRequest) async throws -> Response {
+        let principal = try context.caller()
+        let user = try await caller(principal)
+        switch try await useCases.secondFactors.confirm(user, code: body.code, session: principal.sessionID) {
+        case .confirmed(let codes):
+            logger.info("second factor enabled", [("user_id", .string(user.id.text()))])
+            return try .json(RecoveryCodes(codes: codes), headers: ["Cache-Control": "no-store"])
+        case .nothingOffered:
+            throw HTTPError.conflict("No authenticator app is being set up: ask for a secret first (POST /auth/mfa/totp).")
+        case .alreadyEnabled:
+            throw HTTPError.conflict("The authenticator app is set up already.")
+        case .wrongCode:
+            throw HTTPError.invalid(
+                [.init(field: "code", message: "is not the app's current code: check the phone's clock and try the next one")],
+                code: .invalidCode)
+        case .wait(let seconds):
+            throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many wrong codes; try again in \(seconds) s.")
+        }
+    }
+
+    /// `POST /auth/mfa/recovery-codes`: ten new recovery codes; the old ones stop working.
+    func replaceRecoveryCodes(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?)
+        async throws -> Response
+    {
+        let principal = try context.caller()
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        guard let codes = try await useCases.secondFactors.replaceRecoveryCodes(of: principal.userID) else {
+            throw HTTPError.notFound("Two-step sign-in is off: there are no recovery codes to replace.")
+        }
+        logger.info("recovery codes replaced", [("user_id", .string(principal.userID.text()))])
+        return try .json(RecoveryCodes(codes: codes), headers: ["Cache-Control": "no-store"])
+    }
+
+    /// `DELETE /auth/mfa/totp`: two-step sign-in off (the app and the recovery codes removed).
+    func remove(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
+        -> Response
+    {
+        let principal = try context.caller()
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        guard try await useCases.secondFactors.remove(try await caller(principal)) else {
+            throw HTTPError.notFound("Two-step sign-in is off already.")
+        }
+        logger.info("second factor removed", [("user_id", .string(principal.userID.text()))])
+        return .noContent
+    }
+
+    private func caller(_ principal: Principal) async throws -> User {
+        guard let user = try await useCases.users.user(principal.userID) else {
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        }
+        return user
+    }
+}

@@ -1,0 +1,257 @@
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierQR
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A second factor's flows, each a unit of work: enrolling an authenticator app (TOTP, RFC 6238)
+/// and confirming it with a first code, completing a sign-in that a first factor left waiting
+/// (the MFA token), re-authenticating with a code, new recovery codes, and removal.
+///
+/// What each ends: confirming signs out every other session (one that got in on a password
+/// alone would outlive the rule the owner just set); removal ends the sign-ins waiting for a
+/// code; a reset or change of password, or "sign out everywhere", ends those too (``Sessions``).
+/// Wrong codes back off per account like passwords (``LoginThrottle``), under a key a right
+/// password does not reset, and five end an MFA token.
+struct SecondFactorFlows: Sendable {
+    let database: PostgresPool
+    let lifetimes: Sessions.Lifetimes
+    let mails: Mails
+    let signIns: SignIns
+    /// Seals the authenticator apps' secrets (`PIER_AUTH_MFA_KEY_FILE`).
+    let box: SecretBox
+    let throttle: LoginThrottle
+    /// The issuer authenticator apps show beside the code (`PIER_APP_NAME`).
+    let issuer: String
+
+    /// Wrong codes that end an MFA token.
+    static let challengeFailureLimit = 5
+    /// What a code adds to the session's `amr`.
+    static let codeAMR = ["otp", "mfa"]
+
+    /// What proved the second factor.
+    enum Proof: Sendable, Equatable {
+        case totp
+        /// A recovery code, spent; this many are left.
+        case recoveryCode(left: Int)
+    }
+
+    // MARK: - Enrolment
+
+    enum Offer: Sendable {
+        case offered(TOTPEnrolment)
+        case alreadyEnabled
+    }
+
+    /// A new authenticator-app secret for `user`, replacing one offered and never confirmed.
+    /// Nothing changes at sign-in until ``confirm(_:code:session:)``.
+    func offer(to user: User) async throws -> Offer {
+        let totp = TOTP.generate()
+        let sealed = try box.seal(totp.secret, context: Self.context(user.id))
+        return try await database.withTransaction { connection in
+            let factors = SecondFactors(connection)
+            if let factor = try await factors.lockTOTP(of: user.id), factor.confirmed { return .alreadyEnabled }
+            try await factors.offer(sealed, to: user.id)
+            let uri = totp.uri(issuer: issuer, account: user.email)
+            return .offered(TOTPEnrolment(secret: Base32.encode(totp.secret), uri: uri, qrCode: QRCode(uri)?.svg ?? ""))
+        }
+    }
+
+    enum Confirmation: Sendable {
+        case confirmed(recoveryCodes: [String])
+        case nothingOffered
+        case alreadyEnabled
+        case wrongCode
+        case wait(Int)
+    }
+
+    /// Confirms the secret offered with a first code from the app: from now on sign-ins ask for a
+    /// code. Every other session is ended, the caller's gains `otp` and `mfa`, ten recovery
+    /// codes are made, and a notice is mailed.
+    func confirm(_ user: User, code: String, session: UUID?) async throws -> Confirmation {
+        try await database.withTransaction { connection in
+            let factors = SecondFactors(connection)
+            guard let factor = try await factors.lockTOTP(of: user.id) else { return .nothingOffered }
+            guard !factor.confirmed else { return .alreadyEnabled }
+            if let wait = try await throttle.codeWait(of: user.id, on: connection) { return .wait(wait) }
+            let secret = try box.open(factor.sealedSecret, context: Self.context(user.id))
+            guard let step = TOTP(secret: secret).matchingStep(Self.digits(code), at: Self.now(), after: nil) else {
+                try await throttle.recordCodeFailure(of: user.id, on: connection)
+                return .wrongCode
+            }
+            try await throttle.resetCodes(of: user.id, on: connection)
+            try await factors.accepted(step: step, of: user.id)
+            let codes = try await newRecoveryCodes(for: user.id, on: connection)
+            let sessions = Sessions(connection, lifetimes)
+            try await sessions.end(of: user.id, keeping: session, reason: "second factor enabled")
+            if let session { try await sessions.reauthenticated(session, adding: Self.codeAMR) }
+            try await Outbox(connection).enqueue(mails.secondFactorEnabled(to: user.email), kind: "mfa-enabled")
+            return .confirmed(recoveryCodes: codes)
+        }
+    }
+
+    /// New recovery codes in place of the old ones; nil without a confirmed second factor.
+    func replaceRecoveryCodes(of user: UUID) async throws -> [String]? {
+        try await database.withTransaction { connection in
+            guard try await SecondFactors(connection).isEnrolled(user) else { return nil }
+            return try await newRecoveryCodes(for: user, on: connection)
+        }
+    }
+
+    /// Removes the app, the recovery codes and the sign-ins waiting for a code, and mails a
+    /// notice. False when there was no confirmed second factor (an offer is dropped all the same).
+    func remove(_ user: User) async throws -> Bool {
+        try await database.withTransaction { connection in
+            guard try await SecondFactors(connection).removeAll(of: user.id) else { return false }
+            try await Outbox(connection).enqueue(mails.secondFactorDisabled(to: user.email), kind: "mfa-disabled")
+            return true
+        }
+    }
+
+    // MARK: - Sign-in and re-authentication
+
+    enum Completion: Sendable {
+        case signedIn(User, session: UUID, device: Sessions.Device, noticed: Bool)
+        /// Unknown, expired, used, or ended by wrong codes.
+        case invalidToken
+        case wrongCode
+        case wait(Int)
+    }
+
+    /// Completes the sign-in waiting under `mfaToken` with `code`: a session whose `amr` is the
+    /// first factor's and `otp`, `mfa`. A wrong code counts against the token and the account.
+    func complete(mfaToken: String, code: String, refreshToken: String, address: String) async throws -> Completion {
+        let hash = TokenIssuer.hash(mfaToken)
+        return try await database.withTransaction { connection in
+            let factors = SecondFactors(connection)
+            guard let challenge = try await factors.lockChallenge(hash), challenge.live else { return .invalidToken }
+            if let wait = try await throttle.codeWait(of: challenge.user, on: connection) { return .wait(wait) }
+            guard let proof = try await check(code, of: challenge.user, on: connection) else {
+                try await factors.challengeFailed(hash, limit: Self.challengeFailureLimit)
+                try await throttle.recordCodeFailure(of: challenge.user, on: connection)
+                return .wrongCode
+            }
+            try await throttle.resetCodes(of: challenge.user, on: connection)
+            try await factors.endChallenge(hash)
+            guard let user = try await Users(connection).user(challenge.user) else { return .invalidToken }
+            let device = Sessions.Device(
+                name: challenge.deviceName, address: address, amr: Array(Set(challenge.amr + Self.codeAMR)).sorted())
+            if case .recoveryCode(let left) = proof {
+                try await Outbox(connection).enqueue(
+                    mails.recoveryCodeUsed(to: user.email, left: left), kind: "recovery-code-used")
+            }
+            switch try await signIns.open(for: user, refreshToken: refreshToken, device: device, on: connection) {
+            case .opened(let session, let noticed): return .signedIn(user, session: session, device: device, noticed: noticed)
+            case .challenged: return .invalidToken
+            }
+        }
+    }
+
+    enum CodeCheck: Sendable {
+        /// Right: the session's new `auth_time` and `amr` (nil without a live session).
+        case right((at: Date, amr: [String])?)
+        case wrong
+        case wait(Int)
+    }
+
+    /// Re-authentication with a code: the session counts as just signed in, with a second factor.
+    func reauthenticate(_ user: User, session: UUID?, code: String) async throws -> CodeCheck {
+        try await database.withTransaction { connection in
+            if let wait = try await throttle.codeWait(of: user.id, on: connection) { return .wait(wait) }
+            guard let proof = try await check(code, of: user.id, on: connection) else {
+                try await throttle.recordCodeFailure(of: user.id, on: connection)
+                return .wrong
+            }
+            try await throttle.resetCodes(of: user.id, on: connection)
+            if case .recoveryCode(let left) = proof {
+                try await Outbox(connection).enqueue(
+                    mails.recoveryCodeUsed(to: user.email, left: left), kind: "recovery-code-used")
+            }
+            guard let session else { return .right(nil) }
+            return .right(try await Sessions(connection, lifetimes).reauthenticated(session, adding: Self.codeAMR))
+        }
+    }
+
+    /// Checks `code` against the account's confirmed app (six digits: a step not used before,
+    /// then recorded as used) or its unused recovery codes (spent); nil when it is neither.
+    private func check(_ code: String, of user: UUID, on connection: PostgresConnection) async throws -> Proof? {
+        let factors = SecondFactors(connection)
+        let digits = Self.digits(code)
+        if digits.utf8.count == TOTP.digits {
+            guard let factor = try await factors.lockTOTP(of: user), factor.confirmed else { return nil }
+            let secret = try box.open(factor.sealedSecret, context: Self.context(user))
+            guard let step = TOTP(secret: secret).matchingStep(digits, at: Self.now(), after: factor.lastStep) else {
+                return nil
+            }
+            try await factors.accepted(step: step, of: user)
+            return .totp
+        }
+        guard let normalized = Self.recoveryCode(code),
+            try await factors.spendRecoveryCode(of: user, hash: Self.recoveryHash(normalized, of: user))
+        else { return nil }
+        return .recoveryCode(left: try await factors.status(of: user).recoveryCodesLeft)
+    }
+
+    // MARK: - Recovery codes
+
+    /// Ten new codes, stored hashed in place of the old ones.
+    private func newRecoveryCodes(for user: UUID, on connection: PostgresConnection) async throws -> [String] {
+        let codes = (0..<10).map { _ in Self.newRecoveryCode() }
+        try await SecondFactors(connection).replaceRecoveryCodes(
+            of: user, with: codes.map { Self.recoveryHash(Self.recoveryCode($0)!, of: user) })
+        return codes
+    }
+
+    /// 60 random bits as 12 Base32 letters and digits, shown `xxxx-xxxx-xxxx`.
+    static func newRecoveryCode() -> String {
+        let letters = Array(Base32.encode(SecureRandom.bytes(8)).lowercased().prefix(12))
+        return String(letters[0..<4]) + "-" + String(letters[4..<8]) + "-" + String(letters[8..<12])
+    }
+
+    /// A recovery code as typed, without dashes, spaces and case; nil when it cannot be one.
+    static func recoveryCode(_ typed: String) -> String? {
+        let kept = typed.lowercased().filter { $0 != "-" && $0 != " " }
+        guard kept.count == 12, kept.allSatisfy({ ("a"..."z").contains($0) || ("2"..."7").contains($0) }) else {
+            return nil
+        }
+        return kept
+    }
+
+    /// What is stored of a recovery code: bound to its account, so one table of hashes serves
+    /// no other.
+    static func recoveryHash(_ normalized: String, of user: UUID) -> [UInt8] {
+        SHA256.hash("pier recovery code\u{0}" + user.text() + "\u{0}" + normalized)
+    }
+
+    // MARK: - Helpers
+
+    /// A TOTP code as typed, spaces dropped (`123 456`).
+    static func digits(_ code: String) -> String { code.filter { $0 != " " } }
+
+    /// What a sealed secret is bound to: its account.
+    static func context(_ user: UUID) -> [UInt8] { Array(("totp\u{0}" + user.text()).utf8) }
+
+    static func now() -> Int { Int(Date().timeIntervalSince1970) }
+}
+
+extension HTTPError {
+    /// 401 `mfa_required`: the first factor was right; the problem's `mfaToken` and a code
+    /// complete the sign-in (`POST /auth/mfa/verify`).
+    static func mfaRequired(_ token: String) -> HTTPError {
+        let detail = "Enter a code from your authenticator app, or a recovery code, to finish signing in."
+        var error = HTTPError(
+            401, code: .mfaRequired, detail: detail,
+            headers: ["WWW-Authenticate": "Bearer error=\"insufficient_user_authentication\", error_description=\"\(detail)\""])
+        error.problem.mfaToken = token
+        error.problem.factors = ["totp", "recovery_code"]
+        return error
+    }
+}

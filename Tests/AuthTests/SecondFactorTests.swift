@@ -1,0 +1,271 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+import PierTestSupport
+import Testing
+
+@testable import AuthService
+
+/// Two-step sign-in with an authenticator app (TOTP) and recovery codes, through HTTP: the codes
+/// are computed here from the secret the service hands out, at the real clock, as an app would.
+@Suite(.serialized) struct SecondFactorTests {
+    let takeover = TakeoverTests()
+    static let password = TakeoverTests.password
+
+    func withService(settings: [String: String] = [:], _ body: (AuthHarness) async throws -> Void) async throws {
+        try await AuthHarness.with(database: "pier_test_auth_mfa", settings: settings, body)
+    }
+
+    /// The code of `step` steps from now, as the app shows it.
+    static func code(_ secret: [UInt8], step offset: Int = 0) -> String {
+        TOTP(secret: secret).code(step: TOTP.step(at: Int(Date().timeIntervalSince1970)) + offset)
+    }
+
+    static func claims(_ token: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(try JWS(compact: token).payload)) as? [String: Any])
+    }
+
+    /// An account with a proven address, signed in; with `enrolled`, its app set up (the code of
+    /// the current step spent) and its recovery codes.
+    func account(_ auth: AuthHarness, role: AccountRole = .user) async throws
+        -> (session: AuthSession, email: String, secret: [UInt8], recovery: [String])
+    {
+        let (_, email) = try await auth.register(TakeoverTests.email("mfa"))
+        try await auth.pool.execute(
+            "UPDATE auth.users SET email_verified_at = now(), role = \(role.rawValue) WHERE email = \(email)")
+        let session = try await takeover.login(auth, email).decode(AuthSession.self)
+        let offered = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken)
+        #expect(offered.status == 201, "\(offered.text)")
+        let enrolment = try offered.decode(TOTPEnrolment.self)
+        let secret = try #require(Base32.decode(enrolment.secret))
+        let confirmed = try await auth.send(
+            "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(secret))"}"#, token: session.accessToken)
+        #expect(confirmed.status == 200, "\(confirmed.text)")
+        return (session, email, secret, try confirmed.decode(RecoveryCodes.self).codes)
+    }
+
+    /// Signs in with the password: the MFA token the answer asks a code for.
+    func challenge(_ auth: AuthHarness, _ email: String) async throws -> String {
+        let reply = try await takeover.login(auth, email)
+        #expect(reply.status == 401 && reply.problem?.code == .mfaRequired, "\(reply.text)")
+        #expect(reply.problem?.factors == ["totp", "recovery_code"])
+        return try #require(reply.problem?.mfaToken)
+    }
+
+    func verify(_ auth: AuthHarness, _ token: String, _ code: String) async throws -> Reply {
+        try await auth.send("POST", "/auth/mfa/verify", json: #"{"mfaToken":"\#(token)","code":"\#(code)"}"#)
+    }
+
+    @Test func enrolmentOffersASecretThatAConfirmingCodeTurnsOn() async throws {
+        try await withService { auth in
+            let (_, email) = try await auth.register(TakeoverTests.email("mfa"))
+            try await auth.pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
+            let session = try await takeover.login(auth, email).decode(AuthSession.self)
+            let other = try await takeover.login(auth, email).decode(AuthSession.self)
+            let offered = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken)
+            #expect(offered.status == 201 && offered.headers["Cache-Control"] == "no-store")
+            let enrolment = try offered.decode(TOTPEnrolment.self)
+            let secret = try #require(Base32.decode(enrolment.secret))
+            #expect(secret.count == 20)
+            #expect(enrolment.uri.hasPrefix("otpauth://totp/Pier:mfa-") && enrolment.uri.contains("secret=\(enrolment.secret)"))
+            #expect(enrolment.qrCode.hasPrefix("<svg") && enrolment.qrCode.hasSuffix("</svg>"))
+            // Offered, not confirmed: a sign-in asks nothing more.
+            #expect(try await takeover.login(auth, email).status == 200)
+            let wrong = try await auth.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(secret, step: 5))"}"#, token: session.accessToken)
+            #expect(wrong.status == 422 && wrong.problem?.code == .invalidCode && wrong.problem?.errors?.first?.field == "code")
+            let confirmed = try await auth.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(secret))"}"#, token: session.accessToken)
+            #expect(confirmed.status == 200, "\(confirmed.text)")
+            let codes = try confirmed.decode(RecoveryCodes.self).codes
+            #expect(codes.count == 10 && Set(codes).count == 10)
+            #expect(codes.allSatisfy { $0.count == 14 && $0.split(separator: "-").count == 3 })
+            // Every other session ended; this one goes on, its refresh now carrying the code.
+            #expect(try await takeover.refresh(auth, other) == 401)
+            let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+            #expect(refreshed.status == 200)
+            let claims = try Self.claims(try refreshed.decode(AuthSession.self).accessToken)
+            #expect(claims["acr"] as? String == "aal2")
+            #expect(Set(claims["amr"] as? [String] ?? []) == ["pwd", "otp", "mfa"])
+            let status = try await auth.send("GET", "/auth/mfa", token: session.accessToken).decode(MFAStatus.self)
+            #expect(status.totpEnabledAt != nil && status.recoveryCodesLeft == 10)
+            #expect(
+                await eventually {
+                    auth.mails(to: email).contains { ($0.headers["subject"] ?? "").contains("Two-step sign-in is on") }
+                })
+            // A second app while one is set up: refused (to a token that carries the code; the
+            // one from before the code is stale and must re-authenticate first).
+            #expect(try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken).status == 401)
+            let current = try refreshed.decode(AuthSession.self).accessToken
+            #expect(try await auth.send("POST", "/auth/mfa/totp", token: current).status == 409)
+        }
+    }
+
+    @Test func thePasswordAloneGivesNoTokenAndEachCodeWorksOnce() async throws {
+        try await withService { auth in
+            let (_, email, secret, _) = try await account(auth)
+            let first = try await challenge(auth, email)
+            let refused = try await takeover.login(auth, email)
+            #expect(!refused.text.contains("accessToken") && !refused.text.contains("refreshToken"))
+            // The code confirming enrolment was spent on its step: not again.
+            let spent = try await verify(auth, first, Self.code(secret))
+            #expect(spent.status == 401 && spent.problem?.code == .invalidCode, "\(spent.text)")
+            // A code two steps old is outside the window.
+            #expect(try await verify(auth, first, Self.code(secret, step: -2)).problem?.code == .invalidCode)
+            let next = Self.code(secret, step: 1)
+            let signedIn = try await verify(auth, first, next)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let session = try signedIn.decode(AuthSession.self)
+            #expect(session.deviceToken != nil)
+            let claims = try Self.claims(session.accessToken)
+            #expect(claims["acr"] as? String == "aal2")
+            #expect(Set(claims["amr"] as? [String] ?? []) == ["pwd", "otp", "mfa"])
+            // The MFA token is spent; the same code on a new sign-in is refused.
+            #expect(try await verify(auth, first, next).problem?.code == .invalidMFAToken)
+            #expect(try await verify(auth, try await challenge(auth, email), next).problem?.code == .invalidCode)
+            #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
+        }
+    }
+
+    @Test func aRecoveryCodeWorksOnceAndTellsTheOwner() async throws {
+        try await withService { auth in
+            let (_, email, _, recovery) = try await account(auth)
+            let typed = recovery[3].uppercased().replacingOccurrences(of: "-", with: " ")
+            let signedIn = try await verify(auth, try await challenge(auth, email), typed)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let session = try signedIn.decode(AuthSession.self)
+            #expect(try await verify(auth, try await challenge(auth, email), recovery[3]).problem?.code == .invalidCode)
+            let status = try await auth.send("GET", "/auth/mfa", token: session.accessToken).decode(MFAStatus.self)
+            #expect(status.recoveryCodesLeft == 9)
+            #expect(await eventually { auth.mails(to: email).contains { $0.text.contains("9 are left") } })
+            // New codes replace the old ones (a recent sign-in with a code is the confirmation).
+            let renewed = try await auth.send("POST", "/auth/mfa/recovery-codes", token: session.accessToken)
+            #expect(renewed.status == 200, "\(renewed.text)")
+            #expect(try await verify(auth, try await challenge(auth, email), recovery[4]).problem?.code == .invalidCode)
+            let fresh = try renewed.decode(RecoveryCodes.self).codes
+            #expect(try await verify(auth, try await challenge(auth, email), fresh[0]).status == 200)
+        }
+    }
+
+    /// Five wrong codes end the MFA token (the right code then finds nothing); wrong codes also
+    /// back off per account, and a right password does not clear them.
+    @Test func wrongCodesEndTheTokenAndBackOffPerAccount() async throws {
+        try await withService(settings: ["PIER_AUTH_THROTTLE_ACCOUNT": "8"]) { auth in
+            let (_, email, secret, _) = try await account(auth)
+            let token = try await challenge(auth, email)
+            for _ in 0..<5 { #expect(try await verify(auth, token, "000000").problem?.code == .invalidCode) }
+            #expect(try await verify(auth, token, Self.code(secret, step: 1)).problem?.code == .invalidMFAToken)
+            // Three more on new tokens reach the account's limit of eight: the next waits.
+            for _ in 0..<3 { _ = try await verify(auth, try await challenge(auth, email), "000000") }
+            let waiting = try await verify(auth, try await challenge(auth, email), Self.code(secret, step: 1))
+            #expect(waiting.status == 429 && waiting.headers["Retry-After"] != nil, "\(waiting.text)")
+            #expect(
+                await eventually(timeout: .seconds(10)) {
+                    (try? await verify(auth, try await challenge(auth, email), Self.code(secret, step: 1)).status) == 200
+                })
+        }
+    }
+
+    /// A sign-in waiting for its code ends with "sign out everywhere" (and so with a password
+    /// change or reset): someone who learned the password cannot finish it later.
+    @Test func signingOutEverywhereEndsASignInWaitingForItsCode() async throws {
+        try await withService { auth in
+            let (session, email, secret, _) = try await account(auth)
+            let token = try await challenge(auth, email)
+            #expect(try await auth.send("POST", "/auth/logout/all", token: session.accessToken).status == 204)
+            #expect(try await verify(auth, token, Self.code(secret, step: 1)).problem?.code == .invalidMFAToken)
+        }
+    }
+
+    /// On an account with a second factor the password no longer re-authenticates: a code does.
+    /// Removing the factor needs it, mails the owner, and sign-ins ask only the password again.
+    @Test func reauthenticationTakesACodeAndRemovalTurnsItOff() async throws {
+        try await withService { auth in
+            let (session, email, secret, recovery) = try await account(auth)
+            let byPassword = try await auth.send(
+                "POST", "/auth/reauthenticate", json: #"{"password":"\#(Self.password)"}"#, token: session.accessToken)
+            #expect(byPassword.status == 401 && byPassword.problem?.code == .reauthenticationRequired)
+            let byWrongCode = try await auth.send(
+                "POST", "/auth/reauthenticate", json: #"{"code":"\#(Self.code(secret, step: 7))"}"#, token: session.accessToken)
+            #expect(byWrongCode.status == 401 && byWrongCode.problem?.code == .reauthenticationRequired)
+            let byCode = try await auth.send(
+                "POST", "/auth/reauthenticate", json: #"{"code":"\#(recovery[0])"}"#, token: session.accessToken)
+            #expect(byCode.status == 200, "\(byCode.text)")
+            let stepUp = try byCode.decode(StepUpToken.self).accessToken
+            #expect(try Self.claims(stepUp)["acr"] as? String == "aal2")
+            #expect(try await auth.send("DELETE", "/auth/mfa/totp", token: stepUp).status == 204)
+            #expect(try await auth.send("DELETE", "/auth/mfa/totp", token: stepUp).status == 404)
+            #expect(try await takeover.login(auth, email).status == 200)
+            #expect(
+                await eventually {
+                    auth.mails(to: email).contains { ($0.headers["subject"] ?? "").contains("Two-step sign-in is off") }
+                })
+            #expect(try await auth.pool.query("SELECT 1 FROM auth.recovery_codes").isEmpty)
+        }
+    }
+
+    /// An address never proven cannot get a second factor: whoever registered it first would
+    /// lock its owner out of the account they claim through a reset or Sign in with Apple.
+    @Test func anUnprovenAddressCannotEnrol() async throws {
+        try await withService { auth in
+            let (session, _) = try await auth.register(TakeoverTests.email("squatter"))
+            let offered = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken)
+            #expect(offered.status == 403 && offered.problem?.code == .emailUnverified)
+            let confirm = try await auth.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"123456"}"#, token: session.accessToken)
+            #expect(confirm.status == 409)
+        }
+    }
+
+    /// With `PIER_AUTH_REQUIRE_MFA_FOR_ROLES`, a team member who signed in without a second
+    /// factor is refused by every team route (403 `mfa_enrolment_required`) but keeps their own
+    /// account's routes, enrols, and is let through once signed in with a code.
+    @Test func staffWithoutASecondFactorMustEnrolFirst() async throws {
+        try await withService(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "admin,support"]) { auth in
+            let (_, email) = try await auth.register(TakeoverTests.email("support"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(email)")
+            let session = try await takeover.login(auth, email).decode(AuthSession.self)
+            #expect(try Self.claims(session.accessToken)["mfa_enrolment_required"] as? Bool == true)
+            let id = session.user.id
+            for path in [
+                "/auth/users", "/auth/users/stats", "/auth/users/\(id)", "/auth/users/\(id)/sessions",
+                "/auth/users/\(id)/identities", "/auth/users/\(id)/export", "/auth/audit",
+            ] {
+                let reply = try await auth.send("GET", path, token: session.accessToken)
+                #expect(reply.status == 403 && reply.problem?.code == .mfaEnrolmentRequired, "\(path): \(reply.text)")
+            }
+            #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
+            let enrolment = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken).decode(TOTPEnrolment.self)
+            let secret = try #require(Base32.decode(enrolment.secret))
+            let confirmed = try await auth.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(secret))"}"#, token: session.accessToken)
+            #expect(confirmed.status == 200)
+            let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+                .decode(AuthSession.self)
+            #expect(try Self.claims(refreshed.accessToken)["mfa_enrolment_required"] == nil)
+            let listed = try await auth.send("GET", "/auth/users?q=\(email)", token: refreshed.accessToken)
+            #expect(listed.status == 200, "\(listed.text)")
+            let signedIn = try await verify(auth, try await challenge(auth, email), Self.code(secret, step: 1))
+            #expect(
+                try await auth.send("GET", "/auth/audit", token: try signedIn.decode(AuthSession.self).accessToken).status == 200)
+        }
+    }
+
+    @Test func malformedVerificationsAreNamedNeverServerErrors() async throws {
+        try await withService { auth in
+            for body in [
+                "{}", #"{"mfaToken":"x"}"#, #"{"code":"1"}"#, #"{"mfaToken":1,"code":"1"}"#,
+                #"{"mfaToken":"\#(String(repeating: "a", count: 5000))","code":"123456"}"#,
+                #"{"mfaToken":"x","code":"\#(String(repeating: "9", count: 5000))"}"#, #"{"mfaToken":"x","code":"12345\u0000"}"#,
+            ] {
+                let reply = try await auth.send("POST", "/auth/mfa/verify", json: body)
+                #expect([401, 422].contains(reply.status) && reply.problem?.code != nil, "\(body.prefix(60)): \(reply.text)")
+            }
+        }
+    }
+}
