@@ -370,6 +370,41 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// A team member with two-step sign-in: the password leads to the code form, a wrong code
+    /// keeps it, the right one opens the console; the MFA token never reaches a cookie.
+    @Test func aTeamMemberWithTwoStepSignInGivesTheCode() async throws {
+        try await withStack(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "support,admin"]) { stack in
+            let (session, email) = try await account(stack, .support)
+            let enrolment = try await stack.api.send("POST", "/auth/mfa/totp", token: session.accessToken)
+                .decode(TOTPEnrolment.self)
+            let totp = TOTP(secret: try #require(Base32.decode(enrolment.secret)))
+            let now = TOTP.step(at: Int(Date().timeIntervalSince1970))
+            let confirmed = try await stack.api.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(totp.code(step: now))"}"#, token: session.accessToken)
+            #expect(confirmed.status == 200, "\(confirmed.text)")
+            let browser = Browser(base: stack.base)
+            let asked = try await browser.signIn(email, Self.password)
+            #expect(asked.status == 200 && asked.text.contains("Two-step sign-in"), "\(asked.status)")
+            let token = try #require(asked.field("mfaToken"))
+            #expect(!browser.cookies.values.contains(token))
+            #expect(try await browser.get("/console/inbox").status == 303, "no console session yet")
+            let wrong = try await browser.post(
+                "/console/sign-in/code",
+                [("form", asked.field("form") ?? ""), ("mfaToken", token), ("code", "000000"), ("next", "")])
+            #expect(wrong.status == 401 && wrong.text.contains("not correct"))
+            let right = try await browser.post(
+                "/console/sign-in/code",
+                [("form", wrong.field("form") ?? ""), ("mfaToken", token), ("code", totp.code(step: now + 1)), ("next", "")])
+            #expect(right.status == 303 && right.location == "/console/inbox", "\(right.status) \(right.text.prefix(300))")
+            let inbox = try await browser.get("/console/inbox")
+            #expect(inbox.status == 200, "\(inbox.text.prefix(300))")
+            // Without its form value, or with a spent token, the code form starts over.
+            let replayed = try await browser.post(
+                "/console/sign-in/code", [("form", "x"), ("mfaToken", token), ("code", totp.code(step: now + 1))])
+            #expect(replayed.status == 403)
+        }
+    }
+
     /// What the app's users typed reaches the pages as text: markup, attribute breakers,
     /// `javascript:` and bidirectional overrides, in the message, the name, the metadata, the
     /// tags and the display name.

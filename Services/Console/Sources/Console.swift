@@ -294,6 +294,7 @@ struct Console: Sendable {
         }
         router.get("/console/sign-in", open { try await signIn.form($0) })
         router.post("/console/sign-in", open { try await signIn.submit($0) })
+        router.post("/console/sign-in/code", open { try await signIn.submitCode($0) })
         router.post("/console/sign-out") { request, context in try await staff(signIn.signOut)(request, context) }
         router.get("/console/inbox") { try await staff(feedback.inbox)($0, $1) }
         router.post("/console/inbox") { try await staff(feedback.bulk)($0, $1) }

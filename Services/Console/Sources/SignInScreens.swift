@@ -42,12 +42,17 @@ struct SignInScreens: Sendable {
         return response
     }
 
+    /// The double-submitted value of the form matches its cookie, from this origin.
+    private func submitted(_ request: Request, _ form: [String: String]) -> Bool {
+        guard console.sameOrigin(request), let nonce = form["form"],
+            let cookie = console.cookie(console.preCookieName, in: request)
+        else { return false }
+        return !nonce.isEmpty && constantTimeEquals(Array(nonce.utf8), Array(cookie.utf8))
+    }
+
     func submit(_ request: Request) async throws -> Response {
         let form = try request.form() ?? [:]
-        guard console.sameOrigin(request), let nonce = form["form"],
-            let cookie = console.cookie(console.preCookieName, in: request),
-            !nonce.isEmpty, constantTimeEquals(Array(nonce.utf8), Array(cookie.utf8))
-        else {
+        guard submitted(request, form) else {
             return try await self.form(request, error: "The form had expired; sign in again.", status: 403)
         }
         let email = form["email"] ?? ""
@@ -55,6 +60,9 @@ struct SignInScreens: Sendable {
         let agent = (request.headers["User-Agent"] ?? "browser").prefix(60)
         let login = LoginRequest(email: email, password: password, deviceName: "Pier console (\(Self.browser(String(agent))))")
         let reply = try await console.api.send("POST", "/auth/login", json: try console.api.json(login), from: request)
+        if reply.problem?.code == .mfaRequired, let token = reply.problem?.mfaToken {
+            return codeForm(mfaToken: token, next: Self.next(form["next"]))
+        }
         guard reply.ok, let tokens = try? reply.decode(AuthSession.self) else {
             let problem = reply.problem
             let message =
@@ -65,6 +73,62 @@ struct SignInScreens: Sendable {
                 }
             return try await self.form(request, error: message, status: [403, 429].contains(reply.status) ? reply.status : 401)
         }
+        return try await signedIn(tokens, request, next: form["next"])
+    }
+
+    /// The second step of an account with two-step sign-in: a code for the MFA token the password
+    /// earned (it lives 5 minutes; five wrong codes end it).
+    func codeForm(mfaToken: String, next: String, error: String? = nil, status: Int = 200) -> Response {
+        let nonce = Base64.urlEncoded(SecureRandom.bytes(24))
+        let problem: HTML = error.map { "<p class=\"problem\" role=\"alert\">\($0)</p>" } ?? .empty
+        var response = console.page(
+            status: status, title: "Two-step sign-in", session: nil,
+            """
+            <div class="signin">
+            <h1>Two-step sign-in</h1>
+            \(problem)
+            <form method="post" action="/console/sign-in/code">
+            <input type="hidden" name="form" value="\(nonce)">
+            <input type="hidden" name="next" value="\(next)">
+            <input type="hidden" name="mfaToken" value="\(mfaToken)">
+            <label>Code from your authenticator app, or a recovery code
+            <input name="code" autocomplete="one-time-code" inputmode="numeric" required autofocus></label>
+            <button type="submit">Sign in</button>
+            </form>
+            </div>
+            """)
+        response.headers.add("Set-Cookie", console.setCookie(console.preCookieName, nonce))
+        return response
+    }
+
+    /// `POST /console/sign-in/code`: the code completes the sign-in through `POST /auth/mfa/verify`,
+    /// from the browser's address (the same back-off as on the app).
+    func submitCode(_ request: Request) async throws -> Response {
+        let form = try request.form() ?? [:]
+        guard submitted(request, form), let token = form["mfaToken"], !token.isEmpty else {
+            return try await self.form(request, error: "The form had expired; sign in again.", status: 403)
+        }
+        let next = Self.next(form["next"])
+        let verify = MFAVerifyRequest(mfaToken: token, code: form["code"] ?? "")
+        let reply = try await console.api.send("POST", "/auth/mfa/verify", json: try console.api.json(verify), from: request)
+        guard reply.ok, let tokens = try? reply.decode(AuthSession.self) else {
+            switch reply.problem?.code {
+            case .invalidCode?, .validationFailed?:
+                return codeForm(mfaToken: token, next: next, error: "The code is not correct, or was used already.", status: 401)
+            case .rateLimited?:
+                return codeForm(
+                    mfaToken: token, next: next, error: reply.problem?.detail ?? "Too many attempts; try again later.",
+                    status: 429)
+            default:
+                return try await self.form(
+                    request, error: "The sign-in waited too long, or saw too many wrong codes; sign in again.", status: 401)
+            }
+        }
+        return try await signedIn(tokens, request, next: next)
+    }
+
+    /// A console session for the Pier session Pier opened, when the account has a team role.
+    private func signedIn(_ tokens: AuthSession, _ request: Request, next: String?) async throws -> Response {
         let role = tokens.user.role
         guard role.isStaff else {
             // Not one of the team: the session Pier opened is ended at once.
@@ -76,7 +140,7 @@ struct SignInScreens: Sendable {
         let session = try await console.sessions.create(for: tokens, role: role)
         console.logger.info("console signed in", [("user_id", .string(session.userID.text())), ("role", .string(role.rawValue))])
         var response = console.redirect(
-            ConsolePath(rawPath: Self.next(form["next"])), cookie: console.sessionCookie(session))
+            ConsolePath(rawPath: Self.next(next)), cookie: console.sessionCookie(session))
         response.headers.add(
             "Set-Cookie", console.setCookie(console.preCookieName, "", maxAge: 0))
         return response
