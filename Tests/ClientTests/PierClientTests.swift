@@ -146,6 +146,49 @@ import Testing
         #expect(pier.auth.currentUser == session.user)
     }
 
+    /// The login screen of an account with two-step sign-in, through PierClient: the password
+    /// asks for a code, a wrong one is said so, the right one signs in; a recovery code
+    /// re-authenticates, and two-step sign-in turns off.
+    @Test func anAuthenticatorAppGuardsTheLoginScreen() async throws {
+        let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
+        let email = Self.email()
+        let password = "a long enough passphrase"
+        try await pier.auth.register(email: email, password: password)
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await Self.stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
+        let setup = try await pier.auth.setUpAuthenticatorApp()
+        #expect(setup.qrCode.hasPrefix("<svg") && setup.uri.hasPrefix("otpauth://totp/"))
+        let totp = TOTP(secret: try #require(Base32.decode(setup.secret)))
+        let step = TOTP.step(at: Int(Date().timeIntervalSince1970))
+        let codes = try await pier.auth.confirmAuthenticatorApp(code: totp.code(step: step))
+        #expect(codes.count == 10)
+        await pier.auth.logout()
+        var token: String?
+        do {
+            try await pier.auth.login(email: email, password: password)
+            Issue.record("the password alone signed in")
+        } catch {
+            #expect(error.code == .mfaRequired && error.status == 401)
+            token = error.mfaToken
+        }
+        let mfaToken = try #require(token)
+        #expect(pier.auth.currentUser == nil)
+        do {
+            try await pier.auth.completeSignIn(mfaToken: mfaToken, code: "000000")
+            Issue.record("a wrong code signed in")
+        } catch {
+            #expect(error.code == .invalidCode)
+        }
+        let user = try await pier.auth.completeSignIn(mfaToken: mfaToken, code: totp.code(step: step + 1))
+        #expect(user.email == email && pier.auth.currentUser == user)
+        #expect(try await pier.auth.twoStepStatus().recoveryCodesLeft == 10)
+        try await pier.auth.reauthenticate(code: codes[0])
+        #expect(try await pier.auth.twoStepStatus().recoveryCodesLeft == 9)
+        try await pier.auth.turnOffTwoStep()
+        #expect(try await pier.auth.twoStepStatus().totpEnabledAt == nil)
+    }
+
     @Test func aSignOutDuringARefreshIsNotUndone() async throws {
         let store = MemorySessionStore()
         let (pier, _) = try await Self.client(signedInAs: Self.email(), store: store) { $0.accessTokenExpiresAt = .distantPast }
