@@ -1,4 +1,5 @@
 import Foundation
+import PierCrypto
 import PierModels
 import PierPostgres
 import PierTestSupport
@@ -50,6 +51,47 @@ import Testing
         return Outcome(
             status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
             errors: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Two-step sign-in from a script: enrol, confirm the app's code, sign in with a code, turn
+    /// it off with a recovery code.
+    @Test func twoStepSignInFromAScript() async throws {
+        let url = "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)"
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        let email = PierClientTests.email()
+        let secret = "a terminal passphrase"
+        func pier(_ arguments: String..., password: String? = nil) async throws -> Outcome {
+            try await Self.pier(arguments, home: home, url: url, password: password)
+        }
+        #expect(try await pier("register", email, password: secret).status == 0)
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await PierClientTests.stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
+        #expect(try await pier("mfa").output.contains("off"))
+        let qr = home.appendingPathComponent("qr.svg").path
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let enrolled = try await pier("mfa", "enrol", "--json", "--qr", qr)
+        #expect(enrolled.status == 0, "\(enrolled.errors)")
+        let setup = try JSONDecoder().decode(TOTPEnrolment.self, from: Data(enrolled.output.utf8))
+        #expect(String(decoding: try #require(FileManager.default.contents(atPath: qr)), as: UTF8.self) == setup.qrCode)
+        let totp = TOTP(secret: try #require(Base32.decode(setup.secret)))
+        let step = TOTP.step(at: Int(Date().timeIntervalSince1970))
+        #expect(try await pier("mfa", "confirm", "000000").status == 5)
+        let confirmed = try await pier("mfa", "confirm", totp.code(step: step))
+        #expect(confirmed.status == 0 && confirmed.output.contains("recovery codes"), "\(confirmed.errors)")
+        let recovery = confirmed.output.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(recovery.count == 10)
+        #expect(try await pier("logout").status == 0)
+        let noCode = try await pier("login", email, password: secret)
+        #expect(noCode.status == 2 && noCode.errors.contains("--code"), "\(noCode)")
+        let wrong = try await pier("login", email, "--code", "000000", password: secret)
+        #expect(wrong.status == 3 && wrong.errors.contains("invalid_code"), "\(wrong)")
+        let signedIn = try await pier("login", email, "--code", totp.code(step: step + 1), password: secret)
+        #expect(signedIn.status == 0 && signedIn.output.contains("Signed in as \(email)"), "\(signedIn)")
+        #expect(try await pier("mfa").output.contains("10 recovery codes left"))
+        let off = try await pier("mfa", "disable", "--code", recovery[2])
+        #expect(off.status == 0, "\(off)")
+        #expect(try await pier("mfa").output.contains("off"))
     }
 
     @Test func aPersonAndAScriptUseIt() async throws {

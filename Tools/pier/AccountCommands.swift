@@ -2,12 +2,18 @@ import Foundation
 import PierClient
 import PierModels
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `register`, `login`, `sign-in`, `logout`, `whoami`, `profile`, `email …`, `password …`,
 /// `identities …`, `sessions …`, `export`, `delete-account`: the account, as its owner uses it.
 enum AccountCommands {
     static let names: Set<String> = [
         "register", "login", "sign-in", "logout", "whoami", "profile", "email", "password", "identities", "sessions",
-        "export", "delete-account",
+        "export", "delete-account", "mfa",
     ]
 
     static func run(_ command: String, _ arguments: inout Arguments, _ pier: PierClient, _ output: Output) async throws {
@@ -17,12 +23,14 @@ enum AccountCommands {
             let email = try arguments.next("an email address")
             let name = command == "register" ? arguments.option("name") : nil
             let device = arguments.option("device") ?? defaultDevice
+            let code = arguments.option("code")
             try arguments.finish()
             let secret = try password(arguments)
-            let user =
+            let user = try await askingForACode(code, auth) { () async throws(PierError) -> User in
                 command == "register"
-                ? try await auth.register(email: email, password: secret, displayName: name, deviceName: device)
-                : try await auth.login(email: email, password: secret, deviceName: device)
+                    ? try await auth.register(email: email, password: secret, displayName: name, deviceName: device)
+                    : try await auth.login(email: email, password: secret, deviceName: device)
+            }
             try output.show(user, signedIn)
         case "sign-in":
             let provider = try arguments.next("a provider (apple, or an OpenID Connect provider's name)")
@@ -132,9 +140,12 @@ enum AccountCommands {
                 output.raw(data)
             }
         case "delete-account":
+            let code = arguments.option("code")
             try arguments.finish()
-            try await auth.deleteAccount(password: try? password(arguments))
+            try await auth.deleteAccount(password: code == nil ? try? password(arguments) : nil, code: code)
             output.say("Account deleted")
+        case "mfa":
+            try await twoStep(&arguments, auth, output)
         default:
             throw CLIError.usage("unknown command \"\(command)\"")
         }
@@ -170,6 +181,94 @@ enum AccountCommands {
         case let other:
             throw CLIError.usage("unknown email command \"\(other)\"")
         }
+    }
+
+    /// `mfa [enrol | disable | recovery-codes]`: two-step sign-in with an authenticator app.
+    static func twoStep(_ arguments: inout Arguments, _ auth: PierAuth, _ output: Output) async throws {
+        let action = arguments.nextIfAny()
+        let code = arguments.option("code")
+        switch action {
+        case nil:
+            try arguments.finish()
+            try output.show(try await auth.twoStepStatus()) { status in
+                if let since = status.totpEnabledAt {
+                    print("Two-step sign-in is on since \(shortDate(since)); \(status.recoveryCodesLeft) recovery codes left.")
+                } else {
+                    print("Two-step sign-in is off (pier mfa enrol).")
+                }
+            }
+        case "enrol", "enroll":
+            let qrFile = arguments.option("qr")
+            try arguments.finish()
+            let setup = try await auth.setUpAuthenticatorApp(password: try? password(arguments))
+            if let qrFile {
+                try Data(setup.qrCode.utf8).write(to: URL(fileURLWithPath: qrFile), options: .atomic)
+            }
+            // A person types the app's first code at once; a script confirms it with `mfa confirm`.
+            guard code != nil || isatty(0) == 1 else {
+                try output.show(setup) { setup in
+                    print("Add this to your authenticator app" + (qrFile.map { " (or scan the QR code in \($0))" } ?? "") + ":")
+                    print("  " + setup.uri)
+                    print("Then confirm its code: pier mfa confirm CODE")
+                }
+                return
+            }
+            standardError(
+                "Add this to your authenticator app" + (qrFile.map { " (or scan the QR code in \($0))" } ?? "") + ":\n  "
+                    + setup.uri + "\n  or type the key: " + setup.secret)
+            try showRecoveryCodes(try await auth.confirmAuthenticatorApp(code: try oneTimeCode(code, prompt: "The app's code: ")))
+        case "confirm":
+            let given = try arguments.next("the app's code")
+            try arguments.finish()
+            try showRecoveryCodes(try await auth.confirmAuthenticatorApp(code: given))
+        case "disable":
+            try arguments.finish()
+            try await auth.turnOffTwoStep(code: code ?? (try? oneTimeCode(nil)))
+            output.say("Two-step sign-in is off.")
+        case "recovery-codes":
+            try arguments.finish()
+            let codes = try await auth.newRecoveryCodes(code: code ?? (try? oneTimeCode(nil)))
+            try output.show(RecoveryCodes(codes: codes)) { list in
+                print("New recovery codes (the old ones no longer work):")
+                for code in list.codes { print("  " + code) }
+            }
+        case let other?:
+            throw CLIError.usage("unknown mfa command \"\(other)\"")
+        }
+
+        func showRecoveryCodes(_ codes: [String]) throws {
+            try output.show(RecoveryCodes(codes: codes)) { list in
+                print("Two-step sign-in is on; other devices were signed out. Keep these recovery codes (each works once):")
+                for code in list.codes { print("  " + code) }
+            }
+        }
+    }
+
+    /// The user `signIn` signs in; when it answers `mfa_required`, completed with a code.
+    static func askingForACode(_ code: String?, _ auth: PierAuth, _ signIn: () async throws(PierError) -> User)
+        async throws -> User
+    {
+        let token: String
+        do {
+            return try await signIn()
+        } catch {
+            guard error.code == .mfaRequired, let mfaToken = error.mfaToken else { throw error }
+            token = mfaToken
+        }
+        return try await auth.completeSignIn(mfaToken: token, code: try oneTimeCode(code))
+    }
+
+    /// A code from the authenticator app or a recovery code: `--code`, else `$PIER_MFA_CODE`,
+    /// else asked on the terminal.
+    static func oneTimeCode(_ given: String?, prompt: String = "Code (authenticator app or recovery code): ")
+        throws(CLIError) -> String
+    {
+        if let given, !given.isEmpty { return given }
+        if let code = environment["PIER_MFA_CODE"], !code.isEmpty { return code }
+        guard isatty(0) == 1 else { throw .usage("give the code with --code or $PIER_MFA_CODE") }
+        FileHandle.standardError.write(Data(prompt.utf8))
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw .usage("no code given") }
+        return line
     }
 
     static var defaultDevice: String { "pier on \(ProcessInfo.processInfo.hostName)" }

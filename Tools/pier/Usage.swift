@@ -8,7 +8,8 @@ let usage = """
     Usage: pier [--url URL] [--json] COMMAND …
 
       register EMAIL [--name NAME] [--device NAME]   create an account and sign in (password asked, or --password-stdin)
-      login EMAIL [--device NAME]        sign in (the device name the session list shows; default "pier on HOST")
+      login EMAIL [--device NAME] [--code CODE]   sign in (the device name the session list shows; default "pier on HOST");
+                                         with two-step sign-in on, the code is asked (or --code, $PIER_MFA_CODE)
       sign-in PROVIDER ID_TOKEN --nonce RAW [--name NAME] [--device NAME]   sign in with an ID token (apple, or an OIDC provider's name)
       logout [--all]                     sign out here and on the server (--all: every session of the account)
       whoami                             the signed-in user
@@ -25,7 +26,15 @@ let usage = """
       sessions                           your sessions, one per device
       sessions end ID                    end one of them at once
       export [--output FILE]             download everything Pier holds about you (JSON)
-      delete-account                     delete your account (password asked unless you signed in within 5 minutes)
+      delete-account [--code CODE]       delete your account (password asked unless you signed in within 5 minutes;
+                                         with two-step sign-in on, a code instead)
+      mfa                                whether two-step sign-in is on, and the recovery codes left
+      mfa enrol [--qr FILE.svg] [--code CODE]   set up an authenticator app (password asked unless you signed in
+                                         within 5 minutes); on a terminal its first code is asked, then the
+                                         recovery codes printed
+      mfa confirm CODE                   confirm the app set up by a script's `mfa enrol`: the recovery codes
+      mfa disable [--code CODE]          turn two-step sign-in off (a code, unless you signed in with one within 5 minutes)
+      mfa recovery-codes [--code CODE]   ten new recovery codes; the old ones stop working
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
       feedback list [--limit N] [--cursor C]      your own feedback, with the team's replies
       status                             your subscription status
