@@ -370,6 +370,53 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// A team member whose role needs a second factor and who has none is brought from any page
+    /// to set one up: the QR code drawn inline, the key as text, a wrong code said so, the
+    /// recovery codes shown once, and the console answering at once after.
+    @Test func staffWithoutASecondFactorSetOneUpInTheConsole() async throws {
+        try await withStack(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "support,admin"]) { stack in
+            let (_, email) = try await account(stack, .support)
+            let browser = Browser(base: stack.base)
+            #expect(try await browser.signIn(email, Self.password).status == 303)
+            let inbox = try await browser.get("/console/inbox")
+            #expect(inbox.status == 303 && inbox.location == "/console/two-step", "\(inbox.status) \(inbox.text.prefix(200))")
+            let start = try await browser.get("/console/two-step")
+            #expect(start.status == 200 && start.text.contains("Set up an authenticator app"))
+            let shown = try await browser.post("/console/two-step", [("csrf", start.field("csrf") ?? ""), ("password", "")])
+            #expect(shown.status == 200, "\(shown.text.prefix(300))")
+            #expect(shown.text.contains("<div class=\"qr\"><svg xmlns=\"http://www.w3.org/2000/svg\""))
+            let secret = try #require(shown.field("secret"))
+            let totp = TOTP(secret: try #require(Base32.decode(secret)))
+            let now = TOTP.step(at: Int(Date().timeIntervalSince1970))
+            let csrf = shown.field("csrf") ?? ""
+            let wrong = try await browser.post(
+                "/console/two-step/confirm",
+                [("csrf", csrf), ("secret", secret), ("uri", shown.field("uri") ?? ""), ("code", "000000")])
+            #expect(wrong.status == 422 && wrong.text.contains("not the app&#39;s current code"), "\(wrong.text.prefix(300))")
+            let on = try await browser.post(
+                "/console/two-step/confirm",
+                [("csrf", csrf), ("secret", secret), ("uri", shown.field("uri") ?? ""), ("code", totp.code(step: now))])
+            #expect(on.status == 200 && on.text.contains("Two-step sign-in is on"), "\(on.text.prefix(300))")
+            #expect(on.text.components(separatedBy: "<li><code>").count - 1 == 10)
+            let after = try await browser.get("/console/inbox")
+            #expect(after.status == 200, "\(after.status) \(after.text.prefix(300))")
+        }
+    }
+
+    @Test func theQRCodeIsInlinedOnlyWhenItIsShapesAlone() {
+        let drawn =
+            ##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 29 29" shape-rendering="crispEdges"><rect width="29" height="29" fill="#fff"/><path fill="#000" d="M4 4h7v1h-7z"/></svg>"##
+        #expect(HTML.qrCode(drawn).text == drawn)
+        for hostile in [
+            drawn.replacingOccurrences(of: "<path", with: "<script"),
+            drawn.replacingOccurrences(of: "fill=\"#000\"", with: "onload=\"alert(1)\""),
+            drawn.replacingOccurrences(of: "<rect", with: "<a href=\"javascript:x\"><rect"),
+            drawn.replacingOccurrences(of: "crispEdges", with: "crisp'Edges"), "<b>x</b>", "",
+        ] {
+            #expect(HTML.qrCode(hostile).text.isEmpty, "\(hostile)")
+        }
+    }
+
     /// A team member with two-step sign-in: the password leads to the code form, a wrong code
     /// keeps it, the right one opens the console; the MFA token never reaches a cookie.
     @Test func aTeamMemberWithTwoStepSignInGivesTheCode() async throws {

@@ -78,12 +78,17 @@ struct Console: Sendable {
         }
     }
 
+    /// Renews the session's tokens now (its sign-in just changed: a second factor was set up).
+    func renew(_ session: ConsoleSession, _ request: Request) async throws -> ConsoleSession? {
+        try await refresh(session, request, now: true)
+    }
+
     /// Exchanges the refresh token under the row's lock (one refresh per session, however many
     /// tabs ask at once); nil, and the session gone, when Pier refuses it.
-    private func refresh(_ stale: ConsoleSession, _ request: Request) async throws -> ConsoleSession? {
+    private func refresh(_ stale: ConsoleSession, _ request: Request, now: Bool = false) async throws -> ConsoleSession? {
         try await sessions.database.withTransaction { connection in
             guard let current = try await sessions.find(stale.secret, on: connection, locking: true) else { return nil }
-            guard current.accessExpiresAt.timeIntervalSinceNow < 60 else { return current }
+            guard now || current.accessExpiresAt.timeIntervalSinceNow < 60 else { return current }
             let reply = try await api.send(
                 "POST", "/auth/refresh", json: try api.json(RefreshRequest(refreshToken: current.refreshToken)), from: request)
             guard reply.ok, let tokens = try? reply.decode(AuthSession.self),
@@ -213,6 +218,8 @@ struct Console: Sendable {
     /// The page of a refused call: its status, and what Pier said.
     func problem(_ reply: PierAPI.Reply, session: ConsoleSession?) -> Response {
         let problem = reply.problem
+        // The role needs a second factor this session did not use: set one up first.
+        if problem?.code == .mfaEnrolmentRequired { return redirect(ConsolePath("two-step")) }
         let status = (400..<600).contains(reply.status) ? reply.status : 502
         let fields = HTML.join(
             (problem?.errors ?? []).map { error in "<li><code>\(error.field)</code> \(error.message)</li>" })
@@ -288,6 +295,7 @@ struct Console: Sendable {
         let webhooks = WebhookScreens(console: self)
         let plans = PlanScreens(console: self)
         let dashboard = DashboardScreens(console: self)
+        let twoStep = TwoStepScreens(console: self)
         router.get("/console") { _, _ in redirect(ConsolePath()) }
         router.get("/console/") { request, context in
             try await staff { _, _, _ in redirect(ConsolePath("inbox")) }(request, context)
@@ -296,6 +304,9 @@ struct Console: Sendable {
         router.post("/console/sign-in", open { try await signIn.submit($0) })
         router.post("/console/sign-in/code", open { try await signIn.submitCode($0) })
         router.post("/console/sign-out") { request, context in try await staff(signIn.signOut)(request, context) }
+        router.get("/console/two-step") { try await staff(twoStep.overview)($0, $1) }
+        router.post("/console/two-step") { try await staff(twoStep.start)($0, $1) }
+        router.post("/console/two-step/confirm") { try await staff(twoStep.confirm)($0, $1) }
         router.get("/console/inbox") { try await staff(feedback.inbox)($0, $1) }
         router.post("/console/inbox") { try await staff(feedback.bulk)($0, $1) }
         router.get("/console/feedback/{id}") { try await staff(feedback.item)($0, $1) }

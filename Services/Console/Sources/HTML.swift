@@ -26,6 +26,20 @@ struct HTML: Sendable, ExpressibleByStringInterpolation {
 
     static let empty = HTML(trusted: "")
 
+    /// A QR code as Pier's auth service draws it (one `<svg>` of a rectangle and a path of
+    /// squares), inline: kept only when it is made of nothing else, so no markup beyond those
+    /// shapes can pass; else nothing (the key is shown as text beside it).
+    static func qrCode(_ svg: String) -> HTML {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 <>/=\"#:.-")
+        let elements = svg.split(separator: "<").map { $0.prefix { $0 != " " && $0 != ">" } }
+        guard svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\" "), svg.hasSuffix("</svg>"),
+            svg.allSatisfy(allowed.contains),
+            elements.allSatisfy({ ["svg", "rect", "path", "/svg", "/rect", "/path"].contains(String($0)) }),
+            !svg.lowercased().contains(" on"), !svg.contains("href")
+        else { return .empty }
+        return HTML(trusted: svg)
+    }
+
     /// Escaped text (for the rare fragment that is only a value).
     static func text(_ value: String) -> HTML { HTML(trusted: escape(value)) }
 

@@ -1,0 +1,105 @@
+import PierHTTP
+import PierModels
+
+/// Two-step sign-in for the team: a member whose role needs a second factor
+/// (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) and signed in without one is brought here from any page
+/// Pier refuses them (`mfa_enrolment_required`): they set up an authenticator app (its QR code),
+/// confirm its first code, note the recovery codes, and go on with a session that carries it.
+struct TwoStepScreens: Sendable {
+    let console: Console
+
+    /// `GET /console/two-step`: whether it is on, or the button that sets it up.
+    func overview(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        let status = try await console.fetch(MFAStatus.self, "/auth/mfa", as: session, request)
+        if let since = status.totpEnabledAt {
+            return console.page(
+                title: "Two-step sign-in", session: session,
+                """
+                <h1>Two-step sign-in</h1>
+                <p>On since \(Layout.date(since)); \(String(status.recoveryCodesLeft)) recovery codes left.</p>
+                <p class="muted">If the console still refuses you, this session began before: sign out and sign in again with a code.</p>
+                """)
+        }
+        return startPage(session)
+    }
+
+    private func startPage(_ session: ConsoleSession, error: String? = nil, status: Int = 200) -> Response {
+        let problem: HTML = error.map { "<p class=\"problem\" role=\"alert\">\($0)</p>" } ?? .empty
+        return console.page(
+            status: status, title: "Two-step sign-in", session: session,
+            """
+            <h1>Set up two-step sign-in</h1>
+            <p>Your role asks for a second factor: a code from an authenticator app on your phone, at each sign-in.</p>
+            \(problem)
+            <form method="post" action="/console/two-step">\(Layout.csrf(session))
+            <label>Your password (needed when you signed in more than 5 minutes ago)
+            <input type="password" name="password" autocomplete="current-password"></label>
+            <button type="submit">Set up an authenticator app</button>
+            </form>
+            """)
+    }
+
+    /// `POST /console/two-step`: a new secret, shown as a QR code and as text, and the form for
+    /// the app's first code.
+    func start(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        let form = try request.form() ?? [:]
+        let password = form["password"].flatMap { $0.isEmpty ? nil : $0 }
+        let reply = try await console.call(
+            "POST", "/auth/mfa/totp", json: try console.api.json(ReauthenticationRequest(password: password)), as: session,
+            request)
+        guard reply.ok, let setup = try? reply.decode(TOTPEnrolment.self) else {
+            if reply.problem?.code == .reauthenticationRequired {
+                return startPage(session, error: "Give your password to go on.", status: 401)
+            }
+            return console.problem(reply, session: session)
+        }
+        return codePage(session, setup: setup)
+    }
+
+    private func codePage(_ session: ConsoleSession, setup: TOTPEnrolment, error: String? = nil) -> Response {
+        let problem: HTML = error.map { "<p class=\"problem\" role=\"alert\">\($0)</p>" } ?? .empty
+        return console.page(
+            status: error == nil ? 200 : 422, title: "Two-step sign-in", session: session,
+            """
+            <h1>Scan this with your authenticator app</h1>
+            <div class="qr">\(HTML.qrCode(setup.qrCode))</div>
+            <p class="muted">Or type the key: <code data-secret>\(setup.secret)</code></p>
+            \(problem)
+            <form method="post" action="/console/two-step/confirm">\(Layout.csrf(session))
+            <input type="hidden" name="secret" value="\(setup.secret)">
+            <input type="hidden" name="uri" value="\(setup.uri)">
+            <label>The code the app shows <input name="code" autocomplete="one-time-code" inputmode="numeric" required autofocus></label>
+            <button type="submit">Turn it on</button>
+            </form>
+            """)
+    }
+
+    /// `POST /console/two-step/confirm`: the first code turns it on; the recovery codes are shown
+    /// once and the session is renewed, now carrying the second factor.
+    func confirm(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        let form = try request.form() ?? [:]
+        let reply = try await console.call(
+            "POST", "/auth/mfa/totp/confirm", json: try console.api.json(MFACodeRequest(code: form["code"] ?? "")),
+            as: session, request)
+        guard reply.ok, let codes = try? reply.decode(RecoveryCodes.self) else {
+            if reply.problem?.code == .invalidCode || reply.problem?.code == .validationFailed,
+                let secret = form["secret"], let uri = form["uri"], uri.hasPrefix("otpauth://")
+            {
+                // The same secret again (already scanned: its key only): the offer stands until confirmed.
+                let setup = TOTPEnrolment(secret: secret, uri: uri, qrCode: "")
+                return codePage(session, setup: setup, error: "That is not the app's current code; try the next one.")
+            }
+            return console.problem(reply, session: session)
+        }
+        _ = try await console.renew(session, request)
+        let items = HTML.join(codes.codes.map { "<li><code>\($0)</code></li>" })
+        return console.page(
+            title: "Two-step sign-in", session: session,
+            """
+            <h1>Two-step sign-in is on</h1>
+            <p>Keep these recovery codes somewhere safe: each signs you in once without your phone. They are shown only now.</p>
+            <ul class="codes" data-recovery-codes>\(items)</ul>
+            <p><a href="/console/inbox">Continue to the console</a></p>
+            """)
+    }
+}
