@@ -13,7 +13,8 @@ clients=32
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 bench_prepare pier_bench_feedback pier-auth pier-feedback
-bench_serve 18281 auth
+# The admin reads the feedback with a password alone: no second factor asked of staff here.
+bench_serve 18281 auth PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none
 bench_serve 18282 feedback PIER_JWKS_URL=http://127.0.0.1:18281/auth/.well-known/jwks.json \
   PIER_FEEDBACK_QUOTA_PER_MINUTE=1000000 PIER_FEEDBACK_QUOTA_PER_DAY=100000000 PIER_DB_POOL_SIZE=$clients
 feedback_pid=${pids[-1]}

@@ -54,7 +54,17 @@ json() { curl -sf -H 'Content-Type: application/json' "$@"; }
 token() { python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])'; }
 password="a console passphrase"
 PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/pier-auth" create-admin --email owner@example.com >/dev/null
-admin_token=$(json "$base/auth/login" -d '{"email":"owner@example.com","password":"the operator'"'"'s passphrase"}' | token)
+signed=$(json "$base/auth/login" -d '{"email":"owner@example.com","password":"the operator'"'"'s passphrase"}')
+admin_token=$(token <<<"$signed")
+# The admin role needs a second factor (the default PIER_AUTH_REQUIRE_MFA_FOR_ROLES): the owner sets
+# up an authenticator app over the API (its code by Tests/Interop/totp.py, RFC 6238 alone), and
+# the session's next token carries it; in the browser, support sets one up through the console.
+admin_secret=$(json -X POST "$base/auth/mfa/totp" -H "Authorization: Bearer $admin_token" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["secret"])')
+json "$base/auth/mfa/totp/confirm" -H "Authorization: Bearer $admin_token" \
+  -d '{"code":"'"$(python3 Tests/Interop/totp.py "$admin_secret")"'"}' >/dev/null
+refresh=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["refreshToken"])' <<<"$signed")
+admin_token=$(json "$base/auth/refresh" -d '{"refreshToken":"'"$refresh"'"}' | token)
 json "$base/subscriptions/plans" -H "Authorization: Bearer $admin_token" \
   -d '{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","trialPeriod":"P7D","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"]}' >/dev/null
 # A month of App Store subscriptions as Apple signs them (no account of this test owns them): a
@@ -83,6 +93,7 @@ json "$base/feedback" -d '{"message":"Love the new widgets!","category":"praise"
 shots=.pier/screenshots
 PIER_BIN="$bin" PIER_MAILDIR="$work/maildir" PIER_CLIENT_HOME="$work/client" \
   PIER_BROWSER_ADMIN_EMAIL=owner@example.com PIER_BROWSER_ADMIN_PASSWORD="the operator's passphrase" \
+  PIER_BROWSER_ADMIN_TOTP_SECRET="$admin_secret" \
   python3 Tests/Browser/console_browser.py "$base" "$shots" sam@example.com "$password" casey@example.com "$password"
 if [ "${1:-}" = "--update-docs" ]; then
   mkdir -p docs/console

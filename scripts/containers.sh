@@ -250,6 +250,19 @@ signed=$(sign_in "http://localhost:$port" -c "$jar")
 [ "$signed" = "303 http://localhost:$port/console/inbox" ] \
   || fail "signing in to the console: $signed $(grep -o 'class="problem"[^<]*' "$work/signed.html")"
 grep -q '__Host-pier_console' "$jar" || fail "the console's session cookie is not __Host-pier_console"
+# The admin role asks for a second factor: the console leads there, and the admin sets up an
+# authenticator app (its code computed by Tests/Interop/totp.py, from RFC 6238 alone).
+led=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -b "$jar" "$console/inbox")
+[ "$led" = "303 http://localhost:$port/console/two-step" ] || fail "an admin without a second factor was led to: $led"
+csrf=$(curl -s -b "$jar" "$console/two-step" | grep -o 'name="csrf" value="[^"]*"' | cut -d '"' -f 4)
+curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$csrf" --data-urlencode "password=" \
+  "$console/two-step" >"$work/two-step.html"
+grep -q '<div class="qr"><svg' "$work/two-step.html" || fail "the two-step page shows no QR code"
+secret=$(grep -o 'name="secret" value="[^"]*"' "$work/two-step.html" | cut -d '"' -f 4)
+[ -n "$secret" ] || fail "the two-step page gives no key"
+curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$csrf" --data-urlencode "secret=$secret" \
+  --data-urlencode "code=$(python3 Tests/Interop/totp.py "$secret")" "$console/two-step/confirm" \
+  | grep -q "Two-step sign-in is on" || fail "the authenticator app's code did not turn two-step sign-in on"
 curl -s -b "$jar" "$console/inbox" | grep -q "Sent through the containers" \
   || fail "the console's inbox does not show the feedback sent"
 say "the console behind the gateway: a form from another origin refused; an admin signed in at" \

@@ -34,6 +34,9 @@ final class AuthHarness: Sendable {
             "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "1000000",
             // Development keys and mails (no SMTP) land here, not in the working copy.
             "PIER_DATA_DIR": data,
+            // Staff without a second factor, for the tests of what staff do; SecondFactorTests
+            // and the console's tests turn the rule on.
+            "PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "none",
         ]
         environment.merge(settings) { $1 }
         let logs = LogLines()

@@ -29,10 +29,10 @@ import Testing
         try #require(JSONSerialization.jsonObject(with: Data(try JWS(compact: token).payload)) as? [String: Any])
     }
 
-    /// An account with a proven address, signed in; with `enrolled`, its app set up (the code of
-    /// the current step spent) and its recovery codes.
+    /// An account with a proven address, signed in, its app set up and its recovery codes; `used`:
+    /// the step whose code confirmed it (spent).
     func account(_ auth: AuthHarness, role: AccountRole = .user) async throws
-        -> (session: AuthSession, email: String, secret: [UInt8], recovery: [String])
+        -> (session: AuthSession, email: String, secret: [UInt8], recovery: [String], used: Int)
     {
         let (_, email) = try await auth.register(TakeoverTests.email("mfa"))
         try await auth.pool.execute(
@@ -42,10 +42,12 @@ import Testing
         #expect(offered.status == 201, "\(offered.text)")
         let enrolment = try offered.decode(TOTPEnrolment.self)
         let secret = try #require(Base32.decode(enrolment.secret))
+        let used = TOTP.step(at: Int(Date().timeIntervalSince1970))
         let confirmed = try await auth.send(
-            "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(secret))"}"#, token: session.accessToken)
+            "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(TOTP(secret: secret).code(step: used))"}"#,
+            token: session.accessToken)
         #expect(confirmed.status == 200, "\(confirmed.text)")
-        return (session, email, secret, try confirmed.decode(RecoveryCodes.self).codes)
+        return (session, email, secret, try confirmed.decode(RecoveryCodes.self).codes, used)
     }
 
     /// Signs in with the password: the MFA token the answer asks a code for.
@@ -107,12 +109,13 @@ import Testing
 
     @Test func thePasswordAloneGivesNoTokenAndEachCodeWorksOnce() async throws {
         try await withService { auth in
-            let (_, email, secret, _) = try await account(auth)
+            let (_, email, secret, _, used) = try await account(auth)
             let first = try await challenge(auth, email)
             let refused = try await takeover.login(auth, email)
             #expect(!refused.text.contains("accessToken") && !refused.text.contains("refreshToken"))
-            // The code confirming enrolment was spent on its step: not again.
-            let spent = try await verify(auth, first, Self.code(secret))
+            // The code confirming enrolment was spent on its step: not again (refused all the
+            // same should its step have left the window meanwhile, on a slow machine).
+            let spent = try await verify(auth, first, TOTP(secret: secret).code(step: used))
             #expect(spent.status == 401 && spent.problem?.code == .invalidCode, "\(spent.text)")
             // A code two steps old is outside the window.
             #expect(try await verify(auth, first, Self.code(secret, step: -2)).problem?.code == .invalidCode)
@@ -133,7 +136,7 @@ import Testing
 
     @Test func aRecoveryCodeWorksOnceAndTellsTheOwner() async throws {
         try await withService { auth in
-            let (_, email, _, recovery) = try await account(auth)
+            let (_, email, _, recovery, _) = try await account(auth)
             let typed = recovery[3].uppercased().replacingOccurrences(of: "-", with: " ")
             let signedIn = try await verify(auth, try await challenge(auth, email), typed)
             #expect(signedIn.status == 200, "\(signedIn.text)")
@@ -155,7 +158,7 @@ import Testing
     /// back off per account, and a right password does not clear them.
     @Test func wrongCodesEndTheTokenAndBackOffPerAccount() async throws {
         try await withService(settings: ["PIER_AUTH_THROTTLE_ACCOUNT": "8"]) { auth in
-            let (_, email, secret, _) = try await account(auth)
+            let (_, email, secret, _, _) = try await account(auth)
             let token = try await challenge(auth, email)
             for _ in 0..<5 { #expect(try await verify(auth, token, "000000").problem?.code == .invalidCode) }
             #expect(try await verify(auth, token, Self.code(secret, step: 1)).problem?.code == .invalidMFAToken)
@@ -174,7 +177,7 @@ import Testing
     /// change or reset): someone who learned the password cannot finish it later.
     @Test func signingOutEverywhereEndsASignInWaitingForItsCode() async throws {
         try await withService { auth in
-            let (session, email, secret, _) = try await account(auth)
+            let (session, email, secret, _, _) = try await account(auth)
             let token = try await challenge(auth, email)
             #expect(try await auth.send("POST", "/auth/logout/all", token: session.accessToken).status == 204)
             #expect(try await verify(auth, token, Self.code(secret, step: 1)).problem?.code == .invalidMFAToken)
@@ -185,7 +188,7 @@ import Testing
     /// Removing the factor needs it, mails the owner, and sign-ins ask only the password again.
     @Test func reauthenticationTakesACodeAndRemovalTurnsItOff() async throws {
         try await withService { auth in
-            let (session, email, secret, recovery) = try await account(auth)
+            let (session, email, secret, recovery, _) = try await account(auth)
             let byPassword = try await auth.send(
                 "POST", "/auth/reauthenticate", json: #"{"password":"\#(Self.password)"}"#, token: session.accessToken)
             #expect(byPassword.status == 401 && byPassword.problem?.code == .reauthenticationRequired)

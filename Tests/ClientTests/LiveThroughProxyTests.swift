@@ -22,7 +22,8 @@ import Testing
                 "PIER_DATA_DIR": data, "PIER_SUBSCRIPTIONS_APPSTORE_ROOTS": roots,
                 "PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID": AppStorePayload.bundleID,
                 "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID": String(AppStorePayload.appAppleID),
-                "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
+                "PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "none", "PIER_AUTH_HASHES_PER_ADDRESS": "1000",
+                "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
             ])
     }
 

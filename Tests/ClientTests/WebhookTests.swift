@@ -92,7 +92,8 @@ import Testing
             "PIER_WEBHOOKS":
                 #"[{"name":"backend","url":"http://127.0.0.1:\#(receiverPort)/hooks","secret":"\#(current) \#(previous)"}]"#,
             "PIER_WEBHOOK_RETRY_MS": "50", "PIER_WEBHOOK_POLL_MS": "50", "PIER_WEBHOOK_TIMEOUT_S": "2", "PIER_DB_POOL_SIZE": "3",
-            "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
+            "PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "none", "PIER_AUTH_HASHES_PER_ADDRESS": "1000",
+            "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
         ]
     }
 

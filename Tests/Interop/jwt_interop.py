@@ -71,4 +71,10 @@ status, admin = call("POST", "/auth/login", {"email": "admin@example.com", "pass
 assert status == 200 and admin["user"]["role"] == "admin", (status, admin)
 admin_claims = jwt.decode(admin["accessToken"], keys[kid], algorithms=["ES256"], audience="pier", issuer="pier")
 assert admin_claims["role"] == "admin", admin_claims
+# A password alone: RFC 8176's `pwd`, assurance level 1; the admin role needs a second factor,
+# so the team's routes refuse the token until the admin sets one up.
+assert admin_claims["amr"] == ["pwd"] and admin_claims["acr"] == "aal1", admin_claims
+assert admin_claims["mfa_enrolment_required"] is True, admin_claims
+status, refused = call("GET", "/auth/users?q=admin", token=admin["accessToken"])
+assert status == 403 and refused["code"] == "mfa_enrolment_required", (status, refused)
 print(f"interop: PyJWT {jwt.__version__} verified the token and refused {len(altered)} alterations; so did pier-auth")

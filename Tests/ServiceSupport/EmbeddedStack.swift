@@ -16,6 +16,8 @@ public enum EmbeddedStack {
         var environment = [
             "PIER_DATABASE_URL": url, "PIER_PORT": String(port), "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
             "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
+            // Staff without a second factor unless a test asks for the rule.
+            "PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "none",
             "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-stack-\(UUID())").path,
         ]
         environment.merge(settings) { $1 }
@@ -35,6 +37,8 @@ public enum EmbeddedStack {
             "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
             "PIER_GATEWAY_ROUTES": routes.joined(separator: ","), "PIER_GATEWAY_HEALTH_INTERVAL_MS": "200",
             "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
+            // Staff without a second factor unless a test asks for the rule.
+            "PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "none",
             "PIER_DATA_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("pier-proxy-\(UUID())").path,
         ]
         if let database { values["PIER_DATABASE_URL"] = try await TestDatabase.create(database) }

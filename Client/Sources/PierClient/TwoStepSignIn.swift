@@ -38,14 +38,18 @@ extension PierAuth {
 
     /// Turns two-step sign-in on with the app's first code: the ten recovery codes to show the
     /// user once (`invalid_code`, 422, when the code is wrong). Other devices are signed out;
-    /// this session's next refresh carries the second factor.
+    /// this session's tokens are renewed at once to carry the second factor (a team member's
+    /// role may need it).
     public func confirmAuthenticatorApp(code: String) async throws(PierError) -> [String] {
-        try await authorized.json(
+        let codes = try await authorized.json(
             RecoveryCodes.self,
             Call(
                 method: "POST", path: "/auth/mfa/totp/confirm", body: Transport.body(MFACodeRequest(code: code)), retryable: false
             )
         ).codes
+        // Best effort: should it fail, the next refresh carries it all the same.
+        if let session = await manager.current() { _ = try? await manager.refresh(session) }
+        return codes
     }
 
     /// Ten new recovery codes; the old ones stop working. Needs a code unless the user signed in

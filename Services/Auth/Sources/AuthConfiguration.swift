@@ -40,7 +40,7 @@ import PierService
 /// | `PIER_WEBHOOK_ATTEMPTS` | `14` | attempts before a webhook is given up (14: about four days) |
 /// | `PIER_WEBHOOK_CONCURRENCY` / `_TIMEOUT_S` / `_RETENTION_DAYS` / `_POLL_MS` | `16` / `15` / `30` / `1000` | attempts at once per process; an attempt's time limit; how long ended deliveries are listed; how often other replicas' messages and retries are looked for |
 /// | `PIER_AUTH_MFA_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | 32 random bytes, base64 (`openssl rand -base64 32`): the key that seals second-factor secrets at rest |
-/// | `PIER_AUTH_REQUIRE_MFA_FOR_ROLES` | `none` | roles (`admin,support`) whose sessions must have used a second factor before the team's routes answer them (403 `mfa_enrolment_required`) |
+/// | `PIER_AUTH_REQUIRE_MFA_FOR_ROLES` | `admin,support` | roles whose sessions must have used a second factor before the team's routes answer them (403 `mfa_enrolment_required`; the console leads them to set one up); `none`: no role |
 /// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`); `jwksURL` https (http only to the loopback) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
@@ -175,12 +175,13 @@ public struct AuthConfiguration: Sendable {
         if production && mfaKeyFile == nil {
             throw Environment.Failure(variable: "PIER_AUTH_MFA_KEY_FILE", problem: "is required in production")
         }
-        // Off unless asked for while the console cannot enrol its staff yet: on by default, it would
-        // lock every team member without an authenticator app out of the console.
         requireMFAForRoles = []
-        if environment.string("PIER_AUTH_REQUIRE_MFA_FOR_ROLES", default: "none") != "none" {
+        if environment.string("PIER_AUTH_REQUIRE_MFA_FOR_ROLES", default: "admin,support") != "none" {
             var roles: Set<AccountRole> = []
-            for name in environment.list("PIER_AUTH_REQUIRE_MFA_FOR_ROLES") {
+            let names =
+                environment.string("PIER_AUTH_REQUIRE_MFA_FOR_ROLES") == nil
+                ? ["admin", "support"] : environment.list("PIER_AUTH_REQUIRE_MFA_FOR_ROLES")
+            for name in names {
                 guard let role = AccountRole.allCases.first(where: { $0.rawValue == name }) else {
                     throw Environment.Failure(
                         variable: "PIER_AUTH_REQUIRE_MFA_FOR_ROLES",
