@@ -53,6 +53,35 @@ import Testing
         await idp.server.shutdown()
     }
 
+    /// An account with two-step sign-in asks its code of Sign in with Apple too: the provider's
+    /// token alone gives no session, and the session the code completes says `otp` and `mfa`
+    /// (Apple's sign-in has no RFC 8176 name of its own).
+    @Test func signInWithAppleAsksTheSecondFactorToo() async throws {
+        let idp = try TestIdentityProvider()
+        try await withService(idp) { auth in
+            let created = try await auth.send("POST", "/auth/apple", json: Self.body(try idp.token())).decode(AuthSession.self)
+            let setup = try await auth.send("POST", "/auth/mfa/totp", token: created.accessToken).decode(TOTPEnrolment.self)
+            let secret = try #require(Base32.decode(setup.secret))
+            let confirmed = try await auth.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(SecondFactorTests.code(secret))"}"#,
+                token: created.accessToken)
+            #expect(confirmed.status == 200, "\(confirmed.text)")
+            let asked = try await auth.send("POST", "/auth/apple", json: Self.body(try idp.token()))
+            #expect(asked.status == 401 && asked.problem?.code == .mfaRequired, "\(asked.text)")
+            #expect(!asked.text.contains("accessToken"))
+            let token = try #require(asked.problem?.mfaToken)
+            let signedIn = try await auth.send(
+                "POST", "/auth/mfa/verify",
+                json: #"{"mfaToken":"\#(token)","code":"\#(SecondFactorTests.code(secret, step: 1))"}"#)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let session = try signedIn.decode(AuthSession.self)
+            #expect(session.user.id == created.user.id && session.deviceToken == nil)
+            let claims = try SecondFactorTests.claims(session.accessToken)
+            #expect(Set(claims["amr"] as? [String] ?? []) == ["otp", "mfa"] && claims["acr"] as? String == "aal2")
+        }
+        await idp.server.shutdown()
+    }
+
     /// Every way an ID token can be wrong is refused with 401 `invalid_identity_token` and a reason.
     @Test func forgedOrMisdirectedTokensAreRefused() async throws {
         let idp = try TestIdentityProvider()
