@@ -43,6 +43,7 @@ let package = Package(
         system("CArgon2", pkgConfig: "libargon2", apt: ["libargon2-dev"]),
         system("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
         system("CQREncode", pkgConfig: "libqrencode", apt: ["libqrencode-dev"]),
+        system("CCBOR", pkgConfig: "libcbor", apt: ["libcbor-dev"]),
         // glibc's epoll and eventfd, which Swift's Glibc module leaves out (headers only).
         .systemLibrary(name: "CSystem", path: "Shared/System/CSystem"),
 
@@ -59,6 +60,7 @@ let package = Package(
             name: "PierHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PierJSON", models, "PierRuntime"],
             path: "Shared/HTTP", swiftSettings: strict),
         .target(name: "PierQR", dependencies: ["CQREncode"], path: "Shared/QR", swiftSettings: strict),
+        .target(name: "PierCBOR", dependencies: ["CCBOR"], path: "Shared/CBOR", swiftSettings: strict),
         .target(name: "PierMail", dependencies: ["CCurl", "PierRuntime"], path: "Shared/Mail", swiftSettings: strict),
         .target(
             name: "PierService",
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "AuthService",
             dependencies: [
-                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierQR", models,
+                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierQR", "PierCBOR", models,
                 "PierRuntime",
             ],
             path: "Services/Auth",
@@ -157,7 +159,7 @@ let package = Package(
             name: "JSONTests", dependencies: ["PierJSON", models, "PierRuntime"], path: "Tests/JSONTests",
             swiftSettings: strict),
         .testTarget(
-            name: "CryptoTests", dependencies: ["PierCrypto", "PierQR"], path: "Tests/CryptoTests",
+            name: "CryptoTests", dependencies: ["PierCrypto", "PierQR", "PierCBOR"], path: "Tests/CryptoTests",
             swiftSettings: strict),
         .testTarget(
             name: "MailTests", dependencies: ["PierMail", "PierRuntime", "PierTestBasics"], path: "Tests/MailTests",
@@ -207,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "AuthTests",
             dependencies: [
-                "AuthService", "PierService", "PierCrypto", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "AuthService", "PierService", "PierCrypto", "PierCBOR", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),

@@ -2,7 +2,7 @@
 # Installs what Pier needs on Debian 12 when it is missing: the C libraries' -dev packages,
 # pkg-config (SwiftPM finds the libraries through it) and PostgreSQL 15. Idempotent.
 set -euo pipefail
-packages=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libargon2-dev libcurl4-openssl-dev libqrencode-dev postgresql postgresql-contrib curl python3 python3-aiosmtpd openssl)
+packages=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libargon2-dev libcurl4-openssl-dev libqrencode-dev libcbor-dev postgresql postgresql-contrib curl python3 python3-aiosmtpd openssl)
 # The console's browser test (scripts/browser.sh): headless Chromium and its WebDriver.
 packages+=(chromium chromium-driver fonts-dejavu-core)
 missing=()

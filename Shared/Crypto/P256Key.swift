@@ -49,6 +49,11 @@ public final class P256PrivateKey: @unchecked Sendable {
     /// Signs `message` with ECDSA over SHA-256 and returns the JWS form of the signature: the
     /// 64 bytes `r ‖ s` (OpenSSL produces DER, which JWS does not use).
     public func sign(_ message: some Collection<UInt8>) throws -> [UInt8] {
+        try rawSignature(fromDER: try signDER(message))
+    }
+
+    /// Signs `message` with ECDSA over SHA-256, the signature in DER (as WebAuthn has it).
+    public func signDER(_ message: some Collection<UInt8>) throws -> [UInt8] {
         let message = Array(message)
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
@@ -63,7 +68,7 @@ public final class P256PrivateKey: @unchecked Sendable {
         guard EVP_DigestSign(context, &der, &length, message, message.count) == 1 else {
             throw CryptoError.openSSL("ES256 sign")
         }
-        return try rawSignature(fromDER: Array(der.prefix(length)))
+        return Array(der.prefix(length))
     }
 }
 
@@ -112,6 +117,13 @@ public final class P256PublicKey: @unchecked Sendable {
     /// A signature of any other length is simply invalid.
     public func isValidSignature(_ signature: [UInt8], for message: some Collection<UInt8>) -> Bool {
         guard signature.count == 64, let der = derSignature(fromRaw: signature) else { return false }
+        return isValidSignature(der: der, for: message)
+    }
+
+    /// True when `der` (ASN.1 `SEQUENCE { r, s }`, as WebAuthn authenticators send it) is a
+    /// valid ECDSA P-256 / SHA-256 signature of `message`.
+    public func isValidSignature(der: [UInt8], for message: some Collection<UInt8>) -> Bool {
+        guard !der.isEmpty, der.count <= 80 else { return false }
         let message = Array(message)
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }

@@ -106,6 +106,10 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     public static let invalidMFAToken: ProblemCode = "invalid_mfa_token"
     /// The code (authenticator app or recovery code) is not right, or was used already.
     public static let invalidCode: ProblemCode = "invalid_code"
+    /// A passkey ceremony was refused: the credential or assertion does not verify (origin,
+    /// relying party, signature, flags), its challenge is unknown, used or expired, or the
+    /// passkey is unknown or suspended; `errors` names the member at fault.
+    public static let invalidPasskey: ProblemCode = "invalid_passkey"
     /// The account's role needs a second factor (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) that this
     /// session did not use: enrol one (`POST /auth/mfa/totp`), then sign in with it.
     public static let mfaEnrolmentRequired: ProblemCode = "mfa_enrolment_required"
@@ -181,7 +185,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .tooManyStreams, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
-        .invalidCode, .mfaEnrolmentRequired,
+        .invalidCode, .mfaEnrolmentRequired, .invalidPasskey,
         .internalError,
     ]
 }

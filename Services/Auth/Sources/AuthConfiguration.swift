@@ -41,6 +41,9 @@ import PierService
 /// | `PIER_WEBHOOK_CONCURRENCY` / `_TIMEOUT_S` / `_RETENTION_DAYS` / `_POLL_MS` | `16` / `15` / `30` / `1000` | attempts at once per process; an attempt's time limit; how long ended deliveries are listed; how often other replicas' messages and retries are looked for |
 /// | `PIER_AUTH_MFA_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | 32 random bytes, base64 (`openssl rand -base64 32`): the key that seals second-factor secrets at rest |
 /// | `PIER_AUTH_REQUIRE_MFA_FOR_ROLES` | `admin,support` | roles whose sessions must have used a second factor before the team's routes answer them (403 `mfa_enrolment_required`; the console leads them to set one up); `none`: no role |
+/// | `PIER_AUTH_PASSKEY_RP_ID` | the host of `PIER_AUTH_PUBLIC_URL` | the domain passkeys belong to (the app's associated domain, `webcredentials:`) |
+/// | `PIER_AUTH_PASSKEY_RP_NAME` | `PIER_APP_NAME` | the name authenticators show |
+/// | `PIER_AUTH_PASSKEY_ORIGINS` | the origin of `PIER_AUTH_PUBLIC_URL`, and the Android app's (`PIER_ANDROID_*`) | comma-separated origins passkeys are used from (`https://…`, `android:apk-key-hash:…`) |
 /// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`); `jwksURL` https (http only to the loopback) |
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
@@ -74,6 +77,10 @@ public struct AuthConfiguration: Sendable {
     public var exportURLs: [String]
     public var webhooks: WebhookOptions
     public var mfaKeyFile: String?
+    /// The relying party passkeys are bound to: its id (a domain), name, and allowed origins.
+    public var passkeyRPID: String
+    public var passkeyRPName: String
+    public var passkeyOrigins: [String]
     /// Roles that must sign in with a second factor before the team's routes answer them.
     public var requireMFAForRoles: Set<AccountRole>
 
@@ -171,6 +178,24 @@ public struct AuthConfiguration: Sendable {
         }
         identityProviders = providers
         webhooks = try WebhookOptions(environment)
+        let authority = publicURL.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
+        let origin = publicURL.prefix { $0 != ":" } + "://" + authority
+        let host =
+            authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }.dropFirst()) : String(authority.prefix { $0 != ":" })
+        passkeyRPID = environment.string("PIER_AUTH_PASSKEY_RP_ID", default: host).lowercased()
+        passkeyRPName = environment.string("PIER_AUTH_PASSKEY_RP_NAME", default: appName)
+        let originList = environment.list("PIER_AUTH_PASSKEY_ORIGINS")
+        passkeyOrigins = originList.isEmpty ? [String(origin)] : originList
+        passkeyOrigins += try AppAssociation(environment: environment).androidOrigins
+        if let bad = passkeyOrigins.first(where: {
+            !($0.hasPrefix("https://") || $0.hasPrefix("http://") || $0.hasPrefix("android:apk-key-hash:"))
+        }) {
+            throw Environment.Failure(
+                variable: "PIER_AUTH_PASSKEY_ORIGINS", problem: "\"\(bad)\" is not an https:// origin or android:apk-key-hash:")
+        }
+        guard !passkeyRPID.isEmpty, !passkeyRPID.contains("/") else {
+            throw Environment.Failure(variable: "PIER_AUTH_PASSKEY_RP_ID", problem: "must be a domain such as example.com")
+        }
         mfaKeyFile = environment.string("PIER_AUTH_MFA_KEY_FILE")
         if production && mfaKeyFile == nil {
             throw Environment.Failure(variable: "PIER_AUTH_MFA_KEY_FILE", problem: "is required in production")

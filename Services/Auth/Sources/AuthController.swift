@@ -22,6 +22,7 @@ struct AuthController: Sendable {
     let export: ExportController
     let users: UsersController
     let secondFactors: SecondFactorController
+    let passkeys: PasskeyController
     let authenticator: Authenticator
     let hasher: BoundedPasswordHasher
     let jwksBody: [UInt8]
@@ -74,6 +75,15 @@ struct AuthController: Sendable {
         export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
         users = UsersController(useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
         secondFactors = SecondFactorController(useCases: useCases, reauthentication: reauthentication, logger: logger)
+        passkeys = PasskeyController(
+            useCases: useCases,
+            flows: PasskeyFlows(
+                database: database, mails: desk.mails, signIns: useCases.signIns,
+                rp: .init(
+                    id: configuration.passkeyRPID, name: configuration.passkeyRPName,
+                    origins: Set(configuration.passkeyOrigins))),
+            tokens: tokens, reauthentication: reauthentication, devices: devices, loginRate: sessions.loginRate, desk: desk,
+            logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
         self.jwksBody = try JSON.encode(tokens.keys.jwks)
@@ -88,6 +98,7 @@ struct AuthController: Sendable {
         let admins = router.group(Authentication(authenticator, .admin))
         let (sessions, account, email, identity, export, users) = (sessions, account, email, identity, export, users)
         let factors = secondFactors
+        let passkeys = passkeys
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/mfa/verify", body: MFAVerifyRequest.self) { try await sessions.verifySecondFactor($0, $1, $2) }
@@ -97,6 +108,19 @@ struct AuthController: Sendable {
         signedIn.delete("/auth/mfa/totp", optionalBody: ReauthenticationRequest.self) { try await factors.remove($0, $1, $2) }
         signedIn.post("/auth/mfa/recovery-codes", optionalBody: ReauthenticationRequest.self) {
             try await factors.replaceRecoveryCodes($0, $1, $2)
+        }
+        signedIn.post("/auth/passkeys/register/options", optionalBody: ReauthenticationRequest.self) {
+            try await passkeys.registrationOptions($0, $1, $2)
+        }
+        signedIn.post("/auth/passkeys/register", body: PasskeyRegistration.self) { try await passkeys.register($0, $1, $2) }
+        router.post("/auth/passkeys/login/options", optionalBody: PasskeyOptionsRequest.self) {
+            try await passkeys.loginOptions($0, $1, $2)
+        }
+        router.post("/auth/passkeys/login", body: PasskeyAssertion.self) { try await passkeys.login($0, $1, $2) }
+        signedIn.get("/auth/passkeys") { try await passkeys.list($0, $1) }
+        signedIn.patch("/auth/passkeys/{id}", body: PasskeyRename.self) { try await passkeys.rename($0, $1, $2) }
+        signedIn.delete("/auth/passkeys/{id}", optionalBody: ReauthenticationRequest.self) {
+            try await passkeys.remove($0, $1, $2)
         }
         router.post("/auth/refresh", body: RefreshRequest.self) { try await sessions.refresh($0, $1, $2) }
         anyone.post("/auth/logout", body: RefreshRequest.self) { try await sessions.logout($0, $1, $2) }

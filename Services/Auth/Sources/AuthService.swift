@@ -33,6 +33,7 @@ public struct AuthService: Service {
         Migration(
             version: 12, name: "second_factor",
             sql: String(decoding: PackageResources._012_second_factor_sql, as: UTF8.self)),
+        Migration(version: 13, name: "passkeys", sql: String(decoding: PackageResources._013_passkeys_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -103,6 +103,20 @@ struct Mails: Sendable {
             link: nil, ending: "If it was not you, reset your password at once from the app and contact the app's support.")
     }
 
+    func passkeyAdded(to email: String, name: String) -> MailMessage {
+        mail(
+            to: email, subject: "A passkey was added to your \(appName) account",
+            lines: ["The passkey \"\(name)\" now signs in to your \(appName) account."],
+            link: nil, ending: "If it was not you, remove it from the app, reset your password and contact the app's support.")
+    }
+
+    func passkeyRemoved(to email: String, name: String) -> MailMessage {
+        mail(
+            to: email, subject: "A passkey was removed from your \(appName) account",
+            lines: ["The passkey \"\(name)\" no longer signs in to your \(appName) account."],
+            link: nil, ending: "If it was not you, reset your password at once from the app and contact the app's support.")
+    }
+
     func recoveryCodeUsed(to email: String, left: Int) -> MailMessage {
         mail(
             to: email, subject: "A recovery code was used for your \(appName) account",

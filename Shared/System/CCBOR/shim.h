@@ -1,0 +1,4 @@
+#ifndef PIER_CCBOR_SHIM_H
+#define PIER_CCBOR_SHIM_H
+#include <cbor.h>
+#endif
