@@ -135,7 +135,9 @@ let package = Package(
         // other parties.
         .target(
             name: "PierTestSupport",
-            dependencies: ["PierTestBasics", "PierPostgres", "PierHTTP", "PierRuntime", models, "PierCrypto", "COpenSSL"],
+            dependencies: [
+                "PierTestBasics", "PierPostgres", "PierHTTP", "PierRuntime", models, "PierCrypto", "PierCBOR", "COpenSSL",
+            ],
             path: "Tests/Support", swiftSettings: strict),
         // Services hosted for real (one, or the whole stack in the gateway): what service tests stand on.
         .target(

@@ -89,6 +89,11 @@ import Testing
         let signedIn = try await pier("login", email, "--code", totp.code(step: step + 1), password: secret)
         #expect(signedIn.status == 0 && signedIn.output.contains("Signed in as \(email)"), "\(signedIn)")
         #expect(try await pier("mfa").output.contains("10 recovery codes left"))
+        // Passkeys are added on a device; the terminal lists them.
+        let passkeys = try await pier("passkeys")
+        #expect(passkeys.status == 0 && passkeys.output.contains("last used"), "\(passkeys)")
+        #expect(try await pier("passkeys", "rename", UUID().uuidString, "x").status == 4)
+        #expect(try await pier("passkeys", "frob").status == 2)
         let off = try await pier("mfa", "disable", "--code", recovery[2])
         #expect(off.status == 0, "\(off)")
         #expect(try await pier("mfa").output.contains("off"))

@@ -190,6 +190,35 @@ import Testing
         #expect(try await pier.auth.twoStepStatus().totpEnabledAt == nil)
     }
 
+    /// A passkey screen through PierClient, with a software authenticator in the iOS origin form
+    /// (the app's associated domain): added, signed in with usernameless, renamed, removed; a
+    /// replayed assertion refused with `invalid_passkey`.
+    @Test func aPasskeyScreenThroughTheClient() async throws {
+        let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
+        let email = Self.email()
+        try await pier.auth.register(email: email, password: "a long enough passphrase")
+        let phone = try SoftwareAuthenticator.es256(rpID: "seeds.example", origin: "https://seeds.example")
+        let options = try await pier.auth.passkeyRegistrationOptions()
+        #expect(options.rp.id == "seeds.example")
+        let added = try await pier.auth.registerPasskey(try phone.register(options, name: "Anna's iPhone"))
+        #expect(added.name == "Anna's iPhone")
+        await pier.auth.logout()
+        let assertion = try phone.assert(try await pier.auth.passkeyLoginOptions(), userHandle: nil)
+        let user = try await pier.auth.signIn(passkey: assertion)
+        #expect(user.email == email && pier.auth.currentUser == user)
+        do {
+            try await pier.auth.signIn(passkey: assertion)
+            Issue.record("a replayed assertion signed in")
+        } catch {
+            #expect(error.code == .invalidPasskey && error.fieldErrors.first?.field == "response.clientDataJSON")
+        }
+        let list = try await pier.auth.passkeys()
+        #expect(list.map(\.name) == ["Anna's iPhone"])
+        #expect(try await pier.auth.renamePasskey(added.id, to: "Work phone").name == "Work phone")
+        try await pier.auth.removePasskey(added.id)
+        #expect(try await pier.auth.passkeys().isEmpty)
+    }
+
     @Test func aSignOutDuringARefreshIsNotUndone() async throws {
         let store = MemorySessionStore()
         let (pier, _) = try await Self.client(signedInAs: Self.email(), store: store) { $0.accessTokenExpiresAt = .distantPast }

@@ -13,7 +13,7 @@ import PierModels
 enum AccountCommands {
     static let names: Set<String> = [
         "register", "login", "sign-in", "logout", "whoami", "profile", "email", "password", "identities", "sessions",
-        "export", "delete-account", "mfa",
+        "export", "delete-account", "mfa", "passkeys",
     ]
 
     static func run(_ command: String, _ arguments: inout Arguments, _ pier: PierClient, _ output: Output) async throws {
@@ -146,6 +146,35 @@ enum AccountCommands {
             output.say("Account deleted")
         case "mfa":
             try await twoStep(&arguments, auth, output)
+        case "passkeys":
+            switch arguments.nextIfAny() {
+            case nil:
+                try arguments.finish()
+                try output.show(ItemList(try await auth.passkeys())) { list in
+                    table(
+                        ["id", "name", "added", "last used", ""],
+                        list.items.map {
+                            [
+                                $0.id.uuidString.lowercased(), $0.name, shortDate($0.createdAt),
+                                $0.lastUsedAt.map(shortDate) ?? "",
+                                $0.suspended ? "(suspended)" : $0.backedUp ? "(synced)" : "",
+                            ]
+                        })
+                }
+            case "rename":
+                let id = try arguments.nextID("the passkey id")
+                let name = try arguments.next("the new name")
+                try arguments.finish()
+                try output.show(try await auth.renamePasskey(id, to: name)) { print("Renamed: \($0.name)") }
+            case "remove":
+                let id = try arguments.nextID("the passkey id")
+                let code = arguments.option("code")
+                try arguments.finish()
+                try await auth.removePasskey(id, password: code == nil ? try? password(arguments) : nil, code: code)
+                output.say("Passkey removed")
+            case let other?:
+                throw CLIError.usage("unknown passkeys command \"\(other)\"")
+            }
         default:
             throw CLIError.usage("unknown command \"\(command)\"")
         }

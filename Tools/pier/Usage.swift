@@ -35,6 +35,9 @@ let usage = """
       mfa confirm CODE                   confirm the app set up by a script's `mfa enrol`: the recovery codes
       mfa disable [--code CODE]          turn two-step sign-in off (a code, unless you signed in with one within 5 minutes)
       mfa recovery-codes [--code CODE]   ten new recovery codes; the old ones stop working
+      passkeys                           your passkeys (added on a device: PierClient's addPasskey, or a browser)
+      passkeys rename ID NAME            what the list calls one
+      passkeys remove ID [--code CODE]   remove one (password asked unless you signed in within 5 minutes)
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
       feedback list [--limit N] [--cursor C]      your own feedback, with the team's replies
       status                             your subscription status

@@ -2,46 +2,46 @@ import Foundation
 import PierCBOR
 import PierCrypto
 import PierModels
-import PierTestSupport
 
 /// A passkey authenticator in software, built as platform authenticators build their answers
 /// (WebAuthn §6.1 authenticator data, §5.8.1 client data, attestation `none`): its key made
 /// here, its flags and counter chosen by the test, and the origin an iOS app's associated domain
 /// (or an Android app) sends.
-final class SoftwareAuthenticator: @unchecked Sendable {
-    enum Key {
+public final class SoftwareAuthenticator: @unchecked Sendable {
+    public enum Key {
         case es256(P256PrivateKey)
         case edDSA(Ed25519PrivateKey)
         case rs256(TestRSAKey)
     }
 
-    static let up: UInt8 = 0x01
-    static let uv: UInt8 = 0x04
-    static let be: UInt8 = 0x08
-    static let bs: UInt8 = 0x10
+    public static let up: UInt8 = 0x01
+    public static let uv: UInt8 = 0x04
+    public static let be: UInt8 = 0x08
+    public static let bs: UInt8 = 0x10
 
-    let key: Key
-    let credentialID = SecureRandom.bytes(16)
-    var rpID: String
-    var origin: String
+    public let key: Key
+    public let credentialID = SecureRandom.bytes(16)
+    public var rpID: String
+    public var origin: String
     /// iCloud Keychain's: present, verified, synced.
-    var flags: UInt8 = SoftwareAuthenticator.up | SoftwareAuthenticator.uv | SoftwareAuthenticator.be | SoftwareAuthenticator.bs
+    public var flags: UInt8 =
+        SoftwareAuthenticator.up | SoftwareAuthenticator.uv | SoftwareAuthenticator.be | SoftwareAuthenticator.bs
     /// Synced passkeys keep 0; a security key counts up.
-    var counter: UInt32 = 0
-    var type = "webauthn.get"
+    public var counter: UInt32 = 0
+    public var type = "webauthn.get"
 
-    init(_ key: Key, rpID: String, origin: String) {
+    public init(_ key: Key, rpID: String, origin: String) {
         self.key = key
         self.rpID = rpID
         self.origin = origin
     }
 
-    static func es256(rpID: String, origin: String) throws -> SoftwareAuthenticator {
+    public static func es256(rpID: String, origin: String) throws -> SoftwareAuthenticator {
         SoftwareAuthenticator(.es256(try P256PrivateKey.generate()), rpID: rpID, origin: origin)
     }
 
     /// The credential's public key, COSE (RFC 9053).
-    var coseKey: CBOR {
+    public var coseKey: CBOR {
         get throws {
             switch key {
             case .es256(let key):
@@ -66,7 +66,7 @@ final class SoftwareAuthenticator: @unchecked Sendable {
         }
     }
 
-    func sign(_ message: [UInt8]) throws -> [UInt8] {
+    public func sign(_ message: [UInt8]) throws -> [UInt8] {
         switch key {
         case .es256(let key): try key.signDER(message)
         case .edDSA(let key): try key.sign(message)
@@ -74,7 +74,7 @@ final class SoftwareAuthenticator: @unchecked Sendable {
         }
     }
 
-    func authenticatorData(attested: Bool) throws -> [UInt8] {
+    public func authenticatorData(attested: Bool) throws -> [UInt8] {
         var data = SHA256.hash(rpID) + [flags | (attested ? 0x40 : 0)]
         data += withUnsafeBytes(of: counter.bigEndian, Array.init)
         if attested {
@@ -84,12 +84,12 @@ final class SoftwareAuthenticator: @unchecked Sendable {
         return data
     }
 
-    func clientData(_ type: String, challenge: String) -> [UInt8] {
+    public func clientData(_ type: String, challenge: String) -> [UInt8] {
         Array(#"{"type":"\#(type)","challenge":"\#(challenge)","origin":"\#(origin)","crossOrigin":false}"#.utf8)
     }
 
     /// What `navigator.credentials.create` answers to `options`, as JSON.
-    func register(_ options: PasskeyCreationOptions, name: String? = nil) throws -> PasskeyRegistration {
+    public func register(_ options: PasskeyCreationOptions, name: String? = nil) throws -> PasskeyRegistration {
         let attestation = CBOR.map([
             .init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map([])),
             .init(.text("authData"), .bytes(try authenticatorData(attested: true))),
@@ -103,7 +103,8 @@ final class SoftwareAuthenticator: @unchecked Sendable {
     }
 
     /// What `navigator.credentials.get` answers to `options`, as JSON; the counter moves on first.
-    func assert(_ options: PasskeyRequestOptions, userHandle: [UInt8]?, signWith other: SoftwareAuthenticator? = nil) throws
+    public func assert(_ options: PasskeyRequestOptions, userHandle: [UInt8]?, signWith other: SoftwareAuthenticator? = nil)
+        throws
         -> PasskeyAssertion
     {
         if counter > 0 { counter += 1 }

@@ -1,0 +1,69 @@
+import Foundation
+import PierModels
+
+/// Passkeys: the options to hand to the platform's authenticator, and what it answers sent back.
+/// On Apple platforms ``PierAuth/signInWithPasskey(anchor:)`` and ``PierAuth/addPasskey(anchor:)``
+/// (`PasskeysApple.swift`) drive `ASAuthorizationPlatformPublicKeyCredentialProvider`; elsewhere,
+/// or with another UI, these calls take and give WebAuthn's JSON forms.
+extension PierAuth {
+    /// Options to create a passkey for the signed-in user (a sensitive action: `password`, or a
+    /// code with two-step sign-in, unless the user signed in within 5 minutes).
+    public func passkeyRegistrationOptions(password: String? = nil, code: String? = nil) async throws(PierError)
+        -> PasskeyCreationOptions
+    {
+        try await authorized.json(
+            PasskeyCreationOptions.self,
+            Call(
+                method: "POST", path: "/auth/passkeys/register/options",
+                body: Transport.body(ReauthenticationRequest(password: password, code: code)), retryable: false))
+    }
+
+    /// Keeps the passkey the authenticator created (`invalid_passkey`, 422, names what was wrong).
+    @discardableResult
+    public func registerPasskey(_ registration: PasskeyRegistration) async throws(PierError) -> Passkey {
+        try await authorized.json(
+            Passkey.self,
+            Call(method: "POST", path: "/auth/passkeys/register", body: Transport.body(registration), retryable: false))
+    }
+
+    /// Options to sign in with a passkey: without an address, any passkey of the site the
+    /// device holds (the system's account picker).
+    public func passkeyLoginOptions(email: String? = nil) async throws(PierError) -> PasskeyRequestOptions {
+        try await authorized.transport.json(
+            PasskeyRequestOptions.self,
+            Call(
+                method: "POST", path: "/auth/passkeys/login/options", body: Transport.body(PasskeyOptionsRequest(email: email)),
+                retryable: true), token: nil)
+    }
+
+    /// Signs in with the assertion the authenticator made. Throws `invalid_passkey` (401), or
+    /// `mfa_required` when the passkey did not verify the user and the account has an
+    /// authenticator app (then ``completeSignIn(mfaToken:code:)``).
+    @discardableResult
+    public func signIn(passkey assertion: PasskeyAssertion) async throws(PierError) -> User {
+        try await signIn(Call(method: "POST", path: "/auth/passkeys/login", body: Transport.body(assertion), retryable: false))
+    }
+
+    /// The signed-in user's passkeys.
+    public func passkeys() async throws(PierError) -> [Passkey] {
+        try await authorized.json(ItemList<Passkey>.self, Call(method: "GET", path: "/auth/passkeys", retryable: true)).items
+    }
+
+    @discardableResult
+    public func renamePasskey(_ id: UUID, to name: String) async throws(PierError) -> Passkey {
+        try await authorized.json(
+            Passkey.self,
+            Call(
+                method: "PATCH", path: "/auth/passkeys/\(id.uuidString.lowercased())",
+                body: Transport.body(PasskeyRename(name: name)),
+                retryable: false))
+    }
+
+    /// Removes a passkey (a sensitive action, as ``passkeyRegistrationOptions(password:code:)``).
+    public func removePasskey(_ id: UUID, password: String? = nil, code: String? = nil) async throws(PierError) {
+        _ = try await authorized.send(
+            Call(
+                method: "DELETE", path: "/auth/passkeys/\(id.uuidString.lowercased())",
+                body: Transport.body(ReauthenticationRequest(password: password, code: code)), retryable: false))
+    }
+}
