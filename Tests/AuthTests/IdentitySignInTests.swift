@@ -82,6 +82,36 @@ import Testing
         await idp.server.shutdown()
     }
 
+    /// Pre-hijacking with a passkey: an account of the owner's address that was never proven (as
+    /// if someone registered it first, with a passkey of theirs) is claimed by the owner's Sign
+    /// in with Apple: the squatter's passkey goes with everything else they held.
+    @Test func claimingAnUnprovenAddressRemovesItsPasskeys() async throws {
+        let idp = try TestIdentityProvider()
+        try await withService(idp) { auth in
+            let (squatter, email) = try await auth.register("anna@privaterelay.appleid.com")
+            try await auth.pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
+            let key = try SoftwareAuthenticator.es256(rpID: "127.0.0.1", origin: "http://127.0.0.1:8080")
+            let options = try await auth.send("POST", "/auth/passkeys/register/options", token: squatter.accessToken)
+            let added = try await auth.send(
+                "POST", "/auth/passkeys/register",
+                json: String(
+                    decoding: try JSONEncoder().encode(try key.register(options.decode(PasskeyCreationOptions.self))),
+                    as: UTF8.self),
+                token: squatter.accessToken)
+            #expect(added.status == 201, "\(added.text)")
+            // The address as never proven (a passkey added before that was required of it).
+            try await auth.pool.execute("UPDATE auth.users SET email_verified_at = NULL WHERE email = \(email)")
+            #expect(try await auth.send("POST", "/auth/apple", json: Self.body(try idp.token())).status == 200)
+            let loginOptions = try await auth.send("POST", "/auth/passkeys/login/options", json: "{}").decode(
+                PasskeyRequestOptions.self)
+            let refused = try await auth.send(
+                "POST", "/auth/passkeys/login",
+                json: String(decoding: try JSONEncoder().encode(try key.assert(loginOptions, userHandle: nil)), as: UTF8.self))
+            #expect(refused.status == 401 && refused.problem?.code == .invalidPasskey, "\(refused.text)")
+        }
+        await idp.server.shutdown()
+    }
+
     /// Every way an ID token can be wrong is refused with 401 `invalid_identity_token` and a reason.
     @Test func forgedOrMisdirectedTokensAreRefused() async throws {
         let idp = try TestIdentityProvider()

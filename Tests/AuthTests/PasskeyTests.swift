@@ -117,6 +117,16 @@ import Testing
         }
     }
 
+    /// An address never proven adds no passkey: whoever registered it first would keep a way in
+    /// after its owner claims the account.
+    @Test func anUnprovenAddressAddsNoPasskey() async throws {
+        try await withService { auth in
+            let (session, _) = try await auth.register(TakeoverTests.email("squatter"))
+            let options = try await auth.send("POST", "/auth/passkeys/register/options", token: session.accessToken)
+            #expect(options.status == 403 && options.problem?.code == .emailUnverified, "\(options.text)")
+        }
+    }
+
     @Test func edDSAAndRS256KeysAndTheAndroidOrigin() async throws {
         try await withService { auth in
             let (session, _) = try await account(auth)

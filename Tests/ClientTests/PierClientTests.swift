@@ -197,6 +197,10 @@ import Testing
         let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
         let email = Self.email()
         try await pier.auth.register(email: email, password: "a long enough passphrase")
+        // A proven address adds passkeys (the mailed link, opened).
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await Self.stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
         let phone = try SoftwareAuthenticator.es256(rpID: "seeds.example", origin: "https://seeds.example")
         let options = try await pier.auth.passkeyRegistrationOptions()
         #expect(options.rp.id == "seeds.example")

@@ -34,6 +34,7 @@ struct PasskeyController: Sendable {
         let principal = try context.caller()
         try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
         let user = try await caller(principal)
+        try Self.requireProvenAddress(user)
         let challenge = try await flows.challenge("register", of: user.id)
         let options = PasskeyCreationOptions(
             rp: .init(id: flows.rp.id, name: flows.rp.name),
@@ -61,6 +62,7 @@ struct PasskeyController: Sendable {
         let transports = (body.response.transports ?? []).prefix(8).map { String($0.prefix(32)) }
         guard errors.isEmpty, let clientData, let attestation, let id else { throw HTTPError.invalid(errors) }
         let user = try await caller(principal)
+        try Self.requireProvenAddress(user)
         let rp = flows.rp
         let challenge: [UInt8]
         do { challenge = try WebAuthn.clientData(clientData, .create, rp) } catch { throw Self.refusal(error, status: 422) }
@@ -207,6 +209,15 @@ struct PasskeyController: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// A passkey is a way in that outlives the password: an account whose address was never
+    /// proven may have been registered by someone else before its owner came, and a passkey of
+    /// theirs would survive the owner's claim. Only a proven address adds one.
+    static func requireProvenAddress(_ user: User) throws {
+        guard user.emailVerified else {
+            throw HTTPError(403, code: .emailUnverified, detail: "Confirm your email address before adding a passkey.")
+        }
+    }
 
     private func takeRate(_ request: Request) throws {
         let rate = loginRate.take(request.clientKey)

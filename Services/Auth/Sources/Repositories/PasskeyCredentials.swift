@@ -125,6 +125,11 @@ struct PasskeyCredentials: Sendable {
         ).first.map(Self.passkey)
     }
 
+    /// Removes every passkey of the account (its address claimed by its owner).
+    func deleteAll(of user: UUID) async throws {
+        try await database.execute("DELETE FROM auth.passkeys WHERE user_id = \(user)")
+    }
+
     func delete(_ id: UUID, of user: UUID) async throws -> Bool {
         !(try await database.query("DELETE FROM auth.passkeys WHERE id = \(id) AND user_id = \(user) RETURNING 1").isEmpty)
     }

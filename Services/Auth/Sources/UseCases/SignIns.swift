@@ -127,13 +127,15 @@ struct SignIns: Sendable {
 
     /// The owner of an address proved it through a provider, on an account whose address was never
     /// proven: whoever registered it first loses every way in — the password is dropped, every
-    /// session ended, every mailed link void, every other identity and second factor removed — and the address is
+    /// session ended, every mailed link void, every other identity, second factor and passkey removed — and the address is
     /// marked verified. The owner sets a password, if they want one, through "forgot password".
     private func claimUnproven(_ user: UUID, on connection: PostgresConnection) async throws {
         try await Users(connection).claim(user)
         try await Identities(connection).unlinkAll(of: user)
-        // A second factor enrolled by whoever registered first would lock the owner out.
+        // A second factor enrolled by whoever registered first would lock the owner out; a
+        // passkey of theirs would let them in.
         try await SecondFactors(connection).removeAll(of: user)
+        try await PasskeyCredentials(connection).deleteAll(of: user)
         try await EmailTokens(connection).void(of: user, [.verify, .reset, .change, .cancelChange])
         try await Sessions(connection, lifetimes).end(of: user, reason: "address claimed by its owner")
     }
