@@ -259,6 +259,34 @@ import Testing
         }
     }
 
+    /// A user who lost their phone and their recovery codes asks support: the team removes the
+    /// second factor (re-authenticated, audited, the owner mailed), and the password signs in
+    /// alone again. Users cannot do it to each other.
+    @Test func supportRemovesALostSecondFactor() async throws {
+        try await withService { auth in
+            let (own, email, _, _, _) = try await account(auth)
+            let (_, supportEmail) = try await auth.register(TakeoverTests.email("support"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(supportEmail)")
+            let support = try await takeover.login(auth, supportEmail).decode(AuthSession.self)
+            let id = own.user.id
+            let other = try await auth.register(TakeoverTests.email("other")).0
+            #expect(try await auth.send("DELETE", "/auth/users/\(id)/mfa", token: other.accessToken).status == 403)
+            #expect(try await auth.send("DELETE", "/auth/users/\(UUID())/mfa", token: support.accessToken).status == 404)
+            _ = try await challenge(auth, email)
+            let removed = try await auth.send("DELETE", "/auth/users/\(id)/mfa", token: support.accessToken)
+            #expect(removed.status == 204, "\(removed.text)")
+            #expect(try await auth.send("DELETE", "/auth/users/\(id)/mfa", token: support.accessToken).status == 404)
+            #expect(try await takeover.login(auth, email).status == 200)
+            let audit = try await auth.send("GET", "/auth/audit?target=\(id)", token: support.accessToken)
+            #expect(audit.text.contains("user.second_factor_removed"), "\(audit.text)")
+            #expect(
+                await eventually {
+                    auth.mails(to: email).contains { ($0.headers["subject"] ?? "").contains("Two-step sign-in is off") }
+                })
+        }
+    }
+
     @Test func malformedVerificationsAreNamedNeverServerErrors() async throws {
         try await withService { auth in
             for body in [

@@ -157,6 +157,9 @@ struct AuthController: Sendable {
         staff.delete("/auth/users/{id}/sessions/{session}") { try await users.endSessions($0, $1) }
         staff.get("/auth/users/{id}/identities") { try await users.identities($0, $1) }
         staff.post("/auth/users/{id}/mail", body: StaffMailRequest.self) { try await users.mail($0, $1, $2) }
+        staff.delete("/auth/users/{id}/mfa", optionalBody: ReauthenticationRequest.self) {
+            try await users.removeSecondFactor($0, $1, $2)
+        }
         staff.post("/auth/users/{id}/disable", users.setDisabled(true))
         staff.post("/auth/users/{id}/enable", users.setDisabled(false))
         staff.get("/auth/users/{id}/export") { try await export.export($0, $1) }

@@ -109,6 +109,25 @@ struct UsersController: Sendable {
         return JSONResponse(SessionsEnded(ended: ended))
     }
 
+    /// `DELETE /auth/users/{id}/mfa` (staff, re-authenticated): the account's owner lost their
+    /// authenticator app and recovery codes; sign-ins ask the password alone again. Audited, and
+    /// the owner is mailed (someone talking the team into it still needs the password).
+    func removeSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?)
+        async throws -> Response
+    {
+        let principal = try context.staff()
+        let id = try context.parameters.require("id", as: UUID.self)
+        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        switch try await useCases.staff.removeSecondFactor(of: id, by: try context.auditActor(), mails: desk.mails) {
+        case nil: throw HTTPError.notFound("No such account.")
+        case false?: throw HTTPError.notFound("The account has no second factor.")
+        case true?:
+            desk.queued("mfa-disabled", link: nil)
+            logger.info("second factor removed by the team", [("user_id", .string(id.text()))])
+            return .noContent
+        }
+    }
+
     /// `POST /auth/users/{id}/mail {mail: "password-reset" | "verification"}` → 202.
     func mail(_ request: Request, _ context: ServiceRequestContext, _ body: StaffMailRequest) async throws -> Response {
         let actor = try context.auditActor()

@@ -112,6 +112,21 @@ struct StaffActions: Sendable {
         }
     }
 
+    /// Removes the account's authenticator app and recovery codes (its owner lost both), with
+    /// the audit entry and a mail to the owner; nil when there is no such account, false when
+    /// it had no second factor.
+    func removeSecondFactor(of user: UUID, by actor: AuditActor, mails: Mails) async throws -> Bool? {
+        try await database.withTransaction { connection in
+            guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            guard try await SecondFactors(connection).removeAll(of: user) else { return false }
+            try await AuditLog.append(
+                .init("user.second_factor_removed", target: ("user", user.text()), subject: user),
+                by: actor, schema: Self.schema, on: connection)
+            try await Outbox(connection).enqueue(mails.secondFactorDisabled(to: account.email), kind: "mfa-disabled")
+            return true
+        }
+    }
+
     enum Mailed: Sendable, Equatable {
         case queued
         case missing
