@@ -254,11 +254,12 @@ grep -q '__Host-pier_console' "$jar" || fail "the console's session cookie is no
 # authenticator app (its code computed by Tests/Interop/totp.py, from RFC 6238 alone).
 led=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -b "$jar" "$console/inbox")
 [ "$led" = "303 http://localhost:$port/console/two-step" ] || fail "an admin without a second factor was led to: $led"
-csrf=$(curl -s -b "$jar" "$console/two-step" | grep -o 'name="csrf" value="[^"]*"' | cut -d '"' -f 4)
+# The page's forms (two-step, sign out) carry the same token: one of them.
+csrf=$(curl -s -b "$jar" "$console/two-step" | grep -o 'name="csrf" value="[^"]*"' | head -1 | cut -d '"' -f 4)
 curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$csrf" --data-urlencode "password=" \
   "$console/two-step" >"$work/two-step.html"
 grep -q '<div class="qr"><svg' "$work/two-step.html" || fail "the two-step page shows no QR code"
-secret=$(grep -o 'name="secret" value="[^"]*"' "$work/two-step.html" | cut -d '"' -f 4)
+secret=$(grep -o 'name="secret" value="[^"]*"' "$work/two-step.html" | head -1 | cut -d '"' -f 4)
 [ -n "$secret" ] || fail "the two-step page gives no key"
 curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$csrf" --data-urlencode "secret=$secret" \
   --data-urlencode "code=$(python3 Tests/Interop/totp.py "$secret")" "$console/two-step/confirm" \
