@@ -60,12 +60,7 @@ import Testing
         let idp = try TestIdentityProvider()
         try await withService(idp) { auth in
             let created = try await auth.send("POST", "/auth/apple", json: Self.body(try idp.token())).decode(AuthSession.self)
-            let setup = try await auth.send("POST", "/auth/mfa/totp", token: created.accessToken).decode(TOTPEnrolment.self)
-            let secret = try #require(Base32.decode(setup.secret))
-            let confirmed = try await auth.send(
-                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(SecondFactorTests.code(secret))"}"#,
-                token: created.accessToken)
-            #expect(confirmed.status == 200, "\(confirmed.text)")
+            let secret = try await SecondFactorTests.turnOn(auth, created.accessToken)
             let asked = try await auth.send("POST", "/auth/apple", json: Self.body(try idp.token()))
             #expect(asked.status == 401 && asked.problem?.code == .mfaRequired, "\(asked.text)")
             #expect(!asked.text.contains("accessToken"))

@@ -219,12 +219,7 @@ import Testing
             let (session, email) = try await account(auth)
             let phone = try SoftwareAuthenticator.es256(rpID: Self.rpID, origin: Self.origin)
             #expect(try await register(auth, session, phone).status == 201)
-            let setup = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken).decode(TOTPEnrolment.self)
-            let secret = try #require(Base32.decode(setup.secret))
-            let on = try await auth.send(
-                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(SecondFactorTests.code(secret))"}"#,
-                token: session.accessToken)
-            #expect(on.status == 200)
+            let secret = try await SecondFactorTests.turnOn(auth, session.accessToken)
             #expect(try await login(auth, try phone.assert(try await loginOptions(auth), userHandle: nil)).status == 200)
             phone.flags &= ~SoftwareAuthenticator.uv
             let asked = try await login(auth, try phone.assert(try await loginOptions(auth), userHandle: nil))

@@ -25,6 +25,16 @@ import Testing
         TOTP(secret: secret).code(step: TOTP.step(at: Int(Date().timeIntervalSince1970)) + offset)
     }
 
+    /// Turns two-step sign-in on for the account of `token` (a recent sign-in): the app's secret.
+    @discardableResult
+    static func turnOn(_ auth: AuthHarness, _ token: String) async throws -> [UInt8] {
+        let setup = try await auth.send("POST", "/auth/mfa/totp", token: token).decode(TOTPEnrolment.self)
+        let secret = try #require(Base32.decode(setup.secret))
+        let on = try await auth.send("POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(code(secret))"}"#, token: token)
+        #expect(on.status == 200, "\(on.text)")
+        return secret
+    }
+
     static func claims(_ token: String) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(try JWS(compact: token).payload)) as? [String: Any])
     }
@@ -243,11 +253,7 @@ import Testing
                 #expect(reply.status == 403 && reply.problem?.code == .mfaEnrolmentRequired, "\(path): \(reply.text)")
             }
             #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
-            let enrolment = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken).decode(TOTPEnrolment.self)
-            let secret = try #require(Base32.decode(enrolment.secret))
-            let confirmed = try await auth.send(
-                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(secret))"}"#, token: session.accessToken)
-            #expect(confirmed.status == 200)
+            let secret = try await Self.turnOn(auth, session.accessToken)
             let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
                 .decode(AuthSession.self)
             #expect(try Self.claims(refreshed.accessToken)["mfa_enrolment_required"] == nil)

@@ -87,6 +87,15 @@ import Testing
         return (PierClient(baseURL: try await base(), sessionStore: store, options: fast), session)
     }
 
+    /// Registers `email` with a proven address (as if the mailed link was opened): the database
+    /// pool that proved it, for the test to use and close.
+    static func registerProven(_ pier: PierClient, _ email: String, password: String) async throws -> PostgresPool {
+        try await pier.auth.register(email: email, password: password)
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await Self.stack.value.1, poolSize: 1))
+        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
+        return pool
+    }
+
     @Test func aLoginScreenAndTheFeedbackFormWork() async throws {
         let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
         let events = pier.auth.events
@@ -154,10 +163,8 @@ import Testing
         let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
         let email = Self.email()
         let password = "a long enough passphrase"
-        try await pier.auth.register(email: email, password: password)
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await Self.stack.value.1, poolSize: 1))
+        let pool = try await Self.registerProven(pier, email, password: password)
         defer { pool.close() }
-        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
         let setup = try await pier.auth.setUpAuthenticatorApp()
         #expect(setup.qrCode.hasPrefix("<svg") && setup.uri.hasPrefix("otpauth://totp/"))
         let totp = TOTP(secret: try #require(Base32.decode(setup.secret)))
@@ -196,11 +203,8 @@ import Testing
     @Test func aPasskeyScreenThroughTheClient() async throws {
         let pier = PierClient(baseURL: try await Self.base(), options: Self.fast)
         let email = Self.email()
-        try await pier.auth.register(email: email, password: "a long enough passphrase")
-        // A proven address adds passkeys (the mailed link, opened).
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await Self.stack.value.1, poolSize: 1))
+        let pool = try await Self.registerProven(pier, email, password: "a long enough passphrase")
         defer { pool.close() }
-        try await pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
         let phone = try SoftwareAuthenticator.es256(rpID: "seeds.example", origin: "https://seeds.example")
         let options = try await pier.auth.passkeyRegistrationOptions()
         #expect(options.rp.id == "seeds.example")
@@ -221,6 +225,47 @@ import Testing
         #expect(try await pier.auth.renamePasskey(added.id, to: "Work phone").name == "Work phone")
         try await pier.auth.removePasskey(added.id)
         #expect(try await pier.auth.passkeys().isEmpty)
+    }
+
+    /// Two-step sign-in finished with a passkey, and a sensitive action confirmed with one,
+    /// through PierClient: the problem's `factors` offers it, the options name the account's
+    /// passkey, and the step-up lets new recovery codes through without a code.
+    @Test func aPasskeyIsASecondFactorThroughTheClient() async throws {
+        let store = MemorySessionStore()
+        let pier = PierClient(baseURL: try await Self.base(), sessionStore: store, options: Self.fast)
+        let email = Self.email()
+        let password = "a long enough passphrase"
+        let pool = try await Self.registerProven(pier, email, password: password)
+        defer { pool.close() }
+        let phone = try SoftwareAuthenticator.es256(rpID: "seeds.example", origin: "https://seeds.example")
+        try await pier.auth.registerPasskey(try phone.register(try await pier.auth.passkeyRegistrationOptions()))
+        let totp = TOTP(secret: try #require(Base32.decode(try await pier.auth.setUpAuthenticatorApp().secret)))
+        _ = try await pier.auth.confirmAuthenticatorApp(code: totp.code(step: TOTP.step(at: Int(Date().timeIntervalSince1970))))
+        await pier.auth.logout()
+        var challenge: PierError?
+        do { try await pier.auth.login(email: email, password: password) } catch { challenge = error }
+        let token = try #require(challenge?.mfaToken)
+        #expect(challenge?.factors == ["totp", "recovery_code", "passkey"])
+        let options = try await pier.auth.passkeyOptions(mfaToken: token)
+        #expect(options.allowCredentials.map(\.id) == [Base64.urlEncoded(phone.credentialID)])
+        let user = try await pier.auth.completeSignIn(mfaToken: token, passkey: try phone.assert(options, userHandle: nil))
+        #expect(user.email == email && pier.auth.currentUser == user)
+        // An hour later (the app restarted with the session kept, its access token expired),
+        // then the step-up with the passkey.
+        try await pool.execute("UPDATE auth.sessions SET authenticated_at = now() - interval '1 hour'")
+        var kept = try #require(try store.load())
+        kept.accessTokenExpiresAt = .distantPast
+        try store.save(kept)
+        let later = PierClient(baseURL: try await Self.base(), sessionStore: store, options: Self.fast)
+        do {
+            _ = try await later.auth.newRecoveryCodes()
+            Issue.record("new recovery codes without a fresh second factor")
+        } catch {
+            #expect(error.code == .reauthenticationRequired)
+        }
+        let stepUp = try phone.assert(try await later.auth.passkeyReauthenticationOptions(), userHandle: nil)
+        try await later.auth.reauthenticate(passkey: stepUp)
+        #expect(try await later.auth.newRecoveryCodes().count == 10)
     }
 
     @Test func aSignOutDuringARefreshIsNotUndone() async throws {

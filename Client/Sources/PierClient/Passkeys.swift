@@ -44,6 +44,15 @@ extension PierAuth {
         try await signIn(Call(method: "POST", path: "/auth/passkeys/login", body: Transport.body(assertion), retryable: false))
     }
 
+    /// Options to confirm a sensitive action with one of the signed-in user's passkeys; the
+    /// assertion goes to ``reauthenticate(password:code:passkey:)``. Throws `conflict` (409)
+    /// when the account has no passkey.
+    public func passkeyReauthenticationOptions() async throws(PierError) -> PasskeyRequestOptions {
+        try await authorized.json(
+            PasskeyRequestOptions.self,
+            Call(method: "POST", path: "/auth/reauthenticate/passkey-options", retryable: false))
+    }
+
     /// The signed-in user's passkeys.
     public func passkeys() async throws(PierError) -> [Passkey] {
         try await authorized.json(ItemList<Passkey>.self, Call(method: "GET", path: "/auth/passkeys", retryable: true)).items

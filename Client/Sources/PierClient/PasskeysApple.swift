@@ -1,7 +1,8 @@
 // Compiled on Apple platforms only (AuthenticationServices); nothing on Linux builds or tests this
 // file. It moves WebAuthn's JSON between Pier and ASAuthorizationPlatformPublicKeyCredentialProvider;
-// the calls it makes (`passkeyLoginOptions`, `signIn(passkey:)`, `passkeyRegistrationOptions`,
-// `registerPasskey`) are tested on Linux with a software authenticator.
+// the calls it makes (`passkeyLoginOptions`, `signIn(passkey:)`, `passkeyOptions(mfaToken:)`,
+// `completeSignIn(mfaToken:passkey:)`, `passkeyReauthenticationOptions`, `reauthenticate(passkey:)`,
+// `passkeyRegistrationOptions`, `registerPasskey`) are tested on Linux with a software authenticator.
 #if canImport(AuthenticationServices)
     import AuthenticationServices
     import Foundation
@@ -16,24 +17,46 @@
         public func signInWithPasskey(anchor: ASPresentationAnchor, email: String? = nil, deviceName: String? = nil)
             async throws -> User
         {
-            let options = try await passkeyLoginOptions(email: email)
+            var assertion = try await Self.assertion(for: try await passkeyLoginOptions(email: email), anchor: anchor)
+            assertion.deviceName = deviceName
+            return try await signIn(passkey: assertion)
+        }
+
+        /// Finishes a sign-in that threw `mfa_required` (``PierError/factors`` naming `passkey`)
+        /// with one of the account's passkeys on this device.
+        @MainActor @discardableResult
+        public func completeSignInWithPasskey(mfaToken: String, anchor: ASPresentationAnchor) async throws -> User {
+            let options = try await passkeyOptions(mfaToken: mfaToken)
+            return try await completeSignIn(mfaToken: mfaToken, passkey: try await Self.assertion(for: options, anchor: anchor))
+        }
+
+        /// Confirms a sensitive action with one of the signed-in user's passkeys: for 5 minutes
+        /// the session counts as a fresh sign-in (see ``reauthenticate(password:code:passkey:)``).
+        @MainActor
+        public func reauthenticateWithPasskey(anchor: ASPresentationAnchor) async throws {
+            let options = try await passkeyReauthenticationOptions()
+            try await reauthenticate(passkey: try await Self.assertion(for: options, anchor: anchor))
+        }
+
+        /// The system's sheet for `options`: an assertion by a passkey this device holds.
+        @MainActor
+        static func assertion(for options: PasskeyRequestOptions, anchor: ASPresentationAnchor) async throws
+            -> PasskeyAssertion
+        {
             let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: options.rpId)
-            let request = provider.createCredentialAssertionRequest(challenge: try Self.data(options.challenge))
+            let request = provider.createCredentialAssertionRequest(challenge: try data(options.challenge))
             request.allowedCredentials = try options.allowCredentials.map {
-                ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: try Self.data($0.id))
+                ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: try data($0.id))
             }
             guard
                 let assertion = try await PasskeyAuthorization(anchor).perform(request)
                     as? ASAuthorizationPlatformPublicKeyCredentialAssertion
             else { throw PierError(kind: .decoding, detail: "The system answered no passkey assertion.") }
-            return try await signIn(
-                passkey: PasskeyAssertion(
-                    id: Self.text(assertion.credentialID),
-                    response: .init(
-                        clientDataJSON: Self.text(assertion.rawClientDataJSON),
-                        authenticatorData: Self.text(assertion.rawAuthenticatorData), signature: Self.text(assertion.signature),
-                        userHandle: Self.text(assertion.userID)),
-                    deviceName: deviceName))
+            return PasskeyAssertion(
+                id: text(assertion.credentialID),
+                response: .init(
+                    clientDataJSON: text(assertion.rawClientDataJSON), authenticatorData: text(assertion.rawAuthenticatorData),
+                    signature: text(assertion.signature), userHandle: text(assertion.userID)))
         }
 
         /// Creates a passkey on this device for the signed-in user and registers it.

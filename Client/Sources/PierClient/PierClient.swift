@@ -358,14 +358,18 @@ public final class PierAuth: Sendable {
     /// Gives the password again (a step-up): the session's next requests count as a fresh
     /// sign-in for 5 minutes, for the actions that ask for one (`reauthentication_required`).
     /// On an account with two-step sign-in, a code from the authenticator app or a recovery code
-    /// instead (`code`; the password alone is refused).
-    public func reauthenticate(password: String? = nil, code: String? = nil) async throws(PierError) {
+    /// instead (`code`; the password alone is refused). Or, on any account with a passkey, its
+    /// assertion over ``passkeyReauthenticationOptions()`` (`passkey`).
+    public func reauthenticate(password: String? = nil, code: String? = nil, passkey: PasskeyAssertion? = nil)
+        async throws(PierError)
+    {
         guard let user = currentUser else { throw .signedOut() }
         let stepUp = try await authorized.json(
             StepUpToken.self,
             Call(
                 method: "POST", path: "/auth/reauthenticate",
-                body: Transport.body(ReauthenticationRequest(password: password, code: code)), retryable: false))
+                body: Transport.body(ReauthenticationRequest(password: password, code: code, passkey: passkey)),
+                retryable: false))
         await manager.adopt(stepUp, of: user.id)
     }
 

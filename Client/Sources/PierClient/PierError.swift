@@ -40,6 +40,9 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
     /// `mfa_required` (a sign-in of an account with a second factor): pass it with the user's
     /// code to ``PierAuth/completeSignIn(mfaToken:code:)``.
     public internal(set) var mfaToken: String?
+    /// `mfa_required`: what may finish the sign-in (`totp`, `recovery_code`, and `passkey` when
+    /// one of the account's passkeys may: ``PierAuth/completeSignIn(mfaToken:passkey:)``).
+    public internal(set) var factors: [String] = []
 
     init(
         kind: Kind, status: Int? = nil, code: ProblemCode? = nil, detail: String, fieldErrors: [Problem.FieldError] = [],

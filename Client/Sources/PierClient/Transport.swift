@@ -163,6 +163,7 @@ final class Transport: Sendable {
             detail: problem?.detail ?? problem?.title ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode),
             fieldErrors: problem?.errors ?? [], requestId: problem?.requestId ?? requestID, retryAfter: retryAfter)
         error.mfaToken = problem?.mfaToken
+        error.factors = problem?.factors ?? []
         return error
     }
 

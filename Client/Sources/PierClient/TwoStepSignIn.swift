@@ -4,7 +4,10 @@ import PierModels
 /// Two-step sign-in: an authenticator app (TOTP) and recovery codes.
 ///
 /// A sign-in of an account with it on throws `mfa_required` with ``PierError/mfaToken``; the
-/// app asks for a code and calls ``completeSignIn(mfaToken:code:)`` within 5 minutes. Setting it
+/// app asks for a code and calls ``completeSignIn(mfaToken:code:)`` within 5 minutes — or, when
+/// ``PierError/factors`` names `passkey`, uses a passkey of the account instead
+/// (``passkeyOptions(mfaToken:)`` and ``completeSignIn(mfaToken:passkey:)``; on Apple platforms
+/// `completeSignInWithPasskey(mfaToken:anchor:)` does both). Setting it
 /// up: ``setUpAuthenticatorApp(password:)`` gives a secret and its QR code, and
 /// ``confirmAuthenticatorApp(code:)`` with the app's first code turns it on and gives the ten
 /// recovery codes to show once.
@@ -17,6 +20,24 @@ extension PierAuth {
         let body = Transport.body(MFAVerifyRequest(mfaToken: mfaToken, code: code))
         let user = try await signIn(Call(method: "POST", path: "/auth/mfa/verify", body: body, retryable: false))
         return user
+    }
+
+    /// Options for a passkey of the account whose sign-in threw `mfa_required` (its passkeys,
+    /// and a challenge for 5 minutes). Throws `conflict` (409) when a passkey cannot finish it.
+    public func passkeyOptions(mfaToken: String) async throws(PierError) -> PasskeyRequestOptions {
+        try await authorized.transport.json(
+            PasskeyRequestOptions.self,
+            Call(
+                method: "POST", path: "/auth/mfa/passkey-options", body: Transport.body(MFATokenRequest(mfaToken: mfaToken)),
+                retryable: false), token: nil)
+    }
+
+    /// Finishes a sign-in that threw `mfa_required` with a passkey's assertion over the options
+    /// of ``passkeyOptions(mfaToken:)``. Throws `invalid_passkey` (401) or `invalid_mfa_token`.
+    @discardableResult
+    public func completeSignIn(mfaToken: String, passkey assertion: PasskeyAssertion) async throws(PierError) -> User {
+        let body = Transport.body(MFAVerifyRequest(mfaToken: mfaToken, passkey: assertion))
+        return try await signIn(Call(method: "POST", path: "/auth/mfa/verify", body: body, retryable: false))
     }
 
     /// The signed-in user's second factors.

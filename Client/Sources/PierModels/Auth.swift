@@ -234,47 +234,71 @@ public struct ProfileChange: Codable, Sendable, StrictDecodable {
 }
 
 /// `POST /auth/email/change`: the new address, confirmed by a link mailed to it. `password` (on
-/// an account with a second factor, `code`), or a sign-in within the last 5 minutes.
+/// an account with a second factor, `code`), a `passkey`, or a sign-in within the last 5 minutes.
 public struct EmailChangeRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case newEmail, password, code }
+    public enum CodingKeys: String, CodingKey { case newEmail, password, code, passkey }
     public static let required = [["newEmail"]]
     public var newEmail: String
     public var password: String?
     public var code: String?
-    public init(newEmail: String, password: String? = nil, code: String? = nil) {
+    public var passkey: PasskeyAssertion?
+    public init(newEmail: String, password: String? = nil, code: String? = nil, passkey: PasskeyAssertion? = nil) {
         self.newEmail = newEmail
         self.password = password
         self.code = code
+        self.passkey = passkey
     }
+    /// The confirmation it carries.
+    public var confirmation: ReauthenticationRequest { .init(password: password, code: code, passkey: passkey) }
 }
 
 /// `DELETE /auth/me` and the other sensitive actions (optional body): the current password —
 /// or, on an account with a second factor, a code from the authenticator app or a recovery code
 /// — unless the user signed in within the last 5 minutes.
 public struct ReauthenticationRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case password, code }
+    public enum CodingKeys: String, CodingKey { case password, code, passkey }
     public static let required: [[String]] = []
     public var password: String?
     /// A code from the authenticator app (six digits) or a recovery code.
     public var code: String?
-    public init(password: String? = nil, code: String? = nil) {
+    /// An assertion by one of the account's passkeys, over the challenge of
+    /// `POST /auth/reauthenticate/passkey-options`.
+    public var passkey: PasskeyAssertion?
+    public init(password: String? = nil, code: String? = nil, passkey: PasskeyAssertion? = nil) {
         self.password = password
         self.code = code
+        self.passkey = passkey
     }
 }
 
-/// `POST /auth/mfa/verify`: the second step of a sign-in that answered `mfa_required`.
+/// `POST /auth/mfa/verify`: the second step of a sign-in that answered `mfa_required`, with a
+/// code or a passkey.
 public struct MFAVerifyRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case mfaToken, code }
-    public static let required = [["mfaToken"], ["code"]]
+    public enum CodingKeys: String, CodingKey { case mfaToken, code, passkey }
+    public static let required = [["mfaToken"]]
     /// The problem's `mfaToken`.
     public var mfaToken: String
     /// A code from the authenticator app (six digits) or one of the recovery codes.
-    public var code: String
+    public var code: String?
+    /// Or an assertion by one of the account's passkeys, over the challenge of
+    /// `POST /auth/mfa/passkey-options` (when the problem's `factors` names `passkey`).
+    public var passkey: PasskeyAssertion?
     public init(mfaToken: String, code: String) {
         self.mfaToken = mfaToken
         self.code = code
     }
+    public init(mfaToken: String, passkey: PasskeyAssertion) {
+        self.mfaToken = mfaToken
+        self.passkey = passkey
+    }
+}
+
+/// `POST /auth/mfa/passkey-options`: the sign-in waiting for its second factor.
+public struct MFATokenRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case mfaToken }
+    public static let required = [["mfaToken"]]
+    public var mfaToken: String
+    public init(mfaToken: String) { self.mfaToken = mfaToken }
 }
 
 /// `POST /auth/mfa/totp/confirm`: the first code of the authenticator app just set up.

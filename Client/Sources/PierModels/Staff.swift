@@ -30,18 +30,23 @@ public enum AccountRole: OpenVocabulary {
 /// `PUT /auth/users/{id}/role` (admins): the account's new role. The admin confirms with their
 /// password unless they signed in within the last 5 minutes.
 public struct RoleChange: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case role, password, code }
+    public enum CodingKeys: String, CodingKey { case role, password, code, passkey }
     public static let required = [["role"]]
     public var role: String
     public var password: String?
     /// On an account with a second factor: a code instead of the password.
     public var code: String?
+    /// Or an assertion by one of the admin's passkeys.
+    public var passkey: PasskeyAssertion?
 
-    public init(role: AccountRole, password: String? = nil, code: String? = nil) {
+    public init(role: AccountRole, password: String? = nil, code: String? = nil, passkey: PasskeyAssertion? = nil) {
         self.role = role.rawValue
         self.password = password
         self.code = code
+        self.passkey = passkey
     }
+    /// The confirmation it carries.
+    public var confirmation: ReauthenticationRequest { .init(password: password, code: code, passkey: passkey) }
 }
 
 /// One staff action as the audit log keeps it: who (the account and the role they had), what,

@@ -99,7 +99,7 @@ struct AccountController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         let deleted = try await useCases.accounts.delete(principal.userID)
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         desk.queued("account-deleted", link: nil)
@@ -107,20 +107,19 @@ struct AccountController: Sendable {
         return .noContent
     }
 
-    /// `POST /auth/reauthenticate {password}`: the password again (the login's guards apply),
-    /// answered with a new access token of the same session whose `auth_time` is now; later
-    /// refreshes carry it too.
+    /// `POST /auth/reauthenticate {password | code | passkey}`: the password again (the login's
+    /// guards apply), a code, or a passkey, answered with a new access token of the same session
+    /// whose `auth_time` is now; later refreshes carry it too.
     func reauthenticate(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest) async throws
         -> Response
     {
         let principal = try context.caller()
-        guard body.password != nil || body.code != nil, let session = principal.sessionID else {
-            throw HTTPError.invalid("password", "is required (or code, on an account with a second factor)")
+        guard body.password != nil || body.code != nil || body.passkey != nil, let session = principal.sessionID else {
+            throw HTTPError.invalid("password", "is required (or code on an account with a second factor, or passkey)")
         }
-        guard
-            let proven = try await reauthentication.require(
-                principal, password: body.password, code: body.code, request: request)
-        else { throw HTTPError.unauthorized("The session has ended; sign in again.", code: .sessionRevoked) }
+        guard let proven = try await reauthentication.require(principal, body, request: request) else {
+            throw HTTPError.unauthorized("The session has ended; sign in again.", code: .sessionRevoked)
+        }
         guard let user = try await useCases.users.user(principal.userID) else {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }

@@ -41,7 +41,9 @@ struct AuthController: Sendable {
         let useCases = AuthUseCases(
             database: database,
             lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk,
-            secondFactors: (secondFactorBox, throttle, configuration.appName))
+            secondFactors: (secondFactorBox, throttle, configuration.appName),
+            rp: .init(
+                id: configuration.passkeyRPID, name: configuration.passkeyRPName, origins: Set(configuration.passkeyOrigins)))
         let accounts = useCases.users
         live = LiveFeed(
             name: "live accounts", database: database, listener: events, revocations: authenticator.revocations,
@@ -76,13 +78,8 @@ struct AuthController: Sendable {
         users = UsersController(useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
         secondFactors = SecondFactorController(useCases: useCases, reauthentication: reauthentication, logger: logger)
         passkeys = PasskeyController(
-            useCases: useCases,
-            flows: PasskeyFlows(
-                database: database, mails: desk.mails, signIns: useCases.signIns,
-                rp: .init(
-                    id: configuration.passkeyRPID, name: configuration.passkeyRPName,
-                    origins: Set(configuration.passkeyOrigins))),
-            tokens: tokens, reauthentication: reauthentication, devices: devices, loginRate: sessions.loginRate, desk: desk,
+            useCases: useCases, flows: useCases.passkeys, tokens: tokens, reauthentication: reauthentication, devices: devices,
+            loginRate: sessions.loginRate, desk: desk,
             logger: logger)
         self.authenticator = authenticator
         self.hasher = hasher
@@ -102,6 +99,9 @@ struct AuthController: Sendable {
         router.post("/auth/register", body: RegisterRequest.self) { try await account.register($0, $1, $2) }
         router.post("/auth/login", body: LoginRequest.self) { try await sessions.login($0, $1, $2) }
         router.post("/auth/mfa/verify", body: MFAVerifyRequest.self) { try await sessions.verifySecondFactor($0, $1, $2) }
+        router.post("/auth/mfa/passkey-options", body: MFATokenRequest.self) {
+            try await sessions.secondFactorPasskeyOptions($0, $1, $2)
+        }
         signedIn.get("/auth/mfa") { try await factors.status($0, $1) }
         signedIn.post("/auth/mfa/totp", optionalBody: ReauthenticationRequest.self) { try await factors.offer($0, $1, $2) }
         signedIn.post("/auth/mfa/totp/confirm", body: MFACodeRequest.self) { try await factors.confirm($0, $1, $2) }
@@ -130,6 +130,7 @@ struct AuthController: Sendable {
         signedIn.delete("/auth/me", optionalBody: ReauthenticationRequest.self) { try await account.deleteAccount($0, $1, $2) }
         signedIn.patch("/auth/me", body: ProfileChange.self) { try await account.updateProfile($0, $1, $2) }
         signedIn.post("/auth/reauthenticate", body: ReauthenticationRequest.self) { try await account.reauthenticate($0, $1, $2) }
+        signedIn.post("/auth/reauthenticate/passkey-options") { try await passkeys.reauthenticationOptions($0, $1) }
         signedIn.post("/auth/email/change", body: EmailChangeRequest.self) { try await email.change($0, $1, $2) }
         router.get("/auth/email/change/confirm") { try await email.confirmChangePage($0, $1) }
         router.post("/auth/email/change/confirm", body: EmailTokenRequest.self) { try await email.confirmChange($0, $1, $2) }

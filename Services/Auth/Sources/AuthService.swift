@@ -34,6 +34,9 @@ public struct AuthService: Service {
             version: 12, name: "second_factor",
             sql: String(decoding: PackageResources._012_second_factor_sql, as: UTF8.self)),
         Migration(version: 13, name: "passkeys", sql: String(decoding: PackageResources._013_passkeys_sql, as: UTF8.self)),
+        Migration(
+            version: 14, name: "passkey_second_factor",
+            sql: String(decoding: PackageResources._014_passkey_second_factor_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -219,7 +219,7 @@ struct EmailController: Sendable {
         guard let newEmail = EmailAddress(body.newEmail) else {
             throw HTTPError.invalid("newEmail", "must be an email address such as name@example.com")
         }
-        try await reauthentication.require(principal, password: body.password, code: body.code, request: request)
+        try await reauthentication.require(principal, body.confirmation, request: request)
         switch try await links.requestEmailChange(of: principal.userID, session: principal.sessionID, to: newEmail) {
         case .queued(let link):
             desk.queued("email-change", link: link)

@@ -150,7 +150,7 @@ struct IdentityController: Sendable {
     {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         switch try await useCases.accounts.unlinkIdentity(id, of: principal.userID) {
         case .unlinked:
             logger.info(

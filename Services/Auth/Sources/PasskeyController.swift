@@ -32,10 +32,10 @@ struct PasskeyController: Sendable {
         async throws -> Response
     {
         let principal = try context.caller()
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         let user = try await caller(principal)
         try Self.requireProvenAddress(user)
-        let challenge = try await flows.challenge("register", of: user.id)
+        let challenge = try await flows.challenge(.register, of: user.id)
         let options = PasskeyCreationOptions(
             rp: .init(id: flows.rp.id, name: flows.rp.name),
             user: .init(id: Base64.urlEncoded(user.id.bytes), name: user.email, displayName: user.displayName ?? user.email),
@@ -80,7 +80,11 @@ struct PasskeyController: Sendable {
         case .refused(let failure):
             throw Self.refusal(failure, status: 422)
         case .staleChallenge:
-            throw Self.staleChallenge(status: 422)
+            throw Self.refusal(
+                .init(
+                    field: "response.clientDataJSON",
+                    reason: "carries a challenge that is unknown, used or expired: ask for new options"),
+                status: 422)
         case .alreadyRegistered:
             throw HTTPError.conflict("This passkey is registered already.")
         }
@@ -92,87 +96,54 @@ struct PasskeyController: Sendable {
     func loginOptions(_ request: Request, _ context: ServiceRequestContext, _ body: PasskeyOptionsRequest?) async throws
         -> Response
     {
-        try takeRate(request)
-        var allowed: [PasskeyDescriptor] = []
+        try loginRate.takeLogin(request)
+        var allowed: [[UInt8]] = []
         if let email = body?.email {
             let key = EmailAddress.key(email)
             guard key.utf8.count <= 320 else { throw HTTPError.invalid("email", "must be at most 320 characters") }
-            let ids: [[UInt8]]
-            if let user = try await useCases.users.id(emailKey: key) {
-                ids = try await flows.existing(of: user)
-            } else {
-                ids = []
+            // One statement whether or not the address has an account, and the same shape for
+            // every address: its passkeys, or one that stands for none.
+            allowed = try await PasskeyCredentials(flows.database).credentialIDs(emailKey: key)
+            if allowed.isEmpty {
+                allowed = [Array(HMACSHA256.authenticate(Array(key.utf8), key: tokens.keys.refreshSecret).prefix(16))]
             }
-            // The same shape for every address: its passkeys, or one that stands for none.
-            allowed =
-                (ids.isEmpty ? [Array(HMACSHA256.authenticate(Array(key.utf8), key: tokens.keys.refreshSecret).prefix(16))] : ids)
-                .map { PasskeyDescriptor(id: Base64.urlEncoded($0)) }
         }
-        let challenge = try await flows.challenge("login", of: nil)
-        let options = PasskeyRequestOptions(
-            rpId: flows.rp.id, challenge: Base64.urlEncoded(challenge), timeout: PasskeyFlows.challengeSeconds * 1000,
-            userVerification: "preferred", allowCredentials: allowed)
-        return try .json(options, headers: ["Cache-Control": "no-store"])
+        return try Self.requestOptions(try await flows.challenge(.login, of: nil), allowed, rp: flows.rp)
     }
 
     /// `POST /auth/passkeys/login`: the assertion checked, the session answered as login does.
     func login(_ request: Request, _ context: ServiceRequestContext, _ body: PasskeyAssertion) async throws
         -> AuthSessionResponse
     {
-        try takeRate(request)
+        try loginRate.takeLogin(request)
         var errors: [Problem.FieldError] = []
         let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
-        let clientData = Self.bytes(body.response.clientDataJSON, "response.clientDataJSON", 4096, &errors)
-        let authenticatorData = Self.bytes(body.response.authenticatorData, "response.authenticatorData", 4096, &errors)
-        let signature = Self.bytes(body.response.signature, "response.signature", 1024, &errors)
-        let id = Self.bytes(body.id, "id", 1366, &errors)
-        let userHandle = body.response.userHandle.flatMap { $0.isEmpty ? nil : $0 }.map {
-            Self.bytes($0, "response.userHandle", 64, &errors) ?? []
-        }
-        if body.type != "public-key" { errors.append(.init(field: "type", message: "must be public-key")) }
-        guard errors.isEmpty, let clientData, let authenticatorData, let signature, let id else {
-            throw HTTPError.invalid(errors)
-        }
-        let rp = flows.rp
-        let challenge: [UInt8]
-        do { challenge = try WebAuthn.clientData(clientData, .get, rp) } catch { throw Self.refusal(error, status: 401) }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let proof = try Self.proof(body, rp: flows.rp)
         let refreshToken = tokens.newRefreshToken()
-        let outcome = try await flows.signIn(
-            credentialID: id, userHandle: userHandle, challenge: challenge, refreshToken: refreshToken,
-            device: Sessions.Device(name: deviceName, address: request.clientAddress)
-        ) { (publicKey: [UInt8]) throws(WebAuthn.Failure) -> WebAuthn.AuthenticatorData in
-            try WebAuthn.assertion(
-                authenticatorData: authenticatorData, clientDataJSON: clientData, signature: signature, publicKey: publicKey,
-                rp: rp)
-        }
-        switch outcome {
+        switch try await flows.signIn(
+            proof, refreshToken: refreshToken, device: Sessions.Device(name: deviceName, address: request.clientAddress))
+        {
         case .opening(let user, .opened(let session, let noticed), let device):
             if noticed { desk.queued("new-sign-in", link: nil) }
             logger.info("signed in with a passkey", [("user_id", .string(user.id.text()))])
             return AuthSessionResponse(
                 value: try tokens.session(
                     user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr))
-        case .opening(_, .challenged(let token), _):
-            throw HTTPError.mfaRequired(token)
-        case .refused(let failure):
-            logger.info("passkey refused", [("reason", .string(failure.reason))])
-            throw Self.refusal(failure, status: 401)
-        case .staleChallenge:
-            throw Self.staleChallenge(status: 401)
-        case .unknownCredential:
-            throw Self.refusal(.init(field: "id", reason: "is not a passkey of this server (removed?)"), status: 401)
-        case .suspended:
-            throw Self.refusal(
-                .init(
-                    field: "id",
-                    reason: "is a suspended passkey (its counter once went backwards): sign in another way and remove it"),
-                status: 401)
-        case .counterWentBack:
-            logger.warning("passkey counter went backwards; suspended", [])
-            throw Self.refusal(
-                .init(field: "response.authenticatorData", reason: "has a counter that went backwards: the passkey is suspended"),
-                status: 401)
+        case .opening(_, .challenged(let challenge), _):
+            throw HTTPError.mfaRequired(challenge)
+        case .failed(let failure):
+            throw Self.refusal(failure, logger: logger)
         }
+    }
+
+    /// `POST /auth/reauthenticate/passkey-options`: a challenge for a passkey of the caller's, to
+    /// confirm a sensitive action with (the assertion goes in the action's `passkey` member).
+    func reauthenticationOptions(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let user = try context.caller().userID
+        let credentials = try await PasskeyCredentials(flows.database).credentialIDs(of: user, usable: true)
+        guard !credentials.isEmpty else { throw HTTPError.conflict("The account has no passkey: confirm another way.") }
+        return try Self.requestOptions(try await flows.challenge(.reauthenticate, of: user), credentials, rp: flows.rp)
     }
 
     /// `GET /auth/passkeys`.
@@ -202,7 +173,7 @@ struct PasskeyController: Sendable {
     {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         guard try await flows.remove(id, of: try await caller(principal)) else { throw HTTPError.notFound("No such passkey.") }
         desk.queued("passkey-removed", link: nil)
         return .noContent
@@ -216,14 +187,6 @@ struct PasskeyController: Sendable {
     static func requireProvenAddress(_ user: User) throws {
         guard user.emailVerified else {
             throw HTTPError(403, code: .emailUnverified, detail: "Confirm your email address before adding a passkey.")
-        }
-    }
-
-    private func takeRate(_ request: Request) throws {
-        let rate = loginRate.take(request.clientKey)
-        guard rate.allowed else {
-            throw HTTPError.tooManyRequests(
-                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
         }
     }
 
@@ -244,17 +207,70 @@ struct PasskeyController: Sendable {
         return bytes
     }
 
-    static func refusal(_ failure: WebAuthn.Failure, status: Int) -> HTTPError {
-        HTTPError(
-            status, code: .invalidPasskey, detail: "The passkey was refused: \(failure.field) \(failure.reason).",
-            errors: [.init(field: failure.field, message: failure.reason)])
+    /// Request options for `challenge`, naming the passkeys that may answer it.
+    static func requestOptions(_ challenge: [UInt8], _ credentials: [[UInt8]], rp: WebAuthn.RelyingParty) throws
+        -> Response
+    {
+        try .json(
+            PasskeyRequestOptions(
+                rpId: rp.id, challenge: Base64.urlEncoded(challenge), timeout: PasskeyFlows.challengeSeconds * 1000,
+                userVerification: "preferred", allowCredentials: credentials.map { PasskeyDescriptor(id: Base64.urlEncoded($0)) }),
+            headers: ["Cache-Control": "no-store"])
     }
 
-    static func staleChallenge(status: Int) -> HTTPError {
-        refusal(
-            .init(
+    /// The assertion's members decoded and its client data read (type, origin, challenge); 422
+    /// naming the member (under `prefix`, when it is nested) when one is malformed, 401 when the
+    /// client data is not a sign-in's for this relying party.
+    static func proof(_ body: PasskeyAssertion, rp: WebAuthn.RelyingParty, prefix: String = "") throws -> PasskeyProof {
+        var errors: [Problem.FieldError] = []
+        let clientData = bytes(body.response.clientDataJSON, prefix + "response.clientDataJSON", 4096, &errors)
+        let authenticatorData = bytes(body.response.authenticatorData, prefix + "response.authenticatorData", 4096, &errors)
+        let signature = bytes(body.response.signature, prefix + "response.signature", 1024, &errors)
+        let id = bytes(body.id, prefix + "id", 1366, &errors)
+        let userHandle = body.response.userHandle.flatMap { $0.isEmpty ? nil : $0 }.map {
+            bytes($0, prefix + "response.userHandle", 64, &errors) ?? []
+        }
+        if body.type != "public-key" { errors.append(.init(field: prefix + "type", message: "must be public-key")) }
+        guard errors.isEmpty, let clientData, let authenticatorData, let signature, let id else {
+            throw HTTPError.invalid(errors)
+        }
+        let challenge: [UInt8]
+        do { challenge = try WebAuthn.clientData(clientData, .get, rp) } catch {
+            throw refusal(.refused(error), prefix: prefix)
+        }
+        return PasskeyProof(
+            credentialID: id, userHandle: userHandle, clientData: clientData, authenticatorData: authenticatorData,
+            signature: signature, challenge: challenge, rp: rp)
+    }
+
+    /// 401 `invalid_passkey` naming the member (under `prefix`) that made the assertion fail.
+    static func refusal(_ failure: PasskeyProof.Failure, prefix: String = "", logger: Logger? = nil) -> HTTPError {
+        let refused: WebAuthn.Failure
+        switch failure {
+        case .refused(let reason):
+            logger?.info("passkey refused", [("reason", .string(reason.reason))])
+            refused = reason
+        case .staleChallenge:
+            refused = .init(
                 field: "response.clientDataJSON",
-                reason: "carries a challenge that is unknown, used or expired: ask for new options"),
-            status: status)
+                reason: "carries a challenge that is unknown, used or expired: ask for new options")
+        case .unknownCredential:
+            refused = .init(field: "id", reason: "is not a passkey of this server (removed?) or of this account")
+        case .suspended:
+            refused = .init(
+                field: "id", reason: "is a suspended passkey (its counter once went backwards): sign in another way and remove it"
+            )
+        case .counterWentBack:
+            logger?.warning("passkey counter went backwards; suspended", [])
+            refused = .init(
+                field: "response.authenticatorData", reason: "has a counter that went backwards: the passkey is suspended")
+        }
+        return refusal(refused, status: 401, prefix: prefix)
+    }
+
+    static func refusal(_ failure: WebAuthn.Failure, status: Int, prefix: String = "") -> HTTPError {
+        HTTPError(
+            status, code: .invalidPasskey, detail: "The passkey was refused: \(prefix + failure.field) \(failure.reason).",
+            errors: [.init(field: prefix + failure.field, message: failure.reason)])
     }
 }

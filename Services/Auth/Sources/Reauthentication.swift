@@ -9,11 +9,12 @@ import PierService
 #endif
 
 /// The check before a sensitive action (deleting the account, changing the address, second
-/// factors): the current password now, or a sign-in within the last 5 minutes (the token's
-/// `auth_time`). An account with a second factor needs it instead: a code now (authenticator app
-/// or recovery code), or a recent sign-in that used one (`mfa` in the token's `amr`); its
-/// password alone is not enough. Otherwise 401 `reauthentication_required`, with the step-up
-/// challenge of RFC 9470.
+/// factors): the current password now, a passkey of the account now (an assertion over the
+/// challenge of `POST /auth/reauthenticate/passkey-options`), or a sign-in within the last 5
+/// minutes (the token's `auth_time`). An account with a second factor needs it instead: a code
+/// or a passkey now, or a recent sign-in that used one (`mfa` in the token's `amr`); its password
+/// alone is not enough. Otherwise 401 `reauthentication_required`, with the step-up challenge of
+/// RFC 9470 (a passkey refused: 401 `invalid_passkey`, naming the member).
 struct Reauthentication: Sendable {
     let useCases: AuthUseCases
     let passwords: PasswordChecks
@@ -21,12 +22,18 @@ struct Reauthentication: Sendable {
     /// What the session's `auth_time` and `amr` are after a password or code was given.
     typealias Proven = (at: Date, amr: [String])
 
-    /// Checks the caller; returns the session's new `auth_time` and `amr` when a password or code
-    /// proved it now (nil when a recent sign-in did).
+    /// Checks the caller; returns the session's new `auth_time` and `amr` when a password, code or
+    /// passkey proved it now (nil when a recent sign-in did).
     @discardableResult
-    func require(_ principal: Principal, password: String?, code: String? = nil, request: Request) async throws
-        -> Proven?
-    {
+    func require(_ principal: Principal, _ body: ReauthenticationRequest?, request: Request) async throws -> Proven? {
+        let (password, code) = (body?.password, body?.code)
+        if let passkey = body?.passkey {
+            let proof = try PasskeyController.proof(passkey, rp: useCases.passkeys.rp, prefix: "passkey.")
+            switch try await useCases.passkeys.reauthenticate(principal.userID, session: principal.sessionID, proof: proof) {
+            case .proven(let proven): return proven
+            case .failed(let failure): throw PasskeyController.refusal(failure, prefix: "passkey.")
+            }
+        }
         if try await SecondFactors(useCases.database).isEnrolled(principal.userID) {
             if let code {
                 guard let user = try await useCases.users.user(principal.userID) else { throw Self.deleted }
@@ -38,9 +45,9 @@ struct Reauthentication: Sendable {
                 }
             }
             guard principal.usedSecondFactor else {
-                throw Self.refusal("Confirm with a code from your authenticator app or a recovery code.")
+                throw Self.refusal("Confirm with a passkey, a code from your authenticator app or a recovery code.")
             }
-            try principal.requireRecentSignIn("Confirm with a code from your authenticator app or a recovery code.")
+            try principal.requireRecentSignIn("Confirm with a passkey, a code from your authenticator app or a recovery code.")
             return nil
         }
         if let password {

@@ -24,7 +24,7 @@ struct SecondFactorController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         let user = try await caller(principal)
         guard user.emailVerified else {
             throw HTTPError(
@@ -65,7 +65,7 @@ struct SecondFactorController: Sendable {
         async throws -> Response
     {
         let principal = try context.caller()
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         guard let codes = try await useCases.secondFactors.replaceRecoveryCodes(of: principal.userID) else {
             throw HTTPError.notFound("Two-step sign-in is off: there are no recovery codes to replace.")
         }
@@ -78,7 +78,7 @@ struct SecondFactorController: Sendable {
         -> Response
     {
         let principal = try context.caller()
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         guard try await useCases.secondFactors.remove(try await caller(principal)) else {
             throw HTTPError.notFound("Two-step sign-in is off already.")
         }

@@ -31,11 +31,7 @@ struct SessionsController: Sendable {
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         // Every login counts against the client's rate, successful ones too: a client cannot
         // keep the hashing threads busy with its own valid password either.
-        let rate = loginRate.take(client)
-        guard rate.allowed else {
-            throw HTTPError.tooManyRequests(
-                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
-        }
+        try loginRate.takeLogin(request)
         return try await passwords.hashing(client) { () async throws -> AuthSessionResponse in
             let emailKey = EmailAddress.key(body.email)
             let device = devices.device(body.deviceToken, emailKey: emailKey)
@@ -65,24 +61,28 @@ struct SessionsController: Sendable {
     }
 
     /// `POST /auth/mfa/verify`: the second step of a sign-in that answered `mfa_required`. The
-    /// MFA token and a code (authenticator app or recovery code) give the session; a wrong code
-    /// 401 `invalid_code` (five end the token), an unknown or expired token 401
-    /// `invalid_mfa_token`. Counted against the client's login rate like a password.
+    /// MFA token and a code (authenticator app or recovery code) or a passkey's assertion give the
+    /// session; a wrong code 401 `invalid_code`, a passkey refused 401 `invalid_passkey` (five
+    /// failures end the token), an unknown or expired token 401 `invalid_mfa_token`. Counted
+    /// against the client's login rate like a password.
     func verifySecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: MFAVerifyRequest) async throws
         -> AuthSessionResponse
     {
-        let rate = loginRate.take(request.clientKey)
-        guard rate.allowed else {
-            throw HTTPError.tooManyRequests(
-                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
-        }
-        guard body.mfaToken.utf8.count <= 256, body.code.utf8.count <= 64 else {
-            throw HTTPError.unauthorized(
-                "The sign-in waiting for a code is unknown or expired; sign in again.", code: .invalidMFAToken)
+        try loginRate.takeLogin(request)
+        guard body.mfaToken.utf8.count <= 256 else { throw Self.invalidMFAToken }
+        let step: SecondFactorFlows.SecondStep
+        switch (body.code, body.passkey) {
+        case (let code?, nil):
+            guard code.utf8.count <= 64 else { throw HTTPError.unauthorized(Self.wrongCode, code: .invalidCode) }
+            step = .code(code)
+        case (nil, let passkey?):
+            step = .passkey(try PasskeyController.proof(passkey, rp: useCases.passkeys.rp, prefix: "passkey."))
+        default:
+            throw HTTPError.invalid("code", "is required: a code, or a passkey's assertion in passkey (one of them)")
         }
         let refreshToken = tokens.newRefreshToken()
         switch try await useCases.secondFactors.complete(
-            mfaToken: body.mfaToken, code: body.code, refreshToken: refreshToken, address: request.clientAddress)
+            mfaToken: body.mfaToken, with: step, refreshToken: refreshToken, address: request.clientAddress)
         {
         case .signedIn(let user, let sessionID, let device, let noticed):
             if noticed { desk.queued("new-sign-in", link: nil) }
@@ -93,15 +93,40 @@ struct SessionsController: Sendable {
             if device.amr.contains("pwd") { response.value.deviceToken = devices.issue(emailKey: EmailAddress.key(user.email)) }
             return response
         case .invalidToken:
-            throw HTTPError.unauthorized(
-                "The sign-in waiting for a code is unknown or expired; sign in again.", code: .invalidMFAToken)
+            throw Self.invalidMFAToken
         case .wrongCode:
             logger.info("second factor refused", [])
-            throw HTTPError.unauthorized("The code is not correct, or was used already.", code: .invalidCode)
+            throw HTTPError.unauthorized(Self.wrongCode, code: .invalidCode)
         case .wait(let seconds):
             throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many wrong codes; try again in \(seconds) s.")
+        case .passkeyFailed(let failure):
+            throw PasskeyController.refusal(failure, prefix: "passkey.", logger: logger)
+        case .passkeyNotOffered:
+            throw Self.passkeyNotOffered
         }
     }
+
+    /// `POST /auth/mfa/passkey-options {mfaToken}`: a challenge for a passkey of the account whose
+    /// sign-in waits, and its passkeys (409 when a passkey cannot complete it: the account has
+    /// none, or the first factor was one).
+    func secondFactorPasskeyOptions(_ request: Request, _ context: ServiceRequestContext, _ body: MFATokenRequest)
+        async throws -> Response
+    {
+        try loginRate.takeLogin(request)
+        guard body.mfaToken.utf8.count <= 256 else { throw Self.invalidMFAToken }
+        switch try await useCases.secondFactors.passkeyChallenge(mfaToken: body.mfaToken) {
+        case .offered(let challenge, let credentials):
+            return try PasskeyController.requestOptions(challenge, credentials, rp: useCases.passkeys.rp)
+        case .invalidToken: throw Self.invalidMFAToken
+        case .passkeyNotOffered: throw Self.passkeyNotOffered
+        }
+    }
+
+    static let invalidMFAToken = HTTPError.unauthorized(
+        "The sign-in waiting for its second factor is unknown or expired; sign in again.", code: .invalidMFAToken)
+    static let wrongCode = "The code is not correct, or was used already."
+    static let passkeyNotOffered = HTTPError.conflict(
+        "A passkey cannot finish this sign-in (the account has none, or signed in with one): use a code.")
 
     /// A device name as the session list shows it (``Names``); nil when absent or blank.
     static func deviceName(_ name: String?, into errors: inout [Problem.FieldError]) -> String? {
@@ -188,5 +213,16 @@ struct SessionsController: Sendable {
         let count = try await useCases.signIns.endSessions(of: principal.userID, only: nil, reason: "logout everywhere")
         logger.info("signed out everywhere", [("user_id", .string(principal.userID.text())), ("sessions", .int(count))])
         return .noContent
+    }
+}
+
+extension TokenBuckets {
+    /// Takes one of the client's logins (a password, a code, a passkey): 429 when it has none left.
+    func takeLogin(_ request: Request) throws {
+        let rate = take(request.clientKey)
+        guard rate.allowed else {
+            throw HTTPError.tooManyRequests(
+                retryAfter: rate.retryAfter, "Too many logins from your network; try again in \(rate.retryAfter) s.")
+        }
     }
 }

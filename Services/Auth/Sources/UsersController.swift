@@ -117,7 +117,7 @@ struct UsersController: Sendable {
     {
         let principal = try context.staff()
         let id = try context.parameters.require("id", as: UUID.self)
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         switch try await useCases.staff.removeSecondFactor(of: id, by: try context.auditActor(), mails: desk.mails) {
         case nil: throw HTTPError.notFound("No such account.")
         case false?: throw HTTPError.notFound("The account has no second factor.")
@@ -174,7 +174,7 @@ struct UsersController: Sendable {
         guard let role = AccountRole(rawValue: body.role) else {
             throw HTTPError.invalid("role", "must be one of user, support, admin")
         }
-        try await reauthentication.require(principal, password: body.password, code: body.code, request: request)
+        try await reauthentication.require(principal, body.confirmation, request: request)
         switch try await useCases.staff.setRole(of: id, to: role, by: try context.auditActor()) {
         case .missing: throw HTTPError.notFound("No such account.")
         case .unchanged(let user): return JSONResponse(user)
@@ -198,7 +198,7 @@ struct UsersController: Sendable {
     {
         let principal = try context.admin()
         let id = try context.parameters.require("id", as: UUID.self)
-        try await reauthentication.require(principal, password: body?.password, code: body?.code, request: request)
+        try await reauthentication.require(principal, body, request: request)
         do {
             guard try await useCases.staff.delete(id, by: try context.auditActor(), mails: desk.mails) else {
                 throw HTTPError.notFound("No such account.")

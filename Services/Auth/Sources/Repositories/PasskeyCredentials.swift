@@ -56,9 +56,25 @@ struct PasskeyCredentials: Sendable {
 
     // MARK: - Credentials
 
-    func credentialIDs(of user: UUID) async throws -> [[UInt8]] {
-        try await database.query("SELECT credential_id FROM auth.passkeys WHERE user_id = \(user) ORDER BY created_at")
-            .map { try $0.decode("credential_id", as: PostgresBytes.self).bytes }
+    /// The ids of the account's passkeys (only those not suspended, when `usable`).
+    func credentialIDs(of user: UUID, usable: Bool = false) async throws -> [[UInt8]] {
+        try await database.query(
+            """
+            SELECT credential_id FROM auth.passkeys
+            WHERE user_id = \(user) AND (NOT \(usable) OR suspended_at IS NULL) ORDER BY created_at
+            """
+        )
+        .map { try $0.decode("credential_id", as: PostgresBytes.self).bytes }
+    }
+
+    /// The ids of the passkeys of the account of an address (none when it has no account).
+    func credentialIDs(emailKey: String) async throws -> [[UInt8]] {
+        try await database.query(
+            """
+            SELECT p.credential_id FROM auth.passkeys p JOIN auth.users u ON u.id = p.user_id
+            WHERE u.email_key = \(emailKey) ORDER BY p.created_at
+            """
+        ).map { try $0.decode("credential_id", as: PostgresBytes.self).bytes }
     }
 
     func insert(_ credential: WebAuthn.NewCredential, of user: UUID, name: String, transports: [String]) async throws
@@ -130,7 +146,16 @@ struct PasskeyCredentials: Sendable {
         try await database.execute("DELETE FROM auth.passkeys WHERE user_id = \(user)")
     }
 
-    func delete(_ id: UUID, of user: UUID) async throws -> Bool {
-        !(try await database.query("DELETE FROM auth.passkeys WHERE id = \(id) AND user_id = \(user) RETURNING 1").isEmpty)
+    /// Removes a passkey of the account; its name, nil when it has none of that id.
+    func delete(_ id: UUID, of user: UUID) async throws -> String? {
+        try await database.query("DELETE FROM auth.passkeys WHERE id = \(id) AND user_id = \(user) RETURNING name")
+            .first?.decode("name")
+    }
+
+    /// Whether the account has a passkey that is not suspended (one may be its second factor).
+    func hasUsable(of user: UUID) async throws -> Bool {
+        try await database.query(
+            "SELECT EXISTS (SELECT 1 FROM auth.passkeys WHERE user_id = \(user) AND suspended_at IS NULL) AS usable"
+        )[0].decode("usable")
     }
 }

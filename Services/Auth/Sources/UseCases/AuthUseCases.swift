@@ -11,12 +11,14 @@ struct AuthUseCases: Sendable {
     let links: MailedLinks
     let staff: StaffActions
     let secondFactors: SecondFactorFlows
+    let passkeys: PasskeyFlows
 
     /// - Parameter secondFactors: the key that seals authenticator apps' secrets, the throttle
     ///   wrong codes count against, and the issuer name the apps show.
+    /// - Parameter rp: the relying party passkeys are made for.
     init(
         database: PostgresPool, lifetimes: Sessions.Lifetimes, desk: MailDesk,
-        secondFactors settings: (box: SecretBox, throttle: LoginThrottle, issuer: String)
+        secondFactors settings: (box: SecretBox, throttle: LoginThrottle, issuer: String), rp: WebAuthn.RelyingParty
     ) {
         self.database = database
         self.lifetimes = lifetimes
@@ -27,6 +29,7 @@ struct AuthUseCases: Sendable {
         secondFactors = SecondFactorFlows(
             database: database, lifetimes: lifetimes, mails: desk.mails, signIns: signIns, box: settings.box,
             throttle: settings.throttle, issuer: settings.issuer)
+        passkeys = PasskeyFlows(database: database, lifetimes: lifetimes, mails: desk.mails, signIns: signIns, rp: rp)
     }
 
     var users: Users { Users(database) }

@@ -15,10 +15,13 @@ import PierRuntime
 ///
 /// What each ends or opens: a passkey added or removed is mailed to the owner; a sign-in with a
 /// passkey opens a session like a password would, through ``SignIns`` (a disabled account gets
-/// none; an account with an authenticator app is asked its code unless the passkey verified the
-/// user, which makes it two factors already); a counter that goes backwards suspends the passkey.
+/// none; an account with an authenticator app is asked its second factor unless the passkey
+/// verified the user, which makes it two factors already); a counter that goes backwards
+/// suspends the passkey. A passkey also completes a sign-in waiting for its second factor
+/// (``SecondFactorFlows``) and re-authenticates a session before a sensitive action.
 struct PasskeyFlows: Sendable {
     let database: PostgresPool
+    let lifetimes: Sessions.Lifetimes
     let mails: Mails
     let signIns: SignIns
     let rp: WebAuthn.RelyingParty
@@ -26,10 +29,26 @@ struct PasskeyFlows: Sendable {
     /// How long a challenge lives (the options' `timeout`).
     static let challengeSeconds = 300
 
-    /// A fresh challenge for `purpose` (a registration's belongs to `user`), kept hashed.
-    func challenge(_ purpose: String, of user: UUID?) async throws -> [UInt8] {
+    /// What a challenge is handed out for: each ceremony spends only its own.
+    enum Purpose: String, Sendable {
+        case register
+        /// A first factor, by any account's passkey.
+        case login
+        /// The second step of a sign-in, by a passkey of its account.
+        case secondFactor = "second-factor"
+        /// Before a sensitive action, by a passkey of the signed-in account.
+        case reauthenticate
+    }
+
+    /// A fresh challenge for `purpose` (all but a first sign-in's belong to `user`), kept hashed.
+    func challenge(_ purpose: Purpose, of user: UUID?) async throws -> [UInt8] {
+        try await Self.challenge(purpose, of: user, on: database)
+    }
+
+    static func challenge(_ purpose: Purpose, of user: UUID?, on database: any PostgresExecutor) async throws -> [UInt8] {
         let challenge = SecureRandom.bytes(32)
-        try await PasskeyCredentials(database).issue(challenge, purpose: purpose, user: user, seconds: Self.challengeSeconds)
+        try await PasskeyCredentials(database).issue(
+            challenge, purpose: purpose.rawValue, user: user, seconds: Self.challengeSeconds)
         return challenge
     }
 
@@ -50,7 +69,9 @@ struct PasskeyFlows: Sendable {
         do {
             return try await database.withTransaction { connection in
                 let credentials = PasskeyCredentials(connection)
-                guard try await credentials.spend(challenge, purpose: "register", user: user.id) else { return .staleChallenge }
+                guard try await credentials.spend(challenge, purpose: Purpose.register.rawValue, user: user.id) else {
+                    return .staleChallenge
+                }
                 let credential: WebAuthn.NewCredential
                 do throws(WebAuthn.Failure) { credential = try check() } catch { return .refused(error) }
                 let passkey = try await credentials.insert(credential, of: user.id, name: name, transports: transports)
@@ -64,42 +85,43 @@ struct PasskeyFlows: Sendable {
 
     enum SignIn: Sendable {
         case opening(User, SignIns.Opening, device: Sessions.Device)
-        case refused(WebAuthn.Failure)
-        case staleChallenge
-        case unknownCredential
-        case suspended
-        case counterWentBack
+        case failed(PasskeyProof.Failure)
     }
 
-    /// Checks an assertion by the passkey of `credentialID` and opens a session (or the code
-    /// challenge) for its account.
-    func signIn(
-        credentialID: [UInt8], userHandle: [UInt8]?, challenge: [UInt8], refreshToken: String, device: Sessions.Device,
-        check: ([UInt8]) throws(WebAuthn.Failure) -> WebAuthn.AuthenticatorData
-    ) async throws -> SignIn {
+    /// Checks an assertion by any passkey and opens a session (or the second-factor challenge)
+    /// for its account.
+    func signIn(_ proof: PasskeyProof, refreshToken: String, device: Sessions.Device) async throws -> SignIn {
         try await database.withTransaction { connection in
-            let credentials = PasskeyCredentials(connection)
-            guard try await credentials.spend(challenge, purpose: "login", user: nil) else { return .staleChallenge }
-            guard let stored = try await credentials.lock(credential: credentialID) else { return .unknownCredential }
-            if let userHandle, userHandle != stored.user.bytes { return .unknownCredential }
-            guard !stored.suspended else { return .suspended }
-            let data: WebAuthn.AuthenticatorData
-            do throws(WebAuthn.Failure) { data = try check(stored.publicKey) } catch { return .refused(error) }
-            // §6.1.1: a counter that does not grow (when either is not zero) may be a clone.
-            let count = Int(data.signCount)
-            if (count != 0 || stored.signCount != 0) && count <= stored.signCount {
-                try await credentials.suspend(stored.id)
-                return .counterWentBack
+            switch try await proof.verify(.login, of: nil, on: connection) {
+            case .failed(let failure): return .failed(failure)
+            case .verified(let id, let amr):
+                guard let user = try await Users(connection).user(id) else { return .failed(.unknownCredential) }
+                var device = device
+                device.amr = amr
+                let opening = try await signIns.open(for: user, refreshToken: refreshToken, device: device, on: connection)
+                return .opening(user, opening, device: device)
             }
-            try await credentials.used(stored.id, signCount: count, backedUp: data.has(WebAuthn.AuthenticatorData.backedUp))
-            guard let user = try await Users(connection).user(stored.user) else { return .unknownCredential }
-            var device = device
-            // RFC 8176: a key synced between devices is software-held (`swk`), else hardware (`hwk`);
-            // the user verified by the authenticator (biometrics, PIN) makes it two factors.
-            device.amr = [data.has(WebAuthn.AuthenticatorData.backupEligible) ? "swk" : "hwk"]
-            if data.has(WebAuthn.AuthenticatorData.userVerified) { device.amr += ["mfa"] }
-            let opening = try await signIns.open(for: user, refreshToken: refreshToken, device: device, on: connection)
-            return .opening(user, opening, device: device)
+        }
+    }
+
+    enum Reauthentication: Sendable {
+        /// The session's new `auth_time` and `amr` (nil without a live session).
+        case proven((at: Date, amr: [String])?)
+        case failed(PasskeyProof.Failure)
+    }
+
+    /// Re-authentication with a passkey of `user`: the session counts as just signed in, with
+    /// the passkey's `amr` (and `mfa` on an account with two-step sign-in: the passkey is a
+    /// factor of its own, like a code).
+    func reauthenticate(_ user: UUID, session: UUID?, proof: PasskeyProof) async throws -> Reauthentication {
+        try await database.withTransaction { connection in
+            switch try await proof.verify(.reauthenticate, of: user, on: connection) {
+            case .failed(let failure): return .failed(failure)
+            case .verified(_, let amr):
+                guard let session else { return .proven(nil) }
+                let adding = try await SecondFactors(connection).isEnrolled(user) ? amr + ["mfa"] : amr
+                return .proven(try await Sessions(connection, lifetimes).reauthenticated(session, adding: adding))
+            }
         }
     }
 
@@ -112,14 +134,71 @@ struct PasskeyFlows: Sendable {
     /// Removes one of the account's passkeys and mails its owner.
     func remove(_ id: UUID, of user: User) async throws -> Bool {
         try await database.withTransaction { connection in
-            let credentials = PasskeyCredentials(connection)
-            guard let passkey = try await credentials.list(of: user.id).first(where: { $0.id == id }),
-                try await credentials.delete(id, of: user.id)
-            else { return false }
-            try await Outbox(connection).enqueue(
-                mails.passkeyRemoved(to: user.email, name: passkey.name), kind: "passkey-removed")
+            guard let name = try await PasskeyCredentials(connection).delete(id, of: user.id) else { return false }
+            try await Outbox(connection).enqueue(mails.passkeyRemoved(to: user.email, name: name), kind: "passkey-removed")
             return true
         }
+    }
+}
+
+/// An assertion as it came (its members decoded, its client data's type, origin and challenge
+/// read), to be checked against the stored passkey in a unit of work.
+struct PasskeyProof: Sendable {
+    let credentialID: [UInt8]
+    let userHandle: [UInt8]?
+    let clientData: [UInt8]
+    let authenticatorData: [UInt8]
+    let signature: [UInt8]
+    let challenge: [UInt8]
+    let rp: WebAuthn.RelyingParty
+
+    enum Failure: Sendable {
+        case refused(WebAuthn.Failure)
+        case staleChallenge
+        case unknownCredential
+        case suspended
+        case counterWentBack
+    }
+
+    enum Outcome: Sendable {
+        /// A passkey of account `user` signed; `amr` says how (RFC 8176).
+        case verified(user: UUID, amr: [String])
+        case failed(Failure)
+    }
+
+    /// Spends the challenge handed out for `purpose` (to `user`, when given), then checks the
+    /// signature by a stored passkey (of `user`, when given), its flags and its counter. Failures
+    /// are answered, not thrown, so that what they change (the challenge spent, a passkey
+    /// suspended) is kept.
+    func verify(_ purpose: PasskeyFlows.Purpose, of user: UUID?, on connection: PostgresConnection) async throws
+        -> Outcome
+    {
+        let credentials = PasskeyCredentials(connection)
+        guard try await credentials.spend(challenge, purpose: purpose.rawValue, user: user) else {
+            return .failed(.staleChallenge)
+        }
+        guard let stored = try await credentials.lock(credential: credentialID), user == nil || stored.user == user,
+            userHandle == nil || userHandle == stored.user.bytes
+        else { return .failed(.unknownCredential) }
+        guard !stored.suspended else { return .failed(.suspended) }
+        let data: WebAuthn.AuthenticatorData
+        do throws(WebAuthn.Failure) {
+            data = try WebAuthn.assertion(
+                authenticatorData: authenticatorData, clientDataJSON: clientData, signature: signature,
+                publicKey: stored.publicKey, rp: rp)
+        } catch { return .failed(.refused(error)) }
+        // §6.1.1: a counter that does not grow (when either is not zero) may be a clone.
+        let count = Int(data.signCount)
+        if (count != 0 || stored.signCount != 0) && count <= stored.signCount {
+            try await credentials.suspend(stored.id)
+            return .failed(.counterWentBack)
+        }
+        try await credentials.used(stored.id, signCount: count, backedUp: data.has(WebAuthn.AuthenticatorData.backedUp))
+        // RFC 8176: a key synced between devices is software-held (`swk`), else hardware (`hwk`);
+        // the user verified by the authenticator (biometrics, PIN) makes it two factors.
+        var amr = [data.has(WebAuthn.AuthenticatorData.backupEligible) ? "swk" : "hwk"]
+        if data.has(WebAuthn.AuthenticatorData.userVerified) { amr += ["mfa"] }
+        return .verified(user: stored.user, amr: amr)
     }
 }
 

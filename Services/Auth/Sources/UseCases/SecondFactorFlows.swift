@@ -118,32 +118,61 @@ struct SecondFactorFlows: Sendable {
 
     // MARK: - Sign-in and re-authentication
 
+    /// What completes a sign-in waiting for its second factor.
+    enum SecondStep: Sendable {
+        /// A code from the authenticator app or a recovery code.
+        case code(String)
+        case passkey(PasskeyProof)
+    }
+
     enum Completion: Sendable {
         case signedIn(User, session: UUID, device: Sessions.Device, noticed: Bool)
         /// Unknown, expired, used, or ended by wrong codes.
         case invalidToken
         case wrongCode
         case wait(Int)
+        case passkeyFailed(PasskeyProof.Failure)
+        /// The account has no passkey, or its first factor was one.
+        case passkeyNotOffered
     }
 
-    /// Completes the sign-in waiting under `mfaToken` with `code`: a session whose `amr` is the
-    /// first factor's and `otp`, `mfa`. A wrong code counts against the token and the account.
-    func complete(mfaToken: String, code: String, refreshToken: String, address: String) async throws -> Completion {
+    /// Completes the sign-in waiting under `mfaToken`: a session whose `amr` is the first
+    /// factor's and the second's (`otp` or the passkey's), with `mfa`. A wrong code counts
+    /// against the token and the account; a passkey refused, against the token.
+    func complete(mfaToken: String, with step: SecondStep, refreshToken: String, address: String) async throws
+        -> Completion
+    {
         let hash = TokenIssuer.hash(mfaToken)
         return try await database.withTransaction { connection in
             let factors = SecondFactors(connection)
             guard let challenge = try await factors.lockChallenge(hash), challenge.live else { return .invalidToken }
-            if let wait = try await throttle.codeWait(of: challenge.user, on: connection) { return .wait(wait) }
-            guard let proof = try await check(code, of: challenge.user, on: connection) else {
-                try await factors.challengeFailed(hash, limit: Self.challengeFailureLimit)
-                try await throttle.recordCodeFailure(of: challenge.user, on: connection)
-                return .wrongCode
+            var proof: Proof?
+            let added: [String]
+            switch step {
+            case .code(let code):
+                if let wait = try await throttle.codeWait(of: challenge.user, on: connection) { return .wait(wait) }
+                guard let checked = try await check(code, of: challenge.user, on: connection) else {
+                    try await factors.challengeFailed(hash, limit: Self.challengeFailureLimit)
+                    try await throttle.recordCodeFailure(of: challenge.user, on: connection)
+                    return .wrongCode
+                }
+                try await throttle.resetCodes(of: challenge.user, on: connection)
+                (proof, added) = (checked, Self.codeAMR)
+            case .passkey(let assertion):
+                guard try await SignIns.passkeyMayComplete(challenge.user, firstFactor: challenge.amr, on: connection) else {
+                    return .passkeyNotOffered
+                }
+                switch try await assertion.verify(.secondFactor, of: challenge.user, on: connection) {
+                case .failed(let failure):
+                    try await factors.challengeFailed(hash, limit: Self.challengeFailureLimit)
+                    return .passkeyFailed(failure)
+                case .verified(_, let amr): added = amr + ["mfa"]
+                }
             }
-            try await throttle.resetCodes(of: challenge.user, on: connection)
             try await factors.endChallenge(hash)
             guard let user = try await Users(connection).user(challenge.user) else { return .invalidToken }
             let device = Sessions.Device(
-                name: challenge.deviceName, address: address, amr: Array(Set(challenge.amr + Self.codeAMR)).sorted())
+                name: challenge.deviceName, address: address, amr: Array(Set(challenge.amr + added)).sorted())
             if case .recoveryCode(let left) = proof {
                 try await Outbox(connection).enqueue(
                     mails.recoveryCodeUsed(to: user.email, left: left), kind: "recovery-code-used")
@@ -152,6 +181,28 @@ struct SecondFactorFlows: Sendable {
             case .opened(let session, let noticed): return .signedIn(user, session: session, device: device, noticed: noticed)
             case .challenged: return .invalidToken
             }
+        }
+    }
+
+    enum PasskeyOffer: Sendable {
+        /// The challenge and the account's passkeys, for the request options.
+        case offered(challenge: [UInt8], credentials: [[UInt8]])
+        case invalidToken
+        case passkeyNotOffered
+    }
+
+    /// A challenge for a passkey of the account whose sign-in waits under `mfaToken`.
+    func passkeyChallenge(mfaToken: String) async throws -> PasskeyOffer {
+        try await database.withTransaction { connection in
+            guard let challenge = try await SecondFactors(connection).lockChallenge(TokenIssuer.hash(mfaToken)),
+                challenge.live
+            else { return .invalidToken }
+            guard try await SignIns.passkeyMayComplete(challenge.user, firstFactor: challenge.amr, on: connection) else {
+                return .passkeyNotOffered
+            }
+            return .offered(
+                challenge: try await PasskeyFlows.challenge(.secondFactor, of: challenge.user, on: connection),
+                credentials: try await PasskeyCredentials(connection).credentialIDs(of: challenge.user, usable: true))
         }
     }
 
@@ -243,15 +294,18 @@ struct SecondFactorFlows: Sendable {
 }
 
 extension HTTPError {
-    /// 401 `mfa_required`: the first factor was right; the problem's `mfaToken` and a code
-    /// complete the sign-in (`POST /auth/mfa/verify`).
-    static func mfaRequired(_ token: String) -> HTTPError {
-        let detail = "Enter a code from your authenticator app, or a recovery code, to finish signing in."
+    /// 401 `mfa_required`: the first factor was right; the problem's `mfaToken` and a code (or a
+    /// passkey, when `factors` names it) complete the sign-in (`POST /auth/mfa/verify`).
+    static func mfaRequired(_ challenge: SignIns.SecondFactorChallenge) -> HTTPError {
+        let detail =
+            challenge.factors.contains("passkey")
+            ? "Use your passkey, a code from your authenticator app or a recovery code to finish signing in."
+            : "Enter a code from your authenticator app, or a recovery code, to finish signing in."
         var error = HTTPError(
             401, code: .mfaRequired, detail: detail,
             headers: ["WWW-Authenticate": "Bearer error=\"insufficient_user_authentication\", error_description=\"\(detail)\""])
-        error.problem.mfaToken = token
-        error.problem.factors = ["totp", "recovery_code"]
+        error.problem.mfaToken = challenge.mfaToken
+        error.problem.factors = challenge.factors
         return error
     }
 }

@@ -21,9 +21,17 @@ struct SignIns: Sendable {
     enum Opening: Sendable {
         /// A session, and whether a notice of it was mailed.
         case opened(session: UUID, noticed: Bool)
-        /// The account has a second factor: the sign-in waits for a code, sent with this MFA
-        /// token to `POST /auth/mfa/verify` within ``SignIns/challengeSeconds``.
-        case challenged(mfaToken: String)
+        /// The account has a second factor: the sign-in waits for a code or a passkey, sent with
+        /// the MFA token to `POST /auth/mfa/verify` within ``SignIns/challengeSeconds``.
+        case challenged(SecondFactorChallenge)
+    }
+
+    /// A sign-in waiting for its second factor: the MFA token, and what may complete it
+    /// (`totp`, `recovery_code`, and `passkey` when the account has one and the first factor
+    /// was not a passkey already).
+    struct SecondFactorChallenge: Sendable {
+        let mfaToken: String
+        let factors: [String]
     }
 
     /// How long an MFA token waits for its code.
@@ -49,7 +57,8 @@ struct SignIns: Sendable {
             let token = TokenIssuer.randomToken()
             try await factors.openChallenge(
                 TokenIssuer.hash(token), of: user.id, device: device, seconds: Self.challengeSeconds)
-            return .challenged(mfaToken: token)
+            let passkey = try await Self.passkeyMayComplete(user.id, firstFactor: device.amr, on: connection)
+            return .challenged(.init(mfaToken: token, factors: ["totp", "recovery_code"] + (passkey ? ["passkey"] : [])))
         }
         let sessions = Sessions(connection, lifetimes)
         let known = try await sessions.isKnown(device, of: user.id)
@@ -60,12 +69,21 @@ struct SignIns: Sendable {
         return .opened(session: session, noticed: true)
     }
 
+    /// Whether a passkey may be the second factor of a sign-in whose first was `firstFactor`:
+    /// the account has one, and the first factor was not a passkey.
+    static func passkeyMayComplete(_ user: UUID, firstFactor: [String], on connection: PostgresConnection) async throws
+        -> Bool
+    {
+        guard !firstFactor.contains("swk"), !firstFactor.contains("hwk") else { return false }
+        return try await PasskeyCredentials(connection).hasUsable(of: user)
+    }
+
     // MARK: - Identities (Sign in with Apple, OpenID Connect)
 
     enum IdentitySignIn: Sendable {
         case signedIn(User, session: UUID, created: Bool, noticed: Bool)
-        /// The account has a second factor: the sign-in waits for its code.
-        case challenged(mfaToken: String)
+        /// The account has a second factor: the sign-in waits for it.
+        case challenged(SecondFactorChallenge)
         /// No account is linked, and the provider did not verify the token's address: nothing is
         /// linked or created with an address nobody proved (whether an account has it is not said).
         case emailUnverified
@@ -120,7 +138,7 @@ struct SignIns: Sendable {
             guard let userID, let user = try await users.user(userID) else { return .noEmail }
             switch try await open(for: user, refreshToken: refreshToken, device: device, on: connection) {
             case .opened(let session, let noticed): return .signedIn(user, session: session, created: created, noticed: noticed)
-            case .challenged(let token): return .challenged(mfaToken: token)
+            case .challenged(let challenge): return .challenged(challenge)
             }
         }
     }
