@@ -280,10 +280,17 @@ import Testing
             #expect(try await auth.send("DELETE", "/auth/users/\(id)/mfa", token: other.accessToken).status == 403)
             #expect(try await auth.send("DELETE", "/auth/users/\(UUID())/mfa", token: support.accessToken).status == 404)
             _ = try await challenge(auth, email)
+            // What support sees first: on, ten codes left; never the secret or the codes.
+            let seen = try await auth.send("GET", "/auth/users/\(id)/mfa", token: support.accessToken)
+            #expect(try seen.decode(MFAStatus.self).recoveryCodesLeft == 10 && !seen.text.contains("secret"), "\(seen.text)")
+            #expect(try await auth.send("GET", "/auth/users/\(id)/mfa", token: other.accessToken).status == 403)
+            #expect(try await auth.send("GET", "/auth/users/\(id)/passkeys", token: support.accessToken).text == #"{"items":[]}"#)
             let removed = try await auth.send("DELETE", "/auth/users/\(id)/mfa", token: support.accessToken)
             #expect(removed.status == 204, "\(removed.text)")
             #expect(try await auth.send("DELETE", "/auth/users/\(id)/mfa", token: support.accessToken).status == 404)
             #expect(try await takeover.login(auth, email).status == 200)
+            let after = try await auth.send("GET", "/auth/users/\(id)/mfa", token: support.accessToken)
+            #expect(try after.decode(MFAStatus.self).totpEnabledAt == nil)
             let audit = try await auth.send("GET", "/auth/audit?target=\(id)", token: support.accessToken)
             #expect(audit.text.contains("user.second_factor_removed"), "\(audit.text)")
             #expect(

@@ -452,6 +452,71 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// A user lost their authenticator app: support sees on the user's page that two-step
+    /// sign-in is on (and the passkeys, their names shown as text), and removes it with a code of
+    /// their own; a wrong code removes nothing. The owner is mailed, the audit log says who.
+    @Test func supportRemovesALostSecondFactorInTheConsole() async throws {
+        try await withStack(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "support,admin"]) { stack in
+            func turnOn(_ session: AuthSession) async throws -> (TOTP, [String]) {
+                let enrolment = try await stack.api.send("POST", "/auth/mfa/totp", token: session.accessToken)
+                    .decode(TOTPEnrolment.self)
+                let totp = TOTP(secret: try #require(Base32.decode(enrolment.secret)))
+                let confirmed = try await stack.api.send(
+                    "POST", "/auth/mfa/totp/confirm",
+                    json: #"{"code":"\#(totp.code(step: TOTP.step(at: Int(Date().timeIntervalSince1970))))"}"#,
+                    token: session.accessToken)
+                #expect(confirmed.status == 200, "\(confirmed.text)")
+                return (totp, try confirmed.decode(RecoveryCodes.self).codes)
+            }
+            let (customer, customerEmail) = try await account(stack, .user)
+            _ = try await turnOn(customer)
+            try await stack.pool.execute(
+                """
+                INSERT INTO auth.passkeys (id, user_id, credential_id, public_key, algorithm, sign_count, backup_eligible,
+                    backed_up, name, suspended_at)
+                VALUES (\(UUID()), \(customer.user.id), '\\x0102'::bytea, '\\x03'::bytea, -7, 0, true, true,
+                    '<script>alert(1)</script>', now())
+                """)
+            let (support, supportEmail) = try await account(stack, .support)
+            let (totp, recovery) = try await turnOn(support)
+            let browser = Browser(base: stack.base)
+            let asked = try await browser.signIn(supportEmail, Self.password)
+            let now = TOTP.step(at: Int(Date().timeIntervalSince1970))
+            let signedIn = try await browser.post(
+                "/console/sign-in/code",
+                [
+                    ("form", asked.field("form") ?? ""), ("mfaToken", asked.field("mfaToken") ?? ""),
+                    ("code", totp.code(step: now + 1)), ("next", ""),
+                ])
+            #expect(signedIn.status == 303, "\(signedIn.text.prefix(300))")
+
+            let path = "/console/users/\(customer.user.id.uuidString.lowercased())"
+            let page = try await browser.get(path)
+            #expect(page.status == 200 && page.text.contains("Two-step sign-in: <span class=\"badge\">on</span>"))
+            #expect(page.text.contains("10 recovery codes left"))
+            #expect(page.text.contains("&lt;script&gt;alert(1)&lt;/script&gt; <span class=\"badge\">synced</span>"))
+            #expect(page.text.contains("badge bad\">suspended") && !page.text.contains("<script>alert"))
+            #expect(
+                page.text.contains("name=\"code\"") && !page.text.contains("name=\"password\""), "support confirms with a code")
+            let csrf = try #require(page.field("csrf"))
+            let wrong = try await browser.post(path + "/remove-mfa", [("csrf", csrf), ("code", "000000")])
+            #expect(wrong.status == 401, "\(wrong.status) \(wrong.text.prefix(300))")
+            #expect(
+                try await stack.pool.query("SELECT 1 FROM auth.totp_factors WHERE user_id = \(customer.user.id)").count == 1,
+                "a wrong code removes nothing")
+            let removed = try await browser.post(path + "/remove-mfa", [("csrf", csrf), ("code", recovery[0])])
+            #expect(removed.status == 303 && removed.location?.contains("done=mfa") == true, "\(removed.status)")
+            let after = try await browser.get(removed.location ?? path)
+            #expect(after.text.contains("Two-step sign-in removed") && after.text.contains("Two-step sign-in: off"))
+            #expect(
+                try await stack.api.send(
+                    "POST", "/auth/login", json: #"{"email":"\#(customerEmail)","password":"\#(Self.password)"}"#
+                ).status == 200)
+            let audit = try await browser.get("/console/audit")
+            #expect(audit.text.contains("user.second_factor_removed"))
+        }
+    }
+
     /// What the app's users typed reaches the pages as text: markup, attribute breakers,
     /// `javascript:` and bidirectional overrides, in the message, the name, the metadata, the
     /// tags and the display name.

@@ -158,6 +158,8 @@ struct AuthController: Sendable {
         staff.delete("/auth/users/{id}/sessions/{session}") { try await users.endSessions($0, $1) }
         staff.get("/auth/users/{id}/identities") { try await users.identities($0, $1) }
         staff.post("/auth/users/{id}/mail", body: StaffMailRequest.self) { try await users.mail($0, $1, $2) }
+        staff.get("/auth/users/{id}/mfa") { try await users.secondFactor($0, $1) }
+        staff.get("/auth/users/{id}/passkeys") { try await users.passkeys($0, $1) }
         staff.delete("/auth/users/{id}/mfa", optionalBody: ReauthenticationRequest.self) {
             try await users.removeSecondFactor($0, $1, $2)
         }

@@ -94,6 +94,19 @@ struct UsersController: Sendable {
         return JSONResponse(ItemList(try await useCases.identities.linked(of: user.id)))
     }
 
+    /// `GET /auth/users/{id}/mfa`: whether the account has two-step sign-in, and how many
+    /// recovery codes it has left (never the secret or the codes).
+    func secondFactor(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<MFAStatus> {
+        let user = try await existing(context)
+        return JSONResponse(try await SecondFactors(useCases.database).status(of: user.id))
+    }
+
+    /// `GET /auth/users/{id}/passkeys`: its passkeys (names, when used, synced, suspended).
+    func passkeys(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<Passkey>> {
+        let user = try await existing(context)
+        return JSONResponse(ItemList(try await useCases.passkeys.list(of: user.id)))
+    }
+
     /// `DELETE /auth/users/{id}/sessions` (all, and its pending resets and changes of address)
     /// or `…/sessions/{session}`: ended at once, their tokens refused everywhere within the
     /// revocation bound.

@@ -62,9 +62,13 @@ struct UserScreens: Sendable {
         async let plansList = console.fetch(ItemList<Plan>.self, "/subscriptions/plans", as: session, request)
         async let feedbackList = console.fetch(
             FeedbackPage.self, "/feedback?userId=\(text)&moderation=all&limit=20", as: session, request)
+        async let twoStep = console.fetch(MFAStatus.self, "/auth/users/\(text)/mfa", as: session, request)
+        async let passkeyList = console.fetch(ItemList<Passkey>.self, "/auth/users/\(text)/passkeys", as: session, request)
+        async let ownTwoStep = console.fetch(MFAStatus.self, "/auth/mfa", as: session, request)
         let (sessions, identities, subscription, grants, plans) = try await (
             sessionsList.items, identityList.items, history, grantList.items, plansList.items
         )
+        let (factor, passkeys, confirm) = try await (twoStep, passkeyList.items, Self.confirmation(own: ownTwoStep))
         let feedback = (try? await feedbackList)?.items ?? []
         func action(_ name: String) -> ConsolePath { ConsolePath("users", text, name) }
         let csrf = Layout.csrf(session)
@@ -83,6 +87,24 @@ struct UserScreens: Sendable {
                 "<li>\($0.provider) \($0.email ?? "") <span class=\"muted\">since \(Layout.date($0.linkedAt))</span></li>"
             }
         )
+        let passkeyRows = HTML.join(
+            passkeys.map { passkey in
+                let synced: HTML = passkey.backedUp ? " <span class=\"badge\">synced</span>" : HTML.empty
+                let suspended: HTML = passkey.suspended ? " <span class=\"badge bad\">suspended</span>" : HTML.empty
+                return """
+                    <li>\(passkey.name)\(synced)\(suspended) <span class="muted">since \(Layout.date(passkey.createdAt)), used \(Layout.date(passkey.lastUsedAt))</span></li>
+                    """
+            })
+        let secondFactor: HTML =
+            factor.totpEnabledAt.map { since in
+                """
+                <p data-two-step>Two-step sign-in: <span class="badge">on</span> <span class="muted">since \(Layout.date(since)), \(factor.recoveryCodesLeft) recovery codes left</span></p>
+                <form class="actions" method="post" action="\(action("remove-mfa"))" data-confirm="Remove this account's two-step sign-in? Its owner is mailed; the password alone signs in again.">\(csrf)
+                \(confirm)
+                <button class="danger" type="submit">Remove two-step sign-in (authenticator app lost)</button>
+                </form>
+                """
+            } ?? "<p data-two-step>Two-step sign-in: off</p>"
         let grantRows = HTML.join(
             grants.map { grant in
                 let live = grant.revokedAt == nil && grant.endsAt > Date()
@@ -123,11 +145,11 @@ struct UserScreens: Sendable {
             <h2>Admin</h2>
             <form class="actions" method="post" action="\(action("role"))" data-confirm="Change this account's role? Its sessions end.">\(csrf)
             <label>Role <select name="role"><option value="user">user</option><option value="support">support</option><option value="admin">admin</option></select></label>
-            <label>Your password <input type="password" name="password" autocomplete="current-password"></label>
+            \(confirm)
             <button type="submit">Change the role</button>
             </form>
             <form class="actions" method="post" action="\(action("delete"))" data-confirm="Delete this account and all its data? This cannot be undone.">\(csrf)
-            <label>Your password <input type="password" name="password" autocomplete="current-password"></label>
+            \(confirm)
             <button class="danger" type="submit">Delete the account</button>
             </form>
             </div>
@@ -181,6 +203,9 @@ struct UserScreens: Sendable {
             <form class="inline" method="post" action="\(action("end-sessions"))">\(csrf)<button class="plain" type="submit">End every session</button></form>
             <h2>Identities</h2>
             <ul>\(identityRows)</ul>
+            <h2>Second factors</h2>
+            \(secondFactor)
+            <ul data-passkeys>\(passkeys.isEmpty ? "<li class=\"muted\">No passkey</li>" : passkeyRows)</ul>
             </div>
             <div class="card">
             <h2>Help</h2>
@@ -201,6 +226,7 @@ struct UserScreens: Sendable {
         ("sessions", "Sessions ended."), ("mail", "Mail queued."), ("disabled", "The account is disabled."),
         ("enabled", "The account is enabled."), ("granted", "Access granted."), ("revoked", "Grant revoked."),
         ("role", "Role changed; the account's sessions ended."), ("refreshed", "Read again from Apple."),
+        ("mfa", "Two-step sign-in removed; the owner was mailed."),
     ]
 
     /// `GET /console/users/{id}/export`: the account's data, as a download.
@@ -248,10 +274,14 @@ struct UserScreens: Sendable {
             guard let grant = form["grant"].flatMap(UUID.init(uuidString:)) else { return missing("grant") }
             (method, target, body, done) = ("DELETE", "/subscriptions/grants/\(grant.uuidString.lowercased())", nil, "revoked")
         case "role":
-            let change = RoleChange(role: AccountRole(rawValue: form["role"] ?? "") ?? .user, password: Self.password(form))
+            let change = RoleChange(
+                role: AccountRole(rawValue: form["role"] ?? "") ?? .user, password: Self.filled(form, "password"),
+                code: Self.filled(form, "code"))
             (method, target, body, done) = ("PUT", "/auth/users/\(text)/role", try api.json(change), "role")
+        case "remove-mfa":
+            (method, target, body, done) = ("DELETE", "/auth/users/\(text)/mfa", try api.json(Self.confirmation(form)), "mfa")
         case "delete":
-            let confirmation = ReauthenticationRequest(password: Self.password(form))
+            let confirmation = Self.confirmation(form)
             let reply = try await console.call(
                 "DELETE", "/auth/users/\(text)", json: try api.json(confirmation), as: session, request)
             guard reply.ok else { return console.problem(reply, session: session) }
@@ -272,9 +302,26 @@ struct UserScreens: Sendable {
         }
     }
 
-    static func password(_ form: [String: String]) -> String? {
-        guard let password = form["password"], !password.isEmpty else { return nil }
-        return password
+    /// A form's field, nil when absent or empty.
+    static func filled(_ form: [String: String], _ name: String) -> String? {
+        guard let value = form[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// What a form that confirms a sensitive action sent: the team member's password, or their
+    /// code when they have two-step sign-in.
+    static func confirmation(_ form: [String: String]) -> ReauthenticationRequest {
+        ReauthenticationRequest(password: filled(form, "password"), code: filled(form, "code"))
+    }
+
+    /// The field that confirms a sensitive action: a code from the authenticator app for a team
+    /// member who has one (Pier refuses their password alone), else the password.
+    static func confirmation(own status: MFAStatus) -> HTML {
+        status.totpEnabledAt == nil
+            ? "<label>Your password <input type=\"password\" name=\"password\" autocomplete=\"current-password\"></label>"
+            : """
+            <label>A code from your authenticator app <input name="code" inputmode="numeric" autocomplete="one-time-code" size="14"></label>
+            """
     }
 }
 
