@@ -227,4 +227,30 @@ import Testing
             #expect(try await auth.send("POST", "/auth/reauthenticate/passkey-options", token: bare.accessToken).status == 409)
         }
     }
+    /// The database goes away between the two steps of a sign-in: the second step is answered
+    /// 503 with `Retry-After` (never a 500), and nothing is spent — when it is back, the same MFA
+    /// token finishes the sign-in with the passkey.
+    @Test func theDatabaseGoingAwayMidSignInSpendsNothing() async throws {
+        try await withService { auth in
+            let phone = try authenticator()
+            let (session, email) = try await passkeys.account(auth)
+            #expect(try await passkeys.register(auth, session, phone).status == 201)
+            let secret = try await SecondFactorTests.turnOn(auth, session.accessToken)
+            let token = try #require(try await challenge(auth, email).mfaToken)
+            let options = try await options(auth, mfaToken: token).decode(PasskeyRequestOptions.self)
+            try await TestDatabase.away("pier_test_auth_passkey_factor") { () async throws in
+                let byCode = try await auth.send(
+                    "POST", "/auth/mfa/verify",
+                    json: #"{"mfaToken":"\#(token)","code":"\#(SecondFactorTests.code(secret, step: 1))"}"#)
+                #expect(byCode.status == 503 && byCode.headers["Retry-After"] != nil, "\(byCode.status) \(byCode.text)")
+                let byPasskey = try await verify(auth, token, try phone.assert(options, userHandle: nil))
+                #expect(byPasskey.status == 503, "\(byPasskey.text)")
+                #expect(try await self.options(auth, mfaToken: token).status == 503)
+            }
+            let back = try await eventually {
+                try await verify(auth, token, try phone.assert(options, userHandle: nil)).status == 200
+            }
+            #expect(back, "the token and the challenge outlived the outage")
+        }
+    }
 }

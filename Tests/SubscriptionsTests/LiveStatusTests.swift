@@ -162,19 +162,7 @@ import Testing
             let stream = try await EventStream.open(url, token: try service.token(user))
             #expect(try status(try await stream.next()).status == .none)
 
-            let admin = PostgresPool(
-                configuration: PostgresConfiguration(url: TestDatabase.adminURL, poolSize: 1, statementTimeoutMilliseconds: 0))
-            defer { admin.close() }
-            func allowConnections(_ allowed: Bool) async throws {
-                _ = try await admin.execute(
-                    PostgresQuery(unsafeSQL: "ALTER DATABASE \(database) ALLOW_CONNECTIONS \(allowed)"))
-                if !allowed {
-                    _ = try await admin.query(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(database)")
-                }
-            }
-            try await allowConnections(false)
-            do {
+            try await TestDatabase.away(database) { () async throws in
                 // Away: the open stream beats on; a new one cannot read the status and is refused.
                 for _ in 0..<3 { #expect(try await stream.next()?.isHeartbeat == true) }
                 #expect(
@@ -183,11 +171,7 @@ import Testing
                         await refused.close()
                         return refused.status == 503 && refused.headers["Retry-After"] != nil
                     })
-            } catch {
-                try await allowConnections(true)
-                throw error
             }
-            try await allowConnections(true)
 
             // Back: a grant made now reaches the stream that lived through it.
             #expect(

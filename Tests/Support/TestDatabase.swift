@@ -63,3 +63,23 @@ extension TestDatabase {
         for statement in statements { try await pool.execute(statement) }
     }
 }
+
+extension TestDatabase {
+    /// Runs `body` while database `name` is away: no new connection is allowed and every open
+    /// one is cut (what a failover or a restart looks like to the services); it is back after,
+    /// whether or not `body` threw.
+    public static func away(_ name: String, while body: () async throws -> Void) async throws {
+        let admin = PostgresPool(
+            configuration: PostgresConfiguration(url: adminURL, poolSize: 1, statementTimeoutMilliseconds: 0))
+        defer { admin.close() }
+        try await admin.execute(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) ALLOW_CONNECTIONS false"))
+        do {
+            _ = try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(name)")
+            try await body()
+        } catch {
+            try await admin.execute(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) ALLOW_CONNECTIONS true"))
+            throw error
+        }
+        try await admin.execute(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) ALLOW_CONNECTIONS true"))
+    }
+}

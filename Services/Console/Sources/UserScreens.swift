@@ -320,7 +320,7 @@ struct UserScreens: Sendable {
         status.totpEnabledAt == nil
             ? "<label>Your password <input type=\"password\" name=\"password\" autocomplete=\"current-password\"></label>"
             : """
-            <label>A code from your authenticator app <input name="code" inputmode="numeric" autocomplete="one-time-code" size="14"></label>
+            <label>A code from your authenticator app <input name="code" inputmode="numeric" autocomplete="one-time-code"></label>
             """
     }
 }
