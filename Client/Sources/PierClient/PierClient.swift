@@ -235,23 +235,30 @@ public final class PierAuth: Sendable {
     /// on the first authorization only (`fullName`). Creates the account the first time (linked
     /// by a verified address to an existing one). Throws `invalid_identity_token` (401) or
     /// `email_taken` (409: an account has the address and Apple did not verify it).
-    /// On Apple platforms, ``signInWithApple(_:nonce:deviceName:)`` takes the credential itself.
+    /// `authorizationCode` (the credential's, as a string) lets the server revoke Apple's tokens
+    /// when the account is deleted, as App Review asks. On Apple platforms,
+    /// ``signInWithApple(_:nonce:deviceName:)`` takes the credential itself.
     @discardableResult
-    public func signInWithApple(identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil)
-        async throws(PierError) -> User
-    {
+    public func signInWithApple(
+        identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil,
+        authorizationCode: String? = nil
+    ) async throws(PierError) -> User {
         try await signIn(
-            provider: "apple", identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName)
+            provider: "apple", identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName,
+            authorizationCode: authorizationCode)
     }
 
     /// Signs in with an ID token from an OpenID Connect provider configured on the server by
     /// `name` (`PIER_AUTH_OIDC_PROVIDERS`); `apple` is Sign in with Apple.
     @discardableResult
     public func signIn(
-        provider name: String, identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil
+        provider name: String, identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil,
+        authorizationCode: String? = nil
     ) async throws(PierError) -> User {
         let body = Transport.body(
-            IdentitySignInRequest(identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName))
+            IdentitySignInRequest(
+                identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName,
+                authorizationCode: authorizationCode))
         let path = name == "apple" ? "/auth/apple" : "/auth/oidc/\(name)"
         return try await signIn(Call(method: "POST", path: path, body: body, retryable: false))
     }

@@ -29,8 +29,10 @@
                 throw PierError(kind: .decoding, detail: "The Apple credential carries no identity token.")
             }
             let name = credential.fullName.map { PersonNameComponentsFormatter().string(from: $0) }
+            let code = credential.authorizationCode.flatMap { String(data: $0, encoding: .utf8) }
             return try await signInWithApple(
-                identityToken: token, nonce: nonce, fullName: name?.isEmpty == false ? name : nil, deviceName: deviceName)
+                identityToken: token, nonce: nonce, fullName: name?.isEmpty == false ? name : nil, deviceName: deviceName,
+                authorizationCode: code)
         }
     }
 #endif

@@ -345,7 +345,7 @@ public struct MFAStatus: Codable, Sendable, Equatable {
 
 /// `POST /auth/apple` and `POST /auth/oidc/{provider}`: the ID token the provider gave the app.
 public struct IdentitySignInRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case identityToken, nonce, fullName, deviceName }
+    public enum CodingKeys: String, CodingKey { case identityToken, nonce, fullName, deviceName, authorizationCode }
     public static let required = [["identityToken"], ["nonce"]]
     public var identityToken: String
     /// The raw nonce the app generated and bound the request to (Apple: its SHA-256 went to
@@ -354,12 +354,19 @@ public struct IdentitySignInRequest: Codable, Sendable, StrictDecodable {
     /// The user's name, which Apple gives the app on the first authorization only.
     public var fullName: String?
     public var deviceName: String?
+    /// Sign in with Apple's authorization code (`ASAuthorizationAppleIDCredential.authorizationCode`):
+    /// the server exchanges it for a refresh token, revoked when the account is deleted.
+    public var authorizationCode: String?
 
-    public init(identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil) {
+    public init(
+        identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil,
+        authorizationCode: String? = nil
+    ) {
         self.identityToken = identityToken
         self.nonce = nonce
         self.fullName = fullName
         self.deviceName = deviceName
+        self.authorizationCode = authorizationCode
     }
 }
 

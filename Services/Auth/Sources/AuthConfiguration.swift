@@ -35,11 +35,15 @@ import PierService
 /// | `PIER_AUTH_EXPORT_URLS` | none | the `GET /<service>/me/export` URLs of the services running apart from auth (`GET /auth/me/export` gathers them) |
 /// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
 /// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys (https; http only to the loopback, for development) |
+/// | `PIER_AUTH_APPLE_TEAM_ID`, `PIER_AUTH_APPLE_KEY_ID`, `PIER_AUTH_APPLE_KEY_FILE` | none: tokens not exchanged | the team id, and the Sign in with Apple key (its id, its `.p8` file): the app's authorization codes are exchanged for refresh tokens, revoked when the account is deleted or Apple unlinked (all three, or none) |
+/// | `PIER_AUTH_APPLE_CLIENT_ID` | the first of `PIER_AUTH_APPLE_AUDIENCES` | the bundle id the app's authorization codes are issued to |
+/// | `PIER_AUTH_APPLE_URL` | `https://appleid.apple.com` | Apple's token and revoke endpoints' base (http only to the loopback, for tests) |
+/// | `PIER_AUTH_APPLE_RETRY_S` | `60` | the first retry of a revocation Apple did not take (doubling, up to an hour; 8 attempts) |
 /// | `PIER_WEBHOOKS` | none | JSON array of `{name, url, secret or secretFile, events?}`: where webhooks go (``WebhookEndpointSetting``) |
 /// | `PIER_WEBHOOK_RETRY_MS` | `5000` | the first retry of a webhook not delivered; later ones grow to a day (``Webhooks/schedule``) |
 /// | `PIER_WEBHOOK_ATTEMPTS` | `14` | attempts before a webhook is given up (14: about four days) |
 /// | `PIER_WEBHOOK_CONCURRENCY` / `_TIMEOUT_S` / `_RETENTION_DAYS` / `_POLL_MS` | `16` / `15` / `30` / `1000` | attempts at once per process; an attempt's time limit; how long ended deliveries are listed; how often other replicas' messages and retries are looked for |
-/// | `PIER_AUTH_MFA_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | 32 random bytes, base64 (`openssl rand -base64 32`): the key that seals second-factor secrets at rest |
+/// | `PIER_AUTH_MFA_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | 32 random bytes, base64 (`openssl rand -base64 32`): the key that seals second-factor secrets and Apple's refresh tokens at rest |
 /// | `PIER_AUTH_REQUIRE_MFA_FOR_ROLES` | `admin,support` | roles whose sessions must have used a second factor before the team's routes answer them (403 `mfa_enrolment_required`; the console leads them to set one up); `none`: no role |
 /// | `PIER_AUTH_PASSKEY_RP_ID` | the host of `PIER_AUTH_PUBLIC_URL` | the domain passkeys belong to (the app's associated domain, `webcredentials:`) |
 /// | `PIER_AUTH_PASSKEY_RP_NAME` | `PIER_APP_NAME` | the name authenticators show |
@@ -77,6 +81,10 @@ public struct AuthConfiguration: Sendable {
     public var exportURLs: [String]
     public var webhooks: WebhookOptions
     public var mfaKeyFile: String?
+    /// Sign in with Apple's token exchange and revocation: team id, key id, key file, client id,
+    /// endpoints' base; nil when off.
+    public var appleTokens: (teamID: String, keyID: String, keyFile: String, clientID: String, baseURL: String)?
+    public var appleRetrySeconds: Int
     /// The relying party passkeys are bound to: its id (a domain), name, and allowed origins.
     public var passkeyRPID: String
     public var passkeyRPName: String
@@ -177,6 +185,30 @@ public struct AuthConfiguration: Sendable {
                 audiences: appleAudiences, nonce: "hashed")
         }
         identityProviders = providers
+        let appleKey = ["PIER_AUTH_APPLE_TEAM_ID", "PIER_AUTH_APPLE_KEY_ID", "PIER_AUTH_APPLE_KEY_FILE"].map {
+            environment.string($0)
+        }
+        if appleKey.allSatisfy({ $0 == nil }) {
+            appleTokens = nil
+        } else {
+            guard case let (team?, key?, file?) = (appleKey[0], appleKey[1], appleKey[2]),
+                let client = environment.string(
+                    "PIER_AUTH_APPLE_CLIENT_ID") ?? appleAudiences.first
+            else {
+                throw Environment.Failure(
+                    variable: "PIER_AUTH_APPLE_KEY_FILE",
+                    problem:
+                        "PIER_AUTH_APPLE_TEAM_ID, PIER_AUTH_APPLE_KEY_ID and PIER_AUTH_APPLE_KEY_FILE go together, with PIER_AUTH_APPLE_AUDIENCES (or PIER_AUTH_APPLE_CLIENT_ID)"
+                )
+            }
+            let base = environment.string("PIER_AUTH_APPLE_URL", default: "https://appleid.apple.com")
+            guard Self.isKeySetURL(base) else {
+                throw Environment.Failure(
+                    variable: "PIER_AUTH_APPLE_URL", problem: "must be an https URL (http only to the loopback)")
+            }
+            appleTokens = (team, key, file, client, String(base.reversed().drop { $0 == "/" }.reversed()))
+        }
+        appleRetrySeconds = try environment.int("PIER_AUTH_APPLE_RETRY_S", default: 60, in: 1...3600)
         webhooks = try WebhookOptions(environment)
         let authority = publicURL.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
         let origin = publicURL.prefix { $0 != ":" } + "://" + authority

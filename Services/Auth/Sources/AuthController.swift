@@ -33,7 +33,8 @@ struct AuthController: Sendable {
     init(
         database: PostgresPool, configuration: AuthConfiguration, tokens: TokenIssuer, hasher: BoundedPasswordHasher,
         authenticator: Authenticator, policy: PasswordPolicy, desk: MailDesk, exports: ExportSources, http: HTTPClient,
-        events: PostgresListener, live settings: LiveSettings, logger: Logger, dummyHash: String, secondFactorBox: SecretBox
+        events: PostgresListener, live settings: LiveSettings, logger: Logger, dummyHash: String, secondFactorBox: SecretBox,
+        apple: AppleTokens? = nil
     ) throws {
         let throttle = LoginThrottle(
             database: database, accountLimit: configuration.accountFailureLimit,
@@ -73,7 +74,7 @@ struct AuthController: Sendable {
             reauthentication: reauthentication, appName: configuration.appName, logger: logger)
         identity = IdentityController(
             useCases: useCases, tokens: tokens, providers: configuration.identityProviders, http: http, desk: desk,
-            reauthentication: reauthentication, logger: logger)
+            reauthentication: reauthentication, apple: apple, logger: logger)
         export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
         users = UsersController(useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
         secondFactors = SecondFactorController(useCases: useCases, reauthentication: reauthentication, logger: logger)

@@ -37,6 +37,8 @@ public struct AuthService: Service {
         Migration(
             version: 14, name: "passkey_second_factor",
             sql: String(decoding: PackageResources._014_passkey_second_factor_sql, as: UTF8.self)),
+        Migration(
+            version: 15, name: "apple_tokens", sql: String(decoding: PackageResources._015_apple_tokens_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
@@ -50,6 +52,8 @@ public struct AuthService: Service {
     let exports: ExportSources
     /// Its verification keys, offered to the plugins hosted beside it.
     let keys: StaticKeyProvider
+    /// Revokes Sign in with Apple's refresh tokens of identities that went (when configured).
+    let appleRevocations: AppleRevocations?
 
     public static func make(context: ServiceContext) async throws -> AuthService {
         let configuration = try AuthConfiguration(
@@ -102,12 +106,19 @@ public struct AuthService: Service {
             mails: mails, outbox: outbox, logLinks: !configuration.production && configuration.smtpURL == nil,
             logger: context.logger)
         let exports = ExportSources(remote: configuration.exportURLs)
+        let secrets = try SigningKeys.secondFactorBox(configuration, logger: context.logger)
+        let apple = try configuration.appleTokens.map { settings in
+            AppleTokens(
+                settings: .init(
+                    teamID: settings.teamID, keyID: settings.keyID, clientID: settings.clientID,
+                    key: try Self.appleKey(settings.keyFile), baseURL: settings.baseURL),
+                http: context.http, box: secrets)
+        }
         let controller = try AuthController(
             database: context.database, configuration: configuration, tokens: tokens, hasher: hasher,
             authenticator: authenticator, policy: PasswordPolicy(minimumLength: configuration.passwordMinimumLength),
             desk: desk, exports: exports, http: context.http, events: context.events, live: context.configuration.live,
-            logger: context.logger, dummyHash: dummyHash,
-            secondFactorBox: try SigningKeys.secondFactorBox(configuration, logger: context.logger))
+            logger: context.logger, dummyHash: dummyHash, secondFactorBox: secrets, apple: apple)
         // Reset requests become tokens and mails on the mail worker, after their answers.
         let resets = controller.email
         outbox.prepare { await resets.issueRequestedResets() }
@@ -117,9 +128,14 @@ public struct AuthService: Service {
         let webhooks = Webhooks(
             options: configuration.webhooks, database: context.database, listener: context.events, http: context.http,
             logger: context.logger)
+        let revocations = apple.map {
+            AppleRevocations(
+                database: context.database, tokens: $0, retrySeconds: configuration.appleRetrySeconds,
+                pollSeconds: configuration.mailPollSeconds, logger: context.logger)
+        }
         return AuthService(
             controller: controller, outbox: outbox, replies: replies,
-            webhooks: webhooks, exports: exports, keys: ownKeys,
+            webhooks: webhooks, exports: exports, keys: ownKeys, appleRevocations: revocations,
             hooks: WebhooksController(webhooks: webhooks, database: context.database, logger: context.logger))
     }
 
@@ -140,7 +156,14 @@ public struct AuthService: Service {
         return [
             Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies, webhooks.consumer, webhooks,
             controller.live,
-        ]
+        ] + (appleRevocations.map { [$0] } ?? [])
+    }
+
+    /// The Sign in with Apple key (`PIER_AUTH_APPLE_KEY_FILE`, the `.p8` Apple gives: PKCS #8 PEM).
+    static func appleKey(_ path: String) throws -> P256PrivateKey {
+        do { return try P256PrivateKey(pem: try readFile(path)) } catch {
+            throw Environment.Failure(variable: "PIER_AUTH_APPLE_KEY_FILE", problem: "must be the .p8 key Apple gives: \(error)")
+        }
     }
 
     /// The others verify tokens with its keys, in-process.

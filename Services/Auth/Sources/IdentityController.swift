@@ -20,12 +20,15 @@ struct IdentityController: Sendable {
     let verifiers: [String: IdentityTokenVerifier]
     let desk: MailDesk
     let reauthentication: Reauthentication
+    /// Exchanges Apple's authorization codes for refresh tokens (nil: not configured).
+    let apple: AppleTokens?
     let logger: Logger
 
     init(
         useCases: AuthUseCases, tokens: TokenIssuer, providers: [String: IdentityProvider], http: HTTPClient,
-        desk: MailDesk, reauthentication: Reauthentication, logger: Logger
+        desk: MailDesk, reauthentication: Reauthentication, apple: AppleTokens?, logger: Logger
     ) {
+        self.apple = apple
         self.useCases = useCases
         self.reauthentication = reauthentication
         self.tokens = tokens
@@ -62,6 +65,9 @@ struct IdentityController: Sendable {
         if body.nonce.isEmpty || body.nonce.utf8.count > 256 {
             errors.append(.init(field: "nonce", message: "must be the raw nonce the request to the provider was bound to"))
         }
+        if let code = body.authorizationCode, code.utf8.count > 1024 {
+            errors.append(.init(field: "authorizationCode", message: "must be at most 1024 characters"))
+        }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         let claims = try await verified(verifier, body.identityToken, .signIn(nonce: body.nonce))
         let refreshToken = tokens.newRefreshToken()
@@ -69,6 +75,11 @@ struct IdentityController: Sendable {
         let outcome = try await useCases.signIns.signIn(
             provider: name, claims: claims, name: fullName.flatMap { $0.isEmpty ? nil : $0 }, refreshToken: refreshToken,
             device: device)
+        switch outcome {
+        case .signedIn, .challenged:
+            if name == "apple" { await keepAppleToken(body.authorizationCode, subject: claims.subject) }
+        case .emailUnverified, .noEmail: break
+        }
         switch outcome {
         case .signedIn(let user, let session, let created, let noticed):
             if noticed { desk.queued("new-sign-in", link: nil) }
@@ -91,6 +102,25 @@ struct IdentityController: Sendable {
                 422, code: .invalidIdentityToken,
                 detail: "The identity token carries no email address to create an account with.",
                 errors: [.init(field: "identityToken", message: "has no email claim")])
+        }
+    }
+
+    /// Exchanges the authorization code the app sent beside Apple's ID token and keeps the
+    /// refresh token, sealed, to revoke when the identity goes. A failure is logged, never the
+    /// sign-in's: the code is single use, so trying the sign-in again would not help either.
+    private func keepAppleToken(_ code: String?, subject: String) async {
+        guard let apple, let code, !code.isEmpty else { return }
+        switch await apple.exchange(code: code) {
+        case .done(let token?):
+            do {
+                try await Identities(useCases.database).keepAppleRefreshToken(
+                    try apple.seal(token, subject: subject), subject: subject)
+            } catch {
+                logger.warning("apple refresh token not kept", [("error", .string("\(error)"))])
+            }
+        case .done(nil): break
+        case .refused(let reason), .unavailable(let reason):
+            logger.warning("apple authorization code not exchanged", [("error", .string(reason))])
         }
     }
 

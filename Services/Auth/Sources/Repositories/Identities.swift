@@ -61,6 +61,16 @@ struct Identities: Sendable {
             "UPDATE auth.identities SET email_disabled = \(disabled) WHERE provider = 'apple' AND subject = \(subject)")
     }
 
+    /// Keeps Apple's refresh token (sealed) of the identity; one it replaces is queued for
+    /// revocation by the table's trigger.
+    func keepAppleRefreshToken(_ sealed: [UInt8], subject: String) async throws {
+        try await database.execute(
+            """
+            UPDATE auth.identities SET apple_refresh_token = \(PostgresBytes(sealed))
+            WHERE provider = 'apple' AND subject = \(subject)
+            """)
+    }
+
     func unlinkApple(subject: String) async throws {
         try await database.execute("DELETE FROM auth.identities WHERE provider = 'apple' AND subject = \(subject)")
     }
