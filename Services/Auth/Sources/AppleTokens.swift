@@ -174,17 +174,9 @@ final class AppleRevocations: LifecycleService {
         while true {
             do {
                 guard
-                    let row = try await database.query(
-                        """
-                        UPDATE auth.apple_revocations SET attempts = attempts + 1,
-                            next_attempt_at = now() + make_interval(secs => least(3600, \(retrySeconds) * power(2, attempts)))
-                        WHERE id = (
-                            SELECT id FROM auth.apple_revocations
-                            WHERE revoked_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-                            ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-                        RETURNING id, subject, sealed_token, attempts
-                        """
-                    ).first
+                    let row = try await Outbox.claimDue(
+                        table: "auth.apple_revocations", pending: "revoked_at IS NULL AND failed_at IS NULL",
+                        returning: "id, subject, sealed_token, attempts", retrySeconds: retrySeconds, on: database)
                 else { return revoked }
                 let id: Int64 = try row.decode("id")
                 let attempts: Int = try row.decode("attempts")

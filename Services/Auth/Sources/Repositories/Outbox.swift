@@ -34,24 +34,38 @@ struct Outbox: Sendable {
             """)
     }
 
-    /// The next mail that is due, its attempt counted and its next attempt pushed back (doubling
-    /// from `retrySeconds`, an hour at most) before it is sent; nil when none is due.
+    /// The next mail that is due, its attempt counted and its next attempt pushed back before it
+    /// is sent; nil when none is due.
     func claim(retrySeconds: Int) async throws -> Claimed? {
-        try await database.query(
-            """
-            UPDATE auth.outbox SET attempts = attempts + 1,
-                next_attempt_at = now() + make_interval(secs => least(3600, \(retrySeconds) * power(2, attempts)))
-            WHERE id = (
-                SELECT id FROM auth.outbox
-                WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-                ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-            RETURNING id, kind, recipient, message, attempts
-            """
-        ).first.map { row in
+        try await Self.claimDue(
+            table: "auth.outbox", pending: "sent_at IS NULL AND failed_at IS NULL",
+            returning: "id, kind, recipient, message, attempts", retrySeconds: retrySeconds, on: database
+        ).map { row in
             Claimed(
                 id: try row.decode("id"), kind: try row.decode("kind"), recipient: try row.decode("recipient"),
                 message: try row.decode("message", as: PostgresBytes.self).bytes, attempts: try row.decode("attempts"))
         }
+    }
+
+    /// Claims the next due row of a retry queue (a table with `attempts` and `next_attempt_at`,
+    /// its rows waiting while `pending` holds): its attempt counted and its next one pushed back
+    /// (doubling from `retrySeconds`, an hour at most), committed before the attempt is made, so
+    /// that two workers never make it at once and a crash retries it later.
+    static func claimDue(
+        table: StaticString, pending: StaticString, returning: StaticString, retrySeconds: Int,
+        on database: any PostgresExecutor
+    ) async throws -> PostgresRow? {
+        try await database.query(
+            """
+            UPDATE \(unsafeSQL: "\(table)") SET attempts = attempts + 1,
+                next_attempt_at = now() + make_interval(secs => least(3600, \(retrySeconds) * power(2, attempts)))
+            WHERE id = (
+                SELECT id FROM \(unsafeSQL: "\(table)")
+                WHERE \(unsafeSQL: "\(pending)") AND next_attempt_at <= now()
+                ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING \(unsafeSQL: "\(returning)")
+            """
+        ).first
     }
 
     func markSent(_ id: UUID) async throws {
