@@ -175,6 +175,8 @@ final class FakeAppleTokenEndpoints: Sendable {
             #expect(
                 try await signIn(auth, idp, code: "u1", subject: subject).status == 200, "a spent code: signed in all the same")
             #expect(try await signIn(auth, idp, code: nil, subject: subject).status == 200)
+            let oversized = try await signIn(auth, idp, code: String(repeating: "c", count: 1025), subject: subject)
+            #expect(oversized.status == 422 && oversized.fields == ["authorizationCode"], "\(oversized.text)")
             let session = try await signIn(auth, idp, code: "u2", subject: subject).decode(AuthSession.self)
             let revocations = try #require(auth.live.service.appleRevocations)
             await revocations.revokeDue()
