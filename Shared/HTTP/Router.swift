@@ -7,6 +7,10 @@ public typealias Handler<Context: RequestContext> = @Sendable (Request, Context)
 /// already composed in): what ``Router``s build and a host merges (the gateway merges several
 /// services'). `{name}` segments capture parameters; a path that exists with another method
 /// answers 405 with `Allow`.
+///
+/// A path and the same path with a trailing slash are one route (`/console` and `/console/`):
+/// a request for either reaches it, and a ``Router`` refuses to have both added, so neither
+/// can answer with a redirect to the other.
 public struct Routes: Sendable {
     /// Answers a request, given the source its context is built from.
     public typealias Responder = @Sendable (Request, RequestSource) async throws -> Response
@@ -48,6 +52,18 @@ public struct Routes: Sendable {
         guard constants[path] == nil else { return }
         constants[path] = response
         add("GET", path) { _, _ in response }
+    }
+
+    /// Whether a route answers `method` at `pattern`, or at the same pattern with or without a
+    /// trailing slash.
+    public func contains(_ method: String, _ pattern: String) -> Bool {
+        let key = Self.key(pattern)
+        return routes.contains { $0.method == method && Self.key($0.pattern) == key }
+    }
+
+    /// One spelling of a pattern: empty segments (a trailing or doubled slash) dropped.
+    static func key(_ pattern: String) -> String {
+        "/" + pattern.split(separator: "/").joined(separator: "/")
     }
 
     /// Adds a route; later routes never shadow earlier ones with the same method and path.
@@ -157,6 +173,9 @@ public final class Router<Context: RequestContext>: RouteBuilder {
         _ method: String, _ pattern: String, middleware: [any RouterMiddleware<Context>],
         _ handler: @escaping Handler<Context>
     ) {
+        // One plugin's table says each route once: `/x` and `/x/` added apart would leave one
+        // unreachable (a redirect from one to the other loops).
+        precondition(!routes.contains(method, pattern), "\(method) \(pattern) is added twice (with or without a trailing slash)")
         routes.add(method, pattern, Self.responder(middleware, handler))
     }
 

@@ -134,7 +134,39 @@ def set_up_two_step(who):
     return secret
 
 
+def readme_addresses():
+    """Every address of the local stack that the README and `make run` print, as paths."""
+    import re
+    paths = set()
+    for name in ["README.md", "deploy/local/run.sh"]:
+        with open(name, encoding="utf-8") as text:
+            for found in re.findall(r"http://127\.0\.0\.1:8080([^\s)`\"'<>,;]*)", text.read()):
+                paths.add(found.rstrip(".") or "/")
+    return sorted(paths)
+
+
+def first_click(path):
+    """A newcomer's first click: a fresh browser (no cookie) opens the address and lands on a
+    page that answers, not on Chromium's error page (a redirect loop ends there)."""
+    driver.delete_all_cookies()
+    driver.get(base + path)
+    body = driver.find_element(By.TAG_NAME, "body").text
+    for error in ["ERR_TOO_MANY_REDIRECTS", "redirected you too many times", "This page isn", "ERR_"]:
+        check(error not in body, "the README's address " + path + " opens: " + body[:200])
+    check("Not found" not in body and "Internal" not in body, "the README's address " + path + " is found: " + body[:200])
+    return body
+
+
 try:
+    # Every address the README prints, opened first as a newcomer does.
+    addresses = readme_addresses()
+    check("/console/" in addresses, "the README prints the console's address: " + repr(addresses))
+    for path in addresses:
+        first_click(path)
+    first_click("/console")
+    check("/console/sign-in" in driver.current_url, "the console's front door leads a stranger to the sign-in form")
+    shot("front-door")
+
     # Sign in as support.
     driver.get(base + "/console/inbox")
     check("/console/sign-in" in driver.current_url, "signed out, the inbox leads to the sign-in form")

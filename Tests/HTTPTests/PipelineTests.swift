@@ -62,6 +62,20 @@ import Testing
         #expect(missing.status == 404)
     }
 
+    /// A path with and without its trailing slash is one route, whichever spelling was added:
+    /// the console's front door once redirected `/console/` to itself because both were added.
+    @Test func aTrailingSlashIsTheSameRoute() {
+        let router = Router<BasicRequestContext>()
+        router.get("/door/") { _, _ in Response.text("door") }
+        router.get("/room") { _, _ in Response.text("room") }
+        let routes = router.routes
+        for path in ["/door", "/door/", "/room", "/room/"] {
+            #expect((try? routes.match(method: "GET", path: path).get().0) != nil, "\(path) is routed")
+        }
+        #expect(routes.contains("GET", "/door") && routes.contains("GET", "/room/"))
+        #expect(!routes.contains("POST", "/door"))
+    }
+
     @Test func routesAnswerThroughTheMiddlewareInOrder() async throws {
         let pipeline = pipeline([Tag(name: "outer"), Tag(name: "inner"), ErrorMiddleware(logger: logger)])
         let found = await pipeline.respond(to: try request("GET", "/items/42"))

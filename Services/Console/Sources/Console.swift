@@ -296,7 +296,7 @@ struct Console: Sendable {
         let plans = PlanScreens(console: self)
         let dashboard = DashboardScreens(console: self)
         let twoStep = TwoStepScreens(console: self)
-        router.get("/console") { _, _ in redirect(ConsolePath()) }
+        // The front door, `/console/` as the README prints it and `/console` alike (one route).
         router.get("/console/") { request, context in
             try await staff { _, _, _ in redirect(ConsolePath("inbox")) }(request, context)
         }
