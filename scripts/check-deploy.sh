@@ -103,3 +103,20 @@ roles = open(sys.argv[3]).read()
 assert "CREATE ON SCHEMA events" not in roles.replace("REVOKE CREATE ON SCHEMA", ""), "readers get CREATE on events"
 print("deploy: Kubernetes services believe the pod network; egress opened for auth (443, 587, 465) and subscriptions (80, 443)")
 PY
+
+# Auth's public address is the gateway's in every setup (mailed links and passkeys name it), never
+# auth's own port (issue 43, item 2).
+python3 - deploy/docker/compose.yaml "$work/deploy-k8s-overlays-local.yaml" deploy/systemd/pier.env.example deploy/local/run.sh <<'PY'
+import re, sys, yaml
+compose = yaml.safe_load(open(sys.argv[1]))
+public = compose["services"]["auth"]["environment"]["PIER_AUTH_PUBLIC_URL"]
+assert public.endswith("http://127.0.0.1:8080}"), f"compose: auth's public address is {public}"
+docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+auth = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "pier-auth")
+env = {e["name"]: e.get("value") for e in auth["spec"]["template"]["spec"]["containers"][0]["env"]}
+assert env.get("PIER_AUTH_PUBLIC_URL") == "http://127.0.0.1:8080", f"Kubernetes: {env.get('PIER_AUTH_PUBLIC_URL')}"
+assert re.search(r"^PIER_AUTH_PUBLIC_URL=https://", open(sys.argv[3]).read(), re.M), "systemd: no public address"
+assert "PIER_AUTH_PUBLIC_URL=${PIER_AUTH_PUBLIC_URL:-http://127.0.0.1:8080} start auth" in open(sys.argv[4]).read(), \
+    "make run: auth's public address is not the gateway's"
+print("deploy: auth's public address is the gateway's in compose, Kubernetes, systemd and make run")
+PY

@@ -47,7 +47,8 @@ if [ "${PIER_EMBED:-0}" = 1 ]; then
   pids+=($!)
   echo "Pier is running in one process on http://127.0.0.1:8080 (try: curl http://127.0.0.1:8080/readyz; the console: http://127.0.0.1:8080/console/). Ctrl-C stops it."
 else
-  start auth 8081
+  # Mailed links and passkeys name the address clients use, the gateway's, not auth's own port.
+  PIER_AUTH_PUBLIC_URL=${PIER_AUTH_PUBLIC_URL:-http://127.0.0.1:8080} start auth 8081
   start feedback 8082
   start subscriptions 8083
   for port in 8081 8082 8083; do ready $port; done
