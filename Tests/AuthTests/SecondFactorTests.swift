@@ -300,6 +300,69 @@ import Testing
         }
     }
 
+    /// The outside audit's attack: support removed an admin's second factor (with the admin's
+    /// password they would then enrol their own authenticator and promote themselves), and with
+    /// no password at all disabled every admin, because the last-admin check counted disabled
+    /// ones. A team member's account is the admins' to act on; the last *enabled* admin stays.
+    @Test func supportCannotActOnTeamMembersAndTheLastEnabledAdminStays() async throws {
+        try await withService { auth in
+            let (owner, ownerEmail, _, _, _) = try await account(auth, role: .admin)
+            let (_, supportEmail) = try await auth.register(TakeoverTests.email("support"))
+            let (_, otherEmail) = try await auth.register(TakeoverTests.email("admin"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(supportEmail)")
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'admin', email_verified_at = now() WHERE email = \(otherEmail)")
+            let support = try await takeover.login(auth, supportEmail).decode(AuthSession.self)
+            let other = try await takeover.login(auth, otherEmail).decode(AuthSession.self)
+            let password = #"{"password":"\#(Self.password)"}"#
+            for admin in [owner.user.id, other.user.id] {
+                for (method, path, body) in [
+                    ("DELETE", "/auth/users/\(admin)/mfa", password), ("POST", "/auth/users/\(admin)/disable", nil),
+                    ("DELETE", "/auth/users/\(admin)/sessions", nil), ("POST", "/auth/users/\(admin)/enable", nil),
+                ] {
+                    let refused = try await auth.send(method, path, json: body, token: support.accessToken)
+                    #expect(refused.status == 403 && refused.problem?.code == .forbidden, "\(method) \(path): \(refused.text)")
+                }
+            }
+            // Nothing happened: the owner's factor, sessions and account are as they were.
+            let factor = try await auth.send("GET", "/auth/users/\(owner.user.id)/mfa", token: support.accessToken)
+            #expect(try factor.decode(MFAStatus.self).totpEnabledAt != nil, "\(factor.text)")
+            #expect(try await takeover.refresh(auth, other) == 200)
+            _ = try await challenge(auth, ownerEmail)
+            let audit = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.audit WHERE actor_id = \(support.user.id)")
+            #expect(try audit[0].decode("n", as: Int.self) == 0)
+            // Another team member's account is no different for support: a support colleague's too.
+            let (_, colleagueEmail) = try await auth.register(TakeoverTests.email("colleague"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(colleagueEmail)")
+            let colleague = try await takeover.login(auth, colleagueEmail).decode(AuthSession.self)
+            let onColleague = try await auth.send(
+                "POST", "/auth/users/\(colleague.user.id)/disable", token: support.accessToken)
+            #expect(onColleague.status == 403, "\(onColleague.text)")
+
+            // An admin may; but once the owner is disabled, the other is the last enabled admin:
+            // it cannot be disabled, demoted or deleted, by itself or anyone.
+            let admin = try await takeover.login(auth, otherEmail).decode(AuthSession.self)
+            let disabled = try await auth.send("POST", "/auth/users/\(owner.user.id)/disable", token: admin.accessToken)
+            #expect(disabled.status == 200, "\(disabled.text)")
+            let again = try await takeover.login(auth, otherEmail).decode(AuthSession.self)
+            let demoted = try await auth.send(
+                "PUT", "/auth/users/\(other.user.id)/role", json: #"{"role":"support","password":"\#(Self.password)"}"#,
+                token: again.accessToken)
+            #expect(demoted.status == 409 && demoted.problem?.code == .lastAdmin, "\(demoted.text)")
+            let deleted = try await auth.send("DELETE", "/auth/users/\(other.user.id)", json: password, token: again.accessToken)
+            #expect(deleted.status == 409 && deleted.problem?.code == .lastAdmin, "\(deleted.text)")
+            let enabledAdmins = try await auth.pool.query(
+                "SELECT count(*)::int AS n FROM auth.users WHERE role = 'admin' AND disabled_at IS NULL")
+            #expect(try enabledAdmins[0].decode("n", as: Int.self) == 1)
+            // Support's ordinary work on a user's account still goes through.
+            let (user, _) = try await auth.register(TakeoverTests.email("user"))
+            let helped = try await auth.send("POST", "/auth/users/\(user.user.id)/disable", token: support.accessToken)
+            #expect(helped.status == 200, "\(helped.text)")
+        }
+    }
+
     @Test func malformedVerificationsAreNamedNeverServerErrors() async throws {
         try await withService { auth in
             for body in [

@@ -114,7 +114,8 @@ struct UsersController: Sendable {
         let actor = try context.auditActor()
         let id = try context.parameters.require("id", as: UUID.self)
         let session = context.parameters["session"] == nil ? nil : try context.parameters.require("session", as: UUID.self)
-        guard let ended = try await useCases.staff.endSessions(of: id, only: session, by: actor) else {
+        guard let ended = try await adminsForStaff({ try await useCases.staff.endSessions(of: id, only: session, by: actor) })
+        else {
             throw HTTPError.notFound("No such account.")
         }
         if session != nil && ended == 0 { throw HTTPError.notFound("No such live session.") }
@@ -131,7 +132,8 @@ struct UsersController: Sendable {
         let principal = try context.staff()
         let id = try context.parameters.require("id", as: UUID.self)
         try await reauthentication.require(principal, body, request: request)
-        switch try await useCases.staff.removeSecondFactor(of: id, by: try context.auditActor(), mails: desk.mails) {
+        let actor = try context.auditActor()
+        switch try await adminsForStaff({ try await useCases.staff.removeSecondFactor(of: id, by: actor, mails: desk.mails) }) {
         case nil: throw HTTPError.notFound("No such account.")
         case false?: throw HTTPError.notFound("The account has no second factor.")
         case true?:
@@ -167,7 +169,7 @@ struct UsersController: Sendable {
         { [useCases, logger] _, context in
             let actor = try context.auditActor()
             let id = try context.parameters.require("id", as: UUID.self)
-            switch try await useCases.staff.setDisabled(id, disabled, by: actor) {
+            switch try await adminsForStaff({ try await useCases.staff.setDisabled(id, disabled, by: actor) }) {
             case .missing: throw HTTPError.notFound("No such account.")
             case .refused(let why): throw HTTPError.conflict(why)
             case .done(let user, let ended):
@@ -213,7 +215,8 @@ struct UsersController: Sendable {
         let id = try context.parameters.require("id", as: UUID.self)
         try await reauthentication.require(principal, body, request: request)
         do {
-            guard try await useCases.staff.delete(id, by: try context.auditActor(), mails: desk.mails) else {
+            let actor = try context.auditActor()
+            guard try await adminsForStaff({ try await useCases.staff.delete(id, by: actor, mails: desk.mails) }) else {
                 throw HTTPError.notFound("No such account.")
             }
         } catch is StaffActions.LastAdmin {
@@ -229,5 +232,15 @@ struct UsersController: Sendable {
         let id = try context.parameters.require("id", as: UUID.self)
         guard let user = try await useCases.users.user(id) else { throw HTTPError.notFound("No such account.") }
         return user
+    }
+}
+
+/// The team's action on an account, refused (403 `forbidden`) when it is a team member's and the
+/// caller is not an admin.
+private func adminsForStaff<T>(_ action: () async throws -> T) async throws -> T {
+    do {
+        return try await action()
+    } catch is StaffActions.AdminsOnly {
+        throw HTTPError(403, code: .forbidden, detail: "Only an admin can do this to a team member's account.")
     }
 }

@@ -257,11 +257,11 @@ struct Users: Sendable {
             .map(Self.user)
     }
 
-    /// How many admin accounts there are besides `user`, every admin row locked (two admins
+    /// How many enabled admin accounts there are besides `user`, each of their rows locked (two admins
     /// demoting each other at once: the second waits and sees the first's change).
     func lockOtherAdmins(than user: UUID) async throws -> Int {
         try await database.query(
-            "SELECT id FROM auth.users WHERE role = 'admin' AND id <> \(user) ORDER BY id FOR UPDATE"
+            "SELECT id FROM auth.users WHERE role = 'admin' AND disabled_at IS NULL AND id <> \(user) ORDER BY id FOR UPDATE"
         ).count
     }
 

@@ -21,6 +21,11 @@ import PierService
 ///   unproven; a team role needs a proven address;
 /// - disabling ends every session and voids the pending links; sign-in and refresh are refused
 ///   until the account is enabled again.
+///
+/// A team member's account (support or admin) is acted on by admins only: support cannot end an
+/// admin's sessions, disable them or remove their second factor (with the admin's password, that
+/// last one would let support enrol their own authenticator and promote themselves). And the last
+/// *enabled* admin cannot be disabled, demoted or deleted: a disabled admin enables nobody.
 struct StaffActions: Sendable {
     let database: PostgresPool
     let lifetimes: Sessions.Lifetimes
@@ -43,7 +48,7 @@ struct StaffActions: Sendable {
             guard var account = try await users.lockForStaff(user) else { return .missing }
             guard account.role != role else { return .unchanged(account) }
             if role.isStaff && !account.emailVerified { return .addressUnverified }
-            if account.role == .admin, try await users.lockOtherAdmins(than: user) == 0 {
+            if account.isEnabledAdmin, try await users.lockOtherAdmins(than: user) == 0 {
                 return .lastAdmin
             }
             try await users.setRole(role, of: user)
@@ -71,9 +76,10 @@ struct StaffActions: Sendable {
         try await database.withTransaction { connection in
             let users = Users(connection)
             guard let before = try await users.lockForStaff(user) else { return .missing }
+            if disabled && actor.id == user { return .refused("An account cannot disable itself.") }
+            try Self.mayAct(on: before, actor)
             if disabled {
-                if actor.id == user { return .refused("An account cannot disable itself.") }
-                if before.role == .admin, try await users.lockOtherAdmins(than: user) == 0 {
+                if before.isEnabledAdmin, try await users.lockOtherAdmins(than: user) == 0 {
                     return .refused("The last admin account cannot be disabled.")
                 }
             }
@@ -97,7 +103,8 @@ struct StaffActions: Sendable {
     /// of address); nil when there is no such account.
     func endSessions(of user: UUID, only id: UUID?, by actor: AuditActor) async throws -> Int? {
         try await database.withTransaction { connection in
-            guard try await Users(connection).lockForStaff(user) != nil else { return nil }
+            guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            try Self.mayAct(on: account, actor)
             if id == nil { try await EmailTokens(connection).void(of: user, [.reset, .change, .cancelChange]) }
             let ended = try await Sessions(connection, lifetimes).end(of: user, only: id, reason: "ended by the team")
             // A session that was not live: nothing was done.
@@ -118,6 +125,7 @@ struct StaffActions: Sendable {
     func removeSecondFactor(of user: UUID, by actor: AuditActor, mails: Mails) async throws -> Bool? {
         try await database.withTransaction { connection in
             guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            try Self.mayAct(on: account, actor)
             guard try await SecondFactors(connection).removeAll(of: user) else { return false }
             try await AuditLog.append(
                 .init("user.second_factor_removed", target: ("user", user.text()), subject: user),
@@ -178,7 +186,8 @@ struct StaffActions: Sendable {
         try await database.withTransaction { connection in
             let users = Users(connection)
             guard let before = try await users.lockForStaff(user) else { return false }
-            if before.role == .admin, try await users.lockOtherAdmins(than: user) == 0 {
+            try Self.mayAct(on: before, actor)
+            if before.isEnabledAdmin, try await users.lockOtherAdmins(than: user) == 0 {
                 throw LastAdmin()
             }
             _ = try await users.delete(user)
@@ -200,6 +209,21 @@ struct StaffActions: Sendable {
     }
 
     struct LastAdmin: Error {}
+
+    /// A team member's account acted on by someone who is not an admin.
+    struct AdminsOnly: Error {}
+
+    /// Throws ``AdminsOnly`` when `account` is a team member's and `actor` is not an admin (or
+    /// the operator's command line).
+    static func mayAct(on account: User, _ actor: AuditActor) throws(AdminsOnly) {
+        guard account.role.isStaff else { return }
+        guard actor.role == AccountRole.admin.rawValue || actor == .commandLine else { throw AdminsOnly() }
+    }
+}
+
+extension User {
+    /// An admin who can sign in: what "the last admin" counts.
+    var isEnabledAdmin: Bool { role == .admin && disabledAt == nil }
 }
 
 /// The mails the team can send to an account.
