@@ -60,7 +60,7 @@ query = "\n".join(line[8:] if line.startswith("        ") else line for line in 
 users = (work / "users").read_text().split()
 with open(work / "scripts", "a") as scripts:
     for n, user in enumerate(users, 1):
-        text = query.replace("\\(user)", "'%s'" % user).replace("\\(now)", "now()")
+        text = query.replace("\\(user)", "'%s'" % user).replace("\\(now)", "now()").replace("\\(sandbox)", "true")
         (work / f"select-{n}.sql").write_text(text.rstrip() + ";\n")
         scripts.write(f"-f {work}/select-{n}.sql\n")
 PY

@@ -764,6 +764,44 @@ import Testing
         }
     }
 
+    /// A paying customer who also buys in the sandbox (a tester's account on a production build),
+    /// in the same subscription group, for longer: the paid subscription still decides the status
+    /// (`environment: production`), the sandbox purchase adds only its own entitlements. With
+    /// sandbox purchases turned off later, the stored sandbox facts stop counting.
+    @Test func aSandboxPurchaseNeverHidesAPaidOne() async throws {
+        try await withService { service in
+            let (ca, customer) = (service.ca, UUID())
+            let now = Date()
+            let paid = AppStorePayload.transaction(
+                id: "9301", original: "9300", purchased: now.addingTimeInterval(-Self.day),
+                expires: now.addingTimeInterval(29 * Self.day), user: customer, environment: "Production")
+            #expect(try await service.postTransaction(try ca.sign(paid), user: customer).status == 200)
+            let tried = AppStorePayload.transaction(
+                id: "9401", original: "9400", product: "pier.team.yearly", purchased: now,
+                expires: now.addingTimeInterval(60 * Self.day), user: customer, environment: "Sandbox")
+            let reply = try await service.postTransaction(try ca.sign(tried), user: customer)
+            #expect(reply.status == 200, "\(reply.text)")
+            let status = try await service.status(customer)
+            #expect(status.active && status.environment == "production" && status.plan?.id == "pro-monthly", "\(status)")
+            #expect(status.entitlements.map(\.key) == ["pro", "team"])
+            #expect(
+                status.currentPeriodEnd.map { abs($0.timeIntervalSince(now.addingTimeInterval(29 * Self.day))) < 2 } == true)
+
+            // PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX=false after a restart: what the status reads then.
+            let strict = Subscriptions(database: service.pool, recheckSeconds: 3600, sandboxCounts: false)
+            let production = try await strict.status(of: customer)
+            #expect(production.environment == "production" && production.entitlements.map(\.key) == ["pro"], "\(production)")
+            // A sandbox buyer alone has nothing then; the facts are kept for when it is on again.
+            let tester = UUID()
+            let own = AppStorePayload.transaction(
+                id: "9501", original: "9500", purchased: now, expires: now.addingTimeInterval(Self.day), user: tester,
+                environment: "Sandbox")
+            #expect(try await service.postTransaction(try ca.sign(own), user: tester).status == 200)
+            #expect(try await strict.status(of: tester).status == .none)
+            #expect(try await service.status(tester).environment == "sandbox")
+        }
+    }
+
     /// Signed data holding U+0000 (which jsonb cannot store) is refused with 422, never a 500;
     /// another app's notification is refused even when it declares no environment.
     @Test func unstorableOrForeignSignedDataIsRefused() async throws {

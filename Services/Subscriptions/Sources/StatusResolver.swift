@@ -56,13 +56,14 @@ enum StatusResolver {
         let states = sources.map { (source: $0, state: state(of: $0, at: now)) }
         let giving = states.filter(\.state.givesAccess)
 
-        // The deciding source: the one giving access the longest; else one in billing retry;
-        // else the most recent to end.
+        // The deciding source: the one giving access the longest, a paid (or granted) one before
+        // a sandbox purchase; else one in billing retry; else the most recent to end.
         func end(_ entry: (source: AccessSource, state: State)) -> Date {
             entry.state.givesAccess ? accessEnd(of: entry.source, state: entry.state) : entry.source.periodEnd ?? .distantPast
         }
         let deciding =
-            giving.max { end($0) < end($1) }
+            giving.filter { $0.source.environment != "sandbox" }.max { end($0) < end($1) }
+            ?? giving.max { end($0) < end($1) }
             ?? states.filter { $0.state == .billingRetry }.max { end($0) < end($1) }
             ?? states.max { end($0) < end($1) }
 

@@ -59,7 +59,9 @@ public struct SubscriptionsService: Service {
         let worker = SubscriptionsWorker(
             database: context.database, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
-        let subscriptions = Subscriptions(database: context.database, recheckSeconds: configuration.recheckSeconds)
+        let subscriptions = Subscriptions(
+            database: context.database, recheckSeconds: configuration.recheckSeconds,
+            sandboxCounts: configuration.acceptSandbox)
         let verifier = AppStoreVerifier(configuration: configuration, http: context.http, logger: context.logger)
         let api = configuration.apiCredentials.map {
             AppStoreServerAPI(

@@ -17,7 +17,11 @@ enum SubscriptionFacts {
     /// now, the latest purchase decides: an upgrade (a new transaction of a higher level, in the
     /// same subscription) takes over at once, before Apple re-signs the old one with `isUpgraded`,
     /// which then never decides again. Without one giving access, the latest to end.
-    static func sourcesQuery(user: UUID, at now: Date) -> PostgresQuery {
+    ///
+    /// Production and sandbox are apart: one source per group *and environment*, so a sandbox
+    /// purchase (App Review's, a tester's) never stands in for the production subscription of the
+    /// same group. Sandbox facts count only while `sandbox` is true.
+    static func sourcesQuery(user: UUID, at now: Date, sandbox: Bool = true) -> PostgresQuery {
         """
         SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
             g.starts_at AS period_start, g.ends_at AS period_end, g.revoked_at IS NOT NULL AS revoked,
@@ -29,10 +33,10 @@ enum SubscriptionFacts {
         FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
         WHERE g.user_id = \(user)
         UNION ALL
-        -- One subscription group, one source: Apple keeps one subscription of a group active at a
-        -- time, and the latest purchase giving access is it.
+        -- One subscription group, one source per environment: Apple keeps one subscription of a
+        -- group active at a time, and the latest purchase giving access is it.
         SELECT * FROM (
-        SELECT DISTINCT ON (coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id))
+        SELECT DISTINCT ON (o.environment, coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id))
             'appstore', o.original_transaction_id, p.id, p.name, coalesce(p.entitlements, '{}'),
             t.purchase_date, t.expires_date, t.revocation_date IS NOT NULL,
             r.grace_period_expires_date, coalesce(r.billing_retry, false), coalesce(r.auto_renew, true),
@@ -59,8 +63,8 @@ enum SubscriptionFacts {
             ON r.original_transaction_id = o.original_transaction_id AND r.environment = o.environment
         LEFT JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
         LEFT JOIN subscriptions.plans n ON r.auto_renew_product_id = ANY (n.appstore_product_ids)
-        WHERE o.user_id = \(user)
-        ORDER BY coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id),
+        WHERE o.user_id = \(user) AND (o.environment = 'production' OR \(sandbox))
+        ORDER BY o.environment, coalesce(t.payload ->> 'subscriptionGroupIdentifier', o.original_transaction_id),
             (t.revocation_date IS NULL AND coalesce(t.expires_date > \(now), true)
                 AND NOT coalesce((t.payload ->> 'isUpgraded')::boolean, false)) DESC,
             t.purchase_date DESC
@@ -253,8 +257,10 @@ enum SubscriptionFacts {
     static func iso(_ date: Date) -> String { date.postgresText }
 
     /// Every source of `user`'s access at `now`, in one statement.
-    static func sources(of user: UUID, at now: Date, on connection: any PostgresExecutor) async throws -> [AccessSource] {
-        try sources(try await connection.query(sourcesQuery(user: user, at: now)))
+    static func sources(of user: UUID, at now: Date, sandbox: Bool = true, on connection: any PostgresExecutor) async throws
+        -> [AccessSource]
+    {
+        try sources(try await connection.query(sourcesQuery(user: user, at: now, sandbox: sandbox)))
     }
 
     /// Whether Pier holds a renewal info for the subscription.

@@ -16,13 +16,16 @@ struct Subscriptions: Sendable {
     let database: PostgresPool
     /// How soon a client should ask again at most (`checkAgainAt`).
     let recheckSeconds: Int
+    /// Whether sandbox purchases give access (`PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX`): turned off,
+    /// the sandbox facts stored while it was on are kept but no longer count.
+    var sandboxCounts = true
 
     // MARK: - Status
 
     /// The user's status now, from their facts.
     func status(of user: UUID, on connection: any PostgresExecutor) async throws -> SubscriptionStatus {
         let now = Date()
-        let sources = try await SubscriptionFacts.sources(of: user, at: now, on: connection)
+        let sources = try await SubscriptionFacts.sources(of: user, at: now, sandbox: sandboxCounts, on: connection)
         return StatusResolver.resolve(sources, at: now, recheckSeconds: recheckSeconds)
     }
 
