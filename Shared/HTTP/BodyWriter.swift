@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import PierRuntime
 import Synchronization
 
 /// The producing end of a streamed response body: what a ``Response/streaming(status:headers:_:)``
@@ -40,6 +41,8 @@ final class ConnectionBodyWriter: BodyWriter {
     /// Bytes buffered at most before `write` waits.
     let limit: Int
     private let state = Mutex(State())
+    /// The task producing the body, and the watch for its client leaving (endless streams).
+    private let producer = Mutex<(task: Task<Void, Never>?, watch: HangupWatcher.Watch?)>((nil, nil))
     /// `@unchecked` reason: the connection pointer is only handed to MHD's own thread-safe
     /// suspend/resume calls.
     private let connection: ConnectionHandle
@@ -72,6 +75,35 @@ final class ConnectionBodyWriter: BodyWriter {
     /// Ends the body after what is buffered.
     func finish() { end { $0.finished = true } }
 
+    /// Follows the producing task, and for a stream that never ends by itself, its client: when
+    /// the client hangs up (however idle the stream), the producer is cancelled and the response
+    /// ends at once, freeing what the stream holds, rather than at the next write.
+    func follow(_ task: Task<Void, Never>, socket: Int32?) {
+        let watch = socket.flatMap { socket in
+            HangupWatcher.shared.watch(socket) { [weak self] in self?.clientGone() }
+        }
+        let closed = producer.withLock { producer in
+            producer = (task, watch)
+            return state.withLock { $0.closed }
+        }
+        if closed { endWatch() }
+    }
+
+    /// The client hung up: stop the producer, end the response.
+    func clientGone() {
+        producer.withLock { $0.task }?.cancel()
+        abort()
+    }
+
+    private func endWatch() {
+        if let watch = producer.withLock({ producer -> HangupWatcher.Watch? in
+            defer { producer.watch = nil }
+            return producer.watch
+        }) {
+            HangupWatcher.shared.end(watch)
+        }
+    }
+
     /// Ends the response abruptly (the client sees a truncated chunked body, not a false end).
     func abort() { end { $0.failed = true } }
 
@@ -89,6 +121,7 @@ final class ConnectionBodyWriter: BodyWriter {
 
     /// MHD destroyed the response: the body was sent, or the client went away.
     func close() {
+        endWatch()
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Error>] in
             state.closed = true
             state.chunks = []

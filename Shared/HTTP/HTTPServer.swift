@@ -366,11 +366,13 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let requestID = exchange.requestID
         let logger = logger
-        Task {
+        let task = Task {
             do {
                 try await producer(writer)
                 writer.finish()
             } catch is BodyWriterClosed {
+                writer.abort()
+            } catch is CancellationError {
                 writer.abort()
             } catch {
                 logger.error(
@@ -379,6 +381,9 @@ public final class HTTPServer: @unchecked Sendable {
                 writer.abort()
             }
         }
+        // An endless stream sits idle between messages: its client's leaving is watched for,
+        // so the stream ends then and not at its next heartbeat.
+        writer.follow(task, socket: endless ? CMicroHTTPD_connection_fd(exchange.connection) : nil)
         return MHD_queue_response(exchange.connection, UInt32(response.status), mhdResponse)
     }
 

@@ -27,6 +27,10 @@ import Synchronization
 /// reaches the streams held here within about a notification's round trip.
 ///
 /// Streams are bounded: `limitPerUser` for one user (an app that leaks streams), `limit` in all.
+/// At the user's bound, a new stream of a session that holds streams already pushes out that
+/// session's oldest: someone holding a copy of the session's token cannot keep its owner's app
+/// from streaming (the app's next stream takes one back), and one session's leak never locks
+/// the account's other devices out for longer than the other session's own streams.
 public final class LiveFeed: LifecycleService {
     public enum Signal: Sendable {
         /// The user's state changed: its reading, shared by the user's streams (nil when it
@@ -108,15 +112,26 @@ public final class LiveFeed: LifecycleService {
     /// answered here (``Refusal/revoked``); one read after finds the stream registered.
     public func subscribe(_ user: UUID, session: UUID?) throws(Refusal) -> AsyncStream<Signal> {
         let (stream, continuation) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .bufferingNewest(2))
-        let id = try state.withLock { state throws(Refusal) -> UInt64 in
+        let (id, pushedOut) = try state.withLock { state throws(Refusal) -> (UInt64, Listener?) in
             guard !state.stopped else { throw .stopped }
-            guard state.count < limit else { throw .tooMany }
-            guard state.streams[user, default: [:]].count < limitPerUser else { throw .tooManyForUser }
+            var pushedOut: Listener?
+            if state.streams[user, default: [:]].count >= limitPerUser {
+                // The session's own oldest stream makes room (one out, one in); no other session's.
+                guard let session,
+                    let oldest = state.streams[user]?.filter({ $0.value.session == session }).keys.min(),
+                    let listener = state.streams[user]?.removeValue(forKey: oldest)
+                else { throw .tooManyForUser }
+                state.count -= 1
+                pushedOut = listener
+            } else if state.count >= limit {
+                throw .tooMany
+            }
             state.lastStream += 1
             state.streams[user, default: [:]][state.lastStream] = Listener(session: session, continuation: continuation)
             state.count += 1
-            return state.lastStream
+            return (state.lastStream, pushedOut)
         }
+        pushedOut?.continuation.finish()
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { state in
                 guard state.streams[user]?.removeValue(forKey: id) != nil else { return }

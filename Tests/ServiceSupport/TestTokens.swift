@@ -20,12 +20,14 @@ public struct TestTokens: Sendable {
 
     /// A token for `user` with `role`, valid for `lifetime` seconds (ten minutes), of a sign-in
     /// `signedInAgo` seconds ago (just now, as after a login).
-    public func token(_ user: UUID, role: String = "user", signedInAgo: Int = 0, lifetime: Int = 600) throws -> String {
+    public func token(
+        _ user: UUID, role: String = "user", signedInAgo: Int = 0, lifetime: Int = 600, session: UUID? = nil
+    ) throws -> String {
         let now = Int(Date().timeIntervalSince1970)
         return try signer.sign(
             AccessClaims(
                 iss: "pier", sub: user.uuidString, aud: "pier", iat: now, nbf: now, exp: now + lifetime, jti: UUID().uuidString,
-                sid: nil, role: role, authTime: now - signedInAgo))
+                sid: session?.uuidString.lowercased(), role: role, authTime: now - signedInAgo))
     }
 
     /// A token of a new admin.

@@ -96,7 +96,25 @@ import Testing
             #expect(other.status == 200)
             await other.close()
 
-            // A stream closed by its client is noticed at its next heartbeat: room again.
+            // A session at the bound: its new stream pushes out its own oldest, so a copy of its
+            // token held elsewhere cannot keep its app from streaming; another session's new
+            // stream is refused, and pushes out nothing.
+            let owner = UUID()
+            let session = UUID()
+            let stolen = try await EventStream.open(url, token: try service.tokens.token(owner, session: session))
+            let stolenToo = try await EventStream.open(url, token: try service.tokens.token(owner, session: session))
+            #expect(stolen.status == 200 && stolenToo.status == 200)
+            let elsewhere = try await EventStream.open(url, token: try service.tokens.token(owner, session: UUID()))
+            #expect(elsewhere.status == 429)
+            let app = try await EventStream.open(url, token: try service.tokens.token(owner, session: session))
+            #expect(app.status == 200)
+            _ = try await app.nextEvent()
+            // The oldest was ended: its stream finishes (no more heartbeats), the others go on.
+            #expect(await eventually { (try? await stolen.next()) == nil })
+            #expect(try await stolenToo.next() != nil)
+            for stream in [stolen, stolenToo, elsewhere, app] { await stream.close() }
+
+            // A stream closed by its client is noticed at once: room again.
             await one.close()
             #expect(
                 try await eventually {

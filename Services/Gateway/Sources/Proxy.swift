@@ -20,6 +20,8 @@ final class Proxy: Sendable {
     let client: HTTPClient
     /// Exchanges with upstreams at once, at most `maximumInFlight`.
     let inFlight: InFlight
+    /// Live streams relayed, a budget apart: an open stream gives its exchange's slot back.
+    let streams: StreamBudget
     let trusted: TrustedProxies
     let logger: Logger
 
@@ -33,6 +35,7 @@ final class Proxy: Sendable {
         }
         client = http
         inFlight = InFlight(maximum: settings.maximumInFlight)
+        streams = StreamBudget(limit: settings.maximumStreams, perClient: settings.streamsPerClient)
         self.trusted = trusted
         self.logger = logger
     }
@@ -239,7 +242,7 @@ final class Proxy: Sendable {
             upstream.end(
                 success: true, seconds: Self.seconds(since: started), ejectAfter: settings.ejectAfter,
                 ejectSeconds: settings.ejectSeconds)
-            return relay(answer, request: request, lease: lease)
+            return try relay(answer, request: request, lease: lease)
         }
         throw Self.problem(for: last, route: route)
     }
@@ -263,8 +266,11 @@ final class Proxy: Sendable {
     }
 
     /// The upstream's response, with its own framing and hop-by-hop headers removed: small
-    /// bodies came whole, others stream (the lease held until their end).
-    func relay(_ upstream: UpstreamResponse, request: Request, lease: InFlight.Lease) -> Response {
+    /// bodies came whole, others stream (the lease held until their end). A live stream
+    /// (`text/event-stream`) trades the exchange's lease for one of the stream budget, refused
+    /// (429 for the client's address, 503 for the gateway) when that is spent; it ends, and its
+    /// upstream connection with it, as soon as its client hangs up.
+    func relay(_ upstream: UpstreamResponse, request: Request, lease: InFlight.Lease) throws -> Response {
         let listed = Self.connectionListed(upstream.headers)
         var headers = HTTPHeaders()
         for (name, value) in upstream.headers {
@@ -280,9 +286,32 @@ final class Proxy: Sendable {
             if request.method == "HEAD" || upstream.status == 204 || upstream.status == 304 {
                 return Response(status: upstream.status, headers: headers)
             }
+            let held: any Sendable
+            if upstream.status == 200, headers["Content-Type"]?.hasPrefix("text/event-stream") == true {
+                switch streams.take(for: request.clientAddress) {
+                case .success(let stream): held = stream
+                case .failure(.tooManyForClient):
+                    throw HTTPError(
+                        429, code: .tooManyStreams,
+                        detail:
+                            "This address holds \(streams.perClient) live streams already; close one before opening another.",
+                        headers: ["Retry-After": "5"])
+                case .failure(.tooMany):
+                    throw HTTPError.unavailable(
+                        retryAfter: 5, "The gateway holds all the live streams it can; try again shortly.")
+                }
+            } else {
+                held = lease
+            }
             return Response.streaming(status: upstream.status, headers: headers) { writer in
-                try await body.relay { try await writer.write($0) }
-                withExtendedLifetime(lease) {}
+                // Cancelled when the client hangs up: the upstream connection is cut, which ends
+                // the read waiting on it at once.
+                try await withTaskCancellationHandler {
+                    try await body.relay { try await writer.write($0) }
+                } onCancel: {
+                    body.cancel()
+                }
+                withExtendedLifetime(held) {}
             }
         }
     }

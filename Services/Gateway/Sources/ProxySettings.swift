@@ -89,7 +89,9 @@ public struct ProxyRoute: Sendable, Equatable {
 /// | `PIER_GATEWAY_EJECT_AFTER` | `3` | consecutive failures that take an upstream out |
 /// | `PIER_GATEWAY_EJECT_S` | `10` | how long it stays out (an active check that passes brings it back sooner) |
 /// | `PIER_GATEWAY_HEALTH_INTERVAL_MS` | `1000` | active checks of every upstream's `/readyz` |
-/// | `PIER_GATEWAY_MAX_IN_FLIGHT` | `4096` | exchanges with upstreams at once; beyond, 503 |
+/// | `PIER_GATEWAY_MAX_IN_FLIGHT` | `4096` | exchanges with upstreams at once, live streams aside; beyond, 503 |
+/// | `PIER_GATEWAY_MAX_STREAMS` | `10000` | live streams (`text/event-stream`) relayed at once, a budget of their own; beyond, 503 |
+/// | `PIER_GATEWAY_STREAMS_PER_CLIENT` | `32` | live streams one client address (IPv6: its /64) holds at once, whatever the accounts; beyond, 429 |
 public struct ProxySettings: Sendable {
     public enum Balance: String, Sendable { case roundRobin = "round-robin", leastBusy = "least-busy" }
 
@@ -101,6 +103,8 @@ public struct ProxySettings: Sendable {
     public var ejectSeconds: Int
     public var healthIntervalMilliseconds: Int
     public var maximumInFlight: Int
+    public var maximumStreams: Int
+    public var streamsPerClient: Int
 
     public init(environment: Environment, extraRoutes: [String] = []) throws(Environment.Failure) {
         var routes: [ProxyRoute] = []
@@ -124,5 +128,7 @@ public struct ProxySettings: Sendable {
         ejectSeconds = try environment.int("PIER_GATEWAY_EJECT_S", default: 10, in: 1...3600)
         healthIntervalMilliseconds = try environment.int("PIER_GATEWAY_HEALTH_INTERVAL_MS", default: 1000, in: 100...600_000)
         maximumInFlight = try environment.int("PIER_GATEWAY_MAX_IN_FLIGHT", default: 4096, in: 1...1_000_000)
+        maximumStreams = try environment.int("PIER_GATEWAY_MAX_STREAMS", default: 10_000, in: 1...1_000_000)
+        streamsPerClient = try environment.int("PIER_GATEWAY_STREAMS_PER_CLIENT", default: 32, in: 1...1_000_000)
     }
 }

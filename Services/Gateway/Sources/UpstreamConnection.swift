@@ -217,6 +217,9 @@ final class UpstreamBody: Sendable {
         self.endpoint = endpoint
     }
 
+    /// Cuts the connection (from any thread): a read waiting on it ends at once, interrupted.
+    func cancel() { _ = shutdown(connection.fd, Int32(SHUT_RDWR)) }
+
     /// Writes the whole body to `write`, chunk by chunk; called once.
     /// - Throws: ``Interrupted``, or what `write` throws (the client went away).
     func relay(_ write: ([UInt8]) async throws -> Void) async throws {
