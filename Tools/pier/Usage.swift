@@ -40,7 +40,7 @@ let usage = """
       passkeys remove ID [--code CODE]   remove one (password asked unless you signed in within 5 minutes)
       feedback send MESSAGE [--rating 1-5] [--category C] [--platform P]
       feedback list [--limit N] [--cursor C]      your own feedback, with the team's replies
-      status                             your subscription status
+      status [--watch]                   your subscription status (--watch: again at every change, until Ctrl-C)
       plans                              the plans on sale
 
       admin feedback list [--status S] [--category C] [--platform P] [--app-version V] [--q TEXT] [--moderation M]

@@ -35,6 +35,10 @@ final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Send
         let requestID = "pierclient-" + UUID().uuidString.lowercased()
         request.setValue(requestID, forHTTPHeaderField: "X-Request-ID")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        #if canImport(FoundationNetworking) && canImport(Glibc)
+            // Linux: URLSession spins on an idle stream (see SocketEventStream.swift).
+            if let messages = SocketEventStream.open(request, requestID: requestID) { return messages }
+        #endif
         let (messages, continuation) = Messages.makeStream(bufferingPolicy: .bufferingNewest(64))
         let reader = EventStreamReader(continuation: continuation, requestID: requestID)
         let session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)

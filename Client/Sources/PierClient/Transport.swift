@@ -112,6 +112,15 @@ final class Transport: Sendable {
         }
     }
 
+    /// RFC 3986's unreserved characters: everything else in a query component is percent-encoded.
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// `text` as one query component: UTF-8, every byte but the unreserved ones as `%XX`.
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
     static func body(_ value: some Encodable) -> Data {
         // Encoding Pier's own request types cannot fail (no non-finite numbers in them).
         (try? encoder.encode(value)) ?? Data("{}".utf8)
@@ -119,7 +128,13 @@ final class Transport: Sendable {
 
     private func once(_ call: Call, token: String?) async throws(PierError) -> (Data, HTTPURLResponse) {
         var components = URLComponents(url: baseURL.appendingPathComponent(call.path), resolvingAgainstBaseURL: false)
-        if !call.query.isEmpty { components?.queryItems = call.query }
+        // Encoded here, not by `queryItems`: URLComponents leaves "+" as it is (RFC 3986 allows
+        // it in a query), and servers read a "+" in a query as a space, so `a+b@example.com`
+        // would be looked up as `a b@example.com`.
+        if !call.query.isEmpty {
+            components?.percentEncodedQuery = call.query.map { Self.encode($0.name) + "=" + Self.encode($0.value ?? "") }
+                .joined(separator: "&")
+        }
         guard let url = components?.url else {
             throw PierError(kind: .network, detail: "\(call.path) does not make a URL with \(baseURL)")
         }
