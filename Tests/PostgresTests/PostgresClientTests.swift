@@ -368,14 +368,24 @@ import Testing
             second.close()
         }
         let migrations = [
-            Migration(version: 1, name: "create", sql: "CREATE TABLE mig_wait.items (id int); SELECT pg_sleep(0.3);")
+            Migration(version: 1, name: "create", sql: "CREATE TABLE mig_wait.items (id int); SELECT pg_sleep(1);")
         ]
         for _ in 0..<3 {
             try await first.execute("DROP SCHEMA IF EXISTS mig_wait CASCADE")
             // The second replica's only connection looks the schema up and finds none.
             #expect(try await second.query("SELECT to_regnamespace('mig_wait') IS NULL AS none")[0].decode("none") == true)
             async let migrated = Migrator.migrate(first, schema: "mig_wait", migrations: migrations)
-            try await Task.sleep(for: .milliseconds(100))
+            // The second starts once the first holds the schema's lock (or, on a machine so busy
+            // that this look came late, has finished): never first, whatever the machine's pace.
+            #expect(
+                try await eventually {
+                    try await second.query(
+                        """
+                        SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                            AND objid::bigint = (hashtext('pier.migrate.mig_wait')::bigint & 4294967295))
+                            OR to_regclass('mig_wait.items') IS NOT NULL AS ready
+                        """)[0].decode("ready")
+                })
             let waited = try await Migrator.migrate(second, schema: "mig_wait", migrations: migrations)
             #expect(try await migrated == [1])
             #expect(waited == [])
