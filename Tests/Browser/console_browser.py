@@ -153,7 +153,8 @@ def first_click(path):
     body = driver.find_element(By.TAG_NAME, "body").text
     for error in ["ERR_TOO_MANY_REDIRECTS", "redirected you too many times", "This page isn", "ERR_"]:
         check(error not in body, "the README's address " + path + " opens: " + body[:200])
-    check("Not found" not in body and "Internal" not in body, "the README's address " + path + " is found: " + body[:200])
+    for answer in ['"status":404', '"status":500', '"status":503', "not_found", "Internal Server Error"]:
+        check(answer not in body, "the README's address " + path + " answers: " + body[:200])
     return body
 
 

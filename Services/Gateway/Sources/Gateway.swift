@@ -55,7 +55,7 @@ public enum Gateway {
     }
 
     /// What the gateway serves beside its plugins: the proxied routes (behind the rate limit,
-    /// when one is set), `/openapi.json` and the domain's app association files.
+    /// when one is set), an index at `/`, `/openapi.json` and the domain's app association files.
     struct Front: HostExtension {
         let proxy: Proxy?
         let limiter: RateLimiter?
@@ -85,6 +85,12 @@ public enum Gateway {
                 Response(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
                     body: document)
+            }
+            // The root, where a newcomer's browser goes first: where things are, not a 404.
+            let index = Array(
+                #"{"name":"Pier","api":"/openapi.json","console":"/console/","readiness":"/readyz","health":"/healthz"}"#.utf8)
+            router.get("/") { _, _ in
+                Response(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: index)
             }
             // Read by iOS and Android from the domain's root, never through a redirect: JSON
             // whatever the name says (Apple's has no extension).
