@@ -31,6 +31,10 @@ public struct Request: Sendable {
     /// to the client's `Host`), else `Host`.
     public var host: String? { forwardedHost ?? headers["Host"] }
     var forwardedHost: String?
+    /// The scheme the client used: a trusted proxy's `X-Forwarded-Proto` (`https` behind one that
+    /// ends TLS), else `http`, which is all this server speaks.
+    public var scheme: String { forwardedProto ?? "http" }
+    var forwardedProto: String?
     /// The matched route's pattern (`/auth/users/{id}`), for metrics and logs.
     public var route: String?
     /// When the server started on this request (for durations), in seconds from an arbitrary origin.
@@ -64,7 +68,10 @@ public struct Request: Sendable {
             clientAddress: trustedProxies.clientAddress(peer: peerAddress, forwardedFor: headers.list("X-Forwarded-For")))
         request.peerAddress = peerAddress
         request.target = target
-        if trustedProxies.contains(peerAddress) { request.forwardedHost = headers["X-Forwarded-Host"] }
+        if trustedProxies.contains(peerAddress) {
+            request.forwardedHost = headers["X-Forwarded-Host"]
+            request.forwardedProto = headers["X-Forwarded-Proto"].map { $0.lowercased() == "https" ? "https" : "http" }
+        }
         return request
     }
 

@@ -140,6 +140,10 @@ import Testing
                 let signedIn = try await login(auth, try authenticator.assert(try await loginOptions(auth), userHandle: nil))
                 #expect(signedIn.status == 200, "\(signedIn.text)")
             }
+            // RSA keys of 2048 to 4096 bits only: a larger one slows every later check.
+            let large = SoftwareAuthenticator(.rs256(try TestRSAKey(bits: 4608)), rpID: Self.rpID, origin: android)
+            let refused = try await register(auth, session, large)
+            #expect(refused.status == 422 && refused.text.contains("4608-bit"), "\(refused.text)")
         }
     }
 

@@ -210,6 +210,14 @@ import Testing
             #expect(byCode.status == 200, "\(byCode.text)")
             let stepUp = try byCode.decode(StepUpToken.self).accessToken
             #expect(try Self.claims(stepUp)["acr"] as? String == "aal2")
+            // The password alone from a session that just used a code: the session lives, so the
+            // answer says what is needed (it said session_revoked).
+            let passwordAgain = try await auth.send(
+                "POST", "/auth/reauthenticate", json: #"{"password":"\#(Self.password)"}"#, token: stepUp)
+            #expect(
+                passwordAgain.status == 401 && passwordAgain.problem?.code == .reauthenticationRequired, "\(passwordAgain.text)")
+            #expect(passwordAgain.problem?.detail?.contains("code") == true, "\(passwordAgain.text)")
+            #expect(try await auth.send("GET", "/auth/me", token: stepUp).status == 200)
             #expect(try await auth.send("DELETE", "/auth/mfa/totp", token: stepUp).status == 204)
             #expect(try await auth.send("DELETE", "/auth/mfa/totp", token: stepUp).status == 404)
             #expect(try await takeover.login(auth, email).status == 200)

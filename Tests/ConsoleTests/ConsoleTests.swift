@@ -54,7 +54,7 @@ final class Browser: @unchecked Sendable {
             headers.set("Cookie", cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
         }
         headers.set("User-Agent", "Mozilla/5.0 Chrome/130 test")
-        let response = try await client.send(method, base + path, headers: headers, body: body)
+        let response = try await client.send(method, base + path, headers: headers, body: body, timeout: .seconds(60))
         for cookie in response.headers.values("Set-Cookie") {
             let pair = cookie.split(separator: ";")[0].split(separator: "=", maxSplits: 1).map(String.init)
             guard pair.count == 2 else { continue }
@@ -626,6 +626,12 @@ final class Browser: @unchecked Sendable {
             let page = try await admin.get(path)
             #expect(page.text.contains("data-admin-only"))
             let csrf = try #require(page.field("csrf"))
+            // A role the form never offers is refused, not read as "user": support stays support.
+            for odd in ["owner", "", "USER"] {
+                let unknown = try await admin.post(path + "/role", [("csrf", csrf), ("role", odd), ("password", Self.password)])
+                #expect(unknown.status == 422 && unknown.text.contains("nothing was changed"), "\(odd): \(unknown.status)")
+            }
+            #expect(try await helper.get("/console/inbox").status == 200, "an unknown role changes nothing")
             let wrong = try await admin.post(path + "/role", [("csrf", csrf), ("role", "user"), ("password", "not it")])
             #expect(wrong.status == 401 && wrong.text.contains("password"), "\(wrong.status)")
             #expect(try await helper.get("/console/inbox").status == 200, "a refused change ends nothing")
@@ -822,6 +828,8 @@ final class Browser: @unchecked Sendable {
         #expect(plain.sameOrigin(request(["Host": "127.0.0.1:8080"])))
         #expect(!plain.sameOrigin(request(["Host": "127.0.0.1:8080", "Origin": "http://evil.example"])))
         #expect(!plain.sameOrigin(request(["Origin": "http://127.0.0.1:8080"])))
+        // Another scheme is another origin: an https page posting to a plain-HTTP console.
+        #expect(!plain.sameOrigin(request(["Host": "127.0.0.1:8080", "Origin": "https://127.0.0.1:8080"])))
         let proxied = try console("https://admin.example.com")
         #expect(proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "https://admin.example.com"])))
         #expect(!proxied.sameOrigin(request(["Host": "10.0.0.5:8080", "Origin": "http://10.0.0.5:8080"])))

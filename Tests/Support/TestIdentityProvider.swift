@@ -8,11 +8,11 @@ import PierRuntime
 public final class TestRSAKey: @unchecked Sendable {
     let pkey: OpaquePointer
 
-    public init() throws {
+    public init(bits: Int32 = 2048) throws {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw TestFailure("RSA context") }
         defer { EVP_PKEY_CTX_free(context) }
         var pkey: OpaquePointer? = nil
-        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048) == 1,
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, bits) == 1,
             EVP_PKEY_generate(context, &pkey) == 1, let pkey
         else { throw TestFailure("RSA key generation") }
         self.pkey = pkey
@@ -59,7 +59,7 @@ public final class TestIdentityProvider: Sendable {
     public let keys: Locked<[[String: String]]>
     public var jwksURL: String { "http://127.0.0.1:\(server.port)/keys" }
 
-    public init() throws {
+    public init(bits: Int32 = 2048) throws {
         rsa = try TestRSAKey()
         ec = try P256PrivateKey.generate()
         let ecPublic = try ec.publicKey

@@ -117,6 +117,13 @@ struct AccountController: Sendable {
         guard body.password != nil || body.code != nil || body.passkey != nil, let session = principal.sessionID else {
             throw HTTPError.invalid("password", "is required (or code on an account with a second factor, or passkey)")
         }
+        // A password proves nothing more on an account with a second factor: say what does,
+        // rather than let a recent sign-in stand in and answer as if the session had ended.
+        if body.code == nil, body.passkey == nil, try await SecondFactors(useCases.database).isEnrolled(principal.userID) {
+            throw Reauthentication.refusal(
+                "This account has two-step sign-in: confirm with a code from your authenticator app, a recovery code or a passkey."
+            )
+        }
         guard let proven = try await reauthentication.require(principal, body, request: request) else {
             throw HTTPError.unauthorized("The session has ended; sign in again.", code: .sessionRevoked)
         }

@@ -235,13 +235,15 @@ struct Console: Sendable {
     }
 
     /// Whether a form was posted from the console's own pages (`Origin`, when the browser sends
-    /// it, names the host the browser asked for — behind the gateway, the `X-Forwarded-Host` it
-    /// sets — or `PIER_CONSOLE_ORIGIN` when it is set).
+    /// it, names the scheme and host the browser asked for — behind the gateway, the
+    /// `X-Forwarded-Proto` and `X-Forwarded-Host` it sets — or `PIER_CONSOLE_ORIGIN` when it is
+    /// set). `https://host` is another origin than `http://host`: a page served over TLS is not
+    /// the console a plain-HTTP browser talks to.
     func sameOrigin(_ request: Request) -> Bool {
         guard let sent = request.headers["Origin"] else { return true }
         if let origin { return sent == origin }
         guard let host = request.host else { return false }
-        return sent == "http://" + host || sent == "https://" + host
+        return sent == request.scheme + "://" + host
     }
 
     // MARK: - Responses

@@ -274,9 +274,13 @@ struct UserScreens: Sendable {
             guard let grant = form["grant"].flatMap(UUID.init(uuidString:)) else { return missing("grant") }
             (method, target, body, done) = ("DELETE", "/subscriptions/grants/\(grant.uuidString.lowercased())", nil, "revoked")
         case "role":
-            let change = RoleChange(
-                role: AccountRole(rawValue: form["role"] ?? "") ?? .user, password: Self.filled(form, "password"),
-                code: Self.filled(form, "code"))
+            // A value the form never offers is refused, never read as "user".
+            guard let role = form["role"].flatMap(AccountRole.init(rawValue:)) else {
+                return console.page(
+                    status: 422, title: "Unknown role", session: session,
+                    "<h1>Choose user, support or admin</h1><p>The role sent is not one of them; nothing was changed.</p>")
+            }
+            let change = RoleChange(role: role, password: Self.filled(form, "password"), code: Self.filled(form, "code"))
             (method, target, body, done) = ("PUT", "/auth/users/\(text)/role", try api.json(change), "role")
         case "remove-mfa":
             (method, target, body, done) = ("DELETE", "/auth/users/\(text)/mfa", try api.json(Self.confirmation(form)), "mfa")

@@ -151,6 +151,12 @@ enum WebAuthn {
                     guard let n = key[-1]?.bytes, let e = key[-2]?.bytes else {
                         throw Failure(field: field, reason: "has an RSA key without n and e")
                     }
+                    // 2048 to 4096 bits (authenticators make 2048): a larger modulus only makes
+                    // every later sign-in's check slower (a 16,384-bit key was once accepted).
+                    let modulusBits = n.drop(while: { $0 == 0 }).count * 8
+                    guard (2048...4096).contains(modulusBits) else {
+                        throw Failure(field: field, reason: "has a \(modulusBits)-bit RSA key (2048 to 4096 bits are accepted)")
+                    }
                     self = .rs256(try RSAPublicKey(n: n, e: e))
                 case (1, -8):
                     guard key[-1]?.int == 6, let x = key[-2]?.bytes else {
