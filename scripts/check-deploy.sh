@@ -28,9 +28,17 @@ for unit in deploy/systemd/*.service; do
   sed -e "s|/usr/local/bin/|$bin/|" -e "s|/etc/pier/|$work/systemd/|g" "$unit" > "$work/systemd/$(basename "$unit")"
 done
 touch "$work/systemd/pier.env" "$work/systemd/subscriptions.env" "$work/systemd/auth-signing-key.pem" \
-  "$work/systemd/subscriptions-signing-key.pem" "$work/systemd/auth-mfa-key"
+  "$work/systemd/subscriptions-signing-key.pem" "$work/systemd/auth-mfa-key" "$work/systemd/auth-apple-key.p8"
 (cd "$work/systemd" && systemd-analyze verify ./*.service)
-echo "deploy: systemd units verified"
+# pier-auth with the optional Apple key's drop-in: the unit and the drop-in merged, as systemd does.
+mkdir "$work/systemd/with-apple"
+grep -v '^\[Service\]' deploy/systemd/pier-auth.service.d/apple-key.conf | sed -e "s|/etc/pier/|$work/systemd/|g" \
+  > "$work/systemd/apple-lines"
+awk -v lines="$work/systemd/apple-lines" '/^\[Install\]/ { while ((getline line < lines) > 0) print line } { print }' \
+  "$work/systemd/pier-auth.service" > "$work/systemd/with-apple/pier-auth.service"
+(cd "$work/systemd/with-apple" && systemd-analyze verify ./pier-auth.service)
+grep -q '^LoadCredential=apple-key.p8:' "$work/systemd/with-apple/pier-auth.service"
+echo "deploy: systemd units verified (pier-auth also with the optional Apple key's drop-in)"
 
 hadolint deploy/docker/Dockerfile scripts/containers/postgres/Dockerfile
 echo "deploy: Dockerfile passes hadolint"
@@ -119,4 +127,29 @@ assert re.search(r"^PIER_AUTH_PUBLIC_URL=https://", open(sys.argv[3]).read(), re
 assert "PIER_AUTH_PUBLIC_URL=${PIER_AUTH_PUBLIC_URL:-http://127.0.0.1:8080} start auth" in open(sys.argv[4]).read(), \
     "make run: auth's public address is not the gateway's"
 print("deploy: auth's public address is the gateway's in compose, Kubernetes, systemd and make run")
+PY
+
+# Sign in with Apple's key is an optional secret in every setup (issue 43, item 12): its path
+# always named, the secret allowed to be absent, the ids optional.
+python3 - deploy/docker/compose.yaml "$work/deploy-k8s-overlays-local.yaml" deploy/systemd/pier-auth.service.d/apple-key.conf <<'PY'
+import os, sys, yaml
+compose = yaml.safe_load(open(sys.argv[1]))
+auth = compose["services"]["auth"]
+assert auth["environment"]["PIER_AUTH_APPLE_KEY_FILE"] == "/run/secrets/apple/apple-key.p8"
+assert "./secrets/apple:/run/secrets/apple:ro" in auth["volumes"], "compose: the Apple key's folder is not mounted"
+assert os.path.isdir(os.path.join(os.path.dirname(sys.argv[1]), "secrets/apple")), "compose: secrets/apple is missing"
+docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "pier-auth")
+pod = deployment["spec"]["template"]["spec"]
+env = {e["name"]: e for e in pod["containers"][0]["env"]}
+assert env["PIER_AUTH_APPLE_KEY_FILE"]["value"] == "/run/secrets/apple-key/apple-key.p8"
+for name in ("PIER_AUTH_APPLE_TEAM_ID", "PIER_AUTH_APPLE_KEY_ID"):
+    assert env[name]["valueFrom"]["configMapKeyRef"].get("optional") is True, f"Kubernetes: {name} is not optional"
+volume = next(v for v in pod["volumes"] if v["name"] == "apple-key")
+assert volume["secret"] == {"secretName": "pier-auth-apple-key", "optional": True}, volume
+assert any(m["name"] == "apple-key" for m in pod["containers"][0]["volumeMounts"])
+unit = open(sys.argv[3]).read()
+for line in ("LoadCredential=apple-key.p8:/etc/pier/auth-apple-key.p8", "Environment=PIER_AUTH_APPLE_KEY_FILE=%d/apple-key.p8"):
+    assert line in unit, f"systemd's drop-in: {line}"
+print("deploy: Sign in with Apple's key is an optional secret in compose, Kubernetes and systemd")
 PY

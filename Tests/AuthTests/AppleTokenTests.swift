@@ -212,4 +212,36 @@ final class FakeAppleTokenEndpoints: Sendable {
         }
         #expect(AppleTokens.form([("a b", "x+y/é&=")]) == "a%20b=x%2By%2F%C3%A9%26%3D")
     }
+
+    /// Deployments always name the optional key's path (a Secret or credential that may be
+    /// absent): the file absent or empty with neither id is the feature off; a key present with
+    /// the ids missing is an error that names the setting, as is an id with no key.
+    @Test func anOptionalKeyThatIsNotThereTurnsTheFeatureOff() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pier-apple-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (absent, empty, key) = (folder.path + "/none.p8", folder.path + "/empty.p8", folder.path + "/key.p8")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        #expect(FileManager.default.createFile(atPath: key, contents: Data("-----BEGIN PRIVATE KEY-----".utf8)))
+        for path in [absent, empty] {
+            let configuration = try AuthConfiguration(
+                environment: Environment(["PIER_AUTH_APPLE_KEY_FILE": path]), production: false)
+            #expect(configuration.appleTokens == nil, "\(path)")
+        }
+        for settings in [
+            ["PIER_AUTH_APPLE_KEY_FILE": key],
+            ["PIER_AUTH_APPLE_KEY_FILE": absent, "PIER_AUTH_APPLE_TEAM_ID": "T"],
+            ["PIER_AUTH_APPLE_KEY_FILE": empty, "PIER_AUTH_APPLE_KEY_ID": "K"],
+        ] {
+            #expect(throws: Environment.Failure.self, "\(settings)") {
+                try AuthConfiguration(environment: Environment(settings), production: false)
+            }
+        }
+        let on = try AuthConfiguration(
+            environment: Environment([
+                "PIER_AUTH_APPLE_KEY_FILE": key, "PIER_AUTH_APPLE_TEAM_ID": "T", "PIER_AUTH_APPLE_KEY_ID": "K",
+                "PIER_AUTH_APPLE_AUDIENCES": "com.example.app",
+            ]), production: false)
+        #expect(on.appleTokens?.teamID == "T")
+    }
 }

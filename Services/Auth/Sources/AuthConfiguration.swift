@@ -35,7 +35,7 @@ import PierService
 /// | `PIER_AUTH_EXPORT_URLS` | none | the `GET /<service>/me/export` URLs of the services running apart from auth (`GET /auth/me/export` gathers them) |
 /// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
 /// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys (https; http only to the loopback, for development) |
-/// | `PIER_AUTH_APPLE_TEAM_ID`, `PIER_AUTH_APPLE_KEY_ID`, `PIER_AUTH_APPLE_KEY_FILE` | none: tokens not exchanged | the team id, and the Sign in with Apple key (its id, its `.p8` file): the app's authorization codes are exchanged for refresh tokens, revoked when the account is deleted or Apple unlinked (all three, or none) |
+/// | `PIER_AUTH_APPLE_TEAM_ID`, `PIER_AUTH_APPLE_KEY_ID`, `PIER_AUTH_APPLE_KEY_FILE` | none: tokens not exchanged | the team id, and the Sign in with Apple key (its id, its `.p8` file): the app's authorization codes are exchanged for refresh tokens, revoked when the account is deleted or Apple unlinked (all three, or none; a key file that is absent, with neither id, is none: deployments name the optional secret's path always) |
 /// | `PIER_AUTH_APPLE_CLIENT_ID` | the first of `PIER_AUTH_APPLE_AUDIENCES` | the bundle id the app's authorization codes are issued to |
 /// | `PIER_AUTH_APPLE_URL` | `https://appleid.apple.com` | Apple's token and revoke endpoints' base (http only to the loopback, for tests) |
 /// | `PIER_AUTH_APPLE_RETRY_S` | `60` | the first retry of a revocation Apple did not take (doubling, up to an hour; 8 attempts) |
@@ -188,7 +188,13 @@ public struct AuthConfiguration: Sendable {
         let appleKey = ["PIER_AUTH_APPLE_TEAM_ID", "PIER_AUTH_APPLE_KEY_ID", "PIER_AUTH_APPLE_KEY_FILE"].map {
             environment.string($0)
         }
-        if appleKey.allSatisfy({ $0 == nil }) {
+        // A deployment mounts the key's folder whether or not a key is in it (an optional secret):
+        // the key file named but absent (or empty: systemd's default), with neither id set, is the
+        // feature off.
+        let onlyMounted =
+            appleKey[0] == nil && appleKey[1] == nil
+            && appleKey[2].map { ((try? readFile($0)) ?? "").trimmingWhitespace().isEmpty } ?? true
+        if onlyMounted {
             appleTokens = nil
         } else {
             guard case let (team?, key?, file?) = (appleKey[0], appleKey[1], appleKey[2]),
