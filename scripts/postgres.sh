@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts a PostgreSQL 15 cluster of the project's own under .pier/postgres (no system service),
 # listening on 127.0.0.1:${PIER_PG_PORT:-15432} with trust authentication for local use only.
-#   scripts/postgres.sh start   create the cluster if needed, start it, wait until it accepts
+#   scripts/postgres.sh start   create the cluster if needed, start it, wait until it accepts, and
+#                               create the database `pier` the services use when it is missing
 #   scripts/postgres.sh stop    stop it (fast shutdown)
 #   scripts/postgres.sh url     print the admin URL
 #   scripts/postgres.sh delete  stop it and delete its files
@@ -70,12 +71,17 @@ CONF
       # connections, also for a cluster made with an older limit.
       as_owner "$bin/pg_ctl" -D "$data" -l "$data/server.log" -o "-p $port -c max_connections=400" -w -t 60 start >/dev/null
     fi
+    ready=0
     for _ in $(seq 1 60); do
-      "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" && exit 0
+      "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" && { ready=1; break; }
       sleep 0.5
     done
-    echo "postgres.sh: the server did not become ready; see $data/server.log" >&2
-    exit 1
+    [ "$ready" = 1 ] || { echo "postgres.sh: the server did not become ready; see $data/server.log" >&2; exit 1; }
+    # The database the services use (`make run`, a service started by hand): there from the start.
+    admin="postgresql://postgres@127.0.0.1:$port/postgres"
+    PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qtAc "SELECT 1 FROM pg_database WHERE datname = 'pier'" | grep -q 1 \
+      || psql "$admin" -qc "CREATE DATABASE pier" >/dev/null
+    exit 0
     ;;
   stop)
     [ -f "$data/PG_VERSION" ] && as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true

@@ -35,7 +35,7 @@ import Testing
         let port = services.server.port
         let upstream = "http://127.0.0.1:\(port)"
         let gateway = try await EmbeddedStack.proxy(
-            ["/auth=\(upstream);timeout=5000", "/subscriptions=\(upstream);timeout=5000"])
+            ["/auth=\(upstream);timeout=30000", "/subscriptions=\(upstream);timeout=30000"])
         let base = URL(string: "http://127.0.0.1:\(gateway.server.port)")!
         let options = PierClient.Options(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.05, maxDelay: 0.2))
 

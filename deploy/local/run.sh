@@ -14,10 +14,9 @@ scripts/setup.sh
 echo "building ($configuration)…"
 for product in pier-auth pier-feedback pier-subscriptions pier-gateway; do swift build -c "$configuration" --product $product; done
 bin=$(swift build -c "$configuration" --show-bin-path)
+# Starts the cluster and creates the database `pier` when it is missing.
 scripts/postgres.sh start
 admin=$(scripts/postgres.sh url)
-PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qtc "SELECT 1 FROM pg_database WHERE datname = 'pier'" | grep -q 1 \
-  || psql "$admin" -qc "CREATE DATABASE pier"
 export PIER_DATABASE_URL="${admin%/*}/pier" PIER_DATA_DIR="$root/.pier"
 
 pids=()
