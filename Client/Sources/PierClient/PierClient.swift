@@ -744,9 +744,10 @@ public struct CachedStatus: Sendable, Equatable, Codable {
     public internal(set) var isStale: Bool
     /// The server's `ETag` for it, sent back as `If-None-Match` when it is checked again.
     var etag: String?
-    /// With ``StatusSigning``: the signed status it was read from, and until when that is trusted.
+    /// With ``StatusSigning``: the signed status it was read from.
     var signed: String? = nil
-    var signedUntil: Date? = nil
+    /// With ``StatusSigning``: until when the signature it was read from is trusted (offline too).
+    public internal(set) var signedUntil: Date? = nil
 
     public subscript<T>(dynamicMember keyPath: KeyPath<SubscriptionStatus, T>) -> T { value[keyPath: keyPath] }
 }
