@@ -625,6 +625,19 @@ final class Browser: @unchecked Sendable {
             let path = "/console/users/\(support.user.id.uuidString.lowercased())"
             let page = try await admin.get(path)
             #expect(page.text.contains("data-admin-only"))
+            // Support on a team member's page (here, their own colleague's view of an admin's
+            // account): no button for what the server refuses them, and a forced form is refused.
+            let adminID = try await stack.pool.query("SELECT id FROM auth.users WHERE email = \(adminEmail)")[0]
+                .decode("id", as: UUID.self).uuidString.lowercased()
+            let teamPage = try await helper.get("/console/users/\(adminID)")
+            #expect(teamPage.status == 200 && teamPage.text.contains("data-team-member"), "\(teamPage.status)")
+            for form in ["/disable", "/end-sessions", "/remove-mfa"] {
+                #expect(!teamPage.text.contains("/console/users/\(adminID)\(form)\""), "support sees \(form)")
+            }
+            let helperCSRF = try #require(teamPage.field("csrf"))
+            let forced = try await helper.post("/console/users/\(adminID)/disable", [("csrf", helperCSRF)])
+            #expect(forced.status == 403, "\(forced.status): \(forced.text.prefix(300))")
+            #expect(try await admin.get("/console/inbox").status == 200, "the admin is still signed in")
             let csrf = try #require(page.field("csrf"))
             // A role the form never offers is refused, not read as "user": support stays support.
             for odd in ["owner", "", "USER"] {

@@ -72,14 +72,23 @@ struct UserScreens: Sendable {
         let feedback = (try? await feedbackList)?.items ?? []
         func action(_ name: String) -> ConsolePath { ConsolePath("users", text, name) }
         let csrf = Layout.csrf(session)
+        // A team member's account is acted on by admins only (the server refuses support): no
+        // button for what would be refused.
+        let mayAct = session.isAdmin || !user.role.isStaff
+        let adminsAct: HTML =
+            mayAct
+            ? .empty
+            : "<p class=\"muted\" data-team-member>A team member's account: only an admin can end its sessions, disable it or remove its second factor.</p>"
 
         let sessionRows = HTML.join(
             sessions.map { item in
                 """
                 <tr><td>\(item.deviceName ?? "")</td><td>\(item.clientAddress ?? "")</td><td>\(Layout.date(item.createdAt))</td>
                 <td>\(Layout.date(item.lastUsedAt))</td>
-                <td><form class="inline" method="post" action="\(action("end-session"))">\(csrf)
-                <input type="hidden" name="session" value="\(item.id)"><button class="plain" type="submit">End</button></form></td></tr>
+                <td>\(mayAct ? """
+                <form class="inline" method="post" action="\(action("end-session"))">\(csrf)
+                <input type="hidden" name="session" value="\(item.id)"><button class="plain" type="submit">End</button></form>
+                """ : HTML.empty)</td></tr>
                 """
             })
         let identityRows = HTML.join(
@@ -97,13 +106,17 @@ struct UserScreens: Sendable {
             })
         let secondFactor: HTML =
             factor.totpEnabledAt.map { since in
-                """
-                <p data-two-step>Two-step sign-in: <span class="badge">on</span> <span class="muted">since \(Layout.date(since)), \(factor.recoveryCodesLeft) recovery codes left</span></p>
-                <form class="actions" method="post" action="\(action("remove-mfa"))" data-confirm="Remove this account's two-step sign-in? Its owner is mailed; the password alone signs in again.">\(csrf)
-                \(confirm)
-                <button class="danger" type="submit">Remove two-step sign-in (authenticator app lost)</button>
-                </form>
-                """
+                let status: HTML = """
+                    <p data-two-step>Two-step sign-in: <span class="badge">on</span> <span class="muted">since \(Layout.date(since)), \(factor.recoveryCodesLeft) recovery codes left</span></p>
+                    """
+                guard mayAct else { return status }
+                return """
+                    \(status)
+                    <form class="actions" method="post" action="\(action("remove-mfa"))" data-confirm="Remove this account's two-step sign-in? Its owner is mailed; the password alone signs in again.">\(csrf)
+                    \(confirm)
+                    <button class="danger" type="submit">Remove two-step sign-in (authenticator app lost)</button>
+                    </form>
+                    """
             } ?? "<p data-two-step>Two-step sign-in: off</p>"
         let grantRows = HTML.join(
             grants.map { grant in
@@ -130,14 +143,16 @@ struct UserScreens: Sendable {
             subscription.facts.map { "<tr><td>\(Layout.date($0.at))</td><td>\($0.kind)</td><td>\($0.reference)</td></tr>" })
         let status = subscription.subscription
         let disable: HTML =
-            user.disabledAt == nil
-            ? """
-            <form class="inline" method="post" action="\(action("disable"))" data-confirm="Disable this account? Its sessions end at once.">\(csrf)
-            <button class="danger" type="submit">Disable the account</button></form>
-            """
-            : """
-            <form class="inline" method="post" action="\(action("enable"))">\(csrf)<button type="submit">Enable the account</button></form>
-            """
+            !mayAct
+            ? .empty
+            : user.disabledAt == nil
+                ? """
+                <form class="inline" method="post" action="\(action("disable"))" data-confirm="Disable this account? Its sessions end at once.">\(csrf)
+                <button class="danger" type="submit">Disable the account</button></form>
+                """
+                : """
+                <form class="inline" method="post" action="\(action("enable"))">\(csrf)<button type="submit">Enable the account</button></form>
+                """
         let adminOnly: HTML =
             session.isAdmin
             ? """
@@ -200,7 +215,9 @@ struct UserScreens: Sendable {
             <div class="card">
             <h2>Sessions</h2>
             <table><thead><tr><th>Device</th><th>Address</th><th>Since</th><th>Used</th><th></th></tr></thead><tbody>\(sessionRows)</tbody></table>
+            \(mayAct ? """
             <form class="inline" method="post" action="\(action("end-sessions"))">\(csrf)<button class="plain" type="submit">End every session</button></form>
+            """ : adminsAct)
             <h2>Identities</h2>
             <ul>\(identityRows)</ul>
             <h2>Second factors</h2>
