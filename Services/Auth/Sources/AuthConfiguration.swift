@@ -19,7 +19,7 @@ import PierService
 /// | `PIER_AUTH_HASH_THREADS` | cores | password hashes computed at once |
 /// | `PIER_AUTH_HASH_QUEUE` | `64` | hashes waiting; beyond → 503 |
 /// | `PIER_AUTH_THROTTLE_ACCOUNT` | `5` | failed logins per account before back-off |
-/// | `PIER_AUTH_THROTTLE_ADDRESS` | `20` | failed logins per client address before back-off |
+/// | `PIER_AUTH_THROTTLE_ADDRESS` | `20` | failed logins at existing accounts per client address before back-off |
 /// | `PIER_AUTH_HASHES_PER_ADDRESS` | `2` | password hashes in flight per client address (per replica); beyond → 429 at once |
 /// | `PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE` | `60` | logins per client address, successful or not (per replica; bursts of as many) |
 /// | `PIER_APP_NAME` | `Pier` | the app's name, in mails |

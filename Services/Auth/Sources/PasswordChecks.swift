@@ -63,7 +63,11 @@ struct PasswordChecks: Sendable {
             }
             let matches = try await hasher.verify(password, against: stored?.1 ?? dummyHash)
             guard matches, let (user, hash) = stored else {
-                try await throttle.recordFailure(account: account, address: address)
+                // A guess at an address with no password to guess (no account, or one without a
+                // password) counts against that address alone: made-up addresses sent from a
+                // shared network must not lock its real users out. Guesses at real accounts
+                // count against the network too (stuffing across accounts).
+                try await throttle.recordFailure(account: account, address: stored == nil ? nil : address)
                 return .wrong
             }
             if failures > 0 { try await throttle.reset(account: account) }

@@ -8,7 +8,8 @@ import PierRuntime
 #endif
 
 /// Failed-login back-off per account and per client address, kept in the database so that it
-/// holds across replicas: after `limit` failures within an hour, each further failure doubles
+/// holds across replicas (an address counts the guesses at accounts that exist, so that made-up
+/// addresses sent from a shared network lock none of its users out): after `limit` failures within an hour, each further failure doubles
 /// the wait (1 s, 2 s, 4 s, … up to 15 minutes). Failures are counted by one atomic upsert that
 /// reads the row as locked, so concurrent failures all count.
 ///
@@ -68,8 +69,12 @@ struct LoginThrottle: Sendable {
         inFlight <= max(1, accountLimit - failures)
     }
 
-    /// Counts a failure against the account and the address.
-    func recordFailure(account: String, address: String) async throws {
+    /// Counts a failure against the account, and against the address when one is given.
+    func recordFailure(account: String, address: String?) async throws {
+        guard let address else {
+            try await database.execute(Self.count(account, limit: accountLimit))
+            return
+        }
         try await database.withConnection { [accountLimit, addressLimit] connection in
             try await connection.execute(Self.count(account, limit: accountLimit))
             try await connection.execute(Self.count(address, limit: addressLimit))
