@@ -140,7 +140,7 @@ def readme_addresses():
     paths = set()
     for name in ["README.md", "deploy/local/run.sh"]:
         with open(name, encoding="utf-8") as text:
-            for found in re.findall(r"http://127\.0\.0\.1:8080([^\s)`\"'<>,;]*)", text.read()):
+            for found in re.findall(r"http://127\.0\.0\.1:8080([^\s)`\"'<>,;{}]*)", text.read()):
                 paths.add(found.rstrip(".") or "/")
     return sorted(paths)
 

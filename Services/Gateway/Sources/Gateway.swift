@@ -86,11 +86,34 @@ public enum Gateway {
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
                     body: document)
             }
-            // The root, where a newcomer's browser goes first: where things are, not a 404.
+            // The root, where a newcomer's browser goes first: where things are, not a 404. A
+            // browser (it asks for HTML) gets a page of links, with no icon to fetch; anyone else
+            // the same as JSON.
             let index = Array(
                 #"{"name":"Pier","api":"/openapi.json","console":"/console/","readiness":"/readyz","health":"/healthz"}"#.utf8)
-            router.get("/") { _, _ in
-                Response(status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: index)
+            let page = Array(
+                """
+                <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pier</title><link rel="icon" href="data:,">
+                </head><body><h1>Pier</h1><ul><li><a href="/console/">The team's console</a></li>
+                <li><a href="/openapi.json">The API (OpenAPI 3.1)</a></li><li><a href="/readyz">Readiness</a></li></ul></body></html>
+                """.utf8)
+            router.get("/") { request, _ in
+                let html = request.headers["Accept"]?.contains("text/html") == true
+                return Response(
+                    status: 200,
+                    headers: [
+                        "Content-Type": html ? "text/html; charset=utf-8" : "application/json", "Cache-Control": "no-store",
+                        "Vary": "Accept", "Content-Security-Policy": "default-src 'none'; img-src data:",
+                    ], body: html ? page : index)
+            }
+            // What a browser asks of every site, after any page (a JSON answer too): an icon, not a
+            // 404 in its console.
+            let icon = Array(
+                ##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f5bd3"/></svg>"##
+                    .utf8)
+            router.get("/favicon.ico") { _, _ in
+                Response(
+                    status: 200, headers: ["Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400"], body: icon)
             }
             // Read by iOS and Android from the domain's root, never through a redirect: JSON
             // whatever the name says (Apple's has no extension).
