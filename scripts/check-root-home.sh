@@ -21,6 +21,7 @@ grep -q "cluster lives in /var/lib/postgresql/pier-" "$home/start.err" || fail "
 [ -L .pier/postgres ] || fail ".pier/postgres is not a link to the cluster"
 url=$(PIER_PG_PORT=$port scripts/postgres.sh url)
 [ "$(psql "$url" -tAc 'SELECT 1')" = 1 ] || fail "the cluster does not answer"
+[ "$(psql "${url%/*}/pier" -tAc 'SELECT 1')" = 1 ] || fail "start did not create the database pier the services use"
 PIER_PG_PORT=$port scripts/postgres.sh restart || fail "restart"
 PIER_PG_PORT=$port scripts/postgres.sh stop
 PIER_PG_PORT=$port scripts/postgres.sh start 2>/dev/null || fail "start again (the link reused)"

@@ -4,7 +4,8 @@
 # package outside the repository built on PierClient alone (scripts/client-package.sh), then the
 # interoperability check of issued tokens with PyJWT against the live pier-auth executable, the
 # console in headless Chromium (scripts/browser.sh),
-# the deployment checks, and the compose stack in real containers (scripts/containers.sh).
+# the deployment checks, the compose stack in real containers (scripts/containers.sh), and last
+# the README's `make run` with a passkey made at its address (scripts/local-stack.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
@@ -56,4 +57,5 @@ scripts/check-deploy.sh
 scripts/check-root-home.sh
 scripts/separate-hosts.sh
 scripts/containers.sh
+scripts/local-stack.sh
 echo "all tests passed"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The README's `make run`, as a newcomer runs it (a debug build, which make test has made): the
+# stack comes up on 8080, every address the README prints answers, and a passkey made at the
+# README's address (origin http://127.0.0.1:8080) registers and signs in (Tests/Interop/
+# passkey_local.py), its account proven by the link auth mails, which must name the gateway.
+# Run last: stopping the stack stops the PostgreSQL cluster it shares with the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for module in cbor2 cryptography; do
+  python3 -c "import $module" 2>/dev/null && continue
+  python3 -m pip install -q "$module" 2>/dev/null || python3 -m pip install -q --break-system-packages "$module"
+done
+# The products as run.sh builds them (without the tests' flags, so not what `swift build
+# --build-tests` made): built first, so that the wait below is the stack's start alone.
+for product in pier-auth pier-feedback pier-subscriptions pier-gateway; do
+  swift build -c debug --product "$product" 2>&1 | tail -n 1
+done
+log=$(mktemp)
+started=$(date +%s.%N)
+PIER_BUILD=debug setsid deploy/local/run.sh > "$log" 2>&1 &
+stack=$!
+stop() { kill -TERM -- "-$stack" 2>/dev/null || true; wait "$stack" 2>/dev/null || true; rm -f "$log"; }
+trap stop EXIT
+for _ in $(seq 1 1200); do
+  grep -q "Pier is running" "$log" && break
+  kill -0 "$stack" 2>/dev/null || { echo "local-stack: make run ended:" >&2; cat "$log" >&2; exit 1; }
+  sleep 0.25
+done
+grep -q "Pier is running" "$log" || { echo "local-stack: make run did not come up in 5 minutes:" >&2; cat "$log" >&2; exit 1; }
+echo "local-stack: make run (debug build present) serving after $(python3 -c "import time; print(round(time.time() - $started, 1))") s"
+for address in $(grep -oh "http://127.0.0.1:8080[^ )\`\"'<>,;{}]*" README.md deploy/local/run.sh | sed 's/\.$//' | sort -u); do
+  status=$(curl -s -o /dev/null -w '%{http_code}' "$address")
+  case "$status" in
+    200 | 303) ;;
+    *) echo "local-stack: the README's address $address answers $status" >&2; exit 1 ;;
+  esac
+done
+echo "local-stack: every address the README prints answers"
+python3 Tests/Interop/passkey_local.py http://127.0.0.1:8080 .pier/mail || { cat "$log" >&2; exit 1; }
