@@ -79,11 +79,13 @@ final class ConnectionBodyWriter: BodyWriter {
     /// the client hangs up (however idle the stream), the producer is cancelled and the response
     /// ends at once, freeing what the stream holds, rather than at the next write.
     func follow(_ task: Task<Void, Never>, socket: Int32?) {
+        // The task first: a hang-up seen as soon as the watch begins finds it to cancel.
+        producer.withLock { $0.task = task }
         let watch = socket.flatMap { socket in
             HangupWatcher.shared.watch(socket) { [weak self] in self?.clientGone() }
         }
         let closed = producer.withLock { producer in
-            producer = (task, watch)
+            producer.watch = watch
             return state.withLock { $0.closed }
         }
         if closed { endWatch() }

@@ -18,7 +18,7 @@ public final class HangupWatcher: Sendable {
     public static let shared = HangupWatcher()
 
     /// A watch in progress, to end with ``end(_:)``.
-    public struct Watch: Sendable, Hashable {
+    public struct Watch: Sendable {
         fileprivate let socket: Int32
         fileprivate let number: UInt64
     }
@@ -62,9 +62,6 @@ public final class HangupWatcher: Sendable {
         }
         if ended { _ = CSystem_epoll_remove(epoll, watch.socket) }
     }
-
-    /// Sockets watched now.
-    public var count: Int { state.withLock { $0.watches.count } }
 
     private func run() {
         var ready = [Int32](repeating: 0, count: 64)

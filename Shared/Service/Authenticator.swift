@@ -90,7 +90,7 @@ public struct Authenticator: Sendable {
         } catch {
             throw .unauthorized("The access token is not valid.", code: .tokenInvalid)
         }
-        switch revocations?.verdict(for: claims) ?? .valid {
+        switch await revocations?.currentVerdict(for: claims) ?? .valid {
         case .valid: break
         case .revoked: throw .unauthorized("The session has ended; sign in again.", code: .sessionRevoked)
         case .unknown: throw .unavailable(retryAfter: 2, "Whether the token was revoked cannot be checked right now.")

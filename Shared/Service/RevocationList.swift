@@ -19,8 +19,10 @@ import Synchronization
 /// has expired, so memory is bounded by what is revoked within a token's lifetime.
 ///
 /// A background loop reads new events whenever `pier_events` is notified, and every
-/// `pollInterval` in any case. While it cannot read (the database is away), it cannot know what
-/// was revoked meanwhile: once the last successful read is older than `staleAfter`, tokens are
+/// `pollInterval` in any case. Once the last successful read is older than `staleAfter` (a
+/// machine so busy that the loop fell behind), a request reads the log itself before it is
+/// answered (one read at a time, which every request then waiting shares). While nothing can
+/// read (the database is away), nothing is known of what was revoked meanwhile: tokens are
 /// answered with ``Verdict/unknown`` (a 503) rather than accepted. So a revoked token is
 /// accepted at most `staleAfter` after its revocation, whatever fails.
 public final class RevocationList: LifecycleService {
@@ -40,6 +42,8 @@ public final class RevocationList: LifecycleService {
         var users: [UUID: Double] = [:]
         var syncedAt: ContinuousClock.Instant?
         var watchers: [@Sendable (Revoked) -> Void] = []
+        /// The read under way, which every caller of ``sync()`` meanwhile shares.
+        var reading: Task<Void, any Error>?
     }
 
     /// What one read of the log revoked: sessions (with their user), and users whose every
@@ -78,9 +82,15 @@ public final class RevocationList: LifecycleService {
     }
 
     /// Whether a verified token may be used.
-    public func verdict(for claims: AccessClaims) -> Verdict {
+    public func verdict(for claims: AccessClaims) -> Verdict { verdict(for: claims, readSince: nil) }
+
+    /// The verdict from the list as read: `unknown` when its last read began more than
+    /// `staleAfter` ago, unless it began after `readSince` (the read a request waited for).
+    private func verdict(for claims: AccessClaims, readSince asked: ContinuousClock.Instant?) -> Verdict {
         state.withLock { state in
-            guard let synced = state.syncedAt, ContinuousClock.now - synced <= staleAfter else { return .unknown }
+            guard let synced = state.syncedAt,
+                ContinuousClock.now - synced <= staleAfter || asked.map({ synced >= $0 }) == true
+            else { return .unknown }
             // Ids as UUIDs, not strings: any casing matches, and nothing is allocated per request.
             if !state.sessions.isEmpty, let sid = claims.sid.flatMap({ UUID(text: $0) }), state.sessions[sid] != nil {
                 return .revoked
@@ -90,6 +100,28 @@ public final class RevocationList: LifecycleService {
             if !state.users.isEmpty, let sub = UUID(text: claims.sub), state.users[sub] != nil { return .revoked }
             return .valid
         }
+    }
+
+    /// How long a request waits for the read it asked for: a database that accepts and never
+    /// answers gets a 503 after this, not a request held open.
+    public static let readWait: Duration = .seconds(2)
+
+    /// Whether a verified token may be used, reading the log first when the last read is older
+    /// than `staleAfter`: ``Verdict/unknown`` only when that read fails too, or takes longer
+    /// than ``readWait``.
+    public func currentVerdict(for claims: AccessClaims) async -> Verdict {
+        let verdict = verdict(for: claims)
+        guard verdict == .unknown else { return verdict }
+        let asked = ContinuousClock.now
+        // A read under way may have begun before this request: then one more, after it.
+        for _ in 0..<2 {
+            let left = Self.readWait - (ContinuousClock.now - asked)
+            guard left > .zero else { break }
+            await Self.wait(for: reading(), atMost: left)
+            let verdict = self.verdict(for: claims, readSince: asked)
+            if verdict != .unknown { return verdict }
+        }
+        return .unknown
     }
 
     /// Whether what `user` opened with a token of `session` has been revoked since (as far as
@@ -115,8 +147,48 @@ public final class RevocationList: LifecycleService {
     }
 
     /// Reads the events after the cursor (all of the last day on the first read) and forgets
-    /// entries whose tokens have all expired.
-    public func sync() async throws {
+    /// entries whose tokens have all expired. One read at a time: a caller that comes while one
+    /// is under way waits for it and shares its outcome.
+    public func sync() async throws { try await reading().value }
+
+    /// The read under way, or a new one.
+    private func reading() -> Task<Void, any Error> {
+        state.withLock { state in
+            if let reading = state.reading { return reading }
+            let reading = Task {
+                // Runs once the lock is let go, after the task is stored.
+                defer { self.state.withLock { $0.reading = nil } }
+                try await self.read()
+            }
+            state.reading = reading
+            return reading
+        }
+    }
+
+    /// Waits until `reading` ends, or `limit` passes.
+    private static func wait(for reading: Task<Void, any Error>, atMost limit: Duration) async {
+        final class Once: Sendable {
+            private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+            init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
+            func resume() { continuation.withLock { $0.take() }?.resume() }
+        }
+        await withCheckedContinuation { continuation in
+            let once = Once(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                once.resume()
+            }
+            Task {
+                _ = try? await reading.value
+                once.resume()
+                timer.cancel()
+            }
+        }
+    }
+
+    private func read() async throws {
+        // What is read is the log as of now: the list is as fresh as the read's start.
+        let began = ContinuousClock.now
         var sessions: [SessionRevoked] = []
         var users: [(UUID, Double)] = []
         // An event read twice (not settled the first time) is added twice: the same entry.
@@ -136,7 +208,7 @@ public final class RevocationList: LifecycleService {
             for (user, at) in users { state.users[user] = at + Self.longestTokenLife }
             state.sessions = state.sessions.filter { $0.value > now }
             state.users = state.users.filter { $0.value > now }
-            state.syncedAt = .now
+            state.syncedAt = began
             return state.watchers
         }
         // After the list refuses them: see `watch`.

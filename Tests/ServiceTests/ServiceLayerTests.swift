@@ -224,6 +224,39 @@ import Testing
 }
 
 extension RevocationListTests {
+    /// A machine so busy that the background read fell behind `staleAfter` (a fresh-clone CI
+    /// beside two CPU-bound processes answered 503 to a signed-in test): the request reads the
+    /// log itself and is answered from it; only when the database cannot be read is it 503.
+    @Test func aStaleListIsReadAgainByTheRequestBeforeItSaysUnknown() async throws {
+        let url = try await TestDatabase.create("pier_test_revocations_stale")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 2))
+        _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        let silent = PostgresListener(configuration: pool.configuration, channel: EventLog.channel)  // never started
+        // No background loop runs: every read is one a request asked for.
+        let list = RevocationList(database: pool, listener: silent, staleAfter: .milliseconds(1), pollInterval: .seconds(3600))
+        let (session, user) = (UUID(), UUID())
+        let now = Int(Date().timeIntervalSince1970)
+        let token = claims(sid: session, sub: user, iat: now)
+        #expect(list.verdict(for: token) == .unknown)
+        #expect(await list.currentVerdict(for: token) == .valid)
+        try await pool.withTransaction { connection in
+            try await EventLog.append(
+                SessionRevoked.type, payload: SessionRevoked(sessionId: session, userId: user, until: now + 600), on: connection)
+        }
+        #expect(await eventually { list.verdict(for: token) == .unknown })
+        #expect(await list.currentVerdict(for: token) == .revoked)
+        // Many requests at once share one read; each is answered from it.
+        let verdicts = await withTaskGroup(of: RevocationList.Verdict.self) { group in
+            for _ in 0..<50 { group.addTask { await list.currentVerdict(for: token) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(verdicts.count == 50 && verdicts.allSatisfy { $0 == .revoked })
+        // The database gone: nothing can be read, nothing is vouched for.
+        pool.close()
+        #expect(await eventually { list.verdict(for: token) == .unknown })
+        #expect(await list.currentVerdict(for: claims(sid: UUID(), sub: user, iat: now)) == .unknown)
+    }
+
     /// Without NOTIFY (the listening connection lost, or never made), revocations still arrive
     /// by the poll: within `pollInterval`, not never.
     @Test func revocationsArriveByPollingWhenNotificationsDoNot() async throws {
