@@ -256,8 +256,19 @@ led=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -b "$jar" "$console
 [ "$led" = "303 http://localhost:$port/console/two-step" ] || fail "an admin without a second factor was led to: $led"
 # The page's forms (two-step, sign out) carry the same token: one of them.
 csrf=$(curl -s -b "$jar" "$console/two-step" | grep -o 'name="csrf" value="[^"]*"' | head -1 | cut -d '"' -f 4)
-curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$csrf" --data-urlencode "password=" \
-  "$console/two-step" >"$work/two-step.html"
+set_up() {
+  curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$csrf" --data-urlencode "password=" \
+    "$console/two-step" >"$work/two-step.html"
+}
+# A team account's first second factor waits for the link mailed to it (in auth's volume).
+set_up
+grep -q 'data-approval' "$work/two-step.html" || fail "the admin's first second factor was not held for the mailed link"
+approval=$(python3 Tests/Interop/mailed_link.py "/proc/$(podman inspect -f '{{.State.Pid}}' "$(container auth)")/root/var/lib/pier/mail" \
+  "$admin" /auth/mfa/approve) || fail "no approval link mailed to the admin"
+approved=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+  -d "{\"token\":\"${approval#*token=}\"}" "http://localhost:$port/auth/mfa/approve")
+[ "$approved" = 204 ] || fail "the mailed approval link answered $approved"
+set_up
 grep -q '<div class="qr"><svg' "$work/two-step.html" || fail "the two-step page shows no QR code"
 secret=$(grep -o 'name="secret" value="[^"]*"' "$work/two-step.html" | head -1 | cut -d '"' -f 4)
 [ -n "$secret" ] || fail "the two-step page gives no key"

@@ -35,6 +35,23 @@ import Testing
         return secret
     }
 
+    /// A team member's session asks to set up its first second factor (403
+    /// `enrolment_approval_required`, a link mailed) and the link mailed to `email` approves it.
+    static func approve(_ auth: AuthHarness, _ email: String, _ token: String) async throws {
+        let seen = auth.mailedTokens(to: email, containing: "/auth/mfa/approve")
+        let asked = try await auth.send("POST", "/auth/mfa/totp", token: token)
+        #expect(asked.status == 403 && asked.problem?.code == .enrolmentApprovalRequired, "\(asked.text)")
+        let link = try await auth.mailedToken(to: email, containing: "/auth/mfa/approve", seen: seen)
+        let approved = try await auth.send("POST", "/auth/mfa/approve", json: #"{"token":"\#(link)"}"#)
+        #expect(approved.status == 204, "\(approved.text)")
+    }
+
+    /// The session (`sid`) an access token was issued for.
+    static func session(of token: String) throws -> UUID {
+        let sid = try #require(try claims(token)["sid"] as? String)
+        return try #require(UUID(uuidString: sid))
+    }
+
     static func claims(_ token: String) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(try JWS(compact: token).payload)) as? [String: Any])
     }
@@ -45,8 +62,7 @@ import Testing
         -> (session: AuthSession, email: String, secret: [UInt8], recovery: [String], used: Int)
     {
         let (_, email) = try await auth.register(TakeoverTests.email("mfa"))
-        try await auth.pool.execute(
-            "UPDATE auth.users SET email_verified_at = now(), role = \(role.rawValue) WHERE email = \(email)")
+        try await auth.pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(email)")
         let session = try await takeover.login(auth, email).decode(AuthSession.self)
         let offered = try await auth.send("POST", "/auth/mfa/totp", token: session.accessToken)
         #expect(offered.status == 201, "\(offered.text)")
@@ -57,6 +73,8 @@ import Testing
             "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(TOTP(secret: secret).code(step: used))"}"#,
             token: session.accessToken)
         #expect(confirmed.status == 200, "\(confirmed.text)")
+        // The role once the factor is set (a team member's first needs approval: below).
+        try await auth.pool.execute("UPDATE auth.users SET role = \(role.rawValue) WHERE email = \(email)")
         return (session, email, secret, try confirmed.decode(RecoveryCodes.self).codes, used)
     }
 
@@ -261,6 +279,7 @@ import Testing
                 #expect(reply.status == 403 && reply.problem?.code == .mfaEnrolmentRequired, "\(path): \(reply.text)")
             }
             #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
+            try await Self.approve(auth, email, session.accessToken)
             let secret = try await Self.turnOn(auth, session.accessToken)
             let refreshed = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
                 .decode(AuthSession.self)
@@ -270,6 +289,106 @@ import Testing
             let signedIn = try await verify(auth, try await challenge(auth, email), Self.code(secret, step: 1))
             #expect(
                 try await auth.send("GET", "/auth/audit", token: try signedIn.decode(AuthSession.self).accessToken).status == 200)
+        }
+    }
+
+    /// The outside audit's finding: whoever had a team member's password could set up their own
+    /// authenticator app (or passkey) as the member's first second factor, and be the member
+    /// from then on. The first one now needs the member's mailbox (a link bound to the session
+    /// that asked) or an admin's approval of that session; the orders an attacker would choose
+    /// are tried: asking before the member, an offer made before the role, a link outliving its
+    /// session.
+    @Test func aTeamMembersFirstSecondFactorNeedsTheirMailboxOrAnAdmin() async throws {
+        try await withService { auth in
+            let link = "/auth/mfa/approve"
+            func approve(_ token: String) async throws -> Int {
+                try await auth.send("POST", link, json: #"{"token":"\#(token)"}"#).status
+            }
+            let (_, email) = try await auth.register(TakeoverTests.email("member"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(email)")
+            // The attacker signs in with the password: no route sets a factor up without approval.
+            let attacker = try await takeover.login(auth, email).decode(AuthSession.self)
+            let before = auth.mailedTokens(to: email, containing: link)
+            for (path, body) in [
+                ("/auth/mfa/totp", nil), ("/auth/mfa/totp/confirm", #"{"code":"123456"}"#),
+                ("/auth/passkeys/register/options", nil), ("/auth/mfa/totp", nil),
+            ] {
+                let refused = try await auth.send("POST", path, json: body, token: attacker.accessToken)
+                #expect(refused.status == 403 && refused.problem?.code == .enrolmentApprovalRequired, "\(path): \(refused.text)")
+            }
+            // One mail for the session's ask, however often it asks, naming where it came from.
+            let attackerLink = try await auth.mailedToken(to: email, containing: link, seen: before)
+            #expect(auth.mailedTokens(to: email, containing: link).subtracting(before) == [attackerLink])
+            let mail = try #require(auth.mails(to: email).first { $0.link(containing: link)?.hasSuffix(attackerLink) == true })
+            #expect(mail.text.contains("(address ") && mail.text.contains("If it was not you"), "\(mail.text)")
+
+            // The member asks from their own device: their link approves their session alone.
+            let member = try await takeover.login(auth, email).decode(AuthSession.self)
+            let seen = auth.mailedTokens(to: email, containing: link)
+            let asked = try await auth.send("POST", "/auth/mfa/totp", token: member.accessToken)
+            #expect(asked.problem?.code == .enrolmentApprovalRequired, "\(asked.text)")
+            let memberLink = try await auth.mailedToken(to: email, containing: link, seen: seen)
+            // Opening the link shows a form (a mail scanner that fetches it approves nothing).
+            let page = try await auth.send("GET", "\(link)?token=\(memberLink)")
+            #expect(page.status == 200 && page.text.contains(#"name="token""#), "\(page.text)")
+            #expect(try await approve(memberLink) == 204)
+            #expect(try await approve(memberLink) == 422)
+            let stillRefused = try await auth.send("POST", "/auth/mfa/totp", token: attacker.accessToken)
+            #expect(stillRefused.problem?.code == .enrolmentApprovalRequired, "\(stillRefused.text)")
+            let secret = try await Self.turnOn(auth, member.accessToken)
+            // Turning it on ended every other session: the attacker's, and with it their link.
+            #expect(try await approve(attackerLink) == 422)
+            #expect(try await takeover.refresh(auth, attacker) == 401)
+            // Signed in with a code, the member adds a passkey unasked: the session proved a factor.
+            let signedIn = try await verify(auth, try await challenge(auth, email), Self.code(secret, step: 1))
+                .decode(AuthSession.self)
+            let options = try await auth.send("POST", "/auth/passkeys/register/options", token: signedIn.accessToken)
+            #expect(options.status == 200, "\(options.text)")
+
+            // An authenticator offered while the account was a user's cannot be confirmed once
+            // it is a team member's, until approved.
+            let (_, laterEmail) = try await auth.register(TakeoverTests.email("later"))
+            try await auth.pool.execute("UPDATE auth.users SET email_verified_at = now() WHERE email = \(laterEmail)")
+            let asUser = try await takeover.login(auth, laterEmail).decode(AuthSession.self)
+            let offered = try await auth.send("POST", "/auth/mfa/totp", token: asUser.accessToken).decode(TOTPEnrolment.self)
+            let offeredSecret = try #require(Base32.decode(offered.secret))
+            try await auth.pool.execute("UPDATE auth.users SET role = 'support' WHERE email = \(laterEmail)")
+            let asStaff = try await takeover.login(auth, laterEmail).decode(AuthSession.self)
+            let seenLater = auth.mailedTokens(to: laterEmail, containing: link)
+            let late = try await auth.send(
+                "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(Self.code(offeredSecret))"}"#, token: asStaff.accessToken)
+            #expect(late.status == 403 && late.problem?.code == .enrolmentApprovalRequired, "\(late.text)")
+            let status = try await auth.send("GET", "/auth/mfa", token: asStaff.accessToken).decode(MFAStatus.self)
+            #expect(status.totpEnabledAt == nil)
+            // A link is live only while the session that asked is.
+            let staleLink = try await auth.mailedToken(to: laterEmail, containing: link, seen: seenLater)
+            let out = try await auth.send("POST", "/auth/logout", json: #"{"refreshToken":"\#(asStaff.refreshToken)"}"#)
+            #expect(out.status == 204, "\(out.text)")
+            #expect(try await approve(staleLink) == 422)
+
+            // An admin sees the sessions that wait and approves one; a user cannot.
+            let admin = try await account(auth, role: .admin).session
+            let adminToken = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(admin.refreshToken)"}"#)
+                .decode(AuthSession.self).accessToken
+            let waiting = try await takeover.login(auth, laterEmail).decode(AuthSession.self)
+            #expect(try await auth.send("POST", "/auth/mfa/totp", token: waiting.accessToken).status == 403)
+            let id = waiting.user.id
+            let seenByAdmin = try await auth.send("GET", "/auth/users/\(id)/mfa", token: adminToken)
+            let asks = try #require(try seenByAdmin.decode(MFAStatus.self).awaitingApproval, "\(seenByAdmin.text)")
+            let waitingSession = try Self.session(of: waiting.accessToken)
+            #expect(asks.map(\.sessionId) == [waitingSession], "\(seenByAdmin.text)")
+            let body = #"{"sessionId":"\#(waitingSession)"}"#
+            let (user, _) = try await auth.register(TakeoverTests.email("user"))
+            #expect(
+                try await auth.send("POST", "/auth/users/\(id)/mfa/approve", json: body, token: user.accessToken).status == 403)
+            let ended = #"{"sessionId":"\#(try Self.session(of: asStaff.accessToken))"}"#
+            #expect(try await auth.send("POST", "/auth/users/\(id)/mfa/approve", json: ended, token: adminToken).status == 404)
+            let approved = try await auth.send("POST", "/auth/users/\(id)/mfa/approve", json: body, token: adminToken)
+            #expect(approved.status == 204, "\(approved.text)")
+            let audit = try await auth.send("GET", "/auth/audit?target=\(id)", token: adminToken)
+            #expect(audit.text.contains("user.second_factor_approved"), "\(audit.text)")
+            try await Self.turnOn(auth, waiting.accessToken)
         }
     }
 

@@ -101,6 +101,22 @@ final class Browser: @unchecked Sendable {
         await running.shutdown()
     }
 
+    /// The token of the first link containing `fragment` mailed to `address` among the `.eml`
+    /// files of `directory` (no SMTP server set), once written.
+    static func mailedToken(in directory: String, to address: String, containing fragment: String) async throws -> String {
+        var found: String?
+        _ = await eventually(timeout: .seconds(10)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            found = names.filter { $0.hasSuffix(".eml") }
+                .compactMap { FileManager.default.contents(atPath: directory + "/" + $0).map { ReceivedMail(Array($0)) } }
+                .filter { $0.headers["to"]?.contains(address) == true }
+                .compactMap { $0.link(containing: fragment) }.first
+                .map { String($0.split(separator: "=", maxSplits: 1)[1]) }
+            return found != nil
+        }
+        return try #require(found, "no mail to \(address) with \(fragment)")
+    }
+
     /// A registered account of `role`, its address verified; its address.
     func account(_ stack: Stack, _ role: AccountRole, name: String? = nil) async throws -> (AuthSession, String) {
         let email = "\(role.rawValue)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
@@ -371,10 +387,12 @@ final class Browser: @unchecked Sendable {
     }
 
     /// A team member whose role needs a second factor and who has none is brought from any page
-    /// to set one up: the QR code drawn inline, the key as text, a wrong code said so, the
-    /// recovery codes shown once, and the console answering at once after.
+    /// to set one up: the link mailed to them approves it first, then the QR code drawn inline,
+    /// the key as text, a wrong code said so, the recovery codes shown once, and the console
+    /// answering at once after.
     @Test func staffWithoutASecondFactorSetOneUpInTheConsole() async throws {
-        try await withStack(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "support,admin"]) { stack in
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-console-\(UUID())").path
+        try await withStack(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "support,admin", "PIER_DATA_DIR": data]) { stack in
             let (_, email) = try await account(stack, .support)
             let browser = Browser(base: stack.base)
             #expect(try await browser.signIn(email, Self.password).status == 303)
@@ -382,7 +400,12 @@ final class Browser: @unchecked Sendable {
             #expect(inbox.status == 303 && inbox.location == "/console/two-step", "\(inbox.status) \(inbox.text.prefix(200))")
             let start = try await browser.get("/console/two-step")
             #expect(start.status == 200 && start.text.contains("Set up an authenticator app"))
-            let shown = try await browser.post("/console/two-step", [("csrf", start.field("csrf") ?? ""), ("password", "")])
+            let waiting = try await browser.post("/console/two-step", [("csrf", start.field("csrf") ?? ""), ("password", "")])
+            #expect(waiting.status == 403 && waiting.text.contains("Check your mail"), "\(waiting.text.prefix(300))")
+            let link = try await Self.mailedToken(in: data + "/mail", to: email, containing: "/auth/mfa/approve")
+            let approved = try await stack.api.send("POST", "/auth/mfa/approve", json: #"{"token":"\#(link)"}"#)
+            #expect(approved.status == 204, "\(approved.text)")
+            let shown = try await browser.post("/console/two-step", [("csrf", waiting.field("csrf") ?? ""), ("password", "")])
             #expect(shown.status == 200, "\(shown.text.prefix(300))")
             #expect(shown.text.contains("<div class=\"qr\"><svg xmlns=\"http://www.w3.org/2000/svg\""))
             let secret = try #require(shown.field("secret"))
@@ -421,7 +444,8 @@ final class Browser: @unchecked Sendable {
     /// keeps it, the right one opens the console; the MFA token never reaches a cookie.
     @Test func aTeamMemberWithTwoStepSignInGivesTheCode() async throws {
         try await withStack(settings: ["PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "support,admin"]) { stack in
-            let (session, email) = try await account(stack, .support)
+            // Set up while a user's account (a team member's first needs approval), then support.
+            let (session, email) = try await account(stack, .user)
             let enrolment = try await stack.api.send("POST", "/auth/mfa/totp", token: session.accessToken)
                 .decode(TOTPEnrolment.self)
             let totp = TOTP(secret: try #require(Base32.decode(enrolment.secret)))
@@ -429,6 +453,7 @@ final class Browser: @unchecked Sendable {
             let confirmed = try await stack.api.send(
                 "POST", "/auth/mfa/totp/confirm", json: #"{"code":"\#(totp.code(step: now))"}"#, token: session.accessToken)
             #expect(confirmed.status == 200, "\(confirmed.text)")
+            try await stack.pool.execute("UPDATE auth.users SET role = 'support' WHERE email = \(email)")
             let browser = Browser(base: stack.base)
             let asked = try await browser.signIn(email, Self.password)
             #expect(asked.status == 200 && asked.text.contains("Two-step sign-in"), "\(asked.status)")
@@ -477,8 +502,9 @@ final class Browser: @unchecked Sendable {
                 VALUES (\(UUID()), \(customer.user.id), '\\x0102'::bytea, '\\x03'::bytea, -7, 0, true, true,
                     '<script>alert(1)</script>', now())
                 """)
-            let (support, supportEmail) = try await account(stack, .support)
+            let (support, supportEmail) = try await account(stack, .user)
             let (totp, recovery) = try await turnOn(support)
+            try await stack.pool.execute("UPDATE auth.users SET role = 'support' WHERE email = \(supportEmail)")
             let browser = Browser(base: stack.base)
             let asked = try await browser.signIn(supportEmail, Self.password)
             let now = TOTP.step(at: Int(Date().timeIntervalSince1970))
@@ -657,6 +683,47 @@ final class Browser: @unchecked Sendable {
             let deleted = try await admin.post(doomedPath + "/delete", [("csrf", csrf), ("password", Self.password)])
             #expect(deleted.status == 303 && deleted.location == "/console/users")
             #expect(try await admin.get(doomedPath).status == 404)
+        }
+    }
+
+    /// A team member without mail at hand asks an admin: the admin sees on the member's page the
+    /// session that asks to set up two-step sign-in (its device and address) and approves it;
+    /// support sees the ask but no button. The member then sets it up.
+    @Test func anAdminApprovesATeamMembersFirstSecondFactor() async throws {
+        try await withStack { stack in
+            let (_, adminEmail) = try await account(stack, .admin)
+            let (member, memberEmail) = try await account(stack, .support)
+            let (_, colleagueEmail) = try await account(stack, .support)
+            let admin = Browser(base: stack.base)
+            _ = try await admin.signIn(adminEmail, Self.password)
+            let asking = Browser(base: stack.base)
+            _ = try await asking.signIn(memberEmail, Self.password)
+            let start = try await asking.get("/console/two-step")
+            let waiting = try await asking.post("/console/two-step", [("csrf", start.field("csrf") ?? ""), ("password", "")])
+            #expect(waiting.status == 403 && waiting.text.contains("data-approval"), "\(waiting.text.prefix(300))")
+
+            let path = "/console/users/\(member.user.id.uuidString.lowercased())"
+            let colleague = Browser(base: stack.base)
+            _ = try await colleague.signIn(colleagueEmail, Self.password)
+            let seen = try await colleague.get(path)
+            #expect(seen.text.contains("data-approval-asked") && !seen.text.contains(path + "/approve-mfa"), "\(seen.status)")
+            let page = try await admin.get(path)
+            #expect(page.text.contains("data-approval-asked") && page.text.contains(path + "/approve-mfa"))
+            // The session named in the approval's own form (the sessions table has forms too).
+            let form = try #require(page.text.range(of: path + "/approve-mfa"))
+            let session = try #require(
+                page.text[form.upperBound...].split(separator: "name=\"session\" value=\"", maxSplits: 1).dropFirst().first?
+                    .prefix { $0 != "\"" })
+            let csrf = try #require(page.field("csrf"))
+            let forced = try await colleague.post(
+                path + "/approve-mfa", [("csrf", seen.field("csrf") ?? ""), ("session", String(session))])
+            #expect(forced.status == 403, "\(forced.status)")
+            let approved = try await admin.post(path + "/approve-mfa", [("csrf", csrf), ("session", String(session))])
+            #expect(
+                approved.status == 303 && approved.location?.contains("done=approved") == true, "\(approved.text.prefix(300))")
+            #expect(try await admin.get(path).text.contains("data-approval-asked") == false)
+            let shown = try await asking.post("/console/two-step", [("csrf", waiting.field("csrf") ?? ""), ("password", "")])
+            #expect(shown.status == 200 && shown.field("secret") != nil, "\(shown.text.prefix(300))")
         }
     }
 

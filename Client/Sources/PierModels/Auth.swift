@@ -337,9 +337,31 @@ public struct MFAStatus: Codable, Sendable, Equatable {
     public var totpEnabledAt: Date?
     /// Recovery codes not used yet.
     public var recoveryCodesLeft: Int
-    public init(totpEnabledAt: Date?, recoveryCodesLeft: Int) {
+    /// To the team (`GET /auth/users/{id}/mfa`): the member's sessions that ask to set up their
+    /// first second factor and wait for approval (`POST /auth/users/{id}/mfa/approve`).
+    public var awaitingApproval: [EnrolmentAsk]?
+    public init(totpEnabledAt: Date?, recoveryCodesLeft: Int, awaitingApproval: [EnrolmentAsk]? = nil) {
         self.totpEnabledAt = totpEnabledAt
         self.recoveryCodesLeft = recoveryCodesLeft
+        self.awaitingApproval = awaitingApproval
+    }
+}
+
+/// A team member's session that asked to set up a first second factor: approved by the link
+/// mailed to the member, or by an admin.
+public struct EnrolmentAsk: Codable, Sendable, Equatable {
+    /// The session that asked (what an admin approves).
+    public var sessionId: UUID
+    public var askedAt: Date
+    /// The device the session signed in from, as its app named it.
+    public var deviceName: String?
+    /// The client address the session signed in from.
+    public var address: String?
+    public init(sessionId: UUID, askedAt: Date, deviceName: String?, address: String?) {
+        self.sessionId = sessionId
+        self.askedAt = askedAt
+        self.deviceName = deviceName
+        self.address = address
     }
 }
 

@@ -113,6 +113,10 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
     /// The account's role needs a second factor (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) that this
     /// session did not use: enrol one (`POST /auth/mfa/totp`), then sign in with it.
     public static let mfaEnrolmentRequired: ProblemCode = "mfa_enrolment_required"
+    /// A team member's first second factor (an authenticator app, a passkey) waits for approval:
+    /// the link mailed to the member's address, or an admin (`POST /auth/users/{id}/mfa/approve`).
+    /// Ask again once approved.
+    public static let enrolmentApprovalRequired: ProblemCode = "enrolment_approval_required"
     /// An identity provider's ID token (Sign in with Apple, OpenID Connect) was refused: forged,
     /// expired, for another app, or bound to another nonce; `detail` says which.
     public static let invalidIdentityToken: ProblemCode = "invalid_identity_token"
@@ -185,7 +189,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .tooManyStreams, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
-        .invalidCode, .mfaEnrolmentRequired, .invalidPasskey,
+        .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey,
         .internalError,
     ]
 }

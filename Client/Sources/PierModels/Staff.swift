@@ -111,6 +111,15 @@ public struct StaffMailRequest: Codable, Sendable, StrictDecodable {
     public init(mail: String) { self.mail = mail }
 }
 
+/// `POST /auth/users/{id}/mfa/approve` (admins): the team member's session (one of
+/// `awaitingApproval`) that may set up its first second factor.
+public struct EnrolmentApproval: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case sessionId }
+    public static let required = [["sessionId"]]
+    public var sessionId: UUID
+    public init(sessionId: UUID) { self.sessionId = sessionId }
+}
+
 /// What ending sessions ended.
 public struct SessionsEnded: Codable, Sendable, Equatable {
     public var ended: Int

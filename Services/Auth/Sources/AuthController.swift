@@ -77,7 +77,8 @@ struct AuthController: Sendable {
             reauthentication: reauthentication, apple: apple, logger: logger)
         export = ExportController(useCases: useCases, sources: exports, client: http, logger: logger)
         users = UsersController(useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
-        secondFactors = SecondFactorController(useCases: useCases, reauthentication: reauthentication, logger: logger)
+        secondFactors = SecondFactorController(
+            useCases: useCases, reauthentication: reauthentication, desk: desk, logger: logger)
         passkeys = PasskeyController(
             useCases: useCases, flows: useCases.passkeys, tokens: tokens, reauthentication: reauthentication, devices: devices,
             loginRate: sessions.loginRate, desk: desk,
@@ -107,6 +108,8 @@ struct AuthController: Sendable {
         signedIn.post("/auth/mfa/totp", optionalBody: ReauthenticationRequest.self) { try await factors.offer($0, $1, $2) }
         signedIn.post("/auth/mfa/totp/confirm", body: MFACodeRequest.self) { try await factors.confirm($0, $1, $2) }
         signedIn.delete("/auth/mfa/totp", optionalBody: ReauthenticationRequest.self) { try await factors.remove($0, $1, $2) }
+        router.get("/auth/mfa/approve") { try await factors.approvalPage($0, $1) }
+        router.post("/auth/mfa/approve", body: EmailTokenRequest.self) { try await factors.approve($0, $1, $2) }
         signedIn.post("/auth/mfa/recovery-codes", optionalBody: ReauthenticationRequest.self) {
             try await factors.replaceRecoveryCodes($0, $1, $2)
         }
@@ -163,6 +166,9 @@ struct AuthController: Sendable {
         staff.get("/auth/users/{id}/passkeys") { try await users.passkeys($0, $1) }
         staff.delete("/auth/users/{id}/mfa", optionalBody: ReauthenticationRequest.self) {
             try await users.removeSecondFactor($0, $1, $2)
+        }
+        admins.post("/auth/users/{id}/mfa/approve", body: EnrolmentApproval.self) {
+            try await users.approveSecondFactor($0, $1, $2)
         }
         staff.post("/auth/users/{id}/disable", users.setDisabled(true))
         staff.post("/auth/users/{id}/enable", users.setDisabled(false))

@@ -39,6 +39,9 @@ public struct AuthService: Service {
             sql: String(decoding: PackageResources._014_passkey_second_factor_sql, as: UTF8.self)),
         Migration(
             version: 15, name: "apple_tokens", sql: String(decoding: PackageResources._015_apple_tokens_sql, as: UTF8.self)),
+        Migration(
+            version: 16, name: "enrolment_approvals",
+            sql: String(decoding: PackageResources._016_enrolment_approvals_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -46,6 +46,14 @@ struct MailDesk: Sendable {
         }
     }
 
+    /// A token for a team member's address that approves their session's first second factor
+    /// (30 minutes), with its mail.
+    func enrolmentApproval(_ email: String, device: String?, address: String?) -> EmailToken {
+        token(.approveEnrolment, to: email, lifetime: Self.resetLifetime, kind: "approve-enrolment") { to, token in
+            mails.enrolmentApproval(to: to, token: token, device: device, address: address)
+        }
+    }
+
     /// 256 random bits, stored as their SHA-256, mailed to `email` in a link.
     private func token(
         _ purpose: EmailToken.Purpose, to email: String, lifetime: Int, kind: String,
@@ -70,6 +78,38 @@ struct MailDesk: Sendable {
     static func hash(_ token: String) -> PostgresBytes? {
         guard !token.isEmpty, token.utf8.count <= 128 else { return nil }
         return PostgresBytes(SHA256.hash(token))
+    }
+
+    /// A minimal page: a title, a sentence, and optionally the form that posts the token.
+    func page(
+        _ title: String, _ text: String, status: Int = 200,
+        form: (action: String, token: String, password: Bool, button: String)? = nil
+    ) -> Response {
+        let escaped = Mails.escaped
+        var html = [
+            "<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">",
+            "<title>\(escaped(title)) · \(escaped(mails.appName))</title></head>",
+            "<body style=\"font-family: system-ui, sans-serif; max-width: 32em; margin: 3em auto; padding: 0 1em\">",
+            "<h1>\(escaped(title))</h1><p>\(escaped(text))</p>",
+        ]
+        if let form {
+            html.append("<form method=\"post\" action=\"\(escaped(form.action))\">")
+            html.append("<input type=\"hidden\" name=\"token\" value=\"\(escaped(form.token))\">")
+            if form.password {
+                html.append(
+                    "<p><input type=\"password\" name=\"newPassword\" autocomplete=\"new-password\" required placeholder=\"New password\"></p>"
+                )
+            }
+            html.append("<p><button type=\"submit\">\(escaped(form.button))</button></p></form>")
+        }
+        html.append("</body></html>\n")
+        return Response(
+            status: status,
+            headers: [
+                "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+                "X-Frame-Options": "DENY",
+            ], body: Array(html.joined(separator: "\n").utf8))
     }
 }
 
@@ -119,7 +159,7 @@ struct EmailController: Sendable {
         let user = try await MailDesk.hash(token).asyncMap { try await links.verifyEmail($0) } ?? nil
         guard let user else {
             if form {
-                return page(
+                return desk.page(
                     "This link no longer works", "It was used already or is older than a day. Ask the app for a new one.",
                     status: 410)
             }
@@ -128,14 +168,14 @@ struct EmailController: Sendable {
                 errors: [.init(field: "token", message: "is not a live verification token")])
         }
         logger.info("email verified", [("user_id", .string(user.id.text()))])
-        if form { return page("Address confirmed", "Your address is confirmed. You can go back to \(appName).") }
+        if form { return desk.page("Address confirmed", "Your address is confirmed. You can go back to \(appName).") }
         return try Response.json(user)
     }
 
     /// `GET /auth/email/verify?token=…`: the page behind the mailed link.
     func verifyPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let token = request.query("token") ?? ""
-        return page(
+        return desk.page(
             "Confirm your address", "Confirm that this address is yours for \(appName).",
             form: (action: "/auth/email/verify", token: token, password: false, button: "Confirm"))
     }
@@ -179,13 +219,13 @@ struct EmailController: Sendable {
             422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
             errors: [.init(field: "token", message: "is not a live password-reset token")])
         guard let hash = MailDesk.hash(body.token), let target = try await links.resetTarget(hash) else {
-            if form { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            if form { return desk.page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
             throw refused
         }
         let problems = policy.problems(body.newPassword, field: "newPassword", email: target.email)
         guard problems.isEmpty else {
             if form {
-                return page(
+                return desk.page(
                     "Choose another password", problems.map { "The new password \($0.message)." }.joined(separator: " "),
                     status: 422, form: (action: "/auth/password/reset", token: body.token, password: true, button: "Save"))
             }
@@ -193,18 +233,18 @@ struct EmailController: Sendable {
         }
         let passwordHash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.newPassword) }
         guard let user = try await links.resetPassword(hash, to: passwordHash) else {
-            if form { return page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            if form { return desk.page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
             throw refused
         }
         desk.queued("password-changed", link: nil)
         logger.info("password reset; every session ended", [("user_id", .string(user.id.text()))])
-        if form { return page("Password changed", "Your new password is set. Sign in to \(appName) with it.") }
+        if form { return desk.page("Password changed", "Your new password is set. Sign in to \(appName) with it.") }
         return .noContent
     }
 
     /// `GET /auth/password/reset?token=…`: the page behind the mailed link.
     func resetPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        page(
+        desk.page(
             "Choose a new password", "Choose a new password for your \(appName) account.",
             form: (action: "/auth/password/reset", token: request.query("token") ?? "", password: true, button: "Save"))
     }
@@ -245,13 +285,13 @@ struct EmailController: Sendable {
         case .changed(let user):
             desk.queued("email-changed", link: nil)
             logger.info("email changed", [("user_id", .string(user.id.text()))])
-            if form { return page("Address changed", "Your \(appName) account now uses \(user.email).") }
+            if form { return desk.page("Address changed", "Your \(appName) account now uses \(user.email).") }
             return try Response.json(user)
         case .taken:
-            if form { return page("Address taken", "Another account uses this address now.", status: 409) }
+            if form { return desk.page("Address taken", "Another account uses this address now.", status: 409) }
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         case .invalid, .queued, .throttled:
-            if form { return page("This link no longer works", "Ask for the change again from the app.", status: 410) }
+            if form { return desk.page("This link no longer works", "Ask for the change again from the app.", status: 410) }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
                 errors: [.init(field: "token", message: "is not a live address-change token")])
@@ -260,7 +300,7 @@ struct EmailController: Sendable {
 
     /// `GET /auth/email/change/confirm?token=…`: the page behind the mailed link.
     func confirmChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        page(
+        desk.page(
             "Confirm your new address", "Confirm that your \(appName) account should use this address.",
             form: (action: "/auth/email/change/confirm", token: request.query("token") ?? "", password: false, button: "Confirm"))
     }
@@ -272,7 +312,7 @@ struct EmailController: Sendable {
         let (form, token) = (request.isForm, body.token)
         guard let user = try await MailDesk.hash(token).asyncMap({ try await links.cancelEmailChange($0) }) ?? nil else {
             if form {
-                return page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410)
+                return desk.page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410)
             }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired.",
@@ -280,7 +320,7 @@ struct EmailController: Sendable {
         }
         logger.info("change of address cancelled", [("user_id", .string(user.id.text()))])
         if form {
-            return page(
+            return desk.page(
                 "Change cancelled",
                 "Your \(appName) account keeps \(user.email), and the device that asked was signed out. Change your password from the app."
             )
@@ -290,7 +330,7 @@ struct EmailController: Sendable {
 
     /// `GET /auth/email/change/cancel?token=…`: the page behind the link in the notice.
     func cancelChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        page(
+        desk.page(
             "Cancel the change of address", "Keep the address your \(appName) account has, and sign out the device that asked.",
             form: (
                 action: "/auth/email/change/cancel", token: request.query("token") ?? "", password: false,
@@ -298,39 +338,6 @@ struct EmailController: Sendable {
             ))
     }
 
-    // MARK: - Pages
-
-    /// A minimal page: a title, a sentence, and optionally the form that posts the token.
-    private func page(
-        _ title: String, _ text: String, status: Int = 200,
-        form: (action: String, token: String, password: Bool, button: String)? = nil
-    ) -> Response {
-        let escaped = Mails.escaped
-        var html = [
-            "<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">",
-            "<title>\(escaped(title)) · \(escaped(appName))</title></head>",
-            "<body style=\"font-family: system-ui, sans-serif; max-width: 32em; margin: 3em auto; padding: 0 1em\">",
-            "<h1>\(escaped(title))</h1><p>\(escaped(text))</p>",
-        ]
-        if let form {
-            html.append("<form method=\"post\" action=\"\(escaped(form.action))\">")
-            html.append("<input type=\"hidden\" name=\"token\" value=\"\(escaped(form.token))\">")
-            if form.password {
-                html.append(
-                    "<p><input type=\"password\" name=\"newPassword\" autocomplete=\"new-password\" required placeholder=\"New password\"></p>"
-                )
-            }
-            html.append("<p><button type=\"submit\">\(escaped(form.button))</button></p></form>")
-        }
-        html.append("</body></html>\n")
-        return Response(
-            status: status,
-            headers: [
-                "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
-                "X-Frame-Options": "DENY",
-            ], body: Array(html.joined(separator: "\n").utf8))
-    }
 }
 
 extension Optional {

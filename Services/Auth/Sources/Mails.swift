@@ -71,6 +71,24 @@ struct Mails: Sendable {
             link: nil, ending: "If it was not you, change your password and end that session from the app.")
     }
 
+    /// To a team member whose session asks to set up a first second factor: the link approves it.
+    func enrolmentApproval(to email: String, token: String, device: String?, address: String?)
+        -> (message: MailMessage, link: String)
+    {
+        let link = "\(publicURL)/auth/mfa/approve?token=\(token)"
+        let from = "\(device.map { "\"\($0)\"" } ?? "a device")\(address.map { " (address \($0))" } ?? "")"
+        let message = mail(
+            to: email, subject: "Approve two-step sign-in for your \(appName) team account",
+            lines: [
+                "Your \(appName) team account, signed in from \(from), asks to set up two-step sign-in. A team account's first authenticator app or passkey needs this mailbox to agree.",
+                "If it is you, open this link within 30 minutes, then set it up from the same place:",
+            ],
+            link: link,
+            ending:
+                "If it was not you, do not open the link: someone has your password. Reset it at once and tell an admin.")
+        return (message, link)
+    }
+
     func accountDeleted(to email: String) -> MailMessage {
         mail(
             to: email, subject: "Your \(appName) account was deleted",

@@ -35,6 +35,8 @@ struct PasskeyController: Sendable {
         try await reauthentication.require(principal, body, request: request)
         let user = try await caller(principal)
         try Self.requireProvenAddress(user)
+        try await SecondFactorController.requireApproval(
+            user, principal, useCases.secondFactors, desk: desk, logger: logger)
         let challenge = try await flows.challenge(.register, of: user.id)
         let options = PasskeyCreationOptions(
             rp: .init(id: flows.rp.id, name: flows.rp.name),
@@ -63,6 +65,8 @@ struct PasskeyController: Sendable {
         guard errors.isEmpty, let clientData, let attestation, let id else { throw HTTPError.invalid(errors) }
         let user = try await caller(principal)
         try Self.requireProvenAddress(user)
+        try await SecondFactorController.requireApproval(
+            user, principal, useCases.secondFactors, desk: desk, logger: logger)
         let rp = flows.rp
         let challenge: [UInt8]
         do { challenge = try WebAuthn.clientData(clientData, .create, rp) } catch { throw Self.refusal(error, status: 422) }

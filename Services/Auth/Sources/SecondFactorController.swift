@@ -7,10 +7,12 @@ import PierService
 /// `/auth/mfa…`: the caller's second factors. Setting up an authenticator app, new recovery codes
 /// and removal are sensitive actions (``Reauthentication``); enrolment needs a proven address
 /// (one registered by someone else before its owner came must not get a factor that would lock
-/// the owner out).
+/// the owner out), and a team member's first second factor needs approval
+/// (``SecondFactorFlows/mayEnrol(_:session:)``).
 struct SecondFactorController: Sendable {
     let useCases: AuthUseCases
     let reauthentication: Reauthentication
+    let desk: MailDesk
     let logger: Logger
 
     /// `GET /auth/mfa`.
@@ -30,6 +32,7 @@ struct SecondFactorController: Sendable {
             throw HTTPError(
                 403, code: .emailUnverified, detail: "Confirm your email address before setting up two-step sign-in.")
         }
+        try await Self.requireApproval(user, principal, useCases.secondFactors, desk: desk, logger: logger)
         switch try await useCases.secondFactors.offer(to: user) {
         case .offered(let enrolment):
             return try .json(enrolment, status: 201, headers: ["Cache-Control": "no-store"])
@@ -43,6 +46,7 @@ struct SecondFactorController: Sendable {
     func confirm(_ request: Request, _ context: ServiceRequestContext, _ body: MFACodeRequest) async throws -> Response {
         let principal = try context.caller()
         let user = try await caller(principal)
+        try await Self.requireApproval(user, principal, useCases.secondFactors, desk: desk, logger: logger)
         switch try await useCases.secondFactors.confirm(user, code: body.code, session: principal.sessionID) {
         case .confirmed(let codes):
             logger.info("second factor enabled", [("user_id", .string(user.id.text()))])
@@ -84,6 +88,54 @@ struct SecondFactorController: Sendable {
         }
         logger.info("second factor removed", [("user_id", .string(principal.userID.text()))])
         return .noContent
+    }
+
+    /// `GET /auth/mfa/approve?token=…`: the page behind the mailed approval link, whose form
+    /// POSTs the token (a mail scanner that prefetches the link approves nothing).
+    func approvalPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        desk.page(
+            "Approve two-step sign-in",
+            "Approve setting up two-step sign-in for your team account, on the device that asked. Then go back to it and set it up.",
+            form: (action: "/auth/mfa/approve", token: request.query("token") ?? "", password: false, button: "Approve"))
+    }
+
+    /// `POST /auth/mfa/approve {token}` (JSON → 204; a form → a page): the mailed link spent;
+    /// the session that asked may set up its first second factor for 30 minutes.
+    func approve(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+        guard let hash = MailDesk.hash(body.token), let user = try await useCases.secondFactors.approve(link: hash) else {
+            if request.isForm {
+                return desk.page(
+                    "This link no longer works",
+                    "It was used already, has expired, or the session that asked was signed out: ask again from the console.",
+                    status: 410)
+            }
+            throw HTTPError(
+                422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask again.",
+                errors: [.init(field: "token", message: "is not a live approval link")])
+        }
+        logger.info("second factor set-up approved by mail", [("user_id", .string(user.text()))])
+        if request.isForm {
+            return desk.page(
+                "Approved", "Go back to where you asked and set up two-step sign-in within 30 minutes.")
+        }
+        return .noContent
+    }
+
+    /// Throws 403 `enrolment_approval_required` while `user`'s first second factor waits for
+    /// approval (a link mailed now, or lately).
+    static func requireApproval(
+        _ user: User, _ principal: Principal, _ flows: SecondFactorFlows, desk: MailDesk, logger: Logger
+    ) async throws {
+        guard case .awaitingApproval(let link) = try await flows.mayEnrol(user, session: principal.sessionID) else { return }
+        if let link {
+            desk.queued("approve-enrolment", link: link)
+            logger.info("second factor set-up asked; approval mailed", [("user_id", .string(user.id.text()))])
+        }
+        throw HTTPError(
+            403, code: .enrolmentApprovalRequired,
+            detail:
+                "A team account's first two-step sign-in needs approval: open the link mailed to \(user.email) (or ask an admin to approve), then try again."
+        )
     }
 
     private func caller(_ principal: Principal) async throws -> User {

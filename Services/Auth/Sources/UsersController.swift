@@ -94,11 +94,33 @@ struct UsersController: Sendable {
         return JSONResponse(ItemList(try await useCases.identities.linked(of: user.id)))
     }
 
-    /// `GET /auth/users/{id}/mfa`: whether the account has two-step sign-in, and how many
-    /// recovery codes it has left (never the secret or the codes).
+    /// `GET /auth/users/{id}/mfa`: whether the account has two-step sign-in, how many recovery
+    /// codes it has left (never the secret or the codes), and for a team member, the sessions
+    /// that wait for approval to set up their first.
     func secondFactor(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<MFAStatus> {
         let user = try await existing(context)
-        return JSONResponse(try await SecondFactors(useCases.database).status(of: user.id))
+        let factors = SecondFactors(useCases.database)
+        var status = try await factors.status(of: user.id)
+        if user.role.isStaff { status.awaitingApproval = try await factors.asks(of: user.id) }
+        return JSONResponse(status)
+    }
+
+    /// `POST /auth/users/{id}/mfa/approve {sessionId}` (admins): the team member's session that
+    /// waits to set up its first second factor may, for 30 minutes (what the mailed link does).
+    /// 204; 404 when that session does not wait. Audited.
+    func approveSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: EnrolmentApproval) async throws
+        -> Response
+    {
+        let actor = try context.auditActor()
+        let id = try context.parameters.require("id", as: UUID.self)
+        let session = body.sessionId
+        switch try await adminsForStaff({ try await useCases.staff.approveSecondFactor(of: id, session: session, by: actor) }) {
+        case nil: throw HTTPError.notFound("No such account.")
+        case false?: throw HTTPError.notFound("That session of the account does not wait to set up two-step sign-in.")
+        case true?:
+            logger.info("second factor set-up approved by an admin", [("user_id", .string(id.text()))])
+            return .noContent
+        }
     }
 
     /// `GET /auth/users/{id}/passkeys`: its passkeys (names, when used, synced, suspended).

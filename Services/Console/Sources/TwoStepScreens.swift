@@ -3,8 +3,9 @@ import PierModels
 
 /// Two-step sign-in for the team: a member whose role needs a second factor
 /// (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) and signed in without one is brought here from any page
-/// Pier refuses them (`mfa_enrolment_required`): they set up an authenticator app (its QR code),
-/// confirm its first code, note the recovery codes, and go on with a session that carries it.
+/// Pier refuses them (`mfa_enrolment_required`): the mailed link (or an admin) approves their
+/// first one, they set up an authenticator app (its QR code), confirm its first code, note the
+/// recovery codes, and go on with a session that carries it.
 struct TwoStepScreens: Sendable {
     let console: Console
 
@@ -51,9 +52,24 @@ struct TwoStepScreens: Sendable {
             if reply.problem?.code == .reauthenticationRequired {
                 return startPage(session, error: "Give your password to go on.", status: 401)
             }
+            if reply.problem?.code == .enrolmentApprovalRequired { return approvalPage(session) }
             return console.problem(reply, session: session)
         }
         return codePage(session, setup: setup)
+    }
+
+    /// A team account's first second factor waits for the mailed link (or an admin).
+    private func approvalPage(_ session: ConsoleSession) -> Response {
+        console.page(
+            status: 403, title: "Two-step sign-in", session: session,
+            """
+            <h1>Check your mail</h1>
+            <p data-approval>Your first two-step sign-in needs approval: we mailed a link to \(session.email). Open it, then come back here within 30 minutes and set it up.</p>
+            <p class="muted">No mail? An admin can approve it from your page in the console. If you did not ask for this, someone has your password: reset it.</p>
+            <form method="post" action="/console/two-step">\(Layout.csrf(session))
+            <button type="submit">I opened the link: set up an authenticator app</button>
+            </form>
+            """)
     }
 
     private func codePage(_ session: ConsoleSession, setup: TOTPEnrolment, error: String? = nil) -> Response {

@@ -118,6 +118,23 @@ struct UserScreens: Sendable {
                     </form>
                     """
             } ?? "<p data-two-step>Two-step sign-in: off</p>"
+        // A team member's first second factor waits for the mailed link, or an admin.
+        let asks = factor.awaitingApproval ?? []
+        let approval: HTML =
+            asks.isEmpty
+            ? .empty
+            : """
+            <p data-approval-asked>Asks to set up two-step sign-in (approve only when they asked you themselves):</p>
+            <ul data-approval-asks>\(HTML.join(asks.map { ask in
+                """
+                <li>\(ask.deviceName ?? "A device") <span class="muted">\(ask.address ?? "") at \(Layout.date(ask.askedAt))</span>
+                \(session.isAdmin ? """
+                <form class="inline" method="post" action="\(action("approve-mfa"))">\(csrf)
+                <input type="hidden" name="session" value="\(ask.sessionId)"><button class="plain" type="submit">Approve</button></form>
+                """ : HTML.empty)</li>
+                """
+            }))</ul>
+            """
         let grantRows = HTML.join(
             grants.map { grant in
                 let live = grant.revokedAt == nil && grant.endsAt > Date()
@@ -222,6 +239,7 @@ struct UserScreens: Sendable {
             <ul>\(identityRows)</ul>
             <h2>Second factors</h2>
             \(secondFactor)
+            \(approval)
             <ul data-passkeys>\(passkeys.isEmpty ? "<li class=\"muted\">No passkey</li>" : passkeyRows)</ul>
             </div>
             <div class="card">
@@ -244,6 +262,7 @@ struct UserScreens: Sendable {
         ("enabled", "The account is enabled."), ("granted", "Access granted."), ("revoked", "Grant revoked."),
         ("role", "Role changed; the account's sessions ended."), ("refreshed", "Read again from Apple."),
         ("mfa", "Two-step sign-in removed; the owner was mailed."),
+        ("approved", "Approved: they may set up two-step sign-in in the next 30 minutes."),
     ]
 
     /// `GET /console/users/{id}/export`: the account's data, as a download.
@@ -299,6 +318,11 @@ struct UserScreens: Sendable {
             }
             let change = RoleChange(role: role, password: Self.filled(form, "password"), code: Self.filled(form, "code"))
             (method, target, body, done) = ("PUT", "/auth/users/\(text)/role", try api.json(change), "role")
+        case "approve-mfa":
+            guard let one = form["session"].flatMap(UUID.init(uuidString:)) else { return missing("session") }
+            (method, target, body, done) = (
+                "POST", "/auth/users/\(text)/mfa/approve", try api.json(EnrolmentApproval(sessionId: one)), "approved"
+            )
         case "remove-mfa":
             (method, target, body, done) = ("DELETE", "/auth/users/\(text)/mfa", try api.json(Self.confirmation(form)), "mfa")
         case "delete":

@@ -15,6 +15,8 @@ struct EmailToken: Sendable {
     enum Purpose: String, Sendable {
         case verify, reset, change
         case cancelChange = "cancel-change"
+        /// Approves the first second factor of a team member's session (``SecondFactorFlows``).
+        case approveEnrolment = "approve-enrolment"
     }
     var hash: PostgresBytes
     var purpose: Purpose
@@ -33,8 +35,8 @@ struct EmailTokens: Sendable {
 
     init(_ database: any PostgresExecutor) { self.database = database }
 
-    /// Stores the token and queues its mail. A change of address (and its cancel link) belongs
-    /// to the session that asked for it.
+    /// Stores the token and queues its mail. A change of address (and its cancel link), and an
+    /// approval, belong to the session that asked for them.
     func issue(_ token: EmailToken, to user: UUID, session: UUID? = nil) async throws {
         try await database.execute(
             """
@@ -66,6 +68,21 @@ struct EmailTokens: Sendable {
             RETURNING user_id, email
             """
         ).first.map { (try $0.decode("user_id"), try $0.decode("email")) }
+    }
+
+    /// Marks a live approval link used, while the session that asked is live and the account
+    /// still has the address it was mailed to; that account and session.
+    func consumeApproval(_ hash: PostgresBytes) async throws -> (user: UUID, session: UUID)? {
+        try await database.query(
+            """
+            UPDATE auth.email_tokens t SET used_at = now()
+            WHERE token_hash = \(hash) AND purpose = 'approve-enrolment' AND used_at IS NULL AND expires_at > now()
+                AND EXISTS (SELECT 1 FROM auth.sessions s
+                    WHERE s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now())
+                AND EXISTS (SELECT 1 FROM auth.users u WHERE u.id = t.user_id AND u.email = t.email)
+            RETURNING user_id, session_id
+            """
+        ).first.map { (try $0.decode("user_id"), try $0.decode("session_id")) }
     }
 
     /// Marks a live cancel link used; its user and the session that asked for the change.

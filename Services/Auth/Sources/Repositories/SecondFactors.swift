@@ -159,3 +159,83 @@ struct SecondFactors: Sendable {
         try await database.execute("DELETE FROM auth.mfa_challenges WHERE user_id = \(user)")
     }
 }
+
+// MARK: - Approvals
+
+extension SecondFactors {
+    /// Where a session's ask to set up a team member's first second factor stands.
+    enum Approval: Sendable, Equatable {
+        case none
+        /// Asked, not approved yet; the ask was made (and its link mailed) this long ago.
+        case asked(secondsAgo: Int)
+        case approved
+    }
+
+    /// The live session `session` of `user`: whether a second factor proved it, and where it
+    /// signed in from (for the approval mail). Nil when it is not live.
+    func askingSession(_ session: UUID, of user: UUID) async throws -> (secondFactor: Bool, device: String?, address: String?)? {
+        try await database.query(
+            """
+            SELECT 'mfa' = ANY(amr) AS second_factor, device_name, client_address FROM auth.sessions
+            WHERE id = \(session) AND user_id = \(user) AND revoked_at IS NULL AND expires_at > now()
+            """
+        ).first.map { (try $0.decode("second_factor"), try $0.decode("device_name"), try $0.decode("client_address")) }
+    }
+
+    func lockApproval(of session: UUID) async throws -> Approval {
+        guard
+            let row = try await database.query(
+                """
+                SELECT approved_at IS NOT NULL AS approved, expires_at > now() AS live,
+                    extract(epoch FROM now() - asked_at)::int AS ago
+                FROM auth.enrolment_approvals WHERE session_id = \(session) FOR UPDATE
+                """
+            ).first, try row.decode("live", as: Bool.self)
+        else { return .none }
+        return try row.decode("approved", as: Bool.self) ? .approved : .asked(secondsAgo: try row.decode("ago"))
+    }
+
+    /// Records (again) that `session` asks to set up a first second factor, for `seconds`.
+    func ask(_ session: UUID, of user: UUID, seconds: Int) async throws {
+        try await database.execute(
+            """
+            INSERT INTO auth.enrolment_approvals (session_id, user_id, expires_at)
+            VALUES (\(session), \(user), now() + make_interval(secs => \(seconds)))
+            ON CONFLICT (session_id) DO UPDATE SET asked_at = now(), approved_at = NULL, approved_by = NULL,
+                expires_at = excluded.expires_at
+            """)
+    }
+
+    /// Approves the live ask of `session` (of `user`, the session live too) for `seconds`; by
+    /// `admin`, or by the mailed link when nil. False when no such ask waits.
+    func approve(of user: UUID, session: UUID, by admin: UUID?, seconds: Int) async throws -> Bool {
+        !(try await database.query(
+            """
+            UPDATE auth.enrolment_approvals SET approved_at = now(), approved_by = \(admin),
+                expires_at = now() + make_interval(secs => \(seconds))
+            WHERE user_id = \(user) AND session_id = \(session) AND approved_at IS NULL AND expires_at > now()
+                AND EXISTS (SELECT 1 FROM auth.sessions s
+                    WHERE s.id = session_id AND s.revoked_at IS NULL AND s.expires_at > now())
+            RETURNING 1
+            """
+        ).isEmpty)
+    }
+
+    /// The live asks of `user` that wait for approval, oldest first: for an admin to approve.
+    func asks(of user: UUID) async throws -> [EnrolmentAsk] {
+        try await database.query(
+            """
+            SELECT a.session_id, a.asked_at, s.device_name, s.client_address FROM auth.enrolment_approvals a
+            JOIN auth.sessions s ON s.id = a.session_id
+            WHERE a.user_id = \(user) AND a.approved_at IS NULL AND a.expires_at > now()
+                AND s.revoked_at IS NULL AND s.expires_at > now()
+            ORDER BY a.asked_at
+            """
+        ).map {
+            EnrolmentAsk(
+                sessionId: try $0.decode("session_id"), askedAt: try $0.decode("asked_at"),
+                deviceName: try $0.decode("device_name"),
+                address: try $0.decode("client_address"))
+        }
+    }
+}

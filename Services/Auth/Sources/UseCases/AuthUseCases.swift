@@ -27,7 +27,7 @@ struct AuthUseCases: Sendable {
         links = MailedLinks(database: database, lifetimes: lifetimes, desk: desk)
         staff = StaffActions(database: database, lifetimes: lifetimes)
         secondFactors = SecondFactorFlows(
-            database: database, lifetimes: lifetimes, mails: desk.mails, signIns: signIns, box: settings.box,
+            database: database, lifetimes: lifetimes, desk: desk, signIns: signIns, box: settings.box,
             throttle: settings.throttle, issuer: settings.issuer)
         passkeys = PasskeyFlows(database: database, lifetimes: lifetimes, mails: desk.mails, signIns: signIns, rp: rp)
     }

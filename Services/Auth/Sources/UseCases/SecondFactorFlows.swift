@@ -24,13 +24,15 @@ import PierService
 struct SecondFactorFlows: Sendable {
     let database: PostgresPool
     let lifetimes: Sessions.Lifetimes
-    let mails: Mails
+    let desk: MailDesk
     let signIns: SignIns
     /// Seals the authenticator apps' secrets (`PIER_AUTH_MFA_KEY_FILE`).
     let box: SecretBox
     let throttle: LoginThrottle
     /// The issuer authenticator apps show beside the code (`PIER_APP_NAME`).
     let issuer: String
+
+    var mails: Mails { desk.mails }
 
     /// Wrong codes that end an MFA token.
     static let challengeFailureLimit = 5
@@ -95,6 +97,63 @@ struct SecondFactorFlows: Sendable {
             if let session { try await sessions.reauthenticated(session, adding: Self.codeAMR) }
             try await Outbox(connection).enqueue(mails.secondFactorEnabled(to: user.email), kind: "mfa-enabled")
             return .confirmed(recoveryCodes: codes)
+        }
+    }
+
+    // MARK: - A team member's first second factor
+
+    /// How long an ask waits for its approval, and how long an approval lasts.
+    static let approvalSeconds = 30 * 60
+    /// A session's ask mails its link again after this long without approval.
+    static let approvalMailInterval = 10 * 60
+    /// Approval mails per account per hour.
+    static let approvalMailsPerHour = 5
+
+    enum Gate: Sendable, Equatable {
+        case open
+        /// A team member's first second factor waits for approval; the link just mailed, or nil
+        /// when one went out lately (or enough did this hour).
+        case awaitingApproval(link: String?)
+    }
+
+    /// Whether `user`, in `session`, may set up a second factor now. A team member (support,
+    /// admin) whose session no second factor proved is setting up their first: with the password
+    /// alone, whoever holds it would own the account from then on. The session's ask is kept
+    /// and a link mailed to the account's address; once it (or an admin) approves, the session
+    /// may go on for 30 minutes. Anyone else, and a session a second factor proved, may at once.
+    func mayEnrol(_ user: User, session: UUID?) async throws -> Gate {
+        guard user.role.isStaff else { return .open }
+        guard let session else { return .awaitingApproval(link: nil) }
+        return try await database.withTransaction { connection in
+            let factors = SecondFactors(connection)
+            guard let asking = try await factors.askingSession(session, of: user.id) else {
+                return .awaitingApproval(link: nil)
+            }
+            if asking.secondFactor { return .open }
+            switch try await factors.lockApproval(of: session) {
+            case .approved: return .open
+            case .asked(let ago) where ago < Self.approvalMailInterval: return .awaitingApproval(link: nil)
+            case .none, .asked: break
+            }
+            try await factors.ask(session, of: user.id, seconds: Self.approvalSeconds)
+            let taken = try await MailThrottle.take("approve:" + user.id.text(), windowSeconds: 3600, on: connection)
+            guard !taken.exceeds(Self.approvalMailsPerHour) else { return .awaitingApproval(link: nil) }
+            let made = desk.enrolmentApproval(user.email, device: asking.device, address: asking.address)
+            try await EmailTokens(connection).issue(made, to: user.id, session: session)
+            return .awaitingApproval(link: made.link)
+        }
+    }
+
+    /// Spends a mailed approval link: the session that asked may set up its first second factor
+    /// for the next 30 minutes. The account, or nil when the link is not live (used, expired, its
+    /// session ended, the account's address changed since).
+    func approve(link hash: PostgresBytes) async throws -> UUID? {
+        try await database.withTransaction { connection in
+            guard let token = try await EmailTokens(connection).consumeApproval(hash),
+                try await SecondFactors(connection).approve(
+                    of: token.user, session: token.session, by: nil, seconds: Self.approvalSeconds)
+            else { return nil }
+            return token.user
         }
     }
 

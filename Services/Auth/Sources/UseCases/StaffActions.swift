@@ -135,6 +135,24 @@ struct StaffActions: Sendable {
         }
     }
 
+    /// An admin approves the session of team member `user` that waits to set up its first
+    /// second factor (it may, for the next 30 minutes; ``SecondFactorFlows/mayEnrol(_:session:)``).
+    /// False when no such ask waits; nil when there is no such account.
+    func approveSecondFactor(of user: UUID, session: UUID, by actor: AuditActor) async throws -> Bool? {
+        try await database.withTransaction { connection in
+            guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            try Self.mayAct(on: account, actor)
+            let approved = try await SecondFactors(connection).approve(
+                of: user, session: session, by: actor.id, seconds: SecondFactorFlows.approvalSeconds)
+            if approved {
+                try await AuditLog.append(
+                    .init("user.second_factor_approved", target: ("user", user.text()), subject: user),
+                    by: actor, schema: Self.schema, on: connection)
+            }
+            return approved
+        }
+    }
+
     enum Mailed: Sendable, Equatable {
         case queued
         case missing
