@@ -64,7 +64,13 @@ say "release build $((compiled - started)) s, images built in $((built - compile
 
 # 2. The stack, from a copy of deploy/ (the secrets are made there, as secrets/README.md says).
 work=$(mktemp -d)
-project=pier-containers-test
+# A project (and so network) name of this run's own: podman's address allocator can keep a static
+# address of a container that is gone (seen: "requested ip address 10.201.17.10 is already
+# allocated to container ID …" for a container no longer there, on both attempts); its record is
+# kept by network name, so a new name starts clean. What a killed run left goes first (its
+# networks, with their containers): the fixed subnet cannot be had twice.
+project=pier-containers-test-$$
+podman network ls --format '{{.Name}}' | grep '^pier-containers-test' | xargs -r podman network rm -f >/dev/null 2>&1 || true
 port=${PIER_CONTAINERS_PORT:-18080}
 ticker=
 compose() { PIER_GATEWAY_PORT=$port "$compose_bin" -p "$project" -f "$work/deploy/docker/compose.yaml" "$@"; }
