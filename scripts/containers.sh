@@ -373,7 +373,9 @@ for name in postgres "${services[@]}" gateway; do
   id=$(container "$name")
   total=0
   for p in $(podman top "$id" hpid | tail -n +2); do
-    total=$((total + $(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")))
+    # A process that ended since `podman top` listed it counts nothing.
+    rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || true)
+    total=$((total + ${rss:-0}))
   done
   printf '  %-19s %-10s RSS %s MB\n' "$name" "$(podman stats --no-stream --format '{{.MemUsage}}' "$id" | cut -d' ' -f1)" \
     "$((total / 1024))"
