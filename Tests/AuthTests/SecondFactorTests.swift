@@ -392,6 +392,50 @@ import Testing
         }
     }
 
+    /// The way around the mailbox's approval: with the password alone, move the account's
+    /// mailbox to one's own, then approve one's own first second factor. A team member's address
+    /// moves only from a session a second factor proved, and a link mailed before the address
+    /// changed approves nothing after.
+    @Test func aTeamMembersMailboxMovesOnlyFromASessionASecondFactorProved() async throws {
+        try await withService { auth in
+            let link = "/auth/mfa/approve"
+            let (_, email) = try await auth.register(TakeoverTests.email("member"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(email)")
+            let attacker = try await takeover.login(auth, email).decode(AuthSession.self)
+            let thief = TakeoverTests.email("thief")
+            let move = #"{"newEmail":"\#(thief)","password":"\#(Self.password)"}"#
+            let refused = try await auth.send("POST", "/auth/email/change", json: move, token: attacker.accessToken)
+            #expect(refused.status == 403 && refused.problem?.code == .mfaEnrolmentRequired, "\(refused.text)")
+            #expect(auth.mails(to: thief).isEmpty)
+
+            // A link mailed to the old address approves nothing once the account has another.
+            let seen = auth.mailedTokens(to: email, containing: link)
+            #expect(try await auth.send("POST", "/auth/mfa/totp", token: attacker.accessToken).status == 403)
+            let mailed = try await auth.mailedToken(to: email, containing: link, seen: seen)
+            let moved = try #require(EmailAddress(TakeoverTests.email("moved")))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET email = \(moved.address), email_key = \(moved.key) WHERE email = \(email)")
+            let stale = try await auth.send("POST", link, json: #"{"token":"\#(mailed)"}"#)
+            #expect(stale.status == 422, "\(stale.text)")
+            #expect(try await auth.send("POST", "/auth/mfa/totp", token: attacker.accessToken).status == 403)
+
+            // Approved by the mailbox and proved by a code, the member moves their own mailbox.
+            let (_, own) = try await auth.register(TakeoverTests.email("own"))
+            try await auth.pool.execute(
+                "UPDATE auth.users SET role = 'support', email_verified_at = now() WHERE email = \(own)")
+            let member = try await takeover.login(auth, own).decode(AuthSession.self)
+            try await Self.approve(auth, own, member.accessToken)
+            let secret = try await Self.turnOn(auth, member.accessToken)
+            let proved = try await verify(auth, try await challenge(auth, own), Self.code(secret, step: 1))
+                .decode(AuthSession.self)
+            let newEmail = TakeoverTests.email("new")
+            let asked = try await auth.send(
+                "POST", "/auth/email/change", json: #"{"newEmail":"\#(newEmail)"}"#, token: proved.accessToken)
+            #expect(asked.status == 202, "\(asked.text)")
+        }
+    }
+
     /// A user who lost their phone and their recovery codes asks support: the team removes the
     /// second factor (re-authenticated, audited, the owner mailed), and the password signs in
     /// alone again. Users cannot do it to each other.

@@ -253,9 +253,18 @@ struct EmailController: Sendable {
 
     /// `POST /auth/email/change {newEmail, password?}`: needs the password or a recent sign-in;
     /// mails a confirmation link to the new address and a notice to the current one. 202; the
-    /// address changes only when the link is followed.
+    /// address changes only when the link is followed. A team member moves the account's
+    /// mailbox only from a session a second factor proved: with the password alone, whoever
+    /// holds it would move the mailbox to theirs, then approve their own first second factor.
     func change(_ request: Request, _ context: ServiceRequestContext, _ body: EmailChangeRequest) async throws -> Response {
         let principal = try context.caller()
+        guard !principal.isStaff || principal.usedSecondFactor else {
+            throw HTTPError(
+                403, code: .mfaEnrolmentRequired,
+                detail:
+                    "A team account changes its address from a session two-step sign-in proved: set up two-step sign-in, sign in with it, then try again."
+            )
+        }
         guard let newEmail = EmailAddress(body.newEmail) else {
             throw HTTPError.invalid("newEmail", "must be an email address such as name@example.com")
         }
