@@ -183,8 +183,8 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "FeedbackService", "PierService", "PierHTTP", models, "PierRuntime", "PierTestSupport",
-                "PierServiceTestSupport",
+                "Gateway", "FeedbackService", "PierService", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(

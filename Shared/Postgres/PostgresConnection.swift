@@ -17,6 +17,8 @@ import PierRuntime
 public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private let configuration: PostgresConfiguration
+    /// Where the statements, round trips and rows written are counted (the pool's).
+    private let activity: PostgresActivity?
     /// True once a statement failed in a way that leaves the connection unusable.
     private(set) var isBroken = false
     /// Statements prepared on this connection, by SQL text: the server parses and plans each
@@ -27,8 +29,9 @@ public final class PostgresConnection: @unchecked Sendable {
     static let maximumPrepared = 200
 
     /// Opens the connection; this blocks up to the configuration's connect timeout.
-    init(configuration: PostgresConfiguration) throws {
+    init(configuration: PostgresConfiguration, activity: PostgresActivity? = nil) throws {
         self.configuration = configuration
+        self.activity = activity
         try connect()
     }
 
@@ -87,7 +90,11 @@ public final class PostgresConnection: @unchecked Sendable {
         try check(result, handle)
     }
 
-    enum NotificationOutcome { case notified, timedOut, broken }
+    enum NotificationOutcome: Equatable {
+        /// Notified, with each notification's payload.
+        case notified([String])
+        case timedOut, broken
+    }
 
     /// Waits for a NOTIFY on a LISTENing connection (used by ``PostgresListener`` only).
     func awaitNotification(timeoutMilliseconds: Int32) -> NotificationOutcome {
@@ -97,12 +104,13 @@ public final class PostgresConnection: @unchecked Sendable {
         if ready < 0 { return errno == EINTR ? .timedOut : .broken }
         if ready == 0 { return .timedOut }
         guard PQconsumeInput(handle) == 1 else { return .broken }
-        var notified = false
+        var payloads: [String] = []
         while let notification = PQnotifies(handle) {
-            notified = true
+            payloads.append(notification.pointee.extra.map { String(cString: $0) } ?? "")
             PQfreemem(notification)
         }
-        return notified ? .notified : (PQstatus(handle) == CONNECTION_OK ? .timedOut : .broken)
+        if !payloads.isEmpty { return .notified(payloads) }
+        return PQstatus(handle) == CONNECTION_OK ? .timedOut : .broken
     }
 
     /// Runs one statement and returns its rows: read in place from libpq's result, which the
@@ -128,6 +136,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let result = try await roundTrip(handle) { PQsendQuery($0, sql) }
         defer { PQclear(result) }
         try check(result, handle)
+        activity?.statementRan(rowsWritten: 0)
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -174,7 +183,16 @@ public final class PostgresConnection: @unchecked Sendable {
             PQclear(result)
             throw error
         }
+        activity?.statementRan(rowsWritten: Self.rowsWritten(result!))
         return result!
+    }
+
+    /// The rows an INSERT, UPDATE, DELETE or MERGE reports (its command tag); 0 for the others.
+    private static func rowsWritten(_ result: OpaquePointer) -> Int {
+        guard let tag = PQcmdStatus(result) else { return 0 }
+        let command = String(cString: tag).prefix { $0 != " " }
+        guard command == "INSERT" || command == "UPDATE" || command == "DELETE" || command == "MERGE" else { return 0 }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     /// The name of the prepared statement for this SQL, preparing it on first use; nil when it
@@ -201,6 +219,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// has one per statement); nil when there was none. The caller clears it.
     private func roundTrip(_ handle: OpaquePointer, _ send: (OpaquePointer) -> Int32) async throws -> OpaquePointer? {
         guard send(handle) == 1 else { throw lost(handle) }
+        activity?.roundTripMade()
         let socket = PQsocket(handle)
         while true {
             let flushed = PQflush(handle)

@@ -7,17 +7,35 @@ import Synchronization
 #endif
 
 /// LISTENs on a channel with a connection and a thread of its own, and wakes waiters when a
-/// notification arrives. A wake-up only: followers still poll, so a lost connection costs
-/// latency, never events. Reconnects by itself. One listener serves every follower of a
-/// process (the event consumers, the revocation list): whoever made it starts and stops it.
+/// notification arrives: every waiter, or those waiting for the notification's payload (an
+/// event's type: a follower of some types is not woken by the others). A wake-up only:
+/// followers still poll, so a lost connection costs latency, never events. Reconnects by
+/// itself. One listener serves every follower of a process (the event consumers, the
+/// revocation list): whoever made it starts and stops it.
 public final class PostgresListener: Sendable {
     private struct State {
         var generation = 0
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Notifications by payload, counted like `generation`.
+        var payloads: [String: Int] = [:]
+        /// Each waiter, the payloads that wake it (nil: any), and whether it is a follower's.
+        var waiters: [Int: (payloads: Set<String>?, follower: Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
+        /// Followers woken by a notification whose work has not ended yet, and their waits.
+        var atWork = 0
+        var woken: Set<Int> = []
+        /// Followers running (``follow(every:wakingOn:_:)``).
+        var followers = 0
         /// Waits that ended before their waiter was registered: it resumes at once when it is.
         var released: Set<Int> = []
         var nextWaiter = 0
         var running = false
+        /// Stops: counted in every generation (a stop wakes everyone).
+        var stops = 0
+
+        /// Notifications with one of `payloads`, plus the stops; every notification when nil.
+        func generation(of payloads: Set<String>?) -> Int {
+            guard let payloads else { return generation }
+            return payloads.reduce(stops) { $0 &+ (self.payloads[$1] ?? 0) }
+        }
     }
 
     public let channel: String
@@ -43,16 +61,52 @@ public final class PostgresListener: Sendable {
     /// Stops listening (within a second) and wakes every waiter.
     public func stop() {
         state.withLock { $0.running = false }
-        notifyAll()
+        notify(nil)
     }
 
     /// Counts notifications (and stops): read it before looking for work, and pass it to
     /// ``wait(upTo:since:)``, so that a notification arriving in between is not missed.
     public var generation: Int { state.withLock { $0.generation } }
 
+    /// Counts the notifications with one of `payloads` (nil: every one, and stops): what
+    /// ``wait(upTo:since:for:)`` compares.
+    public func generation(of payloads: Set<String>?) -> Int {
+        state.withLock { state in state.generation(of: payloads) }
+    }
+
     /// Returns when a notification has arrived since `generation` was read (at once if one
     /// already has), after `timeout`, or when the task is cancelled.
     public func wait(upTo timeout: Duration, since generation: Int) async {
+        await wait(upTo: timeout, since: generation, for: nil)
+    }
+
+    /// Returns when a notification with one of `payloads` (nil: any) has arrived since
+    /// ``generation(of:)`` was read (at once if one already has), after `timeout`, when the
+    /// listener stops, or when the task is cancelled.
+    public func wait(upTo timeout: Duration, since generation: Int, for payloads: Set<String>?) async {
+        _ = await wait(upTo: timeout, since: generation, for: payloads, follower: false)
+    }
+
+    /// Followers a notification woke that have not finished the work it started: zero once
+    /// everything a notification set off is done (tests wait for it; nothing else does).
+    public var followersAtWork: Int { state.withLock { $0.atWork } }
+
+    /// Whether every follower waits for a notification (none is at work, by one or by its poll):
+    /// what tests wait for before they count what a notification sets off.
+    public var followersIdle: Bool {
+        state.withLock { state in state.waiters.values.count(where: \.follower) == state.followers }
+    }
+
+    /// What the followers' work set off by notifications asked of the database (not that of
+    /// their first run, nor of their polls): what an event costs the process, beside the
+    /// request that appended it.
+    public let notifiedWork = PostgresActivity()
+
+    /// ``wait(upTo:since:for:)``; for a follower, true when a notification woke it and counted
+    /// it in ``followersAtWork`` (it then says when its work is done).
+    private func wait(upTo timeout: Duration, since generation: Int, for payloads: Set<String>?, follower: Bool) async
+        -> Bool
+    {
         let id = state.withLock { state -> Int in
             defer { state.nextWaiter &+= 1 }
             return state.nextWaiter
@@ -61,8 +115,8 @@ public final class PostgresListener: Sendable {
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let missed = self.state.withLock { state -> Bool in
-                        if state.generation != generation || state.released.remove(id) != nil { return true }
-                        state.waiters[id] = continuation
+                        if state.generation(of: payloads) != generation || state.released.remove(id) != nil { return true }
+                        state.waiters[id] = (payloads, follower, continuation)
                         return false
                     }
                     if missed { continuation.resume() }
@@ -78,31 +132,57 @@ public final class PostgresListener: Sendable {
             // waiter: it is then marked released, and resumes as soon as it registers (else it
             // would wait for a notification that may never come, and hold its task for good).
             let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+                if let waiter = state.waiters.removeValue(forKey: id) { return waiter.continuation }
                 state.released.insert(id)
                 return nil
             }
             waiter?.resume()
             await group.waitForAll()
-            self.state.withLock { _ = $0.released.remove(id) }
+        }
+        return state.withLock { state in
+            state.released.remove(id)
+            return state.woken.remove(id) != nil
         }
     }
 
-    /// Runs `body` now, then whenever the channel is notified and at least every `interval`,
-    /// until the task is cancelled.
-    public func follow(every interval: Duration, _ body: () async -> Void) async {
+    /// Runs `body` now, then whenever the channel is notified with one of `payloads` (nil:
+    /// any) and at least every `interval`, until the task is cancelled. Notifications that
+    /// arrive while `body` runs make one more run, however many they are.
+    public func follow(every interval: Duration, wakingOn payloads: Set<String>? = nil, _ body: () async -> Void) async {
+        state.withLock { $0.followers += 1 }
+        defer { state.withLock { $0.followers -= 1 } }
+        var woken = false
         while !Task.isCancelled {
-            let seen = generation
-            await body()
-            await wait(upTo: interval, since: seen)
+            let seen = generation(of: payloads)
+            if woken {
+                await PostgresActivity.$ledger.withValue(notifiedWork) { await body() }
+            } else {
+                await body()
+            }
+            if woken { state.withLock { $0.atWork -= 1 } }
+            woken = await wait(upTo: interval, since: seen, for: payloads, follower: true)
         }
+        if woken { state.withLock { $0.atWork -= 1 } }
     }
 
-    private func notifyAll() {
+    /// Wakes the waiters for these payloads (every waiter when nil: the listener stops).
+    private func notify(_ payloads: [String]?) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            defer { state.waiters = [:] }
             state.generation &+= 1
-            return Array(state.waiters.values)
+            if payloads == nil { state.stops &+= 1 }
+            for payload in payloads ?? [] { state.payloads[payload, default: 0] &+= 1 }
+            let woken = state.waiters.filter { _, waiter in
+                guard let payloads, let wanted = waiter.payloads else { return true }
+                return payloads.contains(where: wanted.contains)
+            }
+            for (id, waiter) in woken {
+                state.waiters[id] = nil
+                if waiter.follower {
+                    state.atWork += 1
+                    state.woken.insert(id)
+                }
+            }
+            return woken.values.map(\.continuation)
         }
         waiters.forEach { $0.resume() }
     }
@@ -119,7 +199,7 @@ public final class PostgresListener: Sendable {
             }
             while running {
                 let outcome = connection.awaitNotification(timeoutMilliseconds: 1000)
-                if outcome == .notified { notifyAll() }
+                if case .notified(let payloads) = outcome { notify(payloads) }
                 if outcome == .broken { break }
             }
         }

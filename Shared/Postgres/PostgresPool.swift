@@ -32,6 +32,8 @@ public final class PostgresPool: Sendable {
     }
 
     public let configuration: PostgresConfiguration
+    /// What the pool's connections asked of the database so far.
+    public let activity = PostgresActivity()
     private let state = Mutex(State())
     /// Where connections are opened (libpq's connect blocks up to its timeout).
     private let connector: BlockingPool
@@ -74,13 +76,13 @@ public final class PostgresPool: Sendable {
     /// slot has none (nil).
     private func ready(_ lent: PostgresConnection?) async throws -> PostgresConnection {
         if let lent, lent.isUsable { return lent }
-        let configuration = configuration
+        let (configuration, activity) = (configuration, activity)
         return try await connector.run {
             if let lent {
                 try lent.reconnect()
                 return lent
             }
-            return try PostgresConnection(configuration: configuration)
+            return try PostgresConnection(configuration: configuration, activity: activity)
         }
     }
 

@@ -2,6 +2,7 @@ import PierHTTP
 import PierJSON
 import PierPostgres
 import PierRuntime
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -12,8 +13,9 @@ import PierRuntime
 /// Reads the shared event log after its own stored cursor and applies each event exactly once,
 /// in the order of their transactions (then of their ids):
 /// the effect and the cursor move commit in the same transaction. Replicas take turns (the
-/// cursor row is locked). It wakes on NOTIFY `pier_events` and polls as a fallback; a part of
-/// its plugin's ``Service/background``.
+/// cursor row is locked). It wakes on NOTIFY `pier_events` of the types it applies (the others'
+/// events it passes at its poll, many to a transaction), and polls as a fallback; a part of its
+/// plugin's ``Service/background``.
 public final class EventConsumer: LifecycleService {
     public var lifecycleName: String { "events \(name)" }
 
@@ -22,24 +24,31 @@ public final class EventConsumer: LifecycleService {
     public let name: String
     public let cursorTable: String
     public let types: [String]
+    /// The notified types that wake it (those it applies, unless told fewer).
+    public let wakingOn: Set<String>
     public let pollInterval: Duration
     private let database: PostgresPool
     private let logger: Logger
     private let handler: @Sendable (Event, PostgresConnection) async throws -> Void
     private let applied: (@Sendable () -> Void)?
     private let listener: PostgresListener
+    /// Whether its cursor row is known to exist (made on the first batch).
+    private let cursorMade = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - name: the consumer's row in `cursorTable` (a `consumer text, last_event_id bigint` table).
     ///   - listener: the process's listener on `pier_events` (started and stopped by its owner).
     ///   - applied: called once a batch that applied events committed (to wake what its effects
     ///     wait for, such as a mail outbox).
+    ///   - wakingOn: the types whose notifications wake it (default: `types`); fewer when some
+    ///     of them change nothing now (webhooks nobody subscribed to).
     ///   - handler: applies one event on the transaction's connection; throwing retries later.
     public init(
         name: String, cursorTable: String, types: [String], database: PostgresPool, listener: PostgresListener,
         logger: Logger, pollInterval: Duration = .seconds(5), applied: (@Sendable () -> Void)? = nil,
-        handler: @escaping @Sendable (Event, PostgresConnection) async throws -> Void
+        wakingOn: [String]? = nil, handler: @escaping @Sendable (Event, PostgresConnection) async throws -> Void
     ) {
+        self.wakingOn = Set(wakingOn ?? types)
         self.applied = applied
         self.name = name
         self.cursorTable = cursorTable
@@ -54,9 +63,10 @@ public final class EventConsumer: LifecycleService {
     /// Consumes until its task is cancelled: at once, on every notification, and every
     /// `pollInterval`. A failure is logged and retried at the next wake-up.
     public func run() async {
-        await listener.follow(every: pollInterval) {
+        await listener.follow(every: pollInterval, wakingOn: wakingOn) {
             do {
-                while try await consumeBatch() > 0 {}
+                // A batch that read fewer than it could was the last there was.
+                while try await consumeBatch() == Self.batch {}
             } catch {
                 logger.warning("event consumer will retry", [("consumer", .string(name)), ("error", .string("\(error)"))])
             }
@@ -74,20 +84,34 @@ public final class EventConsumer: LifecycleService {
                 """)
     }
 
-    /// Reads the next events (at most 100), applies those of its types and returns how many it read.
+    /// Events read in one transaction: a consumer woken only by its own types passes the others'
+    /// at its poll, a few thousand at a time under load.
+    static let batch = 1000
+
+    /// Reads the next events (at most ``batch``), applies those of its types and returns how
+    /// many it read.
     @discardableResult
     public func consumeBatch() async throws -> Int {
         let name = name, table = cursorTable, types = Set(types), handler = handler
+        let made = cursorMade.load(ordering: .relaxed)
         let (read, applied) = try await database.withTransaction { connection in
-            try await connection.execute(
-                "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING")
-            let row = try await connection.query(
-                "SELECT last_event_id, last_txid::text AS last_txid FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE"
-            )[0]
+            func lockCursor() async throws -> PostgresRow? {
+                try await connection.query(
+                    "SELECT last_event_id, last_txid::text AS last_txid FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE"
+                ).first
+            }
+            var locked = made ? try await lockCursor() : nil
+            if locked == nil {
+                try await connection.execute(
+                    "INSERT INTO \(unsafeSQL: table) (consumer, last_event_id) VALUES (\(name), 0) ON CONFLICT (consumer) DO NOTHING"
+                )
+                locked = try await lockCursor()
+            }
+            guard let row = locked else { throw PostgresError(.server, message: "the cursor row of \(name) is missing") }
             let cursor = EventCursor(txid: try row.decode("last_txid"), id: try row.decode("last_event_id"))
             // Every type is read, so that the cursor passes the others' events too (filtered here,
             // a cursor left behind would scan them all again at each turn).
-            let events = try await EventLog.read(after: cursor, types: nil, settledOnly: true, limit: 100, on: connection)
+            let events = try await EventLog.read(after: cursor, types: nil, settledOnly: true, limit: Self.batch, on: connection)
             for event in events where types.contains(event.type) { try await handler(event, connection) }
             let last = cursor.passing(events)
             if last != cursor {
@@ -99,6 +123,7 @@ public final class EventConsumer: LifecycleService {
             }
             return (events.count, events.contains { types.contains($0.type) })
         }
+        cursorMade.store(true, ordering: .relaxed)
         if applied { self.applied?() }
         return read
     }

@@ -57,6 +57,8 @@ public final class LiveFeed: LifecycleService {
         var lastStream: UInt64 = 0
         var count = 0
         var stopped = false
+        /// The tail has read once: its place is set, and what comes after is kept for later.
+        var anchored = false
     }
 
     /// What names an event's user.
@@ -82,6 +84,9 @@ public final class LiveFeed: LifecycleService {
     ///   - snapshot: the state of a user, encoded.
     ///   - revocations: the process's list, whose revocations end streams (nil: none end but
     ///     with their token's life).
+    /// The event types it shows: only their notifications wake it.
+    private let changes: Set<String>
+
     public init(
         name: String, database: PostgresPool, listener: PostgresListener, revocations: RevocationList?,
         changes: [String], snapshot: @escaping @Sendable (UUID) async throws -> [UInt8], settings: LiveSettings,
@@ -92,6 +97,7 @@ public final class LiveFeed: LifecycleService {
         self.listener = listener
         self.revocations = revocations
         tail = EventLogTail(types: changes, from: .now)
+        self.changes = Set(changes)
         self.snapshot = snapshot
         heartbeat = settings.heartbeat
         self.pollInterval = pollInterval
@@ -167,7 +173,7 @@ public final class LiveFeed: LifecycleService {
                     signal(everyone: .heartbeat)
                 }
             }
-            await listener.follow(every: pollInterval) { try? await read() }
+            await listener.follow(every: pollInterval, wakingOn: changes) { try? await read() }
             group.cancelAll()
         }
         let streams = state.withLock { state in
@@ -179,11 +185,16 @@ public final class LiveFeed: LifecycleService {
 
     /// Reads the events appended since the last read and signals the streams they concern.
     func read() async throws {
+        // Nobody to tell: no read (an idle process costs the database nothing), once the tail's
+        // place is set. A stream opened later is sent the state then, and the next read brings
+        // every change since the last one, those after its state among them.
+        guard state.withLock({ !$0.anchored || !$0.streams.isEmpty }) else { return }
         var changed: Set<UUID> = []
         // An event read twice (not settled the first time) signals twice: the second sends nothing.
         for event in try await tail.next(on: database) {
             if let subject = try? event.decode(Subject.self) { changed.insert(subject.userId) }
         }
+        state.withLock { $0.anchored = true }
         let following = state.withLock { state in
             changed.compactMap { user in state.streams[user].map { (user, Array($0.values)) } }
         }

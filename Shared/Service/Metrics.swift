@@ -82,11 +82,28 @@ public final class Metrics: RouterMiddleware {
         if !pools.isEmpty {
             text += "# HELP pier_db_pool_connections Database connections by state.\n# TYPE pier_db_pool_connections gauge\n"
         }
-        for (name, pool) in pools {
-            let stats = pool.statistics
+        // Each family's lines together, as the text format asks.
+        let statistics = pools.map { ($0.name, $0.pool.statistics) }
+        for (name, stats) in statistics {
             text += "pier_db_pool_connections{service=\"\(name)\",state=\"in_use\"} \(stats.inUse)\n"
             text += "pier_db_pool_connections{service=\"\(name)\",state=\"idle\"} \(stats.idle)\n"
-            text += "pier_db_pool_waiting{service=\"\(name)\"} \(stats.waiting)\n"
+        }
+        for (name, stats) in statistics { text += "pier_db_pool_waiting{service=\"\(name)\"} \(stats.waiting)\n" }
+        // What each service's pool asked of the database, one family after another.
+        let activity = pools.map { ($0.name, $0.pool.activity.counts) }
+        for (metric, help, value) in [
+            ("pier_db_statements_total", "Statements run on the service's pool.", \PostgresActivity.Counts.statements),
+            (
+                "pier_db_round_trips_total", "Round trips to the database (statements and their first preparation).",
+                \PostgresActivity.Counts.roundTrips
+            ),
+            (
+                "pier_db_rows_written_total", "Rows that INSERT, UPDATE, DELETE and MERGE statements reported.",
+                \PostgresActivity.Counts.rowsWritten
+            ),
+        ] where !activity.isEmpty {
+            text += "# HELP \(metric) \(help)\n# TYPE \(metric) counter\n"
+            for (name, counts) in activity { text += "\(metric){service=\"\(name)\"} \(counts[keyPath: value])\n" }
         }
         text += "# HELP pier_process_resident_memory_bytes Resident memory.\n# TYPE pier_process_resident_memory_bytes gauge\n"
         text += "pier_process_resident_memory_bytes{service=\"\(service)\"} \(System.residentMemoryBytes())\n"

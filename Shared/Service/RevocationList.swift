@@ -143,7 +143,7 @@ public final class RevocationList: LifecycleService {
     /// once (``sync()``) before it serves, so that tokens are not answered `unknown` while the
     /// first read is on its way.
     public func run() async {
-        await listener.follow(every: pollInterval) { try? await sync() }
+        await listener.follow(every: pollInterval, wakingOn: [SessionRevoked.type, AccountDeleted.type]) { try? await sync() }
     }
 
     /// Reads the events after the cursor (all of the last day on the first read) and forgets

@@ -343,7 +343,8 @@ import Testing
         let listed = try await pier("admin", "sessions", helped)
         #expect(listed.status == 0 && listed.output.contains("Phone"), "\(listed.errors)")
         #expect(try await pier("admin", "sessions", helped, "--end").output.contains("Ended 1 session"))
-        #expect(try await Self.pier(["whoami"], home: helpedHome, url: url).status == 3)
+        // Refused everywhere within the revocation bound: at once, unless the machine is busy.
+        #expect(await eventually { (try? await Self.pier(["whoami"], home: helpedHome, url: url))?.status == 3 })
         #expect(try await pier("admin", "mail", helped, "verification").status == 0)
         #expect(try await pier("admin", "mail", helped, "welcome").status == 2)
         #expect(try await pier("admin", "disable", helped).output.contains("disabled"))

@@ -72,7 +72,10 @@ final class Webhooks: LifecycleService {
         consumer = EventConsumer(
             name: "webhooks", cursorTable: "auth.event_cursor", types: Array(WebhookEvents.logTypes.keys).sorted(),
             database: database, listener: listener, logger: logger,
-            pollInterval: .milliseconds(options.pollMilliseconds), applied: { wakes.yield() }
+            pollInterval: .milliseconds(options.pollMilliseconds), applied: { wakes.yield() },
+            // Woken by the events some endpoint subscribes to; the others are passed at the poll.
+            wakingOn: WebhookEvents.logTypes.filter { _, type in options.endpoints.contains { $0.events.contains(type) } }
+                .keys.sorted()
         ) { event, connection in
             guard let type = WebhookEvents.logTypes[event.type] else { return }
             let subscribed = options.endpoints.filter { $0.events.contains(type) }.map(\.name)
