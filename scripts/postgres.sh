@@ -91,7 +91,7 @@ CONF
     rm -rf "$data" "$root/.pier/postgres"
     ;;
   restart)
-    as_owner "$bin/pg_ctl" -D "$data" -m fast -w restart -l "$data/server.log" -o "-p $port" >/dev/null
+    as_owner "$bin/pg_ctl" -D "$data" -m fast -w restart -l "$data/server.log" -o "-p $port -c max_connections=400" >/dev/null
     ;;
   url)
     echo "postgresql://postgres@127.0.0.1:$port/postgres"

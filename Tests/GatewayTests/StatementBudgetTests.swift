@@ -66,10 +66,21 @@ import Testing
 
     @Test func everyHotRequestKeepsToItsBudget() async throws {
         let url = try await TestDatabase.create("pier_test_budget")
+        // Apple's notifications signed by a test authority that the service trusts.
+        let ca = try TestCA()
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-budget-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try ca.rootPEM.write(toFile: data + "/roots.pem", atomically: true, encoding: .utf8)
+        let appStore = [
+            "PIER_DATA_DIR": data, "PIER_SUBSCRIPTIONS_APPSTORE_ROOTS": data + "/roots.pem",
+            "PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID": AppStorePayload.bundleID,
+            "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID": String(AppStorePayload.appAppleID),
+        ]
         let running = try await EmbeddedStack.start(
-            databaseURL: url, settings: Self.settings, plugins: ["auth", "feedback", "subscriptions"])
+            databaseURL: url, settings: Self.settings.merging(appStore) { $1 }, plugins: ["auth", "feedback", "subscriptions"])
         do {
-            try await Self.measureEveryHotRequest(running)
+            try await Self.measureEveryHotRequest(running, ca: ca)
         } catch {
             await running.shutdown()
             throw error
@@ -90,9 +101,10 @@ import Testing
         do {
             let client = ServiceClient(pipeline: running.pipeline)
             var installation = 0
-            // The request's one statement; the consumer's transaction: BEGIN, its cursor locked,
-            // the events read, the message queued, the cursor moved, COMMIT.
-            let budget = Budget(statements: 1, roundTrips: 1, rowsWritten: 0, eventStatements: 6)
+            // The request's one statement; its wake-up (``EventAnnouncer``: one NOTIFY for the
+            // items of 10 ms) and the consumer's transaction: BEGIN, its cursor locked, the
+            // events read, the message queued, the cursor moved, COMMIT.
+            let budget = Budget(statements: 1, roundTrips: 1, rowsWritten: 0, eventStatements: 7)
             // An event is read once it is settled: while any transaction of the cluster older than
             // it is open (another suite's, when suites run at once), the consumer passes it by and
             // applies it with the next one, two to a transaction. A round whose consumer applied
@@ -120,7 +132,7 @@ import Testing
         await running.shutdown()
     }
 
-    static func measureEveryHotRequest(_ running: PluginHost.Running) async throws {
+    static func measureEveryHotRequest(_ running: PluginHost.Running, ca: TestCA) async throws {
         let client = ServiceClient(pipeline: running.pipeline)
         let password = "a budget passphrase"
         func credentials(_ email: String) -> String { #"{"email":"\#(email)","password":"\#(password)"}"# }
@@ -143,9 +155,11 @@ import Testing
         }
 
         var installation = 0
+        // A new item: its one statement (the item and its event), and the event's wake-up, one
+        // NOTIFY for the items of 10 ms, that no reader answers (none reads new feedback here).
         _ = try await twiceThenMeasured(
             "POST /feedback (anonymous)", appendsEvents: true,
-            Budget(statements: 1, roundTrips: 1, rowsWritten: 0, eventStatements: 0), status: 201
+            Budget(statements: 1, roundTrips: 1, rowsWritten: 0, eventStatements: 1), status: 201
         ) {
             installation += 1
             return try await client.send(
@@ -159,7 +173,7 @@ import Testing
         var session = try login.decode(AuthSession.self)
         _ = try await twiceThenMeasured(
             "POST /feedback (signed in)", appendsEvents: true,
-            Budget(statements: 1, roundTrips: 1, rowsWritten: 0, eventStatements: 0), status: 201
+            Budget(statements: 1, roundTrips: 1, rowsWritten: 0, eventStatements: 1), status: 201
         ) {
             try await client.send("POST", "/feedback", json: #"{"message":"A signed-in word"}"#, token: session.accessToken)
         }
@@ -178,7 +192,8 @@ import Testing
         ) { try await client.send("GET", "/subscriptions/me", token: session.accessToken) }
         let plan = try await client.send(
             "POST", "/subscriptions/plans",
-            json: #"{"id":"budget","name":"Budget","price":100,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"]}"#,
+            json:
+                #"{"id":"budget","name":"Budget","price":100,"currency":"USD","billingPeriod":"P1M","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"]}"#,
             token: session.accessToken)
         #expect(plan.status == 201, "\(plan.text)")
         let user = session.user.id
@@ -189,6 +204,23 @@ import Testing
             try await client.send(
                 "POST", "/subscriptions/grants",
                 json: #"{"userId":"\#(user)","planId":"budget","duration":"P1M","reason":"budget"}"#, token: session.accessToken)
+        }
+        // Apple's notification of a renewal: stored once (by its UUID), with the facts it
+        // carries and the change of status they make, in one transaction before the 200.
+        var renewal = 0
+        _ = try await twiceThenMeasured(
+            "POST /subscriptions/appstore/notifications", appendsEvents: true,
+            Budget(statements: 9, roundTrips: 9, rowsWritten: 3, eventStatements: 0), status: 200
+        ) {
+            renewal += 1
+            let now = Date()
+            let transaction = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "9\(renewal)", original: "9000", purchased: now, expires: now.addingTimeInterval(30 * 86_400), user: user)
+            )
+            let notification = try ca.sign(AppStorePayload.notification("DID_RENEW", transaction: transaction, renewal: nil))
+            return try await client.send(
+                "POST", "/subscriptions/appstore/notifications", json: #"{"signedPayload":"\#(notification)"}"#)
         }
     }
 }

@@ -399,16 +399,7 @@ import Testing
     /// A pool on a fresh database and a listener on `pier_test` that is known to be listening
     /// (a notification has been seen).
     static func listening(_ database: String) async throws -> (PostgresPool, PostgresListener) {
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await TestDatabase.create(database), poolSize: 1))
-        let listener = PostgresListener(configuration: pool.configuration, channel: "pier_test")
-        listener.start()
-        let listening = try await eventually {
-            let before = listener.generation
-            try await pool.execute("NOTIFY pier_test")
-            return await eventually(timeout: .seconds(1)) { listener.generation != before }
-        }
-        #expect(listening)
-        return (pool, listener)
+        try await TestDatabase.listening(database, channel: "pier_test")
     }
 
     @Test func aNotificationBeforeTheWaitIsNotMissed() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import PierPostgres
+import PierTestBasics
 
 /// A fresh database per suite on the PostgreSQL that the test script started
 /// (`PIER_TEST_DATABASE_URL`, the admin URL). Tests fail, not skip, without one.
@@ -81,5 +82,24 @@ extension TestDatabase {
             throw error
         }
         try await admin.execute(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) ALLOW_CONNECTIONS true"))
+    }
+}
+
+extension TestDatabase {
+    /// A pool on a fresh database `name` and a started listener on `channel` that is known to be
+    /// listening (a notification of its own has been seen).
+    public static func listening(_ name: String, channel: String, poolSize: Int = 1) async throws -> (
+        PostgresPool, PostgresListener
+    ) {
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await create(name), poolSize: poolSize))
+        let listener = PostgresListener(configuration: pool.configuration, channel: channel)
+        listener.start()
+        let listening = try await eventually {
+            let before = listener.generation
+            try await pool.execute(PostgresQuery(unsafeSQL: "NOTIFY \(channel)"))
+            return await eventually(timeout: .seconds(1)) { listener.generation != before }
+        }
+        guard listening else { throw TestFailure("the listener on \(channel) never heard its own notification") }
+        return (pool, listener)
     }
 }

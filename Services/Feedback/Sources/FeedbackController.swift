@@ -21,10 +21,11 @@ struct FeedbackController: Sendable {
 
     init(
         database: PostgresPool, configuration: FeedbackConfiguration, authenticator: Authenticator,
-        quota: SenderQuota, logger: Logger
+        quota: SenderQuota, announcer: EventAnnouncer, logger: Logger
     ) {
         intake = IntakeController(
-            intake: FeedbackIntake(database: database, quota: quota), configuration: configuration, logger: logger)
+            intake: FeedbackIntake(database: database, quota: quota, announcer: announcer), configuration: configuration,
+            logger: logger)
         items = ItemsController(database: database)
         reports = ReportsController(database: database)
         self.authenticator = authenticator

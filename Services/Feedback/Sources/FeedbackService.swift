@@ -53,10 +53,11 @@ public struct FeedbackService: Service {
         let quota = SenderQuota(
             perMinute: configuration.quotaPerMinute, perDay: configuration.quotaPerDay, database: context.database,
             logger: context.logger, interval: .milliseconds(configuration.quotaFlushMilliseconds), now: clock)
+        let announcer = EventAnnouncer(database: context.database, listener: context.events)
         return FeedbackService(
             controller: FeedbackController(
                 database: context.database, configuration: configuration, authenticator: context.authenticator, quota: quota,
-                logger: context.logger),
+                announcer: announcer, logger: context.logger),
             worker: worker, quota: quota, database: context.database)
     }
 

@@ -21,7 +21,8 @@ struct FeedbackItems: Sendable {
 
     /// Inserts the item and returns it as its sender sees it; a client-chosen id that exists
     /// already meets the primary key (`items_pkey`).
-    /// Stores a new item and its `feedback.created` event in one statement.
+    /// Stores a new item and its `feedback.created` event in one statement (announced by the
+    /// caller once it committed).
     func insert(_ submission: FeedbackIntake.Submission) async throws -> FeedbackItem {
         let feedback = submission.feedback
         let rows = try await database.query(
@@ -41,7 +42,7 @@ struct FeedbackItems: Sendable {
                     'platform', platform, 'appVersion', app_version, 'moderation', moderation,
                     'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                 FROM item
-                RETURNING pg_notify(\(EventLog.channel), type)::text AS notified
+                RETURNING id
             )
             SELECT item.* FROM item, event
             """)

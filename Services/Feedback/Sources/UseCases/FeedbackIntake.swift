@@ -3,6 +3,7 @@ import PierJSON
 import PierModels
 import PierPostgres
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -13,7 +14,8 @@ import PierRuntime
 /// Taking in one item of feedback, once: the unit of work of `POST /feedback`. It opens the
 /// transaction and, on its connection, replays a retry from its key, counts the attempt against
 /// the sender's quota once a replay is ruled out, stores the item and keeps the answer for the
-/// key's retries.
+/// key's retries. Once stored, the item's event is announced (``EventAnnouncer``): the
+/// notification is not part of the transaction.
 struct FeedbackIntake: Sendable {
     /// An item to store, with the idempotency key that guards it.
     struct Submission: Sendable {
@@ -46,6 +48,7 @@ struct FeedbackIntake: Sendable {
 
     let database: PostgresPool
     let quota: SenderQuota
+    let announcer: EventAnnouncer
 
     /// Stores `submission` once: a retry with its key answers what the first attempt answered,
     /// a reuse of the key with another body is refused.
@@ -55,6 +58,12 @@ struct FeedbackIntake: Sendable {
     /// and the item is stored again under a fresh id, so the answer is a 201 either way and says
     /// nothing of the other item.
     func submit(_ submission: Submission, clientChoseID: Bool) async throws -> Stored {
+        let stored = try await storeOnce(submission, clientChoseID: clientChoseID)
+        if case .created = stored { announcer.announce(FeedbackCreated.type) }
+        return stored
+    }
+
+    private func storeOnce(_ submission: Submission, clientChoseID: Bool) async throws -> Stored {
         try await quota.prepare(submission.sender)
         do {
             return try await attempt(submission, count: true)
