@@ -92,7 +92,7 @@ public final class EventConsumer: LifecycleService {
     /// many it read.
     @discardableResult
     public func consumeBatch() async throws -> Int {
-        let name = name, table = cursorTable, types = Set(types), handler = handler
+        let name = name, table = cursorTable, wanted = self.types, types = Set(self.types), handler = handler
         let made = cursorMade.load(ordering: .relaxed)
         let (read, applied) = try await database.withTransaction { connection in
             func lockCursor() async throws -> PostgresRow? {
@@ -111,7 +111,8 @@ public final class EventConsumer: LifecycleService {
             let cursor = EventCursor(txid: try row.decode("last_txid"), id: try row.decode("last_event_id"))
             // Every type is read, so that the cursor passes the others' events too (filtered here,
             // a cursor left behind would scan them all again at each turn).
-            let events = try await EventLog.read(after: cursor, types: nil, settledOnly: true, limit: Self.batch, on: connection)
+            let events = try await EventLog.read(
+                after: cursor, types: nil, settledOnly: true, payloadsOf: wanted, limit: Self.batch, on: connection)
             for event in events where types.contains(event.type) { try await handler(event, connection) }
             let last = cursor.passing(events)
             if last != cursor {

@@ -394,3 +394,26 @@ extension RevocationListTests {
         #expect(list.verdict(for: claims(sid: second, sub: user, iat: now)) == .revoked)
     }
 }
+
+/// A consumer passes every event of the log, thousands at its poll under load, and applies
+/// only its own types': it reads only their payloads.
+extension RevocationListTests {
+    @Test func aReaderPassingOthersEventsReadsOnlyItsOwnPayloads() async throws {
+        let url = try await TestDatabase.create("pier_test_event_payloads")
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { pool.close() }
+        _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        let (mine, theirs) = (UUID(), UUID())
+        try await pool.withTransaction { connection in
+            try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: mine), on: connection)
+            try await EventLog.append("test.other", payload: AccountDeleted(userId: theirs), on: connection)
+        }
+        let passing = try await EventLog.read(
+            after: .start, types: nil, payloadsOf: [AccountDeleted.type], limit: 10, on: pool)
+        #expect(passing.map(\.type) == [AccountDeleted.type, "test.other"])
+        #expect(try passing[0].decode(AccountDeleted.self).userId == mine)
+        #expect(passing[1].payload.isEmpty)
+        let everything = try await EventLog.read(after: .start, types: nil, limit: 10, on: pool)
+        #expect(try everything[1].decode(AccountDeleted.self).userId == theirs)
+    }
+}
