@@ -327,11 +327,17 @@ extension RevocationListTests {
 /// taken before an older transaction's is read once its transaction commits, never passed over
 /// (going by id, a consumer and the revocation list passed it for good).
 extension RevocationListTests {
-    @Test func anEventIsNotSkippedWhenIdsAndTransactionsCross() async throws {
-        let url = try await TestDatabase.create("pier_test_event_order")
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 3))
-        defer { pool.close() }
+    /// A pool of `poolSize` on a fresh database `name` that has the event log.
+    static func eventLog(_ name: String, poolSize: Int) async throws -> PostgresPool {
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(url: try await TestDatabase.create(name), poolSize: poolSize))
         _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
+        return pool
+    }
+
+    @Test func anEventIsNotSkippedWhenIdsAndTransactionsCross() async throws {
+        let pool = try await Self.eventLog("pier_test_event_order", poolSize: 3)
+        defer { pool.close() }
         try await pool.execute(
             "CREATE TABLE public.order_cursor (consumer text PRIMARY KEY, last_event_id bigint NOT NULL, last_txid xid8 NOT NULL DEFAULT '0')"
         )
@@ -399,10 +405,8 @@ extension RevocationListTests {
 /// only its own types': it reads only their payloads.
 extension RevocationListTests {
     @Test func aReaderPassingOthersEventsReadsOnlyItsOwnPayloads() async throws {
-        let url = try await TestDatabase.create("pier_test_event_payloads")
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        let pool = try await Self.eventLog("pier_test_event_payloads", poolSize: 1)
         defer { pool.close() }
-        _ = try await Migrator.migrate(pool, schema: EventLog.schema, migrations: EventLog.migrations)
         let (mine, theirs) = (UUID(), UUID())
         try await pool.withTransaction { connection in
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: mine), on: connection)
