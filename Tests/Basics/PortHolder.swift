@@ -10,14 +10,15 @@ public final class PortHolder: Sendable {
     private let descriptor: Int32
 
     public init() throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Stored only once bound: a failed init closes it here, once (`deinit` would close the
+        // number again, by then perhaps another socket's).
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let descriptor = descriptor
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
@@ -28,6 +29,7 @@ public final class PortHolder: Sendable {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot hold a port"])
         }
         port = Int(UInt16(bigEndian: address.sin_port))
+        self.descriptor = descriptor
     }
 
     deinit { close(descriptor) }

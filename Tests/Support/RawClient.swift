@@ -13,7 +13,9 @@ public final class RawClient: Sendable {
     ///   - source: the local IPv4 address to connect from (any of 127.0.0.0/8 on loopback), so
     ///     that one test can be many clients.
     public init(port: Int, receiveTimeout: Double = 15, from source: String? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // The socket is `self.fd` only once connected: a failed init closes it here, once (were
+        // `self.fd` set, `deinit` would close the number again, by then perhaps a server's).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
@@ -39,6 +41,7 @@ public final class RawClient: Sendable {
         }
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - Double(Int(receiveTimeout))) * 1e6))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.fd = fd
     }
 
     deinit { close(fd) }
