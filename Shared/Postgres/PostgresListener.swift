@@ -24,6 +24,8 @@ public final class PostgresListener: Sendable {
         var woken: Set<Int> = []
         /// Followers running (``follow(every:wakingOn:_:)``).
         var followers = 0
+        /// Announcers with a notification still to send (``announcing(_:)``).
+        var announcing = 0
         /// Waits that ended before their waiter was registered: it resumes at once when it is.
         var released: Set<Int> = []
         var nextWaiter = 0
@@ -91,10 +93,19 @@ public final class PostgresListener: Sendable {
     /// everything a notification set off is done (tests wait for it; nothing else does).
     public var followersAtWork: Int { state.withLock { $0.atWork } }
 
-    /// Whether every follower waits for a notification (none is at work, by one or by its poll):
-    /// what tests wait for before they count what a notification sets off.
+    /// Whether every follower waits for a notification (none is at work, by one or by its poll)
+    /// and no notification announced in this process is still to be sent: what tests wait for
+    /// before they count what a notification sets off.
     public var followersIdle: Bool {
-        state.withLock { state in state.waiters.values.count(where: \.follower) == state.followers }
+        state.withLock { state in
+            state.announcing == 0 && state.waiters.values.count(where: \.follower) == state.followers
+        }
+    }
+
+    /// Counts an announcer of this process that starts (`1`) or stops (`-1`) sending
+    /// notifications it gathered: while one sends, the followers are not idle.
+    public func announcing(_ change: Int) {
+        state.withLock { $0.announcing += change }
     }
 
     /// What the followers' work set off by notifications asked of the database (not that of

@@ -39,6 +39,7 @@ public final class EventAnnouncer: Sendable {
             return true
         }
         guard start else { return }
+        listener.announcing(1)
         // Detached: not the request's work (nor counted as its statements), and never waited for.
         Task.detached { [self] in await send() }
     }
@@ -51,7 +52,10 @@ public final class EventAnnouncer: Sendable {
                 if types.isEmpty { state.sending = false }
                 return types
             }
-            guard !types.isEmpty else { return }
+            guard !types.isEmpty else {
+                listener.announcing(-1)
+                return
+            }
             _ = try? await PostgresActivity.$ledger.withValue(listener.notifiedWork) {
                 try await database.execute(
                     "SELECT pg_notify(\(EventLog.channel), type) FROM unnest(\(PostgresTextArray(types))::text[]) AS type")
