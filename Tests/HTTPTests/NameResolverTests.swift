@@ -150,12 +150,15 @@ func addresses(_ numeric: String, port: Int = 80) -> [NameResolver.Address] {
         // .invalid exists in no name server: only the resolver's answer can lead curl anywhere;
         // both families given (curl's rule brackets IPv6), the server listens on IPv4.
         let url = "http://upstream.invalid:\(server.port)/where"
+        // Room for a busy machine: a request held up by the stalled name server would wait out
+        // any timeout, so a long one still tells; the 5-s default once ran out under load.
+        let patient = Duration.seconds(60)
         names.give(.addresses(addresses("::1", port: server.port) + addresses("127.0.0.1", port: server.port)))
-        let response = try await client.get(url)
+        let response = try await client.get(url, timeout: patient)
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "upstream.invalid:\(server.port)")
         // The name server stalls from now on: requests go on, on the known addresses.
-        for _ in 0..<3 { #expect(try await client.get(url).status == 200) }
+        for _ in 0..<3 { #expect(try await client.get(url, timeout: patient).status == 200) }
         #expect(await eventually { names.questions == 2 })
 
         // The name server answers at last: the host moved to where nothing listens (127.0.0.2;
@@ -170,7 +173,7 @@ func addresses(_ numeric: String, port: Int = 80) -> [NameResolver.Address] {
             })
         let restarted = try HTTPServer.started(router, name: "upstream", port: port)
         do {
-            _ = try await client.get(url)
+            _ = try await client.get(url, timeout: patient)
             Issue.record("a request reached the server at the address it moved away from")
         } catch {
             guard case .connect = error else { Issue.record("expected a connect failure, got \(error)"); return }
@@ -185,7 +188,7 @@ func addresses(_ numeric: String, port: Int = 80) -> [NameResolver.Address] {
         }
         // …whose answer leads it back.
         names.give(.addresses(addresses("127.0.0.1", port: port)))
-        #expect(await eventually { (try? await client.get(url))?.status == 200 })
+        #expect(await eventually { (try? await client.get(url, timeout: patient))?.status == 200 })
         client.close()
         await restarted.shutdown()
     }
