@@ -52,7 +52,7 @@ import Testing
     static let formType: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded"]
 
     @Test func registeringMailsALinkThatVerifiesTheAddress() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         try await withService(smtp) { auth in
             let email = Self.email()
             let reply = try await auth.send(
@@ -112,7 +112,7 @@ import Testing
     /// With verification required, login waits for it; the link can be asked for again without
     /// being signed in (202 either way, for any address).
     @Test func loginCanRequireAVerifiedAddress() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         try await withService(smtp, settings: ["PIER_AUTH_REQUIRE_VERIFIED_EMAIL": "true"]) { auth in
             let email = Self.email()
             _ = try await auth.register(email, password: Self.password)
@@ -152,7 +152,7 @@ import Testing
     }
 
     @Test func aForgottenPasswordIsResetThroughTheMailedLink() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         try await withService(smtp) { auth in
             let email = Self.email()
             let (session, _) = try await auth.register(email, password: Self.password)
@@ -243,7 +243,7 @@ import Testing
                     try await auth.pool.query("SELECT last_error FROM auth.outbox WHERE recipient = \(email)")
                         .first?.decode("last_error", as: String?.self) != nil
                 })
-            let smtp = try SMTPTestServer(reject: ["rejected@example.com"], port: port)
+            let smtp = try await SMTPTestServer.start(reject: ["rejected@example.com"], port: port)
             let mails = await smtp.waitForMails(1)
             #expect(mails.count == 1 && mails.first?.headers["x-envelope-to"] == email)
             // Marked sent just after the server took it.
@@ -303,9 +303,11 @@ import Testing
             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
         ]
         openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret", tls: (certificate, key))
+        try await onOwnThread {
+            try openssl.run()
+            openssl.waitUntilExit()
+        }
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret", tls: (certificate, key))
         try await withService(smtp, settings: ["PIER_AUTH_SMTP_CA_FILE": certificate]) { auth in
             let (_, email) = try await auth.register(password: Self.password)
             let mails = await smtp.waitForMails(1)
@@ -432,7 +434,7 @@ import Testing
     }
 
     @Test func theAddressChangesWhenTheNewOneConfirms() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         try await AccountMailTests().withService(smtp, database: "pier_test_auth_change") { auth in
             let email = AccountMailTests.email()
             let (session, _) = try await auth.register(email, password: Self.password)
@@ -489,7 +491,7 @@ import Testing
     /// Changing the address and deleting the account need the password, or a sign-in within the
     /// last 5 minutes (`auth_time`); a refresh keeps the sign-in's time, not its own.
     @Test func sensitiveActionsNeedARecentSignInOrThePassword() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         try await AccountMailTests().withService(smtp, database: "pier_test_auth_change") { auth in
             let (session, email) = try await auth.register(password: Self.password)
             let claims =
@@ -526,7 +528,7 @@ import Testing
     }
 
     @Test func theProfileIsEditedAndSecurityMailsGoOut() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         try await AccountMailTests().withService(smtp, database: "pier_test_auth_change") { auth in
             let (session, email) = try await auth.register(password: Self.password)
             let token = session.accessToken

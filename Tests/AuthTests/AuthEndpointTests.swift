@@ -530,7 +530,7 @@ struct AuthRestartTests {
     }
 
     @Test func serviceRecoversWhenTheDatabaseComesBack() async throws {
-        let smtp = try SMTPTestServer()
+        let smtp = try await SMTPTestServer.start()
         let auth = try await AuthHarness.start(
             database: "pier_test_auth_restart", settings: ["PIER_AUTH_SMTP_URL": smtp.url, "PIER_AUTH_MAIL_POLL_S": "1"])
         let (session, email) = try await auth.register()

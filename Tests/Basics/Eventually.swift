@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Waits for an effect that happens asynchronously (a consumer applying an event, a health
@@ -38,5 +39,15 @@ public func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable 
     try await withThrowingTaskGroup(of: T.self) { group in
         for index in 0..<count { group.addTask { try await body(index) } }
         return try await group.reduce(into: [T]()) { $0.append($1) }
+    }
+}
+
+/// Runs blocking work (a child process started and waited for, a pipe read until it says
+/// ready) on a thread of its own. Tests run on the cooperative pool, one thread per core: two
+/// such waits there at once stall every test of the run, the servers under test included,
+/// for as long as the slowest child takes on a busy machine.
+public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }

@@ -15,7 +15,16 @@ public final class SMTPTestServer: @unchecked Sendable {
     ///   - reject: recipients refused for good (550).
     ///   - port: a port to listen on (to come up where a server was missing); a free one by default.
     ///   - tls: a certificate and key (PEM files): STARTTLS offered and required.
-    public init(
+    /// The server started, waited for on a thread of its own (``onOwnThread(_:)``): Python's
+    /// start takes seconds on a busy machine.
+    public static func start(
+        user: String? = nil, password: String? = nil, reject: [String] = [], port: Int? = nil,
+        tls: (certificate: String, key: String)? = nil
+    ) async throws -> SMTPTestServer {
+        try await onOwnThread { try SMTPTestServer(user: user, password: password, reject: reject, port: port, tls: tls) }
+    }
+
+    init(
         user: String? = nil, password: String? = nil, reject: [String] = [], port: Int? = nil,
         tls: (certificate: String, key: String)? = nil
     ) throws {

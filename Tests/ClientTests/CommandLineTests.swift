@@ -26,11 +26,7 @@ import Testing
     /// is on a thread of its own: the server the command talks to answers on the cooperative
     /// pool of this very process, which a blocked wait there could starve.
     static func pier(_ arguments: [String], home: URL, url: String, password: String? = nil) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try run(arguments, home: home, url: url, password: password) })
-            }
-        }
+        try await onOwnThread { try run(arguments, home: home, url: url, password: password) }
     }
 
     private static func run(_ arguments: [String], home: URL, url: String, password: String? = nil) throws -> Outcome {

@@ -39,7 +39,7 @@ import Testing
         URL(string: "http://127.0.0.1:\(try await stack.value.0.server.port)")!
     }
 
-    static let smtp = Task { try SMTPTestServer() }
+    static let smtp = Task { try await SMTPTestServer.start() }
     static let identityProvider = Task { try TestIdentityProvider() }
 
     /// The token of the latest mailed link to `email` whose path holds `path`, waiting up to 10 s.

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func aMailReachesTheServerAsItsReaderSeesIt() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret")
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret")
         defer { smtp.stop() }
         let transport = SMTPTransport(url: smtp.url, user: "pier", password: "mail-secret")
         try await transport.send(Self.rendered(), from: Self.message.senderAddress, to: "zoe@example.com")
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func failuresSayWhetherTryingAgainCanHelp() async throws {
-        let smtp = try SMTPTestServer(user: "pier", password: "mail-secret", reject: ["gone@example.com"])
+        let smtp = try await SMTPTestServer.start(user: "pier", password: "mail-secret", reject: ["gone@example.com"])
         // A recipient the server refuses for good (550): permanent.
         let gone = await Self.refusal(
             SMTPTransport(url: smtp.url, user: "pier", password: "mail-secret"), to: "gone@example.com")

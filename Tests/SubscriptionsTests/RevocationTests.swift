@@ -31,17 +31,19 @@ import Testing
         func responders(
             leaf: OCSPResponder.Entry? = .valid, intermediate: OCSPResponder.Entry? = .valid, leafSigner: TestCA.Issued? = nil,
             nextUpdateMinutes: Int? = 60, requests: Int? = nil
-        ) throws -> [OCSPResponder] {
+        ) async throws -> [OCSPResponder] {
             let leafResponder = try OCSPResponder(
                 port: leafPort, issuer: ca.intermediate, signer: leafSigner, entries: leaf.map { [(ca.leaf, $0)] } ?? [],
                 nextUpdateMinutes: nextUpdateMinutes, requests: requests)
             do {
-                return [
+                let started = [
                     leafResponder,
                     try OCSPResponder(
                         port: intermediatePort, issuer: ca.root, entries: intermediate.map { [(ca.intermediate, $0)] } ?? [],
                         nextUpdateMinutes: nextUpdateMinutes, requests: requests),
                 ]
+                for responder in started { try await responder.listening() }
+                return started
             } catch {
                 leafResponder.stop()
                 throw error
@@ -77,7 +79,7 @@ import Testing
 
     @Test func goodAnswersForLeafAndIntermediateAreAccepted() async throws {
         let setup = try Setup()
-        let responders = try setup.responders()
+        let responders = try await setup.responders()
         defer { responders.forEach { $0.stop() } }
         #expect(try await setup.refusal(try setup.verifier(.hard)) == nil)
         #expect(try await setup.refusal(try setup.verifier(.soft)) == nil)
@@ -85,7 +87,7 @@ import Testing
 
     @Test func aRevokedLeafOrIntermediateIsRefusedInEveryMode() async throws {
         let setup = try Setup()
-        var responders = try setup.responders(leaf: .revoked("keyCompromise"))
+        var responders = try await setup.responders(leaf: .revoked("keyCompromise"))
         for mode in [RevocationMode.soft, .hard] {
             let reason = try await setup.refusal(try setup.verifier(mode))
             #expect(reason?.contains("leaf certificate was revoked") == true, "\(mode): \(reason ?? "accepted")")
@@ -95,7 +97,7 @@ import Testing
         #expect(try await setup.refusal(try setup.verifier(.off)) == nil)
         responders.forEach { $0.stop() }
 
-        responders = try setup.responders(intermediate: .revoked("cACompromise"))
+        responders = try await setup.responders(intermediate: .revoked("cACompromise"))
         defer { responders.forEach { $0.stop() } }
         let reason = try await setup.refusal(try setup.verifier(.soft))
         #expect(reason?.contains("intermediate certificate was revoked") == true, "\(reason ?? "accepted")")
@@ -105,14 +107,14 @@ import Testing
     /// refused in hard mode (saying why), accepted in soft mode.
     @Test func whatProvesNothingIsRefusedOnlyInHardMode() async throws {
         let setup = try Setup()
-        var responders = try setup.responders(leaf: nil)
+        var responders = try await setup.responders(leaf: nil)
         #expect(try await setup.refusal(try setup.verifier(.hard))?.contains("does not know the leaf") == true)
         #expect(try await setup.refusal(try setup.verifier(.soft)) == nil)
         responders.forEach { $0.stop() }
 
         // Signed by another CA's intermediate: a forged "good".
         let other = try TestCA()
-        responders = try setup.responders(leafSigner: other.intermediate)
+        responders = try await setup.responders(leafSigner: other.intermediate)
         let forged = try await setup.refusal(try setup.verifier(.hard))
         #expect(forged?.contains("signature does not verify") == true, "\(forged ?? "accepted")")
         #expect(try await setup.refusal(try setup.verifier(.soft)) == nil)
@@ -143,7 +145,7 @@ import Testing
         let setup = try Setup()
         let offset = Locked<TimeInterval>(0)
         let verifier = try setup.verifier(.hard) { Date().addingTimeInterval(offset.withLock { $0 }) }
-        let responders = try setup.responders(nextUpdateMinutes: 10)
+        let responders = try await setup.responders(nextUpdateMinutes: 10)
         #expect(try await setup.refusal(verifier) == nil)
         responders.forEach { $0.stop() }
         // The responders are gone: the cached answers still hold…
@@ -158,7 +160,7 @@ import Testing
     /// one request and exit leave every one of them verified in hard mode.
     @Test func concurrentChecksAskOnce() async throws {
         let setup = try Setup()
-        let responders = try setup.responders(requests: 1)
+        let responders = try await setup.responders(requests: 1)
         defer { responders.forEach { $0.stop() } }
         let verifier = try setup.verifier(.hard)
         let refusals = try await withThrowingTaskGroup(of: String?.self) { group in
@@ -172,7 +174,7 @@ import Testing
     /// turns a purchase into a 422 that says so.
     @Test func theServiceRefusesARevokedChain() async throws {
         let setup = try Setup()
-        let responders = try setup.responders(leaf: .revoked("keyCompromise"))
+        let responders = try await setup.responders(leaf: .revoked("keyCompromise"))
         defer { responders.forEach { $0.stop() } }
         let service = try await SubscriptionsHarness.start(
             database: "pier_test_subscriptions_ocsp", ca: setup.ca, settings: ["PIER_SUBSCRIPTIONS_APPSTORE_OCSP": "hard"])
@@ -199,6 +201,8 @@ final class OCSPResponder: @unchecked Sendable {
     let port: Int
     private let process: Process
     private let directory: URL
+    /// Where its standard error goes.
+    private let log: URL
 
     /// Distinct ports for responders to listen on.
     static func freePorts(_ count: Int) throws -> [Int] {
@@ -254,14 +258,19 @@ final class OCSPResponder: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
+        self.log = log
+    }
+
+    /// Waits until the responder listens (its log says so), without holding a thread.
+    func listening() async throws {
+        let deadline = Date().addingTimeInterval(30)
         while !((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("waiting for OCSP client connections") {
             guard process.isRunning, Date() < deadline else {
                 let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 stop()
                 throw TestCAError("openssl ocsp did not start listening on \(port): \(said)")
             }
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 
