@@ -9,6 +9,7 @@ import PierService
 /// | `PIER_FEEDBACK_QUOTA_FLUSH_MS` | `1000` | how often a replica shares its quota counts with the others (their lag) |
 /// | `PIER_FEEDBACK_MODERATE_ANONYMOUS` | `false` | anonymous feedback arrives `pending`, hidden from the default view until approved |
 /// | `PIER_FEEDBACK_IDEMPOTENCY_HOURS` | `48` | how long idempotency keys are kept (at least 24) |
+/// | `PIER_FEEDBACK_INTAKE_LANES` | `4` | batches of new items stored at once, each on a connection of the pool; items arriving while all are busy wait and are stored together |
 /// | `PIER_FEEDBACK_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
 public struct FeedbackConfiguration: Sendable {
     public var quotaPerMinute: Int
@@ -17,6 +18,7 @@ public struct FeedbackConfiguration: Sendable {
     public var moderateAnonymous: Bool
     public var idempotencyHours: Int
     public var eventPollSeconds: Int
+    public var intakeLanes: Int
 
     public init(environment: Environment) throws(Environment.Failure) {
         quotaPerMinute = try environment.int("PIER_FEEDBACK_QUOTA_PER_MINUTE", default: 10, in: 1...1_000_000)
@@ -25,5 +27,6 @@ public struct FeedbackConfiguration: Sendable {
         moderateAnonymous = try environment.bool("PIER_FEEDBACK_MODERATE_ANONYMOUS", default: false)
         idempotencyHours = try environment.int("PIER_FEEDBACK_IDEMPOTENCY_HOURS", default: 48, in: 24...8760)
         eventPollSeconds = try environment.int("PIER_FEEDBACK_EVENT_POLL_S", default: 5, in: 1...3600)
+        intakeLanes = try environment.int("PIER_FEEDBACK_INTAKE_LANES", default: 4, in: 1...64)
     }
 }

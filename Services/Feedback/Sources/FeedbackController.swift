@@ -24,7 +24,9 @@ struct FeedbackController: Sendable {
         quota: SenderQuota, announcer: EventAnnouncer, logger: Logger
     ) {
         intake = IntakeController(
-            intake: FeedbackIntake(database: database, quota: quota, announcer: announcer), configuration: configuration,
+            intake: FeedbackIntake(
+                database: database, quota: quota, announcer: announcer, lanes: configuration.intakeLanes),
+            configuration: configuration,
             logger: logger)
         items = ItemsController(database: database)
         reports = ReportsController(database: database)

@@ -25,7 +25,7 @@ struct IntakeController: Sendable {
         let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)
         let sender = principal.map { "user:" + $0.userID.text() } ?? "address:" + request.clientKey
         let submission = FeedbackIntake.Submission(
-            id: body.id ?? UUID.random(), userID: principal?.userID, feedback: feedback,
+            id: body.id ?? UUID.random(), clientChoseID: body.id != nil, userID: principal?.userID, feedback: feedback,
             moderation: principal == nil && configuration.moderateAnonymous ? .pending : .approved,
             clientAddress: request.clientAddress,
             // The body as decoded and written again (sorted members, one spelling of each value,
@@ -34,7 +34,7 @@ struct IntakeController: Sendable {
             idempotency: try key.map {
                 .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(try JSON.encode(body))))
             }, sender: sender)
-        let outcome = try await intake.submit(submission, clientChoseID: body.id != nil)
+        let outcome = try await intake.submit(submission)
         switch outcome {
         case .created(let body, let id):
             logger.info("feedback received", [("feedback_id", .string(id.text()))])

@@ -1,3 +1,4 @@
+import PierJSON
 import PierModels
 import PierPostgres
 import PierRuntime
@@ -19,21 +20,24 @@ struct FeedbackItems: Sendable {
 
     // MARK: - Intake
 
-    /// Inserts the item and returns it as its sender sees it; a client-chosen id that exists
-    /// already meets the primary key (`items_pkey`).
-    /// Stores a new item and its `feedback.created` event in one statement (announced by the
-    /// caller once it committed).
-    func insert(_ submission: FeedbackIntake.Submission) async throws -> FeedbackItem {
-        let feedback = submission.feedback
+    /// Stores new items and their `feedback.created` events in one statement (announced by the
+    /// caller once it committed) and returns each item as its sender sees it, by id. The rows
+    /// travel as one JSON array, so a batch of any size is one prepared statement; they share
+    /// the transaction's `created_at` (pages order by it, then by id). A
+    /// submission whose id an item has already is left out (absent from the answer).
+    func insert(_ submissions: [FeedbackIntake.Submission]) async throws -> [UUID: FeedbackItem] {
         let rows = try await database.query(
             """
             WITH item AS (
                 INSERT INTO feedback.items (id, user_id, name, email, message, rating, category, app_version, build, platform,
                     os_version, device, locale, request_ids, metadata, moderation, client_address)
-                VALUES (\(submission.id), \(submission.userID), \(feedback.name), \(feedback.email), \(feedback.message), \(feedback.rating),
-                    \(feedback.category), \(feedback.appVersion), \(feedback.build), \(feedback.platform), \(feedback.osVersion),
-                    \(feedback.device), \(feedback.locale), \(PostgresTextArray(feedback.requestIds))::text[],
-                    \(PostgresJSON(feedback.metadata))::jsonb, \(submission.moderation.rawValue), \(submission.clientAddress))
+                SELECT id, user_id, name, email, message, rating, category, app_version, build, platform,
+                    os_version, device, locale, coalesce(request_ids, '{}'), coalesce(metadata, '{}'), moderation, client_address
+                FROM jsonb_to_recordset(\(Self.json(submissions))::jsonb) AS given(
+                    id uuid, user_id uuid, name text, email text, message text, rating smallint, category text,
+                    app_version text, build text, platform text, os_version text, device text, locale text,
+                    request_ids text[], metadata jsonb, moderation text, client_address text)
+                ON CONFLICT (id) DO NOTHING
                 RETURNING \(unsafeSQL: FeedbackRows.columns)
             ), event AS (
                 INSERT INTO events.events (type, payload)
@@ -42,11 +46,56 @@ struct FeedbackItems: Sendable {
                     'platform', platform, 'appVersion', app_version, 'moderation', moderation,
                     'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                 FROM item
-                RETURNING id
             )
-            SELECT item.* FROM item, event
+            SELECT * FROM item
             """)
-        return try FeedbackRows.item(rows[0], admin: false)
+        var items: [UUID: FeedbackItem] = [:]
+        items.reserveCapacity(rows.count)
+        for row in rows {
+            let item = try FeedbackRows.item(row, admin: false)
+            items[item.id] = item
+        }
+        return items
+    }
+
+    private static let keys = (
+        id: JSONKey("id"), userID: JSONKey("user_id"), name: JSONKey("name"), email: JSONKey("email"),
+        message: JSONKey("message"), rating: JSONKey("rating"), category: JSONKey("category"),
+        appVersion: JSONKey("app_version"), build: JSONKey("build"), platform: JSONKey("platform"),
+        osVersion: JSONKey("os_version"), device: JSONKey("device"), locale: JSONKey("locale"),
+        requestIDs: JSONKey("request_ids"), metadata: JSONKey("metadata"), moderation: JSONKey("moderation"),
+        clientAddress: JSONKey("client_address")
+    )
+
+    /// The rows to insert as a JSON array of objects named as the columns (absent: NULL).
+    private static func json(_ submissions: [FeedbackIntake.Submission]) -> String {
+        var writer = JSONWriter(capacity: 256 * submissions.count)
+        writer.beginArray()
+        for submission in submissions {
+            let feedback = submission.feedback
+            writer.element()
+            writer.beginObject()
+            writer.member(keys.id, submission.id)
+            writer.member(keys.userID, ifPresent: submission.userID)
+            writer.member(keys.name, ifPresent: feedback.name)
+            writer.member(keys.email, ifPresent: feedback.email)
+            writer.member(keys.message, feedback.message)
+            writer.member(keys.rating, ifPresent: feedback.rating)
+            writer.member(keys.category, feedback.category)
+            writer.member(keys.appVersion, ifPresent: feedback.appVersion)
+            writer.member(keys.build, ifPresent: feedback.build)
+            writer.member(keys.platform, ifPresent: feedback.platform)
+            writer.member(keys.osVersion, ifPresent: feedback.osVersion)
+            writer.member(keys.device, ifPresent: feedback.device)
+            writer.member(keys.locale, ifPresent: feedback.locale)
+            if !feedback.requestIds.isEmpty { writer.member(keys.requestIDs, feedback.requestIds) }
+            if !feedback.metadata.isEmpty { writer.member(keys.metadata, JSONValue.object(feedback.metadata)) }
+            writer.member(keys.moderation, submission.moderation.rawValue)
+            writer.member(keys.clientAddress, submission.clientAddress)
+            writer.endObject()
+        }
+        writer.endArray()
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     // MARK: - Reading
