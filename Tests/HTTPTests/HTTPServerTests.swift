@@ -421,6 +421,9 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         let third = try RawClient(port: server.port, receiveTimeout: 2)
         third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(await third.responses(1).isEmpty)
+        // The first two stay open until here: released after their last use, they would close
+        // their connections and make room for the third.
+        withExtendedLifetime((first, second)) {}
         await server.shutdown()
     }
 

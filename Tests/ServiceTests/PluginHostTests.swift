@@ -110,7 +110,7 @@ import Testing
         let running = try await PluginHost.start(
             [Plugin(Widgets.self)], configuration: Self.configuration(url, application: application, peer: base),
             logger: Logger(service: "host", level: .error), migrate: true, http: http)
-        let served = try await http.get("http://127.0.0.1:\(running.server.port)/widgets")
+        let served = try await http.get("http://127.0.0.1:\(running.server.port)/widgets", timeout: .seconds(60))
         #expect(served.status == 200 && String(decoding: served.body, as: UTF8.self) == "widgets")
         await running.shutdown()
         // The worker's last send, made as it stopped, went through: the client was still open.
