@@ -173,38 +173,23 @@ final class AppleRevocations: LifecycleService {
         var revoked = 0
         while true {
             do {
-                guard
-                    let row = try await Outbox.claimDue(
-                        table: "auth.apple_revocations", pending: "revoked_at IS NULL AND failed_at IS NULL",
-                        returning: "id, subject, sealed_token, attempts", retrySeconds: retrySeconds, on: database)
-                else { return revoked }
-                let id: Int64 = try row.decode("id")
-                let attempts: Int = try row.decode("attempts")
+                let queue = RevocationQueue(database)
+                guard let due = try await queue.claimDue(retrySeconds: retrySeconds) else { return revoked }
+                let (id, attempts) = (due.id, due.attempts)
                 let outcome: AppleTokens.Outcome
                 do {
-                    let sealed = try row.decode("sealed_token", as: PostgresBytes.self).bytes
-                    outcome = await tokens.revoke(try tokens.open(sealed, subject: try row.decode("subject")))
+                    outcome = await tokens.revoke(try tokens.open(due.sealedToken.bytes, subject: due.subject))
                 } catch {
                     outcome = .refused("the sealed token cannot be opened (another PIER_AUTH_MFA_KEY_FILE?)")
                 }
                 switch outcome {
                 case .done:
-                    try await database.execute(
-                        """
-                        UPDATE auth.apple_revocations SET revoked_at = now(), sealed_token = NULL, last_error = NULL
-                        WHERE id = \(id)
-                        """)
+                    try await queue.revoked(id)
                     logger.info("apple token revoked", [("revocation_id", .int(Int(id)))])
                     revoked += 1
                 case .refused(let reason), .unavailable(let reason):
                     let final = attempts >= Self.maximumAttempts || { if case .refused = outcome { true } else { false } }()
-                    try await database.execute(
-                        """
-                        UPDATE auth.apple_revocations SET last_error = \(reason),
-                            failed_at = CASE WHEN \(final) THEN now() END,
-                            sealed_token = CASE WHEN \(final) THEN NULL ELSE sealed_token END
-                        WHERE id = \(id)
-                        """)
+                    try await queue.failed(id, reason: reason, final: final)
                     logger.warning(
                         final ? "apple token revocation given up" : "apple token not revoked; will retry",
                         [("revocation_id", .int(Int(id))), ("attempt", .int(attempts)), ("error", .string(reason))])

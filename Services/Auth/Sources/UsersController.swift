@@ -51,26 +51,8 @@ struct UsersController: Sendable {
         var errors: [Problem.FieldError] = []
         let days = request.query("days", in: 1...366, into: &errors) ?? 30
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        let rows = try await useCases.database.query(
-            """
-            SELECT d.day::text AS day, count(u.id)::int AS n
-            FROM generate_series((now() AT TIME ZONE 'UTC')::date - \(days - 1)::int, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d (day)
-            LEFT JOIN auth.users u ON u.created_at >= (d.day AT TIME ZONE 'UTC') AND u.created_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC')
-            GROUP BY d.day ORDER BY d.day
-            """)
-        let total = try await useCases.database.query(
-            "SELECT reltuples::bigint AS estimate FROM pg_class WHERE oid = 'auth.users'::regclass")
-        var counted = try total.first?.decode("estimate", as: Int64.self) ?? 0
-        // A small table's estimate may be -1 (never analyzed) or rough: counted exactly then.
-        if counted < 100_000 {
-            counted = try await useCases.database.query("SELECT count(*) AS n FROM auth.users")[0].decode("n", as: Int64.self)
-        }
-        return JSONResponse(
-            SignUpStats(
-                days: try rows.map {
-                    SignUpStats.Day(day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n"))
-                },
-                total: Int(counted)))
+        let users = Users(useCases.database)
+        return JSONResponse(SignUpStats(days: try await users.signUpsPerDay(days: days), total: try await users.count()))
     }
 
     /// `GET /auth/users/{id}`: one account as its owner sees it, with its role and whether it is

@@ -291,4 +291,31 @@ struct Users: Sendable {
     func delete(_ user: UUID) async throws -> String? {
         try await database.query("DELETE FROM auth.users WHERE id = \(user) RETURNING email").first?.decode("email")
     }
+
+    // MARK: - Figures
+
+    /// Sign-ups on each UTC day of the last `days`, today included, oldest first (an index
+    /// range of those days' accounts).
+    func signUpsPerDay(days: Int) async throws -> [SignUpStats.Day] {
+        let rows = try await database.query(
+            """
+            SELECT d.day::text AS day, count(u.id)::int AS n
+            FROM generate_series((now() AT TIME ZONE 'UTC')::date - \(days - 1)::int, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d (day)
+            LEFT JOIN auth.users u ON u.created_at >= (d.day AT TIME ZONE 'UTC') AND u.created_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC')
+            GROUP BY d.day ORDER BY d.day
+            """)
+        return try rows.map {
+            SignUpStats.Day(day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n"))
+        }
+    }
+
+    /// How many accounts there are: the planner's estimate of a large table, or counted when
+    /// the table is small (its estimate may be -1, never analyzed, or rough).
+    func count() async throws -> Int {
+        let estimate = try await database.query(
+            "SELECT reltuples::bigint AS estimate FROM pg_class WHERE oid = 'auth.users'::regclass")
+        let counted = try estimate.first?.decode("estimate", as: Int64.self) ?? 0
+        guard counted < 100_000 else { return Int(counted) }
+        return Int(try await database.query("SELECT count(*) AS n FROM auth.users")[0].decode("n", as: Int64.self))
+    }
 }

@@ -173,15 +173,8 @@ struct StaffActions: Sendable {
         try await database.withTransaction { connection in
             guard let account = try await Users(connection).lockForStaff(user) else { return .missing }
             // Counted under the account's row lock: concurrent requests count exactly.
-            let recent = try await connection.query(
-                """
-                SELECT count(*)::int AS n, ceil(extract(epoch FROM min(at) + interval '1 hour' - now()))::int AS wait
-                FROM \(unsafeSQL: Self.schema).audit
-                WHERE subject_id = \(user) AND action = 'user.mail_sent' AND at > now() - interval '1 hour'
-                """)[0]
-            if try recent.decode("n", as: Int.self) >= Self.mailsPerHour {
-                return .tooMany(retryAfter: max(1, try recent.decode("wait", as: Int?.self) ?? 3600))
-            }
+            let recent = try await StaffMails(connection).lastHour(to: user)
+            if recent.count >= Self.mailsPerHour { return .tooMany(retryAfter: max(1, recent.secondsToFirstExpiry ?? 3600)) }
             switch kind {
             case .verification:
                 guard !account.emailVerified else { return .alreadyVerified }
