@@ -37,6 +37,9 @@ struct FeedbackItems: Sendable {
                     id uuid, user_id uuid, name text, email text, message text, rating smallint, category text,
                     app_version text, build text, platform text, os_version text, device text, locale text,
                     request_ids text[], metadata jsonb, moderation text, client_address text)
+                -- Inserted in one order by every batch: two batches that meet on two ids cannot each
+                -- wait for the other's (a batch waits only for ids after those it holds).
+                ORDER BY id
                 ON CONFLICT (id) DO NOTHING
                 RETURNING \(unsafeSQL: FeedbackRows.columns)
             ), event AS (
