@@ -82,9 +82,9 @@ import Testing
     /// access token is refused by every hosted service within a second of the answer, with no
     /// database lookup per request; the tokens of other sessions go on working.
     ///
-    /// What is checked is the design's guarantee: a revoked token is refused everywhere within
-    /// 5 s of the answer (after 5 s without reading the event log a process answers 503, never
-    /// the token's owner). The latency itself (one poll interval at worst, tens of ms usually)
+    /// What is checked is the design's guarantee: a revoked token is served nowhere 5 s after the
+    /// answer (after 5 s without reading the event log a process answers 503, never the token's
+    /// owner), and is then refused with a 401 everywhere. The latency itself (one poll interval at worst, tens of ms usually)
     /// is printed here and measured with separate processes by scripts/separate-hosts.sh: on a
     /// busy machine a read may take longer, which is not a failure.
     @Test func revokedTokensAreRefusedEverywhere() async throws {
@@ -94,9 +94,13 @@ import Testing
         let second = try await client.send("POST", "/auth/login", json: credentials).decode(AuthSession.self)
         let third = try await client.send("POST", "/auth/login", json: credentials).decode(AuthSession.self)
 
-        /// How long after `start` every service refused `token` (nil: not within 5 s).
+        /// How long after `start` every service refused `token` with a 401 (nil: not within 30 s).
+        /// Whatever the machine's load, no request sent more than 5 s after `start` is served:
+        /// it is refused, or answered 503 while the event log could not be read in time.
         func refusedEverywhere(_ token: String, since start: ContinuousClock.Instant) async throws -> Duration? {
-            let refused = try await eventually(timeout: .seconds(5), interval: .milliseconds(10)) {
+            var servedLate: [Int] = []
+            let refused = try await eventually(interval: .milliseconds(10)) {
+                let sent = ContinuousClock.now
                 let statuses = [
                     try await client.send("GET", "/auth/me", token: token).status,
                     try await client.send("GET", "/feedback/mine", token: token).status,
@@ -104,8 +108,10 @@ import Testing
                     // A revoked bearer is a 401 even where anonymous is allowed, never anonymous.
                     try await client.send("POST", "/feedback", json: #"{"message":"late"}"#, token: token).status,
                 ]
+                if sent - start > .seconds(5) { servedLate += statuses.filter { $0 < 400 } }
                 return statuses.allSatisfy { $0 == 401 }
             }
+            #expect(servedLate.isEmpty, "served \(servedLate) more than 5 s after the revocation")
             return refused ? ContinuousClock.now - start : nil
         }
         for token in [first.accessToken, second.accessToken, third.accessToken] {
@@ -120,7 +126,7 @@ import Testing
             ).status == 204)
         var start = ContinuousClock.now
         let afterLogout = try await refusedEverywhere(first.accessToken, since: start)
-        #expect(afterLogout != nil, "logout: not refused everywhere within 5 s")
+        #expect(afterLogout != nil, "logout: not refused everywhere")
         #expect(try await client.send("GET", "/feedback/mine", token: second.accessToken).status == 200)
 
         // A password change ends the other sessions, not the one that changed it.
@@ -132,14 +138,14 @@ import Testing
             ).status == 204)
         start = ContinuousClock.now
         let afterChange = try await refusedEverywhere(third.accessToken, since: start)
-        #expect(afterChange != nil, "password change: not refused everywhere within 5 s")
+        #expect(afterChange != nil, "password change: not refused everywhere")
         #expect(try await client.send("GET", "/subscriptions/me", token: second.accessToken).status == 200)
 
         // Account deletion: every token of the account, and nothing it sends is kept.
         #expect(try await client.send("DELETE", "/auth/me", token: second.accessToken).status == 204)
         start = ContinuousClock.now
         let afterDeletion = try await refusedEverywhere(second.accessToken, since: start)
-        #expect(afterDeletion != nil, "deletion: not refused everywhere within 5 s")
+        #expect(afterDeletion != nil, "deletion: not refused everywhere")
         print(
             "revocation: refused everywhere \(String(describing: afterLogout)) after logout, "
                 + "\(String(describing: afterChange)) after a password change, \(String(describing: afterDeletion)) after deletion"
