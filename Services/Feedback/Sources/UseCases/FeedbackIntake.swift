@@ -88,11 +88,20 @@ private struct Store: Sendable {
     let database: PostgresPool
     let quota: SenderQuota
 
+    /// A submission the batch left without an outcome: a defect of this type, answered as a 500
+    /// rather than as some other sender's outcome.
+    struct Unanswered: Error {}
+
+    static func answered(_ outcome: Stored?) throws -> Stored {
+        guard let outcome else { throw Unanswered() }
+        return outcome
+    }
+
     /// Each submission's outcome, in order. A key or a client-chosen id that comes twice waits
     /// for a later round of the batch, as a second request with a key waits for the first's
     /// transaction.
     func batch(_ submissions: [Submission]) async -> [Result<Stored, any Error>] {
-        var results = [Result<Stored, any Error>](repeating: .success(.keyReused), count: submissions.count)
+        var results = [Result<Stored, any Error>](repeating: .failure(Unanswered()), count: submissions.count)
         var remaining = Array(submissions.indices)
         while !remaining.isEmpty {
             var seen = Set<String>()
@@ -146,7 +155,7 @@ private struct Store: Sendable {
                 }
             }
             try await keys.record(records)
-            return outcomes.map { $0 ?? .keyReused }
+            return try outcomes.map { try Self.answered($0) }
         }
     }
 
@@ -188,6 +197,6 @@ private struct Store: Sendable {
             }
             pending = again
         }
-        return outcomes.map { $0 ?? .keyReused }
+        return try outcomes.map { try Self.answered($0) }
     }
 }
