@@ -74,7 +74,7 @@ import Testing
             #expect(mail.html.contains(link) && mail.text.contains("Seeds"))
             // The bodies (which hold the link) are erased once sent (marked just after the server took it).
             #expect(
-                try await eventually(timeout: .seconds(5)) {
+                try await eventually {
                     let stored = try await auth.pool.query(
                         "SELECT message IS NULL AS erased, sent_at IS NOT NULL AS sent FROM auth.outbox WHERE recipient = \(email)"
                     )
@@ -248,7 +248,7 @@ import Testing
             #expect(mails.count == 1 && mails.first?.headers["x-envelope-to"] == email)
             // Marked sent just after the server took it.
             #expect(
-                try await eventually(timeout: .seconds(5)) {
+                try await eventually {
                     let row = try await auth.pool.query(
                         "SELECT attempts, sent_at IS NOT NULL AS sent FROM auth.outbox WHERE recipient = \(email)")[0]
                     return try row.decode("sent", as: Bool.self) && row.decode("attempts", as: Int.self) >= 2

@@ -384,7 +384,10 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     /// One address cannot hold every connection: past its share, its new connections are cut at
     /// once while another address is served; a trusted proxy (the gateway) is not capped.
     @Test func connectionsPerClientAreCapped() async throws {
-        let server = try makeServer { $0.maxConnectionsPerClient = 3 }
+        // No deadline frees a place while a loaded machine gets round to the checks.
+        let server = try makeServer {
+            $0.maxConnectionsPerClient = 3; $0.headTimeoutSeconds = 600; $0.idleTimeoutSeconds = 600
+        }
         let held = try (0..<3).map { _ in try RawClient(port: server.port, from: "127.0.0.3") }
         #expect(await eventually { server.connections.statistics.open == 3 })
         let fourth = try RawClient(port: server.port, receiveTimeout: 5, from: "127.0.0.3")
@@ -410,7 +413,11 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     }
 
     @Test func connectionCapHolds() async throws {
-        let server = try makeServer { $0.maxConnections = 2 }
+        // A kept-alive connection waits for its next head only so long (10 s by default): on a
+        // loaded machine that deadline would free a place for the third.
+        let server = try makeServer {
+            $0.maxConnections = 2; $0.headTimeoutSeconds = 600; $0.idleTimeoutSeconds = 600
+        }
         let first = try RawClient(port: server.port)
         let second = try RawClient(port: server.port)
         first.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -441,7 +448,8 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
 
     @Test func streamedBodiesArriveWholeAndChunked() async throws {
         let server = try makeServer()
-        let client = try RawClient(port: server.port, receiveTimeout: 10)
+        // The read ends when the last chunk arrives; the timeout is only for a server that stops.
+        let client = try RawClient(port: server.port, receiveTimeout: 60)
         client.send("GET /stream?lines=20000 HTTP/1.1\r\nHost: x\r\n\r\n")
         let raw = await client.receive { $0.hasSuffix("\r\n0\r\n\r\n") }
         #expect(raw.hasPrefix("HTTP/1.1 200"))
