@@ -72,3 +72,46 @@ public struct JSONResponse<Value: Encodable & Sendable>: ResponseConvertible {
     }
     public func response() throws -> Response { try .json(value, status: status, headers: headers) }
 }
+
+/// A response that carries an endpoint's `Answer`: what a handler registered for an
+/// ``Endpoint`` returns, so an answer of another type does not compile.
+public protocol AnswerResponse<Answer>: ResponseConvertible {
+    associatedtype Answer: Sendable
+}
+
+extension JSONResponse: AnswerResponse {
+    public typealias Answer = Value
+}
+
+/// An answer of type `Answer` given as a response made otherwise: JSON written row by row
+/// (its writer promises the shape of `Answer`), a streamed file, or no content.
+public struct EndpointReply<Answer: Sendable>: AnswerResponse {
+    let made: Response
+
+    fileprivate init(made: Response) { self.made = made }
+
+    /// JSON bytes written to `Answer`'s shape (``JSONWriter``, a stored answer replayed).
+    public init(writtenJSON body: [UInt8], status: Int = 200, headers: HTTPHeaders = [:]) {
+        var headers = headers
+        headers.set("Content-Type", "application/json")
+        made = Response(status: status, headers: headers, body: body)
+    }
+
+    public func response() throws -> Response { made }
+}
+
+extension EndpointReply where Answer == NoContent {
+    /// 204, nothing in the body.
+    public static func noContent(headers: HTTPHeaders = [:]) -> EndpointReply {
+        EndpointReply(made: Response(status: 204, headers: headers))
+    }
+}
+
+extension EndpointReply where Answer == FileAnswer {
+    /// A file (CSV, NDJSON) streamed as `producer` writes it.
+    public static func file(
+        headers: HTTPHeaders, _ producer: @escaping @Sendable (any BodyWriter) async throws -> Void
+    ) -> EndpointReply {
+        EndpointReply(made: .streaming(headers: headers, producer))
+    }
+}

@@ -15,60 +15,24 @@ public final class PierAdmin: Sendable {
     init(_ authorized: Authorized) { self.authorized = authorized }
 
     /// Which feedback ``feedback(_:)`` lists: every field that is set narrows it.
-    public struct FeedbackFilter: Sendable, Equatable {
-        public var status: String?
-        public var category: String?
-        public var platform: String?
-        public var appVersion: String?
-        /// Words searched for in the message, the name and the address.
-        public var text: String?
-        /// `pending`, `approved` or `rejected`.
-        public var moderation: String?
-        public var limit: Int?
-        public var cursor: String?
-
-        public init(
-            status: String? = nil, category: String? = nil, platform: String? = nil, appVersion: String? = nil,
-            text: String? = nil, moderation: String? = nil, limit: Int? = nil, cursor: String? = nil
-        ) {
-            self.status = status
-            self.category = category
-            self.platform = platform
-            self.appVersion = appVersion
-            self.text = text
-            self.moderation = moderation
-            self.limit = limit
-            self.cursor = cursor
-        }
-
-        var query: [URLQueryItem] {
-            let pairs: [(String, String?)] = [
-                ("status", status), ("category", category), ("platform", platform), ("appVersion", appVersion),
-                ("q", text), ("moderation", moderation), ("limit", limit.map(String.init)), ("cursor", cursor),
-            ]
-            return pairs.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
-        }
-    }
+    public typealias FeedbackFilter = FeedbackQuery
 
     // MARK: - Feedback
 
     /// Everyone's feedback, newest first; pass a page's `nextCursor` for the next.
     public func feedback(_ filter: FeedbackFilter = FeedbackFilter()) async throws(PierError) -> FeedbackPage {
-        try await authorized.json(
-            FeedbackPage.self, Call(method: "GET", path: "/feedback", query: filter.query, retryable: true))
+        try await authorized.call(FeedbackAPI.list, filter)
     }
 
     /// One feedback, with its triage fields.
     public func feedbackItem(_ id: UUID) async throws(PierError) -> FeedbackItem {
-        try await authorized.json(FeedbackItem.self, Call(method: "GET", path: "/feedback/\(Self.text(id))", retryable: true))
+        try await authorized.call(FeedbackAPI.item, PathID(id))
     }
 
     /// Changes its status, tags, note or moderation (only the fields set).
     @discardableResult
     public func updateFeedback(_ id: UUID, _ change: UpdateFeedback) async throws(PierError) -> FeedbackItem {
-        try await authorized.json(
-            FeedbackItem.self,
-            Call(method: "PATCH", path: "/feedback/\(Self.text(id))", body: Transport.body(change), retryable: false))
+        try await authorized.call(FeedbackAPI.update, PathID(id), body: change)
     }
 
     /// Replies to the sender of feedback `id`: shown with the item in their app and mailed to
@@ -76,21 +40,32 @@ public final class PierAdmin: Sendable {
     /// reply's `replyID` makes a retry store and mail nothing more.
     @discardableResult
     public func reply(to id: UUID, _ message: String, replyID: UUID = UUID()) async throws(PierError) -> FeedbackReply {
-        try await authorized.json(
-            FeedbackReply.self,
-            Call(
-                method: "POST", path: "/feedback/\(Self.text(id))/replies",
-                body: Transport.body(CreateFeedbackReply(id: replyID, message: message)), retryable: true))
+        try await authorized.call(FeedbackAPI.reply, PathID(id), body: CreateFeedbackReply(id: replyID, message: message))
+    }
+
+    /// Counts by status, category and platform, and ratings by app version.
+    public func feedbackStats(_ query: FeedbackStatsQuery = FeedbackStatsQuery()) async throws(PierError) -> FeedbackStats {
+        try await authorized.call(FeedbackAPI.stats, query)
+    }
+
+    /// What came in each UTC day of the last `days`, and the backlog now.
+    public func feedbackDaily(_ query: FeedbackDailyQuery = FeedbackDailyQuery()) async throws(PierError) -> FeedbackDaily {
+        try await authorized.call(FeedbackAPI.daily, query)
     }
 
     /// The request of the feedback export (`csv` or `ndjson`), signed in: read its answer as a
     /// stream, it can be large.
-    public func feedbackExportRequest(format: String) async throws(PierError) -> URLRequest {
+    public func feedbackExportRequest(format: String, filter: FeedbackFilter = FeedbackFilter()) async throws(PierError)
+        -> URLRequest
+    {
         let base = authorized.transport.baseURL
-        var components = URLComponents(url: base.appendingPathComponent("/feedback/export"), resolvingAgainstBaseURL: false)
-        components?.queryItems = [URLQueryItem(name: "format", value: format)]
-        guard let url = components?.url else {
-            throw PierError(kind: .network, detail: "/feedback/export does not make a URL with \(base)")
+        let target = FeedbackAPI.export.target(FeedbackExportQuery(format: format, filter: filter))
+        guard
+            let url = URL(
+                string: (base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString)
+                    + target)
+        else {
+            throw PierError(kind: .network, detail: "\(target) does not make a URL with \(base)")
         }
         var request = URLRequest(url: url)
         request.setValue("Bearer \(try await authorized.sessions.accessToken())", forHTTPHeaderField: "Authorization")

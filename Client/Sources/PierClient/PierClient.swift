@@ -122,6 +122,22 @@ struct Authorized: Sendable {
         let (data, response) = try await send(call, signedIn: signedIn)
         return try Transport.decode(T.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
     }
+
+    /// Calls `endpoint` with `body` and decodes its answer.
+    func call<Parameters, Body: Encodable, Answer: Decodable>(
+        _ endpoint: Endpoint<Parameters, Body, Answer>, _ parameters: Parameters, body: Body,
+        headers: [String: String] = [:], signedIn: Bool = true
+    ) async throws(PierError) -> Answer {
+        try await json(
+            Answer.self, Call(endpoint, parameters, body: Transport.body(body), headers: headers), signedIn: signedIn)
+    }
+
+    /// Calls `endpoint`, which takes no body, and decodes its answer.
+    func call<Parameters, Answer: Decodable>(
+        _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters, signedIn: Bool = true
+    ) async throws(PierError) -> Answer {
+        try await json(Answer.self, Call(endpoint, parameters), signedIn: signedIn)
+    }
 }
 
 /// Register, sign in and out, and the session's state.
@@ -521,19 +537,14 @@ public final class PierFeedback: Sendable {
     }
 
     private func deliver(_ feedback: NewFeedback) async throws(PierError) -> FeedbackItem {
-        let call = Call(
-            method: "POST", path: "/feedback", body: Transport.body(feedback), retryable: true,
-            headers: ["X-Installation-ID": installationID])
         let signedIn = await authorized.sessions.current() != nil
-        return try await authorized.json(FeedbackItem.self, call, signedIn: signedIn)
+        return try await authorized.call(
+            FeedbackAPI.create, FeedbackSender(installationID: installationID), body: feedback, signedIn: signedIn)
     }
 
     /// The signed-in user's own feedback, newest first; pass a page's `nextCursor` for the next.
     public func mine(limit: Int = 20, cursor: String? = nil) async throws(PierError) -> FeedbackPage {
-        var query = [URLQueryItem(name: "limit", value: String(limit))]
-        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        return try await authorized.json(
-            FeedbackPage.self, Call(method: "GET", path: "/feedback/mine", query: query, retryable: true))
+        try await authorized.call(FeedbackAPI.mine, PageQuery(limit: limit, cursor: cursor))
     }
 }
 

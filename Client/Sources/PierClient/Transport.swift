@@ -37,6 +37,7 @@ public struct RetryPolicy: Sendable {
 /// One call: where, what, with which token, and whether it may be sent twice.
 struct Call: Sendable {
     var method: String
+    /// Percent-encoded, from the server's root (`/feedback/…`).
     var path: String
     var query: [URLQueryItem] = []
     var body: Data? = nil
@@ -44,6 +45,21 @@ struct Call: Sendable {
     /// on transient failures. Others are sent once.
     var retryable: Bool
     var headers: [String: String] = [:]
+}
+
+extension Call {
+    /// A call of `endpoint`: its path and query from `parameters`, sent again after a transient
+    /// failure only when the endpoint says that is safe.
+    init<Parameters, Body, Answer>(
+        _ endpoint: Endpoint<Parameters, Body, Answer>, _ parameters: Parameters, body: Data? = nil,
+        headers: [String: String] = [:]
+    ) {
+        self.init(
+            method: endpoint.method, path: endpoint.path(parameters),
+            query: endpoint.query(parameters).map { URLQueryItem(name: $0.name, value: $0.value) }, body: body,
+            retryable: endpoint.retryable,
+            headers: headers.merging(endpoint.headers(parameters).map { ($0.name, $0.value) }) { given, _ in given })
+    }
 }
 
 /// The HTTP layer: URLSession, problems to ``PierError``, retries with back-off, and the ids of
@@ -112,28 +128,25 @@ final class Transport: Sendable {
         }
     }
 
-    /// RFC 3986's unreserved characters: everything else in a query component is percent-encoded.
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    /// `text` as one query component: UTF-8, every byte but the unreserved ones as `%XX`.
-    static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-    }
-
     static func body(_ value: some Encodable) -> Data {
         // Encoding Pier's own request types cannot fail (no non-finite numbers in them).
         (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 
     private func once(_ call: Call, token: String?) async throws(PierError) -> (Data, HTTPURLResponse) {
-        var components = URLComponents(url: baseURL.appendingPathComponent(call.path), resolvingAgainstBaseURL: false)
+        // The call's path is percent-encoded already (``Endpoint/path(_:)``): appended as it is.
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+        if let base = components?.percentEncodedPath {
+            components?.percentEncodedPath = (base.hasSuffix("/") ? String(base.dropLast()) : base) + call.path
+        }
         // Encoded here, not by `queryItems`: URLComponents leaves "+" as it is (RFC 3986 allows
         // it in a query), and servers read a "+" in a query as a space, so `a+b@example.com`
         // would be looked up as `a b@example.com`.
         if !call.query.isEmpty {
-            components?.percentEncodedQuery = call.query.map { Self.encode($0.name) + "=" + Self.encode($0.value ?? "") }
-                .joined(separator: "&")
+            components?.percentEncodedQuery = call.query.map {
+                PercentEncoding.component($0.name) + "=" + PercentEncoding.component($0.value ?? "")
+            }
+            .joined(separator: "&")
         }
         guard let url = components?.url else {
             throw PierError(kind: .network, detail: "\(call.path) does not make a URL with \(baseURL)")

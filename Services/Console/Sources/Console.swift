@@ -123,6 +123,24 @@ struct Console: Sendable {
         return try reply.decode(type)
     }
 
+    /// The answer of `endpoint`, which must succeed (a page's data); its problem otherwise.
+    func fetch<Parameters, Answer: Decodable>(
+        _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters, as session: ConsoleSession,
+        _ request: Request
+    ) async throws -> Answer {
+        let reply = try await call(endpoint.method, endpoint.target(parameters), as: session, request)
+        guard reply.ok else { throw Failed(reply: reply) }
+        return try reply.decode(Answer.self)
+    }
+
+    /// `endpoint` with `body`: its reply as it came (a form shows the problem beside it).
+    func call<Parameters, Body: Encodable, Answer>(
+        _ endpoint: Endpoint<Parameters, Body, Answer>, _ parameters: Parameters, body: Body, as session: ConsoleSession,
+        _ request: Request
+    ) async throws -> PierAPI.Reply {
+        try await call(endpoint.method, endpoint.target(parameters), json: try api.json(body), as: session, request)
+    }
+
     /// The names of the accounts `ids` (display name, else address), read at once; an account
     /// that cannot be read (deleted) is left out, and shown by its id.
     func names(_ ids: Set<UUID>, as session: ConsoleSession, _ request: Request) async -> [UUID: String] {

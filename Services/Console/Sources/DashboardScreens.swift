@@ -20,7 +20,7 @@ struct DashboardScreens: Sendable {
 
     func dashboard(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let days = request.query("days").flatMap(Int.init).flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
-        async let feedback = console.fetch(FeedbackDaily.self, "/feedback/stats/daily?days=\(days)", as: session, request)
+        async let feedback = console.fetch(FeedbackAPI.daily, FeedbackDailyQuery(days: days), as: session, request)
         async let signUps = console.fetch(SignUpStats.self, "/auth/users/stats?days=\(days)", as: session, request)
         async let subscriptions = console.fetch(
             SubscriptionDaily.self, "/subscriptions/stats/daily?days=\(days)", as: session, request)

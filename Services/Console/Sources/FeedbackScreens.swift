@@ -17,17 +17,20 @@ struct FeedbackScreens: Sendable {
     static let filters = ["status", "category", "platform", "q", "moderation", "ratingMin", "ratingMax", "appVersion"]
 
     func inbox(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        var query: [(String, String)] = Self.filters.compactMap { name in request.query(name).map { (name, $0) } }
+        let filterQuery: [(String, String)] = Self.filters.compactMap { name in request.query(name).map { (name, $0) } }
             .filter { !$0.1.isEmpty }
-        let filterQuery = query
-        if let cursor = request.query("cursor"), !cursor.isEmpty { query.append(("cursor", cursor)) }
-        query.append(("limit", "50"))
+        let given = { (name: String) in request.query(name).flatMap { $0.isEmpty ? nil : $0 } }
+        let filter = FeedbackQuery(
+            status: given("status"), category: given("category"), platform: given("platform"),
+            ratingMin: given("ratingMin").flatMap { Int($0) }, ratingMax: given("ratingMax").flatMap { Int($0) },
+            appVersion: given("appVersion"), text: given("q"), moderation: given("moderation"), limit: 50,
+            cursor: given("cursor"))
         // The page and the counts per status (of the moderation state shown) together.
         let moderation = request.query("moderation").flatMap { Vocabulary.moderation.contains($0) ? $0 : nil } ?? "approved"
-        let countsTarget = request.query("moderation") == "all" ? "/feedback/stats" : "/feedback/stats?moderation=\(moderation)"
-        async let listed = console.fetch(FeedbackPage.self, Self.target("/feedback", query), as: session, request)
-        async let counted = console.fetch(FeedbackStats.self, countsTarget, as: session, request)
-        let (page, counts) = try await (listed, counted)
+        let counted = FeedbackStatsQuery(moderation: request.query("moderation") == "all" ? nil : moderation)
+        async let listed = console.fetch(FeedbackAPI.list, filter, as: session, request)
+        async let countsOf = console.fetch(FeedbackAPI.stats, counted, as: session, request)
+        let (page, counts) = try await (listed, countsOf)
         let value = { (name: String) in request.query(name) ?? "" }
         let tabs = HTML.join(
             FeedbackStatus.allCases.map { status in
@@ -106,12 +109,10 @@ struct FeedbackScreens: Sendable {
             var change = UpdateFeedback()
             if !status.isEmpty { change.status = status }
             if !tags.isEmpty {
-                let item = try await console.fetch(
-                    FeedbackItem.self, "/feedback/\(id.uuidString.lowercased())", as: session, request)
+                let item = try await console.fetch(FeedbackAPI.item, PathID(id), as: session, request)
                 change.tags = Array(Set((item.tags ?? []) + tags)).sorted()
             }
-            let reply = try await console.call(
-                "PATCH", "/feedback/\(id.uuidString.lowercased())", json: try console.api.json(change), as: session, request)
+            let reply = try await console.call(FeedbackAPI.update, PathID(id), body: change, as: session, request)
             if !reply.ok {
                 refused.append(
                     "<li><a href=\"\(ConsolePath("feedback", id.uuidString.lowercased()))\">\(id)</a>: \(reply.problem?.detail ?? "refused")</li>"
@@ -133,7 +134,7 @@ struct FeedbackScreens: Sendable {
         guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
-        let item = try await console.fetch(FeedbackItem.self, "/feedback/\(id.uuidString.lowercased())", as: session, request)
+        let item = try await console.fetch(FeedbackAPI.item, PathID(id), as: session, request)
         let sender: HTML =
             if let user = item.userId {
                 // The account as it is now (its name and address are the auth service's).
@@ -248,8 +249,7 @@ struct FeedbackScreens: Sendable {
         }
         if let tags = form["tags"] { change.tags = Self.tags(tags) }
         if let note = form["internalNote"] { change.internalNote = note }
-        let reply = try await console.call(
-            "PATCH", "/feedback/\(id.uuidString.lowercased())", json: try console.api.json(change), as: session, request)
+        let reply = try await console.call(FeedbackAPI.update, PathID(id), body: change, as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
         return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
     }
@@ -263,8 +263,7 @@ struct FeedbackScreens: Sendable {
         let form = try request.form() ?? [:]
         let body = CreateFeedbackReply(
             id: form["replyId"].flatMap(UUID.init(uuidString:)), message: form["message"] ?? "")
-        let reply = try await console.call(
-            "POST", "/feedback/\(id.uuidString.lowercased())/replies", json: try console.api.json(body), as: session, request)
+        let reply = try await console.call(FeedbackAPI.reply, PathID(id), body: body, as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
         return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
     }

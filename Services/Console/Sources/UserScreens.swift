@@ -61,7 +61,7 @@ struct UserScreens: Sendable {
         async let grantList = console.fetch(ItemList<Grant>.self, "/subscriptions/grants?userId=\(text)", as: session, request)
         async let plansList = console.fetch(ItemList<Plan>.self, "/subscriptions/plans", as: session, request)
         async let feedbackList = console.fetch(
-            FeedbackPage.self, "/feedback?userId=\(text)&moderation=all&limit=20", as: session, request)
+            FeedbackAPI.list, FeedbackQuery(userID: id, moderation: "all", limit: 20), as: session, request)
         async let twoStep = console.fetch(MFAStatus.self, "/auth/users/\(text)/mfa", as: session, request)
         async let passkeyList = console.fetch(ItemList<Passkey>.self, "/auth/users/\(text)/passkeys", as: session, request)
         async let ownTwoStep = console.fetch(MFAStatus.self, "/auth/mfa", as: session, request)

@@ -11,8 +11,8 @@ import PierService
     import Foundation
 #endif
 
-/// The feedback endpoints of the HTTP contract, one controller per resource: the route table
-/// and the authentication each route needs, in one place.
+/// The feedback endpoints of the HTTP contract (``FeedbackAPI``, which says who may call each),
+/// one controller per resource.
 struct FeedbackController: Sendable {
     let intake: IntakeController
     let items: ItemsController
@@ -35,19 +35,17 @@ struct FeedbackController: Sendable {
 
     func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
-        let anyone = router.group(Authentication(authenticator, .optional))
-        let signedIn = router.group(Authentication(authenticator, .required))
-        let staff = router.group(Authentication(authenticator, .staff))
+        let endpoints = EndpointRouter(router, authenticator: authenticator)
         let (intake, items, reports) = (intake, items, reports)
-        anyone.post("/feedback", body: CreateFeedback.self) { try await intake.create($0, $1, $2) }
-        signedIn.get("/feedback/mine") { try await items.mine($0, $1) }
-        signedIn.get("/feedback/{id}") { try await items.item($0, $1) }
-        staff.get("/feedback") { try await items.list($0, $1) }
-        staff.patch("/feedback/{id}", body: UpdateFeedback.self) { try await items.update($0, $1, $2) }
-        staff.post("/feedback/{id}/replies", body: CreateFeedbackReply.self) { try await items.reply($0, $1, $2) }
-        staff.get("/feedback/stats") { try await reports.stats($0, $1) }
-        staff.get("/feedback/stats/daily") { try await reports.daily($0, $1) }
-        staff.get("/feedback/export") { try await reports.export($0, $1) }
+        endpoints.on(FeedbackAPI.create) { try await intake.create($0, $1, $2) }
+        endpoints.on(FeedbackAPI.mine) { try await items.mine($0, $1) }
+        endpoints.on(FeedbackAPI.item) { try await items.item($0, $1) }
+        endpoints.on(FeedbackAPI.list) { try await items.list($0, $1) }
+        endpoints.on(FeedbackAPI.update) { try await items.update($0, $1, $2) }
+        endpoints.on(FeedbackAPI.reply) { try await items.reply($0, $1, $2) }
+        endpoints.on(FeedbackAPI.stats) { try await reports.stats($0, $1) }
+        endpoints.on(FeedbackAPI.daily) { try await reports.daily($0, $1) }
+        endpoints.on(FeedbackAPI.export) { try await reports.export($0, $1) }
         routes.merge(router.routes)
     }
 }

@@ -18,7 +18,9 @@ struct IntakeController: Sendable {
     let configuration: FeedbackConfiguration
     let logger: Logger
 
-    func create(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedback) async throws -> Response {
+    func create(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedback) async throws
+        -> EndpointReply<FeedbackItem>
+    {
         let principal = context.principal
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
@@ -52,10 +54,10 @@ struct IntakeController: Sendable {
         }
     }
 
-    private func created(_ body: [UInt8], id: UUID, replayed: Bool) -> Response {
-        var headers: HTTPHeaders = ["Content-Type": "application/json", "Location": "/feedback/\(id.text())"]
+    private func created(_ body: [UInt8], id: UUID, replayed: Bool) -> EndpointReply<FeedbackItem> {
+        var headers: HTTPHeaders = ["Location": FeedbackAPI.item.path(PathID(id))]
         if replayed { headers.set("Idempotent-Replayed", "true") }
-        return Response(status: 201, headers: headers, body: body)
+        return EndpointReply(writtenJSON: body, status: 201, headers: headers)
     }
 
     /// Where an anonymous sender's idempotency keys and ids live: its installation

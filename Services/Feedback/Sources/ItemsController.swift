@@ -61,14 +61,14 @@ struct ItemsController: Sendable {
     }
 
     /// Written row by row into the answer: the page's items are never built.
-    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<FeedbackPage> {
         let filter = try FeedbackFilter(request)
         let page = try PageRequest(request)
         let rows = try await items.pageRows(matching: filter, page)
         let total = request.query("includeTotal") == "true" ? try await items.count(matching: filter) : nil
         var writer = JSONWriter(capacity: 64 + rows.count * 768)
         try page.write(rows, admin: true, total: total, into: &writer)
-        return Response(status: 200, headers: ["Content-Type": "application/json"], body: writer.bytes)
+        return EndpointReply(writtenJSON: writer.bytes)
     }
 
     func update(_ request: Request, _ context: ServiceRequestContext, _ patch: UpdateFeedback) async throws

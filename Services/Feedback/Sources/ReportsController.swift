@@ -63,7 +63,7 @@ struct ReportsController: Sendable {
 
     /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows
     /// at a time: memory stays bounded however many rows there are.
-    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<FileAnswer> {
         let filter = try FeedbackFilter(request)
         let format = request.query("format") ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
         guard format == "csv" || format == "ndjson" else { throw HTTPError.invalid("format", "must be ndjson or csv") }
@@ -72,7 +72,7 @@ struct ReportsController: Sendable {
             "Content-Type": format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "Content-Disposition": "attachment; filename=\"feedback.\(format)\"",
         ]
-        return Response.streaming(headers: headers) { writer in
+        return .file(headers: headers) { writer in
             if format == "csv" { try await writer.write(CSVExport.header) }
             var cursor: PageCursor?
             repeat {

@@ -1,0 +1,233 @@
+import Foundation
+
+/// One operation of Pier's HTTP API, defined once: the server routes it (with the access it
+/// declares and the body and answer types it names), PierClient and PierAdmin call it, the
+/// console links to it and the API document describes it, all from this value.
+///
+///     public static let item = Endpoint<PathID, NoBody, FeedbackItem>(
+///         "GET", "/feedback/{id}", access: .signedIn, operation: "getFeedback",
+///         summary: "One item (its sender or the team)", problems: [.notFound])
+///
+/// `Parameters` are what goes into the path and the query, `Body` what is sent (``NoBody``
+/// for none), `Answer` what a success carries (``NoContent`` for none).
+public struct Endpoint<Parameters: EndpointParameters, Body: Sendable, Answer: Sendable>: Sendable {
+    /// What it is, its types named: what the API document and its checks read.
+    public let definition: EndpointDefinition
+
+    public var method: String { definition.method }
+    public var template: String { definition.template }
+    public var access: Access { definition.access }
+    public var retryable: Bool { definition.retryable }
+
+    /// - Parameter retryable: by default, a `GET`, `PUT` or `DELETE`.
+    public init(
+        _ method: String, _ template: String, access: Access, operation: String, summary: String, status: Int = 200,
+        problems: [ProblemCode] = [], retryable: Bool? = nil
+    ) {
+        definition = EndpointDefinition(
+            method: method, template: template, access: access, operation: operation, summary: summary, status: status,
+            problems: problems, retryable: retryable ?? (method == "GET" || method == "PUT" || method == "DELETE"),
+            parameters: Parameters.declared, body: Body.self == NoBody.self ? nil : String(describing: Body.self),
+            answer: Answer.self == NoContent.self ? nil : String(describing: Answer.self))
+    }
+
+    /// The names of the template's `{name}` segments, in order.
+    public var pathParameterNames: [String] {
+        template.split(separator: "/").filter { $0.hasPrefix("{") && $0.hasSuffix("}") }.map { String($0.dropFirst().dropLast()) }
+    }
+
+    /// The path of a call: each `{name}` of the template replaced by its value, percent-encoded
+    /// as one segment.
+    public func path(_ parameters: Parameters) -> String {
+        let values = parameters.values
+        return template.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+            guard segment.hasPrefix("{"), segment.hasSuffix("}") else { return String(segment) }
+            let name = String(segment.dropFirst().dropLast())
+            let value = values.first { $0.name == name }?.value ?? ""
+            return PercentEncoding.component(value)
+        }.joined(separator: "/")
+    }
+
+    /// The query of a call: the values of `parameters` declared in the query, in order.
+    public func query(_ parameters: Parameters) -> [(name: String, value: String)] {
+        let names = Set(Parameters.declared.filter { $0.location == .query }.map(\.name))
+        return parameters.values.filter { names.contains($0.name) }
+    }
+
+    /// The headers of a call: the values of `parameters` declared as headers.
+    public func headers(_ parameters: Parameters) -> [(name: String, value: String)] {
+        let names = Set(Parameters.declared.filter { $0.location == .header }.map(\.name))
+        return parameters.values.filter { names.contains($0.name) }
+    }
+
+    /// The path and query of a call, as a request line's target (`/feedback?status=new`).
+    public func target(_ parameters: Parameters) -> String {
+        let query = query(parameters)
+        guard !query.isEmpty else { return path(parameters) }
+        return path(parameters) + "?"
+            + query.map { PercentEncoding.component($0.name) + "=" + PercentEncoding.component($0.value) }.joined(separator: "&")
+    }
+}
+
+/// An endpoint's definition, its body and answer types by name (nil: none).
+public struct EndpointDefinition: Sendable, Equatable {
+    /// `GET`, `POST`, `PATCH`, `PUT` or `DELETE`.
+    public let method: String
+    /// The path, its parameters as `{name}` segments (`/feedback/{id}`).
+    public let template: String
+    /// Who may call it.
+    public let access: Access
+    /// A name unique in the API (`getFeedback`): the document's `operationId`.
+    public let operation: String
+    /// What it does, in a line.
+    public let summary: String
+    /// The status of a success (200, 201 for a creation, 204 without an answer).
+    public let status: Int
+    /// The problem codes it can answer with beyond those every call can meet (a malformed
+    /// request, a token refused, the service unavailable).
+    public let problems: [ProblemCode]
+    /// Whether sending it twice is safe (a read, or a write made idempotent by an id the caller
+    /// chose): clients retry such calls after a transient failure.
+    public let retryable: Bool
+    /// Its path, query and header parameters.
+    public let parameters: [Parameter]
+    /// The request body's type (`CreateFeedback`), nil for none.
+    public let body: String?
+    /// The answer's type (`FeedbackItem`, ``FileAnswer``), nil for none.
+    public let answer: String?
+}
+
+extension Endpoint where Parameters == NoParameters {
+    /// The path of an endpoint without parameters: its template.
+    public var path: String { template }
+}
+
+/// Who may call an endpoint.
+public enum Access: String, Sendable, CaseIterable {
+    /// Anyone; a bearer token, when one is sent, names the caller.
+    case anyone
+    /// A signed-in account (a bearer token).
+    case signedIn
+    /// A member of the team (`support` or `admin`).
+    case staff
+    /// An `admin`.
+    case admin
+}
+
+/// One parameter an endpoint takes in its path, query or headers: declared once, for the
+/// route, the client's call and the API document.
+public struct Parameter: Sendable, Equatable {
+    public enum Location: String, Sendable { case path, query, header }
+    /// What its text holds.
+    public enum Kind: String, Sendable {
+        case string, uuid, integer, boolean
+        /// An ISO 8601 date or date-time.
+        case date
+    }
+
+    public let name: String
+    public let location: Location
+    public let kind: Kind
+    public let required: Bool
+    public let summary: String
+
+    /// A path parameter (always required).
+    public static func path(_ name: String, _ kind: Kind, _ summary: String) -> Parameter {
+        Parameter(name: name, location: .path, kind: kind, required: true, summary: summary)
+    }
+
+    /// A query parameter (optional unless said).
+    public static func query(_ name: String, _ kind: Kind, _ summary: String, required: Bool = false) -> Parameter {
+        Parameter(name: name, location: .query, kind: kind, required: required, summary: summary)
+    }
+
+    /// A request header (optional unless said).
+    public static func header(_ name: String, _ kind: Kind, _ summary: String, required: Bool = false) -> Parameter {
+        Parameter(name: name, location: .header, kind: kind, required: required, summary: summary)
+    }
+}
+
+/// The path, query and header values of one call to an endpoint.
+public protocol EndpointParameters: Sendable {
+    /// What the endpoint takes; path parameters named as its template names them.
+    static var declared: [Parameter] { get }
+    /// This call's values, in the declared order; what is not set is left out.
+    var values: [(name: String, value: String)] { get }
+}
+
+/// An endpoint without path or query parameters.
+public struct NoParameters: EndpointParameters {
+    public static let declared: [Parameter] = []
+    public var values: [(name: String, value: String)] { [] }
+    public init() {}
+}
+
+/// `{id}`: the one resource a path names.
+public struct PathID: EndpointParameters {
+    public static let declared: [Parameter] = [.path("id", .uuid, "The resource's id.")]
+    public var id: UUID
+    public var values: [(name: String, value: String)] { [("id", id.uuidString.lowercased())] }
+    public init(_ id: UUID) { self.id = id }
+}
+
+/// `limit` and `cursor`: one page of a list, newest first.
+public struct PageQuery: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .query("limit", .integer, "Items per page, 1 to 100 (20 by default)."),
+        .query("cursor", .string, "The `nextCursor` of the page before."),
+    ]
+    public var limit: Int?
+    public var cursor: String?
+    public init(limit: Int? = nil, cursor: String? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+    }
+    public var values: [(name: String, value: String)] {
+        [("limit", limit.map(String.init)), ("cursor", cursor)].compactMap { name, value in value.map { (name, $0) } }
+    }
+}
+
+/// No request body.
+public struct NoBody: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// No answer body (204).
+public struct NoContent: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// An answer streamed as a file (CSV, NDJSON): read as bytes, not decoded.
+public struct FileAnswer: Sendable, Equatable {
+    public init() {}
+}
+
+/// Percent-encoding as RFC 3986 says, for the path segments and query components of calls.
+public enum PercentEncoding {
+    /// `text` as one path segment or query component: UTF-8, every byte but RFC 3986's
+    /// unreserved ones (letters, digits, `-._~`) as `%XX`; a "+" too, which servers read as a
+    /// space in a query.
+    public static func component(_ text: String) -> String {
+        func unreserved(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                true
+            default: false
+            }
+        }
+        if text.utf8.allSatisfy(unreserved) { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if unreserved(byte) {
+                encoded.append(byte)
+            } else {
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+}
