@@ -90,6 +90,10 @@ public struct EndpointReply<Answer: Sendable>: AnswerResponse {
 
     fileprivate init(made: Response) { self.made = made }
 
+    /// A response made by a helper that does not know `Answer` (a conditional answer that may
+    /// be 304, a stream): its body, when it has one, is `Answer`'s, as the caller promises.
+    public init(promised response: Response) { made = response }
+
     /// JSON bytes written to `Answer`'s shape (``JSONWriter``, a stored answer replayed).
     public init(writtenJSON body: [UInt8], status: Int = 200, headers: HTTPHeaders = [:]) {
         var headers = headers

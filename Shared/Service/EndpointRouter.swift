@@ -18,35 +18,44 @@ public struct EndpointRouter<Context: AuthenticatedContext> {
     }
 
     /// An endpoint that takes a body: read strictly as `Body` before `handler` runs.
-    public func on<Parameters, Body: Decodable & SendableMetatype, Answering: AnswerResponse>(
-        _ endpoint: Endpoint<Parameters, Body, Answering.Answer>,
-        _ handler: @escaping @Sendable (Request, Context, Body) async throws -> Answering
+    public func on<Parameters, Body: Decodable & SendableMetatype, Handled: AnswerResponse>(
+        _ endpoint: Endpoint<Parameters, Body, Handled.Answer>,
+        _ handler: @escaping @Sendable (Request, Context, Body) async throws -> Handled
     ) {
-        group(for: endpoint).on(endpoint.method, endpoint.template, body: Body.self, handler)
+        group(for: endpoint, staffWhen: nil).on(endpoint.method, endpoint.template, body: Body.self, handler)
     }
 
     /// An endpoint without a body.
-    public func on<Parameters, Answering: AnswerResponse>(
-        _ endpoint: Endpoint<Parameters, NoBody, Answering.Answer>,
-        _ handler: @escaping @Sendable (Request, Context) async throws -> Answering
+    /// - Parameter staffWhen: the requests of a public endpoint that only the team may make
+    ///   (`?all=true`: inactive plans too).
+    public func on<Parameters, Handled: AnswerResponse>(
+        _ endpoint: Endpoint<Parameters, NoBody, Handled.Answer>, staffWhen: (@Sendable (Request) -> Bool)? = nil,
+        _ handler: @escaping @Sendable (Request, Context) async throws -> Handled
     ) {
-        group(for: endpoint).on(endpoint.method, endpoint.template, handler)
+        group(for: endpoint, staffWhen: staffWhen).on(endpoint.method, endpoint.template, handler)
     }
 
-    private func group<Parameters, Body, Answer>(for endpoint: Endpoint<Parameters, Body, Answer>) -> RouterGroup<Context> {
+    private func group<Parameters, Body, Answer>(
+        for endpoint: Endpoint<Parameters, Body, Answer>, staffWhen: (@Sendable (Request) -> Bool)?
+    ) -> RouterGroup<Context> {
         // The template and the parameters' declaration name the same path parameters, or
         // neither the document nor the client could build the path.
         let declared = Parameters.declared.filter { $0.location == .path }.map(\.name)
         precondition(
             declared == endpoint.pathParameterNames,
             "\(endpoint.method) \(endpoint.template) declares the path parameters \(declared)")
-        let requirement: Authentication<Context>.Requirement =
-            switch endpoint.access {
-            case .anyone: .optional
-            case .signedIn: .required
-            case .staff: .staff
-            case .admin: .admin
-            }
+        if let staffWhen {
+            precondition(endpoint.access == .public, "only a public endpoint has requests for the team alone")
+            return router.group(Authentication(authenticator, .staff, when: staffWhen))
+        }
+        let requirement: Authentication<Context>.Requirement
+        switch endpoint.access {
+        case .public: return router.group()
+        case .anyone: requirement = .optional
+        case .signedIn: requirement = .required
+        case .staff: requirement = .staff
+        case .admin: requirement = .admin
+        }
         return router.group(Authentication(authenticator, requirement))
     }
 }

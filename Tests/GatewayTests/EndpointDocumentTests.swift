@@ -15,7 +15,7 @@ import Testing
         return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:]
     }
 
-    static let defined: [EndpointDefinition] = FeedbackAPI.all
+    static let defined: [EndpointDefinition] = FeedbackAPI.all + SubscriptionsAPI.all
 
     @Test(arguments: defined.map { "\($0.method) \($0.template)" })
     func theDocumentSaysWhatTheDefinitionSays(_ name: String) throws {
@@ -27,10 +27,15 @@ import Testing
         #expect(operation["summary"] as? String == endpoint.summary)
         #expect(operation["x-problem-codes"] as? [String] == endpoint.problems.map(\.rawValue))
 
-        // Who may call it: anyone (a token optional) or a bearer token.
-        let security = operation["security"] as? [[String: [String]]] ?? []
-        let expected: [[String: [String]]] = endpoint.access == .anyone ? [[:], ["bearer": []]] : [["bearer": []]]
-        #expect(security == expected, "\(name): security \(security)")
+        // Who may call it: anyone without a token read, anyone (a token optional), or a bearer.
+        let security = operation["security"] as? [[String: [String]]]
+        let expected: [[String: [String]]]? =
+            switch endpoint.access {
+            case .public: nil
+            case .anyone: [[:], ["bearer": []]]
+            case .signedIn, .staff, .admin: [["bearer": []]]
+            }
+        #expect(security == expected, "\(name): security \(String(describing: security))")
 
         // Its parameters, where each goes and whether it is required.
         let parameters = (operation["parameters"] as? [[String: Any]] ?? []).map { parameter in
@@ -50,14 +55,24 @@ import Testing
         let responses = try #require(operation["responses"] as? [String: Any])
         let success = try #require(responses[String(endpoint.status)] as? [String: Any], "\(name): no \(endpoint.status)")
         let content = success["content"] as? [String: Any]
+        func schema(_ type: String) -> [String: Any]? { (content?[type] as? [String: Any])?["schema"] as? [String: Any] }
         switch endpoint.answer {
         case nil:
             #expect(content == nil, "\(name): a \(endpoint.status) without a body")
         case String(describing: FileAnswer.self):
             #expect(content?.isEmpty == false && content?["application/json"] == nil, "\(name): a file")
+        case String(describing: EventStreamAnswer.self):
+            #expect(content?.keys.sorted() == ["text/event-stream"], "\(name): an event stream")
+        case String(describing: JWKSetAnswer.self):
+            #expect(schema("application/jwk-set+json")?["$ref"] as? String == "#/components/schemas/JWKSet", "\(name)")
+        case let answer? where answer.hasPrefix("ItemList<"):
+            // `{"items": [...]}`, written out where it is used.
+            let element = answer.dropFirst("ItemList<".count).dropLast()
+            let items = (schema("application/json")?["properties"] as? [String: Any])?["items"] as? [String: Any]
+            let reference = (items?["items"] as? [String: Any])?["$ref"] as? String
+            #expect(reference == "#/components/schemas/\(element)", "\(name): a list of \(element)")
         case let answer?:
-            let schema = (content?["application/json"] as? [String: Any])?["schema"] as? [String: Any]
-            #expect(schema?["$ref"] as? String == "#/components/schemas/\(answer)", "\(name): answer")
+            #expect(schema("application/json")?["$ref"] as? String == "#/components/schemas/\(answer)", "\(name): answer")
         }
     }
 

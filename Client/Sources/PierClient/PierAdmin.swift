@@ -76,38 +76,29 @@ public final class PierAdmin: Sendable {
 
     @discardableResult
     public func createPlan(_ plan: CreatePlan) async throws(PierError) -> Plan {
-        try await authorized.json(
-            Plan.self, Call(method: "POST", path: "/subscriptions/plans", body: Transport.body(plan), retryable: false))
+        try await authorized.call(SubscriptionsAPI.createPlan, NoParameters(), body: plan)
     }
 
     /// Changes the fields set; `active: false` takes the plan off sale.
     @discardableResult
     public func updatePlan(_ id: String, _ change: UpdatePlan) async throws(PierError) -> Plan {
-        try await authorized.json(
-            Plan.self,
-            Call(
-                method: "PATCH", path: "/subscriptions/plans/\(Self.segment(id))", body: Transport.body(change),
-                retryable: false))
+        try await authorized.call(SubscriptionsAPI.updatePlan, PlanID(id), body: change)
     }
 
     /// Gives a user a plan for a while (support's goodwill, a tester), with the reason kept.
     @discardableResult
     public func grant(_ grant: CreateGrant) async throws(PierError) -> Grant {
-        try await authorized.json(
-            Grant.self, Call(method: "POST", path: "/subscriptions/grants", body: Transport.body(grant), retryable: false))
+        try await authorized.call(SubscriptionsAPI.grant, NoParameters(), body: grant)
     }
 
     /// A user's status and the facts it is made of (grants, App Store transactions).
     public func subscription(of user: UUID) async throws(PierError) -> SubscriptionHistory {
-        try await authorized.json(
-            SubscriptionHistory.self, Call(method: "GET", path: "/subscriptions/users/\(Self.text(user))", retryable: true))
+        try await authorized.call(SubscriptionsAPI.user, UserID(user))
     }
 
     /// The same, after reading every App Store subscription of the user again from Apple.
     public func refreshFromAppStore(_ user: UUID) async throws(PierError) -> SubscriptionHistory {
-        try await authorized.json(
-            SubscriptionHistory.self,
-            Call(method: "POST", path: "/subscriptions/users/\(Self.text(user))/appstore/refresh", retryable: true))
+        try await authorized.call(SubscriptionsAPI.refresh, UserID(user))
     }
 
     // MARK: - Accounts
@@ -209,19 +200,13 @@ public final class PierAdmin: Sendable {
 
     /// The account's grants, the newest first.
     public func grants(of user: UUID) async throws(PierError) -> [Grant] {
-        try await authorized.json(
-            ItemList<Grant>.self,
-            Call(
-                method: "GET", path: "/subscriptions/grants", query: [URLQueryItem(name: "userId", value: Self.text(user))],
-                retryable: true)
-        ).items
+        try await authorized.call(SubscriptionsAPI.grants, GrantsQuery(userID: user)).items
     }
 
     /// Ends a grant at once (it stays in the history).
     @discardableResult
     public func revokeGrant(_ id: UUID) async throws(PierError) -> Grant {
-        try await authorized.json(
-            Grant.self, Call(method: "DELETE", path: "/subscriptions/grants/\(Self.text(id))", retryable: true))
+        try await authorized.call(SubscriptionsAPI.revokeGrant, PathID(id))
     }
 
     /// Which audit entries ``audit(_:_:)`` lists: every field that is set narrows it.

@@ -585,13 +585,11 @@ public final class PierSubscriptions: Sendable {
         if let cached, cached.freshUntil > Date() { return cached }
         do {
             // Revalidated with the ETag: 304, no body, while nothing changed.
-            var call = Call(method: "GET", path: "/subscriptions/me", retryable: true)
-            if let tag = cached?.etag { call.headers["If-None-Match"] = tag }
             let nonce = signing.map { _ in StatusSigning.nonce() }
-            if let nonce {
-                call.headers[SignedStatusClaims.nonceHeader] = nonce
-                call.headers["X-Installation-ID"] = installationID
-            }
+            let call = Call(
+                SubscriptionsAPI.me,
+                StatusRequest(
+                    ifNoneMatch: cached?.etag, nonce: nonce, installationID: nonce == nil ? nil : installationID))
             let (data, response) = try await authorized.send(call)
             let fetched = Date()
             let maxAge = Self.maxAge(response.value(forHTTPHeaderField: "Cache-Control")) ?? 0
@@ -646,7 +644,8 @@ public final class PierSubscriptions: Sendable {
     /// With ``PierClient/Options/statusSigning``, each change pushed is read again as a signed
     /// status (one `GET /subscriptions/me`), and what is yielded and kept is that.
     public var updates: AsyncStream<SubscriptionStatus> {
-        authorized.live("subscriptions/me/events", event: "status", as: SubscriptionStatus.self) { [self] status, user in
+        authorized.live(SubscriptionsAPI.events.path(EventStreamRequest()), event: "status", as: SubscriptionStatus.self) {
+            [self] status, user in
             guard signing == nil else {
                 invalidate()
                 return try? await self.status().value
@@ -670,19 +669,16 @@ public final class PierSubscriptions: Sendable {
 
     /// The plans on sale.
     public func plans() async throws(PierError) -> [Plan] {
-        try await authorized.json(
-            ItemList<Plan>.self, Call(method: "GET", path: "/subscriptions/plans", retryable: true), signedIn: false
-        ).items
+        try await authorized.call(SubscriptionsAPI.plans, PlansQuery(), signedIn: false).items
     }
 
     /// Sends a StoreKit 2 transaction (`Transaction.jwsRepresentation`) for the signed-in user
     /// and returns the status it gives. Safe to repeat: the server knows each transaction once.
     @discardableResult
     public func submit(signedTransaction: String) async throws(PierError) -> SubscriptionStatus {
-        let body = Transport.body(AppStoreTransactionRequest(signedTransaction: signedTransaction))
-        let status = try await authorized.json(
-            SubscriptionStatus.self,
-            Call(method: "POST", path: "/subscriptions/appstore/transactions", body: body, retryable: true))
+        let status = try await authorized.call(
+            SubscriptionsAPI.transaction, NoParameters(),
+            body: AppStoreTransactionRequest(signedTransaction: signedTransaction))
         invalidate()
         return status
     }

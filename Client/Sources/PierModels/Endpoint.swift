@@ -104,6 +104,8 @@ extension Endpoint where Parameters == NoParameters {
 
 /// Who may call an endpoint.
 public enum Access: String, Sendable, CaseIterable {
+    /// Anyone, and no token is read (Apple's server, key sets, the public list of plans).
+    case `public`
     /// Anyone; a bearer token, when one is sent, names the caller.
     case anyone
     /// A signed-in account (a bearer token).

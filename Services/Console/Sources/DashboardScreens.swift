@@ -22,8 +22,7 @@ struct DashboardScreens: Sendable {
         let days = request.query("days").flatMap(Int.init).flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
         async let feedback = console.fetch(FeedbackAPI.daily, FeedbackDailyQuery(days: days), as: session, request)
         async let signUps = console.fetch(SignUpStats.self, "/auth/users/stats?days=\(days)", as: session, request)
-        async let subscriptions = console.fetch(
-            SubscriptionDaily.self, "/subscriptions/stats/daily?days=\(days)", as: session, request)
+        async let subscriptions = console.fetch(SubscriptionsAPI.daily, DaysQuery(days: days), as: session, request)
         let (daily, accounts, subscribed) = try await (feedback, signUps, subscriptions)
         // A bar a day up to 90 days, a week beyond (a year is 53 bars, not 365).
         let group = Grouping(days: daily.days.map(\.day))

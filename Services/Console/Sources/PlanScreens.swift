@@ -25,10 +25,9 @@ struct PlanScreens: Sendable {
     /// The plans with their subscribers now, and what became of the latest App Store
     /// notifications.
     func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        async let listed = console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request)
-        async let counted = console.fetch(ItemList<PlanSubscribers>.self, "/subscriptions/subscribers", as: session, request)
-        async let received = console.fetch(
-            ItemList<AppStoreNotificationEntry>.self, "/subscriptions/appstore/notifications?limit=20", as: session, request)
+        async let listed = console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request)
+        async let counted = console.fetch(SubscriptionsAPI.subscribers, NoParameters(), as: session, request)
+        async let received = console.fetch(SubscriptionsAPI.notifications, LimitQuery(limit: 20), as: session, request)
         let (plans, subscribers, notifications) = try await (listed.items, counted.items, received.items)
         let rows = HTML.join(
             plans.map { plan in
@@ -84,7 +83,7 @@ struct PlanScreens: Sendable {
 
     func plan(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let id = (parameters["id"] ?? "")
-        let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
+        let plans = try await console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request).items
         guard let plan = plans.first(where: { $0.id == id }) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
         }
@@ -125,8 +124,10 @@ struct PlanScreens: Sendable {
         let form = try request.form() ?? [:]
         var body = Self.body(form, keepingEmpty: false)
         body["id"] = .string(form["id"] ?? "")
+        // Sent as the form has it (fields left empty are left out): the API names what is wrong.
         let reply = try await console.call(
-            "POST", "/subscriptions/plans", json: try console.api.json(JSONValue.object(body)), as: session, request)
+            SubscriptionsAPI.createPlan.method, SubscriptionsAPI.createPlan.path,
+            json: try console.api.json(JSONValue.object(body)), as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
         return console.redirect(ConsolePath("plans", form["id"] ?? ""))
     }
@@ -146,7 +147,7 @@ struct PlanScreens: Sendable {
             }
             token = stepUp.accessToken
         }
-        let plans = try await console.fetch(ItemList<Plan>.self, "/subscriptions/plans?all=true", as: session, request).items
+        let plans = try await console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request).items
         guard let current = plans.first(where: { $0.id == id }) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
         }
@@ -155,8 +156,8 @@ struct PlanScreens: Sendable {
         let body = Self.body(form, keepingEmpty: true).filter { before[$0.key] != $0.value }
         guard !body.isEmpty else { return console.redirect(ConsolePath("plans", id)) }
         let reply = try await console.api.send(
-            "PATCH", "/subscriptions/plans/\(ConsolePath.encode(id))", json: try console.api.json(JSONValue.object(body)),
-            token: token, from: request)
+            SubscriptionsAPI.updatePlan.method, SubscriptionsAPI.updatePlan.target(PlanID(id)),
+            json: try console.api.json(JSONValue.object(body)), token: token, from: request)
         guard reply.ok else { return console.problem(reply, session: session) }
         return console.redirect(ConsolePath("plans", id))
     }
@@ -166,7 +167,7 @@ struct PlanScreens: Sendable {
         let id = parameters["id"] ?? ""
         let active = (try request.form() ?? [:])["active"] == "true"
         let reply = try await console.call(
-            "PATCH", "/subscriptions/plans/\(ConsolePath.encode(id))",
+            SubscriptionsAPI.updatePlan.method, SubscriptionsAPI.updatePlan.target(PlanID(id)),
             json: try console.api.json(JSONValue.object(["active": .bool(active)])), as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
         return console.redirect(ConsolePath("plans", id))

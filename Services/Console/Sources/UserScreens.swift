@@ -57,9 +57,9 @@ struct UserScreens: Sendable {
         async let sessionsList = console.fetch(ItemList<SessionInfo>.self, "/auth/users/\(text)/sessions", as: session, request)
         async let identityList = console.fetch(
             ItemList<LinkedIdentity>.self, "/auth/users/\(text)/identities", as: session, request)
-        async let history = console.fetch(SubscriptionHistory.self, "/subscriptions/users/\(text)", as: session, request)
-        async let grantList = console.fetch(ItemList<Grant>.self, "/subscriptions/grants?userId=\(text)", as: session, request)
-        async let plansList = console.fetch(ItemList<Plan>.self, "/subscriptions/plans", as: session, request)
+        async let history = console.fetch(SubscriptionsAPI.user, UserID(id), as: session, request)
+        async let grantList = console.fetch(SubscriptionsAPI.grants, GrantsQuery(userID: id), as: session, request)
+        async let plansList = console.fetch(SubscriptionsAPI.plans, PlansQuery(), as: session, request)
         async let feedbackList = console.fetch(
             FeedbackAPI.list, FeedbackQuery(userID: id, moderation: "all", limit: 20), as: session, request)
         async let twoStep = console.fetch(MFAStatus.self, "/auth/users/\(text)/mfa", as: session, request)
@@ -303,12 +303,18 @@ struct UserScreens: Sendable {
         case "grant":
             let grant = CreateGrant(
                 userId: id, planId: form["plan"] ?? "", duration: form["duration"] ?? "P1M", reason: form["reason"] ?? "")
-            (method, target, body, done) = ("POST", "/subscriptions/grants", try api.json(grant), "granted")
+            (method, target, body, done) = (
+                SubscriptionsAPI.grant.method, SubscriptionsAPI.grant.path, try api.json(grant), "granted"
+            )
         case "appstore-refresh":
-            (method, target, body, done) = ("POST", "/subscriptions/users/\(text)/appstore/refresh", nil, "refreshed")
+            (method, target, body, done) = (
+                SubscriptionsAPI.refresh.method, SubscriptionsAPI.refresh.target(UserID(id)), nil, "refreshed"
+            )
         case "revoke-grant":
             guard let grant = form["grant"].flatMap(UUID.init(uuidString:)) else { return missing("grant") }
-            (method, target, body, done) = ("DELETE", "/subscriptions/grants/\(grant.uuidString.lowercased())", nil, "revoked")
+            (method, target, body, done) = (
+                SubscriptionsAPI.revokeGrant.method, SubscriptionsAPI.revokeGrant.target(PathID(grant)), nil, "revoked"
+            )
         case "role":
             // A value the form never offers is refused, never read as "user".
             guard let role = form["role"].flatMap(AccountRole.init(rawValue:)) else {

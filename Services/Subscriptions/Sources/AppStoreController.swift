@@ -19,7 +19,7 @@ struct AppStoreController: Sendable {
     let logger: Logger
 
     func transaction(_ request: Request, _ context: ServiceRequestContext, _ body: AppStoreTransactionRequest) async throws
-        -> Response
+        -> JSONResponse<SubscriptionStatus>
     {
         let principal = try context.caller()
         let verified: Verified<AppStoreTransaction>
@@ -50,12 +50,12 @@ struct AppStoreController: Sendable {
             [
                 ("transaction_id", .string(transaction.transactionId)), ("environment", .string(verified.environment)),
             ])
-        return try StatusController.response(answer)
+        return StatusController.response(answer)
     }
 
     /// Stored (with the facts it carries) before the 200: Apple retries anything else.
     func notification(_ request: Request, _ context: ServiceRequestContext, _ body: AppStoreNotificationRequest)
-        async throws -> Response
+        async throws -> EndpointReply<NoContent>
     {
         let verified:
             (
@@ -99,7 +99,7 @@ struct AppStoreController: Sendable {
                 ("notification_uuid", .string(notification.notificationUUID.text())),
                 ("applied", .bool(fresh && applies)),
             ])
-        return Response(status: 200)
+        return EndpointReply(promised: Response(status: 200))
     }
 
     /// `GET /subscriptions/appstore/notifications?limit=N` (staff; 1–200, 50 by default): the

@@ -16,7 +16,7 @@ struct GrantsController: Sendable {
     let subscriptions: Subscriptions
     let logger: Logger
 
-    func grant(_ request: Request, _ context: ServiceRequestContext, _ body: CreateGrant) async throws -> Response {
+    func grant(_ request: Request, _ context: ServiceRequestContext, _ body: CreateGrant) async throws -> JSONResponse<Grant> {
         let actor = try context.auditActor()
         var errors: [Problem.FieldError] = []
         let reason = body.reason.trimmingWhitespace()
@@ -43,7 +43,7 @@ struct GrantsController: Sendable {
             [
                 ("grant_id", .string(grant.id.text())), ("plan_id", .string(body.planId)),
             ])
-        return try .json(grant, status: 201, headers: ["Location": "/subscriptions/grants/\(grant.id.text())"])
+        return JSONResponse(grant, status: 201, headers: ["Location": SubscriptionsAPI.revokeGrant.path(PathID(grant.id))])
     }
 
     func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<Grant>> {

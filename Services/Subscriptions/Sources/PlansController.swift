@@ -19,20 +19,23 @@ struct PlansController: Sendable {
 
     /// Active plans for everyone; `?all=true` adds inactive ones for the team. Cacheable: a
     /// strong `ETag` over the body answers `If-None-Match` with 304.
-    func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<ItemList<Plan>> {
         let all = request.query("all") == "true"
         let body = try JSON.encode(ItemList(try await subscriptions.plans.list(includingInactive: all)))
-        return .conditionalJSON(
-            body, for: request,
-            headers: ["Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization"])
+        return EndpointReply(
+            promised: .conditionalJSON(
+                body, for: request,
+                headers: ["Cache-Control": all ? "private, no-cache" : "public, max-age=60", "Vary": "Authorization"]))
     }
 
-    func createPlan(_ request: Request, _ context: ServiceRequestContext, _ body: CreatePlan) async throws -> Response {
+    func createPlan(_ request: Request, _ context: ServiceRequestContext, _ body: CreatePlan) async throws
+        -> JSONResponse<Plan>
+    {
         let plan = try ValidPlan(creating: body).plan
         let change = try await subscriptions.create(plan, by: try context.auditActor())
         guard case .saved(let stored) = change else { throw Self.problem(change, id: plan.id) }
         logger.info("plan created", [("plan_id", .string(plan.id))])
-        return try .json(stored, status: 201, headers: ["Location": "/subscriptions/plans/\(plan.id)"])
+        return JSONResponse(stored, status: 201, headers: ["Location": SubscriptionsAPI.updatePlan.path(PlanID(plan.id))])
     }
 
     func updatePlan(_ request: Request, _ context: ServiceRequestContext, _ body: UpdatePlan) async throws
@@ -51,12 +54,12 @@ struct PlansController: Sendable {
     }
 
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
-    func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<NoContent> {
         let id = try context.parameters.require("id")
         let change = try await subscriptions.deletePlan(id, by: try context.auditActor())
         guard case .deleted = change else { throw Self.problem(change, id: id) }
         logger.info("plan deleted", [("plan_id", .string(id))])
-        return .noContent
+        return .noContent()
     }
 
     /// The problem that stopped a change of plan `id`.

@@ -21,8 +21,8 @@ struct StatusController: Sendable {
     let logger: Logger
 
     /// The status with `Cache-Control` matching `checkAgainAt`: a client may keep it that long.
-    static func response(_ status: SubscriptionStatus, code: Int = 200) throws -> Response {
-        try .json(status, status: code, headers: cacheControl(status))
+    static func response(_ status: SubscriptionStatus, code: Int = 200) -> JSONResponse<SubscriptionStatus> {
+        JSONResponse(status, status: code, headers: cacheControl(status))
     }
 
     /// `Cache-Control` until the status's `checkAgainAt`, and `Vary: Authorization`: the answer is
@@ -40,7 +40,7 @@ struct StatusController: Sendable {
     ///
     /// A request with a `Pier-Status-Nonce` gets the status signed too (`Pier-Signed-Status`, on
     /// the 304 as well): bound to the caller, their `X-Installation-ID` and that nonce.
-    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<SubscriptionStatus> {
         let principal = try context.caller()
         let nonce = request.headers[SignedStatusClaims.nonceHeader]
         if let nonce, !SignedStatusClaims.isNonce(nonce) {
@@ -56,23 +56,27 @@ struct StatusController: Sendable {
                 try signer.sign(body, user: principal.userID, installation: installation, nonce: nonce))
             headers.set("Vary", "Authorization, \(SignedStatusClaims.nonceHeader), X-Installation-ID")
         }
-        return .conditionalJSON(body, for: request, headers: headers, validated: Self.withoutCheckAgainAt(body))
+        return EndpointReply(
+            promised: .conditionalJSON(body, for: request, headers: headers, validated: Self.withoutCheckAgainAt(body)))
     }
 
     /// `GET /subscriptions/.well-known/jwks.json`: the key that signs statuses, for an app to pin.
-    func keys(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func keys(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<JWKSetAnswer> {
         guard let signer else { throw HTTPError.notFound("Statuses are not signed on this server.") }
-        return Response(
-            status: 200, headers: ["Content-Type": "application/jwk-set+json", "Cache-Control": "public, max-age=3600"],
-            body: signer.jwks)
+        return EndpointReply(
+            promised: Response(
+                status: 200, headers: ["Content-Type": "application/jwk-set+json", "Cache-Control": "public, max-age=3600"],
+                body: signer.jwks))
     }
 
     /// `GET /subscriptions/me/events`: the status as server-sent events (`event: status`), now
     /// and whenever it changes (a grant, its revocation, an App Store transaction or
     /// notification, a refund), within about a second, whichever replica or service made it.
-    func events(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        try ServerSentEvents.response(
-            request, feed: live, caller: try context.caller(), event: "status", fingerprint: { Self.withoutCheckAgainAt($0) })
+    func events(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<EventStreamAnswer> {
+        EndpointReply(
+            promised: try ServerSentEvents.response(
+                request, feed: live, caller: try context.caller(), event: "status",
+                fingerprint: { Self.withoutCheckAgainAt($0) }))
     }
 
     private static let checkAgainKey = Array(#""checkAgainAt":""#.utf8)
@@ -88,7 +92,7 @@ struct StatusController: Sendable {
         return Array(body[..<(start + key.count)] + body[end...])
     }
 
-    func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<EntitlementStatus> {
         let principal = try context.caller()
         let key = try context.parameters.require("key")
         guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
@@ -96,13 +100,13 @@ struct StatusController: Sendable {
         }
         let status = try await subscriptions.status(of: principal.userID)
         let expiresAt = status.entitlements.first { $0.key == key }?.expiresAt
-        return try .json(
+        return JSONResponse(
             EntitlementStatus(key: key, active: expiresAt != nil, expiresAt: expiresAt), headers: Self.cacheControl(status))
     }
 
     /// Turns renewal off where Pier is the one renewing: grants. App Store renewals are the
     /// user's to cancel in the App Store.
-    func cancel(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func cancel(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionStatus> {
         let principal = try context.caller()
         let current = try await subscriptions.status(of: principal.userID)
         guard current.active else { throw HTTPError.conflict("There is no active subscription to cancel.") }
@@ -113,7 +117,7 @@ struct StatusController: Sendable {
         }
         try await subscriptions.grants.cancelRunning(of: principal.userID)
         logger.info("subscription cancelled", [])
-        return try Self.response(try await subscriptions.status(of: principal.userID))
+        return Self.response(try await subscriptions.status(of: principal.userID))
     }
 
     func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
