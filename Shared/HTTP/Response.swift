@@ -101,7 +101,18 @@ public struct EndpointReply<Answer: Sendable>: AnswerResponse {
         made = Response(status: status, headers: headers, body: body)
     }
 
+    /// An HTML page: an ``HTMLPage`` endpoint's answer, or what a browser's form post gets
+    /// instead of `Answer` (the form behind a mailed link).
+    public static func page(_ response: Response) -> EndpointReply { EndpointReply(made: response) }
+
     public func response() throws -> Response { made }
+}
+
+extension EndpointReply where Answer: Encodable {
+    /// `value` as JSON.
+    public static func json(_ value: Answer, status: Int = 200, headers: HTTPHeaders = [:]) throws -> EndpointReply {
+        EndpointReply(made: try .json(value, status: status, headers: headers))
+    }
 }
 
 extension EndpointReply where Answer == NoContent {
@@ -109,6 +120,9 @@ extension EndpointReply where Answer == NoContent {
     public static func noContent(headers: HTTPHeaders = [:]) -> EndpointReply {
         EndpointReply(made: Response(status: 204, headers: headers))
     }
+
+    /// Another status without a body: 202 (accepted: a mail queued), 200.
+    public static func empty(_ status: Int) -> EndpointReply { EndpointReply(made: Response(status: status)) }
 }
 
 extension EndpointReply where Answer == FileAnswer {

@@ -42,33 +42,68 @@ public struct Lifecycle: LifecycleService {
 }
 
 /// A part that does `work` every `interval` until its task is cancelled (the first time at
-/// once, or after one interval with `waitFirst`), then `last` once: a sweep, a health check, a
-/// flush of counters.
+/// once, or after one interval with `waitFirst`), and whenever its ``Wakeup`` is woken, one
+/// round at a time; then `last` once: a queue's worker (woken when this process queued, polling
+/// for what other replicas queued and retries that came due), a sweep, a health check, a flush
+/// of counters.
 public struct Periodic: LifecycleService {
     public let lifecycleName: String
     let interval: Duration
     let waitFirst: Bool
+    let wakeup: Wakeup?
     let work: @Sendable () async -> Void
     let last: @Sendable () async -> Void
 
     public init(
-        _ name: String, every interval: Duration, waitFirst: Bool = false, _ work: @escaping @Sendable () async -> Void,
-        last: @escaping @Sendable () async -> Void = {}
+        _ name: String, every interval: Duration, waitFirst: Bool = false, wakeup: Wakeup? = nil,
+        _ work: @escaping @Sendable () async -> Void, last: @escaping @Sendable () async -> Void = {}
     ) {
         self.lifecycleName = name
         self.interval = interval
         self.waitFirst = waitFirst
+        self.wakeup = wakeup
         self.work = work
         self.last = last
     }
 
     public func run() async {
         if waitFirst { try? await Task.sleep(for: interval) }
-        while !Task.isCancelled {
-            await work()
-            try? await Task.sleep(for: interval)
+        if let wakeup {
+            await withDiscardingTaskGroup { group in
+                group.addTask { [interval] in await wakeup.ring(every: interval) }
+                for await _ in wakeup.rounds { await work() }
+                group.cancelAll()
+            }
+        } else {
+            while !Task.isCancelled {
+                await work()
+                try? await Task.sleep(for: interval)
+            }
         }
         await last()
+    }
+}
+
+/// What wakes a worker before its interval ends: wake-ups while a round runs make one more
+/// round, not one each. One reader.
+public struct Wakeup: Sendable {
+    /// A round is due each time this yields; it ends when the reading task is cancelled.
+    public let rounds: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    public init() {
+        (rounds, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// A round is due now.
+    public func wake() { continuation.yield() }
+
+    /// Wakes now and every `interval` until the task is cancelled.
+    public func ring(every interval: Duration) async {
+        while !Task.isCancelled {
+            wake()
+            try? await Task.sleep(for: interval)
+        }
     }
 }
 

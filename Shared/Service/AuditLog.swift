@@ -174,7 +174,7 @@ public enum AuditLog {
         -> Routes
     {
         let router = Router<ServiceRequestContext>()
-        router.group(Authentication(authenticator, .staff)).get(prefix + "/audit") { request, _ in
+        EndpointRouter(router, authenticator: authenticator).on(AuditAPI.log(of: String(prefix.dropFirst()))) { request, _ in
             var errors: [Problem.FieldError] = []
             var filter = Filter()
             filter.subject = uuid("subject", request, &errors)

@@ -25,6 +25,14 @@ public struct EndpointRouter<Context: AuthenticatedContext> {
         group(for: endpoint, staffWhen: nil).on(endpoint.method, endpoint.template, body: Body.self, handler)
     }
 
+    /// An endpoint whose body may be left out (`Body?`): nil when the request has none.
+    public func on<Parameters, Wrapped: Decodable & Sendable & SendableMetatype, Handled: AnswerResponse>(
+        _ endpoint: Endpoint<Parameters, Wrapped?, Handled.Answer>,
+        _ handler: @escaping @Sendable (Request, Context, Wrapped?) async throws -> Handled
+    ) {
+        group(for: endpoint, staffWhen: nil).on(endpoint.method, endpoint.template, optionalBody: Wrapped.self, handler)
+    }
+
     /// An endpoint without a body.
     /// - Parameter staffWhen: the requests of a public endpoint that only the team may make
     ///   (`?all=true`: inactive plans too).

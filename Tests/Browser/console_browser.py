@@ -175,6 +175,59 @@ def first_click(path):
     return body
 
 
+def status_of(path, cookies):
+    """The status a GET of `path` ends at, with the browser's cookies, following at most five
+    redirects (a loop ends in a failed check, not in the browser's error page)."""
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *arguments):
+            return None
+    opener = urllib.request.build_opener(Stay)
+    cookie = "; ".join("%s=%s" % (c["name"], c["value"]) for c in cookies)
+    for _ in range(5):
+        request = urllib.request.Request(base + path, headers={"Cookie": cookie, "Accept": "text/html"})
+        try:
+            with opener.open(request) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            if error.code not in (301, 302, 303, 307, 308):
+                return error.code
+            path = urllib.parse.urljoin(base + path, error.headers["Location"])[len(base):]
+    return "a redirect loop"
+
+
+def follow_every_link(start):
+    """Every link of every console page reachable from `start`, each followed: the address
+    answers 200 and, opened in the browser, shows a page that is not an error. Pages of one kind
+    (an account, an item, a delivery) are opened once each by shape, pages of lists once per
+    query (at most 80 pages in all)."""
+    import re
+    seen, shapes, queue, opened = set(), set(), [start], 0
+    while queue and opened < 80:
+        path = queue.pop(0)
+        shape = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|/[0-9]+(?=/|$|\?)", "{id}", path)
+        if path in seen or (shape in shapes and shape != path):
+            continue
+        seen.add(path)
+        shapes.add(shape)
+        status = status_of(path, driver.get_cookies())
+        check(status == 200, "the console's link " + path + " answers 200, not " + str(status))
+        if status != 200 or not path.startswith("/console/") or path.endswith("/export"):
+            continue
+        driver.get(base + path)
+        opened += 1
+        heading = driver.find_element(By.TAG_NAME, "h1").text if driver.find_elements(By.TAG_NAME, "h1") else ""
+        check(heading not in ("Not found", "No such account", "No such feedback", "No such delivery", "No such action"),
+              "the console's link " + path + " opens a page, not '" + heading + "'")
+        check("ERR_" not in driver.find_element(By.TAG_NAME, "body").text, "the console's link " + path + " opens")
+        for anchor in driver.find_elements(By.CSS_SELECTOR, "a[href]"):
+            href = anchor.get_attribute("href") or ""
+            if href.startswith(base + "/") and "#" not in href:
+                queue.append(href[len(base):])
+        for row in driver.find_elements(By.CSS_SELECTOR, "tr[data-href]"):
+            queue.append(row.get_attribute("data-href"))
+    check(opened >= 10, "the crawl opened the console's pages (%d)" % opened)
+
+
 try:
     # Every address the README prints, opened first as a newcomer does.
     addresses = readme_addresses()
@@ -346,6 +399,9 @@ try:
     # the wrong code typed on purpose, are the errors the browser may log; any other is kept.
     expected = ["/console/webhooks - Failed to load resource", "/console/two-step/confirm - Failed to load resource",
                 "/console/two-step - Failed to load resource"]
+    # Every link of every page, followed as the admin (who sees every page and every link).
+    follow_every_link("/console/inbox")
+
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE" and not any(known in entry.get("message", "") for known in expected):
             console_errors.append(entry.get("message"))
@@ -432,6 +488,9 @@ try:
         driver.refresh()
         return "delivered" in driver.find_element(By.CSS_SELECTOR, "dl.facts").text.split("Endpoint")[0]
     wait_for(replayed, "the replay is delivered")
+
+    # Every link of every page, followed as the admin (who sees every page and every link).
+    follow_every_link("/console/inbox")
 
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE":

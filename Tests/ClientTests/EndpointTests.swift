@@ -15,7 +15,7 @@ import Testing
         var q: String?
         var tag: String?
         var values: [(name: String, value: String)] {
-            [("name", name), ("q", q), ("X-Tag", tag)].compactMap { name, value in value.map { (name, $0) } }
+            Self.present([("name", name), ("q", q), ("X-Tag", tag)])
         }
     }
 
@@ -54,5 +54,51 @@ import Testing
         #expect(FeedbackAPI.item.definition.body == nil)
         #expect(FeedbackAPI.export.definition.answer == "FileAnswer")
         #expect(definition.parameters.map(\.name) == ["id"] && definition.access == .staff)
+    }
+
+    /// A body that may be left out (a confirmation a recent sign-in stands in for) is named
+    /// as its type, not required, and not sent when nil; a required one is sent as it is.
+    @Test func anOptionalBodyIsNotRequiredAndNotSentWhenNil() throws {
+        let optional = AuthAPI.deleteAccount.definition
+        #expect(optional.body == "ReauthenticationRequest" && !optional.bodyRequired)
+        #expect(AuthAPI.login.definition.body == "LoginRequest" && AuthAPI.login.definition.bodyRequired)
+        #expect(AuthAPI.me.definition.body == nil && !AuthAPI.me.definition.bodyRequired)
+        let none: ReauthenticationRequest? = nil
+        #expect(Transport.body(sent: none) == nil)
+        let some: ReauthenticationRequest? = ReauthenticationRequest(password: "p")
+        let sent = try #require(Transport.body(sent: some))
+        #expect(try JSONDecoder().decode([String: String].self, from: sent) == ["password": "p"])
+        #expect(Transport.body(sent: EmailRequest(email: "a@example.com")) != nil)
+    }
+
+    /// Two path parameters, a numeric id, a mailed page's link and an audit log by service.
+    @Test func authsEndpointsBuildTheirPaths() {
+        let user = UUID(), session = UUID()
+        #expect(
+            AuthAPI.endUserSession.path(UserSessionID(user: user, session: session))
+                == "/auth/users/\(user.uuidString.lowercased())/sessions/\(session.uuidString.lowercased())")
+        #expect(AuthAPI.replayWebhook.path(DeliveryID(42)) == "/auth/webhooks/deliveries/42/replay")
+        #expect(AuthAPI.verifyEmailPage.target(TokenQuery(token: "a-b_c")) == "/auth/email/verify?token=a-b_c")
+        #expect(AuditAPI.log(of: "feedback").path(AuditQuery()) == "/feedback/audit")
+        #expect(AuditAPI.log(of: "a/b").template == "/a%2Fb/audit")
+        #expect(
+            AuditAPI.log(of: "auth").target(AuditQuery(subject: user, before: 7, limit: 100))
+                == "/auth/audit?subject=\(user.uuidString.lowercased())&before=7&limit=100")
+        // The refresh is safe to send again (the grace window answers the same successor).
+        #expect(AuthAPI.refresh.retryable && !AuthAPI.login.retryable && !AuthAPI.deleteUser.retryable)
+    }
+
+    /// Every operation id of the API is unique, and every template's path parameters are
+    /// declared by its parameters' type.
+    @Test func everyDefinitionIsConsistent() {
+        let all = FeedbackAPI.all + SubscriptionsAPI.all + AuthAPI.all + AuditAPI.all
+        #expect(Set(all.map(\.operation)).count == all.count)
+        #expect(Set(all.map { "\($0.method) \($0.template)" }).count == all.count)
+        for definition in all {
+            let names = definition.template.split(separator: "/").filter { $0.hasPrefix("{") }.map {
+                String($0.dropFirst().dropLast())
+            }
+            #expect(definition.parameters.filter { $0.location == .path }.map(\.name) == names, "\(definition.template)")
+        }
     }
 }

@@ -248,6 +248,11 @@ final class Browser: @unchecked Sendable {
             #expect(delete.status == 403)
             let audit = try await browser.get("/console/audit?subject=\(customer.user.id.uuidString.lowercased())")
             #expect(audit.text.contains("grant.created") && audit.text.contains("feedback.updated"), "\(audit.text)")
+            // What is not an id (nor a page's start) is said so, before anything is looked up.
+            for query in ["subject=anna@example.com", "actor=42", "before=soon"] {
+                let refused = try await browser.get("/console/audit?" + query)
+                #expect(refused.status == 422 && refused.text.contains("Not an id"), "\(query): \(refused.status)")
+            }
 
             // Signed out: the same cookie, replayed, is signed out.
             let saved = browser.cookies

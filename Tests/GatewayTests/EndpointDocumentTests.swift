@@ -15,7 +15,7 @@ import Testing
         return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:]
     }
 
-    static let defined: [EndpointDefinition] = FeedbackAPI.all + SubscriptionsAPI.all
+    static let defined: [EndpointDefinition] = FeedbackAPI.all + SubscriptionsAPI.all + AuthAPI.all + AuditAPI.all
 
     @Test(arguments: defined.map { "\($0.method) \($0.template)" })
     func theDocumentSaysWhatTheDefinitionSays(_ name: String) throws {
@@ -49,7 +49,9 @@ import Testing
         let bodySchema =
             ((body?["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any]
         #expect(bodySchema?["$ref"] as? String == endpoint.body.map { "#/components/schemas/\($0)" }, "\(name): body")
-        if endpoint.body != nil { #expect(body?["required"] as? Bool == true, "\(name): the body is required") }
+        if endpoint.body != nil {
+            #expect((body?["required"] as? Bool ?? false) == endpoint.bodyRequired, "\(name): whether the body is required")
+        }
 
         // The success and its answer's schema.
         let responses = try #require(operation["responses"] as? [String: Any])
@@ -63,12 +65,20 @@ import Testing
             #expect(content?.isEmpty == false && content?["application/json"] == nil, "\(name): a file")
         case String(describing: EventStreamAnswer.self):
             #expect(content?.keys.sorted() == ["text/event-stream"], "\(name): an event stream")
+        case String(describing: HTMLPage.self):
+            #expect(content?.keys.sorted() == ["text/html"], "\(name): a page")
         case String(describing: JWKSetAnswer.self):
             #expect(schema("application/jwk-set+json")?["$ref"] as? String == "#/components/schemas/JWKSet", "\(name)")
         case let answer? where answer.hasPrefix("ItemList<"):
             // `{"items": [...]}`, written out where it is used.
             let element = answer.dropFirst("ItemList<".count).dropLast()
-            let items = (schema("application/json")?["properties"] as? [String: Any])?["items"] as? [String: Any]
+            var list = schema("application/json")
+            if let named = list?["$ref"] as? String {
+                // Or a named list (`SessionList`) of the same shape.
+                let schemas = (Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any]
+                list = schemas?[String(named.dropFirst("#/components/schemas/".count))] as? [String: Any]
+            }
+            let items = (list?["properties"] as? [String: Any])?["items"] as? [String: Any]
             let reference = (items?["items"] as? [String: Any])?["$ref"] as? String
             #expect(reference == "#/components/schemas/\(element)", "\(name): a list of \(element)")
         case let answer?:

@@ -30,13 +30,13 @@ public enum MailedLink: Sendable, Equatable {
             let token = components.queryItems?.first(where: { $0.name == "token" })?.value, !token.isEmpty
         else { return nil }
         let path = components.path
-        if path.hasSuffix("/auth/email/verify") {
+        if path.hasSuffix(AuthAPI.verifyEmailPage.template) {
             self = .verifyEmail(token: token)
-        } else if path.hasSuffix("/auth/password/reset") {
+        } else if path.hasSuffix(AuthAPI.resetPasswordPage.template) {
             self = .resetPassword(token: token)
-        } else if path.hasSuffix("/auth/email/change/confirm") {
+        } else if path.hasSuffix(AuthAPI.confirmEmailChangePage.template) {
             self = .confirmEmailChange(token: token)
-        } else if path.hasSuffix("/auth/email/change/cancel") {
+        } else if path.hasSuffix(AuthAPI.cancelEmailChangePage.template) {
             self = .cancelEmailChange(token: token)
         } else {
             return nil

@@ -11,29 +11,21 @@ extension PierAuth {
     public func passkeyRegistrationOptions(password: String? = nil, code: String? = nil) async throws(PierError)
         -> PasskeyCreationOptions
     {
-        try await authorized.json(
-            PasskeyCreationOptions.self,
-            Call(
-                method: "POST", path: "/auth/passkeys/register/options",
-                body: Transport.body(ReauthenticationRequest(password: password, code: code)), retryable: false))
+        try await authorized.call(
+            AuthAPI.passkeyRegistrationOptions, NoParameters(), body: ReauthenticationRequest(password: password, code: code))
     }
 
     /// Keeps the passkey the authenticator created (`invalid_passkey`, 422, names what was wrong).
     @discardableResult
     public func registerPasskey(_ registration: PasskeyRegistration) async throws(PierError) -> Passkey {
-        try await authorized.json(
-            Passkey.self,
-            Call(method: "POST", path: "/auth/passkeys/register", body: Transport.body(registration), retryable: false))
+        try await authorized.call(AuthAPI.registerPasskey, NoParameters(), body: registration)
     }
 
     /// Options to sign in with a passkey: without an address, any passkey of the site the
     /// device holds (the system's account picker).
     public func passkeyLoginOptions(email: String? = nil) async throws(PierError) -> PasskeyRequestOptions {
-        try await authorized.transport.json(
-            PasskeyRequestOptions.self,
-            Call(
-                method: "POST", path: "/auth/passkeys/login/options", body: Transport.body(PasskeyOptionsRequest(email: email)),
-                retryable: true), token: nil)
+        try await authorized.call(
+            AuthAPI.passkeyLoginOptions, NoParameters(), body: PasskeyOptionsRequest(email: email), signedIn: false)
     }
 
     /// Signs in with the assertion the authenticator made. Throws `invalid_passkey` (401), or
@@ -41,38 +33,29 @@ extension PierAuth {
     /// authenticator app (then ``completeSignIn(mfaToken:code:)``).
     @discardableResult
     public func signIn(passkey assertion: PasskeyAssertion) async throws(PierError) -> User {
-        try await signIn(Call(method: "POST", path: "/auth/passkeys/login", body: Transport.body(assertion), retryable: false))
+        try await signIn(Call(AuthAPI.passkeyLogin, NoParameters(), body: Transport.body(assertion)))
     }
 
     /// Options to confirm a sensitive action with one of the signed-in user's passkeys; the
     /// assertion goes to ``reauthenticate(password:code:passkey:)``. Throws `conflict` (409)
     /// when the account has no passkey.
     public func passkeyReauthenticationOptions() async throws(PierError) -> PasskeyRequestOptions {
-        try await authorized.json(
-            PasskeyRequestOptions.self,
-            Call(method: "POST", path: "/auth/reauthenticate/passkey-options", retryable: false))
+        try await authorized.call(AuthAPI.reauthenticationPasskeyOptions, NoParameters())
     }
 
     /// The signed-in user's passkeys.
     public func passkeys() async throws(PierError) -> [Passkey] {
-        try await authorized.json(ItemList<Passkey>.self, Call(method: "GET", path: "/auth/passkeys", retryable: true)).items
+        try await authorized.call(AuthAPI.passkeyList, NoParameters()).items
     }
 
     @discardableResult
     public func renamePasskey(_ id: UUID, to name: String) async throws(PierError) -> Passkey {
-        try await authorized.json(
-            Passkey.self,
-            Call(
-                method: "PATCH", path: "/auth/passkeys/\(id.uuidString.lowercased())",
-                body: Transport.body(PasskeyRename(name: name)),
-                retryable: false))
+        try await authorized.call(AuthAPI.renamePasskey, PathID(id), body: PasskeyRename(name: name))
     }
 
     /// Removes a passkey (a sensitive action, as ``passkeyRegistrationOptions(password:code:)``).
     public func removePasskey(_ id: UUID, password: String? = nil, code: String? = nil) async throws(PierError) {
-        _ = try await authorized.send(
-            Call(
-                method: "DELETE", path: "/auth/passkeys/\(id.uuidString.lowercased())",
-                body: Transport.body(ReauthenticationRequest(password: password, code: code)), retryable: false))
+        try await authorized.perform(
+            AuthAPI.removePasskey, PathID(id), body: ReauthenticationRequest(password: password, code: code))
     }
 }

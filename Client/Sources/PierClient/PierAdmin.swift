@@ -107,14 +107,12 @@ public final class PierAdmin: Sendable {
     /// or an account's id; by address, `limit` at most (1–100, 20 unless said), `more` when a
     /// longer query would narrow them down.
     public func users(matching query: String, limit: Int? = nil) async throws(PierError) -> UserList {
-        var items = [URLQueryItem(name: "q", value: query)]
-        if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
-        return try await authorized.json(UserList.self, Call(method: "GET", path: "/auth/users", query: items, retryable: true))
+        try await authorized.call(AuthAPI.users, UserSearch(query, limit: limit))
     }
 
     /// One account, with its role.
     public func user(_ id: UUID) async throws(PierError) -> User {
-        try await authorized.json(User.self, Call(method: "GET", path: "/auth/users/\(Self.text(id))", retryable: true))
+        try await authorized.call(AuthAPI.user, PathID(id))
     }
 
     /// The account `text` names: its id, or its whole address (case aside). When no account
@@ -130,25 +128,22 @@ public final class PierAdmin: Sendable {
 
     /// The account's live sessions (devices), the most recently used first.
     public func sessions(of user: UUID) async throws(PierError) -> [SessionInfo] {
-        try await authorized.json(
-            ItemList<SessionInfo>.self, Call(method: "GET", path: "/auth/users/\(Self.text(user))/sessions", retryable: true)
-        ).items
+        try await authorized.call(AuthAPI.userSessions, PathID(user)).items
     }
 
     /// Ends one session of the account, or all of them (and its pending resets and changes of
     /// address); answers how many were live.
     @discardableResult
     public func endSessions(of user: UUID, only session: UUID? = nil) async throws(PierError) -> Int {
-        let path = "/auth/users/\(Self.text(user))/sessions" + (session.map { "/" + Self.text($0) } ?? "")
-        return try await authorized.json(SessionsEnded.self, Call(method: "DELETE", path: path, retryable: true)).ended
+        if let session {
+            return try await authorized.call(AuthAPI.endUserSession, UserSessionID(user: user, session: session)).ended
+        }
+        return try await authorized.call(AuthAPI.endUserSessions, PathID(user)).ended
     }
 
     /// The providers (Apple, OpenID Connect) the account signs in with.
     public func identities(of user: UUID) async throws(PierError) -> [LinkedIdentity] {
-        try await authorized.json(
-            ItemList<LinkedIdentity>.self,
-            Call(method: "GET", path: "/auth/users/\(Self.text(user))/identities", retryable: true)
-        ).items
+        try await authorized.call(AuthAPI.userIdentities, PathID(user)).items
     }
 
     /// The mails the team can send an account.
@@ -159,43 +154,30 @@ public final class PierAdmin: Sendable {
 
     /// Mails the account a password-reset link or a new verification link.
     public func send(_ mail: AccountMail, to user: UUID) async throws(PierError) {
-        _ = try await authorized.send(
-            Call(
-                method: "POST", path: "/auth/users/\(Self.text(user))/mail",
-                body: Transport.body(StaffMailRequest(mail: mail.rawValue)), retryable: false))
+        try await authorized.perform(AuthAPI.mailUser, PathID(user), body: StaffMailRequest(mail: mail.rawValue))
     }
 
     /// Disables the account (its sessions end; it cannot sign in until enabled) or enables it.
     @discardableResult
     public func setDisabled(_ user: UUID, _ disabled: Bool) async throws(PierError) -> User {
-        try await authorized.json(
-            User.self,
-            Call(
-                method: "POST", path: "/auth/users/\(Self.text(user))/\(disabled ? "disable" : "enable")", retryable: true))
+        try await authorized.call(disabled ? AuthAPI.disableUser : AuthAPI.enableUser, PathID(user))
     }
 
     /// Gives the account a role (admins): every session of it ends. Needs `password` (the
     /// caller's own) unless the caller signed in within 5 minutes.
     @discardableResult
     public func setRole(_ role: AccountRole, of user: UUID, password: String? = nil) async throws(PierError) -> User {
-        try await authorized.json(
-            User.self,
-            Call(
-                method: "PUT", path: "/auth/users/\(Self.text(user))/role",
-                body: Transport.body(RoleChange(role: role, password: password)), retryable: true))
+        try await authorized.call(AuthAPI.setRole, PathID(user), body: RoleChange(role: role, password: password))
     }
 
     /// Deletes the account and every service's data about it (admins), confirmed as ``setRole(_:of:password:)``.
     public func deleteAccount(_ user: UUID, password: String? = nil) async throws(PierError) {
-        _ = try await authorized.send(
-            Call(
-                method: "DELETE", path: "/auth/users/\(Self.text(user))",
-                body: Transport.body(ReauthenticationRequest(password: password)), retryable: false))
+        try await authorized.perform(AuthAPI.deleteUser, PathID(user), body: ReauthenticationRequest(password: password))
     }
 
     /// Everything every service holds about the account, as its owner's "download my data" has it.
     public func exportData(of user: UUID) async throws(PierError) -> Data {
-        try await authorized.send(Call(method: "GET", path: "/auth/users/\(Self.text(user))/export", retryable: true)).0
+        try await authorized.bytes(AuthAPI.exportUser, PathID(user))
     }
 
     /// The account's grants, the newest first.
@@ -210,33 +192,11 @@ public final class PierAdmin: Sendable {
     }
 
     /// Which audit entries ``audit(_:_:)`` lists: every field that is set narrows it.
-    public struct AuditFilter: Sendable {
-        public var subject: UUID?
-        public var actor: UUID?
-        public var target: String?
-        /// The `next` of the previous page.
-        public var before: Int64?
-        public var limit: Int?
-
-        public init(subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, before: Int64? = nil, limit: Int? = nil) {
-            self.subject = subject
-            self.actor = actor
-            self.target = target
-            self.before = before
-            self.limit = limit
-        }
-    }
+    public typealias AuditFilter = AuditQuery
 
     /// What the team did in one service (`auth`, `feedback`, `subscriptions`), newest first.
     public func audit(_ service: String, _ filter: AuditFilter = AuditFilter()) async throws(PierError) -> AuditList {
-        var items: [URLQueryItem] = []
-        if let subject = filter.subject { items.append(URLQueryItem(name: "subject", value: Self.text(subject))) }
-        if let actor = filter.actor { items.append(URLQueryItem(name: "actor", value: Self.text(actor))) }
-        if let target = filter.target { items.append(URLQueryItem(name: "target", value: target)) }
-        if let before = filter.before { items.append(URLQueryItem(name: "before", value: String(before))) }
-        if let limit = filter.limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
-        return try await authorized.json(
-            AuditList.self, Call(method: "GET", path: "/\(Self.segment(service))/audit", query: items, retryable: true))
+        try await authorized.call(AuditAPI.log(of: service), filter)
     }
 
     // MARK: - Webhooks (admins)
@@ -244,65 +204,25 @@ public final class PierAdmin: Sendable {
     /// The endpoints the server sends webhooks to (its `PIER_WEBHOOKS`), with how their
     /// deliveries stand.
     public func webhookEndpoints() async throws(PierError) -> [WebhookEndpoint] {
-        try await authorized.json(
-            ItemList<WebhookEndpoint>.self, Call(method: "GET", path: "/auth/webhooks", retryable: true)
-        ).items
+        try await authorized.call(AuthAPI.webhookEndpoints, NoParameters()).items
     }
 
     /// Which deliveries ``webhookDeliveries(_:)`` lists: every field that is set narrows it.
-    public struct WebhookFilter: Sendable {
-        public var endpoint: String?
-        public var state: WebhookDeliveryState?
-        public var type: String?
-        /// `user:<id>` or `feedback:<id>`.
-        public var subject: String?
-        /// The `nextCursor` of the previous page.
-        public var cursor: String?
-        public var limit: Int?
-
-        public init(
-            endpoint: String? = nil, state: WebhookDeliveryState? = nil, type: String? = nil, subject: String? = nil,
-            cursor: String? = nil, limit: Int? = nil
-        ) {
-            self.endpoint = endpoint
-            self.state = state
-            self.type = type
-            self.subject = subject
-            self.cursor = cursor
-            self.limit = limit
-        }
-    }
+    public typealias WebhookFilter = WebhookDeliveryQuery
 
     /// Webhook deliveries, newest first.
     public func webhookDeliveries(_ filter: WebhookFilter = WebhookFilter()) async throws(PierError) -> WebhookDeliveryPage {
-        var items: [URLQueryItem] = []
-        if let endpoint = filter.endpoint { items.append(URLQueryItem(name: "endpoint", value: endpoint)) }
-        if let state = filter.state { items.append(URLQueryItem(name: "state", value: state.rawValue)) }
-        if let type = filter.type { items.append(URLQueryItem(name: "type", value: type)) }
-        if let subject = filter.subject { items.append(URLQueryItem(name: "subject", value: subject)) }
-        if let cursor = filter.cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
-        if let limit = filter.limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
-        return try await authorized.json(
-            WebhookDeliveryPage.self, Call(method: "GET", path: "/auth/webhooks/deliveries", query: items, retryable: true))
+        try await authorized.call(AuthAPI.webhookDeliveries, filter)
     }
 
     /// One delivery, with the body it sends.
     public func webhookDelivery(_ id: Int) async throws(PierError) -> WebhookDelivery {
-        try await authorized.json(
-            WebhookDelivery.self, Call(method: "GET", path: "/auth/webhooks/deliveries/\(id)", retryable: true))
+        try await authorized.call(AuthAPI.webhookDelivery, DeliveryID(id))
     }
 
     /// Sends a delivery's message again (the same `webhook-id`): the new delivery.
     @discardableResult
     public func replayWebhook(_ id: Int) async throws(PierError) -> WebhookDelivery {
-        try await authorized.json(
-            WebhookDelivery.self, Call(method: "POST", path: "/auth/webhooks/deliveries/\(id)/replay", retryable: false))
-    }
-
-    private static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
-
-    /// A path segment: what a plan id holds is sent as data, never as more path.
-    private static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? text
+        try await authorized.call(AuthAPI.replayWebhook, DeliveryID(id))
     }
 }

@@ -129,7 +129,7 @@ struct Authorized: Sendable {
         headers: [String: String] = [:], signedIn: Bool = true
     ) async throws(PierError) -> Answer {
         try await json(
-            Answer.self, Call(endpoint, parameters, body: Transport.body(body), headers: headers), signedIn: signedIn)
+            Answer.self, Call(endpoint, parameters, body: Transport.body(sent: body), headers: headers), signedIn: signedIn)
     }
 
     /// Calls `endpoint`, which takes no body, and decodes its answer.
@@ -137,6 +137,27 @@ struct Authorized: Sendable {
         _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters, signedIn: Bool = true
     ) async throws(PierError) -> Answer {
         try await json(Answer.self, Call(endpoint, parameters), signedIn: signedIn)
+    }
+
+    /// Calls `endpoint`, which answers no content, with `body`.
+    func perform<Parameters, Body: Encodable>(
+        _ endpoint: Endpoint<Parameters, Body, NoContent>, _ parameters: Parameters, body: Body, signedIn: Bool = true
+    ) async throws(PierError) {
+        _ = try await send(Call(endpoint, parameters, body: Transport.body(sent: body)), signedIn: signedIn)
+    }
+
+    /// Calls `endpoint`, which takes no body and answers no content.
+    func perform<Parameters>(
+        _ endpoint: Endpoint<Parameters, NoBody, NoContent>, _ parameters: Parameters, signedIn: Bool = true
+    ) async throws(PierError) {
+        _ = try await send(Call(endpoint, parameters), signedIn: signedIn)
+    }
+
+    /// The answer of `endpoint` as it came, not decoded (a file to save).
+    func bytes<Parameters, Answer>(
+        _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters
+    ) async throws(PierError) -> Data {
+        try await send(Call(endpoint, parameters)).0
     }
 }
 
@@ -166,7 +187,7 @@ public final class PierAuth: Sendable {
     {
         let body = Transport.body(
             RegisterRequest(email: email, password: password, displayName: displayName, deviceName: deviceName))
-        return try await signIn(Call(method: "POST", path: "/auth/register", body: body, retryable: false), email: email)
+        return try await signIn(Call(AuthAPI.register, NoParameters(), body: body), email: email)
     }
 
     /// Signs in. Throws `invalid_credentials` (401), `rate_limited` (429, with
@@ -183,7 +204,7 @@ public final class PierAuth: Sendable {
         let deviceToken = manager.deviceToken(for: Self.key(email))
         let body = Transport.body(
             LoginRequest(email: email, password: password, deviceName: deviceName, deviceToken: deviceToken))
-        return try await signIn(Call(method: "POST", path: "/auth/login", body: body, retryable: false), email: email)
+        return try await signIn(Call(AuthAPI.login, NoParameters(), body: body), email: email)
     }
 
     func signIn(_ call: Call, email: String? = nil) async throws(PierError) -> User {
@@ -202,13 +223,12 @@ public final class PierAuth: Sendable {
     public func logout() async {
         guard let refreshToken = await manager.signOut(.requested) else { return }
         let body = Transport.body(RefreshRequest(refreshToken: refreshToken))
-        _ = try? await authorized.transport.send(
-            Call(method: "POST", path: "/auth/logout", body: body, retryable: true), token: nil)
+        _ = try? await authorized.transport.send(Call(AuthAPI.logout, NoParameters(), body: body), token: nil)
     }
 
     /// The user as the server has it now (``currentUser`` becomes it too).
     public func me() async throws(PierError) -> User {
-        await updated(try await authorized.json(User.self, Call(method: "GET", path: "/auth/me", retryable: true)))
+        await updated(try await authorized.call(AuthAPI.me, NoParameters()))
     }
 
     /// Reads the signed-in user again from the server: a change made elsewhere (another device,
@@ -229,7 +249,7 @@ public final class PierAuth: Sendable {
     /// .task { for await user in pier.auth.userUpdates { name = user.displayName ?? "" } }
     /// ```
     public var userUpdates: AsyncStream<User> {
-        authorized.live("auth/me/events", event: "user", as: User.self) { [manager] user, _ in
+        authorized.live(AuthAPI.events.path(EventStreamRequest()), event: "user", as: User.self) { [manager] user, _ in
             await manager.update(user)
             return user
         }
@@ -275,8 +295,9 @@ public final class PierAuth: Sendable {
             IdentitySignInRequest(
                 identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName,
                 authorizationCode: authorizationCode))
-        let path = name == "apple" ? "/auth/apple" : "/auth/oidc/\(name)"
-        return try await signIn(Call(method: "POST", path: path, body: body, retryable: false))
+        return try await signIn(
+            name == "apple"
+                ? Call(AuthAPI.apple, NoParameters(), body: body) : Call(AuthAPI.oidc, ProviderName(name), body: body))
     }
 
     // MARK: - Mailed links
@@ -287,10 +308,9 @@ public final class PierAuth: Sendable {
     /// user's address; access tokens from the next refresh on.
     @discardableResult
     public func verifyEmail(token: String) async throws(PierError) -> User {
-        let body = Transport.body(EmailTokenRequest(token: token))
-        return await updated(
-            try await authorized.json(
-                User.self, Call(method: "POST", path: "/auth/email/verify", body: body, retryable: true), signedIn: false))
+        await updated(
+            try await authorized.call(AuthAPI.verifyEmail, NoParameters(), body: EmailTokenRequest(token: token), signedIn: false)
+        )
     }
 
     /// Mails the verification link again: to the signed-in user, or (signed out, e.g. after
@@ -298,26 +318,23 @@ public final class PierAuth: Sendable {
     /// such an account exists.
     public func resendVerification(email: String? = nil) async throws(PierError) {
         let signedIn = currentUser != nil && email == nil
-        let body = email.map { Transport.body(ForgotPasswordRequest(email: $0)) }
-        _ = try await authorized.send(
-            Call(method: "POST", path: "/auth/email/verify/resend", body: body, retryable: true), signedIn: signedIn)
+        try await authorized.perform(
+            AuthAPI.resendVerification, NoParameters(), body: email.map { EmailRequest(email: $0) }, signedIn: signedIn)
     }
 
     /// Mails a password-reset link to `email` when an account has it (the answer is the same
     /// either way: no one learns which addresses have accounts).
     public func forgotPassword(email: String) async throws(PierError) {
-        let body = Transport.body(ForgotPasswordRequest(email: email))
-        _ = try await authorized.send(
-            Call(method: "POST", path: "/auth/password/forgot", body: body, retryable: true), signedIn: false)
+        try await authorized.perform(AuthAPI.forgotPassword, NoParameters(), body: EmailRequest(email: email), signedIn: false)
     }
 
     /// Sets a new password with the `token` of the mailed link. Every session of the account
     /// ends (this device's too: sign in again). Throws `weak_password` (422) or
     /// `invalid_email_token` (422).
     public func resetPassword(token: String, newPassword: String) async throws(PierError) {
-        let body = Transport.body(ResetPasswordRequest(token: token, newPassword: newPassword))
-        _ = try await authorized.send(
-            Call(method: "POST", path: "/auth/password/reset", body: body, retryable: false), signedIn: false)
+        try await authorized.perform(
+            AuthAPI.resetPassword, NoParameters(), body: ResetPasswordRequest(token: token, newPassword: newPassword),
+            signedIn: false)
     }
 
     // MARK: - The account
@@ -326,9 +343,9 @@ public final class PierAuth: Sendable {
     /// string clears it. Returns the user as the server has it now (``currentUser`` too).
     @discardableResult
     public func updateProfile(displayName: String? = nil, locale: String? = nil) async throws(PierError) -> User {
-        let body = Transport.body(ProfileChange(displayName: displayName, locale: locale))
-        return await updated(
-            try await authorized.json(User.self, Call(method: "PATCH", path: "/auth/me", body: body, retryable: true)))
+        await updated(
+            try await authorized.call(
+                AuthAPI.updateProfile, NoParameters(), body: ProfileChange(displayName: displayName, locale: locale)))
     }
 
     /// Asks to use `newEmail`: Pier mails it a confirmation link (the address changes when
@@ -336,46 +353,39 @@ public final class PierAuth: Sendable {
     /// `password` unless the user signed in within the last 5 minutes
     /// (`reauthentication_required`, 401, otherwise); `email_taken` (409).
     public func changeEmail(to newEmail: String, password: String? = nil) async throws(PierError) {
-        let body = Transport.body(EmailChangeRequest(newEmail: newEmail, password: password))
-        _ = try await authorized.send(Call(method: "POST", path: "/auth/email/change", body: body, retryable: false))
+        try await authorized.perform(
+            AuthAPI.changeEmail, NoParameters(), body: EmailChangeRequest(newEmail: newEmail, password: password))
     }
 
     /// Confirms a change of address with the `token` of the link mailed to the new address.
     @discardableResult
     public func confirmEmailChange(token: String) async throws(PierError) -> User {
-        let body = Transport.body(EmailTokenRequest(token: token))
-        return await updated(
-            try await authorized.json(
-                User.self, Call(method: "POST", path: "/auth/email/change/confirm", body: body, retryable: true),
-                signedIn: false))
+        await updated(
+            try await authorized.call(
+                AuthAPI.confirmEmailChange, NoParameters(), body: EmailTokenRequest(token: token), signedIn: false))
     }
 
     /// Cancels a change of address with the `token` of the link in the notice mailed to the old
     /// address: the change is void and the device that asked for it is signed out.
     @discardableResult
     public func cancelEmailChange(token: String) async throws(PierError) -> User {
-        let body = Transport.body(EmailTokenRequest(token: token))
-        return await updated(
-            try await authorized.json(
-                User.self, Call(method: "POST", path: "/auth/email/change/cancel", body: body, retryable: true),
-                signedIn: false))
+        await updated(
+            try await authorized.call(
+                AuthAPI.cancelEmailChange, NoParameters(), body: EmailTokenRequest(token: token), signedIn: false))
     }
 
     // MARK: - Identities
 
     /// The providers the user signs in with (Sign in with Apple, OpenID Connect).
     public func identities() async throws(PierError) -> [LinkedIdentity] {
-        try await authorized.json(ItemList<LinkedIdentity>.self, Call(method: "GET", path: "/auth/identities", retryable: true))
-            .items
+        try await authorized.call(AuthAPI.identities, NoParameters()).items
     }
 
     /// Unlinks one: it no longer signs in to this account. Needs `password` unless the user
     /// signed in within the last 5 minutes (`reauthentication_required`); never the account's
     /// last way in (`last_sign_in_method`, 409: set a password first).
     public func unlinkIdentity(_ id: UUID, password: String? = nil) async throws(PierError) {
-        let body = Transport.body(ReauthenticationRequest(password: password))
-        _ = try await authorized.send(
-            Call(method: "DELETE", path: "/auth/identities/\(id.uuidString.lowercased())", body: body, retryable: false))
+        try await authorized.perform(AuthAPI.unlinkIdentity, PathID(id), body: ReauthenticationRequest(password: password))
     }
 
     /// Gives the password again (a step-up): the session's next requests count as a fresh
@@ -387,12 +397,9 @@ public final class PierAuth: Sendable {
         async throws(PierError)
     {
         guard let user = currentUser else { throw .signedOut() }
-        let stepUp = try await authorized.json(
-            StepUpToken.self,
-            Call(
-                method: "POST", path: "/auth/reauthenticate",
-                body: Transport.body(ReauthenticationRequest(password: password, code: code, passkey: passkey)),
-                retryable: false))
+        let stepUp = try await authorized.call(
+            AuthAPI.reauthenticate, NoParameters(),
+            body: ReauthenticationRequest(password: password, code: code, passkey: passkey))
         await manager.adopt(stepUp, of: user.id)
     }
 
@@ -400,8 +407,8 @@ public final class PierAuth: Sendable {
     /// Needs `password` (with two-step sign-in, `code`) unless the user signed in within the last
     /// 5 minutes (`reauthentication_required`, 401, otherwise).
     public func deleteAccount(password: String? = nil, code: String? = nil) async throws(PierError) {
-        let body = Transport.body(ReauthenticationRequest(password: password, code: code))
-        _ = try await authorized.send(Call(method: "DELETE", path: "/auth/me", body: body, retryable: false))
+        try await authorized.perform(
+            AuthAPI.deleteAccount, NoParameters(), body: ReauthenticationRequest(password: password, code: code))
         _ = await manager.signOut(.accountDeleted)
     }
 
@@ -409,7 +416,7 @@ public final class PierAuth: Sendable {
     /// signed-in user (`{userId, exportedAt, services: {auth, feedback, subscriptions}}`), to
     /// save or share as the user chooses.
     public func exportData() async throws(PierError) -> Data {
-        try await authorized.send(Call(method: "GET", path: "/auth/me/export", retryable: true)).0
+        try await authorized.bytes(AuthAPI.export, NoParameters())
     }
 
     // MARK: - Sessions and devices
@@ -417,19 +424,17 @@ public final class PierAuth: Sendable {
     /// The signed-in user's sessions (one per device), the most recently used first; `current`
     /// marks this one.
     public func sessions() async throws(PierError) -> [SessionInfo] {
-        try await authorized.json(ItemList<SessionInfo>.self, Call(method: "GET", path: "/auth/sessions", retryable: true))
-            .items
+        try await authorized.call(AuthAPI.sessions, NoParameters()).items
     }
 
     /// Ends one session (a lost phone): its tokens stop working at once, everywhere.
     public func endSession(_ id: UUID) async throws(PierError) {
-        _ = try await authorized.send(
-            Call(method: "DELETE", path: "/auth/sessions/\(id.uuidString.lowercased())", retryable: true))
+        try await authorized.perform(AuthAPI.endSession, PathID(id))
     }
 
     /// Ends every session of the account, this one included, and signs out here.
     public func logoutEverywhere() async throws(PierError) {
-        _ = try await authorized.send(Call(method: "POST", path: "/auth/logout/all", retryable: true))
+        try await authorized.perform(AuthAPI.logoutAll, NoParameters())
         _ = await manager.signOut(.requested)
     }
 }

@@ -305,8 +305,7 @@ actor SessionManager {
 
     private func performRefresh(_ stale: Session, generation started: Int) async throws -> Session {
         let call = Call(
-            method: "POST", path: "/auth/refresh", body: Transport.body(RefreshRequest(refreshToken: stale.refreshToken)),
-            retryable: true)
+            AuthAPI.refresh, NoParameters(), body: Transport.body(RefreshRequest(refreshToken: stale.refreshToken)))
         if let hook = beforeRefresh.withLock({ $0 }) { await hook() }
         let answer: AuthSession
         do {

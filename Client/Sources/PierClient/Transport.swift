@@ -133,6 +133,12 @@ final class Transport: Sendable {
         (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 
+    /// The body of an endpoint's call: none for an optional body left out.
+    static func body(sent value: some Encodable) -> Data? {
+        if let optional = value as? any OptionalBody, optional.isAbsent { return nil }
+        return body(value)
+    }
+
     private func once(_ call: Call, token: String?) async throws(PierError) -> (Data, HTTPURLResponse) {
         // The call's path is percent-encoded already (``Endpoint/path(_:)``): appended as it is.
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)

@@ -18,18 +18,15 @@ extension PierAuth {
     @discardableResult
     public func completeSignIn(mfaToken: String, code: String) async throws(PierError) -> User {
         let body = Transport.body(MFAVerifyRequest(mfaToken: mfaToken, code: code))
-        let user = try await signIn(Call(method: "POST", path: "/auth/mfa/verify", body: body, retryable: false))
+        let user = try await signIn(Call(AuthAPI.verifySecondFactor, NoParameters(), body: body))
         return user
     }
 
     /// Options for a passkey of the account whose sign-in threw `mfa_required` (its passkeys,
     /// and a challenge for 5 minutes). Throws `conflict` (409) when a passkey cannot finish it.
     public func passkeyOptions(mfaToken: String) async throws(PierError) -> PasskeyRequestOptions {
-        try await authorized.transport.json(
-            PasskeyRequestOptions.self,
-            Call(
-                method: "POST", path: "/auth/mfa/passkey-options", body: Transport.body(MFATokenRequest(mfaToken: mfaToken)),
-                retryable: false), token: nil)
+        try await authorized.call(
+            AuthAPI.secondFactorPasskeyOptions, NoParameters(), body: MFATokenRequest(mfaToken: mfaToken), signedIn: false)
     }
 
     /// Finishes a sign-in that threw `mfa_required` with a passkey's assertion over the options
@@ -37,12 +34,12 @@ extension PierAuth {
     @discardableResult
     public func completeSignIn(mfaToken: String, passkey assertion: PasskeyAssertion) async throws(PierError) -> User {
         let body = Transport.body(MFAVerifyRequest(mfaToken: mfaToken, passkey: assertion))
-        return try await signIn(Call(method: "POST", path: "/auth/mfa/verify", body: body, retryable: false))
+        return try await signIn(Call(AuthAPI.verifySecondFactor, NoParameters(), body: body))
     }
 
     /// The signed-in user's second factors.
     public func twoStepStatus() async throws(PierError) -> MFAStatus {
-        try await authorized.json(MFAStatus.self, Call(method: "GET", path: "/auth/mfa", retryable: true))
+        try await authorized.call(AuthAPI.secondFactorStatus, NoParameters())
     }
 
     /// A new authenticator-app secret: show ``TOTPEnrolment/qrCode`` (SVG) or open
@@ -50,11 +47,8 @@ extension PierAuth {
     /// when a factor exists) unless the user signed in within 5 minutes; `email_unverified` (403)
     /// until the address is proven.
     public func setUpAuthenticatorApp(password: String? = nil) async throws(PierError) -> TOTPEnrolment {
-        try await authorized.json(
-            TOTPEnrolment.self,
-            Call(
-                method: "POST", path: "/auth/mfa/totp", body: Transport.body(ReauthenticationRequest(password: password)),
-                retryable: false))
+        try await authorized.call(
+            AuthAPI.setUpAuthenticatorApp, NoParameters(), body: ReauthenticationRequest(password: password))
     }
 
     /// Turns two-step sign-in on with the app's first code: the ten recovery codes to show the
@@ -62,11 +56,8 @@ extension PierAuth {
     /// this session's tokens are renewed at once to carry the second factor (a team member's
     /// role may need it).
     public func confirmAuthenticatorApp(code: String) async throws(PierError) -> [String] {
-        let codes = try await authorized.json(
-            RecoveryCodes.self,
-            Call(
-                method: "POST", path: "/auth/mfa/totp/confirm", body: Transport.body(MFACodeRequest(code: code)), retryable: false
-            )
+        let codes = try await authorized.call(
+            AuthAPI.confirmAuthenticatorApp, NoParameters(), body: MFACodeRequest(code: code)
         ).codes
         // Best effort: should it fail, the next refresh carries it all the same.
         if let session = await manager.current() { _ = try? await manager.refresh(session) }
@@ -76,20 +67,13 @@ extension PierAuth {
     /// Ten new recovery codes; the old ones stop working. Needs a code unless the user signed in
     /// with one within 5 minutes.
     public func newRecoveryCodes(code: String? = nil) async throws(PierError) -> [String] {
-        try await authorized.json(
-            RecoveryCodes.self,
-            Call(
-                method: "POST", path: "/auth/mfa/recovery-codes", body: Transport.body(ReauthenticationRequest(code: code)),
-                retryable: false)
-        ).codes
+        try await authorized.call(AuthAPI.replaceRecoveryCodes, NoParameters(), body: ReauthenticationRequest(code: code))
+            .codes
     }
 
     /// Turns two-step sign-in off (the owner is mailed). Needs a code unless the user signed in
     /// with one within 5 minutes.
     public func turnOffTwoStep(code: String? = nil) async throws(PierError) {
-        _ = try await authorized.send(
-            Call(
-                method: "DELETE", path: "/auth/mfa/totp", body: Transport.body(ReauthenticationRequest(code: code)),
-                retryable: false))
+        try await authorized.perform(AuthAPI.removeAuthenticatorApp, NoParameters(), body: ReauthenticationRequest(code: code))
     }
 }

@@ -149,8 +149,8 @@ extension EmailTokenRequest: FormDecodable {
     public init(form: [String: String]) { self.init(token: form["token"] ?? "") }
 }
 
-/// `POST /auth/password/forgot`.
-public struct ForgotPasswordRequest: Codable, Sendable, StrictDecodable {
+/// `POST /auth/password/forgot` and `POST /auth/email/verify/resend`: an address.
+public struct EmailRequest: Codable, Sendable, StrictDecodable {
     public enum CodingKeys: String, CodingKey { case email }
     public static let required = [["email"]]
     public var email: String
@@ -398,4 +398,19 @@ public struct AppleNotificationRequest: Codable, Sendable, StrictDecodable {
     public static let required = [["payload"]]
     public var payload: String
     public init(payload: String) { self.payload = payload }
+}
+
+/// "Download my data": everything every service holds about an account, each service's part
+/// by its name (`auth`: the user, sessions, identities and audit entries; `feedback`: the
+/// items; `subscriptions`: the status and its facts).
+public struct DataExport: Codable, Sendable, Equatable {
+    public var userId: UUID
+    public var exportedAt: Date
+    public var services: [String: JSONValue]
+
+    public init(userId: UUID, exportedAt: Date, services: [String: JSONValue]) {
+        self.userId = userId
+        self.exportedAt = exportedAt
+        self.services = services
+    }
 }

@@ -9,7 +9,8 @@ import Foundation
 ///         summary: "One item (its sender or the team)", problems: [.notFound])
 ///
 /// `Parameters` are what goes into the path and the query, `Body` what is sent (``NoBody``
-/// for none), `Answer` what a success carries (``NoContent`` for none).
+/// for none, an optional type for a body that may be left out), `Answer` what a success
+/// carries (``NoContent`` for none).
 public struct Endpoint<Parameters: EndpointParameters, Body: Sendable, Answer: Sendable>: Sendable {
     /// What it is, its types named: what the API document and its checks read.
     public let definition: EndpointDefinition
@@ -27,7 +28,10 @@ public struct Endpoint<Parameters: EndpointParameters, Body: Sendable, Answer: S
         definition = EndpointDefinition(
             method: method, template: template, access: access, operation: operation, summary: summary, status: status,
             problems: problems, retryable: retryable ?? (method == "GET" || method == "PUT" || method == "DELETE"),
-            parameters: Parameters.declared, body: Body.self == NoBody.self ? nil : String(describing: Body.self),
+            parameters: Parameters.declared,
+            body: Body.self == NoBody.self
+                ? nil : String(describing: (Body.self as? any OptionalBody.Type)?.wrappedType ?? Body.self),
+            bodyRequired: Body.self != NoBody.self && !(Body.self is any OptionalBody.Type),
             answer: Answer.self == NoContent.self ? nil : String(describing: Answer.self))
     }
 
@@ -93,6 +97,9 @@ public struct EndpointDefinition: Sendable, Equatable {
     public let parameters: [Parameter]
     /// The request body's type (`CreateFeedback`), nil for none.
     public let body: String?
+    /// Whether the body must be sent (else it may be left out: a confirmation that a recent
+    /// sign-in stands in for).
+    public let bodyRequired: Bool
     /// The answer's type (`FeedbackItem`, ``FileAnswer``), nil for none.
     public let answer: String?
 }
@@ -157,6 +164,13 @@ public protocol EndpointParameters: Sendable {
     var values: [(name: String, value: String)] { get }
 }
 
+extension EndpointParameters {
+    /// The values of `pairs` that are set, in order: what ``values`` is made of.
+    public static func present(_ pairs: [(String, String?)]) -> [(name: String, value: String)] {
+        pairs.compactMap { name, value in value.map { (name, $0) } }
+    }
+}
+
 /// An endpoint without path or query parameters.
 public struct NoParameters: EndpointParameters {
     public static let declared: [Parameter] = []
@@ -185,7 +199,7 @@ public struct PageQuery: EndpointParameters, Equatable {
         self.cursor = cursor
     }
     public var values: [(name: String, value: String)] {
-        [("limit", limit.map(String.init)), ("cursor", cursor)].compactMap { name, value in value.map { (name, $0) } }
+        Self.present([("limit", limit.map(String.init)), ("cursor", cursor)])
     }
 }
 
@@ -202,6 +216,25 @@ public struct NoContent: Codable, Sendable, Equatable {
 /// An answer streamed as a file (CSV, NDJSON): read as bytes, not decoded.
 public struct FileAnswer: Sendable, Equatable {
     public init() {}
+}
+
+/// An HTML page for a browser (the page behind a mailed link): apps do not call it.
+public struct HTMLPage: Sendable, Equatable {
+    public init() {}
+}
+
+/// A body that may be left out: an endpoint whose `Body` is optional (`ReauthenticationRequest?`)
+/// takes one or none, and a client sends none for nil.
+public protocol OptionalBody {
+    /// The type of the body when there is one.
+    static var wrappedType: Any.Type { get }
+    /// Whether this value is no body.
+    var isAbsent: Bool { get }
+}
+
+extension Optional: OptionalBody {
+    public static var wrappedType: Any.Type { Wrapped.self }
+    public var isAbsent: Bool { self == nil }
 }
 
 /// Percent-encoding as RFC 3986 says, for the path segments and query components of calls.

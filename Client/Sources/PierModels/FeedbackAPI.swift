@@ -80,9 +80,7 @@ public struct FeedbackSender: EndpointParameters, Equatable {
     }
 
     public var values: [(name: String, value: String)] {
-        [("Idempotency-Key", idempotencyKey), ("X-Installation-ID", installationID)].compactMap { name, value in
-            value.map { (name, $0) }
-        }
+        Self.present([("Idempotency-Key", idempotencyKey), ("X-Installation-ID", installationID)])
     }
 }
 
@@ -159,7 +157,7 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
             filterValues + [
                 ("includeTotal", includeTotal ? "true" : nil), ("limit", limit.map(String.init)), ("cursor", cursor),
             ]
-        return pairs.compactMap { name, value in value.map { (name, $0) } }
+        return Self.present(pairs)
     }
 }
 
@@ -177,7 +175,7 @@ public struct FeedbackExportQuery: EndpointParameters, Equatable {
     }
 
     public var values: [(name: String, value: String)] {
-        (format.map { [("format", $0)] } ?? []) + filter.filterValues.compactMap { name, value in value.map { (name, $0) } }
+        Self.present([("format", format)] + filter.filterValues)
     }
 }
 
@@ -199,7 +197,7 @@ public struct FeedbackStatsQuery: EndpointParameters, Equatable {
     }
 
     public var values: [(name: String, value: String)] {
-        [("from", from), ("to", to), ("moderation", moderation)].compactMap { name, value in value.map { (name, $0) } }
+        Self.present([("from", from), ("to", to), ("moderation", moderation)])
     }
 }
 
@@ -218,6 +216,6 @@ public struct FeedbackDailyQuery: EndpointParameters, Equatable {
     }
 
     public var values: [(name: String, value: String)] {
-        [("days", days.map(String.init)), ("moderation", moderation)].compactMap { name, value in value.map { (name, $0) } }
+        Self.present([("days", days.map(String.init)), ("moderation", moderation)])
     }
 }

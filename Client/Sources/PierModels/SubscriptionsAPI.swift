@@ -143,7 +143,7 @@ public struct PlansQuery: EndpointParameters, Equatable {
         self.ifNoneMatch = ifNoneMatch
     }
     public var values: [(name: String, value: String)] {
-        [("all", all ? "true" : nil), ("If-None-Match", ifNoneMatch)].compactMap { name, value in value.map { (name, $0) } }
+        Self.present([("all", all ? "true" : nil), ("If-None-Match", ifNoneMatch)])
     }
 }
 
@@ -165,8 +165,7 @@ public struct StatusRequest: EndpointParameters, Equatable {
         self.installationID = installationID
     }
     public var values: [(name: String, value: String)] {
-        [("If-None-Match", ifNoneMatch), ("Pier-Status-Nonce", nonce), ("X-Installation-ID", installationID)]
-            .compactMap { name, value in value.map { (name, $0) } }
+        Self.present([("If-None-Match", ifNoneMatch), ("Pier-Status-Nonce", nonce), ("X-Installation-ID", installationID)])
     }
 }
 

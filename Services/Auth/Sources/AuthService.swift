@@ -147,7 +147,7 @@ public struct AuthService: Service {
     public func routes(into routes: inout Routes) {
         controller.routes(into: &routes)
         let router = Router<ServiceRequestContext>()
-        hooks.routes(into: router.group(Authentication(controller.authenticator, .admin)))
+        hooks.routes(into: EndpointRouter(router, authenticator: controller.authenticator))
         routes.merge(router.routes)
     }
 

@@ -1,5 +1,6 @@
 import PierHTTP
 import PierMail
+import PierModels
 
 /// The mails the auth service sends: short, plain text with an HTML twin, the app's name, the
 /// link and what to do if the reader did not ask for it. No images, no tracking.
@@ -13,38 +14,44 @@ struct Mails: Sendable {
 
     func verification(to email: String, token: String) -> (message: MailMessage, link: String) {
         linkMail(
-            to: email, path: "/auth/email/verify", token: token, subject: "Confirm your email address for \(appName)",
+            to: email, page: AuthAPI.verifyEmailPage, token: token, subject: "Confirm your email address for \(appName)",
             line: "Confirm that this is your address for \(appName) by opening this link within 24 hours:",
             ending: "If you did not create an account with \(appName), ignore this mail.")
     }
 
     func passwordReset(to email: String, token: String) -> (message: MailMessage, link: String) {
         linkMail(
-            to: email, path: "/auth/password/reset", token: token, subject: "Reset your \(appName) password",
+            to: email, page: AuthAPI.resetPasswordPage, token: token, subject: "Reset your \(appName) password",
             line: "Someone asked to reset the password of your \(appName) account. Choose a new one within 30 minutes:",
             ending: "If it was not you, ignore this mail: your password stays as it is.")
     }
 
     func emailChange(to newEmail: String, token: String) -> (message: MailMessage, link: String) {
         linkMail(
-            to: newEmail, path: "/auth/email/change/confirm", token: token,
+            to: newEmail, page: AuthAPI.confirmEmailChangePage, token: token,
             subject: "Confirm your new email address for \(appName)",
             line: "Confirm that your \(appName) account should use this address from now on, within 24 hours:",
             ending: "If you did not ask for it, ignore this mail: nothing changes.")
     }
 
-    /// A mail whose point is one link: `PIER_AUTH_PUBLIC_URL` + `path` + the token.
-    private func linkMail(to email: String, path: String, token: String, subject: String, line: String, ending: String)
-        -> (message: MailMessage, link: String)
-    {
-        let link = "\(publicURL)\(path)?token=\(token)"
+    /// The link to `page` with `token`: `PIER_AUTH_PUBLIC_URL` + its path and query.
+    func pageLink(_ page: Endpoint<TokenQuery, NoBody, HTMLPage>, _ token: String) -> String {
+        publicURL + page.target(TokenQuery(token: token))
+    }
+
+    /// A mail whose point is one link: to `page`, with the token.
+    private func linkMail(
+        to email: String, page: Endpoint<TokenQuery, NoBody, HTMLPage>, token: String, subject: String, line: String,
+        ending: String
+    ) -> (message: MailMessage, link: String) {
+        let link = pageLink(page, token)
         return (mail(to: email, subject: subject, lines: [line], link: link, ending: ending), link)
     }
 
     /// The notice to the current address; its link cancels the change and signs out the device
     /// that asked for it.
     func emailChangeRequested(to oldEmail: String, newEmail: String, token: String) -> (message: MailMessage, link: String) {
-        let link = "\(publicURL)/auth/email/change/cancel?token=\(token)"
+        let link = pageLink(AuthAPI.cancelEmailChangePage, token)
         let message = mail(
             to: oldEmail, subject: "Your \(appName) address is about to change",
             lines: [
@@ -75,7 +82,7 @@ struct Mails: Sendable {
     func enrolmentApproval(to email: String, token: String, device: String?, address: String?)
         -> (message: MailMessage, link: String)
     {
-        let link = "\(publicURL)/auth/mfa/approve?token=\(token)"
+        let link = pageLink(AuthAPI.approvalPage, token)
         let from = "\(device.map { "\"\($0)\"" } ?? "a device")\(address.map { " (address \($0))" } ?? "")"
         let message = mail(
             to: email, subject: "Approve two-step sign-in for your \(appName) team account",
@@ -157,18 +164,11 @@ struct Mails: Sendable {
         if let link { text += ["", link] }
         text += ["", ending, "", "— \(appName)"]
         // A line may hold line breaks (a reply): kept in the HTML twin.
-        var html = lines.map {
-            "<p>\(Self.escaped($0).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "<br>\n"))</p>"
-        }
-        if let link {
-            let escaped = Self.escaped(link)
-            html.append("<p><a href=\"\(escaped)\">\(escaped)</a></p>")
-        }
-        html += ["<p>\(Self.escaped(ending))</p>", "<p>— \(Self.escaped(appName))</p>"]
+        var html = lines.map { line -> HTML in "<p>\(HTML.lines(line))</p>" }
+        if let link { html.append("<p><a href=\"\(link)\">\(link)</a></p>") }
+        html += ["<p>\(ending)</p>", "<p>— \(appName)</p>"]
+        let page: HTML = "<!doctype html><html><body>\n\(HTML.join(html, separator: "\n"))\n</body></html>\n"
         return MailMessage(
-            from: from, to: email, subject: subject, text: text.joined(separator: "\n") + "\n",
-            html: "<!doctype html><html><body>\n" + html.joined(separator: "\n") + "\n</body></html>\n")
+            from: from, to: email, subject: subject, text: text.joined(separator: "\n") + "\n", html: page.text)
     }
-
-    static func escaped(_ text: String) -> String { HTMLEscaping.escape(text) }
 }

@@ -20,13 +20,23 @@ struct AuditScreens: Sendable {
             return (name, value)
         }
         let service = request.query("service").flatMap { Self.services.contains($0) ? $0 : nil }
-        var pageQuery = query + [("limit", "100")]
-        if let before = request.query("before"), !before.isEmpty { pageQuery.append(("before", before)) }
+        let values = Dictionary(query, uniquingKeysWith: { first, _ in first })
+        // What is given must be what the API takes: an id is a UUID, a page's start a number.
+        let subject = values["subject"].map { UUID(uuidString: $0) }
+        let actor = values["actor"].map { UUID(uuidString: $0) }
+        let before = request.query("before").flatMap { $0.isEmpty ? nil : Int64($0) as Int64?? }
+        guard subject != .some(nil), actor != .some(nil), before != .some(nil) else {
+            return console.page(
+                status: 422, title: "Not an id", session: session,
+                "<h1>Not an id</h1><p>The account concerned and the staff member are ids, as an account's page shows them (such as 0f8e2c1a-…); nothing was looked up.</p>"
+            )
+        }
+        let filter = AuditQuery(
+            subject: subject ?? nil, actor: actor ?? nil, target: values["target"], before: before ?? nil, limit: 100)
         var entries: [AuditEntry] = []
         var cursor: Int64?
         for name in service.map({ [$0] }) ?? Self.services {
-            let list = try await console.fetch(
-                AuditList.self, FeedbackScreens.target("/\(name)/audit", pageQuery), as: session, request)
+            let list = try await console.fetch(AuditAPI.log(of: name), filter, as: session, request)
             entries += list.items
             if service != nil { cursor = list.next }
         }

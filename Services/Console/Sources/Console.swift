@@ -90,7 +90,7 @@ struct Console: Sendable {
             guard let current = try await sessions.find(stale.secret, on: connection, locking: true) else { return nil }
             guard now || current.accessExpiresAt.timeIntervalSinceNow < 60 else { return current }
             let reply = try await api.send(
-                "POST", "/auth/refresh", json: try api.json(RefreshRequest(refreshToken: current.refreshToken)), from: request)
+                AuthAPI.refresh, NoParameters(), body: RefreshRequest(refreshToken: current.refreshToken), from: request)
             guard reply.ok, let tokens = try? reply.decode(AuthSession.self),
                 tokens.user.role == current.role
             else {
@@ -116,13 +116,6 @@ struct Console: Sendable {
         return reply
     }
 
-    /// The JSON of a call that must succeed (a page's data); its problem otherwise.
-    func fetch<T: Decodable>(_ type: T.Type, _ target: String, as session: ConsoleSession, _ request: Request) async throws -> T {
-        let reply = try await call("GET", target, as: session, request)
-        guard reply.ok else { throw Failed(reply: reply) }
-        return try reply.decode(type)
-    }
-
     /// The answer of `endpoint`, which must succeed (a page's data); its problem otherwise.
     func fetch<Parameters, Answer: Decodable>(
         _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters, as session: ConsoleSession,
@@ -131,6 +124,14 @@ struct Console: Sendable {
         let reply = try await call(endpoint.method, endpoint.target(parameters), as: session, request)
         guard reply.ok else { throw Failed(reply: reply) }
         return try reply.decode(Answer.self)
+    }
+
+    /// `endpoint`, which takes no body: its reply as it came (a form shows the problem beside it).
+    func call<Parameters, Answer>(
+        _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters, as session: ConsoleSession,
+        _ request: Request
+    ) async throws -> PierAPI.Reply {
+        try await call(endpoint.method, endpoint.target(parameters), as: session, request)
     }
 
     /// `endpoint` with `body`: its reply as it came (a form shows the problem beside it).
@@ -147,7 +148,7 @@ struct Console: Sendable {
         await withTaskGroup(of: (UUID, String?).self) { group in
             for id in ids {
                 group.addTask {
-                    let user = try? await self.fetch(User.self, "/auth/users/\(id.uuidString.lowercased())", as: session, request)
+                    let user = try? await self.fetch(AuthAPI.user, PathID(id), as: session, request)
                     return (id, user.map { $0.displayName ?? $0.email })
                 }
             }

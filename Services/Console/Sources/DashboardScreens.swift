@@ -21,7 +21,7 @@ struct DashboardScreens: Sendable {
     func dashboard(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let days = request.query("days").flatMap(Int.init).flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
         async let feedback = console.fetch(FeedbackAPI.daily, FeedbackDailyQuery(days: days), as: session, request)
-        async let signUps = console.fetch(SignUpStats.self, "/auth/users/stats?days=\(days)", as: session, request)
+        async let signUps = console.fetch(AuthAPI.signUps, DaysQuery(days: days), as: session, request)
         async let subscriptions = console.fetch(SubscriptionsAPI.daily, DaysQuery(days: days), as: session, request)
         let (daily, accounts, subscribed) = try await (feedback, signUps, subscriptions)
         // A bar a day up to 90 days, a week beyond (a year is 53 bars, not 365).

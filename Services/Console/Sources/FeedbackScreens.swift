@@ -138,9 +138,7 @@ struct FeedbackScreens: Sendable {
         let sender: HTML =
             if let user = item.userId {
                 // The account as it is now (its name and address are the auth service's).
-                if let account = try? await console.fetch(
-                    User.self, "/auth/users/\(user.uuidString.lowercased())", as: session, request)
-                {
+                if let account = try? await console.fetch(AuthAPI.user, PathID(user), as: session, request) {
                     "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">\(account.displayName ?? account.email)</a> &lt;\(account.email)&gt;"
                 } else {
                     "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">the account \(user)</a>"
@@ -279,12 +277,6 @@ struct FeedbackScreens: Sendable {
         }
     }
 
-    static func target(_ path: String, _ query: [(String, String)]) -> String {
-        query.isEmpty
-            ? path : path + "?" + query.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&")
-    }
-
-    /// A filter's menu; the empty value (the API's default) is shown as `any`.
     /// A labelled `<select>` of `values` (the empty value shown as `any`); the label is the
     /// field's name unless `label` says otherwise.
     static func select(_ name: String, _ values: [String], _ chosen: String, any: String = "any", label: String? = nil)

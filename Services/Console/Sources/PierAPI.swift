@@ -67,4 +67,12 @@ final class PierAPI: Sendable {
     }
 
     func json(_ value: some Encodable) throws -> [UInt8] { try JSON.encode(value) }
+
+    /// `endpoint` with `body`, as the browser's request: with `token`, or none (a sign-in).
+    func send<Parameters, Body: Encodable, Answer>(
+        _ endpoint: Endpoint<Parameters, Body, Answer>, _ parameters: Parameters, body: Body, token: String? = nil,
+        from browser: Request
+    ) async throws -> Reply {
+        try await send(endpoint.method, endpoint.target(parameters), json: try json(body), token: token, from: browser)
+    }
 }

@@ -140,8 +140,8 @@ struct PlanScreens: Sendable {
         var token = session.accessToken
         if let password = form["password"], !password.isEmpty {
             let reply = try await console.call(
-                "POST", "/auth/reauthenticate", json: try console.api.json(ReauthenticationRequest(password: password)),
-                as: session, request)
+                AuthAPI.reauthenticate, NoParameters(), body: ReauthenticationRequest(password: password), as: session,
+                request)
             guard reply.ok, let stepUp = try? reply.decode(StepUpToken.self) else {
                 return console.problem(reply, session: session)
             }

@@ -59,7 +59,7 @@ struct SignInScreens: Sendable {
         let password = form["password"] ?? ""
         let agent = (request.headers["User-Agent"] ?? "browser").prefix(60)
         let login = LoginRequest(email: email, password: password, deviceName: "Pier console (\(Self.browser(String(agent))))")
-        let reply = try await console.api.send("POST", "/auth/login", json: try console.api.json(login), from: request)
+        let reply = try await console.api.send(AuthAPI.login, NoParameters(), body: login, from: request)
         if reply.problem?.code == .mfaRequired, let token = reply.problem?.mfaToken {
             return codeForm(mfaToken: token, next: Self.next(form["next"]))
         }
@@ -110,7 +110,7 @@ struct SignInScreens: Sendable {
         }
         let next = Self.next(form["next"])
         let verify = MFAVerifyRequest(mfaToken: token, code: form["code"] ?? "")
-        let reply = try await console.api.send("POST", "/auth/mfa/verify", json: try console.api.json(verify), from: request)
+        let reply = try await console.api.send(AuthAPI.verifySecondFactor, NoParameters(), body: verify, from: request)
         guard reply.ok, let tokens = try? reply.decode(AuthSession.self) else {
             switch reply.problem?.code {
             case .invalidCode?, .validationFailed?:
@@ -133,8 +133,7 @@ struct SignInScreens: Sendable {
         guard role.isStaff else {
             // Not one of the team: the session Pier opened is ended at once.
             _ = try? await console.api.send(
-                "POST", "/auth/logout", json: try console.api.json(RefreshRequest(refreshToken: tokens.refreshToken)),
-                from: request)
+                AuthAPI.logout, NoParameters(), body: RefreshRequest(refreshToken: tokens.refreshToken), from: request)
             return try await self.form(request, error: "This account has no team role (support or admin).", status: 403)
         }
         let session = try await console.sessions.create(for: tokens, role: role)
@@ -149,7 +148,7 @@ struct SignInScreens: Sendable {
     /// Ends the console session and the Pier session behind it.
     func signOut(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         _ = try? await console.api.send(
-            "POST", "/auth/logout", json: try console.api.json(RefreshRequest(refreshToken: session.refreshToken)),
+            AuthAPI.logout, NoParameters(), body: RefreshRequest(refreshToken: session.refreshToken),
             token: session.accessToken, from: request)
         try await console.sessions.delete(session)
         console.logger.info("console signed out", [("user_id", .string(session.userID.text()))])

@@ -11,7 +11,7 @@ struct TwoStepScreens: Sendable {
 
     /// `GET /console/two-step`: whether it is on, or the button that sets it up.
     func overview(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        let status = try await console.fetch(MFAStatus.self, "/auth/mfa", as: session, request)
+        let status = try await console.fetch(AuthAPI.secondFactorStatus, NoParameters(), as: session, request)
         if let since = status.totpEnabledAt {
             return console.page(
                 title: "Two-step sign-in", session: session,
@@ -46,7 +46,7 @@ struct TwoStepScreens: Sendable {
         let form = try request.form() ?? [:]
         let password = form["password"].flatMap { $0.isEmpty ? nil : $0 }
         let reply = try await console.call(
-            "POST", "/auth/mfa/totp", json: try console.api.json(ReauthenticationRequest(password: password)), as: session,
+            AuthAPI.setUpAuthenticatorApp, NoParameters(), body: ReauthenticationRequest(password: password), as: session,
             request)
         guard reply.ok, let setup = try? reply.decode(TOTPEnrolment.self) else {
             if reply.problem?.code == .reauthenticationRequired {
@@ -95,8 +95,8 @@ struct TwoStepScreens: Sendable {
     func confirm(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let form = try request.form() ?? [:]
         let reply = try await console.call(
-            "POST", "/auth/mfa/totp/confirm", json: try console.api.json(MFACodeRequest(code: form["code"] ?? "")),
-            as: session, request)
+            AuthAPI.confirmAuthenticatorApp, NoParameters(), body: MFACodeRequest(code: form["code"] ?? ""), as: session,
+            request)
         guard reply.ok, let codes = try? reply.decode(RecoveryCodes.self) else {
             if reply.problem?.code == .invalidCode || reply.problem?.code == .validationFailed,
                 let secret = form["secret"], let uri = form["uri"], uri.hasPrefix("otpauth://")

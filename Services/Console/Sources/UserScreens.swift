@@ -18,8 +18,7 @@ struct UserScreens: Sendable {
         let query = (request.query("q") ?? "").trimmingWhitespace()
         var results: HTML = .empty
         if !query.isEmpty {
-            let target = FeedbackScreens.target("/auth/users", [("q", query), ("limit", "50")])
-            let found = try await console.fetch(UserList.self, target, as: session, request)
+            let found = try await console.fetch(AuthAPI.users, UserSearch(query, limit: 50), as: session, request)
             let rows = HTML.join(
                 found.items.map { user in
                     let path = ConsolePath("users", user.id.uuidString.lowercased())
@@ -53,18 +52,17 @@ struct UserScreens: Sendable {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
         }
         let text = id.uuidString.lowercased()
-        let user = try await console.fetch(User.self, "/auth/users/\(text)", as: session, request)
-        async let sessionsList = console.fetch(ItemList<SessionInfo>.self, "/auth/users/\(text)/sessions", as: session, request)
-        async let identityList = console.fetch(
-            ItemList<LinkedIdentity>.self, "/auth/users/\(text)/identities", as: session, request)
+        let user = try await console.fetch(AuthAPI.user, PathID(id), as: session, request)
+        async let sessionsList = console.fetch(AuthAPI.userSessions, PathID(id), as: session, request)
+        async let identityList = console.fetch(AuthAPI.userIdentities, PathID(id), as: session, request)
         async let history = console.fetch(SubscriptionsAPI.user, UserID(id), as: session, request)
         async let grantList = console.fetch(SubscriptionsAPI.grants, GrantsQuery(userID: id), as: session, request)
         async let plansList = console.fetch(SubscriptionsAPI.plans, PlansQuery(), as: session, request)
         async let feedbackList = console.fetch(
             FeedbackAPI.list, FeedbackQuery(userID: id, moderation: "all", limit: 20), as: session, request)
-        async let twoStep = console.fetch(MFAStatus.self, "/auth/users/\(text)/mfa", as: session, request)
-        async let passkeyList = console.fetch(ItemList<Passkey>.self, "/auth/users/\(text)/passkeys", as: session, request)
-        async let ownTwoStep = console.fetch(MFAStatus.self, "/auth/mfa", as: session, request)
+        async let twoStep = console.fetch(AuthAPI.userSecondFactor, PathID(id), as: session, request)
+        async let passkeyList = console.fetch(AuthAPI.userPasskeys, PathID(id), as: session, request)
+        async let ownTwoStep = console.fetch(AuthAPI.secondFactorStatus, NoParameters(), as: session, request)
         let (sessions, identities, subscription, grants, plans) = try await (
             sessionsList.items, identityList.items, history, grantList.items, plansList.items
         )
@@ -270,7 +268,7 @@ struct UserScreens: Sendable {
         guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
         }
-        let reply = try await console.call("GET", "/auth/users/\(id.uuidString.lowercased())/export", as: session, request)
+        let reply = try await console.call(AuthAPI.exportUser, PathID(id), as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
         var headers = Console.securityHeaders
         headers.set("Content-Type", "application/json")
@@ -283,23 +281,28 @@ struct UserScreens: Sendable {
         guard let id = parameters["id"].flatMap(UUID.init(uuidString:)), let action = parameters["action"] else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such account</h1>")
         }
-        let text = id.uuidString.lowercased()
+        let user = PathID(id)
         let form = try request.form() ?? [:]
         let api = console.api
         let (method, target, body, done): (String, String, [UInt8]?, String)
         switch action {
-        case "end-sessions": (method, target, body, done) = ("DELETE", "/auth/users/\(text)/sessions", nil, "sessions")
+        case "end-sessions":
+            (method, target, body, done) = (
+                AuthAPI.endUserSessions.method, AuthAPI.endUserSessions.target(user), nil, "sessions"
+            )
         case "end-session":
             guard let one = form["session"].flatMap(UUID.init(uuidString:)) else { return missing("session") }
-            (method, target, body, done) = (
-                "DELETE", "/auth/users/\(text)/sessions/\(one.uuidString.lowercased())", nil, "sessions"
-            )
+            let both = UserSessionID(user: id, session: one)
+            (method, target, body, done) = (AuthAPI.endUserSession.method, AuthAPI.endUserSession.target(both), nil, "sessions")
         case "mail":
             (method, target, body, done) = (
-                "POST", "/auth/users/\(text)/mail", try api.json(StaffMailRequest(mail: form["mail"] ?? "")), "mail"
+                AuthAPI.mailUser.method, AuthAPI.mailUser.target(user),
+                try api.json(StaffMailRequest(mail: form["mail"] ?? "")), "mail"
             )
-        case "disable": (method, target, body, done) = ("POST", "/auth/users/\(text)/disable", nil, "disabled")
-        case "enable": (method, target, body, done) = ("POST", "/auth/users/\(text)/enable", nil, "enabled")
+        case "disable":
+            (method, target, body, done) = (AuthAPI.disableUser.method, AuthAPI.disableUser.target(user), nil, "disabled")
+        case "enable":
+            (method, target, body, done) = (AuthAPI.enableUser.method, AuthAPI.enableUser.target(user), nil, "enabled")
         case "grant":
             let grant = CreateGrant(
                 userId: id, planId: form["plan"] ?? "", duration: form["duration"] ?? "P1M", reason: form["reason"] ?? "")
@@ -323,18 +326,21 @@ struct UserScreens: Sendable {
                     "<h1>Choose user, support or admin</h1><p>The role sent is not one of them; nothing was changed.</p>")
             }
             let change = RoleChange(role: role, password: Self.filled(form, "password"), code: Self.filled(form, "code"))
-            (method, target, body, done) = ("PUT", "/auth/users/\(text)/role", try api.json(change), "role")
+            (method, target, body, done) = (AuthAPI.setRole.method, AuthAPI.setRole.target(user), try api.json(change), "role")
         case "approve-mfa":
             guard let one = form["session"].flatMap(UUID.init(uuidString:)) else { return missing("session") }
             (method, target, body, done) = (
-                "POST", "/auth/users/\(text)/mfa/approve", try api.json(EnrolmentApproval(sessionId: one)), "approved"
+                AuthAPI.approveUserEnrolment.method, AuthAPI.approveUserEnrolment.target(user),
+                try api.json(EnrolmentApproval(sessionId: one)), "approved"
             )
         case "remove-mfa":
-            (method, target, body, done) = ("DELETE", "/auth/users/\(text)/mfa", try api.json(Self.confirmation(form)), "mfa")
+            (method, target, body, done) = (
+                AuthAPI.removeUserSecondFactor.method, AuthAPI.removeUserSecondFactor.target(user),
+                try api.json(Self.confirmation(form)), "mfa"
+            )
         case "delete":
             let confirmation = Self.confirmation(form)
-            let reply = try await console.call(
-                "DELETE", "/auth/users/\(text)", json: try api.json(confirmation), as: session, request)
+            let reply = try await console.call(AuthAPI.deleteUser, user, body: confirmation, as: session, request)
             guard reply.ok else { return console.problem(reply, session: session) }
             return console.redirect(ConsolePath("users"))
         default:
@@ -346,7 +352,7 @@ struct UserScreens: Sendable {
         if id == session.userID, try await console.session(request) == nil {
             return console.redirect(ConsolePath("sign-in"), clearing: true)
         }
-        return console.redirect(ConsolePath("users", text, query: [("done", done)]))
+        return console.redirect(ConsolePath("users", id.uuidString.lowercased(), query: [("done", done)]))
 
         func missing(_ field: String) -> Response {
             console.page(status: 422, title: "Missing", session: session, "<h1>Missing \(field)</h1>")

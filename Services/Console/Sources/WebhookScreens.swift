@@ -21,9 +21,12 @@ struct WebhookScreens: Sendable {
             guard let value = request.query(name)?.trimmingWhitespace(), !value.isEmpty else { return nil }
             return (name, value)
         }
-        async let listed = console.fetch(ItemList<WebhookEndpoint>.self, "/auth/webhooks", as: session, request)
-        async let paged = console.fetch(
-            WebhookDeliveryPage.self, FeedbackScreens.target("/auth/webhooks/deliveries", query), as: session, request)
+        let values = Dictionary(query, uniquingKeysWith: { first, _ in first })
+        let filter = WebhookDeliveryQuery(
+            endpoint: values["endpoint"], state: values["state"].map(WebhookDeliveryState.init(wire:)), type: values["type"],
+            subject: values["subject"], cursor: values["cursor"])
+        async let listed = console.fetch(AuthAPI.webhookEndpoints, NoParameters(), as: session, request)
+        async let paged = console.fetch(AuthAPI.webhookDeliveries, filter, as: session, request)
         let (endpoints, page) = try await (listed.items, paged)
         let endpointRows = HTML.join(
             endpoints.map { endpoint in
@@ -75,9 +78,10 @@ struct WebhookScreens: Sendable {
 
     func delivery(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         guard session.isAdmin else { return adminsOnly(session) }
-        let id = parameters["id"] ?? ""
-        let delivery = try await console.fetch(
-            WebhookDelivery.self, "/auth/webhooks/deliveries/\(ConsolePath.encode(id))", as: session, request)
+        guard let id = parameters["id"].flatMap(Int.init), id > 0 else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such delivery</h1>")
+        }
+        let delivery = try await console.fetch(AuthAPI.webhookDelivery, DeliveryID(id), as: session, request)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let body = delivery.payload.flatMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
@@ -111,9 +115,10 @@ struct WebhookScreens: Sendable {
     }
 
     func replay(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        let id = parameters["id"] ?? ""
-        let reply = try await console.call(
-            "POST", "/auth/webhooks/deliveries/\(ConsolePath.encode(id))/replay", as: session, request)
+        guard let id = parameters["id"].flatMap(Int.init), id > 0 else {
+            return console.page(status: 404, title: "Not found", session: session, "<h1>No such delivery</h1>")
+        }
+        let reply = try await console.call(AuthAPI.replayWebhook, DeliveryID(id), as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
         return console.redirect(ConsolePath("webhooks", String(try reply.decode(WebhookDelivery.self).id)))
     }

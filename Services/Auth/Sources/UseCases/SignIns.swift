@@ -51,7 +51,7 @@ struct SignIns: Sendable {
     func open(
         for user: User, refreshToken: String, device: Sessions.Device, on connection: PostgresConnection
     ) async throws -> Opening {
-        guard try await Users(connection).lockEnabled(user.id) else { throw HTTPError.accountDisabled }
+        guard try await Users(connection).lockEnabled(user.id) else { throw AccountDisabled() }
         let factors = SecondFactors(connection)
         if !device.amr.contains("mfa"), try await factors.isEnrolled(user.id) {
             let token = TokenIssuer.randomToken()
@@ -238,3 +238,6 @@ struct SignIns: Sendable {
         }
     }
 }
+
+/// A sign-in (or a refresh) of an account the team disabled: no session is opened.
+struct AccountDisabled: Error {}

@@ -242,10 +242,3 @@ enum StaffMail: String, Sendable {
     case passwordReset = "password-reset"
     case verification
 }
-
-extension HTTPError {
-    /// A sign-in to an account the team disabled.
-    static var accountDisabled: HTTPError {
-        HTTPError(403, code: .accountDisabled, detail: "This account is disabled; contact the app's support.")
-    }
-}

@@ -151,7 +151,7 @@ struct IdentityController: Sendable {
     /// object, or a string holding one) says what happened to a user. 200 once applied (or when
     /// no account is linked to the subject); 401 when the JWT is refused.
     func appleNotification(_ request: Request, _ context: ServiceRequestContext, _ body: AppleNotificationRequest)
-        async throws -> Response
+        async throws -> EndpointReply<NoContent>
     {
         guard let verifier = verifiers["apple"] else { throw HTTPError.notFound("Sign in with Apple is not configured here.") }
         let claims = try await verified(verifier, body.payload, .notification)
@@ -164,7 +164,7 @@ struct IdentityController: Sendable {
         let applied = try await useCases.signIns.appleEvent(type, subject: subject)
         if applied && type == "account-delete" { desk.queued("account-deleted", link: nil) }
         logger.info("apple notification", [("type", .string(type)), ("linked", .bool(applied))])
-        return Response(status: 200)
+        return .empty(200)
     }
 
     /// `GET /auth/identities`: the providers the caller signs in with.
@@ -176,7 +176,7 @@ struct IdentityController: Sendable {
     /// `DELETE /auth/identities/{id} [{password}]`: needs the password or a recent sign-in, and
     /// never removes the account's last way in (409 `last_sign_in_method`).
     func unlink(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
@@ -185,7 +185,7 @@ struct IdentityController: Sendable {
         case .unlinked:
             logger.info(
                 "identity unlinked", [("user_id", .string(principal.userID.text())), ("identity_id", .string(id.text()))])
-            return .noContent
+            return .noContent()
         case .notFound:
             throw HTTPError.notFound("No such identity.")
         case .lastWayIn:

@@ -23,7 +23,7 @@ struct SecondFactorController: Sendable {
     /// `POST /auth/mfa/totp`: a new secret for the authenticator app (its URI and QR code), to
     /// confirm with a code.
     func offer(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> Response
+        -> EndpointReply<TOTPEnrolment>
     {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
@@ -43,7 +43,9 @@ struct SecondFactorController: Sendable {
 
     /// `POST /auth/mfa/totp/confirm {code}`: the app's first code turns two-step sign-in on and
     /// answers the ten recovery codes, shown this once.
-    func confirm(_ request: Request, _ context: ServiceRequestContext, _ body: MFACodeRequest) async throws -> Response {
+    func confirm(_ request: Request, _ context: ServiceRequestContext, _ body: MFACodeRequest) async throws -> EndpointReply<
+        RecoveryCodes
+    > {
         let principal = try context.caller()
         let user = try await caller(principal)
         try await Self.requireApproval(user, principal, useCases.secondFactors, desk: desk, logger: logger)
@@ -66,7 +68,7 @@ struct SecondFactorController: Sendable {
 
     /// `POST /auth/mfa/recovery-codes`: ten new recovery codes; the old ones stop working.
     func replaceRecoveryCodes(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?)
-        async throws -> Response
+        async throws -> EndpointReply<RecoveryCodes>
     {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
@@ -79,7 +81,7 @@ struct SecondFactorController: Sendable {
 
     /// `DELETE /auth/mfa/totp`: two-step sign-in off (the app and the recovery codes removed).
     func remove(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
@@ -87,27 +89,33 @@ struct SecondFactorController: Sendable {
             throw HTTPError.notFound("Two-step sign-in is off already.")
         }
         logger.info("second factor removed", [("user_id", .string(principal.userID.text()))])
-        return .noContent
+        return .noContent()
     }
 
     /// `GET /auth/mfa/approve?token=…`: the page behind the mailed approval link, whose form
     /// POSTs the token (a mail scanner that prefetches the link approves nothing).
-    func approvalPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        desk.page(
-            "Approve two-step sign-in",
-            "Approve setting up two-step sign-in for your team account, on the device that asked. Then go back to it and set it up.",
-            form: (action: "/auth/mfa/approve", token: request.query("token") ?? "", password: false, button: "Approve"))
+    func approvalPage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+        .page(
+            desk.page(
+                "Approve two-step sign-in",
+                "Approve setting up two-step sign-in for your team account, on the device that asked. Then go back to it and set it up.",
+                form: (
+                    action: AuthAPI.approveEnrolment.path, token: request.query("token") ?? "", password: false, button: "Approve"
+                )))
     }
 
     /// `POST /auth/mfa/approve {token}` (JSON → 204; a form → a page): the mailed link spent;
     /// the session that asked may set up its first second factor for 30 minutes.
-    func approve(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+    func approve(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> EndpointReply<
+        NoContent
+    > {
         guard let hash = MailDesk.hash(body.token), let user = try await useCases.secondFactors.approve(link: hash) else {
             if request.isForm {
-                return desk.page(
-                    "This link no longer works",
-                    "It was used already, has expired, or the session that asked was signed out: ask again from the console.",
-                    status: 410)
+                return .page(
+                    desk.page(
+                        "This link no longer works",
+                        "It was used already, has expired, or the session that asked was signed out: ask again from the console.",
+                        status: 410))
             }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask again.",
@@ -115,10 +123,11 @@ struct SecondFactorController: Sendable {
         }
         logger.info("second factor set-up approved by mail", [("user_id", .string(user.text()))])
         if request.isForm {
-            return desk.page(
-                "Approved", "Go back to where you asked and set up two-step sign-in within 30 minutes.")
+            return .page(
+                desk.page(
+                    "Approved", "Go back to where you asked and set up two-step sign-in within 30 minutes."))
         }
-        return .noContent
+        return .noContent()
     }
 
     /// Throws 403 `enrolment_approval_required` while `user`'s first second factor waits for

@@ -55,8 +55,7 @@ final class Webhooks: LifecycleService {
     private let database: PostgresPool
     private let http: HTTPClient
     private let logger: Logger
-    private let stream: AsyncStream<Void>
-    private let wakes: AsyncStream<Void>.Continuation
+    private let wakeup: Wakeup
     private let inFlight = Atomic<Int>(0)
 
     init(options: WebhookOptions, database: PostgresPool, listener: PostgresListener, http: HTTPClient, logger: Logger) {
@@ -66,13 +65,12 @@ final class Webhooks: LifecycleService {
         self.logger = logger
         let endpoints = Dictionary(uniqueKeysWithValues: options.endpoints.map { ($0.name, $0) })
         self.endpoints = endpoints
-        let (stream, wakes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        self.stream = stream
-        self.wakes = wakes
+        let wakeup = Wakeup()
+        self.wakeup = wakeup
         consumer = EventConsumer(
             name: "webhooks", cursorTable: "auth.event_cursor", types: Array(WebhookEvents.logTypes.keys).sorted(),
             database: database, listener: listener, logger: logger,
-            pollInterval: .milliseconds(options.pollMilliseconds), applied: { wakes.yield() },
+            pollInterval: .milliseconds(options.pollMilliseconds), applied: { wakeup.wake() },
             // Woken by the events some endpoint subscribes to; the others are passed at the poll.
             wakingOn: WebhookEvents.logTypes.filter { _, type in options.endpoints.contains { $0.events.contains(type) } }
                 .keys.sorted()
@@ -101,7 +99,7 @@ final class Webhooks: LifecycleService {
     }
 
     /// A message was queued here: attempt it now rather than at the next poll.
-    func wake() { wakes.yield() }
+    func wake() { wakeup.wake() }
 
     /// Sends until its task is cancelled: on each wake-up, every `pollMilliseconds` (messages
     /// another replica queued, retries that came due), and each time an attempt ends (the next
@@ -109,27 +107,21 @@ final class Webhooks: LifecycleService {
     func run() async {
         // A part that returns ends the process's group: with nothing to send, it waits.
         guard !endpoints.isEmpty else { return await Lifecycle.untilCancelled() }
-        let (stream, wakes, poll) = (stream, wakes, options.pollMilliseconds)
+        let (wakeup, poll) = (wakeup, options.pollMilliseconds)
         let names = endpoints.keys.sorted()
         await withDiscardingTaskGroup { group in
-            group.addTask {
-                while !Task.isCancelled {
-                    wakes.yield()
-                    try? await Task.sleep(for: .milliseconds(poll))
-                }
-            }
+            group.addTask { await wakeup.ring(every: .milliseconds(poll)) }
             group.addTask { [self] in
-                while !Task.isCancelled {
+                await Periodic("webhook sweep", every: .seconds(3600)) { [self] in
                     do {
                         let swept = try await WebhookDeliveries(database).sweep(olderThanDays: options.retentionDays)
                         if swept > 0 { logger.info("webhook deliveries forgotten", [("deliveries", .int(swept))]) }
                     } catch {
                         logger.warning("webhook sweep will retry", [("error", .string("\(error)"))])
                     }
-                    try? await Task.sleep(for: .seconds(3600))
-                }
+                }.run()
             }
-            for await _ in stream {
+            for await _ in wakeup.rounds {
                 while !Task.isCancelled {
                     let free = options.concurrency - inFlight.load(ordering: .relaxed)
                     guard free > 0 else { break }
@@ -147,7 +139,7 @@ final class Webhooks: LifecycleService {
                         group.addTask { [self] in
                             await attempt(delivery)
                             inFlight.subtract(1, ordering: .relaxed)
-                            wakes.yield()
+                            wakeup.wake()
                         }
                     }
                 }

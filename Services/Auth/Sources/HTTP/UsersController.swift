@@ -91,7 +91,7 @@ struct UsersController: Sendable {
     /// waits to set up its first second factor may, for 30 minutes (what the mailed link does).
     /// 204; 404 when that session does not wait. Audited.
     func approveSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: EnrolmentApproval) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let actor = try context.auditActor()
         let id = try context.parameters.require("id", as: UUID.self)
@@ -101,7 +101,7 @@ struct UsersController: Sendable {
         case false?: throw HTTPError.notFound("That session of the account does not wait to set up two-step sign-in.")
         case true?:
             logger.info("second factor set-up approved by an admin", [("user_id", .string(id.text()))])
-            return .noContent
+            return .noContent()
         }
     }
 
@@ -131,7 +131,7 @@ struct UsersController: Sendable {
     /// authenticator app and recovery codes; sign-ins ask the password alone again. Audited, and
     /// the owner is mailed (someone talking the team into it still needs the password).
     func removeSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?)
-        async throws -> Response
+        async throws -> EndpointReply<NoContent>
     {
         let principal = try context.staff()
         let id = try context.parameters.require("id", as: UUID.self)
@@ -143,12 +143,14 @@ struct UsersController: Sendable {
         case true?:
             desk.queued("mfa-disabled", link: nil)
             logger.info("second factor removed by the team", [("user_id", .string(id.text()))])
-            return .noContent
+            return .noContent()
         }
     }
 
     /// `POST /auth/users/{id}/mail {mail: "password-reset" | "verification"}` → 202.
-    func mail(_ request: Request, _ context: ServiceRequestContext, _ body: StaffMailRequest) async throws -> Response {
+    func mail(_ request: Request, _ context: ServiceRequestContext, _ body: StaffMailRequest) async throws -> EndpointReply<
+        NoContent
+    > {
         let actor = try context.auditActor()
         let id = try context.parameters.require("id", as: UUID.self)
         guard let kind = StaffMail(rawValue: body.mail) else {
@@ -163,7 +165,7 @@ struct UsersController: Sendable {
         case .queued:
             desk.queued(kind == .passwordReset ? "reset-password" : "verify-email", link: nil)
             logger.info("mail sent by the team", [("user_id", .string(id.text())), ("mail", .string(kind.rawValue))])
-            return Response(status: 202)
+            return .empty(202)
         }
     }
 
@@ -213,7 +215,7 @@ struct UsersController: Sendable {
     /// `DELETE /auth/users/{id} [{password}]` (admins, re-authenticated): the account and every
     /// service's data about it, as if its owner had deleted it.
     func delete(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let principal = try context.admin()
         let id = try context.parameters.require("id", as: UUID.self)
@@ -228,7 +230,7 @@ struct UsersController: Sendable {
         }
         desk.queued("account-deleted", link: nil)
         logger.info("account deleted by the team", [("user_id", .string(id.text()))])
-        return .noContent
+        return .noContent()
     }
 
     /// The account of the route's `{id}`, or 404.

@@ -29,7 +29,7 @@ struct PasskeyController: Sendable {
 
     /// `POST /auth/passkeys/register/options`.
     func registrationOptions(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?)
-        async throws -> Response
+        async throws -> EndpointReply<PasskeyCreationOptions>
     {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
@@ -98,7 +98,7 @@ struct PasskeyController: Sendable {
     /// account's passkeys (an unknown address gets a credential that matches nothing, the same
     /// each time, so the answer does not say whether it has an account).
     func loginOptions(_ request: Request, _ context: ServiceRequestContext, _ body: PasskeyOptionsRequest?) async throws
-        -> Response
+        -> EndpointReply<PasskeyRequestOptions>
     {
         try loginRate.takeLogin(request)
         var allowed: [[UInt8]] = []
@@ -143,7 +143,9 @@ struct PasskeyController: Sendable {
 
     /// `POST /auth/reauthenticate/passkey-options`: a challenge for a passkey of the caller's, to
     /// confirm a sensitive action with (the assertion goes in the action's `passkey` member).
-    func reauthenticationOptions(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func reauthenticationOptions(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<
+        PasskeyRequestOptions
+    > {
         let user = try context.caller().userID
         let credentials = try await PasskeyCredentials(flows.database).credentialIDs(of: user, usable: true)
         guard !credentials.isEmpty else { throw HTTPError.conflict("The account has no passkey: confirm another way.") }
@@ -173,14 +175,14 @@ struct PasskeyController: Sendable {
 
     /// `DELETE /auth/passkeys/{id}`: a sensitive action.
     func remove(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
         try await reauthentication.require(principal, body, request: request)
         guard try await flows.remove(id, of: try await caller(principal)) else { throw HTTPError.notFound("No such passkey.") }
         desk.queued("passkey-removed", link: nil)
-        return .noContent
+        return .noContent()
     }
 
     // MARK: - Helpers
@@ -213,7 +215,7 @@ struct PasskeyController: Sendable {
 
     /// Request options for `challenge`, naming the passkeys that may answer it.
     static func requestOptions(_ challenge: [UInt8], _ credentials: [[UInt8]], rp: WebAuthn.RelyingParty) throws
-        -> Response
+        -> EndpointReply<PasskeyRequestOptions>
     {
         try .json(
             PasskeyRequestOptions(

@@ -85,31 +85,34 @@ struct MailDesk: Sendable {
         _ title: String, _ text: String, status: Int = 200,
         form: (action: String, token: String, password: Bool, button: String)? = nil
     ) -> Response {
-        let escaped = Mails.escaped
-        var html = [
-            "<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">",
-            "<title>\(escaped(title)) · \(escaped(mails.appName))</title></head>",
-            "<body style=\"font-family: system-ui, sans-serif; max-width: 32em; margin: 3em auto; padding: 0 1em\">",
-            "<h1>\(escaped(title))</h1><p>\(escaped(text))</p>",
-        ]
+        var action: HTML = .empty
         if let form {
-            html.append("<form method=\"post\" action=\"\(escaped(form.action))\">")
-            html.append("<input type=\"hidden\" name=\"token\" value=\"\(escaped(form.token))\">")
-            if form.password {
-                html.append(
-                    "<p><input type=\"password\" name=\"newPassword\" autocomplete=\"new-password\" required placeholder=\"New password\"></p>"
-                )
-            }
-            html.append("<p><button type=\"submit\">\(escaped(form.button))</button></p></form>")
+            let password: HTML =
+                form.password
+                ? "<p><input type=\"password\" name=\"newPassword\" autocomplete=\"new-password\" required placeholder=\"New password\"></p>\n"
+                : .empty
+            action = """
+                <form method="post" action="\(form.action)">
+                <input type="hidden" name="token" value="\(form.token)">
+                \(password)<p><button type="submit">\(form.button)</button></p></form>
+
+                """
         }
-        html.append("</body></html>\n")
+        let html: HTML = """
+            <!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+            <title>\(title) · \(mails.appName)</title></head>
+            <body style="font-family: system-ui, sans-serif; max-width: 32em; margin: 3em auto; padding: 0 1em">
+            <h1>\(title)</h1><p>\(text)</p>
+            \(action)</body></html>
+
+            """
         return Response(
             status: status,
             headers: [
                 "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
                 "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
                 "X-Frame-Options": "DENY",
-            ], body: Array(html.joined(separator: "\n").utf8))
+            ], body: Array(html.text.utf8))
     }
 }
 
@@ -132,8 +135,8 @@ struct EmailController: Sendable {
 
     /// `POST /auth/email/verify/resend`: for the caller, or for `{email}` without a token. 202
     /// either way (whether an account exists is said to nobody).
-    func resend(_ request: Request, _ context: ServiceRequestContext, _ body: ForgotPasswordRequest?) async throws
-        -> Response
+    func resend(_ request: Request, _ context: ServiceRequestContext, _ body: EmailRequest?) async throws
+        -> EndpointReply<NoContent>
     {
         var emailKey: String? = nil
         if context.principal == nil {
@@ -150,34 +153,38 @@ struct EmailController: Sendable {
             throw HTTPError.tooManyRequests(
                 retryAfter: retryAfter, "Three mails went out in the last 10 minutes; check your inbox.")
         }
-        return Response(status: 202)
+        return .empty(202)
     }
 
     /// `POST /auth/email/verify {token}` (JSON → the user; a form → a page).
-    func verify(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+    func verify(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> EndpointReply<
+        User
+    > {
         let (form, token) = (request.isForm, body.token)
         let user = try await MailDesk.hash(token).asyncMap { try await links.verifyEmail($0) } ?? nil
         guard let user else {
             if form {
-                return desk.page(
-                    "This link no longer works", "It was used already or is older than a day. Ask the app for a new one.",
-                    status: 410)
+                return .page(
+                    desk.page(
+                        "This link no longer works", "It was used already or is older than a day. Ask the app for a new one.",
+                        status: 410))
             }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
                 errors: [.init(field: "token", message: "is not a live verification token")])
         }
         logger.info("email verified", [("user_id", .string(user.id.text()))])
-        if form { return desk.page("Address confirmed", "Your address is confirmed. You can go back to \(appName).") }
-        return try Response.json(user)
+        if form { return .page(desk.page("Address confirmed", "Your address is confirmed. You can go back to \(appName).")) }
+        return try .json(user)
     }
 
     /// `GET /auth/email/verify?token=…`: the page behind the mailed link.
-    func verifyPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func verifyPage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
         let token = request.query("token") ?? ""
-        return desk.page(
-            "Confirm your address", "Confirm that this address is yours for \(appName).",
-            form: (action: "/auth/email/verify", token: token, password: false, button: "Confirm"))
+        return .page(
+            desk.page(
+                "Confirm your address", "Confirm that this address is yours for \(appName).",
+                form: (action: AuthAPI.verifyEmail.path, token: token, password: false, button: "Confirm")))
     }
 
     // MARK: - Password reset
@@ -186,7 +193,9 @@ struct EmailController: Sendable {
     /// after one and the same insert either way; the mail worker then makes the token and the
     /// mail when an account has the address. Throttled per client address (429) and per address
     /// asked for (silently, by the worker).
-    func forgot(_ request: Request, _ context: ServiceRequestContext, _ body: ForgotPasswordRequest) async throws -> Response {
+    func forgot(_ request: Request, _ context: ServiceRequestContext, _ body: EmailRequest) async throws -> EndpointReply<
+        NoContent
+    > {
         guard let email = EmailAddress(body.email) else {
             throw HTTPError.invalid("email", "must be an email address such as name@example.com")
         }
@@ -197,7 +206,7 @@ struct EmailController: Sendable {
         try await links.requestReset(email: email)
         desk.outbox.wake()
         logger.info("password reset requested", [])
-        return Response(status: 202)
+        return .empty(202)
     }
 
     /// The reset requests turned into tokens and mails (run by the mail worker before it sends).
@@ -213,40 +222,49 @@ struct EmailController: Sendable {
     }
 
     /// `POST /auth/password/reset {token, newPassword}` (JSON → 204; a form → a page).
-    func reset(_ request: Request, _ context: ServiceRequestContext, _ body: ResetPasswordRequest) async throws -> Response {
+    func reset(_ request: Request, _ context: ServiceRequestContext, _ body: ResetPasswordRequest) async throws -> EndpointReply<
+        NoContent
+    > {
         let form = request.isForm
         let refused = HTTPError(
             422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
             errors: [.init(field: "token", message: "is not a live password-reset token")])
         guard let hash = MailDesk.hash(body.token), let target = try await links.resetTarget(hash) else {
-            if form { return desk.page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            if form {
+                return .page(desk.page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410))
+            }
             throw refused
         }
         let problems = policy.problems(body.newPassword, field: "newPassword", email: target.email)
         guard problems.isEmpty else {
             if form {
-                return desk.page(
-                    "Choose another password", problems.map { "The new password \($0.message)." }.joined(separator: " "),
-                    status: 422, form: (action: "/auth/password/reset", token: body.token, password: true, button: "Save"))
+                return .page(
+                    desk.page(
+                        "Choose another password", problems.map { "The new password \($0.message)." }.joined(separator: " "),
+                        status: 422, form: (action: AuthAPI.resetPassword.path, token: body.token, password: true, button: "Save")
+                    ))
             }
             throw HTTPError.invalid(problems, code: .weakPassword)
         }
         let passwordHash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.newPassword) }
         guard let user = try await links.resetPassword(hash, to: passwordHash) else {
-            if form { return desk.page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410) }
+            if form {
+                return .page(desk.page("This link no longer works", "Ask the app for a new password-reset mail.", status: 410))
+            }
             throw refused
         }
         desk.queued("password-changed", link: nil)
         logger.info("password reset; every session ended", [("user_id", .string(user.id.text()))])
-        if form { return desk.page("Password changed", "Your new password is set. Sign in to \(appName) with it.") }
-        return .noContent
+        if form { return .page(desk.page("Password changed", "Your new password is set. Sign in to \(appName) with it.")) }
+        return .noContent()
     }
 
     /// `GET /auth/password/reset?token=…`: the page behind the mailed link.
-    func resetPage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        desk.page(
-            "Choose a new password", "Choose a new password for your \(appName) account.",
-            form: (action: "/auth/password/reset", token: request.query("token") ?? "", password: true, button: "Save"))
+    func resetPage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+        .page(
+            desk.page(
+                "Choose a new password", "Choose a new password for your \(appName) account.",
+                form: (action: AuthAPI.resetPassword.path, token: request.query("token") ?? "", password: true, button: "Save")))
     }
 
     // MARK: - Change of address
@@ -256,7 +274,9 @@ struct EmailController: Sendable {
     /// address changes only when the link is followed. A team member moves the account's
     /// mailbox only from a session a second factor proved: with the password alone, whoever
     /// holds it would move the mailbox to theirs, then approve their own first second factor.
-    func change(_ request: Request, _ context: ServiceRequestContext, _ body: EmailChangeRequest) async throws -> Response {
+    func change(_ request: Request, _ context: ServiceRequestContext, _ body: EmailChangeRequest) async throws -> EndpointReply<
+        NoContent
+    > {
         let principal = try context.caller()
         guard !principal.isStaff || principal.usedSecondFactor else {
             throw HTTPError(
@@ -272,7 +292,7 @@ struct EmailController: Sendable {
         switch try await links.requestEmailChange(of: principal.userID, session: principal.sessionID, to: newEmail) {
         case .queued(let link):
             desk.queued("email-change", link: link)
-            return Response(status: 202)
+            return .empty(202)
         case .taken:
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         case .throttled(let retryAfter):
@@ -284,7 +304,9 @@ struct EmailController: Sendable {
     }
 
     /// `POST /auth/email/change/confirm {token}` (JSON → the user; a form → a page).
-    func confirmChange(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+    func confirmChange(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws
+        -> EndpointReply<User>
+    {
         let (form, token) = (request.isForm, body.token)
         let outcome =
             try await MailDesk.hash(token).asyncMap {
@@ -294,13 +316,15 @@ struct EmailController: Sendable {
         case .changed(let user):
             desk.queued("email-changed", link: nil)
             logger.info("email changed", [("user_id", .string(user.id.text()))])
-            if form { return desk.page("Address changed", "Your \(appName) account now uses \(user.email).") }
-            return try Response.json(user)
+            if form { return .page(desk.page("Address changed", "Your \(appName) account now uses \(user.email).")) }
+            return try .json(user)
         case .taken:
-            if form { return desk.page("Address taken", "Another account uses this address now.", status: 409) }
+            if form { return .page(desk.page("Address taken", "Another account uses this address now.", status: 409)) }
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
         case .invalid, .queued, .throttled:
-            if form { return desk.page("This link no longer works", "Ask for the change again from the app.", status: 410) }
+            if form {
+                return .page(desk.page("This link no longer works", "Ask for the change again from the app.", status: 410))
+            }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired; ask for a new mail.",
                 errors: [.init(field: "token", message: "is not a live address-change token")])
@@ -308,20 +332,27 @@ struct EmailController: Sendable {
     }
 
     /// `GET /auth/email/change/confirm?token=…`: the page behind the mailed link.
-    func confirmChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        desk.page(
-            "Confirm your new address", "Confirm that your \(appName) account should use this address.",
-            form: (action: "/auth/email/change/confirm", token: request.query("token") ?? "", password: false, button: "Confirm"))
+    func confirmChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+        .page(
+            desk.page(
+                "Confirm your new address", "Confirm that your \(appName) account should use this address.",
+                form: (
+                    action: AuthAPI.confirmEmailChange.path, token: request.query("token") ?? "", password: false,
+                    button: "Confirm"
+                )))
     }
 
     /// `POST /auth/email/change/cancel {token}` (JSON → the user; a form → a page): the link in
     /// the notice to the old address. The pending change is void and the session that asked for
     /// it ended.
-    func cancelChange(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws -> Response {
+    func cancelChange(_ request: Request, _ context: ServiceRequestContext, _ body: EmailTokenRequest) async throws
+        -> EndpointReply<User>
+    {
         let (form, token) = (request.isForm, body.token)
         guard let user = try await MailDesk.hash(token).asyncMap({ try await links.cancelEmailChange($0) }) ?? nil else {
             if form {
-                return desk.page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410)
+                return .page(
+                    desk.page("This link no longer works", "The change was confirmed, cancelled or has expired.", status: 410))
             }
             throw HTTPError(
                 422, code: .invalidEmailToken, detail: "The link was used already or has expired.",
@@ -329,22 +360,25 @@ struct EmailController: Sendable {
         }
         logger.info("change of address cancelled", [("user_id", .string(user.id.text()))])
         if form {
-            return desk.page(
-                "Change cancelled",
-                "Your \(appName) account keeps \(user.email), and the device that asked was signed out. Change your password from the app."
-            )
+            return .page(
+                desk.page(
+                    "Change cancelled",
+                    "Your \(appName) account keeps \(user.email), and the device that asked was signed out. Change your password from the app."
+                ))
         }
-        return try Response.json(user)
+        return try .json(user)
     }
 
     /// `GET /auth/email/change/cancel?token=…`: the page behind the link in the notice.
-    func cancelChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        desk.page(
-            "Cancel the change of address", "Keep the address your \(appName) account has, and sign out the device that asked.",
-            form: (
-                action: "/auth/email/change/cancel", token: request.query("token") ?? "", password: false,
-                button: "Cancel the change"
-            ))
+    func cancelChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+        .page(
+            desk.page(
+                "Cancel the change of address",
+                "Keep the address your \(appName) account has, and sign out the device that asked.",
+                form: (
+                    action: AuthAPI.cancelEmailChange.path, token: request.query("token") ?? "", password: false,
+                    button: "Cancel the change"
+                )))
     }
 
 }

@@ -25,38 +25,39 @@ struct SessionsController: Sendable {
     let logger: Logger
 
     func login(_ request: Request, _ context: ServiceRequestContext, _ body: LoginRequest) async throws -> AuthSessionResponse {
-        let client = request.clientKey
         var errors: [Problem.FieldError] = []
         let deviceName = Self.deviceName(body.deviceName, into: &errors)
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         // Every login counts against the client's rate, successful ones too: a client cannot
         // keep the hashing threads busy with its own valid password either.
         try loginRate.takeLogin(request)
-        return try await passwords.hashing(client) { () async throws -> AuthSessionResponse in
-            let emailKey = EmailAddress.key(body.email)
-            let device = devices.device(body.deviceToken, emailKey: emailKey)
-            switch try await passwords.check(
-                body.password, field: "password", emailKey: emailKey, client: client, device: device)
-            {
-            case .wait(let seconds):
-                throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
-            case .wrong:
-                logger.info("login failed", [])
-                throw HTTPError.unauthorized("The email or password is not correct.", code: .invalidCredentials)
-            case .right(let user, let hash):
-                if configuration.requireVerifiedEmail && !user.emailVerified {
-                    throw HTTPError(
-                        403, code: .emailUnverified,
-                        detail: "Confirm your email address first: open the link Pier mailed, or ask for it again.")
-                }
-                if passwords.hasher.needsRehash(hash) {
-                    try await useCases.users.setPasswordHash(try await passwords.hasher.hash(body.password), of: user.id)
-                }
-                var response = try await signIn(
-                    user, device: .init(name: deviceName, address: request.clientAddress, amr: ["pwd"]))
-                response.value.deviceToken = devices.issue(emailKey: emailKey)
-                return response
-            }
+        let emailKey = EmailAddress.key(body.email)
+        let device = Sessions.Device(name: deviceName, address: request.clientAddress, amr: ["pwd"])
+        let refreshToken = tokens.newRefreshToken()
+        switch try await useCases.signIns.withPassword(
+            email: body.email, password: body.password, client: request.clientKey,
+            deviceKey: devices.device(body.deviceToken, emailKey: emailKey), device: device, refreshToken: refreshToken,
+            checks: passwords, requireVerifiedEmail: configuration.requireVerifiedEmail)
+        {
+        case .signedIn(let user, let session, let noticed):
+            if noticed { desk.queued("new-sign-in", link: nil) }
+            var response = AuthSessionResponse(
+                value: try tokens.session(
+                    user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr))
+            response.value.deviceToken = devices.issue(emailKey: emailKey)
+            return response
+        case .needsSecondFactor(let user, let challenge):
+            logger.info("password right; second factor asked", [("user_id", .string(user.id.text()))])
+            throw HTTPError.mfaRequired(challenge)
+        case .wrongPassword:
+            logger.info("login failed", [])
+            throw HTTPError.unauthorized("The email or password is not correct.", code: .invalidCredentials)
+        case .wait(let seconds):
+            throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed logins; try again in \(seconds) s.")
+        case .emailUnverified:
+            throw HTTPError(
+                403, code: .emailUnverified,
+                detail: "Confirm your email address first: open the link Pier mailed, or ask for it again.")
         }
     }
 
@@ -110,7 +111,7 @@ struct SessionsController: Sendable {
     /// sign-in waits, and its passkeys (409 when a passkey cannot complete it: the account has
     /// none, or the first factor was one).
     func secondFactorPasskeyOptions(_ request: Request, _ context: ServiceRequestContext, _ body: MFATokenRequest)
-        async throws -> Response
+        async throws -> EndpointReply<PasskeyRequestOptions>
     {
         try loginRate.takeLogin(request)
         guard body.mfaToken.utf8.count <= 256 else { throw Self.invalidMFAToken }
@@ -132,21 +133,6 @@ struct SessionsController: Sendable {
     static func deviceName(_ name: String?, into errors: inout [Problem.FieldError]) -> String? {
         guard let name = Names.clean(name, field: "deviceName", into: &errors), !name.isEmpty else { return nil }
         return name
-    }
-
-    /// A new session for `user`, answered with its tokens.
-    private func signIn(_ user: User, device: Sessions.Device) async throws -> AuthSessionResponse {
-        let refreshToken = tokens.newRefreshToken()
-        switch try await useCases.signIns.open(for: user, refreshToken: refreshToken, device: device) {
-        case .opened(let sessionID, let noticed):
-            if noticed { desk.queued("new-sign-in", link: nil) }
-            return AuthSessionResponse(
-                value: try tokens.session(
-                    user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr))
-        case .challenged(let token):
-            logger.info("password right; second factor asked", [("user_id", .string(user.id.text()))])
-            throw HTTPError.mfaRequired(token)
-        }
     }
 
     func refresh(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> AuthSessionResponse
@@ -181,12 +167,14 @@ struct SessionsController: Sendable {
     /// Ends the session of the refresh token, and the caller's when an access token comes too.
     /// The refresh token alone is enough (an app signing out with an expired access token must
     /// not have to refresh first); 204 whether or not it was still valid.
-    func logout(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> Response {
-        guard body.refreshToken.utf8.count <= 256 else { return .noContent }
+    func logout(_ request: Request, _ context: ServiceRequestContext, _ body: RefreshRequest) async throws -> EndpointReply<
+        NoContent
+    > {
+        guard body.refreshToken.utf8.count <= 256 else { return .noContent() }
         let hash = PostgresBytes(TokenIssuer.hash(body.refreshToken))
         try await useCases.signIns.logout(
             context.principal?.userID, session: context.principal?.sessionID, refreshTokenHash: hash)
-        return .noContent
+        return .noContent()
     }
 
     /// `GET /auth/sessions`: the caller's live sessions, the current one marked.
@@ -197,22 +185,22 @@ struct SessionsController: Sendable {
     }
 
     /// `DELETE /auth/sessions/{id}`: one of the caller's sessions ended at once, everywhere.
-    func end(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func end(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<NoContent> {
         let principal = try context.caller()
         let id = try context.parameters.require("id", as: UUID.self)
         guard try await useCases.signIns.endSessions(of: principal.userID, only: id, reason: "ended by the user") > 0 else {
             throw HTTPError.notFound("No such session.")
         }
         logger.info("session ended", [("user_id", .string(principal.userID.text())), ("session_id", .string(id.text()))])
-        return .noContent
+        return .noContent()
     }
 
     /// `POST /auth/logout/all`: every session of the caller, this one included.
-    func logoutAll(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func logoutAll(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<NoContent> {
         let principal = try context.caller()
         let count = try await useCases.signIns.endSessions(of: principal.userID, only: nil, reason: "logout everywhere")
         logger.info("signed out everywhere", [("user_id", .string(principal.userID.text())), ("sessions", .int(count))])
-        return .noContent
+        return .noContent()
     }
 }
 

@@ -27,8 +27,7 @@ final class MailOutbox: LifecycleService {
     private let retrySeconds: Int
     private let pollSeconds: Int
     private let logger: Logger
-    private let wakes: AsyncStream<Void>.Continuation
-    private let stream: AsyncStream<Void>
+    private let wakeup = Wakeup()
     /// Runs before each round of sending: what turns requests into mails (password resets).
     private let preparing = Mutex<(@Sendable () async -> Void)?>(nil)
 
@@ -42,27 +41,16 @@ final class MailOutbox: LifecycleService {
         self.retrySeconds = retrySeconds
         self.pollSeconds = pollSeconds
         self.logger = logger
-        (stream, wakes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Sends until its task is cancelled: what is due at once, after each ``wake()``, and every
     /// `pollSeconds` (mails another replica queued, retries that came due).
     func run() async {
-        let (stream, wakes, poll) = (stream, wakes, pollSeconds)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                while !Task.isCancelled {
-                    wakes.yield()
-                    try? await Task.sleep(for: .seconds(poll))
-                }
-            }
-            for await _ in stream { await sendDue() }
-            group.cancelAll()
-        }
+        await Periodic(lifecycleName, every: .seconds(pollSeconds), wakeup: wakeup) { [self] in await sendDue() }.run()
     }
 
     /// A mail was queued here: send it now rather than at the next poll.
-    func wake() { wakes.yield() }
+    func wake() { wakeup.wake() }
 
     /// Sets what runs before each round of sending (before it runs).
     func prepare(with work: @escaping @Sendable () async -> Void) { preparing.withLock { $0 = work } }

@@ -67,7 +67,7 @@ struct AccountController: Sendable {
     }
 
     func changePassword(_ request: Request, _ context: ServiceRequestContext, _ body: PasswordChangeRequest) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
         guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else {
@@ -91,12 +91,12 @@ struct AccountController: Sendable {
         try await useCases.accounts.changePassword(of: user.id, email: user.email, to: hash, keeping: principal.sessionID)
         desk.queued("password-changed", link: nil)
         logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.text()))])
-        return .noContent
+        return .noContent()
     }
 
     /// `DELETE /auth/me [{password}]`: needs the password, or a sign-in within 5 minutes.
     func deleteAccount(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> Response
+        -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
@@ -104,14 +104,14 @@ struct AccountController: Sendable {
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         desk.queued("account-deleted", link: nil)
         logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
-        return .noContent
+        return .noContent()
     }
 
     /// `POST /auth/reauthenticate {password | code | passkey}`: the password again (the login's
     /// guards apply), a code, or a passkey, answered with a new access token of the same session
     /// whose `auth_time` is now; later refreshes carry it too.
     func reauthenticate(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest) async throws
-        -> Response
+        -> EndpointReply<StepUpToken>
     {
         let principal = try context.caller()
         guard body.password != nil || body.code != nil || body.passkey != nil, let session = principal.sessionID else {

@@ -15,11 +15,11 @@ struct WebhooksController: Sendable {
 
     static let subjectLimit = 100
 
-    func routes(into router: RouterGroup<ServiceRequestContext>) {
-        router.get("/auth/webhooks") { try await endpoints($0, $1) }
-        router.get("/auth/webhooks/deliveries") { try await deliveries($0, $1) }
-        router.get("/auth/webhooks/deliveries/{id}") { try await delivery($0, $1) }
-        router.post("/auth/webhooks/deliveries/{id}/replay") { try await replay($0, $1) }
+    func routes(into router: EndpointRouter<ServiceRequestContext>) {
+        router.on(AuthAPI.webhookEndpoints) { try await endpoints($0, $1) }
+        router.on(AuthAPI.webhookDeliveries) { try await deliveries($0, $1) }
+        router.on(AuthAPI.webhookDelivery) { try await delivery($0, $1) }
+        router.on(AuthAPI.replayWebhook) { try await replay($0, $1) }
     }
 
     /// `GET /auth/webhooks`.
@@ -94,16 +94,9 @@ struct WebhooksController: Sendable {
         guard webhooks.endpoints[endpoint] != nil else {
             throw HTTPError.conflict("The endpoint \(endpoint) is no longer configured (PIER_WEBHOOKS): nothing would send it.")
         }
-        let replayed = try await database.withTransaction { connection in
-            guard let replayed = try await WebhookDeliveries(connection).replay(id) else { return nil as WebhookDelivery? }
-            try await AuditLog.append(
-                .init(
-                    "webhook.replayed", target: ("webhook_delivery", String(id)), subject: nil,
-                    after: .object(["delivery": .number(Double(replayed.id)), "endpoint": .string(endpoint)])),
-                by: actor, schema: AuthService.schema, on: connection)
-            return replayed
+        guard let replayed = try await WebhookReplays(database: database).replay(id, endpoint: endpoint, by: actor) else {
+            throw HTTPError.notFound("No such delivery.")
         }
-        guard let replayed else { throw HTTPError.notFound("No such delivery.") }
         webhooks.wake()
         logger.info(
             "webhook replayed",

@@ -161,10 +161,7 @@ final class AppleRevocations: LifecycleService {
     }
 
     func run() async {
-        while !Task.isCancelled {
-            await revokeDue()
-            try? await Task.sleep(for: .seconds(pollSeconds))
-        }
+        await Periodic(lifecycleName, every: .seconds(pollSeconds)) { [self] in await revokeDue() }.run()
     }
 
     /// Revokes every token that is due; returns how many were revoked.

@@ -22,7 +22,7 @@ struct ExportController: Sendable {
     let client: HTTPClient
     let logger: Logger
 
-    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<DataExport> {
         let principal = try context.caller()
         let user: User
         if context.parameters["id"] != nil {
@@ -68,15 +68,11 @@ struct ExportController: Sendable {
             }
             parts[part.service] = part.data
         }
-        let document: JSONValue = .object([
-            "userId": .string(user.id.text()),
-            "exportedAt": .string(CivilDate.iso8601(secondsSince1970: Date().timeIntervalSince1970)),
-            "services": .object(parts),
-        ])
+        let now = Date()
         logger.info("data exported", [("user_id", .string(user.id.text())), ("services", .int(parts.count))])
-        let day = CivilDate.iso8601(secondsSince1970: Date().timeIntervalSince1970).prefix(10)
-        return try Response.json(
-            document,
+        let day = CivilDate.iso8601(secondsSince1970: now.timeIntervalSince1970).prefix(10)
+        return try .json(
+            DataExport(userId: user.id, exportedAt: now, services: parts),
             headers: [
                 "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=\"pier-export-\(day).json\"",
             ])

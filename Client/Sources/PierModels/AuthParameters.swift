@@ -1,0 +1,144 @@
+import Foundation
+
+/// The team's audit log: one per service, under its prefix (`/auth/audit`).
+public enum AuditAPI {
+    /// Those of the services Pier ships.
+    public static let all: [EndpointDefinition] = ["auth", "feedback", "subscriptions"].map { AuditAPI.log(of: $0).definition }
+
+    /// `GET /{service}/audit`: what the team did in `service` (its path prefix, one segment),
+    /// newest first.
+    public static func log(of service: String) -> Endpoint<AuditQuery, NoBody, AuditList> {
+        Endpoint(
+            "GET", "/\(PercentEncoding.component(service))/audit", access: .staff,
+            operation: "list\(service.prefix(1).uppercased())\(service.dropFirst())Audit",
+            summary: "What the team did in \(service), newest first (support or admin)", problems: [.validationFailed])
+    }
+}
+
+/// `?token=`: the token of a mailed link, which its page posts back.
+public struct TokenQuery: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [.query("token", .string, "The mailed link's token.")]
+    public var token: String?
+    public init(token: String? = nil) { self.token = token }
+    public var values: [(name: String, value: String)] { Self.present([("token", token)]) }
+}
+
+/// `{provider}`: an OpenID Connect provider's name, as the server's configuration gives it.
+public struct ProviderName: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .path("provider", .string, "The provider's name in the server's PIER_AUTH_OIDC (`google`, say).")
+    ]
+    public var provider: String
+    public init(_ provider: String) { self.provider = provider }
+    public var values: [(name: String, value: String)] { [("provider", provider)] }
+}
+
+/// `GET /auth/users?q=&limit=`.
+public struct UserSearch: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .query("q", .string, "An address or its start, a display name's start, or an account's id.", required: true),
+        .query("limit", .integer, "At most this many, 1 to 100 (20 by default)."),
+    ]
+    public var query: String
+    public var limit: Int?
+    public init(_ query: String, limit: Int? = nil) {
+        self.query = query
+        self.limit = limit
+    }
+    public var values: [(name: String, value: String)] { Self.present([("q", query), ("limit", limit.map(String.init))]) }
+}
+
+/// `{id}/sessions/{session}`: one session of an account.
+public struct UserSessionID: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .path("id", .uuid, "The account's id."), .path("session", .uuid, "The session's id."),
+    ]
+    public var user: UUID
+    public var session: UUID
+    public init(user: UUID, session: UUID) {
+        self.user = user
+        self.session = session
+    }
+    public var values: [(name: String, value: String)] {
+        [("id", user.uuidString.lowercased()), ("session", session.uuidString.lowercased())]
+    }
+}
+
+/// `{id}` of a webhook delivery: a number.
+public struct DeliveryID: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [.path("id", .integer, "The delivery's id.")]
+    public var id: Int
+    public init(_ id: Int) { self.id = id }
+    public var values: [(name: String, value: String)] { [("id", String(id))] }
+}
+
+/// Which webhook deliveries are listed: every field that is set narrows it.
+public struct WebhookDeliveryQuery: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .query("endpoint", .string, "A configured endpoint's name."),
+        .query("state", .string, "`pending`, `delivered` or `failed`."),
+        .query("type", .string, "An event type (`user.created`, say)."),
+        .query("subject", .string, "`user:<id>` or `feedback:<id>`."),
+        .query("cursor", .string, "The `nextCursor` of the page before."),
+        .query("limit", .integer, "Items per page, 1 to 100 (50 by default)."),
+    ]
+    public var endpoint: String?
+    public var state: WebhookDeliveryState?
+    public var type: String?
+    /// `user:<id>` or `feedback:<id>`.
+    public var subject: String?
+    /// The `nextCursor` of the previous page.
+    public var cursor: String?
+    public var limit: Int?
+
+    public init(
+        endpoint: String? = nil, state: WebhookDeliveryState? = nil, type: String? = nil, subject: String? = nil,
+        cursor: String? = nil, limit: Int? = nil
+    ) {
+        self.endpoint = endpoint
+        self.state = state
+        self.type = type
+        self.subject = subject
+        self.cursor = cursor
+        self.limit = limit
+    }
+
+    public var values: [(name: String, value: String)] {
+        Self.present([
+            ("endpoint", endpoint), ("state", state?.rawValue), ("type", type), ("subject", subject), ("cursor", cursor),
+            ("limit", limit.map(String.init)),
+        ])
+    }
+}
+
+/// Which audit entries are listed: every field that is set narrows it.
+public struct AuditQuery: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .query("subject", .uuid, "The account the entries are about."),
+        .query("actor", .uuid, "The team member who acted."),
+        .query("target", .string, "What was acted on: an id (a plan's, an item's, a delivery's)."),
+        .query("before", .integer, "The `next` of the page before."),
+        .query("limit", .integer, "Entries per page, 1 to 200 (50 by default)."),
+    ]
+    public var subject: UUID?
+    public var actor: UUID?
+    public var target: String?
+    /// The `next` of the previous page.
+    public var before: Int64?
+    public var limit: Int?
+
+    public init(subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, before: Int64? = nil, limit: Int? = nil) {
+        self.subject = subject
+        self.actor = actor
+        self.target = target
+        self.before = before
+        self.limit = limit
+    }
+
+    public var values: [(name: String, value: String)] {
+        Self.present([
+            ("subject", subject?.uuidString.lowercased()), ("actor", actor?.uuidString.lowercased()), ("target", target),
+            ("before", before.map(String.init)), ("limit", limit.map(String.init)),
+        ])
+    }
+}
