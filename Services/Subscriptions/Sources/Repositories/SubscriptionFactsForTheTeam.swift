@@ -1,0 +1,207 @@
+import PierModels
+import PierPostgres
+import PierRuntime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension SubscriptionFacts {
+    // MARK: - The team's view
+
+    /// A notification refused (its signature or content did not verify): the newest thousand
+    /// are kept.
+    static func refused(_ reason: String, on connection: any PostgresExecutor) async throws {
+        try await connection.execute("INSERT INTO subscriptions.appstore_refusals (reason) VALUES (\(reason))")
+        try await connection.execute(
+            """
+            DELETE FROM subscriptions.appstore_refusals
+            WHERE id <= (SELECT max(id) - 1000 FROM subscriptions.appstore_refusals)
+            """)
+    }
+
+    /// The newest notifications, refused ones included, newest first.
+    static func recentNotifications(limit: Int, on connection: any PostgresExecutor) async throws -> [AppStoreNotificationEntry] {
+        try await connection.query(
+            """
+            (SELECT received_at, notification_uuid, notification_type, subtype, environment, original_transaction_id,
+                outcome, reason FROM subscriptions.appstore_notifications ORDER BY received_at DESC LIMIT \(limit))
+            UNION ALL
+            (SELECT received_at, NULL, NULL, NULL, NULL, NULL, 'refused', reason FROM subscriptions.appstore_refusals
+                ORDER BY id DESC LIMIT \(limit))
+            ORDER BY received_at DESC LIMIT \(limit)
+            """
+        ).map { row in
+            AppStoreNotificationEntry(
+                receivedAt: try row.decode("received_at"), outcome: try row.decode("outcome"),
+                reason: try row.decode("reason", as: String?.self),
+                notificationType: try row.decode("notification_type", as: String?.self),
+                subtype: try row.decode("subtype", as: String?.self),
+                environment: try row.decode("environment", as: String?.self),
+                notificationUUID: try row.decode("notification_uuid", as: UUID?.self),
+                originalTransactionId: try row.decode("original_transaction_id", as: String?.self))
+        }
+    }
+
+    /// Accounts with access now, per plan: through the App Store (its latest transaction of
+    /// each subscription not expired nor revoked; in an introductory offer, in a grace period,
+    /// in billing retry) and through grants.
+    static func subscribers(on connection: any PostgresExecutor) async throws -> [PlanSubscribers] {
+        let appStore = try await connection.query(
+            """
+            SELECT p.id AS plan,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date > now()) AS active,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date > now() AND t.offer_type = 1) AS introductory,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date <= now() AND r.grace_period_expires_date > now()) AS grace,
+                count(DISTINCT o.user_id) FILTER (WHERE t.expires_date <= now() AND r.billing_retry
+                    AND coalesce(r.grace_period_expires_date, '-infinity') <= now()) AS retrying
+            FROM subscriptions.appstore_owners o
+            JOIN LATERAL (
+                SELECT * FROM subscriptions.appstore_transactions t
+                WHERE t.original_transaction_id = o.original_transaction_id AND t.environment = o.environment
+                ORDER BY t.expires_date DESC NULLS LAST LIMIT 1) t ON true
+            LEFT JOIN subscriptions.appstore_renewals r
+                ON r.original_transaction_id = o.original_transaction_id AND r.environment = o.environment
+            JOIN subscriptions.plans p ON t.product_id = ANY (p.appstore_product_ids)
+            WHERE o.user_id IS NOT NULL AND t.revocation_date IS NULL
+            GROUP BY p.id
+            """)
+        let grants = try await connection.query(
+            """
+            SELECT plan_id AS plan, count(DISTINCT user_id) AS granted FROM subscriptions.grants
+            WHERE user_id IS NOT NULL AND revoked_at IS NULL AND starts_at <= now() AND ends_at > now()
+            GROUP BY plan_id
+            """)
+        var byPlan: [String: PlanSubscribers] = [:]
+        for row in try await connection.query("SELECT id, name, active FROM subscriptions.plans ORDER BY id") {
+            let id: String = try row.decode("id")
+            byPlan[id] = PlanSubscribers(planId: id, name: try row.decode("name"), onSale: try row.decode("active"))
+        }
+        for row in appStore {
+            let id: String = try row.decode("plan")
+            byPlan[id]?.appStore = Int(try row.decode("active", as: Int64.self))
+            byPlan[id]?.introductoryOffer = Int(try row.decode("introductory", as: Int64.self))
+            byPlan[id]?.gracePeriod = Int(try row.decode("grace", as: Int64.self))
+            byPlan[id]?.billingRetry = Int(try row.decode("retrying", as: Int64.self))
+        }
+        for row in grants {
+            byPlan[try row.decode("plan", as: String.self)]?.grants = Int(try row.decode("granted", as: Int64.self))
+        }
+        return byPlan.keys.sorted().compactMap { byPlan[$0] }
+    }
+
+    /// App Store subscriptions per UTC day over the last `days` (today included), on one
+    /// snapshot: see ``SubscriptionDaily``. A period counts from its purchase to its expiry or
+    /// revocation: the levels of whole days are the sums of the periods' steps kept by
+    /// migration 6's trigger (a small table, whatever the years of history), today's adds the
+    /// steps of today up to now read from the periods themselves.
+    static func daily(days: Int, on connection: any PostgresExecutor) async throws -> SubscriptionDaily {
+        let bounds = try await connection.query(
+            """
+            SELECT now() AS now, date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS today,
+                (date_trunc('day', now() AT TIME ZONE 'UTC') - \(days - 1) * interval '1 day') AT TIME ZONE 'UTC' AS first
+            """)[0]
+        let now: Date = try bounds.decode("now")
+        let today: Date = try bounds.decode("today")
+        let first: Date = try bounds.decode("first")
+        var result = try await connection.query(
+            """
+            SELECT to_char(d, 'YYYY-MM-DD') AS day
+            FROM generate_series(\(first)::timestamptz AT TIME ZONE 'UTC', \(now)::timestamptz AT TIME ZONE 'UTC',
+                interval '1 day') AS d
+            """
+        ).map { SubscriptionDaily.Day(day: try $0.decode("day")) }
+        var index: [String: Int] = [:]
+        for (position, day) in result.enumerated() { index[day.day] = position }
+        // Steps before the first day add up to where it starts.
+        let steps = try await connection.query(
+            """
+            SELECT greatest(s.day, (\(first)::timestamptz AT TIME ZONE 'UTC')::date)::text AS day, p.id AS plan, s.trial,
+                sum(s.starts - s.ends)::int AS step
+            FROM subscriptions.period_steps s
+            JOIN subscriptions.plans p ON s.product_id = ANY (p.appstore_product_ids)
+            WHERE s.day < (\(today)::timestamptz AT TIME ZONE 'UTC')::date
+            GROUP BY 1, 2, 3
+            UNION ALL
+            SELECT (\(today)::timestamptz AT TIME ZONE 'UTC')::date::text, p.id, today.trial, sum(today.step)::int
+            FROM (
+                SELECT product_id, coalesce(offer_type = 1, false) AS trial, 1 AS step
+                FROM subscriptions.appstore_transactions
+                WHERE purchase_date > \(today)::timestamptz AND purchase_date <= \(now)::timestamptz
+                    AND expires_date IS NOT NULL
+                UNION ALL
+                SELECT product_id, coalesce(offer_type = 1, false), -1
+                FROM subscriptions.appstore_transactions
+                WHERE subscriptions.period_ends(purchase_date, expires_date, revocation_date) > \(today)::timestamptz
+                    AND subscriptions.period_ends(purchase_date, expires_date, revocation_date) <= \(now)::timestamptz
+            ) AS today
+            JOIN subscriptions.plans p ON today.product_id = ANY (p.appstore_product_ids)
+            GROUP BY 1, 2, 3
+            """)
+        var active: [[String: Int]] = Array(repeating: [:], count: result.count)
+        var trials: [[String: Int]] = Array(repeating: [:], count: result.count)
+        for row in steps {
+            guard let position = index[try row.decode("day", as: String.self)] else { continue }
+            let plan: String = try row.decode("plan")
+            let step: Int = try row.decode("step")
+            active[position][plan, default: 0] += step
+            if try row.decode("trial", as: Bool.self) { trials[position][plan, default: 0] += step }
+        }
+        var level: [String: Int] = [:]
+        var trialLevel: [String: Int] = [:]
+        for position in result.indices {
+            for (plan, step) in active[position] { level[plan, default: 0] += step }
+            for (plan, step) in trials[position] { trialLevel[plan, default: 0] += step }
+            result[position].active = level.filter { $0.value != 0 }
+            result[position].trials = trialLevel.filter { $0.value != 0 }
+        }
+        // Flows, each an index range of the days asked for.
+        let flows: [(WritableKeyPath<SubscriptionDaily.Day, Int>, PostgresQuery)] = [
+            (
+                \.conversions,
+                """
+                SELECT to_char(next.purchase_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                FROM subscriptions.appstore_transactions t
+                JOIN LATERAL (
+                    SELECT following.purchase_date, following.offer_type FROM subscriptions.appstore_transactions following
+                    WHERE following.original_transaction_id = t.original_transaction_id
+                        AND following.environment = t.environment AND following.expires_date > t.expires_date
+                    ORDER BY following.expires_date LIMIT 1) AS next ON true
+                WHERE t.offer_type = 1 AND t.expires_date >= \(first)::timestamptz - interval '60 days'
+                    AND t.expires_date <= \(now)::timestamptz AND next.offer_type IS DISTINCT FROM 1
+                    AND next.purchase_date >= \(first)::timestamptz AND next.purchase_date <= \(now)::timestamptz
+                    AND next.purchase_date <= t.expires_date + interval '60 days'
+                GROUP BY 1
+                """
+            ),
+            (
+                \.refunds,
+                """
+                SELECT to_char(revocation_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                FROM subscriptions.appstore_transactions
+                WHERE revocation_date >= \(first)::timestamptz AND revocation_date <= \(now)::timestamptz
+                GROUP BY 1
+                """
+            ),
+            (
+                \.cancellations,
+                """
+                SELECT to_char(signed_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+                FROM subscriptions.appstore_notifications
+                WHERE notification_type = 'DID_CHANGE_RENEWAL_STATUS' AND subtype = 'AUTO_RENEW_DISABLED'
+                    AND outcome = 'applied' AND signed_date >= \(first)::timestamptz AND signed_date <= \(now)::timestamptz
+                GROUP BY 1
+                """
+            ),
+        ]
+        for (field, query) in flows {
+            for row in try await connection.query(query) {
+                guard let position = index[try row.decode("day", as: String.self)] else { continue }
+                result[position][keyPath: field] = try row.decode("n")
+            }
+        }
+        return SubscriptionDaily(days: result)
+    }
+}
