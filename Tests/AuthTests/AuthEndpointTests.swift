@@ -415,6 +415,24 @@ import Testing
         #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 401)
     }
 
+    /// A body that may be left out (a confirmation) is read strictly when it is sent: malformed
+    /// JSON, `null`, an unknown member or a member of the wrong type is refused, naming it, and
+    /// nothing is deleted; an empty body is no confirmation (a recent sign-in stands in).
+    @Test func anOptionalBodyIsReadStrictlyWhenSent() async throws {
+        let auth = try await auth
+        let (session, _) = try await auth.register()
+        let malformed = try await auth.send("DELETE", "/auth/me", json: "{", token: session.accessToken)
+        #expect(malformed.status == 400 && malformed.problem?.code == .badRequest, "\(malformed.text)")
+        let null = try await auth.send("DELETE", "/auth/me", json: "null", token: session.accessToken)
+        #expect(null.status == 422 && null.problem?.code == .validationFailed, "\(null.text)")
+        let unknown = try await auth.send("DELETE", "/auth/me", json: #"{"pasword":"x"}"#, token: session.accessToken)
+        #expect(unknown.status == 422 && unknown.text.contains("pasword"), "\(unknown.text)")
+        let wrongType = try await auth.send("DELETE", "/auth/me", json: #"{"password":42}"#, token: session.accessToken)
+        #expect(wrongType.status == 422 && wrongType.text.contains("password"), "\(wrongType.text)")
+        #expect(try await auth.send("GET", "/auth/me", token: session.accessToken).status == 200)
+        #expect(try await auth.send("DELETE", "/auth/me", token: session.accessToken).status == 204)
+    }
+
     @Test func jwksPublishesTheSigningKey() async throws {
         let auth = try await auth
         let reply = try await auth.send("GET", "/auth/.well-known/jwks.json")

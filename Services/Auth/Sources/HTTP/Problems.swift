@@ -18,16 +18,13 @@ extension HTTPError {
         error.problem.factors = challenge.factors
         return error
     }
-
-    /// A sign-in to an account the team disabled.
-    static var accountDisabled: HTTPError {
-        HTTPError(403, code: .accountDisabled, detail: "This account is disabled; contact the app's support.")
-    }
 }
 
 /// A disabled account's sign-in or refresh, wherever a use case refuses it: 403 `account_disabled`.
 extension AccountDisabled: HTTPResponseError {
     var status: Int { 403 }
-    var problem: Problem { HTTPError.accountDisabled.problem }
+    var problem: Problem {
+        HTTPError(403, code: .accountDisabled, detail: "This account is disabled; contact the app's support.").problem
+    }
     var headers: HTTPHeaders { [:] }
 }

@@ -35,7 +35,7 @@ struct SessionsController: Sendable {
         let device = Sessions.Device(name: deviceName, address: request.clientAddress, amr: ["pwd"])
         let refreshToken = tokens.newRefreshToken()
         switch try await useCases.signIns.withPassword(
-            email: body.email, password: body.password, client: request.clientKey,
+            emailKey: emailKey, password: body.password, client: request.clientKey,
             deviceKey: devices.device(body.deviceToken, emailKey: emailKey), device: device, refreshToken: refreshToken,
             checks: passwords, requireVerifiedEmail: configuration.requireVerifiedEmail)
         {

@@ -1,5 +1,4 @@
 import PierModels
-import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -23,17 +22,16 @@ extension SignIns {
         case emailUnverified
     }
 
-    /// A sign-in with `email` and `password`, every rule in order: the client's share of the
+    /// A sign-in with the address of `emailKey` (``EmailAddress/key(_:)``) and `password`, every rule in order: the client's share of the
     /// hashing threads, the failed-attempt guards (against `deviceKey`, the throttle key of a
     /// device that signed in to this address before, else against the client), the password,
     /// the verified-address rule, a new hash when the hashing parameters moved, then the
     /// session (or the second factor it waits for) opened with `refreshToken`.
     func withPassword(
-        email: String, password: String, client: String, deviceKey: String?, device: Sessions.Device,
+        emailKey: String, password: String, client: String, deviceKey: String?, device: Sessions.Device,
         refreshToken: String, checks: PasswordChecks, requireVerifiedEmail: Bool
     ) async throws -> PasswordOutcome {
         try await checks.hashing(client) { () async throws -> PasswordOutcome in
-            let emailKey = EmailAddress.key(email)
             switch try await checks.check(password, field: "password", emailKey: emailKey, client: client, device: deviceKey) {
             case .wait(let seconds):
                 return .wait(seconds: seconds)
