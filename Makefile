@@ -1,5 +1,5 @@
 # The two commands of the README, and a few conveniences: `make help` lists them.
-.PHONY: help run run-embedded check test build bench clean
+.PHONY: help run run-embedded check test build bench openapi clean
 
 help:           ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):[^#]*## /\1\t/' | awk -F'\t' '{ printf "  make %-14s %s\n", $$1, $$2 }'
@@ -24,6 +24,10 @@ bench:          ## ratios against references run side by side (nginx, the bare K
 	bench/feedback.sh
 	bench/subscriptions.sh
 	bench/gateway.sh
+
+openapi:        ## write docs/openapi.json again from the endpoints' definitions (a test holds it to them)
+	swift build --product pier-gateway
+	"$$(swift build --show-bin-path)/pier-gateway" openapi > docs/openapi.json.new && mv docs/openapi.json.new docs/openapi.json
 
 clean:          ## delete the local database and the build
 	scripts/postgres.sh delete

@@ -49,6 +49,8 @@ let package = Package(
 
         .target(name: "PierRuntime", dependencies: ["CSystem"], path: "Shared/Runtime", swiftSettings: strict),
         .target(name: "PierJSON", dependencies: [models, "PierRuntime"], path: "Shared/JSON", swiftSettings: strict),
+        // The API document, generated from the endpoints' definitions and their types.
+        .target(name: "PierDocument", dependencies: [models], path: "Shared/Document", swiftSettings: strict),
         .executableTarget(name: "pier", dependencies: [client, models], path: "Tools/pier", swiftSettings: strict),
         .target(
             name: "PierCrypto", dependencies: ["COpenSSL", "CArgon2", "PierJSON", "PierRuntime"],
@@ -120,10 +122,9 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "AuthService", "FeedbackService", "SubscriptionsService", "ConsoleService", "PierService", "PierHTTP",
-                "PierPostgres", models, "PierRuntime",
+                "PierPostgres", models, "PierRuntime", "PierDocument",
             ],
-            path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"],
-            resources: [.embedInCode("Resources/openapi.json")], swiftSettings: strict),
+            path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"], swiftSettings: strict),
         .executableTarget(
             name: "pier-gateway", dependencies: ["Gateway"], path: "Services/Gateway/Main",
             swiftSettings: strict),
@@ -184,7 +185,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Gateway", "FeedbackService", "PierService", "PierHTTP", models, "PierPostgres", "PierRuntime",
-                "PierTestSupport", "PierServiceTestSupport",
+                "PierTestSupport", "PierServiceTestSupport", "PierDocument",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(

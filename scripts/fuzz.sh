@@ -10,7 +10,7 @@ for package in openapi-spec-validator schemathesis; do
   python3 -m pip show -q "$package" >/dev/null 2>&1 || python3 -m pip install -q "$package" 2>/dev/null \
     || python3 -m pip install -q --break-system-packages "$package"
 done
-python3 -m openapi_spec_validator Services/Gateway/Resources/openapi.json
+python3 -m openapi_spec_validator docs/openapi.json
 admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_fuzz WITH (FORCE)" -c "CREATE DATABASE pier_fuzz" >/dev/null
 work=$(mktemp -d)

@@ -19,16 +19,7 @@ public protocol DataExporter: Sendable {
     func exportData(of user: UUID) async throws -> JSONValue
 }
 
-/// One service's part of an export, as `GET /<prefix>/me/export` answers it.
-public struct ExportPart: Codable, Sendable, ResponseConvertible {
-    public var service: String
-    public var data: JSONValue
-
-    public init(service: String, data: JSONValue) {
-        self.service = service
-        self.data = data
-    }
-
+extension ExportPart {
     /// The part of `exporter` for `user`.
     public static func of(_ exporter: any DataExporter, user: UUID) async throws -> ExportPart {
         ExportPart(service: exporter.exportName, data: try await exporter.exportData(of: user))
@@ -61,11 +52,13 @@ public final class ExportSources: Sendable {
 public enum ExportRoute {
     public static func routes(for exporter: any DataExporter, prefix: String, authenticator: Authenticator) -> Routes {
         let router = Router<ServiceRequestContext>()
-        router.group(Authentication(authenticator, .required)).get(prefix + "/me/export") { _, context in
-            try await ExportPart.of(exporter, user: try context.caller().userID)
+        let service = String(prefix.dropFirst())
+        router.group(Authentication(authenticator, .required)).get(ExportAPI.mine(of: service).template) { _, context in
+            try Response.json(try await ExportPart.of(exporter, user: try context.caller().userID))
         }
-        router.group(Authentication(authenticator, .staff)).get(prefix + "/users/{userId}/export") { _, context in
-            try await ExportPart.of(exporter, user: try context.parameters.require("userId", as: UUID.self))
+        router.group(Authentication(authenticator, .staff)).get(ExportAPI.user(of: service).template) { _, context in
+            try Response.json(
+                try await ExportPart.of(exporter, user: try context.parameters.require("userId", as: UUID.self)))
         }
         return router.routes
     }

@@ -1,4 +1,5 @@
 import PierHTTP
+import PierModels
 import PierPostgres
 import PierRuntime
 
@@ -55,11 +56,11 @@ public struct ServiceHost: Sendable {
         let router = Router<BasicRequestContext>()
         var routes = Routes()
         routes.constant(
-            "/healthz",
+            GatewayAPI.health.path,
             Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ok"}"#.utf8)))
         guard all else { return routes }
         let readiness = readiness
-        router.get("/readyz") { _, _ in
+        router.get(GatewayAPI.readiness.path) { _, _ in
             let checks = await readiness.current()
             let ready = checks.values.allSatisfy { $0 }
             return try Response.json(
@@ -69,15 +70,10 @@ public struct ServiceHost: Sendable {
         let metrics = metrics
         let pools = mounted.map { (name: $0.name, pool: $0.database) }
         let extraMetrics = extraMetrics
-        router.on("GET", "/metrics") { _, _ in
+        router.on("GET", GatewayAPI.metrics.path) { _, _ in
             .text(metrics.render(pools: pools) + extraMetrics(), contentType: "text/plain; version=0.0.4")
         }
         routes.merge(router.routes)
         return routes
     }
-}
-
-struct Readiness: Codable, Sendable {
-    var status: String
-    var checks: [String: Bool]
 }

@@ -47,6 +47,7 @@ import Testing
         // The OpenAPI document describes exactly the routes that exist.
         let document = try await client.send("GET", "/openapi.json")
         #expect(document.status == 200)
+        #expect(document.body == Gateway.document)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(document.body)) as? [String: Any])
         let paths = try #require(object["paths"] as? [String: [String: Any]])
         let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })

@@ -1,21 +1,55 @@
 import Foundation
+import Gateway
+import PierDocument
 import PierModels
+import PierService
 import Testing
 
-/// The API document says of each endpoint what its definition (``Endpoint``, in PierModels)
-/// says, which is what the server routes and the clients call: its operation id and summary,
-/// who may call it, its parameters, its body and answer types, its success status and its
-/// problem codes.
+/// The API document is generated from the endpoints' definitions (``Endpoint``, in PierModels),
+/// which are what the server routes and the clients call; the repository's copy
+/// (`docs/openapi.json`) is that document byte for byte, and the document says of each
+/// endpoint what its definition says: its operation id and summary, who may call it, its
+/// parameters, its body and answer types, its success status and its problem codes.
 @Suite struct EndpointDocumentTests {
-    /// The document as the repository holds it (and the gateway serves it).
+    /// The document the gateway serves.
     static func document() -> [String: Any] {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Services/Gateway/Resources/openapi.json")
-        let data = (try? Data(contentsOf: file)) ?? Data()
-        return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:]
+        ((try? JSONSerialization.jsonObject(with: Data(Gateway.document))) as? [String: Any]) ?? [:]
     }
 
-    static let defined: [EndpointDefinition] = FeedbackAPI.all + SubscriptionsAPI.all + AuthAPI.all + AuditAPI.all
+    static let defined: [EndpointDefinition] = APIDocument.endpoints
+
+    /// `docs/openapi.json` is what the definitions generate: a change to an endpoint or a type
+    /// that leaves the file behind fails here (`make openapi` writes it again).
+    @Test func theRepositorysDocumentIsTheGeneratedOne() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/openapi.json")
+        let kept = try Data(contentsOf: file)
+        let generated = try APIDocument.generate(version: PierVersion.current)
+        #expect(Array(kept) == generated, "docs/openapi.json differs from the definitions: run `make openapi`")
+        #expect(Gateway.document == generated)
+    }
+
+    /// A body's required members, checked before it is decoded (``StrictDecodable/required``),
+    /// are the members the document says are required.
+    @Test func eachBodysRequiredMembersAreTheDocuments() throws {
+        let schemas = try #require((Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        var checked = 0
+        for endpoint in Self.defined {
+            guard let body = endpoint.bodyType as? any StrictDecodable.Type, let name = endpoint.body else { continue }
+            let schema = try #require(schemas[name] as? [String: Any], "\(name) is not in the document")
+            let documented = Set(schema["required"] as? [String] ?? [])
+            let alternatives = body.required.filter { $0.count > 1 }.flatMap { $0 }
+            let checkedFirst = Set(body.required.filter { $0.count == 1 }.flatMap { $0 })
+            #expect(checkedFirst == documented, "\(name): checked \(checkedFirst.sorted()), documented \(documented.sorted())")
+            if !alternatives.isEmpty {
+                // One of several names: documented as one of the alternatives required.
+                let oneOf = (schema["oneOf"] as? [[String: Any]] ?? []).compactMap { $0["required"] as? [String] }
+                #expect(Set(oneOf.flatMap { $0 }) == Set(alternatives), "\(name): \(oneOf)")
+            }
+            checked += 1
+        }
+        #expect(checked > 20)
+    }
 
     @Test(arguments: defined.map { "\($0.method) \($0.template)" })
     func theDocumentSaysWhatTheDefinitionSays(_ name: String) throws {
@@ -81,9 +115,59 @@ import Testing
             let items = (list?["properties"] as? [String: Any])?["items"] as? [String: Any]
             let reference = (items?["items"] as? [String: Any])?["$ref"] as? String
             #expect(reference == "#/components/schemas/\(element)", "\(name): a list of \(element)")
+        case String(describing: APIDocumentAnswer.self):
+            #expect(schema("application/json")?["type"] as? String == "object", "\(name): the document")
+        case let answer? where answer.hasPrefix("Array<"):
+            let element = answer.dropFirst("Array<".count).dropLast()
+            let items = schema("application/json")?["items"] as? [String: Any]
+            #expect(items?["$ref"] as? String == "#/components/schemas/\(element)", "\(name): a list of \(element)")
         case let answer?:
             #expect(schema("application/json")?["$ref"] as? String == "#/components/schemas/\(answer)", "\(name): answer")
         }
+    }
+
+    /// What an API linter (Spectral's OpenAPI rules) asks of the document: each operation has an
+    /// id, a summary and a description; each parameter and response is described; every
+    /// reference resolves and every component is used.
+    @Test func theDocumentPassesTheLintersRules() throws {
+        let document = Self.document()
+        let text = String(decoding: Gateway.document, as: UTF8.self)
+        let paths = try #require(document["paths"] as? [String: [String: [String: Any]]])
+        var problems: [String] = []
+        for (path, operations) in paths {
+            for (method, operation) in operations {
+                let name = "\(method.uppercased()) \(path)"
+                for key in ["operationId", "summary", "description"] where (operation[key] as? String ?? "").isEmpty {
+                    problems.append("\(name): no \(key)")
+                }
+                if (operation["summary"] as? String)?.hasSuffix(".") == true {
+                    problems.append("\(name): summary ends in a period")
+                }
+                for parameter in operation["parameters"] as? [[String: Any]] ?? []
+                where (parameter["description"] as? String ?? "").isEmpty {
+                    problems.append("\(name): parameter \(parameter["name"] ?? "?") undescribed")
+                }
+                for (status, response) in operation["responses"] as? [String: [String: Any]] ?? [:]
+                where response["$ref"] == nil && (response["description"] as? String ?? "").isEmpty {
+                    problems.append("\(name): response \(status) undescribed")
+                }
+            }
+        }
+        // Every reference resolves; every component is referred to.
+        let components = try #require(document["components"] as? [String: [String: Any]])
+        let references = Set(
+            text.split(separator: "\"").filter { $0.hasPrefix("#/components/") }.map { String($0) })
+        for reference in references {
+            let parts = reference.split(separator: "/").map(String.init)  // #, components, kind, name
+            if parts.count != 4 || components[parts[2]]?[parts[3]] == nil { problems.append("\(reference) does not resolve") }
+        }
+        for (kind, members) in components where kind != "securitySchemes" {
+            for member in members.keys where !references.contains("#/components/\(kind)/\(member)") {
+                problems.append("#/components/\(kind)/\(member) is never used")
+            }
+        }
+        #expect(problems.isEmpty, "\(problems.sorted().joined(separator: "\n"))")
+        #expect(paths.count > 80)
     }
 
     /// Operation ids are unique across the definitions, as the document's rules require.

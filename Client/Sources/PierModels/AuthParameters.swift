@@ -15,6 +15,45 @@ public enum AuditAPI {
     }
 }
 
+/// Each service's part of "download my data": what `GET /auth/me/export` gathers from the
+/// services that hold data about users, when they run apart.
+public enum ExportAPI {
+    /// Those of the services Pier ships beside auth.
+    public static let all: [EndpointDefinition] = ["feedback", "subscriptions"].flatMap {
+        [ExportAPI.mine(of: $0).definition, ExportAPI.user(of: $0).definition]
+    }
+
+    /// `GET /{service}/me/export`: the service's part of the caller's export.
+    public static func mine(of service: String) -> Endpoint<NoParameters, NoBody, ExportPart> {
+        Endpoint(
+            "GET", "/\(PercentEncoding.component(service))/me/export", access: .signedIn,
+            operation: "export\(service.prefix(1).uppercased())\(service.dropFirst())Mine",
+            summary: "The \(service) service's part of the caller's export", answers: "Its part")
+    }
+
+    /// `GET /{service}/users/{userId}/export`: the service's part of an account's export (the team).
+    public static func user(of service: String) -> Endpoint<UserID, NoBody, ExportPart> {
+        Endpoint(
+            "GET", "/\(PercentEncoding.component(service))/users/{userId}/export", access: .staff,
+            operation: "export\(service.prefix(1).uppercased())\(service.dropFirst())User",
+            summary: "The \(service) service's part of an account's export (support or admin)", answers: "Its part",
+            problems: [.notFound])
+    }
+}
+
+/// One service's part of an export.
+public struct ExportPart: Codable, Sendable, Equatable {
+    /// The service's name (`feedback`).
+    public var service: String
+    /// Everything it holds about the account, as its API shapes it.
+    public var data: JSONValue
+
+    public init(service: String, data: JSONValue) {
+        self.service = service
+        self.data = data
+    }
+}
+
 /// `?token=`: the token of a mailed link, which its page posts back.
 public struct TokenQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [.query("token", .string, "The mailed link's token.")]
@@ -36,8 +75,9 @@ public struct ProviderName: EndpointParameters, Equatable {
 /// `GET /auth/users?q=&limit=`.
 public struct UserSearch: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
-        .query("q", .string, "An address or its start, a display name's start, or an account's id.", required: true),
-        .query("limit", .integer, "At most this many, 1 to 100 (20 by default)."),
+        .query("q", .string, "An address or its start, a display name's start, or an account's id.", required: true).sized(
+            1...254),
+        .query("limit", .integer, "At most this many, 1 to 100 (20 by default).").within(1...100, defaultValue: 20),
     ]
     public var query: String
     public var limit: Int?
@@ -76,11 +116,11 @@ public struct DeliveryID: EndpointParameters, Equatable {
 public struct WebhookDeliveryQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
         .query("endpoint", .string, "A configured endpoint's name."),
-        .query("state", .string, "`pending`, `delivered` or `failed`."),
+        .query("state", .string, "`pending`, `delivered` or `failed`.").one(of: ["pending", "delivered", "failed"]),
         .query("type", .string, "An event type (`user.created`, say)."),
-        .query("subject", .string, "`user:<id>` or `feedback:<id>`."),
+        .query("subject", .string, "`user:<id>` or `feedback:<id>`.").sized(1...100),
         .query("cursor", .string, "The `nextCursor` of the page before."),
-        .query("limit", .integer, "Items per page, 1 to 100 (50 by default)."),
+        .query("limit", .integer, "Items per page, 1 to 100 (50 by default).").within(1...100, defaultValue: 50),
     ]
     public var endpoint: String?
     public var state: WebhookDeliveryState?
@@ -116,9 +156,9 @@ public struct AuditQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
         .query("subject", .uuid, "The account the entries are about."),
         .query("actor", .uuid, "The team member who acted."),
-        .query("target", .string, "What was acted on: an id (a plan's, an item's, a delivery's)."),
-        .query("before", .integer, "The `next` of the page before."),
-        .query("limit", .integer, "Entries per page, 1 to 200 (50 by default)."),
+        .query("target", .string, "What was acted on: an id (a plan's, an item's, a delivery's).").sized(1...200),
+        .query("before", .integer, "The `next` of the page before.").within(1...),
+        .query("limit", .integer, "Entries per page, 1 to 200 (50 by default).").within(1...200, defaultValue: 50),
     ]
     public var subject: UUID?
     public var actor: UUID?

@@ -20,19 +20,26 @@ public struct Endpoint<Parameters: EndpointParameters, Body: Sendable, Answer: S
     public var access: Access { definition.access }
     public var retryable: Bool { definition.retryable }
 
-    /// - Parameter retryable: by default, a `GET`, `PUT` or `DELETE`.
+    /// - Parameters:
+    ///   - description: more than the summary says, for the API document (a paragraph).
+    ///   - answers: what a success carries, in a phrase ("The item"); by default its status's name.
+    ///   - headers: the headers a success carries beyond `X-Request-ID` (`ETag`, `Location`).
+    ///   - media: a ``FileAnswer``'s media types, the first the default.
+    ///   - also: other statuses that carry the answer's type (a readiness check's 503).
+    ///   - retryable: by default, a `GET`, `PUT` or `DELETE`.
     public init(
-        _ method: String, _ template: String, access: Access, operation: String, summary: String, status: Int = 200,
-        problems: [ProblemCode] = [], retryable: Bool? = nil
+        _ method: String, _ template: String, access: Access, operation: String, summary: String,
+        description: String? = nil, status: Int = 200, answers: String? = nil, headers: [String] = [],
+        media: [String] = [], also: [Int] = [], problems: [ProblemCode] = [], retryable: Bool? = nil
     ) {
+        let bodyType: Any.Type? = Body.self == NoBody.self ? nil : (Body.self as? any OptionalBody.Type)?.wrappedType ?? Body.self
         definition = EndpointDefinition(
-            method: method, template: template, access: access, operation: operation, summary: summary, status: status,
+            method: method, template: template, access: access, operation: operation, summary: summary,
+            description: description, status: status, answers: answers, headers: headers, media: media, also: also,
             problems: problems, retryable: retryable ?? (method == "GET" || method == "PUT" || method == "DELETE"),
-            parameters: Parameters.declared,
-            body: Body.self == NoBody.self
-                ? nil : String(describing: (Body.self as? any OptionalBody.Type)?.wrappedType ?? Body.self),
+            parameters: Parameters.declared, bodyType: bodyType,
             bodyRequired: Body.self != NoBody.self && !(Body.self is any OptionalBody.Type),
-            answer: Answer.self == NoContent.self ? nil : String(describing: Answer.self))
+            answerType: Answer.self == NoContent.self ? nil : Answer.self)
     }
 
     /// The names of the template's `{name}` segments, in order.
@@ -73,8 +80,9 @@ public struct Endpoint<Parameters: EndpointParameters, Body: Sendable, Answer: S
     }
 }
 
-/// An endpoint's definition, its body and answer types by name (nil: none).
-public struct EndpointDefinition: Sendable, Equatable {
+/// An endpoint's definition, its body and answer types named (nil: none): what the API
+/// document is generated from.
+public struct EndpointDefinition: Sendable {
     /// `GET`, `POST`, `PATCH`, `PUT` or `DELETE`.
     public let method: String
     /// The path, its parameters as `{name}` segments (`/feedback/{id}`).
@@ -85,8 +93,18 @@ public struct EndpointDefinition: Sendable, Equatable {
     public let operation: String
     /// What it does, in a line.
     public let summary: String
+    /// More than the summary says, when there is more to say.
+    public let description: String?
     /// The status of a success (200, 201 for a creation, 204 without an answer).
     public let status: Int
+    /// What a success carries, in a phrase; nil: its status's name.
+    public let answers: String?
+    /// The headers a success carries beyond `X-Request-ID`.
+    public let headers: [String]
+    /// A file's media types, the first the default.
+    public let media: [String]
+    /// Other statuses whose body is the answer's type.
+    public let also: [Int]
     /// The problem codes it can answer with beyond those every call can meet (a malformed
     /// request, a token refused, the service unavailable).
     public let problems: [ProblemCode]
@@ -96,12 +114,17 @@ public struct EndpointDefinition: Sendable, Equatable {
     /// Its path, query and header parameters.
     public let parameters: [Parameter]
     /// The request body's type (`CreateFeedback`), nil for none.
-    public let body: String?
+    public let bodyType: Any.Type?
     /// Whether the body must be sent (else it may be left out: a confirmation that a recent
     /// sign-in stands in for).
     public let bodyRequired: Bool
     /// The answer's type (`FeedbackItem`, ``FileAnswer``), nil for none.
-    public let answer: String?
+    public let answerType: Any.Type?
+
+    /// The body type's name, nil for none.
+    public var body: String? { bodyType.map { String(describing: $0) } }
+    /// The answer type's name, nil for none.
+    public var answer: String? { answerType.map { String(describing: $0) } }
 }
 
 extension Endpoint where Parameters == NoParameters {
@@ -139,6 +162,61 @@ public struct Parameter: Sendable, Equatable {
     public let kind: Kind
     public let required: Bool
     public let summary: String
+    /// The values the server accepts, for the document (it checks them itself): a number's
+    /// range, a text's length and pattern, the known values of a set.
+    public private(set) var minimum: Int?
+    public private(set) var maximum: Int?
+    public private(set) var length: ClosedRange<Int>?
+    public private(set) var pattern: String?
+    public private(set) var values: [String]?
+    /// What is meant when it is left out, when that is a value.
+    public private(set) var defaultValue: String?
+
+    init(name: String, location: Location, kind: Kind, required: Bool, summary: String) {
+        self.name = name
+        self.location = location
+        self.kind = kind
+        self.required = required
+        self.summary = summary
+    }
+
+    /// This parameter, its number between `range`'s bounds (and `defaultValue` when left out).
+    public func within(_ range: ClosedRange<Int>, defaultValue: Int? = nil) -> Parameter {
+        var copy = self
+        copy.minimum = range.lowerBound
+        copy.maximum = range.upperBound
+        copy.defaultValue = defaultValue.map(String.init)
+        return copy
+    }
+
+    /// This parameter, its number `range.lowerBound` or more.
+    public func within(_ range: PartialRangeFrom<Int>) -> Parameter {
+        var copy = self
+        copy.minimum = range.lowerBound
+        return copy
+    }
+
+    /// This parameter, its text `length` characters long and matching `pattern`.
+    public func sized(_ length: ClosedRange<Int>, pattern: String? = nil) -> Parameter {
+        var copy = self
+        copy.length = length
+        copy.pattern = pattern
+        return copy
+    }
+
+    /// This parameter, matching `pattern`.
+    public func matching(_ pattern: String) -> Parameter {
+        var copy = self
+        copy.pattern = pattern
+        return copy
+    }
+
+    /// This parameter, one of `values`.
+    public func one(of values: [String]) -> Parameter {
+        var copy = self
+        copy.values = values
+        return copy
+    }
 
     /// A path parameter (always required).
     public static func path(_ name: String, _ kind: Kind, _ summary: String) -> Parameter {
@@ -189,7 +267,7 @@ public struct PathID: EndpointParameters {
 /// `limit` and `cursor`: one page of a list, newest first.
 public struct PageQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
-        .query("limit", .integer, "Items per page, 1 to 100 (20 by default)."),
+        .query("limit", .integer, "Items per page, 1 to 100 (20 by default).").within(1...100, defaultValue: 20),
         .query("cursor", .string, "The `nextCursor` of the page before."),
     ]
     public var limit: Int?

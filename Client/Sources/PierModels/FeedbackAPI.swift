@@ -14,62 +14,74 @@ public enum FeedbackAPI {
     public static let create = Endpoint<FeedbackSender, CreateFeedback, FeedbackItem>(
         "POST", "/feedback", access: .anyone, operation: "createFeedback",
         summary: "Send feedback (anonymous or signed in); safe to retry with its id", status: 201,
+        answers: "Stored (or the original answer to a retry)", headers: ["Location", "Idempotent-Replayed"],
         problems: [.validationFailed, .idempotencyKeyReused, .rateLimited], retryable: true)
 
     /// `GET /feedback/mine`: the caller's own items with the team's replies, newest first.
     public static let mine = Endpoint<PageQuery, NoBody, FeedbackPage>(
         "GET", "/feedback/mine", access: .signedIn, operation: "listMyFeedback",
-        summary: "The caller's own feedback with the team's replies, newest first", problems: [.validationFailed])
+        summary: "The caller's own feedback with the team's replies, newest first", answers: "A page",
+        problems: [.validationFailed])
 
     /// `GET /feedback/{id}`: one item, for its sender or the team (with its history).
     public static let item = Endpoint<PathID, NoBody, FeedbackItem>(
         "GET", "/feedback/{id}", access: .signedIn, operation: "getFeedback",
-        summary: "One item (its sender, or the team with its history)", problems: [.notFound])
+        summary: "One item (its sender, or the team with its history)", answers: "The item", problems: [.notFound])
 
     /// `GET /feedback`: everyone's items, filtered, newest first (the team).
     public static let list = Endpoint<FeedbackQuery, NoBody, FeedbackPage>(
         "GET", "/feedback", access: .staff, operation: "listFeedback",
-        summary: "Everyone's feedback, filtered, newest first (the team)", problems: [.validationFailed])
+        summary: "Everyone's feedback, filtered, newest first (the team)", answers: "A page", problems: [.validationFailed])
 
     /// `PATCH /feedback/{id}`: triage (status, tags, internal note, moderation).
     public static let update = Endpoint<PathID, UpdateFeedback, FeedbackItem>(
         "PATCH", "/feedback/{id}", access: .staff, operation: "updateFeedback",
         summary: "Triage an item: status, tags, internal note, moderation (the team)",
-        problems: [.validationFailed, .notFound, .conflict])
+        answers: "The item with its history", problems: [.validationFailed, .notFound, .conflict])
 
     /// `POST /feedback/{id}/replies`: a reply to the sender; a retry with its `id` answers the
     /// stored reply (200) instead of 201.
     public static let reply = Endpoint<PathID, CreateFeedbackReply, FeedbackReply>(
         "POST", "/feedback/{id}/replies", access: .staff, operation: "replyToFeedback",
         summary: "Reply to an item's sender, in their app and by mail (the team); safe to retry with its id",
-        status: 201, problems: [.validationFailed, .notFound, .conflict], retryable: true)
+        description:
+            "The reply is stored with the item (the sender sees it in `GET /feedback/mine` and `GET /feedback/{id}`) and mailed: to a signed-in sender's address when it is verified and the account enabled, or to an anonymous sender's reply address (`delivery` says which; `none` when the sender cannot be reached). A retry with the same `id` answers 200 with the stored reply and mails nothing more; the same `id` with another item or text is 409.",
+        status: 201, answers: "The reply, stored (200: the stored reply, to a retry)", also: [200],
+        problems: [.validationFailed, .notFound, .conflict], retryable: true)
 
     /// `GET /feedback/stats`: counts by status, category and platform, ratings by app version.
     public static let stats = Endpoint<FeedbackStatsQuery, NoBody, FeedbackStats>(
         "GET", "/feedback/stats", access: .staff, operation: "getFeedbackStats",
         summary: "Counts by status, category and platform; ratings by app version (the team)",
-        problems: [.validationFailed])
+        description:
+            "Whole UTC days are read from a daily rollup (kept by the feedback worker every minute), the rest of the range (today, partial days at its edges, days triaged since their rollup) from the items, in one statement: exact, and as fast on a year of feedback as on a day.",
+        answers: "Statistics", problems: [.validationFailed])
 
     /// `GET /feedback/stats/daily`: each UTC day of the last N, and the backlog now.
     public static let daily = Endpoint<FeedbackDailyQuery, NoBody, FeedbackDaily>(
         "GET", "/feedback/stats/daily", access: .staff, operation: "getFeedbackDaily",
         summary: "What came in each UTC day of the last N days, and the triage backlog now (the team)",
-        problems: [.validationFailed])
+        description:
+            "Each UTC day of the last `days` (today included): items, by category and by platform, ratings and their average; and now: items per status, open items (new, triaged, planned, in progress) and when the oldest came in. Read like `/feedback/stats`.",
+        answers: "The days, oldest first, and the backlog", problems: [.validationFailed])
 
     /// `GET /feedback/export`: every item matching the filters, as NDJSON or CSV, streamed.
     public static let export = Endpoint<FeedbackExportQuery, NoBody, FileAnswer>(
         "GET", "/feedback/export", access: .staff, operation: "exportFeedback",
-        summary: "Every item matching the filters as NDJSON or CSV, streamed (the team)", problems: [.validationFailed])
+        summary: "Every item matching the filters as NDJSON or CSV, streamed (the team)", answers: "NDJSON or CSV",
+        media: ["application/x-ndjson", "text/csv"], problems: [.validationFailed])
 }
 
 /// `POST /feedback`'s headers: where an anonymous sender's ids and keys live, and an
 /// idempotency key for clients that do not choose the item's id.
 public struct FeedbackSender: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
-        .header("Idempotency-Key", .string, "Makes a retry safe when the body carries no `id` (1 to 255 characters)."),
+        .header("Idempotency-Key", .string, "Makes a retry safe when the body carries no `id` (1 to 255 characters).").sized(
+            1...255),
         .header(
             "X-Installation-ID", .string,
-            "The app installation's id: an anonymous sender's ids and keys are its own (else its address's)."),
+            "The app installation's id: an anonymous sender's ids and keys are its own (else its address's)."
+        ).sized(1...128, pattern: "^[!-~]+$"),
     ]
     public var idempotencyKey: String?
     public var installationID: String?
@@ -94,14 +106,16 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
         .query("status", .string, "Statuses, comma-separated (`new,triaged`)."),
         .query("category", .string, "Categories, comma-separated."),
         .query("platform", .string, "Platforms, comma-separated."),
-        .query("ratingMin", .integer, "The lowest rating, 1 to 5."),
-        .query("ratingMax", .integer, "The highest rating, 1 to 5."),
+        .query("ratingMin", .integer, "The lowest rating, 1 to 5.").within(1...5),
+        .query("ratingMax", .integer, "The highest rating, 1 to 5.").within(1...5),
         .query("createdFrom", .date, "Sent at or after (ISO 8601 date or date-time)."),
         .query("createdTo", .date, "Sent before (ISO 8601 date or date-time)."),
         .query("appVersion", .string, "One app version, exactly."),
         .query("userId", .uuid, "One account's items."),
-        .query("q", .string, "Words searched for in the message, the name and the address (1 to 200 characters)."),
-        .query("moderation", .string, "`pending`, `approved` (the default), `rejected` or `all`."),
+        .query("q", .string, "Words searched for in the message, the name and the address (1 to 200 characters).").sized(1...200),
+        .query("moderation", .string, "`pending`, `approved` (the default), `rejected` or `all`.").one(of: [
+            "pending", "approved", "rejected", "all",
+        ]),
     ]
 
     public var status: String?
@@ -164,7 +178,7 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
 /// `GET /feedback/export`: the format and the list's filters.
 public struct FeedbackExportQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] =
-        [.query("format", .string, "`ndjson` (the default) or `csv`.")] + FeedbackQuery.filters
+        [.query("format", .string, "`ndjson` (the default) or `csv`.").one(of: ["ndjson", "csv"])] + FeedbackQuery.filters
 
     public var format: String?
     public var filter: FeedbackQuery
@@ -184,7 +198,9 @@ public struct FeedbackStatsQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
         .query("from", .date, "Counted from (ISO 8601 date or date-time)."),
         .query("to", .date, "Counted until (ISO 8601 date or date-time)."),
-        .query("moderation", .string, "`pending`, `approved` or `rejected`; every state when absent."),
+        .query("moderation", .string, "`pending`, `approved` or `rejected`; every state when absent.").one(of: [
+            "pending", "approved", "rejected",
+        ]),
     ]
     public var from: String?
     public var to: String?
@@ -204,8 +220,10 @@ public struct FeedbackStatsQuery: EndpointParameters, Equatable {
 /// `GET /feedback/stats/daily`: how many days, and the moderation counted.
 public struct FeedbackDailyQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
-        .query("days", .integer, "Days counted back from today, 1 to 366 (30 by default)."),
-        .query("moderation", .string, "`pending`, `approved` or `rejected`; every state when absent."),
+        .query("days", .integer, "Days counted back from today, 1 to 366 (30 by default).").within(1...366, defaultValue: 30),
+        .query("moderation", .string, "`pending`, `approved` or `rejected`; every state when absent.").one(of: [
+            "pending", "approved", "rejected",
+        ]),
     ]
     public var days: Int?
     public var moderation: String?

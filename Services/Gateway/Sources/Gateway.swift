@@ -1,7 +1,10 @@
 import AuthService
 import ConsoleService
 import FeedbackService
+import Foundation
+import PierDocument
 import PierHTTP
+import PierModels
 import PierRuntime
 import PierService
 import SubscriptionsService
@@ -35,6 +38,28 @@ public enum Gateway {
                 settings: try ProxySettings(environment: configuration.environment, extraRoutes: options["--route"] ?? []),
                 configuration: configuration, http: http, logger: logger)
         ]
+    }
+
+    /// The API document, generated once from the endpoints' definitions (a failure to describe a
+    /// type is a bug a test finds first).
+    public static let document: [UInt8] = {
+        do {
+            return try APIDocument.generate(version: PierVersion.current)
+        } catch {
+            return Array(#"{"error":"the API document could not be generated"}"#.utf8)
+        }
+    }()
+
+    /// `pier-gateway openapi`: prints the document; 1 when it cannot be generated.
+    public static func writeDocument() -> Int32 {
+        do {
+            let bytes = try APIDocument.generate(version: PierVersion.current)
+            FileHandle.standardOutput.write(Data(bytes))
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("pier-gateway openapi: \(error)\n".utf8))
+            return 1
+        }
     }
 
     /// Starts `names` (or none) and the proxy of `settings` in this process: what tests run.
@@ -79,12 +104,11 @@ public enum Gateway {
 
         func routes(into routes: inout Routes, authenticator: Authenticator) {
             proxy?.routes(into: &routes, authenticator: authenticator)
-            let document = PackageResources.openapi_json
             let router = Router<BasicRequestContext>()
-            router.get("/openapi.json") { _, _ in
+            router.get(GatewayAPI.document.path) { _, _ in
                 Response(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
-                    body: document)
+                    body: Gateway.document)
             }
             // The root, where a newcomer's browser goes first: where things are, not a 404. A
             // browser (it asks for HTML) gets a page of links, with no icon to fetch; anyone else
@@ -97,7 +121,7 @@ public enum Gateway {
                 </head><body><h1>Pier</h1><ul><li><a href="/console/">The team's console</a></li>
                 <li><a href="/openapi.json">The API (OpenAPI 3.1)</a></li><li><a href="/readyz">Readiness</a></li></ul></body></html>
                 """.utf8)
-            router.get("/") { request, _ in
+            router.get(GatewayAPI.index.path) { request, _ in
                 let html = request.headers["Accept"]?.contains("text/html") == true
                 return Response(
                     status: 200,
@@ -111,17 +135,18 @@ public enum Gateway {
             let icon = Array(
                 ##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f5bd3"/></svg>"##
                     .utf8)
-            router.get("/favicon.ico") { _, _ in
+            router.get(GatewayAPI.icon.path) { _, _ in
                 Response(
                     status: 200, headers: ["Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400"], body: icon)
             }
             // Read by iOS and Android from the domain's root, never through a redirect: JSON
             // whatever the name says (Apple's has no extension).
             router.get(
-                "/.well-known/apple-app-site-association",
+                GatewayAPI.appleAssociation.path,
                 Self.associationFile(association.appleFile, setting: "PIER_APPLE_APP_IDS"))
             router.get(
-                "/.well-known/assetlinks.json", Self.associationFile(association.androidFile, setting: "PIER_ANDROID_PACKAGE"))
+                GatewayAPI.androidAssociation.path, Self.associationFile(association.androidFile, setting: "PIER_ANDROID_PACKAGE")
+            )
             routes.merge(router.routes)
         }
 
