@@ -20,18 +20,7 @@ enum AccountCommands {
         let auth = pier.auth
         switch command {
         case "register", "login":
-            let email = try arguments.next("an email address")
-            let name = command == "register" ? arguments.option("name") : nil
-            let device = arguments.option("device") ?? defaultDevice
-            let code = arguments.option("code")
-            try arguments.finish()
-            let secret = try password(arguments)
-            let user = try await askingForACode(code, auth) { () async throws(PierError) -> User in
-                command == "register"
-                    ? try await auth.register(email: email, password: secret, displayName: name, deviceName: device)
-                    : try await auth.login(email: email, password: secret, deviceName: device)
-            }
-            try output.show(user, signedIn)
+            try await signIn(command, &arguments, auth, output)
         case "sign-in":
             let provider = try arguments.next("a provider (apple, or an OpenID Connect provider's name)")
             let token = try arguments.next("the ID token")
@@ -75,60 +64,11 @@ enum AccountCommands {
         case "email":
             try await email(&arguments, auth, output)
         case "password":
-            switch try arguments.next("forgot or reset") {
-            case "forgot":
-                let email = try arguments.next("an email address")
-                try arguments.finish()
-                try await auth.forgotPassword(email: email)
-                output.say("If an account has this address, a mail with a link is on its way.")
-            case "reset":
-                let token = try mailedToken(arguments.next("the mailed link or its token"))
-                try arguments.finish()
-                try await auth.resetPassword(token: token, newPassword: try password(arguments))
-                output.say("Password changed; every session ended. Sign in with the new one.")
-            case let other:
-                throw CLIError.usage("unknown password command \"\(other)\"")
-            }
+            try await passwordCommand(&arguments, auth, output)
         case "identities":
-            if let action = arguments.nextIfAny() {
-                guard action == "unlink" else { throw CLIError.usage("unknown identities command \"\(action)\"") }
-                let id = try arguments.nextID("the identity id")
-                try arguments.finish()
-                try await auth.unlinkIdentity(id, password: try? password(arguments))
-                output.say("Unlinked")
-            } else {
-                try arguments.finish()
-                try output.show(ItemList(try await auth.identities())) { list in
-                    table(
-                        ["id", "provider", "email", "linked", "last used"],
-                        list.items.map {
-                            [
-                                $0.id.uuidString.lowercased(), $0.provider, $0.email ?? "", shortDate($0.linkedAt),
-                                $0.lastUsedAt.map(shortDate) ?? "",
-                            ]
-                        })
-                }
-            }
+            try await identities(&arguments, auth, output)
         case "sessions":
-            if let action = arguments.nextIfAny() {
-                guard action == "end" else { throw CLIError.usage("unknown sessions command \"\(action)\"") }
-                let id = try arguments.nextID("the session id")
-                try arguments.finish()
-                try await auth.endSession(id)
-                output.say("Session ended")
-            } else {
-                try arguments.finish()
-                try output.show(ItemList(try await auth.sessions())) { list in
-                    table(
-                        ["id", "device", "address", "signed in", "last used", ""],
-                        list.items.map {
-                            [
-                                $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "",
-                                shortDate($0.createdAt), $0.lastUsedAt.map(shortDate) ?? "", $0.current ? "(this one)" : "",
-                            ]
-                        })
-                }
-            }
+            try await sessions(&arguments, auth, output)
         case "export":
             let path = arguments.option("output")
             try arguments.finish()
@@ -147,36 +87,121 @@ enum AccountCommands {
         case "mfa":
             try await twoStep(&arguments, auth, output)
         case "passkeys":
-            switch arguments.nextIfAny() {
-            case nil:
-                try arguments.finish()
-                try output.show(ItemList(try await auth.passkeys())) { list in
-                    table(
-                        ["id", "name", "added", "last used", ""],
-                        list.items.map {
-                            [
-                                $0.id.uuidString.lowercased(), $0.name, shortDate($0.createdAt),
-                                $0.lastUsedAt.map(shortDate) ?? "",
-                                $0.suspended ? "(suspended)" : $0.backedUp ? "(synced)" : "",
-                            ]
-                        })
-                }
-            case "rename":
-                let id = try arguments.nextID("the passkey id")
-                let name = try arguments.next("the new name")
-                try arguments.finish()
-                try output.show(try await auth.renamePasskey(id, to: name)) { print("Renamed: \($0.name)") }
-            case "remove":
-                let id = try arguments.nextID("the passkey id")
-                let code = arguments.option("code")
-                try arguments.finish()
-                try await auth.removePasskey(id, password: code == nil ? try? password(arguments) : nil, code: code)
-                output.say("Passkey removed")
-            case let other?:
-                throw CLIError.usage("unknown passkeys command \"\(other)\"")
-            }
+            try await passkeys(&arguments, auth, output)
         default:
             throw CLIError.usage("unknown command \"\(command)\"")
+        }
+    }
+
+    /// `register` and `login`: signed in with a password (and a code, with two-step sign-in).
+    static func signIn(_ command: String, _ arguments: inout Arguments, _ auth: PierAuth, _ output: Output) async throws {
+        let email = try arguments.next("an email address")
+        let name = command == "register" ? arguments.option("name") : nil
+        let device = arguments.option("device") ?? defaultDevice
+        let code = arguments.option("code")
+        try arguments.finish()
+        let secret = try password(arguments)
+        let user = try await askingForACode(code, auth) { () async throws(PierError) -> User in
+            command == "register"
+                ? try await auth.register(email: email, password: secret, displayName: name, deviceName: device)
+                : try await auth.login(email: email, password: secret, deviceName: device)
+        }
+        try output.show(user, signedIn)
+    }
+
+    /// `password forgot | reset`.
+    static func passwordCommand(_ arguments: inout Arguments, _ auth: PierAuth, _ output: Output) async throws {
+        switch try arguments.next("forgot or reset") {
+        case "forgot":
+            let email = try arguments.next("an email address")
+            try arguments.finish()
+            try await auth.forgotPassword(email: email)
+            output.say("If an account has this address, a mail with a link is on its way.")
+        case "reset":
+            let token = try mailedToken(arguments.next("the mailed link or its token"))
+            try arguments.finish()
+            try await auth.resetPassword(token: token, newPassword: try password(arguments))
+            output.say("Password changed; every session ended. Sign in with the new one.")
+        case let other:
+            throw CLIError.usage("unknown password command \"\(other)\"")
+        }
+    }
+
+    /// `identities [unlink ID]`.
+    static func identities(_ arguments: inout Arguments, _ auth: PierAuth, _ output: Output) async throws {
+        if let action = arguments.nextIfAny() {
+            guard action == "unlink" else { throw CLIError.usage("unknown identities command \"\(action)\"") }
+            let id = try arguments.nextID("the identity id")
+            try arguments.finish()
+            try await auth.unlinkIdentity(id, password: try? password(arguments))
+            output.say("Unlinked")
+        } else {
+            try arguments.finish()
+            try output.show(ItemList(try await auth.identities())) { list in
+                table(
+                    ["id", "provider", "email", "linked", "last used"],
+                    list.items.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.provider, $0.email ?? "", shortDate($0.linkedAt),
+                            $0.lastUsedAt.map(shortDate) ?? "",
+                        ]
+                    })
+            }
+        }
+    }
+
+    /// `sessions [end ID]`.
+    static func sessions(_ arguments: inout Arguments, _ auth: PierAuth, _ output: Output) async throws {
+        if let action = arguments.nextIfAny() {
+            guard action == "end" else { throw CLIError.usage("unknown sessions command \"\(action)\"") }
+            let id = try arguments.nextID("the session id")
+            try arguments.finish()
+            try await auth.endSession(id)
+            output.say("Session ended")
+        } else {
+            try arguments.finish()
+            try output.show(ItemList(try await auth.sessions())) { list in
+                table(
+                    ["id", "device", "address", "signed in", "last used", ""],
+                    list.items.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "",
+                            shortDate($0.createdAt), $0.lastUsedAt.map(shortDate) ?? "", $0.current ? "(this one)" : "",
+                        ]
+                    })
+            }
+        }
+    }
+
+    /// `passkeys [rename ID NAME | remove ID]`.
+    static func passkeys(_ arguments: inout Arguments, _ auth: PierAuth, _ output: Output) async throws {
+        switch arguments.nextIfAny() {
+        case nil:
+            try arguments.finish()
+            try output.show(ItemList(try await auth.passkeys())) { list in
+                table(
+                    ["id", "name", "added", "last used", ""],
+                    list.items.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.name, shortDate($0.createdAt),
+                            $0.lastUsedAt.map(shortDate) ?? "",
+                            $0.suspended ? "(suspended)" : $0.backedUp ? "(synced)" : "",
+                        ]
+                    })
+            }
+        case "rename":
+            let id = try arguments.nextID("the passkey id")
+            let name = try arguments.next("the new name")
+            try arguments.finish()
+            try output.show(try await auth.renamePasskey(id, to: name)) { print("Renamed: \($0.name)") }
+        case "remove":
+            let id = try arguments.nextID("the passkey id")
+            let code = arguments.option("code")
+            try arguments.finish()
+            try await auth.removePasskey(id, password: code == nil ? try? password(arguments) : nil, code: code)
+            output.say("Passkey removed")
+        case let other?:
+            throw CLIError.usage("unknown passkeys command \"\(other)\"")
         }
     }
 

@@ -23,76 +23,17 @@ enum AdminCommands {
         case "plans":
             try await plans(&arguments, admin, output)
         case "grant":
-            let named = try arguments.next("the user (an address or an id)")
-            let plan = try arguments.next("the plan id")
-            let duration = arguments.option("duration")
-            let until = try arguments.date("until")
-            guard let reason = arguments.option("reason") else { throw CLIError.usage("--reason is required") }
-            try arguments.finish()
-            let user = try await admin.user(named: named).id
-            let grant = try await admin.grant(
-                CreateGrant(userId: user, planId: plan, duration: duration, until: until, reason: reason))
-            try output.show(grant) {
-                print("Granted \($0.planId) until \(shortDate($0.endsAt)) (grant \($0.id.uuidString.lowercased()))")
-            }
+            try await grant(&arguments, admin, output)
         case "users":
-            let query = try arguments.next("what to look for (an address or its start, a name's start, an id)")
-            let limit = try arguments.int("limit", in: 1...100)
-            try arguments.finish()
-            try output.show(try await admin.users(matching: query, limit: limit)) { list in
-                table(
-                    ["id", "email", "name", "role", "verified", "created"],
-                    list.items.map {
-                        [
-                            $0.id.uuidString.lowercased(), $0.email, $0.displayName ?? "", $0.role.rawValue,
-                            $0.emailVerified ? "yes" : "no",
-                            shortDate($0.createdAt),
-                        ]
-                    })
-                if list.more { print("More accounts match: a longer query narrows them down.") }
-            }
+            try await users(&arguments, admin, output)
         case "user":
-            let named = try arguments.next("the user (an address or an id)")
-            let refresh = arguments.flag("refresh")
-            try arguments.finish()
-            let account = try await admin.user(named: named)
-            let history =
-                refresh ? try await admin.refreshFromAppStore(account.id) : try await admin.subscription(of: account.id)
-            try output.show(AccountView(user: account, subscription: history)) { view in
-                let user = view.user
-                print("\(user.email)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
-                print("name \(user.displayName ?? "-"), role \(user.role), since \(shortDate(user.createdAt))")
-                if let disabled = user.disabledAt { print("disabled since \(shortDate(disabled)): it cannot sign in") }
-                let history = view.subscription
-                SubscriptionCommands.printStatus(history.subscription)
-                table(["at", "kind", "reference"], history.facts.map { [shortDate($0.at), $0.kind, $0.reference] })
-            }
+            try await user(&arguments, admin, output)
         case "revoke":
             let grant = try arguments.nextID("the grant id")
             try arguments.finish()
             try output.show(try await admin.revokeGrant(grant)) { print("Revoked grant \($0.id.uuidString.lowercased())") }
         case "sessions":
-            let named = try arguments.next("the user (an address or an id)")
-            let end = arguments.flag("end")
-            let only = try arguments.id("session")
-            try arguments.finish()
-            let user = try await admin.user(named: named).id
-            if end || only != nil {
-                let ended = try await admin.endSessions(of: user, only: only)
-                try output.show(SessionsEnded(ended: ended)) { print("Ended \($0.ended) session(s)") }
-            } else {
-                try output.show(try await admin.sessions(of: user)) { sessions in
-                    table(
-                        ["id", "device", "address", "created", "last used"],
-                        sessions.map {
-                            [
-                                $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "",
-                                shortDate($0.createdAt),
-                                shortDate($0.lastUsedAt),
-                            ]
-                        })
-                }
-            }
+            try await sessions(&arguments, admin, output)
         case "mail":
             let named = try arguments.next("the user (an address or an id)")
             let kind = try arguments.next("password-reset or verification")
@@ -137,27 +78,111 @@ enum AdminCommands {
                 output.raw(data)
             }
         case "audit":
-            let service = try arguments.next("the service: auth, feedback or subscriptions")
-            var subject: UUID? = nil
-            if let named = arguments.option("user") { subject = try await admin.user(named: named).id }
-            let filter = PierAdmin.AuditFilter(
-                subject: subject, actor: try arguments.id("actor"), target: arguments.option("target"),
-                before: try arguments.int("before", in: 1...Int.max).map(Int64.init),
-                limit: try arguments.int("limit", in: 1...200))
-            try arguments.finish()
-            try output.show(try await admin.audit(service, filter)) { list in
-                table(
-                    ["at", "actor", "action", "target", "change"],
-                    list.items.map {
-                        [
-                            shortDate($0.at), ($0.actorId?.uuidString.lowercased() ?? "operator") + " (\($0.actorRole))",
-                            $0.action, $0.targetId, describe($0.before, $0.after),
-                        ]
-                    })
-                if let next = list.next { print("More: --before \(next)") }
-            }
+            try await audit(&arguments, admin, output)
         case let other:
             throw CLIError.usage("unknown admin command \"\(other)\"")
+        }
+    }
+
+    /// `admin grant USER PLAN`: access to a plan for a while, with a reason.
+    static func grant(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        let named = try arguments.next("the user (an address or an id)")
+        let plan = try arguments.next("the plan id")
+        let duration = arguments.option("duration")
+        let until = try arguments.date("until")
+        guard let reason = arguments.option("reason") else { throw CLIError.usage("--reason is required") }
+        try arguments.finish()
+        let user = try await admin.user(named: named).id
+        let grant = try await admin.grant(
+            CreateGrant(userId: user, planId: plan, duration: duration, until: until, reason: reason))
+        try output.show(grant) {
+            print("Granted \($0.planId) until \(shortDate($0.endsAt)) (grant \($0.id.uuidString.lowercased()))")
+        }
+    }
+
+    /// `admin users QUERY`: the accounts that match.
+    static func users(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        let query = try arguments.next("what to look for (an address or its start, a name's start, an id)")
+        let limit = try arguments.int("limit", in: 1...100)
+        try arguments.finish()
+        try output.show(try await admin.users(matching: query, limit: limit)) { list in
+            table(
+                ["id", "email", "name", "role", "verified", "created"],
+                list.items.map {
+                    [
+                        $0.id.uuidString.lowercased(), $0.email, $0.displayName ?? "", $0.role.rawValue,
+                        $0.emailVerified ? "yes" : "no",
+                        shortDate($0.createdAt),
+                    ]
+                })
+            if list.more { print("More accounts match: a longer query narrows them down.") }
+        }
+    }
+
+    /// `admin user USER [--refresh]`: an account and its subscription.
+    static func user(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        let named = try arguments.next("the user (an address or an id)")
+        let refresh = arguments.flag("refresh")
+        try arguments.finish()
+        let account = try await admin.user(named: named)
+        let history =
+            refresh ? try await admin.refreshFromAppStore(account.id) : try await admin.subscription(of: account.id)
+        try output.show(AccountView(user: account, subscription: history)) { view in
+            let user = view.user
+            print("\(user.email)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
+            print("name \(user.displayName ?? "-"), role \(user.role), since \(shortDate(user.createdAt))")
+            if let disabled = user.disabledAt { print("disabled since \(shortDate(disabled)): it cannot sign in") }
+            let history = view.subscription
+            SubscriptionCommands.printStatus(history.subscription)
+            table(["at", "kind", "reference"], history.facts.map { [shortDate($0.at), $0.kind, $0.reference] })
+        }
+    }
+
+    /// `admin sessions USER [--end] [--session ID]`: its sessions, or end them.
+    static func sessions(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        let named = try arguments.next("the user (an address or an id)")
+        let end = arguments.flag("end")
+        let only = try arguments.id("session")
+        try arguments.finish()
+        let user = try await admin.user(named: named).id
+        if end || only != nil {
+            let ended = try await admin.endSessions(of: user, only: only)
+            try output.show(SessionsEnded(ended: ended)) { print("Ended \($0.ended) session(s)") }
+        } else {
+            try output.show(try await admin.sessions(of: user)) { sessions in
+                table(
+                    ["id", "device", "address", "created", "last used"],
+                    sessions.map {
+                        [
+                            $0.id.uuidString.lowercased(), $0.deviceName ?? "", $0.clientAddress ?? "",
+                            shortDate($0.createdAt),
+                            shortDate($0.lastUsedAt),
+                        ]
+                    })
+            }
+        }
+    }
+
+    /// `admin audit SERVICE`: what the team did, newest first.
+    static func audit(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
+        let service = try arguments.next("the service: auth, feedback or subscriptions")
+        var subject: UUID? = nil
+        if let named = arguments.option("user") { subject = try await admin.user(named: named).id }
+        let filter = PierAdmin.AuditFilter(
+            subject: subject, actor: try arguments.id("actor"), target: arguments.option("target"),
+            before: try arguments.int("before", in: 1...Int.max).map(Int64.init),
+            limit: try arguments.int("limit", in: 1...200))
+        try arguments.finish()
+        try output.show(try await admin.audit(service, filter)) { list in
+            table(
+                ["at", "actor", "action", "target", "change"],
+                list.items.map {
+                    [
+                        shortDate($0.at), ($0.actorId?.uuidString.lowercased() ?? "operator") + " (\($0.actorRole))",
+                        $0.action, $0.targetId, describe($0.before, $0.after),
+                    ]
+                })
+            if let next = list.next { print("More: --before \(next)") }
         }
     }
 

@@ -54,16 +54,6 @@ struct DashboardScreens: Sendable {
                 ("conversions", sums(subscribed.days.map(\.conversions))),
                 ("cancellations", sums(subscribed.days.map(\.cancellations))), ("refunds", sums(subscribed.days.map(\.refunds))),
             ], what: "changes")
-        let now = subscribed.days.last
-        let subscribers = now?.active.values.reduce(0, +) ?? 0
-        let inTrial = now?.trials.values.reduce(0, +) ?? 0
-        let conversions = subscribed.days.reduce(0) { $0 + $1.conversions }
-        let cancellations = subscribed.days.reduce(0) { $0 + $1.cancellations }
-        let received = daily.days.reduce(0) { $0 + $1.items }
-        let rated = daily.days.reduce(0) { $0 + $1.ratings }
-        let ratingSum = daily.days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) }
-        let average = rated == 0 ? "-" : String((ratingSum / Double(rated) * 10).rounded() / 10)
-        let age = daily.oldestOpenAt.map { Self.age(since: $0) } ?? "-"
         let statuses = HTML.join(
             FeedbackStatus.allCases.map { status in
                 "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(status.rawValue)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
@@ -79,18 +69,7 @@ struct DashboardScreens: Sendable {
             """
             <h1>Dashboard</h1>
             <p class="spans">\(spans)</p>
-            <div class="tiles">
-            <div class="tile"><span class="muted">Feedback, \(days) days</span><strong data-figure="received">\(received)</strong></div>
-            <div class="tile"><span class="muted">Average rating</span><strong data-figure="rating">\(average)</strong></div>
-            <div class="tile"><span class="muted">Open (backlog)</span><strong data-figure="open">\(daily.open)</strong></div>
-            <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
-            <div class="tile"><span class="muted">Sign-ups, \(days) days</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
-            <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
-            <div class="tile"><span class="muted">Subscriptions now</span><strong data-figure="subscriptions">\(subscribers)</strong></div>
-            <div class="tile"><span class="muted">In an introductory offer</span><strong data-figure="trials">\(inTrial)</strong></div>
-            <div class="tile"><span class="muted">Conversions, \(days) days</span><strong data-figure="conversions">\(conversions)</strong></div>
-            <div class="tile"><span class="muted">Cancellations, \(days) days</span><strong data-figure="cancellations">\(cancellations)</strong></div>
-            </div>
+            \(Self.tiles(daily, accounts, subscribed, days: days))
             <h2>Items by status now</h2>
             <ul class="statuses">\(statuses)</ul>
             <div class="charts">
@@ -105,6 +84,34 @@ struct DashboardScreens: Sendable {
             <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.
             Subscriptions at the end of each day (today: now), introductory offers included; a conversion is a paid period right after an introductory offer, a cancellation auto-renew turned off.</p>
             """)
+    }
+
+    /// The figures of the span, one tile each.
+    static func tiles(_ daily: FeedbackDaily, _ accounts: SignUpStats, _ subscribed: SubscriptionDaily, days: Int) -> HTML {
+        let now = subscribed.days.last
+        let subscribers = now?.active.values.reduce(0, +) ?? 0
+        let inTrial = now?.trials.values.reduce(0, +) ?? 0
+        let conversions = subscribed.days.reduce(0) { $0 + $1.conversions }
+        let cancellations = subscribed.days.reduce(0) { $0 + $1.cancellations }
+        let received = daily.days.reduce(0) { $0 + $1.items }
+        let rated = daily.days.reduce(0) { $0 + $1.ratings }
+        let ratingSum = daily.days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) }
+        let average = rated == 0 ? "-" : String((ratingSum / Double(rated) * 10).rounded() / 10)
+        let age = daily.oldestOpenAt.map { Self.age(since: $0) } ?? "-"
+        return """
+            <div class="tiles">
+            <div class="tile"><span class="muted">Feedback, \(days) days</span><strong data-figure="received">\(received)</strong></div>
+            <div class="tile"><span class="muted">Average rating</span><strong data-figure="rating">\(average)</strong></div>
+            <div class="tile"><span class="muted">Open (backlog)</span><strong data-figure="open">\(daily.open)</strong></div>
+            <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
+            <div class="tile"><span class="muted">Sign-ups, \(days) days</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
+            <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
+            <div class="tile"><span class="muted">Subscriptions now</span><strong data-figure="subscriptions">\(subscribers)</strong></div>
+            <div class="tile"><span class="muted">In an introductory offer</span><strong data-figure="trials">\(inTrial)</strong></div>
+            <div class="tile"><span class="muted">Conversions, \(days) days</span><strong data-figure="conversions">\(conversions)</strong></div>
+            <div class="tile"><span class="muted">Cancellations, \(days) days</span><strong data-figure="cancellations">\(cancellations)</strong></div>
+            </div>
+            """
     }
 
     // MARK: - Charts

@@ -135,29 +135,8 @@ struct FeedbackScreens: Sendable {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
         let item = try await console.fetch(FeedbackAPI.item, PathID(id), as: session, request)
-        let sender: HTML =
-            if let user = item.userId {
-                // The account as it is now (its name and address are the auth service's).
-                if let account = try? await console.fetch(AuthAPI.user, PathID(user), as: session, request) {
-                    "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">\(account.displayName ?? account.email)</a> &lt;\(account.email)&gt;"
-                } else {
-                    "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">the account \(user)</a>"
-                }
-            } else {
-                "anonymous \(item.name ?? "") \(item.email.map { "<\($0)>" } ?? "")"
-            }
-        let facts: [(String, String?)] = [
-            ("status", item.status.rawValue), ("category", item.category.rawValue), ("rating", item.rating.map(String.init)),
-            ("moderation", item.moderation?.rawValue), ("platform", item.platform?.rawValue), ("OS", item.osVersion),
-            ("device", item.device),
-            ("app", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
-            ("locale", item.locale), ("request ids", item.requestIds.joined(separator: ", ")),
-            ("received", Layout.date(item.createdAt)), ("updated", Layout.date(item.updatedAt)),
-            ("duplicate of", item.duplicateOf?.uuidString.lowercased()),
-        ]
-        let metadata = item.metadata.keys.sorted().map { key in (key, Self.text(item.metadata[key] ?? .null)) }
-        let rows = HTML.join(
-            (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" })
+        let sender = await sender(of: item, as: session, request)
+        let rows = Self.facts(of: item)
         let moves = item.status.next.sorted { $0.rawValue < $1.rawValue }
         let options = HTML.join(moves.map { "<option value=\"\($0.rawValue)\">\($0.rawValue)</option>" })
         // Who triaged and who replied, by name.
@@ -227,6 +206,37 @@ struct FeedbackScreens: Sendable {
             </div>
             </div>
             """)
+    }
+
+    /// Who sent `item`: the account as it is now (its name and address are the auth service's),
+    /// or the anonymous sender's name and address.
+    func sender(of item: FeedbackItem, as session: ConsoleSession, _ request: Request) async -> HTML {
+        if let user = item.userId {
+            // The account as it is now (its name and address are the auth service's).
+            if let account = try? await console.fetch(AuthAPI.user, PathID(user), as: session, request) {
+                "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">\(account.displayName ?? account.email)</a> &lt;\(account.email)&gt;"
+            } else {
+                "<a href=\"\(ConsolePath("users", user.uuidString.lowercased()))\">the account \(user)</a>"
+            }
+        } else {
+            "anonymous \(item.name ?? "") \(item.email.map { "<\($0)>" } ?? "")"
+        }
+    }
+
+    /// The item's facts, as a definition list's rows (those that are set).
+    static func facts(of item: FeedbackItem) -> HTML {
+        let facts: [(String, String?)] = [
+            ("status", item.status.rawValue), ("category", item.category.rawValue), ("rating", item.rating.map(String.init)),
+            ("moderation", item.moderation?.rawValue), ("platform", item.platform?.rawValue), ("OS", item.osVersion),
+            ("device", item.device),
+            ("app", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
+            ("locale", item.locale), ("request ids", item.requestIds.joined(separator: ", ")),
+            ("received", Layout.date(item.createdAt)), ("updated", Layout.date(item.updatedAt)),
+            ("duplicate of", item.duplicateOf?.uuidString.lowercased()),
+        ]
+        let metadata = item.metadata.keys.sorted().map { key in (key, Self.text(item.metadata[key] ?? .null)) }
+        return HTML.join(
+            (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" })
     }
 
     func triage(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {

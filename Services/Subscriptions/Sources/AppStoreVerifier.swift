@@ -276,24 +276,7 @@ struct AppStoreVerifier: Sendable {
             throw Failure(reason: "\(error)")
         }
         guard jws.header.alg == "ES256" else { throw Failure(reason: "the algorithm \(jws.header.alg) is not accepted") }
-        guard let x5c = jws.header.x5c else { throw Failure(reason: "the header has no x5c certificate chain") }
-        guard x5c.count == 3 else {
-            throw Failure(reason: "the x5c chain must hold exactly 3 certificates, it holds \(x5c.count)")
-        }
-        var certificates: [Certificate] = []
-        for (index, encoded) in x5c.prefix(2).enumerated() {
-            guard let der = Base64.decoded(encoded), let certificate = try? Certificate(der: der) else {
-                throw Failure(reason: "certificate \(index) of x5c is not a base64 DER certificate")
-            }
-            certificates.append(certificate)
-        }
-        let (leaf, intermediate) = (certificates[0], certificates[1])
-        guard intermediate.hasExtension(oid: Self.intermediateOID) else {
-            throw Failure(reason: "the intermediate certificate lacks the Apple WWDR marker (\(Self.intermediateOID))")
-        }
-        guard leaf.hasExtension(oid: Self.leafOID) else {
-            throw Failure(reason: "the leaf certificate lacks the App Store signing marker (\(Self.leafOID))")
-        }
+        let (leaf, intermediate) = try Self.certificates(of: jws)
         // The chain must have been valid when Apple signed, not necessarily now (Apple's rule);
         // without a signedDate, at the time of receipt, as Apple's libraries do. The date is read
         // before the signature is checked, so it is untrusted here: anything but a whole number
@@ -347,6 +330,29 @@ struct AppStoreVerifier: Sendable {
         } catch {
             throw Failure(reason: "the payload is not JSON")
         }
+    }
+
+    /// The leaf and intermediate certificates of `jws`'s `x5c`, each with Apple's marker.
+    static func certificates(of jws: JWS) throws(Failure) -> (leaf: Certificate, intermediate: Certificate) {
+        guard let x5c = jws.header.x5c else { throw Failure(reason: "the header has no x5c certificate chain") }
+        guard x5c.count == 3 else {
+            throw Failure(reason: "the x5c chain must hold exactly 3 certificates, it holds \(x5c.count)")
+        }
+        var certificates: [Certificate] = []
+        for (index, encoded) in x5c.prefix(2).enumerated() {
+            guard let der = Base64.decoded(encoded), let certificate = try? Certificate(der: der) else {
+                throw Failure(reason: "certificate \(index) of x5c is not a base64 DER certificate")
+            }
+            certificates.append(certificate)
+        }
+        let (leaf, intermediate) = (certificates[0], certificates[1])
+        guard intermediate.hasExtension(oid: Self.intermediateOID) else {
+            throw Failure(reason: "the intermediate certificate lacks the Apple WWDR marker (\(Self.intermediateOID))")
+        }
+        guard leaf.hasExtension(oid: Self.leafOID) else {
+            throw Failure(reason: "the leaf certificate lacks the App Store signing marker (\(Self.leafOID))")
+        }
+        return (leaf, intermediate)
     }
 
     /// Whether a string or a key anywhere in `value` holds U+0000.

@@ -115,7 +115,17 @@ extension SubscriptionFacts {
         ).map { SubscriptionDaily.Day(day: try $0.decode("day")) }
         var index: [String: Int] = [:]
         for (position, day) in result.enumerated() { index[day.day] = position }
-        // Steps before the first day add up to where it starts.
+        try await addLevels(to: &result, index: index, first: first, today: today, now: now, on: connection)
+        try await addFlows(to: &result, index: index, first: first, now: now, on: connection)
+        return SubscriptionDaily(days: result)
+    }
+
+    /// The active subscriptions and trials of each day, by plan: the steps before the first day
+    /// add up to where it starts.
+    private static func addLevels(
+        to result: inout [SubscriptionDaily.Day], index: [String: Int], first: Date, today: Date, now: Date,
+        on connection: any PostgresExecutor
+    ) async throws {
         let steps = try await connection.query(
             """
             SELECT greatest(s.day, (\(first)::timestamptz AT TIME ZONE 'UTC')::date)::text AS day, p.id AS plan, s.trial,
@@ -157,6 +167,13 @@ extension SubscriptionFacts {
             result[position].active = level.filter { $0.value != 0 }
             result[position].trials = trialLevel.filter { $0.value != 0 }
         }
+    }
+
+    /// The conversions, refunds and cancellations of each day.
+    private static func addFlows(
+        to result: inout [SubscriptionDaily.Day], index: [String: Int], first: Date, now: Date,
+        on connection: any PostgresExecutor
+    ) async throws {
         // Flows, each an index range of the days asked for.
         let flows: [(WritableKeyPath<SubscriptionDaily.Day, Int>, PostgresQuery)] = [
             (
@@ -202,6 +219,5 @@ extension SubscriptionFacts {
                 result[position][keyPath: field] = try row.decode("n")
             }
         }
-        return SubscriptionDaily(days: result)
     }
 }
