@@ -86,21 +86,15 @@ struct Console: Sendable {
     /// Exchanges the refresh token under the row's lock (one refresh per session, however many
     /// tabs ask at once); nil, and the session gone, when Pier refuses it.
     private func refresh(_ stale: ConsoleSession, _ request: Request, now: Bool = false) async throws -> ConsoleSession? {
-        try await sessions.database.withTransaction { connection in
-            guard let current = try await sessions.find(stale.secret, on: connection, locking: true) else { return nil }
-            guard now || current.accessExpiresAt.timeIntervalSinceNow < 60 else { return current }
+        try await sessions.renewing(stale.secret) { current in
+            guard now || current.accessExpiresAt.timeIntervalSinceNow < 60 else { return .keep }
             let reply = try await api.send(
                 AuthAPI.refresh, NoParameters(), body: RefreshRequest(refreshToken: current.refreshToken), from: request)
-            guard reply.ok, let tokens = try? reply.decode(AuthSession.self),
-                tokens.user.role == current.role
-            else {
-                if reply.status == 401 || reply.ok {
-                    try await connection.execute("DELETE FROM console.sessions WHERE id = \(PostgresBytes(current.id))")
-                    return nil
-                }
+            guard reply.ok, let tokens = try? reply.decode(AuthSession.self), tokens.user.role == current.role else {
+                if reply.status == 401 || reply.ok { return .end }
                 throw HTTPError.unavailable(retryAfter: 2, "Pier could not renew the session right now.")
             }
-            return try await sessions.store(tokens, in: current, on: connection)
+            return .store(tokens)
         }
     }
 

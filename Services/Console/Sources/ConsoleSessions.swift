@@ -118,8 +118,34 @@ struct ConsoleSessions: Sendable {
         return session
     }
 
-    func delete(_ session: ConsoleSession) async throws {
-        try await database.execute("DELETE FROM console.sessions WHERE id = \(PostgresBytes(session.id))")
+    func delete(_ session: ConsoleSession, on executor: (any PostgresExecutor)? = nil) async throws {
+        try await (executor ?? database).execute("DELETE FROM console.sessions WHERE id = \(PostgresBytes(session.id))")
+    }
+
+    /// What a renewal does with the session it holds locked.
+    enum Renewal {
+        /// Keeps it as it is (another tab renewed it already).
+        case keep
+        /// Stores the tokens a refresh gave.
+        case store(AuthSession)
+        /// Ends it (Pier refused the refresh token, or the role changed).
+        case end
+    }
+
+    /// Renews the session of `secret` under its row's lock, in one transaction, so that one tab
+    /// refreshes and the others read the result: `decide` sees the current session and says
+    /// what to do. Nil when the session is gone or ended.
+    func renewing(_ secret: [UInt8], _ decide: (ConsoleSession) async throws -> Renewal) async throws -> ConsoleSession? {
+        try await database.withTransaction { connection in
+            guard let current = try await find(secret, on: connection, locking: true) else { return nil }
+            switch try await decide(current) {
+            case .keep: return current
+            case .store(let tokens): return try await store(tokens, in: current, on: connection)
+            case .end:
+                try await delete(current, on: connection)
+                return nil
+            }
+        }
     }
 
     /// Forgets sessions past their timeouts (the sweep; a stale one is refused when read anyway).

@@ -49,9 +49,10 @@ final class FeedbackWorker: Sendable {
         }
         // The reports' daily counts: days that ended, and days triaged since (at start, then
         // every minute; a first run on a year of feedback takes a few batches).
+        let daily = DailyRollup(database: database)
         let rollup = Periodic("feedback rollup", every: .seconds(60)) {
             do {
-                while try await database.withTransaction({ try await FeedbackRollup($0).rollUp() }) > 0 {}
+                try await daily.run()
             } catch {
                 logger.warning("feedback rollup will retry", [("error", .string("\(error)"))])
             }
