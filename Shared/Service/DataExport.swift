@@ -1,7 +1,6 @@
 import PierHTTP
 import PierJSON
 import PierModels
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -36,15 +35,14 @@ extension JSONValue {
 /// The services auth gathers an export from besides itself: those the gateway hosts in the same
 /// process (given once they exist), and the URLs of those that run elsewhere
 /// (`PIER_AUTH_EXPORT_URLS`).
-public final class ExportSources: Sendable {
-    private let local = Mutex<[any DataExporter]>([])
+public struct ExportSources: Sendable {
+    public let hosted: [any DataExporter]
     public let remote: [String]
 
-    public init(remote: [String]) { self.remote = remote }
-
-    public func add(_ exporters: [any DataExporter]) { local.withLock { $0 += exporters } }
-
-    public var hosted: [any DataExporter] { local.withLock { $0 } }
+    public init(hosted: [any DataExporter] = [], remote: [String]) {
+        self.hosted = hosted
+        self.remote = remote
+    }
 }
 
 /// `GET /<prefix>/me/export`: a service's part of the caller's export, signed in.

@@ -143,26 +143,28 @@ public enum PluginHost {
             verifier: AccessTokenVerifier(
                 keys: chosen, issuer: configuration.tokenIssuer, audience: configuration.tokenAudience),
             revocations: revocations)
-        var mounted: [ServiceHost.Mounted] = []
-        for (plugin, pool) in pools {
+        // Each plugin is built after those that offer what it needs, with what they offered.
+        var capabilities = Capabilities()
+        let local = LocalAPI()
+        capabilities.offer(.localAPI, local)
+        var built: [String: ServiceHost.Mounted] = [:]
+        let poolOf = Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) })
+        for plugin in try buildingOrder(pools.map(\.0)) {
+            guard let pool = poolOf[plugin.name] else { continue }
             let context = ServiceContext(
                 configuration: configuration, database: pool, logger: logger.named(plugin.name),
                 authenticator: authenticator,
                 events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel),
-                http: http)
+                http: http, capabilities: capabilities)
             let service = try await plugin.make(context)
-            mounted.append(
-                .init(name: plugin.name, schema: plugin.schema, migrations: plugin.migrations, database: pool, service: service))
+            service.offer(into: &capabilities)
+            built[plugin.name] = .init(
+                name: plugin.name, schema: plugin.schema, migrations: plugin.migrations, database: pool, service: service)
         }
-        var capabilities = Capabilities()
-        let local = LocalAPI()
-        capabilities.offer(.localAPI, local)
-        for entry in mounted { entry.service.offer(into: &capabilities) }
+        // Mounted (routes, readiness, background work) in the order they were given.
+        let mounted = pools.compactMap { built[$0.0.name] }
         if let offered = capabilities.first(.tokenKeys) { chosen.use(offered) }
-        for entry in mounted {
-            entry.service.use(capabilities)
-            parts += entry.service.background
-        }
+        for entry in mounted { parts += entry.service.background }
         for item in extensions { parts += item.background }
 
         let host = ServiceHost(
@@ -184,6 +186,26 @@ public enum PluginHost {
             server: listeners.main, admin: listeners.admin, services: mounted.map(\.service),
             pools: Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) }), pipeline: listeners.pipeline,
             authenticator: authenticator, events: events, group: Task { try await group.run() })
+    }
+
+    /// `plugins` in an order where each plugin comes after every plugin that offers a capability
+    /// it needs (the given order otherwise); a cycle of needs is refused at start.
+    public static func buildingOrder(_ plugins: [Plugin]) throws -> [Plugin] {
+        var remaining = plugins
+        var ordered: [Plugin] = []
+        while !remaining.isEmpty {
+            let ready = remaining.firstIndex { plugin in
+                !remaining.contains { other in
+                    other.name != plugin.name && !Set(other.offers).isDisjoint(with: plugin.needs)
+                }
+            }
+            guard let ready else {
+                throw HostFailure(
+                    description: "the plugins \(remaining.map(\.name).joined(separator: ", ")) need what each other offers")
+            }
+            ordered.append(remaining.remove(at: ready))
+        }
+        return ordered
     }
 
     /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL, named

@@ -10,6 +10,9 @@ public struct Plugin: Sendable {
     public let migrations: [Migration]
     public let defaultPort: Int
     public let commands: [ServiceCommand]
+    /// The capabilities it takes and offers, by name (the host's order of building).
+    public let needs: [String]
+    public let offers: [String]
     let make: @Sendable (ServiceContext) async throws -> any Service
 
     public init<S: Service>(_ type: S.Type) {
@@ -23,6 +26,8 @@ public struct Plugin: Sendable {
         migrations = S.migrations
         defaultPort = S.defaultPort
         commands = S.commands
+        needs = S.needs
+        offers = S.offers
         self.make = { try await make($0) }
     }
 

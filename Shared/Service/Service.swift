@@ -34,18 +34,24 @@ public protocol Service: Sendable {
     /// every plugin is built and stopped, in reverse order, after the listeners and before the
     /// pools.
     var background: [any LifecycleService] { get }
+    /// The names of the capabilities it takes from the plugins beside it (``Capability/name``):
+    /// the host builds it after every plugin that offers one of them, and its context's
+    /// ``ServiceContext/capabilities`` holds what they offered.
+    static var needs: [String] { get }
+    /// The names of the capabilities it offers (what ``offer(into:)`` adds), for the host's
+    /// order of building.
+    static var offers: [String] { get }
     /// What it offers the other plugins of the same process (see ``Capability``).
     func offer(into capabilities: inout Capabilities)
-    /// Takes what the plugins of the process offer, once all of them are built.
-    func use(_ capabilities: Capabilities)
 }
 
 extension Service {
     public static var commands: [ServiceCommand] { [] }
     public func isReady() async -> Bool { true }
     public var background: [any LifecycleService] { [] }
+    public static var needs: [String] { [] }
+    public static var offers: [String] { [] }
     public func offer(into capabilities: inout Capabilities) {}
-    public func use(_ capabilities: Capabilities) {}
 }
 
 /// A command of a service's executable beyond serve/migrate.
@@ -73,10 +79,13 @@ public struct ServiceContext: Sendable {
     public let events: PostgresListener
     /// The process's outbound HTTP client; each use gives its own timeouts and limits.
     public let http: HTTPClient
+    /// What the host and the plugins built before offer (those of ``Service/needs`` among
+    /// them): resolved before the service is built, so it holds what it takes as constants.
+    public let capabilities: Capabilities
 
     public init(
         configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator,
-        events: PostgresListener, http: HTTPClient
+        events: PostgresListener, http: HTTPClient, capabilities: Capabilities = Capabilities()
     ) {
         self.configuration = configuration
         self.database = database
@@ -84,5 +93,6 @@ public struct ServiceContext: Sendable {
         self.authenticator = authenticator
         self.events = events
         self.http = http
+        self.capabilities = capabilities
     }
 }

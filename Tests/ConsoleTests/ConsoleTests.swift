@@ -902,7 +902,7 @@ final class Browser: @unchecked Sendable {
         func console(_ origin: String?) throws -> Console {
             Console(
                 sessions: ConsoleSessions(database: pool, idleSeconds: 60, absoluteSeconds: 60),
-                api: PierAPI(baseURL: "http://127.0.0.1:1", http: client),
+                api: PierAPI(baseURL: "http://127.0.0.1:1", http: client, local: nil),
                 authenticator: Authenticator(
                     verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: [:]), issuer: "pier", audience: "pier")),
                 secureCookies: origin != nil, origin: origin, logger: Logger(service: "t", level: .error, sink: { _ in }))

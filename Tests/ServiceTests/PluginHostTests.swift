@@ -60,6 +60,42 @@ import Testing
         func routes(into routes: inout Routes) {}
     }
 
+    /// Plugins that offer and need capabilities, by name: a reader of "parts" and two writers.
+    struct Part<Tag>: Service {
+        static var name: String { String(describing: Tag.self).lowercased() }
+        static var prefix: String { "/" + name }
+        static var schema: String { name }
+        static var migrations: [Migration] { [] }
+        static var defaultPort: Int { 0 }
+        static var needs: [String] { Tag.self == First.self || Tag.self == Second.self ? [] : ["parts"] }
+        static var offers: [String] { Tag.self == Reader.self ? [] : ["parts"] }
+        static func make(context: ServiceContext) async throws -> Self { Self() }
+        func routes(into routes: inout Routes) {}
+    }
+    enum Reader {}
+    enum First {}
+    enum Second {}
+    /// Offers "parts" and needs them (it reads the others'): built alone, not beside another such.
+    enum Loop {}
+    enum OtherLoop {}
+
+    /// A plugin that needs a capability is built after every plugin that offers it (so it is
+    /// built with what they offered), the given order kept otherwise; needs that go round are
+    /// refused before anything is built.
+    @Test func pluginsAreBuiltAfterWhatTheyNeed() throws {
+        let order = try PluginHost.buildingOrder([Plugin(Part<Reader>.self), Plugin(Part<First>.self), Plugin(Part<Second>.self)])
+        #expect(order.map(\.name) == ["first", "second", "reader"])
+        let kept = try PluginHost.buildingOrder([Plugin(Part<First>.self), Plugin(Part<Second>.self)])
+        #expect(kept.map(\.name) == ["first", "second"])
+        // One plugin offering and needing the same thing is built; two are a cycle.
+        #expect(try PluginHost.buildingOrder([Plugin(Part<Loop>.self)]).map(\.name) == ["loop"])
+        let afterFirst = try PluginHost.buildingOrder([Plugin(Part<Loop>.self), Plugin(Part<First>.self)])
+        #expect(afterFirst.map(\.name) == ["first", "loop"])
+        #expect(throws: (any Error).self) {
+            _ = try PluginHost.buildingOrder([Plugin(Part<Loop>.self), Plugin(Part<OtherLoop>.self)])
+        }
+    }
+
     static func configuration(_ url: String, application: String, peer: String = "") throws -> ServiceConfiguration {
         try ServiceConfiguration(
             environment: Environment(["PIER_DATABASE_URL": url, "PIER_PORT": "0", "TEST_PEER": peer]), defaultPort: 0,

@@ -108,7 +108,7 @@ public struct AuthService: Service {
         let desk = MailDesk(
             mails: mails, outbox: outbox, logLinks: !configuration.production && configuration.smtpURL == nil,
             logger: context.logger)
-        let exports = ExportSources(remote: configuration.exportURLs)
+        let exports = ExportSources(hosted: context.capabilities.all(.dataExport), remote: configuration.exportURLs)
         let secrets = try SigningKeys.secondFactorBox(configuration, logger: context.logger)
         let apple = try configuration.appleTokens.map { settings in
             AppleTokens(
@@ -173,5 +173,7 @@ public struct AuthService: Service {
     public func offer(into capabilities: inout Capabilities) { capabilities.offer(.tokenKeys, keys) }
 
     /// "Download my data" gathers the parts of the plugins hosted beside it in-process.
-    public func use(_ capabilities: Capabilities) { exports.add(capabilities.all(.dataExport)) }
+    /// The parts of "download my data" of the plugins hosted beside it.
+    public static var needs: [String] { [Capability<any DataExporter>.dataExport.name] }
+    public static var offers: [String] { [Capability<any VerificationKeyProvider>.tokenKeys.name] }
 }

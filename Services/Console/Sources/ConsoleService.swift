@@ -35,7 +35,12 @@ public struct ConsoleService: Service {
             database: context.database, idleSeconds: configuration.idleMinutes * 60,
             absoluteSeconds: configuration.absoluteHours * 3600)
         let console = Console(
-            sessions: sessions, api: PierAPI(baseURL: configuration.apiURL, http: context.http),
+            sessions: sessions,
+            // Hosted beside the services, the console calls their routes in-process (unless told
+            // an API's address).
+            api: PierAPI(
+                baseURL: configuration.apiURL, http: context.http,
+                local: configuration.apiURL == nil ? context.capabilities.first(.localAPI) : nil),
             authenticator: context.authenticator, secureCookies: configuration.secureCookies, origin: configuration.origin,
             logger: context.logger)
         return ConsoleService(
@@ -46,11 +51,8 @@ public struct ConsoleService: Service {
 
     public var background: [any LifecycleService] { [sweeper] }
 
-    /// Hosted beside the services, the console calls their routes in-process (unless told an
-    /// API's address).
-    public func use(_ capabilities: Capabilities) {
-        if configuration.apiURL == nil { console.api.use(capabilities.first(.localAPI)) }
-    }
+    /// The process's own routes, answered in-process.
+    public static var needs: [String] { [Capability<LocalAPI>.localAPI.name] }
 }
 
 /// The console's settings, from `PIER_CONSOLE_*`.

@@ -2,7 +2,6 @@ import PierHTTP
 import PierJSON
 import PierModels
 import PierService
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -25,16 +24,15 @@ final class PierAPI: Sendable {
         func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireDecoder.decode(type, from: body) }
     }
 
-    private let local = Mutex<LocalAPI?>(nil)
+    private let local: LocalAPI?
     let baseURL: String?
     let http: HTTPClient
 
-    init(baseURL: String?, http: HTTPClient) {
+    init(baseURL: String?, http: HTTPClient, local: LocalAPI?) {
         self.baseURL = baseURL
         self.http = http
+        self.local = local
     }
-
-    func use(_ api: LocalAPI?) { local.withLock { $0 = api } }
 
     /// `method` on `target` (a path with its encoded query), as the browser's request `from`
     /// (its address counts for the login's rate limits; its request id follows the call).
@@ -44,7 +42,7 @@ final class PierAPI: Sendable {
         var headers: HTTPHeaders = ["X-Request-ID": browser.requestID, "Accept": "application/json"]
         if let token { headers.set("Authorization", "Bearer " + token) }
         if body != nil { headers.set("Content-Type", "application/json") }
-        if let local = local.withLock({ $0 }) {
+        if let local {
             var request = try Request.received(
                 method: method, target: target, headers: headers, body: body ?? [], peerAddress: browser.clientAddress,
                 trustedProxies: .none, requestID: browser.requestID)

@@ -74,6 +74,7 @@ public struct FeedbackService: Service {
     /// counts with other replicas.
     public var background: [any LifecycleService] { worker.background + [quota.flusher] }
 
+    public static var offers: [String] { [Capability<any DataExporter>.dataExport.name] }
     public func offer(into capabilities: inout Capabilities) { capabilities.offer(.dataExport, self) }
 }
 

@@ -94,6 +94,7 @@ public struct SubscriptionsService: Service {
     /// Detaching the facts of deleted accounts, and the App Store reads asked for in the background.
     public var background: [any LifecycleService] { [worker.consumer, reconciler, live] }
 
+    public static var offers: [String] { [Capability<any DataExporter>.dataExport.name] }
     public func offer(into capabilities: inout Capabilities) { capabilities.offer(.dataExport, self) }
 }
 
