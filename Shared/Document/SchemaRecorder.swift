@@ -100,26 +100,25 @@ final class SchemaRecorder {
 
     /// A stand-in value of `type`, for a member decoded as required.
     func standIn<T: Decodable>(_ type: T.Type) throws -> T {
-        switch type {
-        case is String.Type: return "" as! T
-        case is Bool.Type: return false as! T
-        case is Int.Type: return 0 as! T
-        case is Int64.Type: return Int64(0) as! T
-        case is Int32.Type: return Int32(0) as! T
-        case is Double.Type: return 0.0 as! T
-        case is Decimal.Type: return Decimal(0) as! T
-        case is UUID.Type: return UUID() as! T
-        case is Date.Type: return Date(timeIntervalSince1970: 0) as! T
-        case is URL.Type: return URL(string: "https://example.com")! as! T
-        case is Data.Type: return Data() as! T
-        default: break
-        }
-        if let empty = type as? any EmptyMember.Type { return empty.empty as! T }
-        if let vocabulary = type as? any OpenVocabulary.Type { return Self.first(vocabulary) as! T }
+        let given: Any? =
+            if let empty = type as? any EmptyMember.Type {
+                empty.empty
+            } else if let vocabulary = type as? any OpenVocabulary.Type {
+                Self.first(vocabulary)
+            } else {
+                Self.scalarStandIns.first { $0 is T }
+            }
+        if let value = given as? T { return value }
         _ = try schema(of: type)
         if let instance = instances[ObjectIdentifier(type)] as? T { return instance }
         return try T(from: RecordingDecoder(recorder: self, object: RecordedObject(), codingPath: []))
     }
+
+    /// A value of each scalar type a member may have.
+    private static let scalarStandIns: [any Sendable] = [
+        "", false, 0, Int64(0), Int32(0), 0.0, Decimal(0), UUID(), Date(timeIntervalSince1970: 0),
+        URL(fileURLWithPath: "/"), Data(),
+    ]
 
     private static func first<V: OpenVocabulary>(_ type: V.Type) -> V { V.allCases[0] }
 
