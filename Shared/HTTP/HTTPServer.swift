@@ -74,8 +74,9 @@ public final class HTTPServer: @unchecked Sendable {
             trusted: configuration.trustedProxies)
     }
 
-    /// Binds, listens and starts MHD's threads.
-    public func start() throws {
+    /// Binds, listens and starts MHD's threads (once: later calls do nothing).
+    public func listen() throws {
+        guard daemon == nil else { return }
         let files = System.raiseFileLimit()
         let (socket, family) = try Self.listen(host: configuration.host, port: configuration.port)
         listenSocket = socket
@@ -453,13 +454,16 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// A server is a part of a ``ServiceGroup``: it listens (unless already started, so that a
-/// caller can report the bound port first) until cancelled, then shuts down gracefully.
+/// A server is a part of a ``ServiceGroup``: started after what it stands on (so that a caller
+/// can report the bound port before the group runs), it answers until cancelled, then shuts
+/// down gracefully.
 extension HTTPServer: LifecycleService {
     public var lifecycleName: String { "http \(configuration.host):\(port)" }
 
+    public func start() async throws { try listen() }
+
     public func run() async throws {
-        if daemon == nil { try start() }
+        try listen()
         await Lifecycle.untilCancelled()
         await shutdown()
     }

@@ -160,7 +160,7 @@ public struct Executable: Sendable {
                         ("plugins", .string(hosted.map(\.name).joined(separator: ","))),
                         ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
                     ])
-                let reason = try await running.wait()
+                let reason = try await running.run()
                 logger.info("stopped", [("reason", .string("\(reason)"))])
             default:
                 let owner = hosted.first { $0.commands.contains { $0.name == command } }!

@@ -51,19 +51,19 @@ public enum PluginHost {
         public let authenticator: Authenticator
         /// The listener on `pier_events`, when a plugin is hosted.
         public let events: PostgresListener?
-        let group: Task<ServiceGroup.Reason, any Error>
+        let group: ServiceGroup
 
-        /// Runs until a signal (when the group listens to signals), a part fails, or ``shutdown()``.
-        public func wait() async throws -> ServiceGroup.Reason { try await group.value }
+        /// Runs the parts (in the caller's task) until a signal (when the group listens to
+        /// signals), a part fails or ends, or ``stop()``; returns once every part has stopped.
+        public func run() async throws -> ServiceGroup.Reason { try await group.run() }
 
-        /// Stops accepting, finishes in-flight requests, stops the plugins' work, closes the pools.
-        public func shutdown() async {
-            group.cancel()
-            _ = try? await group.value
-        }
+        /// Ends ``run()``: stops accepting, finishes in-flight requests, stops the plugins' work,
+        /// closes the pools.
+        public func stop() { group.stop() }
     }
 
-    /// Builds the parts and starts them.
+    /// Builds the parts and starts them in order (the listeners last, so the returned servers'
+    /// ports are bound); ``Running/run()`` runs them.
     /// - Parameters:
     ///   - migrate: apply pending migrations first (waiting up to `PIER_DB_STARTUP_WAIT_S` for a
     ///     database that is starting); otherwise a plugin behind its schema is served with a
@@ -133,7 +133,6 @@ public enum PluginHost {
             return RevocationList(database: pool, listener: events!)
         }
         if let events, let revocations {
-            try? await revocations.sync()
             parts.append(Lifecycle("events", start: { events.start() }, stop: { events.stop() }))
             parts.append(revocations)
         }
@@ -178,14 +177,15 @@ public enum PluginHost {
             host: host, routes: routes, configuration: configuration, logger: logger,
             middleware: extensions.flatMap(\.middleware))
         local.serve(listeners.pipeline)
-        try listeners.start()
         parts += listeners.all
-        started = true
         let group = ServiceGroup(parts, logger: logger, signals: signals)
+        // From here the group stops what it started, whatever fails.
+        started = true
+        try await group.start()
         return Running(
             server: listeners.main, admin: listeners.admin, services: mounted.map(\.service),
             pools: Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) }), pipeline: listeners.pipeline,
-            authenticator: authenticator, events: events, group: Task { try await group.run() })
+            authenticator: authenticator, events: events, group: group)
     }
 
     /// `plugins` in an order where each plugin comes after every plugin that offers a capability
@@ -223,12 +223,7 @@ public enum PluginHost {
         let admin: HTTPServer?
         let pipeline: HTTPPipeline
 
-        func start() throws {
-            try main.start()
-            try admin?.start()
-        }
-
-        /// The servers as parts of a ``ServiceGroup``: the admin listener stops last.
+        /// The servers as parts of a ``ServiceGroup``: the admin listener starts first and stops last.
         var all: [any LifecycleService] { (admin.map { [$0] } ?? []) + [main] }
     }
 

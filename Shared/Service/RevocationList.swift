@@ -139,12 +139,14 @@ public final class RevocationList: LifecycleService {
     }
 
     /// Reads the log until its task is cancelled: whenever `pier_events` is notified and every
-    /// `pollInterval`; a database not there is tried again at the next turn. The host reads it
-    /// once (``sync()``) before it serves, so that tokens are not answered `unknown` while the
-    /// first read is on its way.
+    /// `pollInterval`; a database not there is tried again at the next turn.
     public func run() async {
         await listener.follow(every: pollInterval, wakingOn: [SessionRevoked.type, AccountDeleted.type]) { try? await sync() }
     }
+
+    /// The first read, before the parts after it start: the servers do not answer tokens
+    /// `unknown` while it is on its way. A database not there yet is tried again by ``run()``.
+    public func start() async { try? await sync() }
 
     /// Reads the events after the cursor (all of the last day on the first read) and forgets
     /// entries whose tokens have all expired. One read at a time: a caller that comes while one

@@ -12,7 +12,7 @@ import Testing
 /// in front of the services in another server, which is killed and started again mid-stream.
 @Suite(.serialized) struct LiveThroughProxyTests {
     /// The services (one process), trusting a test CA shaped like Apple's, on `port` (0: any).
-    static func services(_ url: String, port: Int, ca: TestCA, data: String) async throws -> PluginHost.Running {
+    static func services(_ url: String, port: Int, ca: TestCA, data: String) async throws -> Hosted {
         let roots = data + "/roots.pem"
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         try ca.rootPEM.write(toFile: roots, atomically: true, encoding: .utf8)

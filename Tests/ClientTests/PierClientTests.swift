@@ -19,7 +19,7 @@ import Testing
 /// PierClient against the whole stack over HTTP, as an app uses it.
 @Suite struct PierClientTests {
     /// One stack for the suite's tests; each test registers its own users.
-    static let stack: Task<(PluginHost.Running, String), Error> = Task {
+    static let stack: Task<(Hosted, String), Error> = Task {
         let url = try await TestDatabase.create("pier_test_client")
         // Every test's client comes from 127.0.0.1: per-address guards would make them wait on each other.
         let settings = [

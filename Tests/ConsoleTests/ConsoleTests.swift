@@ -78,7 +78,7 @@ final class Browser: @unchecked Sendable {
     static let password = "a long enough passphrase"
 
     struct Stack {
-        let running: PluginHost.Running
+        let running: Hosted
         let api: ServiceClient
         let pool: PostgresPool
         let base: String

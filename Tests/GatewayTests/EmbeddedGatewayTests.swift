@@ -12,7 +12,7 @@ import Testing
 /// Auth, feedback and subscriptions hosted in one process answer exactly as they do apart.
 @Suite struct EmbeddedGatewayTests {
     /// Auth, feedback and subscriptions in one gateway on a fresh database, and a client for it.
-    static func embedAll(database: String) async throws -> (PluginHost.Running, ServiceClient) {
+    static func embedAll(database: String) async throws -> (Hosted, ServiceClient) {
         let gateway = try await EmbeddedStack.start(databaseURL: try await TestDatabase.create(database))
         return (gateway, ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)"))
     }

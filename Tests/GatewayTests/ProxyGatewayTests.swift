@@ -67,7 +67,7 @@ final class EchoUpstream: Sendable {
         server = HTTPServer(
             configuration: HTTPServer.Configuration(port: port, threads: 2, accessLog: false, trustedProxies: trusted),
             routes: router.routes, logger: Logger(service: name, level: .error))
-        try server.start()
+        try server.listen()
     }
 
     func stop() async { await server.shutdown() }
@@ -126,7 +126,7 @@ struct TestFailure: Error {
 @Suite(.serialized) struct ProxyGatewayTests {
     static func gateway(
         _ routes: [String], settings extra: [String: String] = [:], embed: [String] = [], database: String? = nil
-    ) async throws -> PluginHost.Running {
+    ) async throws -> Hosted {
         try await EmbeddedStack.proxy(routes, settings: extra, embed: embed, database: database)
     }
 

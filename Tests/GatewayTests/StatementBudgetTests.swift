@@ -51,7 +51,7 @@ import Testing
     /// when it appends events, waits until they are notified and every follower they woke is
     /// done.
     static func measure(
-        _ running: PluginHost.Running, appendsEvents: Bool, _ send: () async throws -> Reply
+        _ running: Hosted, appendsEvents: Bool, _ send: () async throws -> Reply
     ) async throws -> (Reply, Cost) {
         let listener = try #require(running.events)
         let ledger = PostgresActivity()
@@ -136,7 +136,7 @@ import Testing
         await running.shutdown()
     }
 
-    static func measureEveryHotRequest(_ running: PluginHost.Running, ca: TestCA) async throws {
+    static func measureEveryHotRequest(_ running: Hosted, ca: TestCA) async throws {
         let client = ServiceClient(pipeline: running.pipeline)
         let password = "a budget passphrase"
         func credentials(_ email: String) -> String { #"{"email":"\#(email)","password":"\#(password)"}"# }

@@ -64,7 +64,7 @@ func makeServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     let server = HTTPServer(
         configuration: configuration, pipeline: HTTPPipeline(routes: routes, middleware: middleware, logger: logger),
         logger: logger)
-    try server.start()
+    try server.listen()
     return server
 }
 

@@ -18,13 +18,14 @@ import Testing
         let server = HTTPServer(
             configuration: HTTPServer.Configuration(port: held.port, threads: 1, accessLog: false), routes: router.routes,
             logger: logger)
-        try server.start()
+        let group = ServiceGroup([server], logger: logger, signals: [])
+        try await group.start()
         let port = server.port
-        let group = Task { try await ServiceGroup([server], logger: logger, signals: []).run() }
+        async let reason = group.run()
         let client = TestHTTP.client
         #expect(try await client.send("GET", "http://127.0.0.1:\(port)/ping", headers: [:], body: nil).status == 200)
-        group.cancel()
-        _ = try await group.value
+        group.stop()
+        #expect(try await reason == .stopped)
         await #expect(throws: (any Error).self) {
             try await client.send("GET", "http://127.0.0.1:\(port)/ping", headers: [:], body: nil)
         }

@@ -12,7 +12,7 @@ public enum EmbeddedStack {
     public static func start(
         databaseURL url: String, port: Int = 0, settings: [String: String] = [:],
         plugins: [String] = ["feedback", "auth", "subscriptions"]
-    ) async throws -> PluginHost.Running {
+    ) async throws -> Hosted {
         var environment = [
             "PIER_DATABASE_URL": url, "PIER_PORT": String(port), "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
             "PIER_AUTH_ARGON2_MEMORY_KIB": "1024", "PIER_AUTH_ARGON2_ITERATIONS": "1",
@@ -23,16 +23,16 @@ public enum EmbeddedStack {
         environment.merge(settings) { $1 }
         let configuration = try ServiceConfiguration(
             environment: Environment(environment), defaultPort: 0, applicationName: "stack-tests")
-        return try await Gateway.start(
-            plugins, configuration: configuration,
-            logger: Logger(service: "gateway", level: .error), migrate: true)
+        return Hosted(
+            try await Gateway.start(
+                plugins, configuration: configuration, logger: Logger(service: "gateway", level: .error), migrate: true))
     }
 
     /// A gateway in proxy mode with `routes` (`/prefix=http://host:port`), hosting `embed` too
     /// (on a fresh database named `database`, when given).
     public static func proxy(
         _ routes: [String], settings extra: [String: String] = [:], embed: [String] = [], database: String? = nil
-    ) async throws -> PluginHost.Running {
+    ) async throws -> Hosted {
         var values = [
             "PIER_PORT": "0", "PIER_LOG_LEVEL": "error", "PIER_HTTP_ACCESS_LOG": "false",
             "PIER_GATEWAY_ROUTES": routes.joined(separator: ","), "PIER_GATEWAY_HEALTH_INTERVAL_MS": "200",
@@ -45,8 +45,9 @@ public enum EmbeddedStack {
         values.merge(extra) { $1 }
         let environment = Environment(values)
         let configuration = try ServiceConfiguration(environment: environment, defaultPort: 0, applicationName: "proxy-tests")
-        return try await Gateway.start(
-            embed, proxy: try ProxySettings(environment: environment), configuration: configuration,
-            logger: Logger(service: "gateway", level: .error), migrate: database != nil)
+        return Hosted(
+            try await Gateway.start(
+                embed, proxy: try ProxySettings(environment: environment), configuration: configuration,
+                logger: Logger(service: "gateway", level: .error), migrate: database != nil))
     }
 }

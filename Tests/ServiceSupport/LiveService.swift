@@ -10,7 +10,7 @@ import PierTestSupport
 /// endpoints on an ephemeral port.
 public struct LiveService<S: Service>: Sendable {
     public let service: S
-    public let running: PluginHost.Running
+    public let running: Hosted
     public let pool: PostgresPool
     public let configuration: ServiceConfiguration
     /// In-process, into the same pipeline the server runs.
@@ -41,8 +41,9 @@ public struct LiveService<S: Service>: Sendable {
         environment.merge(settings) { $1 }
         let configuration = try ServiceConfiguration(
             environment: Environment(environment), defaultPort: 0, applicationName: "\(S.name)-tests")
-        let running = try await PluginHost.start(
-            [Plugin(S.self, make: make)], configuration: configuration, logger: logger, migrate: migrate, keys: keys)
+        let running = Hosted(
+            try await PluginHost.start(
+                [Plugin(S.self, make: make)], configuration: configuration, logger: logger, migrate: migrate, keys: keys))
         guard let service = running.services.first as? S, let pool = running.pools[S.name] else {
             fatalError("the host did not build \(S.name)")
         }

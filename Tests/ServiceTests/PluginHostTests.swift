@@ -146,9 +146,11 @@ import Testing
         let running = try await PluginHost.start(
             [Plugin(Widgets.self)], configuration: Self.configuration(url, application: application, peer: base),
             logger: Logger(service: "host", level: .error), migrate: true, http: http)
+        async let reason = running.run()
         let served = try await http.get("http://127.0.0.1:\(running.server.port)/widgets", timeout: .seconds(60))
         #expect(served.status == 200 && String(decoding: served.body, as: UTF8.self) == "widgets")
-        await running.shutdown()
+        running.stop()
+        #expect(try await reason == .stopped)
         // The worker's last send, made as it stopped, went through: the client was still open.
         #expect(Widgets.lastSends.withLock { $0[base] } == 200)
         // Once the host stopped, the client is closed and the pools hold no connection.

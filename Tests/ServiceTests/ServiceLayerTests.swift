@@ -107,7 +107,7 @@ import Testing
             let server = HTTPServer(
                 configuration: HTTPServer.Configuration(port: port, threads: 1, accessLog: false), routes: router.routes,
                 logger: Logger(service: "jwks", level: .error))
-            try server.start()
+            try server.listen()
             return server
         }
         // Nothing listens on this port until the JWKS starts there below (see PortHolder).

@@ -10,7 +10,7 @@ extension HTTPServer {
             configuration: HTTPServer.Configuration(port: port, threads: 1),
             pipeline: HTTPPipeline(routes: router.routes, middleware: [ErrorMiddleware(logger: logger)], logger: logger),
             logger: logger)
-        try server.start()
+        try server.listen()
         return server
     }
 }
