@@ -198,15 +198,15 @@ let package = Package(
         .testTarget(
             name: "FeedbackTests",
             dependencies: [
-                "FeedbackService", "PierService", "PierCrypto", "PierHTTP", models, "PierPostgres", "PierRuntime",
-                "PierTestSupport", "PierServiceTestSupport",
+                "FeedbackService", "PierService", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
+                "PierRuntime", "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/FeedbackTests", swiftSettings: strict),
         .testTarget(
             name: "SubscriptionsTests",
             dependencies: [
-                "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", models, "PierPostgres", "PierRuntime",
-                "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
+                "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
+                "PierRuntime", "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
             ],
             path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(

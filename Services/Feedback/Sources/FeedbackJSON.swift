@@ -1,3 +1,4 @@
+import PierJSON
 import PierModels
 
 #if canImport(FoundationEssentials)
@@ -6,43 +7,8 @@ import PierModels
     import Foundation
 #endif
 
-// The wire types on the hot paths, written member by member in sorted key order (JSONTests
-// hold each to what `Encodable` writes for the same value).
-
-extension JSONValue: JSONWritable {
-    public func write(to writer: inout JSONWriter) {
-        switch self {
-        case .null: writer.writeNull()
-        case .bool(let value): writer.write(value)
-        case .number(let value):
-            if value.rounded() == value, abs(value) < 1e15 {
-                writer.write(Int(value))
-            } else if value.isFinite {
-                var text = value.description
-                if text.hasSuffix(".0") { text.removeLast(2) }
-                text.withUTF8 { writer.writeRaw($0) }
-            } else {
-                // Never parsed from JSON; `Encodable` refuses it, a response writes null.
-                writer.writeNull()
-            }
-        case .string(let value): writer.write(value)
-        case .array(let values): writer.write(values)
-        case .object(let members): writer.write(members)
-        }
-    }
-}
-
-extension JSONWriter {
-    /// An object from a dictionary, its keys in sorted order.
-    public mutating func write<Value: JSONWritable>(_ members: [String: Value]) {
-        beginObject()
-        for (key, value) in members.sorted(by: { $0.key < $1.key }) {
-            member(named: key)
-            write(value)
-        }
-        endObject()
-    }
-}
+// Feedback's wire types on the hot paths, written member by member in sorted key order
+// (FeedbackJSONTests hold each to what `Encodable` writes for the same value).
 
 extension FeedbackItem: JSONWritable {
     /// Its members' names, escaped once (a writer of items straight from rows shares them):
@@ -180,110 +146,6 @@ extension FeedbackPage: JSONWritable {
         writer.member(Keys.items, items)
         writer.member(Keys.nextCursor, ifPresent: nextCursor)
         writer.member(Keys.total, ifPresent: total)
-        writer.endObject()
-    }
-}
-
-/// A generic type has no stored statics: the envelope's one key, escaped once for all of them.
-private let itemListItemsKey = JSONKey("items")
-
-extension ItemList: JSONWritable where Item: JSONWritable {
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(itemListItemsKey, items)
-        writer.endObject()
-    }
-}
-
-extension PlanReference: JSONWritable {
-    static let idKey = JSONKey("id"), nameKey = JSONKey("name")
-
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(Self.idKey, id)
-        writer.member(Self.nameKey, name)
-        writer.endObject()
-    }
-}
-
-extension Entitlement: JSONWritable {
-    static let expiresAtKey = JSONKey("expiresAt"), keyKey = JSONKey("key")
-
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(Self.expiresAtKey, expiresAt)
-        writer.member(Self.keyKey, key)
-        writer.endObject()
-    }
-}
-
-extension EntitlementStatus: JSONWritable {
-    static let activeKey = JSONKey("active"), expiresAtKey = JSONKey("expiresAt"), keyKey = JSONKey("key")
-
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(Self.activeKey, active)
-        writer.member(Self.expiresAtKey, ifPresent: expiresAt)
-        writer.member(Self.keyKey, key)
-        writer.endObject()
-    }
-}
-
-extension SubscriptionOffer: JSONWritable {
-    static let discountTypeKey = JSONKey("discountType"), identifierKey = JSONKey("identifier"), typeKey = JSONKey("type")
-
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(Self.discountTypeKey, ifPresent: discountType)
-        writer.member(Self.identifierKey, ifPresent: identifier)
-        writer.member(Self.typeKey, type)
-        writer.endObject()
-    }
-}
-
-extension SubscriptionRevocation: JSONWritable {
-    static let reasonKey = JSONKey("reason"), typeKey = JSONKey("type")
-
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(Self.reasonKey, reason)
-        writer.member(Self.typeKey, ifPresent: type)
-        writer.endObject()
-    }
-}
-
-extension SubscriptionStatus: JSONWritable {
-    enum Keys {
-        static let active = JSONKey("active"), checkAgainAt = JSONKey("checkAgainAt"), currency = JSONKey("currency")
-        static let currentPeriodEnd = JSONKey("currentPeriodEnd"), currentPeriodStart = JSONKey("currentPeriodStart")
-        static let entitlements = JSONKey("entitlements"), environment = JSONKey("environment")
-        static let expirationReason = JSONKey("expirationReason"), familyShared = JSONKey("familyShared")
-        static let graceUntil = JSONKey("graceUntil"), offer = JSONKey("offer"), plan = JSONKey("plan"), price = JSONKey("price")
-        static let priceIncrease = JSONKey("priceIncrease"), renewsTo = JSONKey("renewsTo"), revocation = JSONKey("revocation")
-        static let source = JSONKey("source"), status = JSONKey("status"), willRenew = JSONKey("willRenew")
-    }
-
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member(Keys.active, active)
-        writer.member(Keys.checkAgainAt, checkAgainAt)
-        writer.member(Keys.currency, ifPresent: currency)
-        writer.member(Keys.currentPeriodEnd, ifPresent: currentPeriodEnd)
-        writer.member(Keys.currentPeriodStart, ifPresent: currentPeriodStart)
-        writer.member(Keys.entitlements, entitlements)
-        writer.member(Keys.environment, ifPresent: environment)
-        writer.member(Keys.expirationReason, ifPresent: expirationReason)
-        writer.member(Keys.familyShared, ifPresent: familyShared)
-        writer.member(Keys.graceUntil, ifPresent: graceUntil)
-        writer.member(Keys.offer, ifPresent: offer)
-        writer.member(Keys.plan, ifPresent: plan)
-        writer.member(Keys.price, ifPresent: price)
-        writer.member(Keys.priceIncrease, ifPresent: priceIncrease)
-        writer.member(Keys.renewsTo, ifPresent: renewsTo)
-        writer.member(Keys.revocation, ifPresent: revocation)
-        writer.member(Keys.source, ifPresent: source)
-        writer.member(Keys.status, status)
-        writer.member(Keys.willRenew, willRenew)
         writer.endObject()
     }
 }
