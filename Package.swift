@@ -64,15 +64,37 @@ let package = Package(
         .target(name: "PierQR", dependencies: ["CQREncode"], path: "Shared/QR", swiftSettings: strict),
         .target(name: "PierCBOR", dependencies: ["CCBOR"], path: "Shared/CBOR", swiftSettings: strict),
         .target(name: "PierMail", dependencies: ["CCurl", "PierRuntime"], path: "Shared/Mail", swiftSettings: strict),
+        .target(name: "PierHTML", dependencies: [models], path: "Shared/HTML", swiftSettings: strict),
+        // What a plugin stands on: the event log, who is calling, the host, and the features
+        // every service shares (audit log, data export, app association).
+        .target(
+            name: "PierEvents", dependencies: ["PierHTTP", "PierJSON", "PierPostgres", models, "PierRuntime"],
+            path: "Shared/Events", swiftSettings: strict),
+        .target(
+            name: "PierIdentity",
+            dependencies: ["PierEvents", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
+            path: "Shared/Identity", swiftSettings: strict),
         .target(
             name: "PierService",
-            dependencies: ["PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
+            dependencies: [
+                "PierEvents", "PierIdentity", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+            ],
             path: "Shared/Service", swiftSettings: strict),
+        .target(
+            name: "PierAudit", dependencies: ["PierIdentity", "PierHTTP", "PierPostgres", models],
+            path: "Shared/Audit", swiftSettings: strict),
+        .target(
+            name: "PierExport", dependencies: ["PierService", "PierIdentity", "PierHTTP", "PierJSON", models],
+            path: "Shared/Export", swiftSettings: strict),
+        .target(
+            name: "PierAppAssociation", dependencies: ["PierService", "PierCrypto", "PierJSON"],
+            path: "Shared/AppAssociation", swiftSettings: strict),
 
         .target(
             name: "AuthService",
             dependencies: [
-                "PierService", "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierQR", "PierCBOR", models,
+                "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
+                "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierQR", "PierCBOR", models,
                 "PierRuntime",
             ],
             path: "Services/Auth",
@@ -85,7 +107,10 @@ let package = Package(
 
         .target(
             name: "FeedbackService",
-            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
+            dependencies: [
+                "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
+                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+            ],
             path: "Services/Feedback",
             exclude: ["Main"], sources: ["Sources"], resources: [.embedInCode("Migrations")],
             swiftSettings: strict),
@@ -95,7 +120,10 @@ let package = Package(
 
         .target(
             name: "SubscriptionsService",
-            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
+            dependencies: [
+                "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
+                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+            ],
             path: "Services/Subscriptions",
             exclude: ["Main"], sources: ["Sources"],
             resources: [.embedInCode("Migrations"), .embedInCode("Resources/AppleRootCA-G3.pem")],
@@ -106,7 +134,10 @@ let package = Package(
 
         .target(
             name: "ConsoleService",
-            dependencies: ["PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
+            dependencies: [
+                "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
+                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+            ],
             path: "Services/Console",
             exclude: ["Main"], sources: ["Sources"],
             resources: [
@@ -121,7 +152,8 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "AuthService", "FeedbackService", "SubscriptionsService", "ConsoleService", "PierService", "PierHTTP",
+                "AuthService", "FeedbackService", "SubscriptionsService", "ConsoleService", "PierService", "PierEvents",
+                "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML", "PierHTTP",
                 "PierPostgres", models, "PierRuntime", "PierDocument",
             ],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"], swiftSettings: strict),
@@ -144,7 +176,8 @@ let package = Package(
         .target(
             name: "PierServiceTestSupport",
             dependencies: [
-                "PierTestSupport", "PierService", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "Gateway", "COpenSSL",
+                "PierTestSupport", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation",
+                "PierHTML", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "Gateway", "COpenSSL",
             ],
             path: "Tests/ServiceSupport", swiftSettings: strict),
         .executableTarget(
@@ -177,42 +210,48 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: [
-                "PierService", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+                "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
+                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
                 "PierTestSupport",
             ],
             path: "Tests/ServiceTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "FeedbackService", "PierService", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "Gateway", "FeedbackService", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport",
+                "PierAppAssociation", "PierHTML", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport", "PierDocument",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
         .testTarget(
             name: "ConsoleTests",
             dependencies: [
-                "ConsoleService", "Gateway", "PierService", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "ConsoleService", "Gateway", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport",
+                "PierAppAssociation", "PierHTML", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/ConsoleTests", swiftSettings: strict),
         .testTarget(
             name: "FeedbackTests",
             dependencies: [
-                "FeedbackService", "PierService", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
+                "FeedbackService", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation",
+                "PierHTML", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
                 "PierRuntime", "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/FeedbackTests", swiftSettings: strict),
         .testTarget(
             name: "SubscriptionsTests",
             dependencies: [
-                "SubscriptionsService", "PierService", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
+                "SubscriptionsService", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport",
+                "PierAppAssociation", "PierHTML", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
                 "PierRuntime", "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
             ],
             path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "AuthTests",
             dependencies: [
-                "AuthService", "PierService", "PierCrypto", "PierCBOR", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "AuthService", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation",
+                "PierHTML", "PierCrypto", "PierCBOR", "PierHTTP", models, "PierPostgres", "PierRuntime",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/AuthTests", swiftSettings: strict),
@@ -220,7 +259,8 @@ let package = Package(
             name: "ClientTests",
             dependencies: [
                 client, "Gateway", "PierHTTP", models, "PierPostgres", "PierRuntime", "PierCrypto",
-                "PierService", "PierTestSupport", "PierServiceTestSupport",
+                "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
+                "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/ClientTests", swiftSettings: strict),
     ]

@@ -55,3 +55,10 @@ extension ItemList: JSONWritable where Item: JSONWritable {
         writer.endObject()
     }
 }
+
+extension JSONValue {
+    /// An encodable value as the JSON the API would answer with.
+    public static func encoded(_ value: some Encodable) throws -> JSONValue {
+        try WireDecoder.decode(JSONValue.self, from: try JSON.encode(value))
+    }
+}

@@ -14,11 +14,6 @@ extension Capability where Value == any VerificationKeyProvider {
     public static var tokenKeys: Capability { Capability("token-keys") }
 }
 
-extension Capability where Value == any DataExporter {
-    /// A part of "download my data" (each plugin that keeps a user's data).
-    public static var dataExport: Capability { Capability("data-export") }
-}
-
 /// What the plugins of one process offer each other, by ``Capability``. The host collects
 /// every plugin's offers once all are built, then gives each the whole set.
 public struct Capabilities: Sendable {

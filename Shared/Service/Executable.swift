@@ -1,5 +1,7 @@
 import PierCrypto
+import PierEvents
 import PierHTTP
+import PierIdentity
 import PierPostgres
 import PierRuntime
 

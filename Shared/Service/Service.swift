@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierIdentity
 import PierPostgres
 import PierRuntime
 

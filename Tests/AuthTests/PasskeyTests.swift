@@ -1,4 +1,5 @@
 import Foundation
+import PierAppAssociation
 import PierCBOR
 import PierCrypto
 import PierHTTP

@@ -1,6 +1,7 @@
 import Foundation
 import PierCrypto
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

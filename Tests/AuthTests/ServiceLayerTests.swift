@@ -1,6 +1,9 @@
 import Foundation
+import PierAudit
 import PierCrypto
+import PierEvents
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

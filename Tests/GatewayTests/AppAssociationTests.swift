@@ -1,4 +1,5 @@
 import Foundation
+import PierAppAssociation
 import PierCrypto
 import PierService
 import PierServiceTestSupport

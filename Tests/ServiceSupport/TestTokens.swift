@@ -1,5 +1,6 @@
 import Foundation
 import PierCrypto
+import PierIdentity
 import PierService
 import PierTestSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+import PierEvents
 import PierPostgres
 import PierTestSupport
 import Testing

@@ -1,4 +1,6 @@
 import Foundation
+import PierEvents
+import PierIdentity
 import PierPostgres
 import PierTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PierEvents
 import PierHTTP
 import PierModels
 import PierPostgres

@@ -1,6 +1,8 @@
 import Foundation
 import PierCrypto
+import PierEvents
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierService

@@ -1,3 +1,4 @@
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

@@ -1,3 +1,4 @@
+import PierAppAssociation
 import PierCrypto
 import PierJSON
 import PierModels

@@ -1,5 +1,7 @@
 import PierCrypto
+import PierHTML
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
 import PierPostgres

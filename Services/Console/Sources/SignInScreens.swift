@@ -1,4 +1,5 @@
 import PierCrypto
+import PierHTML
 import PierHTTP
 import PierModels
 import PierService

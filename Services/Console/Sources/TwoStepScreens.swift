@@ -1,4 +1,6 @@
+import PierHTML
 import PierHTTP
+import PierIdentity
 import PierModels
 
 /// Two-step sign-in for the team: a member whose role needs a second factor

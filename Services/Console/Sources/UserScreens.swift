@@ -1,3 +1,4 @@
+import PierHTML
 import PierHTTP
 import PierModels
 

@@ -1,3 +1,6 @@
+import PierAudit
+import PierEvents
+import PierExport
 import PierHTTP
 import PierModels
 import PierPostgres

@@ -1,4 +1,5 @@
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
 import PierRuntime

@@ -1,3 +1,4 @@
+import PierEvents
 import PierPostgres
 import PierRuntime
 import PierService

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
 import PierPostgres

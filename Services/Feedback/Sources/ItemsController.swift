@@ -1,5 +1,7 @@
+import PierAudit
 import PierCrypto
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
 import PierPostgres

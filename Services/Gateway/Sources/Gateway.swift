@@ -2,8 +2,10 @@ import AuthService
 import ConsoleService
 import FeedbackService
 import Foundation
+import PierAppAssociation
 import PierDocument
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierRuntime
 import PierService

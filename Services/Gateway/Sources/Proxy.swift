@@ -1,4 +1,5 @@
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierRuntime
 import PierService

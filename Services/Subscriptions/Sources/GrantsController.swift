@@ -1,5 +1,7 @@
+import PierAudit
 import PierCrypto
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

@@ -1,4 +1,5 @@
 import PierCrypto
+import PierEvents
 import PierJSON
 import PierRuntime
 import PierService

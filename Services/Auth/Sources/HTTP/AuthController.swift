@@ -1,5 +1,9 @@
+import PierAudit
 import PierCrypto
+import PierEvents
+import PierExport
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
 import PierPostgres

@@ -1,4 +1,7 @@
+import PierAudit
+import PierExport
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
 import PierRuntime

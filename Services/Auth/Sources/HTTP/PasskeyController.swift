@@ -1,5 +1,6 @@
 import PierCrypto
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

@@ -1,4 +1,6 @@
+import PierAudit
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

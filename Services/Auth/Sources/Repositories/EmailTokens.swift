@@ -1,3 +1,4 @@
+import PierIdentity
 import PierMail
 import PierModels
 import PierPostgres

@@ -1,3 +1,4 @@
+import PierEvents
 import PierModels
 import PierPostgres
 import PierRuntime

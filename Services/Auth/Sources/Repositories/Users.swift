@@ -1,3 +1,5 @@
+import PierEvents
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

@@ -1,3 +1,6 @@
+import PierAudit
+import PierEvents
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

@@ -1,4 +1,6 @@
+import PierEvents
 import PierHTTP
+import PierIdentity
 import PierModels
 import PierPostgres
 import PierRuntime

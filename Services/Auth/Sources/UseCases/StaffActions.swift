@@ -1,3 +1,5 @@
+import PierAudit
+import PierEvents
 import PierHTTP
 import PierModels
 import PierPostgres

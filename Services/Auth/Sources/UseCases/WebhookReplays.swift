@@ -1,3 +1,4 @@
+import PierAudit
 import PierModels
 import PierPostgres
 import PierService

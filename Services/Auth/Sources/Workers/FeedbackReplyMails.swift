@@ -1,3 +1,4 @@
+import PierEvents
 import PierHTTP
 import PierMail
 import PierPostgres

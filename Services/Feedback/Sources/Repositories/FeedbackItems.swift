@@ -1,3 +1,4 @@
+import PierEvents
 import PierJSON
 import PierModels
 import PierPostgres

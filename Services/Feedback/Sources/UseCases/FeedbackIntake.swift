@@ -1,3 +1,4 @@
+import PierEvents
 import PierHTTP
 import PierJSON
 import PierModels

@@ -1,3 +1,5 @@
+import PierAudit
+import PierEvents
 import PierModels
 import PierPostgres
 import PierRuntime

@@ -1,4 +1,5 @@
 import PierCrypto
+import PierEvents
 import PierHTTP
 import PierJSON
 import PierPostgres

@@ -1,6 +1,8 @@
 import PierHTTP
+import PierIdentity
 import PierJSON
 import PierModels
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -22,13 +24,6 @@ extension ExportPart {
     /// The part of `exporter` for `user`.
     public static func of(_ exporter: any DataExporter, user: UUID) async throws -> ExportPart {
         ExportPart(service: exporter.exportName, data: try await exporter.exportData(of: user))
-    }
-}
-
-extension JSONValue {
-    /// An encodable value as the JSON the API would answer with.
-    public static func encoded(_ value: some Encodable) throws -> JSONValue {
-        try WireDecoder.decode(JSONValue.self, from: try JSON.encode(value))
     }
 }
 
@@ -68,4 +63,9 @@ public enum ExportRoute {
         guard mine.hasSuffix(suffix) else { return mine }
         return String(mine.dropLast(suffix.count)) + "/users/\(user.text())/export"
     }
+}
+
+extension Capability where Value == any DataExporter {
+    /// A part of "download my data" (each plugin that keeps a user's data).
+    public static var dataExport: Capability { Capability("data-export") }
 }

@@ -1,5 +1,6 @@
 import PierCrypto
 import PierJSON
+import PierService
 
 /// The apps that speak for this server's domain, from settings: what iOS reads before it opens a
 /// mailed link in the app (universal links) or offers a passkey for the domain
