@@ -35,6 +35,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var listenSocket: Int32 = -1
     /// Per-client connection caps and the request-head deadline.
     let connections: ConnectionGuard
+    /// What each request's phases enforce.
+    let phaseLimits: RequestPhases.Limits
     private var sweeper: Task<Void, Never>?
     /// The bound port (useful with port 0).
     public private(set) var port: Int = 0
@@ -68,6 +70,9 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.pipeline = pipeline
         self.logger = logger
+        phaseLimits = RequestPhases.Limits(
+            maxURLBytes: configuration.maxURLBytes, maxHeaderBytes: configuration.maxHeaderBytes,
+            maxBodyBytes: configuration.maxBodyBytes, bodyTimeoutSeconds: configuration.bodyTimeoutSeconds)
         connections = ConnectionGuard(
             capPerClient: configuration.maxConnectionsPerClient,
             headTimeout: .milliseconds(Int(configuration.headTimeoutSeconds * 1000)),
@@ -166,7 +171,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     func began(_ uri: String, _ connection: OpaquePointer) -> Exchange {
         requests.add(1, ordering: .relaxed)
-        return Exchange(connection: connection, uri: uri)
+        return Exchange(connection: connection, uri: uri, limits: phaseLimits)
     }
 
     func ended(_ exchange: Exchange) {
@@ -177,70 +182,51 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// One call of MHD's access handler: the request's phases say what to do with it.
     func handle(
         _ exchange: Exchange, method: String, upload: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>
     ) -> MHD_Result {
-        switch exchange.phase {
-        case .headers:
+        let count = uploadSize.pointee
+        let action: RequestPhases.Action
+        if exchange.phases.phase == .head {
             tracked(exchange.connection)?.headReceived()
             exchange.method = method
             if let constant = pipeline.constant(method: method, target: exchange.uri), answersAtOnce(exchange) {
                 exchange.constant = constant
-                exchange.phase = .body
-                return .YES
+                action = exchange.phases.constantHead(at: MonotonicClock.seconds())
+            } else {
+                exchange.headers = Self.headers(of: exchange.connection)
+                exchange.requestID = Request.requestID(exchange.headers["X-Request-ID"])
+                action = exchange.phases.head(
+                    .init(method: method, target: exchange.uri, headers: exchange.headers), at: MonotonicClock.seconds())
             }
-            exchange.headers = Self.headers(of: exchange.connection)
-            exchange.requestID = Request.requestID(exchange.headers["X-Request-ID"])
-            exchange.bodyStartedAt = MonotonicClock.seconds()
-            if let error = validate(exchange) {
-                // Answering before the body is read makes MHD close the connection afterwards:
-                // nothing of a refused body is ever taken for the next request.
-                return queue(exchange, .problem(error, requestID: exchange.requestID))
-            }
-            exchange.phase = .body
-            return .YES
-        case .body:
-            if uploadSize.pointee > 0 {
-                let count = uploadSize.pointee
-                uploadSize.pointee = 0
-                if exchange.body.count + count > configuration.maxBodyBytes {
-                    // MHD cannot answer in the middle of a chunked upload: drop the body as it
-                    // comes and answer 413 once it ends (or cut the connection if it never does).
-                    exchange.phase = .refused
-                    exchange.body = []
-                    exchange.discarded = count
-                    return .YES
-                }
-                if MonotonicClock.seconds() - exchange.bodyStartedAt > configuration.bodyTimeoutSeconds {
-                    logger.info("request body timed out", [("request_id", .string(exchange.requestID))])
-                    return .NO
-                }
+        } else if count > 0 {
+            uploadSize.pointee = 0
+            action = exchange.phases.received(count, at: MonotonicClock.seconds())
+            if case .keep = action {
                 upload!.withMemoryRebound(to: UInt8.self, capacity: count) {
                     exchange.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
                 }
-                return .YES
+            } else if exchange.phases.phase == .refused {
+                exchange.body = []
             }
-            return dispatch(exchange)
-        case .refused:
-            if uploadSize.pointee > 0 {
-                exchange.discarded += uploadSize.pointee
-                uploadSize.pointee = 0
-                let tooSlow = MonotonicClock.seconds() - exchange.bodyStartedAt > configuration.bodyTimeoutSeconds
-                return tooSlow || exchange.discarded > 16 * configuration.maxBodyBytes ? .NO : .YES
-            }
-            return queue(exchange, .problem(tooLarge, requestID: exchange.requestID))
-        case .suspended:
+        } else {
+            action = exchange.phases.ended()
+        }
+        switch action {
+        case .proceed, .keep: return .YES
+        case .refuse(let problem): return queue(exchange, .problem(problem, requestID: exchange.requestID))
+        case .dispatch: return dispatch(exchange)
+        case .answerIfReady:
             guard let response = exchange.takeResponse() else { return .YES }
             return queue(exchange, response)
-        case .answered:
-            uploadSize.pointee = 0
-            return .YES
+        case .cut:
+            if exchange.phases.phase == .body {
+                logger.info("request body timed out", [("request_id", .string(exchange.requestID))])
+            }
+            return .NO
         }
-    }
-
-    private var tooLarge: HTTPError {
-        HTTPError(413, detail: "The request body is larger than \(configuration.maxBodyBytes) bytes.")
     }
 
     /// Whether a request for a constant answer is within the limits and announces no body: then
@@ -255,31 +241,6 @@ public final class HTTPServer: @unchecked Sendable {
         let given = MHD_lookup_connection_value(exchange.connection, .HEADER_KIND, "X-Request-ID")
         exchange.requestID = Request.requestID(given.map { String(cString: $0) })
         return true
-    }
-
-    private func validate(_ exchange: Exchange) -> HTTPError? {
-        if exchange.uri.utf8.count > configuration.maxURLBytes {
-            return HTTPError(414, detail: "The request target is longer than \(configuration.maxURLBytes) bytes.")
-        }
-        let headBytes = exchange.headers.reduce(exchange.uri.utf8.count + exchange.method.utf8.count + 12) {
-            $0 + $1.name.utf8.count + $1.value.utf8.count + 4
-        }
-        if headBytes > configuration.maxHeaderBytes {
-            return HTTPError(431, detail: "The request line and headers are larger than \(configuration.maxHeaderBytes) bytes.")
-        }
-        let lengths = exchange.headers.values("Content-Length")
-        let codings = exchange.headers.values("Transfer-Encoding")
-        let chunked = !codings.isEmpty
-        if lengths.count > 1 { return .badRequest("Send Content-Length once.") }
-        if chunked && (codings.count > 1 || !codings[0].trimmingWhitespace().caseInsensitiveEquals("chunked")) {
-            return .badRequest("Only the chunked transfer coding is supported.")
-        }
-        if chunked && !lengths.isEmpty { return .badRequest("Send either Content-Length or Transfer-Encoding, not both.") }
-        if let length = lengths.first {
-            guard let value = Int(length), value >= 0 else { return .badRequest("Content-Length must be a number.") }
-            if value > configuration.maxBodyBytes { return tooLarge }
-        }
-        return nil
     }
 
     private func dispatch(_ exchange: Exchange) -> MHD_Result {
@@ -299,7 +260,6 @@ public final class HTTPServer: @unchecked Sendable {
             return queue(exchange, .problem(error, requestID: exchange.requestID))
         }
         exchange.body = []
-        exchange.phase = .suspended
         let pipeline = pipeline
         let matched = pipeline.match(request)
         // Runs here until its first suspension; a response ready by then is queued at once.
@@ -327,7 +287,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func queue(_ exchange: Exchange, _ response: Response) -> MHD_Result {
-        exchange.phase = .answered
+        exchange.phases.answered()
         if let producer = response.stream { return queueStream(exchange, response, producer) }
         let mhdResponse = response.body.withUnsafeBytes { body in
             MHD_create_response_from_buffer(

@@ -23,18 +23,13 @@ public struct HTTPServerError: Error, CustomStringConvertible {
 /// the connection is suspended only the task touches it, and `offer`/`takeResponse` hand the
 /// response over under a lock (MHD_resume_connection orders the rest).
 final class Exchange: @unchecked Sendable {
-    enum Phase { case headers, body, refused, suspended, answered }
-
     let connection: OpaquePointer
     let uri: String
-    var phase = Phase.headers
+    var phases: RequestPhases
     var method = ""
     var headers = HTTPHeaders()
     var body: [UInt8] = []
     var requestID = ""
-    var bodyStartedAt = 0.0
-    /// Bytes of a refused (too large) body read and thrown away.
-    var discarded = 0
     /// Whether the connection was suspended for the pipeline's answer (the server listed it).
     var wasSuspended = false
     /// The constant answer found from the request line alone (``HTTPServer`` read no header).
@@ -46,9 +41,10 @@ final class Exchange: @unchecked Sendable {
     }
     private let handoff = Mutex(Handoff.running)
 
-    init(connection: OpaquePointer, uri: String) {
+    init(connection: OpaquePointer, uri: String, limits: RequestPhases.Limits) {
         self.connection = connection
         self.uri = uri
+        phases = RequestPhases(limits: limits)
     }
 
     /// Called by the access handler once the pipeline's task returned control: the response
