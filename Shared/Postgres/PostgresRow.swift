@@ -124,3 +124,20 @@ public final class PostgresColumns: Sendable {
         return names.firstIndex(of: name)
     }
 }
+
+/// A type read from one row, by the one conformance that names its columns: it sits next to the
+/// select list those names come from (a repository's `columns`), so that a column renamed in
+/// one is seen renamed in the other, and callers read `rows.decode(User.self)`, never a column.
+public protocol PostgresRowDecodable: Sendable {
+    init(row: PostgresRow) throws
+}
+
+extension PostgresRow {
+    /// The row as `T`.
+    public func decode<T: PostgresRowDecodable>(_ type: T.Type) throws -> T { try T(row: self) }
+}
+
+extension Array where Element == PostgresRow {
+    /// Each row as `T`.
+    public func decode<T: PostgresRowDecodable>(_ type: T.Type) throws -> [T] { try map(T.init(row:)) }
+}

@@ -51,16 +51,13 @@ struct PasswordChecks: Sendable {
         let account = LoginThrottle.accountKey(emailKey)
         let address = device ?? LoginThrottle.addressKey(client)
         let checked = try await throttle.reserving(account) { () async throws -> PasswordCheck in
-            let (row, inFlight) = try await throttle.lookUp(emailKey: emailKey, account: account, address: address)
-            if let wait = try row.decode("retry", as: Int?.self) { return .wait(wait) }
-            let failures = try row.decode("failures", as: Int.self)
-            guard throttle.admits(failures: failures, inFlight: inFlight) else { return .wait(1) }
+            let standing = try await throttle.lookUp(emailKey: emailKey, account: account, address: address)
+            if let wait = standing.retry { return .wait(wait) }
+            let failures = standing.failures
+            guard throttle.admits(failures: failures, inFlight: standing.inFlight) else { return .wait(1) }
             // No account, or one without a password (signed up with Apple): the dummy hash. The
             // hash runs before anything else is decided, so every path costs one hash.
-            var stored: (User, String)? = nil
-            if try row.decode("id", as: UUID?.self) != nil, let hash = try row.decode("password_hash", as: String?.self) {
-                stored = (try Users.user(row), hash)
-            }
+            let stored = standing.account
             let matches = try await hasher.verify(password, against: stored?.1 ?? dummyHash)
             guard matches, let (user, hash) = stored else {
                 // A guess at an address with no password to guess (no account, or one without a

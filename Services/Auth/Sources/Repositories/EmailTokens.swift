@@ -106,7 +106,7 @@ struct EmailTokens: Sendable {
             WHERE t.token_hash = \(hash) AND t.purpose = 'reset' AND t.used_at IS NULL AND t.expires_at > now()
                 AND t.email = u.email
             """
-        ).first.map(Users.user)
+        ).first?.decode(User.self)
     }
 }
 

@@ -1,3 +1,4 @@
+import PierModels
 import PierPostgres
 import PierRuntime
 
@@ -37,11 +38,29 @@ struct LoginThrottle: Sendable {
     static func accountKey(_ emailKey: String) -> String { "email:" + emailKey }
     static func addressKey(_ address: String) -> String { "ip:" + address }
 
-    /// The account of `emailKey` (columns of `auth.users`, null when unknown) with `retry`, the
-    /// seconds to wait while the address or the account is blocked, and `failures`, the
-    /// account's recent failures (one read, no write); and the account's attempts in flight
-    /// when the read began, for ``admits(failures:inFlight:)``.
-    func lookUp(emailKey: String, account: String, address: String) async throws -> (row: PostgresRow, inFlight: Int) {
+    /// What a password check starts from, read at once (one read, no write).
+    struct Standing: PostgresRowDecodable {
+        /// The account of the address, and its password's hash; nil when there is no account,
+        /// or it has no password (signed up with Apple).
+        var account: (user: User, passwordHash: String)?
+        /// The seconds to wait while the address or the account is blocked.
+        var retry: Int?
+        /// The account's failures within the hour.
+        var failures: Int
+        /// The account's attempts in flight when the read began, for ``admits(failures:inFlight:)``.
+        var inFlight = 0
+
+        init(row: PostgresRow) throws {
+            if try row.decode("id", as: UUID?.self) != nil, let hash = try row.decode("password_hash", as: String?.self) {
+                account = (try row.decode(User.self), hash)
+            }
+            retry = try row.decode("retry", as: Int?.self)
+            failures = try row.decode("failures")
+        }
+    }
+
+    /// The standing of the account of `emailKey` and of the client `address`.
+    func lookUp(emailKey: String, account: String, address: String) async throws -> Standing {
         // Counted before the read: an attempt that ends meanwhile is then counted twice (in
         // flight and among the failures), never not at all.
         let inFlight = self.inFlight.inFlight(account)
@@ -54,7 +73,9 @@ struct LoginThrottle: Sendable {
                              WHERE key = \(account) AND last_failure_at >= now() - interval '1 hour'), 0) AS failures
             FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(emailKey)
             """)[0]
-        return (row, inFlight)
+        var standing = try row.decode(Standing.self)
+        standing.inFlight = inFlight
+        return standing
     }
 
     /// Runs `body` holding one of the account's places in flight; nil, without running it, when

@@ -8,16 +8,30 @@ import PierRuntime
     import Foundation
 #endif
 
+/// A row of a retry queue, read from the columns a claim returns.
+protocol QueuedRow: PostgresRowDecodable {
+    static var columns: StaticString { get }
+}
+
 /// The statements of the mail outbox (`auth.outbox`): a mail is queued in the transaction of
 /// the change that causes it, claimed by the worker before it is sent, marked after.
 struct Outbox: Sendable {
     /// A mail claimed for sending.
-    struct Claimed: Sendable {
+    struct Claimed: QueuedRow {
+        static let columns: StaticString = "id, kind, recipient, message, attempts"
         let id: UUID
         let kind: String
         let recipient: String
         let message: [UInt8]
         let attempts: Int
+
+        init(row: PostgresRow) throws {
+            id = try row.decode("id")
+            kind = try row.decode("kind")
+            recipient = try row.decode("recipient")
+            message = try row.decode("message", as: PostgresBytes.self).bytes
+            attempts = try row.decode("attempts")
+        }
     }
 
     let database: any PostgresExecutor
@@ -38,23 +52,17 @@ struct Outbox: Sendable {
     /// is sent; nil when none is due.
     func claim(retrySeconds: Int) async throws -> Claimed? {
         try await Self.claimDue(
-            table: "auth.outbox", pending: "sent_at IS NULL AND failed_at IS NULL",
-            returning: "id, kind, recipient, message, attempts", retrySeconds: retrySeconds, on: database
-        ).map { row in
-            Claimed(
-                id: try row.decode("id"), kind: try row.decode("kind"), recipient: try row.decode("recipient"),
-                message: try row.decode("message", as: PostgresBytes.self).bytes, attempts: try row.decode("attempts"))
-        }
+            Claimed.self, table: "auth.outbox", pending: "sent_at IS NULL AND failed_at IS NULL",
+            retrySeconds: retrySeconds, on: database)
     }
 
     /// Claims the next due row of a retry queue (a table with `attempts` and `next_attempt_at`,
     /// its rows waiting while `pending` holds): its attempt counted and its next one pushed back
     /// (doubling from `retrySeconds`, an hour at most), committed before the attempt is made, so
     /// that two workers never make it at once and a crash retries it later.
-    static func claimDue(
-        table: StaticString, pending: StaticString, returning: StaticString, retrySeconds: Int,
-        on database: any PostgresExecutor
-    ) async throws -> PostgresRow? {
+    static func claimDue<Row: QueuedRow>(
+        _ type: Row.Type, table: StaticString, pending: StaticString, retrySeconds: Int, on database: any PostgresExecutor
+    ) async throws -> Row? {
         try await database.query(
             """
             UPDATE \(unsafeSQL: "\(table)") SET attempts = attempts + 1,
@@ -63,9 +71,9 @@ struct Outbox: Sendable {
                 SELECT id FROM \(unsafeSQL: "\(table)")
                 WHERE \(unsafeSQL: "\(pending)") AND next_attempt_at <= now()
                 ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-            RETURNING \(unsafeSQL: "\(returning)")
+            RETURNING \(unsafeSQL: "\(Row.columns)")
             """
-        ).first
+        ).first?.decode(Row.self)
     }
 
     func markSent(_ id: UUID) async throws {

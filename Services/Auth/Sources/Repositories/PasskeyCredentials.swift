@@ -17,13 +17,6 @@ struct PasskeyCredentials: Sendable {
 
     static let columns = "id, name, created_at, last_used_at, backed_up, suspended_at IS NOT NULL AS suspended"
 
-    static func passkey(_ row: PostgresRow) throws -> Passkey {
-        Passkey(
-            id: try row.decode("id"), name: try row.decode("name"), createdAt: try row.decode("created_at"),
-            lastUsedAt: try row.decode("last_used_at"), backedUp: try row.decode("backed_up"),
-            suspended: try row.decode("suspended"))
-    }
-
     // MARK: - Challenges
 
     /// Hands out a challenge for `purpose` (of `user`, for a registration), valid `seconds`; a few
@@ -80,16 +73,16 @@ struct PasskeyCredentials: Sendable {
     func insert(_ credential: WebAuthn.NewCredential, of user: UUID, name: String, transports: [String]) async throws
         -> Passkey
     {
-        try Self.passkey(
-            try await database.query(
-                """
-                INSERT INTO auth.passkeys (id, user_id, credential_id, public_key, algorithm, sign_count, backup_eligible,
-                    backed_up, transports, name)
-                VALUES (\(UUID.random()), \(user), \(PostgresBytes(credential.id)), \(PostgresBytes(credential.publicKey)),
-                    \(credential.algorithm), \(Int(credential.signCount)), \(credential.backupEligible), \(credential.backedUp),
-                    \(PostgresTextArray(transports))::text[], \(name))
-                RETURNING \(unsafeSQL: Self.columns)
-                """)[0])
+        try await database.query(
+            """
+            INSERT INTO auth.passkeys (id, user_id, credential_id, public_key, algorithm, sign_count, backup_eligible,
+                backed_up, transports, name)
+            VALUES (\(UUID.random()), \(user), \(PostgresBytes(credential.id)), \(PostgresBytes(credential.publicKey)),
+                \(credential.algorithm), \(Int(credential.signCount)), \(credential.backupEligible), \(credential.backedUp),
+                \(PostgresTextArray(transports))::text[], \(name))
+            RETURNING \(unsafeSQL: Self.columns)
+            """
+        )[0].decode(Passkey.self)
     }
 
     /// A credential as stored, its row locked.
@@ -129,7 +122,7 @@ struct PasskeyCredentials: Sendable {
     func list(of user: UUID) async throws -> [Passkey] {
         try await database.query(
             "SELECT \(unsafeSQL: Self.columns) FROM auth.passkeys WHERE user_id = \(user) ORDER BY created_at, id"
-        ).map(Self.passkey)
+        ).decode(Passkey.self)
     }
 
     func rename(_ id: UUID, of user: UUID, to name: String) async throws -> Passkey? {
@@ -138,7 +131,7 @@ struct PasskeyCredentials: Sendable {
             UPDATE auth.passkeys SET name = \(name) WHERE id = \(id) AND user_id = \(user)
             RETURNING \(unsafeSQL: Self.columns)
             """
-        ).first.map(Self.passkey)
+        ).first?.decode(Passkey.self)
     }
 
     /// Removes every passkey of the account (its address claimed by its owner).
@@ -157,5 +150,15 @@ struct PasskeyCredentials: Sendable {
         try await database.query(
             "SELECT EXISTS (SELECT 1 FROM auth.passkeys WHERE user_id = \(user) AND suspended_at IS NULL) AS usable"
         )[0].decode("usable")
+    }
+}
+
+/// A passkey, read from ``PasskeyCredentials/columns``.
+extension Passkey: PostgresRowDecodable {
+    public init(row: PostgresRow) throws {
+        self.init(
+            id: try row.decode("id"), name: try row.decode("name"), createdAt: try row.decode("created_at"),
+            lastUsedAt: try row.decode("last_used_at"), backedUp: try row.decode("backed_up"),
+            suspended: try row.decode("suspended"))
     }
 }

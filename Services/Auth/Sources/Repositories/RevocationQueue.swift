@@ -4,12 +4,20 @@ import PierPostgres
 /// trigger in the transaction that removed an identity).
 struct RevocationQueue: Sendable {
     /// A token due for an attempt, claimed (its attempt counted, its next one pushed back).
-    struct Due: Sendable {
+    struct Due: QueuedRow {
+        static let columns: StaticString = "id, subject, sealed_token, attempts"
         let id: Int64
         let subject: String
         let sealedToken: PostgresBytes
         /// Attempts so far, this one included.
         let attempts: Int
+
+        init(row: PostgresRow) throws {
+            id = try row.decode("id")
+            subject = try row.decode("subject")
+            sealedToken = try row.decode("sealed_token")
+            attempts = try row.decode("attempts")
+        }
     }
 
     let database: any PostgresExecutor
@@ -18,14 +26,9 @@ struct RevocationQueue: Sendable {
 
     /// The next token due, claimed; nil when none is.
     func claimDue(retrySeconds: Int) async throws -> Due? {
-        guard
-            let row = try await Outbox.claimDue(
-                table: "auth.apple_revocations", pending: "revoked_at IS NULL AND failed_at IS NULL",
-                returning: "id, subject, sealed_token, attempts", retrySeconds: retrySeconds, on: database)
-        else { return nil }
-        return Due(
-            id: try row.decode("id"), subject: try row.decode("subject"), sealedToken: try row.decode("sealed_token"),
-            attempts: try row.decode("attempts"))
+        try await Outbox.claimDue(
+            Due.self, table: "auth.apple_revocations", pending: "revoked_at IS NULL AND failed_at IS NULL",
+            retrySeconds: retrySeconds, on: database)
     }
 
     /// Revoked: the sealed token goes.

@@ -96,7 +96,7 @@ struct Sessions: Sendable {
         ).first.map { row in
             PresentedToken(
                 session: try row.decode("session_id"), authenticatedAt: try row.decode("authenticated_at"),
-                amr: try row.decode("amr", as: PostgresTextArray.self).values, user: try Users.user(row),
+                amr: try row.decode("amr", as: PostgresTextArray.self).values, user: try row.decode(User.self),
                 unused: try row.decode("unused"), inGrace: try row.decode("in_grace"),
                 live: try row.decode("live"))
         }

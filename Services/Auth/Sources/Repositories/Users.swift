@@ -20,7 +20,7 @@ struct Users: Sendable {
 
     static let columns = columns("auth.users")
 
-    /// The columns ``user(_:)`` reads, of the users table named `table` (or its alias).
+    /// The columns a ``User`` is read from, of the users table named `table` (or its alias).
     static func columns(_ table: String) -> String {
         """
         \(table).id, \(table).email, \(table).display_name, \(table).role, \(table).created_at,
@@ -28,17 +28,8 @@ struct Users: Sendable {
         """
     }
 
-    static func user(_ row: PostgresRow) throws -> User {
-        User(
-            id: try row.decode("id"), email: try row.decode("email"),
-            displayName: try row.decode("display_name", as: String?.self),
-            role: AccountRole(wire: try row.decode("role")), createdAt: try row.decode("created_at"),
-            emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"),
-            disabledAt: try row.decode("disabled_at"))
-    }
-
     func user(_ id: UUID) async throws -> User? {
-        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(id)").first.map(Self.user)
+        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(id)").first?.decode(User.self)
     }
 
     /// Accounts whose id is `query`, or whose address or display name starts with it (case
@@ -65,7 +56,7 @@ struct Users: Sendable {
             ) found
             ORDER BY found.email_key COLLATE "C" LIMIT \(count)
             """
-        ).map(Self.user)
+        ).decode(User.self)
     }
 
     func emailKey(of user: UUID) async throws -> String? {
@@ -85,7 +76,7 @@ struct Users: Sendable {
                 CASE WHEN \(verified) THEN now() END)
             RETURNING \(unsafeSQL: Self.columns)
             """)
-        let user = try Self.user(rows[0])
+        let user = try rows[0].decode(User.self)
         try await EventLog.append(
             UserCreated.type,
             payload: UserCreated(
@@ -135,7 +126,7 @@ struct Users: Sendable {
             WHERE id = \(user) AND email = \(email)
             RETURNING \(unsafeSQL: Self.columns)
             """
-        ).first.map(Self.user)
+        ).first?.decode(User.self)
     }
 
     /// Sets the password and proves the address, while the account still has `email`.
@@ -147,7 +138,7 @@ struct Users: Sendable {
             WHERE id = \(user) AND email = \(email)
             RETURNING \(unsafeSQL: Self.columns)
             """
-        ).first.map(Self.user)
+        ).first?.decode(User.self)
     }
 
     /// Moves the account to `address`, proven by the link that was followed.
@@ -159,7 +150,7 @@ struct Users: Sendable {
             WHERE id = \(user)
             RETURNING \(unsafeSQL: Self.columns)
             """)
-        return try Self.user(rows[0])
+        return try rows[0].decode(User.self)
     }
 
     /// The account's address, its row locked, and whether another account has `newEmail`.
@@ -250,13 +241,13 @@ struct Users: Sendable {
             WHERE id = \(user)
             RETURNING \(unsafeSQL: Self.columns)
             """
-        ).first.map(Self.user)
+        ).first?.decode(User.self)
     }
 
     /// The account, its row locked for a change by the team.
     func lockForStaff(_ user: UUID) async throws -> User? {
-        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(user) FOR UPDATE").first
-            .map(Self.user)
+        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(user) FOR UPDATE").first?
+            .decode(User.self)
     }
 
     /// How many enabled admin accounts there are besides `user`, each of their rows locked (two admins
@@ -279,7 +270,7 @@ struct Users: Sendable {
                 updated_at = now()
             WHERE id = \(user) RETURNING \(unsafeSQL: Self.columns)
             """
-        ).first.map(Self.user)
+        ).first?.decode(User.self)
     }
 
     /// Whether the account may open a session now (exists and is not disabled), its row share-locked
@@ -319,5 +310,17 @@ struct Users: Sendable {
         let counted = try estimate.first?.decode("estimate", as: Int64.self) ?? 0
         guard counted < 100_000 else { return Int(counted) }
         return Int(try await database.query("SELECT count(*) AS n FROM auth.users")[0].decode("n", as: Int64.self))
+    }
+}
+
+/// A user, read from ``Users/columns(_:)``.
+extension User: PostgresRowDecodable {
+    public init(row: PostgresRow) throws {
+        self.init(
+            id: try row.decode("id"), email: try row.decode("email"),
+            displayName: try row.decode("display_name", as: String?.self),
+            role: AccountRole(wire: try row.decode("role")), createdAt: try row.decode("created_at"),
+            emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"),
+            disabledAt: try row.decode("disabled_at"))
     }
 }

@@ -11,23 +11,13 @@ struct Plans: Sendable {
         id, name, description, price, currency, billing_period, trial_period, entitlements, appstore_product_ids, active
         """
 
-    static func plan(_ row: PostgresRow) throws -> Plan {
-        Plan(
-            id: try row.decode("id"), name: try row.decode("name"), description: try row.decode("description"),
-            price: try row.decode("price"), currency: try row.decode("currency"),
-            billingPeriod: try row.decode("billing_period"), trialPeriod: try row.decode("trial_period"),
-            entitlements: (try row.decode("entitlements", as: PostgresTextArray.self)).values,
-            appStoreProductIds: (try row.decode("appstore_product_ids", as: PostgresTextArray.self)).values,
-            active: try row.decode("active"))
-    }
-
     /// Active plans, by price; `includingInactive` adds the others.
     func list(includingInactive: Bool) async throws -> [Plan] {
         try await database.query(
             """
             SELECT \(unsafeSQL: Self.columns) FROM subscriptions.plans WHERE active OR \(includingInactive) ORDER BY price, id
             """
-        ).map(Self.plan)
+        ).decode(Plan.self)
     }
 
     /// Inserts the plan; nil when a plan has its id.
@@ -41,13 +31,13 @@ struct Plans: Sendable {
             ON CONFLICT (id) DO NOTHING
             RETURNING \(unsafeSQL: Self.columns)
             """
-        ).first.map(Self.plan)
+        ).first?.decode(Plan.self)
     }
 
     /// The plan, its row locked until the transaction ends.
     func lock(_ id: String) async throws -> Plan? {
         try await database.query("SELECT \(unsafeSQL: Self.columns) FROM subscriptions.plans WHERE id = \(id) FOR UPDATE")
-            .first.map(Self.plan)
+            .first?.decode(Plan.self)
     }
 
     func update(_ plan: Plan) async throws {
@@ -93,5 +83,18 @@ struct Plans: Sendable {
 
     func delete(_ id: String) async throws {
         try await database.execute("DELETE FROM subscriptions.plans WHERE id = \(id)")
+    }
+}
+
+/// A plan, read from ``Plans/columns``.
+extension Plan: PostgresRowDecodable {
+    public init(row: PostgresRow) throws {
+        self.init(
+            id: try row.decode("id"), name: try row.decode("name"), description: try row.decode("description"),
+            price: try row.decode("price"), currency: try row.decode("currency"),
+            billingPeriod: try row.decode("billing_period"), trialPeriod: try row.decode("trial_period"),
+            entitlements: (try row.decode("entitlements", as: PostgresTextArray.self)).values,
+            appStoreProductIds: (try row.decode("appstore_product_ids", as: PostgresTextArray.self)).values,
+            active: try row.decode("active"))
     }
 }

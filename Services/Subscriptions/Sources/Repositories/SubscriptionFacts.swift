@@ -72,24 +72,8 @@ enum SubscriptionFacts {
         """
     }
 
-    static func sources(_ rows: [PostgresRow]) throws -> [AccessSource] {
-        try rows.map { row in
-            let planID = try row.decode("plan_id", as: String?.self)
-            return AccessSource(
-                kind: AccessSource.Kind(rawValue: try row.decode("kind")) ?? .grant,
-                reference: try row.decode("reference"),
-                plan: try planID.map { PlanReference(id: $0, name: try row.decode("plan_name")) },
-                entitlements: (try row.decode("entitlements", as: PostgresTextArray.self)).values,
-                periodStart: try row.decode("period_start"), periodEnd: try row.decode("period_end"),
-                revoked: try row.decode("revoked"), graceUntil: try row.decode("grace_until"),
-                billingRetry: try row.decode("billing_retry"), willRenew: try row.decode("will_renew"),
-                trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"),
-                offer: try offer(row), appStore: try details(row))
-        }
-    }
-
     /// Apple's renewal and transaction fields, in the status's words.
-    private static func details(_ row: PostgresRow) throws -> AppStoreDetails {
+    fileprivate static func details(_ row: PostgresRow) throws -> AppStoreDetails {
         let intents: [Int: ExpirationReason] = [
             1: .cancelled, 2: .billingError, 3: .priceIncreaseDeclined, 4: .productUnavailable,
         ]
@@ -113,7 +97,7 @@ enum SubscriptionFacts {
     }
 
     /// Apple's `offerType` and `offerDiscountType`, in the status's words.
-    private static func offer(_ row: PostgresRow) throws -> SubscriptionOffer? {
+    fileprivate static func offer(_ row: PostgresRow) throws -> SubscriptionOffer? {
         guard let type = try row.decode("offer_type", as: Int?.self) else { return nil }
         let types: [Int: OfferType] = [1: .introductory, 2: .promotional, 3: .offerCode, 4: .winBack]
         let discount = try row.decode("offer_discount_type", as: String?.self)
@@ -260,7 +244,7 @@ enum SubscriptionFacts {
     static func sources(of user: UUID, at now: Date, sandbox: Bool = true, on connection: any PostgresExecutor) async throws
         -> [AccessSource]
     {
-        try sources(try await connection.query(sourcesQuery(user: user, at: now, sandbox: sandbox)))
+        try await connection.query(sourcesQuery(user: user, at: now, sandbox: sandbox)).decode(AccessSource.self)
     }
 
     /// Whether Pier holds a renewal info for the subscription.
@@ -331,5 +315,22 @@ enum SubscriptionFacts {
             """)
         try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
         try await Grants(connection).detach(userID)
+    }
+}
+
+/// A source of access, read from ``SubscriptionFacts/sourcesQuery(user:at:sandbox:)``'s columns.
+extension AccessSource: PostgresRowDecodable {
+    init(row: PostgresRow) throws {
+        let planID = try row.decode("plan_id", as: String?.self)
+        self.init(
+            kind: AccessSource.Kind(rawValue: try row.decode("kind")) ?? .grant,
+            reference: try row.decode("reference"),
+            plan: try planID.map { PlanReference(id: $0, name: try row.decode("plan_name")) },
+            entitlements: (try row.decode("entitlements", as: PostgresTextArray.self)).values,
+            periodStart: try row.decode("period_start"), periodEnd: try row.decode("period_end"),
+            revoked: try row.decode("revoked"), graceUntil: try row.decode("grace_until"),
+            billingRetry: try row.decode("billing_retry"), willRenew: try row.decode("will_renew"),
+            trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"),
+            offer: try SubscriptionFacts.offer(row), appStore: try SubscriptionFacts.details(row))
     }
 }
