@@ -142,41 +142,14 @@ public struct Executable: Sendable {
         do {
             switch command {
             case "migrate":
-                for plugin in hosted {
-                    let pool = PostgresPool(
-                        configuration: PluginHost.database(for: plugin, configuration, alone: hosted.count == 1))
-                    defer { pool.close() }
-                    try await plugin.migrate(
-                        pool: pool, logger: logger.named(plugin.name), waitingUpTo: configuration.databaseStartupWaitSeconds)
-                }
+                try await Self.migrate(hosted, configuration: configuration, logger: logger)
             case "serve":
-                let running = try await PluginHost.start(
+                try await serve(
                     hosted, extensions: extensions, configuration: configuration, logger: logger,
-                    migrate: invocation.migrateFirst, keys: nil, signals: [SIGTERM, SIGINT],
-                    metricsName: String(name.dropFirst("pier-".count)), http: http)
-                logger.info(
-                    "listening",
-                    [
-                        ("host", .string(configuration.http.host)), ("port", .int(running.server.port)),
-                        ("admin_port", .int(running.admin?.port ?? 0)),
-                        ("plugins", .string(hosted.map(\.name).joined(separator: ","))),
-                        ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
-                    ])
-                let reason = try await running.run()
-                logger.info("stopped", [("reason", .string("\(reason)"))])
+                    migrate: invocation.migrateFirst, http: http, startedAt: started)
             default:
-                let owner = hosted.first { $0.commands.contains { $0.name == command } }!
-                let pool = PostgresPool(configuration: PluginHost.database(for: owner, configuration, alone: true))
-                defer { pool.close() }
-                let context = ServiceContext(
-                    configuration: configuration, database: pool, logger: logger.named(owner.name),
-                    authenticator: Authenticator(
-                        verifier: AccessTokenVerifier(
-                            keys: JWKSKeyProvider(url: configuration.jwksURL, client: http),
-                            issuer: configuration.tokenIssuer, audience: configuration.tokenAudience)),
-                    // Commands follow no events: the listener is never started.
-                    events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel), http: http)
-                try await extra!.run(invocation.words, context)
+                guard let extra else { return usageError("unknown command \(command)") }
+                try await Self.run(extra, invocation.words, of: hosted, configuration: configuration, logger: logger, http: http)
             }
             return .success
         } catch let error as Environment.Failure {
@@ -187,6 +160,56 @@ public struct Executable: Sendable {
             printError("\(name): \(error)")
             return .failure
         }
+    }
+
+    /// Applies each plugin's pending migrations.
+    static func migrate(_ hosted: [Plugin], configuration: ServiceConfiguration, logger: Logger) async throws {
+        for plugin in hosted {
+            let pool = PostgresPool(configuration: PluginHost.database(for: plugin, configuration, alone: hosted.count == 1))
+            defer { pool.close() }
+            try await plugin.migrate(
+                pool: pool, logger: logger.named(plugin.name), waitingUpTo: configuration.databaseStartupWaitSeconds)
+        }
+    }
+
+    /// Hosts the plugins until a signal.
+    func serve(
+        _ hosted: [Plugin], extensions: [any HostExtension], configuration: ServiceConfiguration, logger: Logger,
+        migrate: Bool, http: HTTPClient, startedAt started: Double
+    ) async throws {
+        let running = try await PluginHost.start(
+            hosted, extensions: extensions, configuration: configuration, logger: logger, migrate: migrate, keys: nil,
+            signals: [SIGTERM, SIGINT], metricsName: String(name.dropFirst("pier-".count)), http: http)
+        logger.info(
+            "listening",
+            [
+                ("host", .string(configuration.http.host)), ("port", .int(running.server.port)),
+                ("admin_port", .int(running.admin?.port ?? 0)),
+                ("plugins", .string(hosted.map(\.name).joined(separator: ","))),
+                ("startup_ms", .int(Int((MonotonicClock.seconds() - started) * 1000))),
+            ])
+        let reason = try await running.run()
+        logger.info("stopped", [("reason", .string("\(reason)"))])
+    }
+
+    /// A plugin's own command (`pier-auth admin …`), with a context of its own: its pool, tokens
+    /// verified against the JWKS, and no events followed.
+    static func run(
+        _ command: ServiceCommand, _ words: [String], of hosted: [Plugin], configuration: ServiceConfiguration,
+        logger: Logger, http: HTTPClient
+    ) async throws {
+        guard let owner = hosted.first(where: { $0.commands.contains { $0.name == command.name } }) else { return }
+        let pool = PostgresPool(configuration: PluginHost.database(for: owner, configuration, alone: true))
+        defer { pool.close() }
+        let context = ServiceContext(
+            configuration: configuration, database: pool, logger: logger.named(owner.name),
+            authenticator: Authenticator(
+                verifier: AccessTokenVerifier(
+                    keys: JWKSKeyProvider(url: configuration.jwksURL, client: http), issuer: configuration.tokenIssuer,
+                    audience: configuration.tokenAudience)),
+            // Commands follow no events: the listener is never started.
+            events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel), http: http)
+        try await command.run(words, context)
     }
 
     private func usageError(_ problem: String) -> Status {

@@ -92,26 +92,80 @@ public enum PluginHost {
         http given: HTTPClient? = nil
     ) async throws -> Running {
         let http = given ?? HTTPClient()
-        // Whatever fails before the group runs closes what was opened.
+        // Whatever fails before the group runs closes what was opened; the client stops last:
+        // every part that sends through it has stopped before.
+        var opened = Opened(parts: [Lifecycle("http client", stop: { http.close() })])
         var started = false
-        var opened: [PostgresPool] = []
         defer {
             if !started {
-                opened.forEach { $0.close() }
+                opened.pools.forEach { $0.close() }
                 http.close()
             }
         }
         guard !plugins.isEmpty || !extensions.isEmpty else {
             throw Environment.Failure(variable: "--embed", problem: "names no plugin and no route is proxied")
         }
+        let pools = try await openPools(plugins, configuration: configuration, logger: logger, migrate: migrate, &opened)
+        let (events, revocations) = followEvents(pools.first?.1, &opened)
+        let chosen = HostKeys(fallback: keys ?? JWKSKeyProvider(url: configuration.jwksURL, client: http))
+        let authenticator = Authenticator(
+            verifier: AccessTokenVerifier(
+                keys: chosen, issuer: configuration.tokenIssuer, audience: configuration.tokenAudience),
+            revocations: revocations)
+        let local = LocalAPI()
+        let (mounted, capabilities) = try await build(
+            pools, local: local,
+            context: { plugin, pool, offered in
+                ServiceContext(
+                    configuration: configuration, database: pool, logger: logger.named(plugin.name),
+                    authenticator: authenticator,
+                    events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel),
+                    http: http, capabilities: offered)
+            })
+        if let offered = capabilities.first(.tokenKeys) { chosen.use(offered) }
+        for entry in mounted { opened.parts += entry.service.background }
+        for item in extensions { opened.parts += item.background }
+
+        let host = ServiceHost(
+            mounted: mounted, metricsName: metricsName,
+            extraChecks: { extensions.reduce(into: [:]) { $0.merge($1.readiness()) { $1 } } },
+            extraMetrics: { extensions.map { $0.metrics() }.joined() })
+        opened.parts.append(host.readiness)
+        var routes = host.routes(operatorEndpoints: configuration.admin == nil)
+        for item in extensions { item.routes(into: &routes, authenticator: authenticator) }
+        let listeners = try makeListeners(
+            host: host, routes: routes, configuration: configuration, logger: logger,
+            middleware: extensions.flatMap(\.middleware))
+        local.serve(listeners.pipeline)
+        opened.parts += listeners.all
+        let group = ServiceGroup(opened.parts, logger: logger, signals: signals)
+        // From here the group stops what it started, whatever fails.
+        started = true
+        try await group.start()
+        return Running(
+            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service),
+            pools: Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) }), pipeline: listeners.pipeline,
+            authenticator: authenticator, events: events, group: group)
+    }
+
+    /// What ``start(_:extensions:configuration:logger:migrate:keys:signals:metricsName:http:)``
+    /// has opened so far (closed if it fails before the group takes over), and the parts of the
+    /// group, in order.
+    struct Opened {
+        var pools: [PostgresPool] = []
+        var parts: [any LifecycleService]
+    }
+
+    /// A pool per plugin, migrated (or a warning when it is not).
+    static func openPools(
+        _ plugins: [Plugin], configuration: ServiceConfiguration, logger: Logger, migrate: Bool, _ opened: inout Opened
+    ) async throws -> [(Plugin, PostgresPool)] {
         var pools: [(Plugin, PostgresPool)] = []
-        // The client stops last: every part that sends through it has stopped before.
-        var parts: [any LifecycleService] = [Lifecycle("http client", stop: { http.close() })]
         for plugin in plugins {
             let pool = PostgresPool(configuration: database(for: plugin, configuration, alone: plugins.count == 1))
             pools.append((plugin, pool))
-            opened.append(pool)
-            parts.append(Lifecycle("pool \(plugin.name)", stop: { pool.close() }))
+            opened.pools.append(pool)
+            opened.parts.append(Lifecycle("pool \(plugin.name)", stop: { pool.close() }))
             let pluginLogger = logger.named(plugin.name)
             if migrate {
                 try await plugin.migrate(
@@ -120,74 +174,47 @@ public enum PluginHost {
                 await plugin.warnIfNotMigrated(pool: pool, logger: pluginLogger)
             }
         }
-        // One listener and revocation list for the process, with the first plugin's role (every
-        // role reads the shared events schema). The list reads on a connection of its own: were
-        // it to wait behind the requests for the plugins' pools, a busy process would find it
-        // stale and answer every signed-in request 503. It is read once before anything is served.
-        let events = pools.first.map { PostgresListener(configuration: $0.1.configuration, channel: EventLog.channel) }
-        let revocations = pools.first.map { first in
-            var own = first.1.configuration
-            own.poolSize = 1
-            own.applicationName += " revocations"
-            let pool = PostgresPool(configuration: own)
-            opened.append(pool)
-            parts.append(Lifecycle("pool revocations", stop: { pool.close() }))
-            return RevocationList(database: pool, listener: events!)
-        }
-        if let events, let revocations {
-            parts.append(Lifecycle("events", start: { events.start() }, stop: { events.stop() }))
-            parts.append(revocations)
-        }
-        let chosen = HostKeys(
-            fallback: keys ?? JWKSKeyProvider(url: configuration.jwksURL, client: http))
-        let authenticator = Authenticator(
-            verifier: AccessTokenVerifier(
-                keys: chosen, issuer: configuration.tokenIssuer, audience: configuration.tokenAudience),
-            revocations: revocations)
-        // Each plugin is built after those that offer what it needs, with what they offered.
+        return pools
+    }
+
+    /// One listener and revocation list for the process, with the first plugin's role (every
+    /// role reads the shared events schema); none without a plugin. The list reads on a
+    /// connection of its own: were it to wait behind the requests for the plugins' pools, a
+    /// busy process would find it stale and answer every signed-in request 503. It is read once
+    /// before the listeners start (its ``RevocationList/start()``).
+    static func followEvents(_ first: PostgresPool?, _ opened: inout Opened) -> (PostgresListener?, RevocationList?) {
+        guard let first else { return (nil, nil) }
+        let events = PostgresListener(configuration: first.configuration, channel: EventLog.channel)
+        var own = first.configuration
+        own.poolSize = 1
+        own.applicationName += " revocations"
+        let pool = PostgresPool(configuration: own)
+        opened.pools.append(pool)
+        opened.parts.append(Lifecycle("pool revocations", stop: { pool.close() }))
+        let revocations = RevocationList(database: pool, listener: events)
+        opened.parts.append(Lifecycle("events", start: { events.start() }, stop: { events.stop() }))
+        opened.parts.append(revocations)
+        return (events, revocations)
+    }
+
+    /// Each plugin built after those that offer what it needs, with what they offered (and the
+    /// process's own API); mounted in the order they were given, with every offer.
+    static func build(
+        _ pools: [(Plugin, PostgresPool)], local: LocalAPI,
+        context: (Plugin, PostgresPool, Capabilities) -> ServiceContext
+    ) async throws -> ([ServiceHost.Mounted], Capabilities) {
         var capabilities = Capabilities()
-        let local = LocalAPI()
         capabilities.offer(.localAPI, local)
         var built: [String: ServiceHost.Mounted] = [:]
         let poolOf = Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) })
         for plugin in try buildingOrder(pools.map(\.0)) {
             guard let pool = poolOf[plugin.name] else { continue }
-            let context = ServiceContext(
-                configuration: configuration, database: pool, logger: logger.named(plugin.name),
-                authenticator: authenticator,
-                events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel),
-                http: http, capabilities: capabilities)
-            let service = try await plugin.make(context)
+            let service = try await plugin.make(context(plugin, pool, capabilities))
             service.offer(into: &capabilities)
             built[plugin.name] = .init(
                 name: plugin.name, schema: plugin.schema, migrations: plugin.migrations, database: pool, service: service)
         }
-        // Mounted (routes, readiness, background work) in the order they were given.
-        let mounted = pools.compactMap { built[$0.0.name] }
-        if let offered = capabilities.first(.tokenKeys) { chosen.use(offered) }
-        for entry in mounted { parts += entry.service.background }
-        for item in extensions { parts += item.background }
-
-        let host = ServiceHost(
-            mounted: mounted, metricsName: metricsName,
-            extraChecks: { extensions.reduce(into: [:]) { $0.merge($1.readiness()) { $1 } } },
-            extraMetrics: { extensions.map { $0.metrics() }.joined() })
-        parts.append(host.readiness)
-        var routes = host.routes(operatorEndpoints: configuration.admin == nil)
-        for item in extensions { item.routes(into: &routes, authenticator: authenticator) }
-        let listeners = try makeListeners(
-            host: host, routes: routes, configuration: configuration, logger: logger,
-            middleware: extensions.flatMap(\.middleware))
-        local.serve(listeners.pipeline)
-        parts += listeners.all
-        let group = ServiceGroup(parts, logger: logger, signals: signals)
-        // From here the group stops what it started, whatever fails.
-        started = true
-        try await group.start()
-        return Running(
-            server: listeners.main, admin: listeners.admin, services: mounted.map(\.service),
-            pools: Dictionary(uniqueKeysWithValues: pools.map { ($0.0.name, $0.1) }), pipeline: listeners.pipeline,
-            authenticator: authenticator, events: events, group: group)
+        return (pools.compactMap { built[$0.0.name] }, capabilities)
     }
 
     /// `plugins` in an order where each plugin comes after every plugin that offers a capability

@@ -132,21 +132,48 @@ public struct AuthConfiguration: Sendable {
             throw Environment.Failure(variable: "PIER_AUTH_SMTP_URL", problem: "must start with smtp:// or smtps://")
         }
         smtpUser = environment.string("PIER_AUTH_SMTP_USER")
-        if let file = environment.string("PIER_AUTH_SMTP_PASSWORD_FILE") {
-            do {
-                smtpPassword = try readFile(file).trimmingWhitespace()
-            } catch {
-                throw Environment.Failure(variable: "PIER_AUTH_SMTP_PASSWORD_FILE", problem: "cannot be read: \(error)")
-            }
-        } else {
-            smtpPassword = nil
-        }
+        smtpPassword = try Self.secret(environment, "PIER_AUTH_SMTP_PASSWORD_FILE")
         smtpCAFile = environment.string("PIER_AUTH_SMTP_CA_FILE")
         mailFrom = environment.string("PIER_AUTH_MAIL_FROM", default: "\(appName) <no-reply@localhost>")
         requireVerifiedEmail = try environment.bool("PIER_AUTH_REQUIRE_VERIFIED_EMAIL", default: false)
         mailRetrySeconds = try environment.int("PIER_AUTH_MAIL_RETRY_S", default: 30, in: 1...3600)
         mailPollSeconds = try environment.int("PIER_AUTH_MAIL_POLL_S", default: 5, in: 1...3600)
         forgotPerAddressPerHour = try environment.int("PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR", default: 10, in: 1...1_000_000)
+        identityProviders = try Self.identityProviders(environment)
+        appleTokens = try Self.appleTokens(environment)
+        appleRetrySeconds = try environment.int("PIER_AUTH_APPLE_RETRY_S", default: 60, in: 1...3600)
+        webhooks = try WebhookOptions(environment)
+        let authority = publicURL.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
+        let origin = publicURL.prefix { $0 != ":" } + "://" + authority
+        let host =
+            authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }.dropFirst()) : String(authority.prefix { $0 != ":" })
+        passkeyRPID = environment.string("PIER_AUTH_PASSKEY_RP_ID", default: host).lowercased()
+        passkeyRPName = environment.string("PIER_AUTH_PASSKEY_RP_NAME", default: appName)
+        let originList = environment.list("PIER_AUTH_PASSKEY_ORIGINS")
+        passkeyOrigins = originList.isEmpty ? [String(origin)] : originList
+        passkeyOrigins += try AppAssociation(environment: environment).androidOrigins
+        if let bad = passkeyOrigins.first(where: {
+            !($0.hasPrefix("https://") || $0.hasPrefix("http://") || $0.hasPrefix("android:apk-key-hash:"))
+        }) {
+            throw Environment.Failure(
+                variable: "PIER_AUTH_PASSKEY_ORIGINS", problem: "\"\(bad)\" is not an https:// origin or android:apk-key-hash:")
+        }
+        guard !passkeyRPID.isEmpty, !passkeyRPID.contains("/") else {
+            throw Environment.Failure(variable: "PIER_AUTH_PASSKEY_RP_ID", problem: "must be a domain such as example.com")
+        }
+        mfaKeyFile = environment.string("PIER_AUTH_MFA_KEY_FILE")
+        if production && mfaKeyFile == nil {
+            throw Environment.Failure(variable: "PIER_AUTH_MFA_KEY_FILE", problem: "is required in production")
+        }
+        requireMFAForRoles = try Self.rolesNeedingMFA(environment)
+        exportURLs = environment.list("PIER_AUTH_EXPORT_URLS")
+        if let bad = exportURLs.first(where: { !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
+            throw Environment.Failure(variable: "PIER_AUTH_EXPORT_URLS", problem: "\"\(bad)\" is not an http(s) URL")
+        }
+    }
+
+    /// `PIER_AUTH_OIDC_PROVIDERS` and Sign in with Apple (`PIER_AUTH_APPLE_AUDIENCES`), by name.
+    static func identityProviders(_ environment: Environment) throws(Environment.Failure) -> [String: IdentityProvider] {
         var providers: [String: IdentityProvider] = [:]
         if let text = environment.string("PIER_AUTH_OIDC_PROVIDERS") {
             let listed: [IdentityProvider]
@@ -185,7 +212,15 @@ public struct AuthConfiguration: Sendable {
                 jwksURL: jwksURL,
                 audiences: appleAudiences, nonce: "hashed")
         }
-        identityProviders = providers
+        return providers
+    }
+
+    /// What Apple's token endpoint is called with to revoke a user's tokens, or nil when the key
+    /// is not configured.
+    static func appleTokens(_ environment: Environment) throws(Environment.Failure)
+        -> (teamID: String, keyID: String, keyFile: String, clientID: String, baseURL: String)?
+    {
+        let appleAudiences = environment.list("PIER_AUTH_APPLE_AUDIENCES")
         let appleKey = ["PIER_AUTH_APPLE_TEAM_ID", "PIER_AUTH_APPLE_KEY_ID", "PIER_AUTH_APPLE_KEY_FILE"].map {
             environment.string($0)
         }
@@ -196,7 +231,7 @@ public struct AuthConfiguration: Sendable {
             appleKey[0] == nil && appleKey[1] == nil
             && appleKey[2].map { ((try? readFile($0)) ?? "").trimmingWhitespace().isEmpty } ?? true
         if onlyMounted {
-            appleTokens = nil
+            return nil
         } else {
             guard case let (team?, key?, file?) = (appleKey[0], appleKey[1], appleKey[2]),
                 let client = environment.string(
@@ -213,33 +248,12 @@ public struct AuthConfiguration: Sendable {
                 throw Environment.Failure(
                     variable: "PIER_AUTH_APPLE_URL", problem: "must be an https URL (http only to the loopback)")
             }
-            appleTokens = (team, key, file, client, String(base.reversed().drop { $0 == "/" }.reversed()))
+            return (team, key, file, client, String(base.reversed().drop { $0 == "/" }.reversed()))
         }
-        appleRetrySeconds = try environment.int("PIER_AUTH_APPLE_RETRY_S", default: 60, in: 1...3600)
-        webhooks = try WebhookOptions(environment)
-        let authority = publicURL.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
-        let origin = publicURL.prefix { $0 != ":" } + "://" + authority
-        let host =
-            authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }.dropFirst()) : String(authority.prefix { $0 != ":" })
-        passkeyRPID = environment.string("PIER_AUTH_PASSKEY_RP_ID", default: host).lowercased()
-        passkeyRPName = environment.string("PIER_AUTH_PASSKEY_RP_NAME", default: appName)
-        let originList = environment.list("PIER_AUTH_PASSKEY_ORIGINS")
-        passkeyOrigins = originList.isEmpty ? [String(origin)] : originList
-        passkeyOrigins += try AppAssociation(environment: environment).androidOrigins
-        if let bad = passkeyOrigins.first(where: {
-            !($0.hasPrefix("https://") || $0.hasPrefix("http://") || $0.hasPrefix("android:apk-key-hash:"))
-        }) {
-            throw Environment.Failure(
-                variable: "PIER_AUTH_PASSKEY_ORIGINS", problem: "\"\(bad)\" is not an https:// origin or android:apk-key-hash:")
-        }
-        guard !passkeyRPID.isEmpty, !passkeyRPID.contains("/") else {
-            throw Environment.Failure(variable: "PIER_AUTH_PASSKEY_RP_ID", problem: "must be a domain such as example.com")
-        }
-        mfaKeyFile = environment.string("PIER_AUTH_MFA_KEY_FILE")
-        if production && mfaKeyFile == nil {
-            throw Environment.Failure(variable: "PIER_AUTH_MFA_KEY_FILE", problem: "is required in production")
-        }
-        requireMFAForRoles = []
+    }
+
+    /// The roles whose accounts need a second factor (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`).
+    static func rolesNeedingMFA(_ environment: Environment) throws(Environment.Failure) -> Set<AccountRole> {
         if environment.string("PIER_AUTH_REQUIRE_MFA_FOR_ROLES", default: "admin,support") != "none" {
             var roles: Set<AccountRole> = []
             let names =
@@ -253,11 +267,18 @@ public struct AuthConfiguration: Sendable {
                 }
                 roles.insert(role)
             }
-            requireMFAForRoles = roles
+            return roles
         }
-        exportURLs = environment.list("PIER_AUTH_EXPORT_URLS")
-        if let bad = exportURLs.first(where: { !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
-            throw Environment.Failure(variable: "PIER_AUTH_EXPORT_URLS", problem: "\"\(bad)\" is not an http(s) URL")
+        return []
+    }
+
+    /// The secret in the file a variable names (whitespace around it trimmed), or nil without one.
+    static func secret(_ environment: Environment, _ variable: String) throws(Environment.Failure) -> String? {
+        guard let file = environment.string(variable) else { return nil }
+        do {
+            return try readFile(file).trimmingWhitespace()
+        } catch {
+            throw Environment.Failure(variable: variable, problem: "cannot be read: \(error)")
         }
     }
 
