@@ -9,6 +9,6 @@ scripts/postgres.sh start >/dev/null
 export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
-swift format lint --strict -r Client Shared Services Tests Tools bench Package.swift
+scripts/lint.sh
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests --skip SlowClientTests

@@ -13,7 +13,7 @@ scripts/postgres.sh start
 export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
-swift format lint --strict -r Client Shared Services Tests Tools bench Package.swift
+scripts/lint.sh
 swift build --build-tests -Xswiftc -warnings-as-errors
 # A test that makes no progress for 5 minutes reports every thread's stack (gdb), then stops:
 # a hang says where it is instead of waiting out CI's limit.

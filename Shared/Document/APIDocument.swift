@@ -1,5 +1,10 @@
-import Foundation
 import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Pier's API document (OpenAPI 3.1), generated from the endpoints' definitions (``Endpoint``:
 /// method, path, parameters, who may call, body and answer types, problem codes) and their

@@ -1,5 +1,10 @@
-import Foundation
 import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One operation of the document: what its definition says, with the answers every call can
 /// meet (a malformed request, a token refused, the rate limit, the service unavailable) and

@@ -1,5 +1,10 @@
-import Foundation
 import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The JSON Schema of a `Decodable` type, read from the type itself: its `init(from:)` runs
 /// against a decoder that notes each member asked for (`decode`: required, `decodeIfPresent`:

@@ -1,5 +1,10 @@
-import Foundation
 import PierModels
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A type that states its schema, where decoding stand-ins cannot tell it: one decoded by hand
 /// (any JSON value, a member with another name), or one the document describes but no Swift

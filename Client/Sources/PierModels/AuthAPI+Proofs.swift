@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The auth service's endpoints of what proves who one is: the mailed links and their pages,
 /// second factors, passkeys.

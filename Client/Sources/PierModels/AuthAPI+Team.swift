@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The auth service's endpoints for the app's team: finding and helping an account, webhooks.
 extension AuthAPI {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The auth service's endpoints: accounts, sign-ins (password, second factor, passkeys,
 /// Apple and OpenID Connect), sessions, the mailed links and their pages, the key set, and

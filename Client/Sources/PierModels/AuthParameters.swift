@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The team's audit log: one per service, under its prefix (`/auth/audit`).
 public enum AuditAPI {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One operation of Pier's HTTP API, defined once: the server routes it (with the access it
 /// declares and the body and answer types it names), PierClient and PierAdmin call it, the

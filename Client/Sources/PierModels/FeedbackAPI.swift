@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The feedback service's endpoints: intake from apps, a sender's own items, and the team's
 /// triage, replies, counts and export.

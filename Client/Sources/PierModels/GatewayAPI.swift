@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What every Pier server answers beside its services' endpoints: where things are, its health,
 /// its metrics, this API's document, and the files iOS and Android read to trust the domain.

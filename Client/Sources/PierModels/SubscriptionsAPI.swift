@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The subscriptions service's endpoints: plans, a user's status and entitlements, the App
 /// Store's signed data, grants, and the team's views.

@@ -1,7 +1,6 @@
 import AuthService
 import ConsoleService
 import FeedbackService
-import Foundation
 import PierAppAssociation
 import PierDocument
 import PierHTTP
@@ -10,6 +9,12 @@ import PierModels
 import PierRuntime
 import PierService
 import SubscriptionsService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The front door: hosts plugins in one process behind one port, with exactly the paths and
 /// behaviour they have when run apart (each keeps its own pool, its own database role when
@@ -56,10 +61,10 @@ public enum Gateway {
     public static func writeDocument() -> Int32 {
         do {
             let bytes = try APIDocument.generate(version: PierVersion.current)
-            FileHandle.standardOutput.write(Data(bytes))
+            print(String(decoding: bytes, as: UTF8.self), terminator: "")
             return 0
         } catch {
-            FileHandle.standardError.write(Data("pier-gateway openapi: \(error)\n".utf8))
+            Executable.printError("pier-gateway openapi: \(error)")
             return 1
         }
     }
