@@ -81,7 +81,7 @@ let package = Package(
             ],
             path: "Shared/Service", swiftSettings: strict),
         .target(
-            name: "PierAudit", dependencies: ["PierIdentity", "PierHTTP", "PierPostgres", models],
+            name: "PierAudit", dependencies: ["PierIdentity", "PierHTTP", "PierPostgres", models, "PierRuntime"],
             path: "Shared/Audit", swiftSettings: strict),
         .target(
             name: "PierExport", dependencies: ["PierService", "PierIdentity", "PierHTTP", "PierJSON", models],

@@ -2,6 +2,7 @@ import PierHTTP
 import PierIdentity
 import PierModels
 import PierPostgres
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -73,7 +74,7 @@ public enum AuditLog {
 
     /// One change, as the log stores it.
     public struct Record: Sendable {
-        public var action: String
+        public var action: AuditAction
         public var targetType: String
         public var targetID: String
         public var subject: UUID?
@@ -81,7 +82,7 @@ public enum AuditLog {
         public var after: JSONValue?
 
         public init(
-            _ action: String, target: (type: String, id: String), subject: UUID?, before: JSONValue? = nil,
+            _ action: AuditAction, target: (type: String, id: String), subject: UUID?, before: JSONValue? = nil,
             after: JSONValue? = nil
         ) {
             self.action = action
@@ -101,7 +102,7 @@ public enum AuditLog {
             """
             INSERT INTO \(unsafeSQL: schema).audit
                 (actor_id, actor_role, action, target_type, target_id, subject_id, before, after, request_id)
-            VALUES (\(actor.id), \(actor.role), \(record.action), \(record.targetType), \(record.targetID),
+            VALUES (\(actor.id), \(actor.role), \(record.action.rawValue), \(record.targetType), \(record.targetID),
                     \(record.subject), \(record.before.map(PostgresJSON.init))::jsonb,
                     \(record.after.map(PostgresJSON.init))::jsonb, \(actor.requestID))
             """)
@@ -112,6 +113,10 @@ public enum AuditLog {
         public var subject: UUID?
         public var actor: UUID?
         public var target: String?
+        /// An action's wire name.
+        public var action: String?
+        public var since: Date?
+        public var until: Date?
         public var before: Int64?
         public var limit: Int
 
@@ -136,13 +141,16 @@ public enum AuditLog {
             WHERE (\(filter.subject)::uuid IS NULL OR subject_id = \(filter.subject))
               AND (\(filter.actor)::uuid IS NULL OR actor_id = \(filter.actor))
               AND (\(filter.target)::text IS NULL OR target_id = \(filter.target))
+              AND (\(filter.action)::text IS NULL OR action = \(filter.action))
+              AND (\(filter.since)::timestamptz IS NULL OR at >= \(filter.since))
+              AND (\(filter.until)::timestamptz IS NULL OR at < \(filter.until))
               AND (\(filter.before)::bigint IS NULL OR id < \(filter.before))
             ORDER BY id DESC LIMIT \(filter.limit + 1)
             """)
         let items = try rows.prefix(filter.limit).map { row in
             AuditEntry(
                 id: try row.decode("id"), service: service, at: try row.decode("at"), actorId: try row.decode("actor_id"),
-                actorRole: try row.decode("actor_role"), action: try row.decode("action"),
+                actorRole: try row.decode("actor_role"), action: AuditAction(wire: try row.decode("action")),
                 targetType: try row.decode("target_type"), targetId: try row.decode("target_id"),
                 subjectId: try row.decode("subject_id"),
                 before: try row.decode("before", as: PostgresJSON<JSONValue>?.self)?.value,
@@ -188,12 +196,33 @@ public enum AuditLog {
                     filter.target = UUID(uuidString: target)?.text() ?? target
                 }
             }
+            if let action = request.query("action") {
+                if let known = AuditAction(rawValue: action) {
+                    filter.action = known.rawValue
+                } else {
+                    errors.append(
+                        .init(
+                            field: "action",
+                            message: "must be one of \(Vocabulary.list(Set(AuditAction.allCases.map(\.rawValue))))"))
+                }
+            }
+            filter.since = date("since", request, &errors)
+            filter.until = date("until", request, &errors)
             filter.before = request.query("before", in: 1...Int.max, into: &errors).map(Int64.init)
             filter.limit = request.query("limit", in: 1...200, into: &errors) ?? 50
             guard errors.isEmpty else { throw HTTPError.invalid(errors) }
             return JSONResponse(try await list(filter, service: service, schema: schema, on: database))
         }
         return router.routes
+    }
+
+    private static func date(_ name: String, _ request: Request, _ errors: inout [Problem.FieldError]) -> Date? {
+        guard let text = request.query(name) else { return nil }
+        guard let seconds = CivilDate.parse(text) else {
+            errors.append(.init(field: name, message: "must be an ISO 8601 date or date-time"))
+            return nil
+        }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     private static func uuid(_ name: String, _ request: Request, _ errors: inout [Problem.FieldError]) -> UUID? {

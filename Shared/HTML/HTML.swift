@@ -71,11 +71,10 @@ public struct HTML: Sendable, ExpressibleByStringInterpolation {
             text += HTML.escape(String((value * 100).rounded() / 100))
         }
         public mutating func appendInterpolation(_ id: UUID) { text += id.uuidString.lowercased() }
-        /// A status, a category, a role: as the wire spells it (escaped: an unknown one came from outside).
-        public mutating func appendInterpolation(_ value: some OpenVocabulary) { text += HTML.escape(value.rawValue) }
-        public mutating func appendInterpolation(_ value: (some OpenVocabulary)?) {
-            text += HTML.escape(value?.rawValue ?? "")
-        }
+        /// A status, a category, a role as the wire spells it (escaped: an unknown one came from
+        /// outside): a form's value, a link's query. Shown to people, a value has words of its
+        /// own (the console's `Labels`), so there is no unlabelled `\(status)`.
+        public mutating func appendInterpolation(wire value: some OpenVocabulary) { text += HTML.escape(value.rawValue) }
         public mutating func appendInterpolation(_ html: HTML) { text += html.text }
         public mutating func appendInterpolation(_ parts: [HTML]) { text += parts.map(\.text).joined() }
     }

@@ -323,9 +323,20 @@ import Testing
             #expect(second.map(\.id) == entries.dropFirst(2).map(\.id))
             #expect(try await audit(auth, "target=\(phone.user.id.text())", as: support).count == 8)
             #expect(try await audit(auth, "target=nothing", as: support).isEmpty)
+            // By action and by time.
+            let mailed = try await audit(auth, "subject=\(phone.user.id)&action=user.mail_sent", as: support)
+            #expect(mailed.count == 5 && mailed.allSatisfy { $0.action == .userMailSent })
+            #expect(try await audit(auth, "subject=\(phone.user.id)&since=2000-01-01", as: support).count == 8)
+            #expect(try await audit(auth, "subject=\(phone.user.id)&until=2000-01-01", as: support).isEmpty)
+            let newest = try #require(entries.first?.at)
+            let later = try await audit(
+                auth, "subject=\(phone.user.id)&since=\(CivilDate.iso8601(secondsSince1970: newest.timeIntervalSince1970 + 1))",
+                as: support)
+            #expect(later.isEmpty)
             for (query, field) in [
                 ("subject=nope", "subject"), ("actor=1", "actor"), ("limit=0", "limit"), ("limit=201", "limit"),
-                ("before=0", "before"), ("before=x", "before"), ("target=", "target"),
+                ("before=0", "before"), ("before=x", "before"), ("target=", "target"), ("action=user.exploded", "action"),
+                ("since=yesterday", "since"), ("until=2026-13-01", "until"),
             ] {
                 let refused = try await auth.send("GET", "/auth/audit?\(query)", token: support.accessToken)
                 #expect(refused.status == 422 && refused.fields == [field], "\(query): \(refused.text)")

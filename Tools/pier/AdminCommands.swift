@@ -179,7 +179,7 @@ enum AdminCommands {
                 list.items.map {
                     [
                         shortDate($0.at), ($0.actorId?.uuidString.lowercased() ?? "operator") + " (\($0.actorRole))",
-                        $0.action, $0.targetId, describe($0.before, $0.after),
+                        $0.action.rawValue, $0.targetId, describe($0.before, $0.after),
                     ]
                 })
             if let next = list.next { print("More: --before \(next)") }

@@ -161,20 +161,34 @@ public struct AuditQuery: EndpointParameters, Equatable {
         .query("subject", .uuid, "The account the entries are about."),
         .query("actor", .uuid, "The team member who acted."),
         .query("target", .string, "What was acted on: an id (a plan's, an item's, a delivery's).").sized(1...200),
+        .query("action", .string, "What was done.").one(of: AuditAction.allCases.map(\.rawValue)),
+        .query("since", .date, "Recorded at or after (ISO 8601 date or date-time)."),
+        .query("until", .date, "Recorded before (ISO 8601 date or date-time)."),
         .query("before", .integer, "The `next` of the page before.").within(1...),
         .query("limit", .integer, "Entries per page, 1 to 200 (50 by default).").within(1...200, defaultValue: 50),
     ]
     public var subject: UUID?
     public var actor: UUID?
     public var target: String?
+    public var action: AuditAction?
+    /// An ISO 8601 date or date-time.
+    public var since: String?
+    /// An ISO 8601 date or date-time.
+    public var until: String?
     /// The `next` of the previous page.
     public var before: Int64?
     public var limit: Int?
 
-    public init(subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, before: Int64? = nil, limit: Int? = nil) {
+    public init(
+        subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, action: AuditAction? = nil, since: String? = nil,
+        until: String? = nil, before: Int64? = nil, limit: Int? = nil
+    ) {
         self.subject = subject
         self.actor = actor
         self.target = target
+        self.action = action
+        self.since = since
+        self.until = until
         self.before = before
         self.limit = limit
     }
@@ -182,7 +196,9 @@ public struct AuditQuery: EndpointParameters, Equatable {
     public var values: [(name: String, value: String)] {
         Self.present([
             ("subject", subject?.uuidString.lowercased()), ("actor", actor?.uuidString.lowercased()), ("target", target),
+            ("action", action?.rawValue), ("since", since), ("until", until),
             ("before", before.map(String.init)), ("limit", limit.map(String.init)),
         ])
     }
+
 }

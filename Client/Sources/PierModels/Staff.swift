@@ -49,6 +49,49 @@ public struct RoleChange: Codable, Sendable, StrictDecodable {
     public var confirmation: ReauthenticationRequest { .init(password: password, code: code, passkey: passkey) }
 }
 
+/// What a team member (or an operator on the server) did, as the audit log records it.
+public enum AuditAction: OpenVocabulary {
+    case feedbackUpdated, feedbackReplied
+    case grantCreated, grantRevoked
+    case planCreated, planUpdated, planDeleted
+    case userAdminPasswordSet, userCreatedAdmin, userDeleted, userDisabled, userEnabled, userExported, userMailSent
+    case userRoleChanged, userSecondFactorApproved, userSecondFactorRemoved, userSessionsEnded
+    case webhookReplayed
+    case unknown(String)
+
+    public static let allCases: [Self] = [
+        .feedbackUpdated, .feedbackReplied, .grantCreated, .grantRevoked, .planCreated, .planUpdated, .planDeleted,
+        .userAdminPasswordSet, .userCreatedAdmin, .userDeleted, .userDisabled, .userEnabled, .userExported,
+        .userMailSent, .userRoleChanged, .userSecondFactorApproved, .userSecondFactorRemoved, .userSessionsEnded,
+        .webhookReplayed,
+    ]
+
+    public var rawValue: String {
+        switch self {
+        case .feedbackUpdated: "feedback.updated"
+        case .feedbackReplied: "feedback.replied"
+        case .grantCreated: "grant.created"
+        case .grantRevoked: "grant.revoked"
+        case .planCreated: "plan.created"
+        case .planUpdated: "plan.updated"
+        case .planDeleted: "plan.deleted"
+        case .userAdminPasswordSet: "user.admin_password_set"
+        case .userCreatedAdmin: "user.created_admin"
+        case .userDeleted: "user.deleted"
+        case .userDisabled: "user.disabled"
+        case .userEnabled: "user.enabled"
+        case .userExported: "user.exported"
+        case .userMailSent: "user.mail_sent"
+        case .userRoleChanged: "user.role_changed"
+        case .userSecondFactorApproved: "user.second_factor_approved"
+        case .userSecondFactorRemoved: "user.second_factor_removed"
+        case .userSessionsEnded: "user.sessions_ended"
+        case .webhookReplayed: "webhook.replayed"
+        case .unknown(let value): value
+        }
+    }
+}
+
 /// One staff action as the audit log keeps it: who (the account and the role they had), what,
 /// on what, when, and the values before and after. Entries are never changed or removed.
 public struct AuditEntry: Codable, Sendable, Equatable {
@@ -61,7 +104,7 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     /// The actor's role when they acted (`operator` for a command on the server).
     public var actorRole: String
     /// What was done, as `noun.verb` (`user.role_changed`, `feedback.updated`, `grant.created`).
-    public var action: String
+    public var action: AuditAction
     /// What it was done to: its kind (`user`, `feedback`, `plan`, `grant`) and id.
     public var targetType: String
     public var targetId: String
@@ -73,7 +116,7 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public var requestId: String?
 
     public init(
-        id: Int64, service: String, at: Date, actorId: UUID?, actorRole: String, action: String, targetType: String,
+        id: Int64, service: String, at: Date, actorId: UUID?, actorRole: String, action: AuditAction, targetType: String,
         targetId: String, subjectId: UUID?, before: JSONValue?, after: JSONValue?, requestId: String?
     ) {
         self.id = id

@@ -1,6 +1,7 @@
 import PierHTML
 import PierHTTP
 import PierModels
+import PierRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -8,95 +9,196 @@ import PierModels
     import Foundation
 #endif
 
-/// The audit log: what the team did, newest first, from each service's log merged by time;
-/// filtered by the account concerned, the staff member, or a target; paged per service.
+/// The audit log: what the team did, newest first, from each service's log merged by time, in
+/// words: who by name, what as a sentence's verb, on what by name, and only the fields that
+/// changed. Filtered by the account concerned or the team member (an address, a name's start
+/// or an id), by action and by date; paged per service.
 struct AuditScreens: Sendable {
     let console: Console
 
     static let services = ["auth", "feedback", "subscriptions"]
+    static let serviceNames = ["auth": "Accounts", "feedback": "Feedback", "subscriptions": "Subscriptions"]
+
+    /// What an account filter typed resolves to: an account, or why it does not.
+    enum Found {
+        case account(UUID)
+        case nobody(String)
+    }
+
+    /// The account `text` names: an id, or the one account whose address (or display name)
+    /// starts with it.
+    func account(_ text: String, _ session: ConsoleSession, _ request: Request) async throws -> Found {
+        if let id = UUID(uuidString: text) { return .account(id) }
+        let found = try await console.fetch(AuthAPI.users, UserSearch(text, limit: 5), as: session, request)
+        if let exact = found.items.first(where: { $0.email.lowercased() == text.lowercased() }) { return .account(exact.id) }
+        switch found.items.count {
+        case 1: return .account(found.items[0].id)
+        case 0: return .nobody("No account matches “\(text)”.")
+        default: return .nobody("Several accounts match “\(text)”: type more of the address.")
+        }
+    }
 
     func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        let query: [(String, String)] = ["subject", "actor", "target"].compactMap { name in
+        let typed = { (name: String) -> String? in
             guard let value = request.query(name)?.trimmingWhitespace(), !value.isEmpty else { return nil }
-            return (name, value)
+            return value
         }
+        var problems: [String: String] = [:]
+        var filter = AuditQuery(limit: 100)
+        for (field, keyPath) in [("subject", \AuditQuery.subject), ("actor", \AuditQuery.actor)] {
+            guard let text = typed(field) else { continue }
+            switch try await account(text, session, request) {
+            case .account(let id): filter[keyPath: keyPath] = id
+            case .nobody(let why): problems[field] = why
+            }
+        }
+        filter.target = typed("target")
+        filter.action = typed("action").flatMap { AuditAction(rawValue: $0) }
+        filter.since = typed("since").flatMap { CivilDate.parse($0) == nil ? nil : $0 }
+        filter.until = typed("until").flatMap { CivilDate.parse($0) == nil ? nil : $0 }
+        if typed("since") != nil && filter.since == nil { problems["since"] = "Not a date." }
+        if typed("until") != nil && filter.until == nil { problems["until"] = "Not a date." }
+        filter.before = typed("before").flatMap { Int64($0) }
         let service = request.query("service").flatMap { Self.services.contains($0) ? $0 : nil }
-        let values = Dictionary(query, uniquingKeysWith: { first, _ in first })
-        // What is given must be what the API takes: an id is a UUID, a page's start a number.
-        let subject = values["subject"].map { UUID(uuidString: $0) }
-        let actor = values["actor"].map { UUID(uuidString: $0) }
-        let before = request.query("before").flatMap { $0.isEmpty ? nil : Int64($0) as Int64?? }
-        guard subject != .some(nil), actor != .some(nil), before != .some(nil) else {
-            return console.page(
-                status: 422, title: "Not an id", session: session,
-                "<h1>Not an id</h1><p>The account concerned and the staff member are ids, as an account's page shows them (such as 0f8e2c1a-…); nothing was looked up.</p>"
-            )
-        }
-        let filter = AuditQuery(
-            subject: subject ?? nil, actor: actor ?? nil, target: values["target"], before: before ?? nil, limit: 100)
         var entries: [AuditEntry] = []
         var cursor: Int64?
-        for name in service.map({ [$0] }) ?? Self.services {
-            let list = try await console.fetch(AuditAPI.log(of: name), filter, as: session, request)
-            entries += list.items
-            if service != nil { cursor = list.next }
+        if problems.isEmpty {
+            for name in service.map({ [$0] }) ?? Self.services {
+                let list = try await console.fetch(AuditAPI.log(of: name), filter, as: session, request)
+                entries += list.items
+                if service != nil { cursor = list.next }
+            }
         }
-        let next = cursor
         entries.sort { $0.at > $1.at }
-        let rows = HTML.join(
-            entries.prefix(100).map { entry in
-                let actor: HTML =
-                    entry.actorId.map {
-                        "<a href=\"\(ConsolePath("users", $0.uuidString.lowercased()))\">\($0)</a> (\(entry.actorRole))"
-                    } ?? "operator"
-                let target: HTML =
-                    switch entry.targetType {
-                    case "user": "<a href=\"\(ConsolePath("users", entry.targetId))\">user \(entry.targetId)</a>"
-                    case "feedback": "<a href=\"\(ConsolePath("feedback", entry.targetId))\">feedback \(entry.targetId)</a>"
-                    default: "\(entry.targetType) \(entry.targetId)"
-                    }
-                return """
-                    <tr><td class="muted">\(Layout.date(entry.at))</td><td>\(actor)</td><td><code>\(entry.action)</code></td>
-                    <td>\(target)</td><td>\(Self.change(entry.before, entry.after))</td></tr>
-                    """
-            })
+        entries = Array(entries.prefix(100))
+        let people = Set(entries.flatMap { [$0.actorId, $0.subjectId] }.compactMap { $0 })
+        async let namesOf = console.names(people, as: session, request)
+        async let plansOf = console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request)
+        let names = await namesOf
+        let plans = Dictionary(((try? await plansOf)?.items ?? []).map { ($0.id, $0.name) }) { first, _ in first }
+        let rows = HTML.join(entries.map { row($0, names: names, plans: plans) })
+        let query = ["subject", "actor", "target", "action", "since", "until"].compactMap { name in
+            typed(name).map { (name, $0) }
+        }
         let more: HTML =
-            next.map {
+            cursor.map {
                 "<a rel=\"next\" href=\"\(ConsolePath("audit", query: query + [("service", service ?? ""), ("before", String($0))]))\">Older →</a>"
             } ?? .empty
-        let serviceOptions = HTML.join(
-            ([""] + Self.services).map { name in
-                name == (service ?? "")
-                    ? "<option value=\"\(name)\" selected>\(name.isEmpty ? "every service" : name)</option>"
-                    : "<option value=\"\(name)\">\(name.isEmpty ? "every service" : name)</option>"
-            })
         return console.page(
-            title: "Audit log", session: session,
+            status: problems.isEmpty ? 200 : 422, title: "Audit log", session: session,
             """
             <h1>Audit log</h1>
-            <form class="filters" method="get" action="/console/audit">
-            <label>Account concerned (id) <input name="subject" value="\(request.query("subject"))"></label>
-            <label>Staff member (id) <input name="actor" value="\(request.query("actor"))"></label>
-            <label>Target (id) <input name="target" value="\(request.query("target"))"></label>
-            <label>Service <select name="service">\(serviceOptions)</select></label>
-            <button type="submit">Filter</button>
-            </form>
-            <table><thead><tr><th>When</th><th>Who</th><th>What</th><th>On</th><th>Change</th></tr></thead><tbody>\(rows)</tbody></table>
-            \(entries.isEmpty ? "<p class=\"muted\">Nothing recorded.</p>" : HTML.empty)
+            \(filters(typed, service: service, problems: problems))
+            <table><thead><tr><th>When</th><th>Who</th><th>What</th><th>On</th><th>Changed</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(entries.isEmpty && problems.isEmpty ? "<p class=\"muted\">Nothing recorded that matches.</p>" : HTML.empty)
             <div class="pager">\(more)</div>
-            <p class="muted">Entries are never changed or removed. Paging goes by service.</p>
+            <p class="muted">Entries are never changed or removed. Paging goes by part of Pier.</p>
             """)
     }
 
-    /// `field: before → after` for each field an entry records.
+    /// The filter form, what was typed kept, each field's problem beside it.
+    func filters(_ typed: (String) -> String?, service: String?, problems: [String: String]) -> HTML {
+        func field(_ name: String, _ title: String, type: String = "text") -> HTML {
+            let problem: HTML = problems[name].map { "<span class=\"problem\" role=\"alert\">\($0)</span>" } ?? .empty
+            return "<label>\(title) <input type=\"\(type)\" name=\"\(name)\" value=\"\(typed(name))\">\(problem)</label>"
+        }
+        let chosen = typed("action")
+        let actions = HTML.join(
+            AuditAction.allCases.sorted { Labels.english($0) < Labels.english($1) }.map { action in
+                action.rawValue == chosen
+                    ? "<option value=\"\(wire: action)\" selected>\(label: action)</option>"
+                    : "<option value=\"\(wire: action)\">\(label: action)</option>"
+            })
+        let services = HTML.join(
+            ([""] + Self.services).map { name in
+                let title = Self.serviceNames[name] ?? "every part of Pier"
+                return name == (service ?? "")
+                    ? "<option value=\"\(name)\" selected>\(title)</option>" : "<option value=\"\(name)\">\(title)</option>"
+            })
+        return """
+            <form class="filters" method="get" action="/console/audit">
+            \(field("subject", "Account concerned (address or name)"))
+            \(field("actor", "Team member (address or name)"))
+            <label>What <select name="action"><option value="">anything</option>\(actions)</select></label>
+            \(field("since", "From", type: "date"))
+            \(field("until", "Until", type: "date"))
+            <label>Part of Pier <select name="service">\(services)</select></label>
+            <input type="hidden" name="target" value="\(typed("target"))">
+            <button type="submit">Filter</button>
+            </form>
+            """
+    }
+
+    /// One entry in words.
+    func row(_ entry: AuditEntry, names: [UUID: String], plans: [String: String]) -> HTML {
+        func person(_ id: UUID) -> HTML {
+            "<a href=\"\(ConsolePath("users", id.uuidString.lowercased()))\">\(names[id] ?? "an account since deleted")</a>"
+        }
+        let who: HTML =
+            entry.actorId.map { "\(person($0)) <span class=\"muted\">(\(label: AccountRole(wire: entry.actorRole)))</span>" }
+            ?? "an operator on the server"
+        let on: HTML =
+            switch entry.targetType {
+            case "user": UUID(uuidString: entry.targetId).map(person) ?? "an account"
+            case "feedback": "<a href=\"\(ConsolePath("feedback", entry.targetId))\">a feedback item</a>"
+            case "plan": "the plan \(plans[entry.targetId] ?? entry.targetId)"
+            case "grant": entry.subjectId.map { "a grant to \(person($0))" } ?? "a grant"
+            case "webhook_delivery": "a webhook delivery"
+            default: "\(entry.targetType)"
+            }
+        return """
+            <tr><td class="muted">\(Layout.date(entry.at))</td><td>\(who)</td><td>\(label: entry.action)</td>
+            <td>\(on)</td><td>\(Self.change(entry.before, entry.after))</td></tr>
+            """
+    }
+
+    /// The fields an entry changed, `Field: before → after` in words: what stayed as it was is
+    /// left out, a value set where there was none reads "set to", a value removed "removed".
     static func change(_ before: JSONValue?, _ after: JSONValue?) -> HTML {
         let old = before?.objectValue ?? [:]
         let new = after?.objectValue ?? [:]
         return HTML.join(
-            Set(old.keys).union(new.keys).sorted().map { key in
-                let from = old[key].map(FeedbackScreens.text) ?? "-"
-                let to = new[key].map(FeedbackScreens.text) ?? "-"
-                return "<div><code>\(key)</code> \(String(from.prefix(80))) → \(String(to.prefix(80)))</div>"
+            Set(old.keys).union(new.keys).subtracting(shownElsewhere).sorted().compactMap { key -> HTML? in
+                let from = old[key].map { words(key, $0) }
+                let to = new[key].map { words(key, $0) }
+                guard from != to else { return nil }
+                let field = fieldNames[key] ?? key
+                switch (from, to) {
+                case (nil, let to?): return "<div>\(field): \(String(to.prefix(80)))</div>"
+                case (let from?, nil): return "<div>\(field): \(String(from.prefix(80))) → removed</div>"
+                case (let from?, let to?): return "<div>\(field): \(String(from.prefix(80))) → \(String(to.prefix(80)))</div>"
+                case (nil, nil): return nil
+                }
             })
     }
+
+    /// A recorded value in words: statuses and roles by their labels, nothing as "none".
+    static func words(_ field: String, _ value: JSONValue) -> String {
+        switch (field, value) {
+        case ("status", .string(let wire)): Labels.english(FeedbackStatus(wire: wire))
+        case ("role", .string(let wire)): Labels.english(AccountRole(wire: wire))
+        case (_, .null): "none"
+        case (_, .bool(let flag)): flag ? "yes" : "no"
+        case (_, .array(let values)) where values.isEmpty: "none"
+        case (_, .string(let text)) where text.count >= 20 && text.contains("T"):
+            CivilDate.parse(text).map { Layout.date(Date(timeIntervalSince1970: $0)) } ?? text
+        default: FeedbackScreens.text(value)
+        }
+    }
+
+    /// Fields an entry records that the row shows otherwise (who, on what) or that say nothing
+    /// to a person (ids of replies and grants, when the record was made).
+    static let shownElsewhere: Set<String> = ["id", "userId", "grantedBy", "reply", "createdAt"]
+
+    /// The recorded fields' names in words.
+    static let fieldNames: [String: String] = [
+        "status": "Status", "tags": "Tags", "internalNote": "Internal note", "duplicateOf": "Duplicate of",
+        "moderation": "Review", "category": "Kind", "role": "Role", "disabled": "Disabled", "reply": "Reply",
+        "message": "Message", "delivery": "Sent by", "session": "Session", "ended": "Sessions ended", "mail": "Mail",
+        "email": "Address", "name": "Name", "price": "Price", "currency": "Currency", "billingPeriod": "Billed",
+        "trialPeriod": "Free trial", "entitlements": "Gives access to", "appStoreProductIds": "App Store products",
+        "active": "On sale", "description": "Description", "planId": "Plan", "startsAt": "From", "endsAt": "Until",
+        "reason": "Reason", "revokedAt": "Ended", "cancelledAt": "Cancelled", "userId": "Account", "id": "Id",
+        "grantedBy": "Granted by", "createdAt": "Created",
+    ]
 }

@@ -57,7 +57,7 @@ struct DashboardScreens: Sendable {
             ], what: "changes")
         let statuses = HTML.join(
             FeedbackStatus.allCases.map { status in
-                "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(status.rawValue)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
+                "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(label: status)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
             })
         let spans = HTML.join(
             Self.spans.map { span in

@@ -38,8 +38,8 @@ struct FeedbackScreens: Sendable {
                 let chosen = value("status") == status.rawValue
                 let path = ConsolePath("inbox", query: filterQuery.filter { $0.0 != "status" } + [("status", status.rawValue)])
                 return chosen
-                    ? "<li><strong>\(status.rawValue) \(counts.byStatus[status.rawValue] ?? 0)</strong></li>"
-                    : "<li><a href=\"\(path)\">\(status.rawValue)</a> <span data-count=\"\(status.rawValue)\">\(counts.byStatus[status.rawValue] ?? 0)</span></li>"
+                    ? "<li><strong>\(label: status) \(counts.byStatus[status.rawValue] ?? 0)</strong></li>"
+                    : "<li><a href=\"\(path)\">\(label: status)</a> <span data-count=\"\(wire: status)\">\(counts.byStatus[status.rawValue] ?? 0)</span></li>"
             })
         let rows = HTML.join(
             page.items.map { item in
@@ -48,10 +48,10 @@ struct FeedbackScreens: Sendable {
                     <tr data-href="\(path)">
                     <td><input type="checkbox" name="id" value="\(item.id)" form="bulk" aria-label="select"></td>
                     <td><a href="\(path)">\(Self.excerpt(item.message))</a><div class="muted">\(item.name ?? item.email ?? (item.userId == nil ? "anonymous" : "signed in"))</div></td>
-                    <td><span class="badge">\(item.status)</span></td>
-                    <td>\(item.category)</td>
+                    <td><span class="badge">\(label: item.status)</span></td>
+                    <td>\(label: item.category)</td>
                     <td>\(item.rating.map { String(repeating: "★", count: $0) } ?? "")</td>
-                    <td>\(item.platform)</td>
+                    <td>\(label: item.platform, none: "")</td>
                     <td>\(item.appVersion ?? "")</td>
                     <td class="muted">\(Layout.date(item.createdAt))</td>
                     </tr>
@@ -62,7 +62,7 @@ struct FeedbackScreens: Sendable {
                 "<a rel=\"next\" href=\"\(ConsolePath("inbox", query: filterQuery + [("cursor", cursor)]))\">Older →</a>"
             } ?? .empty
         let statuses = HTML.join(
-            FeedbackStatus.allCases.map { status in "<option value=\"\(status.rawValue)\">\(status.rawValue)</option>" })
+            FeedbackStatus.allCases.map { status in "<option value=\"\(wire: status)\">\(label: status)</option>" })
         return console.page(
             title: "Inbox", session: session,
             """
@@ -139,7 +139,7 @@ struct FeedbackScreens: Sendable {
         let sender = await sender(of: item, as: session, request)
         let rows = Self.facts(of: item)
         let moves = item.status.next.sorted { $0.rawValue < $1.rawValue }
-        let options = HTML.join(moves.map { "<option value=\"\($0.rawValue)\">\($0.rawValue)</option>" })
+        let options = HTML.join(moves.map { "<option value=\"\(wire: $0)\">\(label: $0)</option>" })
         // Who triaged and who replied, by name.
         let staff = await console.names(
             Set((item.history ?? []).map(\.actor) + (item.replies ?? []).compactMap(\.authorId)), as: session, request)
@@ -174,7 +174,7 @@ struct FeedbackScreens: Sendable {
             title: "Feedback", session: session,
             """
             <p><a href="/console/inbox">← Inbox</a></p>
-            <h1>Feedback <span class="badge">\(item.status.rawValue)</span></h1>
+            <h1>Feedback <span class="badge">\(label: item.status)</span></h1>
             <div class="columns">
             <div>
             <p class="muted">From \(sender)</p>
@@ -227,13 +227,15 @@ struct FeedbackScreens: Sendable {
     /// The item's facts, as a definition list's rows (those that are set).
     static func facts(of item: FeedbackItem) -> HTML {
         let facts: [(String, String?)] = [
-            ("status", item.status.rawValue), ("category", item.category.rawValue), ("rating", item.rating.map(String.init)),
-            ("moderation", item.moderation?.rawValue), ("platform", item.platform?.rawValue), ("OS", item.osVersion),
-            ("device", item.device),
-            ("app", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
-            ("locale", item.locale), ("request ids", item.requestIds.joined(separator: ", ")),
-            ("received", Layout.date(item.createdAt)), ("updated", Layout.date(item.updatedAt)),
-            ("duplicate of", item.duplicateOf?.uuidString.lowercased()),
+            ("Status", Labels.english(item.status)), ("Kind", Labels.english(item.category)),
+            ("Rating", item.rating.map { "\($0) of 5" }),
+            ("Review", item.moderation.map { Labels.english($0) }), ("Platform", item.platform.map { Labels.english($0) }),
+            ("OS", item.osVersion),
+            ("Device", item.device),
+            ("App", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
+            ("Language", item.locale), ("Request ids", item.requestIds.joined(separator: ", ")),
+            ("Received", Layout.date(item.createdAt)), ("Updated", Layout.date(item.updatedAt)),
+            ("Duplicate of", item.duplicateOf?.uuidString.lowercased()),
         ]
         let metadata = item.metadata.keys.sorted().map { key in (key, Self.text(item.metadata[key] ?? .null)) }
         return HTML.join(

@@ -46,7 +46,7 @@ enum Layout {
         <a href="/console/audit">Audit log</a>
         \(session.isAdmin ? "<a href=\"/console/webhooks\">Webhooks</a>" : HTML.empty)
         </nav>
-        <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(session.role.rawValue)</span>
+        <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(label: session.role)</span>
         <form class="inline" method="post" action="/console/sign-out">
         <input type="hidden" name="csrf" value="\(session.csrf)">
         <button class="plain" type="submit">Sign out</button>

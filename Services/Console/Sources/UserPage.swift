@@ -58,7 +58,7 @@ struct UserPage {
         """
         <p><a href="/console/users">← Users</a></p>
         \(notice)
-        <h1 data-email>\(user.email) <span class="badge">\(user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</h1>
+        <h1 data-email>\(user.email) <span class="badge">\(label: user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</h1>
         <div class="columns">
         <div>
         <dl class="facts">
@@ -105,11 +105,11 @@ struct UserPage {
         return """
             <h2>Subscription</h2>
             <dl class="facts" data-subscription>
-            <dt>status</dt><dd><span class="badge">\(status.status)</span></dd>
-            <dt>plan</dt><dd>\(status.plan?.name ?? "-")</dd>
-            <dt>entitlements</dt><dd>\(status.entitlements.map(\.key).joined(separator: ", "))</dd>
-            <dt>until</dt><dd>\(Layout.date(status.currentPeriodEnd))</dd>
-            <dt>source</dt><dd>\(status.source?.rawValue ?? "-")</dd>
+            <dt>Status</dt><dd><span class="badge">\(label: status.status)</span></dd>
+            <dt>Plan</dt><dd>\(status.plan?.name ?? "none")</dd>
+            <dt>Gives access to</dt><dd>\(status.entitlements.map(\.key).joined(separator: ", "))</dd>
+            <dt>Until</dt><dd>\(Layout.date(status.currentPeriodEnd))</dd>
+            <dt>From</dt><dd>\(label: status.source, none: "none")</dd>
             </dl>
             <h2>Grants</h2>
             <table><thead><tr><th>Plan</th><th>From</th><th>Until</th><th>Reason</th><th></th><th></th></tr></thead><tbody>\(grantRows)</tbody></table>
@@ -130,7 +130,7 @@ struct UserPage {
             feedback.map { item in
                 let link = ConsolePath("feedback", item.id.uuidString.lowercased())
                 return
-                    "<tr data-href=\"\(link)\"><td><a href=\"\(link)\">\(FeedbackScreens.excerpt(item.message))</a></td><td>\(item.status)</td><td class=\"muted\">\(Layout.date(item.createdAt))</td></tr>"
+                    "<tr data-href=\"\(link)\"><td><a href=\"\(link)\">\(FeedbackScreens.excerpt(item.message))</a></td><td>\(label: item.status)</td><td class=\"muted\">\(Layout.date(item.createdAt))</td></tr>"
             })
     }
 
@@ -244,7 +244,7 @@ struct UserPage {
             <div class="card" data-admin-only>
             <h2>Admin</h2>
             <form class="actions" method="post" action="\(action("role"))" data-confirm="Change this account's role? Its sessions end.">\(csrf)
-            <label>Role <select name="role"><option value="user">user</option><option value="support">support</option><option value="admin">admin</option></select></label>
+            <label>Role <select name="role"><option value="user">User</option><option value="support">Support</option><option value="admin">Admin</option></select></label>
             \(confirm)
             <button type="submit">Change the role</button>
             </form>

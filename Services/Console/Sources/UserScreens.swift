@@ -25,7 +25,7 @@ struct UserScreens: Sendable {
                     let path = ConsolePath("users", user.id.uuidString.lowercased())
                     return """
                         <tr data-href="\(path)"><td><a href="\(path)">\(user.email)</a></td><td>\(user.displayName ?? "")</td>
-                        <td><span class="badge">\(user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</td>
+                        <td><span class="badge">\(label: user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</td>
                         <td>\(user.emailVerified ? "verified" : "unverified")</td><td class="muted">\(Layout.date(user.createdAt))</td></tr>
                         """
                 })

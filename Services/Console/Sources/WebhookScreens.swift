@@ -132,9 +132,9 @@ struct WebhookScreens: Sendable {
 
     static func state(_ delivery: WebhookDelivery) -> HTML {
         switch delivery.state {
-        case .failed: "<span class=\"badge bad\">given up</span>"
-        case .pending: "<span class=\"badge\">pending</span>"
-        default: "\(delivery.state.rawValue)"
+        case .failed: "<span class=\"badge bad\">\(label: delivery.state)</span>"
+        case .pending: "<span class=\"badge\">\(label: delivery.state)</span>"
+        default: "\(label: delivery.state)"
         }
     }
 

@@ -106,7 +106,7 @@ struct Accounts: Sendable {
                     id, email: email, passwordHash: passwordHash, displayName: nil, role: "admin", verified: true)
                 try await AuditLog.append(
                     .init(
-                        "user.created_admin", target: ("user", id.text()), subject: id, after: .object(["role": .string("admin")])
+                        .userCreatedAdmin, target: ("user", id.text()), subject: id, after: .object(["role": .string("admin")])
                     ),
                     by: .commandLine, schema: AuthService.schema, on: connection)
                 return .created(id)
@@ -120,7 +120,7 @@ struct Accounts: Sendable {
             let ended = try await Sessions(connection, lifetimes).end(of: existing.id, reason: "made admin")
             try await AuditLog.append(
                 .init(
-                    wasAdmin ? "user.admin_password_set" : "user.role_changed", target: ("user", existing.id.text()),
+                    wasAdmin ? .userAdminPasswordSet : .userRoleChanged, target: ("user", existing.id.text()),
                     subject: existing.id, before: .object(["role": .string(existing.role)]),
                     after: .object(["role": .string("admin")])),
                 by: .commandLine, schema: AuthService.schema, on: connection)

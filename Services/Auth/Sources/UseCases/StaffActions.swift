@@ -59,7 +59,7 @@ struct StaffActions: Sendable {
             let ended = try await Sessions(connection, lifetimes).end(of: user, reason: "role changed")
             try await AuditLog.append(
                 .init(
-                    "user.role_changed", target: ("user", user.text()), subject: user,
+                    .userRoleChanged, target: ("user", user.text()), subject: user,
                     before: .object(["role": .string(account.role.rawValue)]), after: .object(["role": .string(role.rawValue)])),
                 by: actor, schema: Self.schema, on: connection)
             account.role = role
@@ -94,7 +94,7 @@ struct StaffActions: Sendable {
             }
             try await AuditLog.append(
                 .init(
-                    disabled ? "user.disabled" : "user.enabled", target: ("user", user.text()), subject: user,
+                    disabled ? .userDisabled : .userEnabled, target: ("user", user.text()), subject: user,
                     before: .object(["disabled": .bool(!disabled)]), after: .object(["disabled": .bool(disabled)])),
                 by: actor, schema: Self.schema, on: connection)
             return .done(after, sessionsEnded: ended)
@@ -113,7 +113,7 @@ struct StaffActions: Sendable {
             if id != nil && ended == 0 { return 0 }
             try await AuditLog.append(
                 .init(
-                    "user.sessions_ended", target: ("user", user.text()), subject: user,
+                    .userSessionsEnded, target: ("user", user.text()), subject: user,
                     after: .object(["session": id.map { .string($0.text()) } ?? .string("all"), "ended": .number(Double(ended))])
                 ),
                 by: actor, schema: Self.schema, on: connection)
@@ -130,7 +130,7 @@ struct StaffActions: Sendable {
             try Self.mayAct(on: account, actor)
             guard try await SecondFactors(connection).removeAll(of: user) else { return false }
             try await AuditLog.append(
-                .init("user.second_factor_removed", target: ("user", user.text()), subject: user),
+                .init(.userSecondFactorRemoved, target: ("user", user.text()), subject: user),
                 by: actor, schema: Self.schema, on: connection)
             try await Outbox(connection).enqueue(mails.secondFactorDisabled(to: account.email), kind: "mfa-disabled")
             return true
@@ -148,7 +148,7 @@ struct StaffActions: Sendable {
                 of: user, session: session, by: actor.id, seconds: SecondFactorFlows.approvalSeconds)
             if approved {
                 try await AuditLog.append(
-                    .init("user.second_factor_approved", target: ("user", user.text()), subject: user),
+                    .init(.userSecondFactorApproved, target: ("user", user.text()), subject: user),
                     by: actor, schema: Self.schema, on: connection)
             }
             return approved
@@ -186,7 +186,7 @@ struct StaffActions: Sendable {
             }
             try await AuditLog.append(
                 .init(
-                    "user.mail_sent", target: ("user", user.text()), subject: user,
+                    .userMailSent, target: ("user", user.text()), subject: user,
                     after: .object(["mail": .string(kind.rawValue)])),
                 by: actor, schema: Self.schema, on: connection)
             return .queued
@@ -208,7 +208,7 @@ struct StaffActions: Sendable {
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             try await AuditLog.append(
                 .init(
-                    "user.deleted", target: ("user", user.text()), subject: user,
+                    .userDeleted, target: ("user", user.text()), subject: user,
                     before: .object(["email": .string(before.email), "role": .string(before.role.rawValue)])),
                 by: actor, schema: Self.schema, on: connection)
             return true
@@ -218,7 +218,7 @@ struct StaffActions: Sendable {
     /// Records that the team exported the account's data.
     func recordExport(of user: UUID, by actor: AuditActor) async throws {
         try await AuditLog.append(
-            .init("user.exported", target: ("user", user.text()), subject: user), by: actor, schema: Self.schema, on: database)
+            .init(.userExported, target: ("user", user.text()), subject: user), by: actor, schema: Self.schema, on: database)
     }
 
     struct LastAdmin: Error {}

@@ -14,7 +14,7 @@ struct WebhookReplays: Sendable {
             guard let replayed = try await WebhookDeliveries(connection).replay(id) else { return nil as WebhookDelivery? }
             try await AuditLog.append(
                 .init(
-                    "webhook.replayed", target: ("webhook_delivery", String(id)), subject: nil,
+                    .webhookReplayed, target: ("webhook_delivery", String(id)), subject: nil,
                     after: .object(["delivery": .number(Double(replayed.id)), "endpoint": .string(endpoint)])),
                 by: actor, schema: AuthService.schema, on: connection)
             return replayed

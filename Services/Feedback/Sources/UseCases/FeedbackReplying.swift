@@ -51,7 +51,7 @@ struct FeedbackReplying: Sendable {
             }
             try await AuditLog.append(
                 .init(
-                    "feedback.replied", target: ("feedback", item.text()), subject: sender.userID,
+                    .feedbackReplied, target: ("feedback", item.text()), subject: sender.userID,
                     after: .object(["reply": .string(id.text()), "message": .string(message), "delivery": .string(delivery)])),
                 by: actor, schema: FeedbackService.schema, on: connection)
             guard let stored = try await replies.reply(id) else { return .missing }

@@ -89,7 +89,7 @@ struct FeedbackTriage: Sendable {
                 on: connection)
             try await AuditLog.append(
                 .init(
-                    "feedback.updated", target: ("feedback", id.text()), subject: before.sender,
+                    .feedbackUpdated, target: ("feedback", id.text()), subject: before.sender,
                     before: .object(changes.mapValues(\.from)), after: .object(changes.mapValues(\.to))),
                 by: actor, schema: FeedbackService.schema, on: connection)
             return .updated

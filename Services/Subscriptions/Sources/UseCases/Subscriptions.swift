@@ -71,7 +71,7 @@ struct Subscriptions: Sendable {
                 return .productTaken(product: owner.product, plan: owner.plan)
             }
             guard let stored = try await plans.insert(plan) else { return .idTaken }
-            try await audit("plan.created", plan: plan.id, before: nil, after: stored, by: actor, on: connection)
+            try await audit(.planCreated, plan: plan.id, before: nil, after: stored, by: actor, on: connection)
             return .saved(stored)
         }
     }
@@ -88,7 +88,7 @@ struct Subscriptions: Sendable {
             }
             try await plans.update(plan)
             if plan != current {
-                try await audit("plan.updated", plan: id, before: current, after: plan, by: actor, on: connection)
+                try await audit(.planUpdated, plan: id, before: current, after: plan, by: actor, on: connection)
             }
             return .saved(plan)
         }
@@ -101,13 +101,14 @@ struct Subscriptions: Sendable {
             guard let plan = try await plans.lock(id) else { return .missing }
             if try await plans.isUsed(plan) { return .inUse }
             try await plans.delete(id)
-            try await audit("plan.deleted", plan: id, before: plan, after: nil, by: actor, on: connection)
+            try await audit(.planDeleted, plan: id, before: plan, after: nil, by: actor, on: connection)
             return .deleted
         }
     }
 
     private func audit(
-        _ action: String, plan id: String, before: Plan?, after: Plan?, by actor: AuditActor, on connection: PostgresConnection
+        _ action: AuditAction, plan id: String, before: Plan?, after: Plan?, by actor: AuditActor,
+        on connection: PostgresConnection
     ) async throws {
         try await AuditLog.append(
             .init(
@@ -125,7 +126,7 @@ struct Subscriptions: Sendable {
             guard let grant = try await Grants(connection).insert(request, reason: reason, by: staff) else { return nil }
             if let user = grant.userId { try await publish(user, reason: "grant", on: connection) }
             try await AuditLog.append(
-                .init("grant.created", target: ("grant", grant.id.text()), subject: grant.userId, after: try .encoded(grant)),
+                .init(.grantCreated, target: ("grant", grant.id.text()), subject: grant.userId, after: try .encoded(grant)),
                 by: actor, schema: SubscriptionsService.schema, on: connection)
             return grant
         }
@@ -143,7 +144,7 @@ struct Subscriptions: Sendable {
                 if let user = after.userId { try await publish(user, reason: "grant_revoked", on: connection) }
                 try await AuditLog.append(
                     .init(
-                        "grant.revoked", target: ("grant", id.text()), subject: after.userId, before: try .encoded(before),
+                        .grantRevoked, target: ("grant", id.text()), subject: after.userId, before: try .encoded(before),
                         after: try .encoded(after)),
                     by: actor, schema: SubscriptionsService.schema, on: connection)
             }

@@ -1,0 +1,113 @@
+import PierHTML
+import PierModels
+
+/// The console's words for the API's values, one table per language (English first): a
+/// support person reads "In progress", "iPad", "every month" and "granted a plan", never
+/// `in_progress`, `ipados`, `P1M` or `grant.created`. A value this version does not know is
+/// shown as it came, marked as such. `LabelTests` hold every known value of every vocabulary
+/// the console shows, and every audit action, to a label here.
+struct Labels: Sendable {
+    /// `<kind>.<wire value>` → the words.
+    let words: [String: String]
+
+    /// The words for `value`; one this version does not know, as it came ("new value: x").
+    func callAsFunction<Value: Labelled>(_ value: Value) -> String {
+        words[Value.labelKind + "." + value.rawValue] ?? "“\(value.rawValue)” (new)"
+    }
+
+    /// The words for an optional value; `none` when there is none.
+    func callAsFunction<Value: Labelled>(_ value: Value?, none: String) -> String { value.map { self($0) } ?? none }
+
+    /// Whether `value` has words of its own (what LabelTests check).
+    func knows<Value: Labelled>(_ value: Value) -> Bool { words[Value.labelKind + "." + value.rawValue] != nil }
+
+    /// A period as ISO 8601 spells it (`P1M`, `P1Y`, `P7D`, `P3M`), in words: "every month",
+    /// "every 3 months"; as it came when it is not one.
+    func period(_ iso: String) -> String {
+        let units: [Character: (String, String)] = [
+            "D": ("day", "days"), "W": ("week", "weeks"), "M": ("month", "months"), "Y": ("year", "years"),
+        ]
+        guard iso.hasPrefix("P"), let unit = iso.last, let names = units[unit], let count = Int(iso.dropFirst().dropLast()),
+            count > 0
+        else { return iso }
+        return count == 1 ? "every \(names.0)" : "every \(count) \(names.1)"
+    }
+
+    /// A length of time as ISO 8601 spells it (a trial's `P7D`), in words: "7 days".
+    func duration(_ iso: String) -> String {
+        let text = period(iso)
+        guard text.hasPrefix("every ") else { return text }
+        let rest = text.dropFirst("every ".count)
+        return rest.contains(" ") ? String(rest) : "1 " + rest
+    }
+
+    static let english = Labels(words: [
+        // Feedback
+        "status.new": "New", "status.triaged": "Triaged", "status.planned": "Planned",
+        "status.in_progress": "In progress", "status.done": "Done", "status.closed": "Closed",
+        "status.duplicate": "Duplicate",
+        "category.bug": "Bug", "category.idea": "Idea", "category.praise": "Praise", "category.question": "Question",
+        "category.other": "Other",
+        "platform.ios": "iPhone", "platform.ipados": "iPad", "platform.macos": "Mac", "platform.watchos": "Apple Watch",
+        "platform.tvos": "Apple TV", "platform.visionos": "Apple Vision Pro", "platform.android": "Android",
+        "platform.web": "Web", "platform.other": "Other",
+        "moderation.pending": "Waiting for review", "moderation.approved": "Approved", "moderation.rejected": "Rejected",
+        // Accounts
+        "role.user": "User", "role.support": "Support", "role.admin": "Admin",
+        // Subscriptions
+        "subscription.active": "Active", "subscription.trialing": "On a free trial",
+        "subscription.grace_period": "In the grace period (payment failing)",
+        "subscription.billing_retry": "Payment failing, Apple retrying", "subscription.expired": "Expired",
+        "subscription.revoked": "Refunded or revoked", "subscription.none": "No subscription",
+        "source.appstore": "App Store", "source.grant": "Granted by the team",
+        "offer.introductory": "Introductory offer", "offer.promotional": "Promotional offer",
+        "offer.offer_code": "Offer code", "offer.win_back": "Win-back offer",
+        "expiration.cancelled": "Cancelled by the customer", "expiration.billing_error": "Payment failed",
+        "expiration.price_increase_declined": "Declined a price increase",
+        "expiration.product_unavailable": "No longer sold", "expiration.other": "Other reason",
+        "price_increase.pending": "Price increase not yet accepted", "price_increase.accepted": "Price increase accepted",
+        // Webhooks
+        "delivery.pending": "Waiting", "delivery.delivered": "Delivered", "delivery.failed": "Failed",
+        // The audit log: what a team member did, as a sentence's verb.
+        "audit.feedback.updated": "changed a feedback item", "audit.feedback.replied": "replied to a feedback item",
+        "audit.grant.created": "granted a plan", "audit.grant.revoked": "ended a granted plan",
+        "audit.plan.created": "created a plan", "audit.plan.updated": "changed a plan",
+        "audit.plan.deleted": "removed a plan",
+        "audit.user.admin_password_set": "set an admin's password on the server",
+        "audit.user.created_admin": "created an admin account on the server", "audit.user.deleted": "deleted an account",
+        "audit.user.disabled": "disabled an account", "audit.user.enabled": "enabled an account",
+        "audit.user.exported": "downloaded an account's data", "audit.user.mail_sent": "sent a mail to an account",
+        "audit.user.role_changed": "changed an account's role",
+        "audit.user.second_factor_approved": "approved a team member's two-step sign-in",
+        "audit.user.second_factor_removed": "removed an account's two-step sign-in",
+        "audit.user.sessions_ended": "signed an account out", "audit.webhook.replayed": "sent a webhook again",
+    ])
+}
+
+/// A vocabulary the console labels, and the name of its part of ``Labels``.
+protocol Labelled: OpenVocabulary {
+    static var labelKind: String { get }
+}
+
+extension FeedbackStatus: Labelled { static var labelKind: String { "status" } }
+extension FeedbackCategory: Labelled { static var labelKind: String { "category" } }
+extension Platform: Labelled { static var labelKind: String { "platform" } }
+extension Moderation: Labelled { static var labelKind: String { "moderation" } }
+extension AccountRole: Labelled { static var labelKind: String { "role" } }
+extension SubscriptionState: Labelled { static var labelKind: String { "subscription" } }
+extension SubscriptionSource: Labelled { static var labelKind: String { "source" } }
+extension OfferType: Labelled { static var labelKind: String { "offer" } }
+extension ExpirationReason: Labelled { static var labelKind: String { "expiration" } }
+extension PriceIncrease: Labelled { static var labelKind: String { "price_increase" } }
+extension WebhookDeliveryState: Labelled { static var labelKind: String { "delivery" } }
+extension AuditAction: Labelled { static var labelKind: String { "audit" } }
+
+extension HTML.Interpolation {
+    /// A value in the console's words (``Labels``).
+    mutating func appendInterpolation(label value: some Labelled) { appendInterpolation(Labels.english(value)) }
+
+    /// An optional value in the console's words, or `none`.
+    mutating func appendInterpolation(label value: (some Labelled)?, none: String) {
+        appendInterpolation(Labels.english(value, none: none))
+    }
+}

@@ -1,0 +1,60 @@
+import PierModels
+import Testing
+
+@testable import ConsoleService
+
+/// The console shows the API's values in words from one table: every value this version knows
+/// of every vocabulary it shows, and every audit action, has words of its own.
+@Suite struct LabelTests {
+    let labels = Labels.english
+
+    func unlabelled<Value: Labelled>(_ type: Value.Type) -> [String] {
+        Value.allCases.filter { !labels.knows($0) }.map(\.rawValue)
+    }
+
+    @Test func everyKnownValueHasWords() {
+        let missing =
+            unlabelled(FeedbackStatus.self) + unlabelled(FeedbackCategory.self) + unlabelled(Platform.self)
+            + unlabelled(Moderation.self) + unlabelled(AccountRole.self) + unlabelled(SubscriptionState.self)
+            + unlabelled(SubscriptionSource.self) + unlabelled(OfferType.self) + unlabelled(ExpirationReason.self)
+            + unlabelled(PriceIncrease.self) + unlabelled(WebhookDeliveryState.self) + unlabelled(AuditAction.self)
+        #expect(missing.isEmpty, "no words for \(missing)")
+        // No two values of one vocabulary read the same.
+        #expect(Set(AuditAction.allCases.map { labels($0) }).count == AuditAction.allCases.count)
+        #expect(Set(FeedbackStatus.allCases.map { labels($0) }).count == FeedbackStatus.allCases.count)
+    }
+
+    @Test func wordsReadAsPeopleSayThem() {
+        #expect(labels(FeedbackStatus.inProgress) == "In progress")
+        #expect(labels(Platform.ipados) == "iPad")
+        #expect(labels(AuditAction.grantCreated) == "granted a plan")
+        // A value of a later version is shown as it came, marked new.
+        #expect(labels(FeedbackStatus(wire: "escalated")) == "“escalated” (new)")
+        #expect(labels(Moderation?.none, none: "not reviewed") == "not reviewed")
+    }
+
+    @Test func periodsAreSaidInWords() {
+        #expect(labels.period("P1M") == "every month")
+        #expect(labels.period("P1Y") == "every year")
+        #expect(labels.period("P3M") == "every 3 months")
+        #expect(labels.period("P1W") == "every week")
+        #expect(labels.period("PT5M") == "PT5M")
+        #expect(labels.duration("P7D") == "7 days")
+        #expect(labels.duration("P1M") == "1 month")
+    }
+
+    /// The audit log shows what changed alone, in words.
+    @Test func anEntryShowsOnlyWhatChanged() {
+        let before: JSONValue = .object(["status": .string("new"), "tags": .array([]), "internalNote": .null])
+        let after: JSONValue = .object(["status": .string("in_progress"), "tags": .array([]), "internalNote": .string("seen")])
+        let text = AuditScreens.change(before, after).text
+        #expect(text.contains("Status: New → In progress"), "\(text)")
+        #expect(text.contains("Internal note: none → seen"), "\(text)")
+        #expect(!text.contains("Tags"), "\(text)")
+        #expect(AuditScreens.change(nil, .object(["role": .string("admin")])).text == "<div>Role: Admin</div>")
+        // Ids the row shows otherwise are left out; times are said as the console says them.
+        let grant = AuditScreens.change(
+            nil, .object(["id": .string("c4275"), "grantedBy": .string("6617e"), "endsAt": .string("2027-01-06T01:15:26Z")]))
+        #expect(grant.text == "<div>Until: 2027-01-06 01:15 UTC</div>", "\(grant.text)")
+    }
+}
