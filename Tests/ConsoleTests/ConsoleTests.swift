@@ -820,6 +820,8 @@ final class Browser: @unchecked Sendable {
             #expect(made.status == 303 && made.location == "/console/plans/pro-monthly", "\(made.text)")
             let page = try await admin.get("/console/plans/pro-monthly")
             #expect(page.text.contains("4.99 USD") && page.text.contains("pro, sync"))
+            // Periods in words: billed every month, a week's free trial.
+            #expect(page.text.contains("4.99 USD every month") && page.text.contains("<dd>1 week</dd>"), "\(page.text)")
             // Yen have no minor unit: 500 is ¥500, never 5.00.
             let yen = try await admin.post(
                 "/console/plans",
@@ -830,6 +832,7 @@ final class Browser: @unchecked Sendable {
             #expect(yen.status == 303)
             let plans = try await admin.get("/console/plans")
             #expect(plans.text.contains("500 JPY") && !plans.text.contains("5.00 JPY"))
+            #expect(plans.text.contains("<td>every month</td>") && !plans.text.contains("<td>P1M</td>"))
             #expect(try await admin.post("/console/plans/pro-japan/active", [("csrf", csrf), ("active", "false")]).status == 303)
 
             func save(_ changes: [(String, String)]) async throws -> Browser.Page {

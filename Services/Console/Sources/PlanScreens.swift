@@ -38,7 +38,7 @@ struct PlanScreens: Sendable {
                     ?? PlanSubscribers(planId: plan.id, name: plan.name, onSale: plan.active)
                 return """
                     <tr data-href="\(path)"><td><a href="\(path)">\(plan.id)</a></td><td>\(plan.name)</td>
-                    <td>\(plan.amount.description)</td><td>\(plan.billingPeriod)</td><td>\(plan.trialPeriod ?? "-")</td>
+                    <td>\(plan.amount.description)</td><td>\(Labels.english.period(plan.billingPeriod))</td><td>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</td>
                     <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
                     <td>\(plan.active ? "on sale" : "off sale")</td>
                     <td data-subscribers="\(plan.id)">\(counts.appStore)</td><td>\(counts.introductoryOffer)</td><td>\(counts.gracePeriod)</td>
@@ -111,8 +111,8 @@ struct PlanScreens: Sendable {
             <p><a href="/console/plans">← Plans</a></p>
             <h1>\(plan.name) <span class="badge">\(plan.active ? "on sale" : "off sale")</span></h1>
             <dl class="facts">
-            <dt>id</dt><dd>\(plan.id)</dd><dt>price</dt><dd>\(plan.amount.description) every \(plan.billingPeriod)</dd>
-            <dt>trial</dt><dd>\(plan.trialPeriod ?? "-")</dd><dt>entitlements</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
+            <dt>id</dt><dd>\(plan.id)</dd><dt>price</dt><dd>\(plan.amount.description) \(Labels.english.period(plan.billingPeriod))</dd>
+            <dt>trial</dt><dd>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</dd><dt>entitlements</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
             <dt>products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd><dt>description</dt><dd>\(plan.description)</dd>
             </dl>
             <p><a href="\(ConsolePath("audit", query: [("service", "subscriptions"), ("target", plan.id)]))">Its changes in the audit log</a></p>
