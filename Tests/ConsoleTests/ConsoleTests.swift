@@ -286,6 +286,12 @@ final class Browser: @unchecked Sendable {
         try await withStack { stack in
             let (_, supportEmail) = try await account(stack, .support)
             let (customer, _) = try await account(stack, .user)
+            // Before anything is sent, each empty chart says so and what would fill it.
+            let early = Browser(base: stack.base)
+            _ = try await early.signIn(supportEmail, Self.password)
+            let empty = try await early.get("/console/dashboard")
+            #expect(empty.text.components(separatedBy: "data-empty").count - 1 == 6, "\(empty.text)")
+            #expect(empty.text.contains("No data yet: feedback sent from the app will show here."))
             for (message, category, platform, rating) in [
                 ("One", "bug", "ios", 2), ("Two", "idea", "android", 5), ("Three", "bug", "ios", 4),
             ] {
@@ -320,19 +326,28 @@ final class Browser: @unchecked Sendable {
                     ('2', '1', 'pier.pro', now() - interval '3 days', now() + interval '27 days', NULL, 'production', now(), '{}'),
                     ('10', '10', 'pier.pro', now() - interval '1 day', now() + interval '6 days', 1, 'production', now(), '{}')
                 """)
+            // And one granted by the team: access from another source, counted and said.
+            try await stack.pool.execute(
+                """
+                INSERT INTO subscriptions.grants (id, user_id, plan_id, starts_at, ends_at, reason, granted_by)
+                VALUES (gen_random_uuid(), \(customer.user.id), 'pro', now() - interval '1 hour', now() + interval '1 day',
+                    'a test', \(customer.user.id))
+                """)
             let browser = Browser(base: stack.base)
             _ = try await browser.signIn(supportEmail, Self.password)
             let page = try await browser.get("/console/dashboard")
             #expect(page.status == 200, "\(page.text)")
             Self.expectSecurityHeaders(page, "dashboard")
             #expect(page.text.components(separatedBy: "<svg ").count - 1 == 7)
-            #expect(page.text.contains(#"data-figure="subscriptions">2<"#) && page.text.contains(#"data-figure="trials">1<"#))
+            #expect(page.text.contains(#"data-figure="subscriptions">3<"#) && page.text.contains(#"data-figure="trials">1<"#))
+            #expect(!page.text.contains("data-empty"))
+            #expect(page.text.contains("2 from the App Store, 1 granted by the team"), "\(page.text)")
             #expect(
                 page.text.contains(#"data-figure="conversions">1<"#) && page.text.contains(#"data-figure="cancellations">0<"#))
             #expect(page.text.contains(": 2 pro</title>") && page.text.contains(": 1 conversions</title>"))
             #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
-            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">2<"#))
-            #expect(page.text.contains(": 2 bug</title>") && page.text.contains(": 1 android</title>"))
+            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">1<"#))
+            #expect(page.text.contains(": 2 Bug</title>") && page.text.contains(": 1 Android</title>"))
             // The inbox counts its items per status.
             let inbox = try await browser.get("/console/inbox")
             #expect(inbox.text.contains(#"data-count="new">3<"#) && inbox.text.contains(#"data-count="done">0<"#))
@@ -340,7 +355,7 @@ final class Browser: @unchecked Sendable {
             #expect(year.status == 200 && year.text.contains("<strong>365 days</strong>"))
             // A year is drawn a week a bar (53), the last week ending today.
             let today = ISO8601DateFormatter().string(from: Date()).prefix(10)
-            #expect(year.text.contains("items per week") && year.text.contains(" to \(today): 2 bug</title>"))
+            #expect(year.text.contains("items per week") && year.text.contains(" to \(today): 2 Bug</title>"))
             // A span it does not offer is the default one.
             #expect(try await browser.get("/console/dashboard?days=9999").text.contains("<strong>30 days</strong>"))
         }

@@ -18,7 +18,8 @@ extension AuthAPI {
 
     public static let signUps = Endpoint<DaysQuery, NoBody, SignUpStats>(
         "GET", "/auth/users/stats", access: .staff, operation: "getSignUps", summary: "Sign-ups per day (staff)",
-        description: "Accounts created each UTC day of the last `days` (today included), and the number of accounts.",
+        description:
+            "User accounts created each UTC day of the last `days` (today included; team accounts not counted), and the number of accounts.",
         answers: "The days, oldest first", problems: [.validationFailed])
 
     public static let user = Endpoint<PathID, NoBody, User>(

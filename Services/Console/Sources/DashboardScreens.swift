@@ -24,7 +24,8 @@ struct DashboardScreens: Sendable {
         async let feedback = console.fetch(FeedbackAPI.daily, FeedbackDailyQuery(days: days), as: session, request)
         async let signUps = console.fetch(AuthAPI.signUps, DaysQuery(days: days), as: session, request)
         async let subscriptions = console.fetch(SubscriptionsAPI.daily, DaysQuery(days: days), as: session, request)
-        let (daily, accounts, subscribed) = try await (feedback, signUps, subscriptions)
+        async let counted = console.fetch(SubscriptionsAPI.subscribers, NoParameters(), as: session, request)
+        let (daily, accounts, subscribed, subscribers) = try await (feedback, signUps, subscriptions, counted)
         // A bar a day up to 90 days, a week beyond (a year is 53 bars, not 365).
         let group = Grouping(days: daily.days.map(\.day))
         let per = group.size == 1 ? "day" : "week"
@@ -32,9 +33,19 @@ struct DashboardScreens: Sendable {
         let categories = Vocabulary.categories.sorted()
         let platforms = Set(daily.days.flatMap(\.byPlatform.keys)).sorted()
         let byCategory = Self.bars(
-            group, categories.map { name in (name, sums(daily.days.map { $0.byCategory[name] ?? 0 })) }, what: "items")
+            group,
+            categories.map { name in
+                (Labels.english(FeedbackCategory(wire: name)), sums(daily.days.map { $0.byCategory[name] ?? 0 }))
+            }, what: "items")
         let byPlatform = Self.bars(
-            group, platforms.map { name in (name, sums(daily.days.map { $0.byPlatform[name] ?? 0 })) }, what: "items")
+            group,
+            platforms.map { name in
+                // Items that named no platform are counted as `unknown`.
+                (
+                    name == "unknown" ? "Not said" : Labels.english(Platform(wire: name)),
+                    sums(daily.days.map { $0.byPlatform[name] ?? 0 })
+                )
+            }, what: "items")
         let ratings = group.ranges.map { range -> Double? in
             let days = daily.days[range.clamped(to: daily.days.indices)]
             let count = days.reduce(0) { $0 + $1.ratings }
@@ -70,27 +81,38 @@ struct DashboardScreens: Sendable {
             """
             <h1>Dashboard</h1>
             <p class="spans">\(spans)</p>
-            \(Self.tiles(daily, accounts, subscribed, days: days))
+            \(Self.tiles(daily, accounts, subscribed, subscribers.items, days: days))
             <h2>Items by status now</h2>
             <ul class="statuses">\(statuses)</ul>
             <div class="charts">
-            <section><h2>Feedback per \(per), by category</h2>\(byCategory)</section>
-            <section><h2>Feedback per \(per), by platform</h2>\(byPlatform)</section>
-            <section><h2>Average rating per \(per)</h2>\(rating)</section>
-            <section><h2>Sign-ups per \(per)</h2>\(signUpChart)</section>
-            <section><h2>App Store subscriptions by plan</h2>\(activeChart)</section>
-            <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)</section>
-            <section><h2>Conversions, cancellations and refunds per \(per)</h2>\(movesChart)</section>
+            <section><h2>Feedback per \(per), by category</h2>\(byCategory)\(Self.noData(daily.days.allSatisfy { $0.items == 0 }, "feedback sent from the app"))</section>
+            <section><h2>Feedback per \(per), by platform</h2>\(byPlatform)\(Self.noData(daily.days.allSatisfy { $0.items == 0 }, "feedback sent from the app"))</section>
+            <section><h2>Average rating per \(per)</h2>\(rating)\(Self.noData(daily.days.allSatisfy { $0.ratings == 0 }, "feedback sent with a rating"))</section>
+            <section><h2>Sign-ups per \(per)</h2>\(signUpChart)\(Self.noData(accounts.days.allSatisfy { $0.signUps == 0 }, "accounts registered from the app"))</section>
+            <section><h2>App Store subscriptions by plan</h2>\(activeChart)\(Self.noData(plans.isEmpty, "purchases in the app, sent to Pier by PierClient or by Apple's notifications"))</section>
+            <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)\(Self.noData(subscribed.days.allSatisfy { $0.trials.isEmpty }, "App Store subscriptions that start with a free trial or an introductory price"))</section>
+            <section><h2>Conversions, cancellations and refunds per \(per)</h2>\(movesChart)\(Self.noData(subscribed.days.allSatisfy { $0.conversions + $0.cancellations + $0.refunds == 0 }, "App Store subscriptions that convert, stop renewing or are refunded"))</section>
             </div>
             <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.
             Subscriptions at the end of each day (today: now), introductory offers included; a conversion is a paid period right after an introductory offer, a cancellation auto-renew turned off.</p>
             """)
     }
 
+    /// Under a chart with nothing to draw: that there is no data yet, and what would fill it.
+    static func noData(_ empty: Bool, _ fills: String) -> HTML {
+        empty ? "<p class=\"muted\" data-empty>No data yet: \(fills) will show here.</p>" : .empty
+    }
+
     /// The figures of the span, one tile each.
-    static func tiles(_ daily: FeedbackDaily, _ accounts: SignUpStats, _ subscribed: SubscriptionDaily, days: Int) -> HTML {
+    static func tiles(
+        _ daily: FeedbackDaily, _ accounts: SignUpStats, _ subscribed: SubscriptionDaily, _ plans: [PlanSubscribers],
+        days: Int
+    ) -> HTML {
         let now = subscribed.days.last
-        let subscribers = now?.active.values.reduce(0, +) ?? 0
+        // Every source of access, each said: the App Store's current subscriptions (as the
+        // charts count them) and the team's current grants.
+        let appStore = now?.active.values.reduce(0, +) ?? 0
+        let granted = plans.reduce(0) { $0 + $1.grants }
         let inTrial = now?.trials.values.reduce(0, +) ?? 0
         let conversions = subscribed.days.reduce(0) { $0 + $1.conversions }
         let cancellations = subscribed.days.reduce(0) { $0 + $1.cancellations }
@@ -105,9 +127,9 @@ struct DashboardScreens: Sendable {
             <div class="tile"><span class="muted">Average rating</span><strong data-figure="rating">\(average)</strong></div>
             <div class="tile"><span class="muted">Open (backlog)</span><strong data-figure="open">\(daily.open)</strong></div>
             <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
-            <div class="tile"><span class="muted">Sign-ups, \(days) days</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
+            <div class="tile"><span class="muted">Sign-ups, \(days) days (the team not counted)</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
             <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
-            <div class="tile"><span class="muted">Subscriptions now</span><strong data-figure="subscriptions">\(subscribers)</strong></div>
+            <div class="tile"><span class="muted">Access now (an account with both counts in each)</span><strong data-figure="subscriptions">\(appStore + granted)</strong><span class="muted" data-figure="sources">\(appStore) from the App Store, \(granted) granted by the team</span></div>
             <div class="tile"><span class="muted">In an introductory offer</span><strong data-figure="trials">\(inTrial)</strong></div>
             <div class="tile"><span class="muted">Conversions, \(days) days</span><strong data-figure="conversions">\(conversions)</strong></div>
             <div class="tile"><span class="muted">Cancellations, \(days) days</span><strong data-figure="cancellations">\(cancellations)</strong></div>

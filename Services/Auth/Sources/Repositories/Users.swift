@@ -295,6 +295,7 @@ struct Users: Sendable {
             SELECT d.day::text AS day, count(u.id)::int AS n
             FROM generate_series((now() AT TIME ZONE 'UTC')::date - \(days - 1)::int, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d (day)
             LEFT JOIN auth.users u ON u.created_at >= (d.day AT TIME ZONE 'UTC') AND u.created_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC')
+                AND u.role = 'user'
             GROUP BY d.day ORDER BY d.day
             """)
         return try rows.map {
