@@ -194,7 +194,7 @@ public final class HTTPServer: @unchecked Sendable {
             exchange.method = method
             if let constant = pipeline.constant(method: method, target: exchange.uri), answersAtOnce(exchange) {
                 exchange.constant = constant
-                action = exchange.phases.constantHead(at: MonotonicClock.seconds())
+                action = exchange.phases.constantHead()
             } else {
                 exchange.headers = Self.headers(of: exchange.connection)
                 exchange.requestID = Request.requestID(exchange.headers["X-Request-ID"])

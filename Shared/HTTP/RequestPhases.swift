@@ -58,11 +58,13 @@ struct RequestPhases: Sendable {
 
     init(limits: Limits) { self.limits = limits }
 
-    /// The head of a request whose constant answer goes out once the body (none) has ended.
-    mutating func constantHead(at now: Double) -> Action {
+    /// The head of a request whose constant answer goes out once the body has ended. It
+    /// announced none, so no clock is read on this path (health checks): a body that comes
+    /// anyway finds its time passed and the connection is cut.
+    mutating func constantHead() -> Action {
         guard phase == .head else { return .cut }
         phase = .body
-        bodyStartedAt = now
+        bodyStartedAt = -.infinity
         return .proceed
     }
 

@@ -269,6 +269,13 @@ final class Browser: @unchecked Sendable {
                 #expect(refused.status == 422 && refused.text.contains(words), "\(query): \(refused.status)")
                 #expect(refused.text.contains("value=\"\(query.split(separator: "=")[1])\""))
             }
+            // Hostile text typed into the filters comes back as text, in the field and the message.
+            let hostile = "\"><script>alert(1)</script>"
+            let injected = try await browser.get(
+                "/console/audit?subject=" + (hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+                    + "&action=%3Cb%3E&since=%3Cimg%3E")
+            #expect(injected.status == 422 && !injected.text.contains("<script>alert") && !injected.text.contains("<img>"))
+            #expect(injected.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(injected.text)")
 
             // Signed out: the same cookie, replayed, is signed out.
             let saved = browser.cookies
