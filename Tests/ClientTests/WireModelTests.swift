@@ -51,6 +51,30 @@ import Testing
         #expect(SubscriptionState.allCases.filter(\.givesAccess) == [.active, .trialing, .gracePeriod])
     }
 
+    /// Prices as people type them, in the currency's own decimals.
+    @Test func pricesAreReadAsTyped() {
+        let cents = { (text: String) in Price(typed: text, currency: "USD")?.minorUnits }
+        #expect(cents("59.99") == 5999)
+        #expect(cents("59,99") == 5999)
+        #expect(cents("59") == 5900)
+        #expect(cents("59.9") == 5990)
+        #expect(cents("$ 59.99") == 5999)
+        #expect(cents("59.99 usd") == 5999)
+        #expect(cents("1,250.50") == 125_050)
+        #expect(cents("1.250,50") == 125_050)
+        #expect(cents("1 250,50") == 125_050)
+        #expect(cents("1,000") == 100_000)
+        #expect(cents("4.999") == 499_900)  // a thousand separator, as "4.999" reads in Germany
+        for wrong in ["", "abc", "-5", "5.999.9", "4.9999", "12,34,5", "1e3", "59.99.99", "9999999999"] {
+            #expect(cents(wrong) == nil, "\(wrong)")
+        }
+        #expect(Price(typed: "500", currency: "JPY")?.minorUnits == 500)
+        #expect(Price(typed: "¥500", currency: "JPY")?.minorUnits == 500)
+        #expect(Price(typed: "5.5", currency: "JPY") == nil)
+        #expect(Price(typed: "1.250", currency: "KWD")?.minorUnits == 1250)
+        #expect(Price(typed: "1,5", currency: "KWD")?.minorUnits == 1500)
+    }
+
     @Test func pricesKeepTheirCurrencysDecimals() {
         #expect(Price(minorUnits: 499, currency: "usd").amount == Decimal(string: "4.99"))
         #expect(Price(minorUnits: 500, currency: "JPY").amount == 500)

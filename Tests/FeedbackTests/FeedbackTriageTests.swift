@@ -159,6 +159,63 @@ import Testing
         #expect(reopened.status == "triaged" && reopened.duplicateOf == nil)
     }
 
+    /// Search finds what people type: stems ("crash" finds "crashes"), the start of a word as
+    /// it is typed, accents ignored, a message in its sender's language, the anonymous sender's
+    /// name and any part of the address, tags; the tag and assignee filters; hostile text is
+    /// words, never syntax.
+    @Test func searchFindsWhatPeopleType() async throws {
+        let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_search")
+        let admin = try feedback.admin()
+        try await feedback.post(#"{"message":"The app crashes when I open it","category":"bug"}"#)
+        try await feedback.post(#"{"message":"Push notifications never arrive","category":"bug"}"#)
+        try await feedback.post(#"{"message":"Frozen screen after the payment","category":"bug","locale":"en-GB"}"#)
+        try await feedback.post(#"{"message":"L'écran se fige après le paiement","category":"bug","locale":"fr-FR"}"#)
+        try await feedback.post(
+            #"{"message":"Love it","category":"praise","name":"Casey Zielińska","email":"casey.z@northwind.example"}"#)
+        func found(_ query: String) async throws -> [String] {
+            let reply = try await feedback.send("GET", "/feedback?\(query)", token: admin)
+            #expect(reply.status == 200, "\(query): \(reply.text)")
+            return try reply.decode(FeedbackPage.self).items.map(\.message)
+        }
+        #expect(try await found("q=crash") == ["The app crashes when I open it"])
+        #expect(try await found("q=crashing") == ["The app crashes when I open it"])
+        #expect(try await found("q=notification") == ["Push notifications never arrive"])
+        #expect(try await found("q=notif") == ["Push notifications never arrive"])
+        #expect(try await found("q=pay") == ["Frozen screen after the payment"])
+        #expect(try await found("q=paiements") == ["L'écran se fige après le paiement"])
+        #expect(try await found("q=ecran") == ["L'écran se fige après le paiement"])
+        #expect(try await found("q=zielinska") == ["Love it"])
+        #expect(try await found("q=northwind") == ["Love it"])
+        #expect(try await found("q=casey%20northwind.example") == ["Love it"])
+        #expect(try await found("q=crash%20notification").isEmpty)
+        // Hostile text is words: to_tsquery's syntax never reaches PostgreSQL.
+        for hostile in ["%27%20%7C%20a%3A*", "!!%26(", "a%3A*%20%26%20%21b", "%5C%5C", "x%3AABCD"] {
+            #expect(try await feedback.send("GET", "/feedback?q=\(hostile)", token: admin).status != 500, "\(hostile)")
+        }
+        #expect(try await feedback.send("GET", "/feedback?q=%21%21%21", token: admin).status == 422)
+        // Tags: searched, and filtered on (every tag given).
+        let crash = try #require(
+            try await feedback.send("GET", "/feedback?q=crashes", token: admin).decode(FeedbackPage.self).items.first)
+        let me = UUID()
+        let tagged = try await feedback.send(
+            "PATCH", "/feedback/\(crash.id)", json: #"{"tags":["Billing","ios-17"],"assignee":"\#(me)"}"#, token: admin)
+        #expect(tagged.status == 200, "\(tagged.text)")
+        #expect(try tagged.decode(FeedbackItem.self).assignee == me)
+        #expect(try await found("q=billing") == ["The app crashes when I open it"])
+        #expect(try await found("tag=billing") == ["The app crashes when I open it"])
+        #expect(try await found("tag=billing,ios-17").count == 1)
+        #expect(try await found("tag=billing,android").isEmpty)
+        #expect(try await found("assignee=\(me)") == ["The app crashes when I open it"])
+        #expect(try await found("assignee=none").count == 4)
+        #expect(try await feedback.send("GET", "/feedback?assignee=me", token: admin).status == 422)
+        let unassigned = try await feedback.send(
+            "PATCH", "/feedback/\(crash.id)", json: #"{"assignee":""}"#, token: admin)
+        #expect(try unassigned.decode(FeedbackItem.self).assignee == nil)
+        #expect(
+            try await feedback.send("PATCH", "/feedback/\(crash.id)", json: #"{"assignee":"sam"}"#, token: admin).status == 422)
+        await feedback.stop()
+    }
+
     @Test func adminListFiltersAndSearches() async throws {
         let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_list")
         let admin = try feedback.admin()

@@ -132,6 +132,8 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
     public var moderation: Moderation?
     public var tags: [String]?
     public var internalNote: String?
+    /// The team member the item is assigned to (their account's id).
+    public var assignee: UUID?
     public var history: [FeedbackChange]?
     /// The team's replies, oldest first (a sender's items and one item; not the team's lists).
     public var replies: [FeedbackReply]?
@@ -144,7 +146,7 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
         osVersion: String? = nil, device: String? = nil,
         locale: String? = nil, requestIds: [String], metadata: [String: JSONValue], createdAt: Date, updatedAt: Date,
         userId: UUID? = nil, name: String? = nil, email: String? = nil, moderation: Moderation? = nil, tags: [String]? = nil,
-        internalNote: String? = nil,
+        internalNote: String? = nil, assignee: UUID? = nil,
         history: [FeedbackChange]? = nil, replies: [FeedbackReply]? = nil, statusChanges: [FeedbackStatusChange]? = nil
     ) {
         self.id = id
@@ -169,6 +171,7 @@ public struct FeedbackItem: Codable, Sendable, Equatable {
         self.moderation = moderation
         self.tags = tags
         self.internalNote = internalNote
+        self.assignee = assignee
         self.history = history
         self.replies = replies
         self.statusChanges = statusChanges
@@ -255,7 +258,8 @@ public struct ItemList<Item: Codable & Sendable>: Codable, Sendable {
 public struct FeedbackPage: Codable, Sendable {
     public var items: [FeedbackItem]
     public var nextCursor: String?
-    /// The number of items matching the filter, when asked for (`includeTotal=true`).
+    /// The number of items matching the filter, when asked for (`includeTotal=true`), counted up
+    /// to 10000 (10000 means at least as many).
     public var total: Int?
 
     public init(items: [FeedbackItem], nextCursor: String? = nil, total: Int? = nil) {
@@ -274,19 +278,22 @@ public struct UpdateFeedback: Codable, Sendable, StrictDecodable {
     public var internalNote: String?
     /// `approved` or `rejected`.
     public var moderation: String?
+    /// A team member's account id; an empty string unassigns.
+    public var assignee: String?
 
     public init(
         status: String? = nil, duplicateOf: UUID? = nil, tags: [String]? = nil, internalNote: String? = nil,
-        moderation: String? = nil
+        moderation: String? = nil, assignee: String? = nil
     ) {
         self.status = status
         self.duplicateOf = duplicateOf
         self.tags = tags
         self.internalNote = internalNote
         self.moderation = moderation
+        self.assignee = assignee
     }
 
-    public enum CodingKeys: String, CodingKey { case status, duplicateOf, tags, internalNote, moderation }
+    public enum CodingKeys: String, CodingKey { case status, duplicateOf, tags, internalNote, moderation, assignee }
 }
 
 /// `GET /feedback/stats`.

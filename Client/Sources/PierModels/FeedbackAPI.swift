@@ -103,7 +103,7 @@ public struct FeedbackSender: EndpointParameters, Equatable {
 /// The filters of `GET /feedback` (and of the export): every one that is set narrows the list.
 public struct FeedbackQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] =
-        filters + [.query("includeTotal", .boolean, "`true`: the page says how many items match in all.")]
+        filters + [.query("includeTotal", .boolean, "`true`: the page says how many items match in all, counted up to 10000.")]
         + PageQuery.declared
 
     static let filters: [Parameter] = [
@@ -116,7 +116,12 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
         .query("createdTo", .date, "Sent before (ISO 8601 date or date-time)."),
         .query("appVersion", .string, "One app version, exactly."),
         .query("userId", .uuid, "One account's items."),
-        .query("q", .string, "Words searched for in the message, the name and the address (1 to 200 characters).").sized(1...200),
+        .query(
+            "q", .string,
+            "Words searched for in the message (stemmed: `crash` finds `crashes`), the sender's name and address and the tags; each word's start is enough (1 to 200 characters)."
+        ).sized(1...200),
+        .query("tag", .string, "Tags, comma-separated: items with every one."),
+        .query("assignee", .string, "A team member's account id: the items assigned to them; `none`: to nobody."),
         .query("moderation", .string, "`pending`, `approved` (the default), `rejected` or `all`.").one(of: [
             "pending", "approved", "rejected", "all",
         ]),
@@ -135,6 +140,10 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
     public var text: String?
     /// `pending`, `approved`, `rejected` or `all`.
     public var moderation: String?
+    /// Tags, comma-separated (items with every one).
+    public var tag: String?
+    /// An account id, or `none`.
+    public var assignee: String?
     public var includeTotal: Bool
     public var limit: Int?
     public var cursor: String?
@@ -142,9 +151,11 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
     public init(
         status: String? = nil, category: String? = nil, platform: String? = nil, ratingMin: Int? = nil,
         ratingMax: Int? = nil, createdFrom: String? = nil, createdTo: String? = nil, appVersion: String? = nil,
-        userID: UUID? = nil, text: String? = nil, moderation: String? = nil, includeTotal: Bool = false,
-        limit: Int? = nil, cursor: String? = nil
+        userID: UUID? = nil, text: String? = nil, moderation: String? = nil, tag: String? = nil, assignee: String? = nil,
+        includeTotal: Bool = false, limit: Int? = nil, cursor: String? = nil
     ) {
+        self.tag = tag
+        self.assignee = assignee
         self.status = status
         self.category = category
         self.platform = platform
@@ -166,7 +177,7 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
             ("status", status), ("category", category), ("platform", platform), ("ratingMin", ratingMin.map(String.init)),
             ("ratingMax", ratingMax.map(String.init)), ("createdFrom", createdFrom), ("createdTo", createdTo),
             ("appVersion", appVersion), ("userId", userID.map { $0.uuidString.lowercased() }), ("q", text),
-            ("moderation", moderation),
+            ("moderation", moderation), ("tag", tag), ("assignee", assignee),
         ]
     }
 

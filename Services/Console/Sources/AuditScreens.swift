@@ -162,7 +162,7 @@ struct AuditScreens: Sendable {
                 let from = old[key].map { words(key, $0) }
                 let to = new[key].map { words(key, $0) }
                 guard from != to else { return nil }
-                let field = fieldNames[key] ?? key
+                let field = Labels.english.field(key)
                 switch (from, to) {
                 case (nil, let to?): return "<div>\(field): \(String(to.prefix(80)))</div>"
                 case (let from?, nil): return "<div>\(field): \(String(from.prefix(80))) → removed</div>"
@@ -189,16 +189,4 @@ struct AuditScreens: Sendable {
     /// Fields an entry records that the row shows otherwise (who, on what) or that say nothing
     /// to a person (ids of replies and grants, when the record was made).
     static let shownElsewhere: Set<String> = ["id", "userId", "grantedBy", "reply", "createdAt"]
-
-    /// The recorded fields' names in words.
-    static let fieldNames: [String: String] = [
-        "status": "Status", "tags": "Tags", "internalNote": "Internal note", "duplicateOf": "Duplicate of",
-        "moderation": "Review", "category": "Kind", "role": "Role", "disabled": "Disabled", "reply": "Reply",
-        "message": "Message", "delivery": "Sent by", "session": "Session", "ended": "Sessions ended", "mail": "Mail",
-        "email": "Address", "name": "Name", "price": "Price", "currency": "Currency", "billingPeriod": "Billed",
-        "trialPeriod": "Free trial", "entitlements": "Gives access to", "appStoreProductIds": "App Store products",
-        "active": "On sale", "description": "Description", "planId": "Plan", "startsAt": "From", "endsAt": "Until",
-        "reason": "Reason", "revokedAt": "Ended", "cancelledAt": "Cancelled", "userId": "Account", "id": "Id",
-        "grantedBy": "Granted by", "createdAt": "Created",
-    ]
 }

@@ -208,15 +208,9 @@ struct Console: Sendable {
             logger.error(
                 "console request failed", [("request_id", .string(request.requestID)), ("error", .string("\(error)"))])
         }
-        let detail = known?.problem.detail ?? "Something went wrong on the server; the request id finds it in the logs."
-        var response = page(
-            status: status, title: "Unavailable", session: session,
-            """
-            <h1>\(status >= 500 ? "The console cannot answer right now" : "Refused")</h1>
-            <p class="problem">\(detail)</p>
-            <p class="muted">Request <code>\(request.requestID)</code></p>
-            <p><a href="/console/">Back to the console</a></p>
-            """)
+        var problem = known?.problem ?? Problem(code: .internalError, title: "Internal error", status: 500)
+        problem.requestId = problem.requestId ?? request.requestID
+        var response = refusal(problem, status: status, session: session)
         if let retry = known?.headers["Retry-After"] { response.headers.set("Retry-After", retry) }
         return response
     }
@@ -232,21 +226,38 @@ struct Console: Sendable {
 
     /// The page of a refused call: its status, and what Pier said.
     func problem(_ reply: PierAPI.Reply, session: ConsoleSession?) -> Response {
-        let problem = reply.problem
         // The role needs a second factor this session did not use: set one up first.
-        if problem?.code == .mfaEnrolmentRequired { return redirect(ConsolePath("two-step")) }
+        if reply.problem?.code == .mfaEnrolmentRequired { return redirect(ConsolePath("two-step")) }
         let status = (400..<600).contains(reply.status) ? reply.status : 502
+        return refusal(reply.problem, status: status, session: session)
+    }
+
+    /// A refusal as staff read it: what happened in words and the way back; the code, request
+    /// id and Pier's own detail folded under "Details", for a bug report.
+    func refusal(_ problem: Problem?, status: Int, session: ConsoleSession?) -> Response {
+        let words = Labels.english.problem(problem, status: status)
         let fields = HTML.join(
-            (problem?.errors ?? []).map { error in "<li><code>\(error.field)</code> \(error.message)</li>" })
+            (problem?.errors ?? []).map { error in
+                "<li>\(Labels.english.field(error.field)): \(FormState.sentence(error.message))</li>"
+            })
         return page(
-            status: status, title: problem?.title ?? "Error", session: session,
+            status: status, title: words.heading, session: session,
             """
-            <h1>\(problem?.title ?? "Something went wrong")</h1>
-            <p class="problem">\(problem?.detail ?? "Pier answered \(status).")</p>
+            <h1>\(words.heading)</h1>
+            <p class="problem">\(words.message)</p>
             <ul>\(fields)</ul>
-            <p class="muted">Code <code>\(problem?.code?.rawValue ?? "-")</code>, request <code>\(problem?.requestId ?? "-")</code></p>
             <p><a href="/console/">Back to the console</a></p>
+            \(Self.details(problem, status: status))
             """)
+    }
+
+    /// What a developer needs to find a refusal in the logs, folded away.
+    static func details(_ problem: Problem?, status: Int) -> HTML {
+        """
+        <details class="muted"><summary>Details for a bug report</summary>
+        <p>Status \(status), code <code>\(problem?.code?.rawValue ?? "-")</code>, request <code>\(problem?.requestId ?? "-")</code></p>
+        <p>\(problem?.detail ?? "")</p></details>
+        """
     }
 
     /// Whether a form was posted from the console's own pages (`Origin`, when the browser sends

@@ -135,7 +135,28 @@ struct FeedbackScreens: Sendable {
         guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
+        return try await item(id, request, session)
+    }
+
+    /// An item's page; a refused form drawn again as it was typed (`triageForm`, `replyForm`).
+    func item(
+        _ id: UUID, _ request: Request, _ session: ConsoleSession, triageForm: FormState? = nil,
+        replyForm: FormState? = nil
+    ) async throws -> Response {
         let item = try await console.fetch(FeedbackAPI.item, PathID(id), as: session, request)
+        let triageForm =
+            triageForm
+            ?? FormState(values: [
+                "tags": (item.tags ?? []).joined(separator: ", "), "internalNote": item.internalNote ?? "",
+                "duplicateOf": item.duplicateOf.map { $0.uuidString.lowercased() } ?? "",
+            ])
+        let replyForm = replyForm ?? FormState(values: ["message": "", "replyId": UUID.random().text()])
+        let notice: HTML =
+            switch request.query("done") {
+            case "saved": "<p class=\"notice\" role=\"status\">Saved.</p>"
+            case "sent": "<p class=\"notice\" role=\"status\">Reply sent.</p>"
+            default: .empty
+            }
         let sender = await sender(of: item, as: session, request)
         let rows = Self.facts(of: item)
         let moves = item.status.next.sorted { $0.rawValue < $1.rawValue }
@@ -171,9 +192,10 @@ struct FeedbackScreens: Sendable {
                 "The sender is anonymous without an address: the reply is only kept with the item."
             }
         return console.page(
-            title: "Feedback", session: session,
+            status: triageForm.isValid && replyForm.isValid ? 200 : 422, title: "Feedback", session: session,
             """
             <p><a href="/console/inbox">← Inbox</a></p>
+            \(notice)
             <h1>Feedback <span class="badge">\(label: item.status)</span></h1>
             <div class="columns">
             <div>
@@ -181,10 +203,11 @@ struct FeedbackScreens: Sendable {
             <div class="message" data-message>\(item.message)</div>
             <h2>Replies</h2>
             <ul class="replies">\(replies)</ul>
-            <form method="post" action="\(path)/reply" class="card">
+            <form method="post" action="\(path)/reply" class="card" data-reply>
             \(Layout.csrf(session))
-            <input type="hidden" name="replyId" value="\(UUID.random().text())">
-            <label>Reply to the sender <textarea name="message" required maxlength="5000"></textarea></label>
+            \(replyForm.banner)
+            <input type="hidden" name="replyId" value="\(replyForm.value("replyId"))">
+            <label>Reply to the sender <textarea name="message" required maxlength="5000"\(replyForm.invalid("message"))>\(replyForm.value("message"))</textarea>\(replyForm.message("message"))</label>
             <p class="muted">\(reach)</p>
             <button type="submit">Send the reply</button>
             </form>
@@ -197,10 +220,11 @@ struct FeedbackScreens: Sendable {
             <h2>Triage</h2>
             <form method="post" action="\(path)" data-triage>
             \(Layout.csrf(session))
-            <label>Status <select name="status"><option value="">(unchanged)</option>\(options)</select></label>
-            <label>Duplicate of (an item's id, with status duplicate) <input name="duplicateOf"></label>
-            <label>Tags <input name="tags" value="\((item.tags ?? []).joined(separator: ", "))"></label>
-            <label>Internal note <textarea name="internalNote">\(item.internalNote ?? "")</textarea></label>
+            \(triageForm.banner)
+            <label>Status <select name="status"\(triageForm.invalid("status"))><option value="">(unchanged)</option>\(options)</select>\(triageForm.message("status"))</label>
+            \(triageForm.input("duplicateOf", "Duplicate of (the original's link or id, with status Duplicate)"))
+            \(triageForm.input("tags", "Tags (comma-separated)"))
+            <label>Internal note <textarea name="internalNote"\(triageForm.invalid("internalNote"))>\(triageForm.value("internalNote"))</textarea>\(triageForm.message("internalNote"))</label>
             <button type="submit">Save</button>
             </form>
             </div>
@@ -246,23 +270,29 @@ struct FeedbackScreens: Sendable {
         guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
-        let form = try request.form() ?? [:]
+        var form = FormState(values: try request.form() ?? [:])
         var change = UpdateFeedback()
-        if let status = form["status"], !status.isEmpty { change.status = status }
-        if let original = form["duplicateOf"]?.trimmingWhitespace(), !original.isEmpty {
-            guard let originalID = UUID(uuidString: original) else {
-                return console.page(
-                    status: 422, title: "Not an id", session: session,
-                    "<h1>Not an item's id</h1><p>“Duplicate of” takes the original item's id. <a href=\"\(ConsolePath("feedback", id.uuidString.lowercased()))\">Back</a></p>"
-                )
+        if !form.value("status").isEmpty { change.status = form.value("status") }
+        let original = form.value("duplicateOf").trimmingWhitespace()
+        if !original.isEmpty {
+            // The original's id, or its page's link as copied from the address bar.
+            let last = original.split(separator: "/").last.map(String.init) ?? original
+            if let originalID = UUID(uuidString: String(last.prefix { $0 != "?" && $0 != "#" })) {
+                change.duplicateOf = originalID
+            } else {
+                form.refuse("duplicateOf", "Paste the original item's link or id.")
             }
-            change.duplicateOf = originalID
         }
-        if let tags = form["tags"] { change.tags = Self.tags(tags) }
-        if let note = form["internalNote"] { change.internalNote = note }
+        if let tags = form.values["tags"] { change.tags = Self.tags(tags) }
+        if let note = form.values["internalNote"] { change.internalNote = note }
+        guard form.isValid else { return try await item(id, request, session, triageForm: form) }
         let reply = try await console.call(FeedbackAPI.update, PathID(id), body: change, as: session, request)
-        guard reply.ok else { return console.problem(reply, session: session) }
-        return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
+        guard reply.ok else {
+            guard reply.status == 422 || reply.status == 409 else { return console.problem(reply, session: session) }
+            form.take(reply.problem, status: reply.status)
+            return try await item(id, request, session, triageForm: form)
+        }
+        return console.redirect(ConsolePath("feedback", id.uuidString.lowercased(), query: [("done", "saved")]))
     }
 
     /// `POST /console/feedback/{id}/reply`: the form's reply id makes a form sent twice (a
@@ -271,12 +301,16 @@ struct FeedbackScreens: Sendable {
         guard let id = parameters["id"].flatMap(UUID.init(uuidString:)) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such feedback</h1>")
         }
-        let form = try request.form() ?? [:]
+        var form = FormState(values: try request.form() ?? [:])
         let body = CreateFeedbackReply(
-            id: form["replyId"].flatMap(UUID.init(uuidString:)), message: form["message"] ?? "")
+            id: form.values["replyId"].flatMap(UUID.init(uuidString:)), message: form.value("message"))
         let reply = try await console.call(FeedbackAPI.reply, PathID(id), body: body, as: session, request)
-        guard reply.ok else { return console.problem(reply, session: session) }
-        return console.redirect(ConsolePath("feedback", id.uuidString.lowercased()))
+        guard reply.ok else {
+            guard reply.status == 422 || reply.status == 409 else { return console.problem(reply, session: session) }
+            form.take(reply.problem, status: reply.status)
+            return try await item(id, request, session, replyForm: form)
+        }
+        return console.redirect(ConsolePath("feedback", id.uuidString.lowercased(), query: [("done", "sent")]))
     }
 
     // MARK: - Helpers

@@ -41,6 +41,21 @@ struct Labels: Sendable {
         return rest.contains(" ") ? String(rest) : "1 " + rest
     }
 
+    /// A field's name (the API's, or a form's) in words: "billingPeriod" is "Billed".
+    func field(_ name: String) -> String { words["field." + name] ?? name }
+
+    /// What a refused call means for the team member, in words: a heading and a sentence by the
+    /// problem's code (never the code itself, a request id or a setting's name: those go to
+    /// the page's details, for a bug report). Pier's own detail is shown where no words of the
+    /// console's say more and it names no setting.
+    func problem(_ problem: Problem?, status: Int) -> (heading: String, message: String) {
+        let code = problem?.code ?? ProblemCode.of(status: status)
+        let heading = words["problem." + code.rawValue] ?? (status >= 500 ? "Pier cannot do this right now" : "Refused")
+        let detail = problem?.detail.flatMap { $0.contains("PIER_") ? nil : $0 }
+        let message = words["problem_detail." + code.rawValue] ?? detail ?? ""
+        return (heading, message)
+    }
+
     static let english = Labels(words: [
         // Feedback
         "status.new": "New", "status.triaged": "Triaged", "status.planned": "Planned",
@@ -81,6 +96,51 @@ struct Labels: Sendable {
         "audit.user.second_factor_approved": "approved a team member's two-step sign-in",
         "audit.user.second_factor_removed": "removed an account's two-step sign-in",
         "audit.user.sessions_ended": "signed an account out", "audit.webhook.replayed": "sent a webhook again",
+        // Fields, as forms and the audit log name them.
+        "field.status": "Status", "field.tags": "Tags", "field.internalNote": "Internal note",
+        "field.duplicateOf": "Duplicate of", "field.moderation": "Review", "field.category": "Kind", "field.role": "Role",
+        "field.disabled": "Disabled", "field.reply": "Reply", "field.message": "Message", "field.delivery": "Sent by",
+        "field.session": "Session", "field.ended": "Sessions ended", "field.mail": "Mail", "field.email": "Address",
+        "field.name": "Name", "field.price": "Price", "field.currency": "Currency", "field.billingPeriod": "Billed",
+        "field.trialPeriod": "Free trial", "field.entitlements": "Gives access to",
+        "field.appStoreProductIds": "App Store products", "field.active": "On sale", "field.description": "Description",
+        "field.planId": "Plan", "field.startsAt": "From", "field.endsAt": "Until", "field.reason": "Reason",
+        "field.revokedAt": "Ended", "field.cancelledAt": "Cancelled", "field.userId": "Account", "field.id": "Id",
+        "field.grantedBy": "Granted by", "field.createdAt": "Created", "field.assignee": "Assigned to",
+        "field.duration": "For", "field.password": "Your password", "field.code": "Your code",
+        // Problems, as a heading (and a sentence where Pier's detail would not say it to a person).
+        "problem.bad_request": "The request was not understood", "problem.validation_failed": "Check the form",
+        "problem.weak_password": "Choose a stronger password", "problem.unsupported_media_type": "Not understood",
+        "problem.body_too_large": "Too long", "problem.uri_too_long": "Too long", "problem.headers_too_large": "Too long",
+        "problem.length_required": "Not understood", "problem.not_found": "Not found",
+        "problem.method_not_allowed": "Not possible here", "problem.authentication_required": "Signed out",
+        "problem.token_expired": "Signed out", "problem.token_invalid": "Signed out", "problem.session_revoked": "Signed out",
+        "problem.account_deleted": "The account was deleted", "problem.invalid_credentials": "Wrong password",
+        "problem.invalid_refresh_token": "Signed out", "problem.forbidden": "Not allowed for your role",
+        "problem.email_taken": "That address has an account already", "problem.idempotency_key_reused": "Sent twice",
+        "problem.conflict": "Changed in the meantime", "problem.rate_limited": "Too many attempts",
+        "problem.too_many_streams": "Too many open pages", "problem.unavailable": "Pier cannot answer right now",
+        "problem.upstream_timeout": "Pier took too long to answer", "problem.bad_gateway": "Pier cannot answer right now",
+        "problem.appstore_api_unconfigured": "Pier cannot ask Apple yet",
+        "problem.appstore_api_failed": "Apple did not answer", "problem.email_unverified": "The address is not verified",
+        "problem.invalid_email_token": "The link expired", "problem.reauthentication_required": "Confirm it is you",
+        "problem.invalid_identity_token": "Sign-in refused", "problem.account_disabled": "The account is disabled",
+        "problem.address_unverified": "The address is not verified", "problem.last_admin": "The last admin",
+        "problem.mfa_required": "A code is needed", "problem.invalid_mfa_token": "Sign in again",
+        "problem.invalid_code": "Wrong code", "problem.mfa_enrolment_required": "Set up two-step sign-in first",
+        "problem.enrolment_approval_required": "Waiting for approval", "problem.invalid_passkey": "Passkey refused",
+        "problem.internal_error": "Something went wrong on the server",
+        "problem_detail.appstore_api_unconfigured":
+            "The connection to the App Store is not set up on this server. Ask an administrator to add the In-App Purchase key.",
+        "problem_detail.reauthentication_required":
+            "Give your password (or the code of your authenticator app, if you use one) with the change.",
+        "problem_detail.invalid_credentials": "The password is not right; nothing was changed.",
+        "problem_detail.invalid_code": "The code is not right or was used already; nothing was changed.",
+        "problem_detail.forbidden": "Your role may not do this; an admin can.",
+        "problem_detail.internal_error":
+            "Nothing was changed. Try again; if it happens again, send the details below to your developers.",
+        "problem_detail.validation_failed": "Some fields need another value.",
+        "problem_detail.rate_limited": "Wait a minute, then try again.",
     ])
 }
 

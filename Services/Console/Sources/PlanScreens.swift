@@ -9,23 +9,25 @@ import PierModels
 #endif
 
 /// The plans: every one, on sale or not, for the team; created, edited and taken off sale by
-/// admins. A change of what subscribers pay (price, currency, period) asks for the admin's
-/// password, given to Pier's step-up (`POST /auth/reauthenticate`) before the change.
+/// admins. A change of what subscribers pay (price, currency, period) is confirmed with the
+/// admin's password, or the code of their authenticator app when they have one (Pier's step-up,
+/// `POST /auth/reauthenticate`). A refused form comes back with what was typed and each field's
+/// message beside it.
 struct PlanScreens: Sendable {
     let console: Console
 
-    /// The form's fields, as the API names them.
-    static let fields = [
-        ("name", "Name"), ("description", "Description"),
-        ("price", "Price (the currency's minor units: 499 USD is 4.99, 500 JPY is 500)"),
-        ("currency", "Currency (ISO 4217)"), ("billingPeriod", "Billing period (P1M, P1Y)"),
-        ("trialPeriod", "Free trial (P1W; empty: none)"), ("entitlements", "Entitlements (comma-separated)"),
-        ("appStoreProductIds", "App Store product ids (comma-separated)"),
-    ]
+    /// The billing periods offered, in words.
+    static let periods = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"]
+    /// The free trials offered, in words ("" is none).
+    static let trials = ["", "P3D", "P1W", "P2W", "P1M", "P3M"]
 
     /// The plans with their subscribers now, and what became of the latest App Store
     /// notifications.
     func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
+        try await list(request, session, form: FormState(values: ["currency": "USD", "billingPeriod": "P1M"]))
+    }
+
+    func list(_ request: Request, _ session: ConsoleSession, form: FormState) async throws -> Response {
         async let listed = console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request)
         async let counted = console.fetch(SubscriptionsAPI.subscribers, NoParameters(), as: session, request)
         async let received = console.fetch(SubscriptionsAPI.notifications, LimitQuery(limit: 20), as: session, request)
@@ -58,15 +60,16 @@ struct PlanScreens: Sendable {
             ? """
             <div class="card" data-admin-only>
             <h2>New plan</h2>
-            <form method="post" action="/console/plans">\(Layout.csrf(session))
-            <label>Id (a slug: pro-monthly) <input name="id" required></label>
-            \(Self.inputs(nil))
+            <form method="post" action="/console/plans" data-plan-form>\(Layout.csrf(session))
+            \(form.banner)
+            \(form.input("id", "Id (letters, digits and dashes: pro-monthly)", extra: " required"))
+            \(Self.inputs(form))
             <button type="submit">Create the plan</button>
             </form>
             </div>
             """ : HTML.empty
         return console.page(
-            title: "Plans", session: session,
+            status: form.isValid ? 200 : 422, title: "Plans", session: session,
             """
             <h1>Plans and subscribers</h1>
             <table><thead><tr><th>Id</th><th>Name</th><th>Price</th><th>Period</th><th>Trial</th><th>Entitlements</th><th>Products</th><th></th>
@@ -83,20 +86,30 @@ struct PlanScreens: Sendable {
     }
 
     func plan(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        let id = (parameters["id"] ?? "")
+        try await plan(parameters["id"] ?? "", request, session, form: nil)
+    }
+
+    /// A plan's page; its form filled with `form` (what was typed, refused) or the plan's values.
+    func plan(_ id: String, _ request: Request, _ session: ConsoleSession, form: FormState?, saved: Bool = false)
+        async throws -> Response
+    {
         let plans = try await console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request).items
         guard let plan = plans.first(where: { $0.id == id }) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
         }
+        let form = form ?? FormState(values: Self.formValues(plan))
+        let own = try await console.fetch(AuthAPI.secondFactorStatus, NoParameters(), as: session, request)
         let path = ConsolePath("plans", plan.id)
         let edit: HTML =
             session.isAdmin
             ? """
             <div class="card" data-admin-only>
             <h2>Change</h2>
-            <form method="post" action="\(path)">\(Layout.csrf(session))
-            \(Self.inputs(plan))
-            <label>Your password (to change price, currency or period) <input type="password" name="password" autocomplete="current-password"></label>
+            <form method="post" action="\(path)" data-plan-form>\(Layout.csrf(session))
+            \(form.banner)
+            \(Self.inputs(form))
+            <fieldset><legend>To change the price, currency or period</legend>
+            \(UserScreens.confirmation(own: own))\(form.message("password"))\(form.message("code"))</fieldset>
             <button type="submit">Save</button>
             </form>
             <form class="actions" method="post" action="\(ConsolePath("plans", plan.id, "active"))">\(Layout.csrf(session))
@@ -106,61 +119,86 @@ struct PlanScreens: Sendable {
             </div>
             """ : HTML.empty
         return console.page(
-            title: plan.name, session: session,
+            status: form.isValid ? 200 : 422, title: plan.name, session: session,
             """
             <p><a href="/console/plans">← Plans</a></p>
+            \(saved || request.query("done") == "saved" ? "<p class=\"notice\" role=\"status\">Saved.</p>" : HTML.empty)
             <h1>\(plan.name) <span class="badge">\(plan.active ? "on sale" : "off sale")</span></h1>
             <dl class="facts">
-            <dt>id</dt><dd>\(plan.id)</dd><dt>price</dt><dd>\(plan.amount.description) \(Labels.english.period(plan.billingPeriod))</dd>
-            <dt>trial</dt><dd>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</dd><dt>entitlements</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
-            <dt>products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd><dt>description</dt><dd>\(plan.description)</dd>
+            <dt>Id</dt><dd>\(plan.id)</dd><dt>Price</dt><dd>\(plan.amount.description) \(Labels.english.period(plan.billingPeriod))</dd>
+            <dt>Free trial</dt><dd>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</dd><dt>Gives access to</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
+            <dt>App Store products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd><dt>Description</dt><dd>\(plan.description)</dd>
             </dl>
             <p><a href="\(ConsolePath("audit", query: [("service", "subscriptions"), ("target", plan.id)]))">Its changes in the audit log</a></p>
             \(edit)
             """)
     }
 
-    /// `POST /console/plans`: a new plan, as the API checks it.
+    /// `POST /console/plans`: a new plan, as the API checks it; refused, the list again with
+    /// the form as typed.
     func create(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        let form = try request.form() ?? [:]
-        var body = Self.body(form, keepingEmpty: false)
-        body["id"] = .string(form["id"] ?? "")
+        var form = FormState(values: try request.form() ?? [:])
+        guard var body = Self.body(&form, keepingEmpty: false) else { return try await list(request, session, form: form) }
+        body["id"] = .string(form.value("id").trimmingWhitespace())
         // Sent as the form has it (fields left empty are left out): the API names what is wrong.
         let reply = try await console.call(
             SubscriptionsAPI.createPlan.method, SubscriptionsAPI.createPlan.path,
             json: try console.api.json(JSONValue.object(body)), as: session, request)
-        guard reply.ok else { return console.problem(reply, session: session) }
-        return console.redirect(ConsolePath("plans", form["id"] ?? ""))
+        guard reply.ok else {
+            guard reply.status == 422 || reply.status == 409 else { return console.problem(reply, session: session) }
+            if reply.problem?.code == .conflict, let detail = reply.problem?.detail {
+                form.refuse(detail.contains("App Store product") ? "appStoreProductIds" : "id", detail)
+            } else {
+                form.take(reply.problem, status: reply.status)
+            }
+            return try await list(request, session, form: form)
+        }
+        return console.redirect(ConsolePath("plans", form.value("id").trimmingWhitespace(), query: [("done", "saved")]))
     }
 
-    /// `POST /console/plans/{id}`: the fields changed; with the password when what subscribers
-    /// pay changes.
+    /// `POST /console/plans/{id}`: the fields changed; confirmed (password or code) when what
+    /// subscribers pay changes. Refused, the page again with the form as typed.
     func update(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         let id = (parameters["id"] ?? "")
-        let form = try request.form() ?? [:]
-        var token = session.accessToken
-        if let password = form["password"], !password.isEmpty {
-            let reply = try await console.call(
-                AuthAPI.reauthenticate, NoParameters(), body: ReauthenticationRequest(password: password), as: session,
-                request)
-            guard reply.ok, let stepUp = try? reply.decode(StepUpToken.self) else {
-                return console.problem(reply, session: session)
-            }
-            token = stepUp.accessToken
-        }
+        var form = FormState(values: try request.form() ?? [:])
         let plans = try await console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request).items
         guard let current = plans.first(where: { $0.id == id }) else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such plan</h1>")
         }
-        // Only what changed is sent: an unchanged price asks for no password.
-        let before = Self.body(Self.formValues(current), keepingEmpty: true)
-        let body = Self.body(form, keepingEmpty: true).filter { before[$0.key] != $0.value }
-        guard !body.isEmpty else { return console.redirect(ConsolePath("plans", id)) }
+        guard let typed = Self.body(&form, keepingEmpty: true) else {
+            return try await plan(id, request, session, form: form)
+        }
+        // Only what changed is sent: an unchanged price asks for no confirmation.
+        var unchanged = FormState(values: Self.formValues(current))
+        let before = Self.body(&unchanged, keepingEmpty: true) ?? [:]
+        let body = typed.filter { before[$0.key] != $0.value }
+        guard !body.isEmpty else { return console.redirect(ConsolePath("plans", id, query: [("done", "saved")])) }
+        var token = session.accessToken
+        let confirmation = UserScreens.confirmation(form.values)
+        if confirmation.password != nil || confirmation.code != nil {
+            let reply = try await console.call(AuthAPI.reauthenticate, NoParameters(), body: confirmation, as: session, request)
+            guard reply.ok, let stepUp = try? reply.decode(StepUpToken.self) else {
+                guard reply.status < 500 else { return console.problem(reply, session: session) }
+                let field = confirmation.code == nil ? "password" : "code"
+                form.refuse(field, Labels.english.problem(reply.problem, status: reply.status).message)
+                return try await plan(id, request, session, form: form)
+            }
+            token = stepUp.accessToken
+        }
         let reply = try await console.api.send(
             SubscriptionsAPI.updatePlan.method, SubscriptionsAPI.updatePlan.target(PlanID(id)),
             json: try console.api.json(JSONValue.object(body)), token: token, from: request)
-        guard reply.ok else { return console.problem(reply, session: session) }
-        return console.redirect(ConsolePath("plans", id))
+        guard reply.ok else {
+            guard reply.status < 500, reply.status != 401 || reply.problem?.code == .reauthenticationRequired else {
+                return console.problem(reply, session: session)
+            }
+            form.take(reply.problem, status: reply.status)
+            if reply.problem?.code == .reauthenticationRequired {
+                form.refuse(confirmation.code == nil ? "password" : "code", "Needed to change what subscribers pay.")
+            }
+            return try await plan(id, request, session, form: form)
+        }
+        return console.redirect(ConsolePath("plans", id, query: [("done", "saved")]))
     }
 
     /// `POST /console/plans/{id}/active`: on or off sale.
@@ -171,43 +209,85 @@ struct PlanScreens: Sendable {
             SubscriptionsAPI.updatePlan.method, SubscriptionsAPI.updatePlan.target(PlanID(id)),
             json: try console.api.json(JSONValue.object(["active": .bool(active)])), as: session, request)
         guard reply.ok else { return console.problem(reply, session: session) }
-        return console.redirect(ConsolePath("plans", id))
+        return console.redirect(ConsolePath("plans", id, query: [("done", "saved")]))
     }
 
     // MARK: - Helpers
 
-    /// The plan's form fields, filled with `plan`'s values.
-    static func inputs(_ plan: Plan?) -> HTML {
-        let values = plan.map(formValues) ?? ["currency": "USD", "billingPeriod": "P1M"]
-        return HTML.join(
-            fields.map { name, label in "<label>\(label) <input name=\"\(name)\" value=\"\(values[name] ?? "")\"></label>" })
+    /// The plan's form fields, filled with what `form` holds, each with its message.
+    static func inputs(_ form: FormState) -> HTML {
+        let currency = form.value("currency").isEmpty ? "USD" : form.value("currency")
+        return """
+            \(form.input("name", "Name", extra: " required"))
+            \(form.input("description", "Description"))
+            \(form.input("price", "Price, as customers see it (59.99; 500 for yen)", extra: " inputmode=\"decimal\" required"))
+            \(form.input("currency", "Currency (USD, EUR, JPY)", extra: " maxlength=\"3\" required"))
+            \(choice("billingPeriod", "Billed", periods, form, words: Labels.english.period))
+            \(choice("trialPeriod", "Free trial", trials, form) { $0.isEmpty ? "none" : Labels.english.duration($0) })
+            \(form.input("entitlements", "Gives access to (entitlements, comma-separated: pro)"))
+            \(form.input("appStoreProductIds", "App Store product ids (comma-separated)"))
+            <p class="muted" data-currency="\(currency)">\(currency) has \(Price.exponent(of: currency)) decimals.</p>
+            """
     }
 
-    /// `plan` as its form shows it.
+    /// A `<select>` of `values` in words, the form's value chosen (kept even when it is none of
+    /// them: a plan made through the API).
+    static func choice(
+        _ name: String, _ label: String, _ values: [String], _ form: FormState, words: (String) -> String
+    ) -> HTML {
+        let chosen = form.value(name)
+        let offered = values.contains(chosen) ? values : values + [chosen]
+        let options = HTML.join(
+            offered.map { value in
+                "<option value=\"\(value)\"\(value == chosen ? " selected" : "")>\(words(value))</option>"
+            })
+        return "<label>\(label) <select name=\"\(name)\"\(form.invalid(name))>\(options)</select>\(form.message(name))</label>"
+    }
+
+    /// `plan` as its form shows it: the price in the currency's own decimals.
     static func formValues(_ plan: Plan) -> [String: String] {
-        [
-            "name": plan.name, "description": plan.description, "price": String(plan.price), "currency": plan.currency,
+        let amount = plan.amount.description
+        return [
+            "name": plan.name, "description": plan.description,
+            "price": String(amount.dropLast(plan.currency.count + 1)), "currency": plan.currency,
             "billingPeriod": plan.billingPeriod, "trialPeriod": plan.trialPeriod ?? "",
             "entitlements": plan.entitlements.joined(separator: ", "),
             "appStoreProductIds": plan.appStoreProductIds.joined(separator: ", "),
         ]
     }
 
-    /// The API body of a plan's form: numbers as numbers (anything else is sent as typed, for
-    /// the API to name the field), lists split at commas; empty fields left out unless kept.
-    static func body(_ form: [String: String], keepingEmpty: Bool) -> [String: JSONValue] {
+    /// The API body of a plan's form: the price read as typed in the currency's decimals (nil,
+    /// and the field refused, when it cannot be), lists split at commas; empty fields left out
+    /// unless kept.
+    static func body(_ form: inout FormState, keepingEmpty: Bool) -> [String: JSONValue]? {
         var body: [String: JSONValue] = [:]
-        for (name, _) in fields {
-            guard let raw = form[name]?.trimmingWhitespace(), !raw.isEmpty || keepingEmpty else { continue }
+        let currency = form.value("currency").trimmingWhitespace().uppercased()
+        for name in [
+            "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements", "appStoreProductIds",
+        ] {
+            let raw = form.value(name).trimmingWhitespace()
+            guard !raw.isEmpty || keepingEmpty else { continue }
             switch name {
-            case "price": body[name] = Int(raw).map { .number(Double($0)) } ?? .string(raw)
+            case "price":
+                guard let price = Price(typed: raw, currency: currency.isEmpty ? "USD" : currency) else {
+                    let decimals = Price.exponent(of: currency.isEmpty ? "USD" : currency)
+                    form.refuse(
+                        "price",
+                        decimals == 0
+                            ? "Type the price in whole \(currency) without decimals, like 500."
+                            : "Type the price as customers see it, like 59.99 (at most \(decimals) decimals).")
+                    continue
+                }
+                body[name] = .number(Double(price.minorUnits))
+            case "currency": body[name] = .string(currency)
             case "entitlements", "appStoreProductIds":
                 body[name] = .array(
                     raw.split(separator: ",").map { .string($0.trimmingWhitespace()) }.filter { $0 != .string("") })
+            case "trialPeriod" where raw.isEmpty: body[name] = .string("")  // none
             default:
                 if !raw.isEmpty { body[name] = .string(raw) }
             }
         }
-        return body
+        return form.isValid ? body : nil
     }
 }

@@ -19,7 +19,12 @@ struct FeedbackFilter: Sendable {
     var createdFrom: Date?
     var createdTo: Date?
     var appVersion: String?
+    /// The search's words as a `to_tsquery` text: each typed word a prefix (`crash:* & pay:*`).
     var text: String?
+    /// Items with every one of these tags.
+    var tags: [String] = []
+    /// One team member's items; `.some(nil)`: nobody's.
+    var assignee: UUID??
     /// One account's items (the console's user page).
     var sender: UUID?
     /// nil: every moderation state; the default view shows approved items only.
@@ -58,8 +63,25 @@ struct FeedbackFilter: Sendable {
         if let q = request.query("q") {
             if q.trimmingWhitespace().isEmpty || q.count > 200 {
                 errors.append(.init(field: "q", message: "must be 1 to 200 characters"))
+            } else if let words = Self.prefixQuery(q) {
+                text = words
             } else {
-                text = q
+                errors.append(.init(field: "q", message: "must hold a letter or a digit"))
+            }
+        }
+        if let given = request.query("tag") {
+            tags = given.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
+            if tags.isEmpty || tags.count > 10 || tags.contains(where: { $0.unicodeScalars.count > 32 }) {
+                errors.append(.init(field: "tag", message: "must be 1 to 10 tags of at most 32 characters, comma-separated"))
+            }
+        }
+        if let given = request.query("assignee") {
+            if given == "none" {
+                assignee = .some(nil)
+            } else if let id = UUID(uuidString: given) {
+                assignee = .some(id)
+            } else {
+                errors.append(.init(field: "assignee", message: "must be a team member's account id, or none"))
             }
         }
         if let value = request.query("moderation") {
@@ -86,9 +108,36 @@ struct FeedbackFilter: Sendable {
         if let createdTo { query.append(" AND created_at < \(createdTo)") }
         if let appVersion { query.append(" AND app_version = \(appVersion)") }
         if let sender { query.append(" AND user_id = \(sender)") }
-        if let text { query.append(" AND search @@ websearch_to_tsquery('simple', \(text))") }
+        if let text {
+            // Stemmed (English) or word for word: "crash" finds "crashes", "café" finds "cafe".
+            query.append(
+                " AND search @@ (to_tsquery('feedback.english', \(text)) || to_tsquery('feedback.simple', \(text)))")
+        }
+        if !tags.isEmpty { query.append(" AND tags @> \(PostgresTextArray(tags))::text[]") }
+        if let assignee {
+            if let assignee { query.append(" AND assignee = \(assignee)") } else { query.append(" AND assignee IS NULL") }
+        }
         if let moderation { query.append(" AND moderation = \(moderation)") }
         return query
+    }
+
+    /// The typed words as prefixes for `to_tsquery` (`Crashes, pay` → `crashes:* & pay:*`):
+    /// letters and digits only (nothing of `to_tsquery`'s syntax passes), at most 8 words, a
+    /// one-letter word matched whole (a one-letter prefix would read most of the index). Nil
+    /// when nothing is left.
+    static func prefixQuery(_ typed: String) -> String? {
+        var words: [String] = []
+        var word = ""
+        for character in typed.lowercased() + " " {
+            if character.isLetter || character.isNumber {
+                word.append(character)
+            } else if !word.isEmpty {
+                words.append(word)
+                word = ""
+            }
+        }
+        guard !words.isEmpty else { return nil }
+        return words.prefix(8).map { $0.count > 1 ? $0 + ":*" : $0 }.joined(separator: " & ")
     }
 
     /// `2026-11-29`, `2026-11-29T10:00:00Z` or with an offset; impossible dates and years

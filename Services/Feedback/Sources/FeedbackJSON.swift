@@ -15,6 +15,7 @@ extension FeedbackItem: JSONWritable {
     /// taken as one value per item or page, not looked up one global at a time per member.
     public struct Keys: Sendable {
         public static let shared = Keys()
+        public let assignee = JSONKey("assignee")
         public let appVersion = JSONKey("appVersion"), build = JSONKey("build"), category = JSONKey("category")
         public let createdAt = JSONKey("createdAt"), device = JSONKey("device"), duplicateOf = JSONKey("duplicateOf")
         public let email = JSONKey("email"), history = JSONKey("history"), id = JSONKey("id")
@@ -30,6 +31,7 @@ extension FeedbackItem: JSONWritable {
         let keys = Keys.shared
         writer.beginObject()
         writer.member(keys.appVersion, ifPresent: appVersion)
+        writer.member(keys.assignee, ifPresent: assignee)
         writer.member(keys.build, ifPresent: build)
         writer.member(keys.category, category)
         writer.member(keys.createdAt, createdAt)

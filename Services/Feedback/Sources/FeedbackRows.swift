@@ -16,7 +16,7 @@ enum FeedbackRows {
     static let columns = """
         id, message, rating, category, status, duplicate_of, app_version, build, platform, os_version, device, locale,
         request_ids, metadata::text AS metadata, created_at, updated_at, user_id, name, email, moderation, tags, internal_note,
-        (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
+        assignee, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
         """
 
     /// The item as its sender sees it, or with the team's fields when `admin`.
@@ -41,13 +41,14 @@ enum FeedbackRows {
             moderation: admin ? Moderation(wire: try row.decode("moderation")) : nil,
             tags: admin ? try row.decode("tags", as: PostgresTextArray.self).values : nil,
             internalNote: admin ? try row.decode("internal_note", as: String?.self) : nil,
+            assignee: admin ? try row.decode("assignee", as: UUID?.self) : nil,
             history: nil)
     }
 
     /// Where each column of ``columns`` sits in a result: found once per result, not per cell.
     struct Positions {
         let id, message, rating, category, status, duplicateOf, appVersion, build, platform, osVersion, device, locale: Int
-        let requestIds, metadata, createdAt, updatedAt, userId, name, email, moderation, tags, internalNote: Int
+        let requestIds, metadata, createdAt, updatedAt, userId, name, email, moderation, tags, internalNote, assignee: Int
         /// The members' names, taken once per result.
         let keys = FeedbackItem.Keys.shared
 
@@ -66,6 +67,7 @@ enum FeedbackRows {
             (email, moderation, tags, internalNote) = (
                 try at("email"), try at("moderation"), try at("tags"), try at("internal_note")
             )
+            assignee = try at("assignee")
         }
     }
 
@@ -102,6 +104,7 @@ enum FeedbackRows {
         }
         writer.beginObject()
         try text(keys.appVersion, at.appVersion)
+        if admin { try text(keys.assignee, at.assignee) }
         try text(keys.build, at.build)
         try text(keys.category, at.category, required: true)
         try time(keys.createdAt, at.createdAt)

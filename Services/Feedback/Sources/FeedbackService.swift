@@ -30,6 +30,9 @@ public struct FeedbackService: Service {
         Migration(version: 5, name: "replies", sql: String(decoding: PackageResources._005_replies_sql, as: UTF8.self)),
         Migration(version: 6, name: "daily", sql: String(decoding: PackageResources._006_daily_sql, as: UTF8.self)),
         EventConsumer.cursorMigration(table: "feedback.event_cursor", version: 7),
+        Migration(
+            version: 8, name: "search_and_assignment",
+            sql: String(decoding: PackageResources._008_search_and_assignment_sql, as: UTF8.self)),
     ]
 
     let controller: FeedbackController

@@ -104,14 +104,27 @@ struct ItemsController: Sendable {
         if let note = patch.internalNote, note.unicodeScalars.count > 5000 {
             errors.append(.init(field: "internalNote", message: "must be at most 5000 characters"))
         }
+        var assignee: UUID??
+        if let given = patch.assignee {
+            if given.isEmpty {
+                assignee = .some(nil)
+            } else if let id = UUID(uuidString: given) {
+                assignee = .some(id)
+            } else {
+                errors.append(.init(field: "assignee", message: "must be a team member's account id, or empty to unassign"))
+            }
+        }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        if patch.status == nil && patch.tags == nil && patch.internalNote == nil && patch.moderation == nil {
-            throw HTTPError.badRequest("Nothing to change: send status, tags, internalNote or moderation.")
+        if patch.status == nil && patch.tags == nil && patch.internalNote == nil && patch.moderation == nil
+            && patch.assignee == nil
+        {
+            throw HTTPError.badRequest("Nothing to change: send status, tags, internalNote, moderation or assignee.")
         }
 
         let checked = FeedbackTriage.Patch(
             status: patch.status.flatMap(FeedbackStatus.init(rawValue:)), duplicateOf: patch.duplicateOf, tags: tags,
-            internalNote: patch.internalNote, moderation: patch.moderation.flatMap(Moderation.init(rawValue:)))
+            internalNote: patch.internalNote, moderation: patch.moderation.flatMap(Moderation.init(rawValue:)),
+            assignee: assignee)
         switch try await FeedbackTriage(database: database).update(id, checked, actor: actor) {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)

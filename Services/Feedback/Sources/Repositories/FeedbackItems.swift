@@ -144,9 +144,14 @@ struct FeedbackItems: Sendable {
         return try await database.query(query)
     }
 
+    /// How far `includeTotal` counts: a larger total is said as this many.
+    static let countCap = 10_000
+
     func count(matching filter: FeedbackFilter) async throws -> Int {
-        var query: PostgresQuery = "SELECT count(*)::int AS total FROM feedback.items "
+        // Counted up to the cap: a count of a million rows would cost more than the page.
+        var query: PostgresQuery = "SELECT count(*)::int AS total FROM (SELECT 1 FROM feedback.items "
         query.append(filter.condition)
+        query.append(" LIMIT \(Self.countCap)) AS matching")
         return try await database.query(query)[0].decode("total", as: Int.self)
     }
 
@@ -189,6 +194,7 @@ struct FeedbackItems: Sendable {
         var tags: [String]
         var internalNote: String?
         var moderation: Moderation
+        var assignee: UUID?
         /// The signed-in sender (not changed by triage).
         var sender: UUID? = nil
     }
@@ -196,7 +202,10 @@ struct FeedbackItems: Sendable {
     /// The item's triage fields, its row locked until the transaction ends (nil: no such item).
     func lockTriage(of id: UUID) async throws -> Triage? {
         let rows = try await database.query(
-            "SELECT status, duplicate_of, tags, internal_note, moderation, user_id FROM feedback.items WHERE id = \(id) FOR UPDATE"
+            """
+            SELECT status, duplicate_of, tags, internal_note, moderation, assignee, user_id FROM feedback.items
+            WHERE id = \(id) FOR UPDATE
+            """
         )
         guard let row = rows.first else { return nil }
         guard let status = FeedbackStatus(rawValue: try row.decode("status")),
@@ -208,7 +217,7 @@ struct FeedbackItems: Sendable {
             status: status, duplicateOf: try row.decode("duplicate_of", as: UUID?.self),
             tags: try row.decode("tags", as: PostgresTextArray.self).values,
             internalNote: try row.decode("internal_note", as: String?.self), moderation: moderation,
-            sender: try row.decode("user_id", as: UUID?.self))
+            assignee: try row.decode("assignee", as: UUID?.self), sender: try row.decode("user_id", as: UUID?.self))
     }
 
     /// Stores `triage` and records `changes` by `actor` in the item's history.
@@ -219,7 +228,8 @@ struct FeedbackItems: Sendable {
             """
             UPDATE feedback.items SET updated_at = now(), status = \(triage.status.rawValue),
                 duplicate_of = \(triage.duplicateOf), tags = \(PostgresTextArray(triage.tags))::text[],
-                internal_note = \(triage.internalNote), moderation = \(triage.moderation.rawValue)
+                internal_note = \(triage.internalNote), moderation = \(triage.moderation.rawValue),
+                assignee = \(triage.assignee)
             WHERE id = \(id)
             """)
         try await database.execute(

@@ -23,6 +23,8 @@ struct FeedbackTriage: Sendable {
         /// An empty note removes it.
         var internalNote: String?
         var moderation: Moderation?
+        /// `.some(nil)` unassigns.
+        var assignee: UUID??
     }
 
     enum Updated: Sendable {
@@ -77,6 +79,11 @@ struct FeedbackTriage: Sendable {
             if let moderation = patch.moderation, moderation != before.moderation {
                 after.moderation = moderation
                 changes["moderation"] = .init(from: .string(before.moderation.rawValue), to: .string(moderation.rawValue))
+            }
+            if let assignee = patch.assignee, assignee != before.assignee {
+                after.assignee = assignee
+                changes["assignee"] = .init(
+                    from: before.assignee.map { .string($0.text()) } ?? .null, to: assignee.map { .string($0.text()) } ?? .null)
             }
             guard !changes.isEmpty, let staff = actor.id else { return .updated }
             try await items.save(after, of: id, changes: changes, actor: staff)
