@@ -339,7 +339,12 @@ import Testing
         #expect(try await found(bob.uuidString) == [bob])
         #expect(try await found(bob.uuidString.lowercased()) == [bob])
         #expect(try await found("under_score.\(tag)") == [underscore])
-        #expect(try await found("%\(tag)").isEmpty)
+        #expect(try await found("_nn.\(tag)").isEmpty)
+        #expect(try await found("%nn.\(tag)").isEmpty)
+        // By the start of any word of the name or the address, in any order.
+        #expect(try await found("one \(tag)") == [team[0]])
+        #expect(try await found("\(tag) bo") == [bob])
+        #expect(try await found("\(tag.prefix(5)) scor") == [underscore])
         #expect(try await found("\\").isEmpty)
         // By address, at most `limit`, saying when more match.
         let two = try await search("team \(tag)", "&limit=1").decode(UserList.self)

@@ -79,7 +79,11 @@ public struct ProviderName: EndpointParameters, Equatable {
 /// `GET /auth/users?q=&limit=`.
 public struct UserSearch: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
-        .query("q", .string, "An address or its start, a display name's start, or an account's id.", required: true).sized(
+        .query(
+            "q", .string,
+            "An address or its start, a display name's start, the starts of words of either (`smith`, `northwind`), or an account's id.",
+            required: true
+        ).sized(
             1...254),
         .query("limit", .integer, "At most this many, 1 to 100 (20 by default).").within(1...100, defaultValue: 20),
     ]

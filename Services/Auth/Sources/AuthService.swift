@@ -46,6 +46,7 @@ public struct AuthService: Service {
         Migration(
             version: 16, name: "enrolment_approvals",
             sql: String(decoding: PackageResources._016_enrolment_approvals_sql, as: UTF8.self)),
+        Migration(version: 17, name: "user_words", sql: String(decoding: PackageResources._017_user_words_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -63,7 +63,7 @@ struct FeedbackFilter: Sendable {
         if let q = request.query("q") {
             if q.trimmingWhitespace().isEmpty || q.count > 200 {
                 errors.append(.init(field: "q", message: "must be 1 to 200 characters"))
-            } else if let words = Self.prefixQuery(q) {
+            } else if let words = PostgresTextSearch.prefixQuery(q) {
                 text = words
             } else {
                 errors.append(.init(field: "q", message: "must hold a letter or a digit"))
@@ -119,25 +119,6 @@ struct FeedbackFilter: Sendable {
         }
         if let moderation { query.append(" AND moderation = \(moderation)") }
         return query
-    }
-
-    /// The typed words as prefixes for `to_tsquery` (`Crashes, pay` → `crashes:* & pay:*`):
-    /// letters and digits only (nothing of `to_tsquery`'s syntax passes), at most 8 words, a
-    /// one-letter word matched whole (a one-letter prefix would read most of the index). Nil
-    /// when nothing is left.
-    static func prefixQuery(_ typed: String) -> String? {
-        var words: [String] = []
-        var word = ""
-        for character in typed.lowercased() + " " {
-            if character.isLetter || character.isNumber {
-                word.append(character)
-            } else if !word.isEmpty {
-                words.append(word)
-                word = ""
-            }
-        }
-        guard !words.isEmpty else { return nil }
-        return words.prefix(8).map { $0.count > 1 ? $0 + ":*" : $0 }.joined(separator: " & ")
     }
 
     /// `2026-11-29`, `2026-11-29T10:00:00Z` or with an offset; impossible dates and years

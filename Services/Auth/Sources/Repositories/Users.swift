@@ -32,9 +32,10 @@ struct Users: Sendable {
         try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(id)").first?.decode(User.self)
     }
 
-    /// Accounts whose id is `query`, or whose address or display name starts with it (case
-    /// aside): the first `limit + 1` by address, of the first that many of each kind (each read
-    /// in its index's order), so the caller knows whether more match.
+    /// Accounts whose id is `query`, whose address or display name starts with it (case
+    /// aside), or with a word of the name or address starting with each typed word ("smith",
+    /// "northwind"): the first `limit + 1` by address, of the first that many of each kind (each
+    /// read in its index), so the caller knows whether more match.
     func search(_ query: String, limit: Int) async throws -> [User] {
         if let id = UUID(uuidString: query) { return try await user(id).map { [$0] } ?? [] }
         // `%`, `_` and `\` in what was typed are matched as themselves.
@@ -53,6 +54,11 @@ struct Users: Sendable {
                 UNION
                 (SELECT * FROM auth.users WHERE lower(display_name) COLLATE "C" LIKE \(pattern)
                  ORDER BY lower(display_name) COLLATE "C" LIMIT \(count))
+                UNION
+                (SELECT * FROM auth.users
+                 WHERE to_tsvector('simple'::regconfig, coalesce(display_name, '') || ' ' || translate(email_key, '@.+_-', '     '))
+                     @@ to_tsquery('simple'::regconfig, \(PostgresTextSearch.prefixQuery(query) ?? ""))
+                 ORDER BY email_key COLLATE "C" LIMIT \(count))
             ) found
             ORDER BY found.email_key COLLATE "C" LIMIT \(count)
             """

@@ -26,6 +26,8 @@ CREATE SCHEMA feedback AUTHORIZATION pier_feedback;
 CREATE SCHEMA subscriptions AUTHORIZATION pier_subscriptions;
 CREATE SCHEMA console AUTHORIZATION pier_console;
 CREATE SCHEMA events AUTHORIZATION pier_auth;
+-- Feedback's search ignores accents (unaccent); its role may not create an extension.
+CREATE EXTENSION unaccent WITH SCHEMA feedback;
 -- Readers of the event log: they may see it, and its migration ledger, but neither change it
 -- nor create in its schema (their migrate jobs wait for auth's to have migrated it).
 GRANT USAGE ON SCHEMA events TO pier_feedback, pier_subscriptions, pier_console;
