@@ -1,3 +1,4 @@
+import FeedbackService
 import Foundation
 import PierEvents
 import PierHTTP
@@ -214,6 +215,57 @@ import Testing
         #expect(
             try await feedback.send("PATCH", "/feedback/\(crash.id)", json: #"{"assignee":"sam"}"#, token: admin).status == 422)
         await feedback.stop()
+    }
+
+    /// The team's first reply to a new item moves it to triaged (the replier's triage, in its
+    /// history); a retry moves nothing more, an item further along stays where it is, and
+    /// `PIER_FEEDBACK_REPLY_STATUS` chooses another status or none.
+    @Test func aReplyMovesANewItem() async throws {
+        let feedback = try await FeedbackHarness.start(database: "pier_test_feedback_reply_moves")
+        let staff = UUID()
+        let token = try feedback.token(staff, role: "support")
+        func reply(_ item: UUID, id: UUID = UUID()) async throws -> Int {
+            let body = #"{"id":"\#(id.uuidString)","message":"Thanks, looking into it"}"#
+            let answer = try await feedback.send("POST", "/feedback/\(item)/replies", json: body, token: token)
+            return answer.status
+        }
+        func item(_ id: UUID) async throws -> FeedbackItem {
+            try await feedback.send("GET", "/feedback/\(id)", token: token).decode(FeedbackItem.self)
+        }
+        let new = try await feedback.post(#"{"message":"It freezes","category":"bug"}"#)
+        let replyID = UUID()
+        #expect(try await reply(new.id, id: replyID) == 201)
+        let moved = try await item(new.id)
+        #expect(moved.status == .triaged)
+        #expect(moved.history?.count == 1 && moved.history?.first?.actor == staff)
+        #expect(moved.history?.first?.changes["status"]?.to == .string("triaged"))
+        #expect(try await reply(new.id, id: replyID) == 200)
+        #expect(try await item(new.id).history?.count == 1)
+        let planned = try await feedback.post(#"{"message":"Dark mode","category":"idea"}"#)
+        for status in ["triaged", "planned"] {
+            let patched = try await feedback.send(
+                "PATCH", "/feedback/\(planned.id)", json: #"{"status":"\#(status)"}"#, token: token)
+            #expect(patched.status == 200)
+        }
+        #expect(try await reply(planned.id) == 201)
+        #expect(try await item(planned.id).status == .planned)
+        await feedback.stop()
+
+        let staying = try await FeedbackHarness.start(
+            database: "pier_test_feedback_reply_stays", settings: ["PIER_FEEDBACK_REPLY_STATUS": "none"])
+        let kept = try await staying.post(#"{"message":"Hello","category":"question"}"#)
+        let sent = try await staying.send(
+            "POST", "/feedback/\(kept.id)/replies", json: #"{"message":"Hi"}"#, token: try staying.token(staff, role: "support"))
+        #expect(sent.status == 201)
+        #expect(
+            try await staying.send("GET", "/feedback/\(kept.id)", token: try staying.admin()).decode(FeedbackItem.self).status
+                == .new)
+        await staying.stop()
+        for wrong in ["done", "maybe"] {
+            #expect(throws: Environment.Failure.self) {
+                try FeedbackConfiguration(environment: Environment(["PIER_FEEDBACK_REPLY_STATUS": wrong]))
+            }
+        }
     }
 
     @Test func adminListFiltersAndSearches() async throws {

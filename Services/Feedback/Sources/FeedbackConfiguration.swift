@@ -1,3 +1,4 @@
+import PierModels
 import PierService
 
 /// The feedback service's own settings, from `PIER_FEEDBACK_*`.
@@ -10,6 +11,7 @@ import PierService
 /// | `PIER_FEEDBACK_MODERATE_ANONYMOUS` | `false` | anonymous feedback arrives `pending`, hidden from the default view until approved |
 /// | `PIER_FEEDBACK_IDEMPOTENCY_HOURS` | `48` | how long idempotency keys are kept (at least 24) |
 /// | `PIER_FEEDBACK_INTAKE_LANES` | `4` | batches of new items stored at once, each on a connection of the pool; items arriving while all are busy wait and are stored together |
+/// | `PIER_FEEDBACK_REPLY_STATUS` | `triaged` | where the team's first reply moves a new item (`none`: it stays new; a status a new item may move to) |
 /// | `PIER_FEEDBACK_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
 public struct FeedbackConfiguration: Sendable {
     public var quotaPerMinute: Int
@@ -19,6 +21,8 @@ public struct FeedbackConfiguration: Sendable {
     public var idempotencyHours: Int
     public var eventPollSeconds: Int
     public var intakeLanes: Int
+    /// Where a reply moves an item that is still new; nil: it stays new.
+    public var replyMovesNewTo: FeedbackStatus?
 
     public init(environment: Environment) throws(Environment.Failure) {
         quotaPerMinute = try environment.int("PIER_FEEDBACK_QUOTA_PER_MINUTE", default: 10, in: 1...1_000_000)
@@ -28,5 +32,16 @@ public struct FeedbackConfiguration: Sendable {
         idempotencyHours = try environment.int("PIER_FEEDBACK_IDEMPOTENCY_HOURS", default: 48, in: 24...8760)
         eventPollSeconds = try environment.int("PIER_FEEDBACK_EVENT_POLL_S", default: 5, in: 1...3600)
         intakeLanes = try environment.int("PIER_FEEDBACK_INTAKE_LANES", default: 4, in: 1...64)
+        let moves = FeedbackStatus.new.next.map(\.rawValue).sorted()
+        switch environment.string("PIER_FEEDBACK_REPLY_STATUS", default: "triaged").lowercased() {
+        case "none": replyMovesNewTo = nil
+        case let wire:
+            guard let status = FeedbackStatus(rawValue: wire), FeedbackStatus.new.allows(status) else {
+                throw Environment.Failure(
+                    variable: "PIER_FEEDBACK_REPLY_STATUS",
+                    problem: "must be none or one of \(moves.joined(separator: ", ")), got \"\(wire)\"")
+            }
+            replyMovesNewTo = status
+        }
     }
 }

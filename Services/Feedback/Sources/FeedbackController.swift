@@ -30,7 +30,7 @@ struct FeedbackController: Sendable {
                 database: database, quota: quota, announcer: announcer, lanes: configuration.intakeLanes),
             configuration: configuration,
             logger: logger)
-        items = ItemsController(database: database)
+        items = ItemsController(database: database, replyMovesNewTo: configuration.replyMovesNewTo)
         reports = ReportsController(database: database)
         self.authenticator = authenticator
     }

@@ -18,6 +18,8 @@ import PierService
 /// view) and triaging it.
 struct ItemsController: Sendable {
     let database: PostgresPool
+    /// Where a reply moves a new item (`PIER_FEEDBACK_REPLY_STATUS`).
+    var replyMovesNewTo: FeedbackStatus? = nil
     var items: FeedbackItems { FeedbackItems(database) }
 
     var replies: FeedbackReplies { FeedbackReplies(database) }
@@ -52,7 +54,7 @@ struct ItemsController: Sendable {
         guard (1...5000).contains(message.unicodeScalars.count) else {
             throw HTTPError.invalid("message", "must be 1 to 5000 characters")
         }
-        switch try await FeedbackReplying(database: database).reply(
+        switch try await FeedbackReplying(database: database, moveNewTo: replyMovesNewTo).reply(
             to: item, id: body.id ?? UUID.random(), message: message, actor: actor)
         {
         case .created(let reply): return JSONResponse(reply, status: 201)

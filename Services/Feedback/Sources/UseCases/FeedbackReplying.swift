@@ -14,7 +14,9 @@ import PierService
 /// A reply of the team to an item: the unit of work of `POST /feedback/{id}/replies`. In one
 /// transaction, under the item's row lock: the reply is stored, the item marked as changed, the
 /// audit log appended to, and `feedback.replied` appended to the event log when the sender can
-/// be reached (auth mails it). A retry with the reply's id stores and mails nothing more.
+/// be reached (auth mails it). A new item replied to moves to `moveNewTo` (triaged, unless
+/// `PIER_FEEDBACK_REPLY_STATUS` says otherwise), recorded as the replier's triage. A retry with
+/// the reply's id stores, moves and mails nothing more.
 struct FeedbackReplying: Sendable {
     enum Outcome: Sendable {
         case created(FeedbackReply)
@@ -29,6 +31,8 @@ struct FeedbackReplying: Sendable {
     static let quoted = 300
 
     let database: PostgresPool
+    /// Where a reply moves an item that is still new (nil: it stays).
+    var moveNewTo: FeedbackStatus? = nil
 
     func reply(to item: UUID, id: UUID, message: String, actor: AuditActor) async throws -> Outcome {
         guard let author = actor.id else { return .missing }
@@ -54,6 +58,9 @@ struct FeedbackReplying: Sendable {
                     .feedbackReplied, target: ("feedback", item.text()), subject: sender.userID,
                     after: .object(["reply": .string(id.text()), "message": .string(message), "delivery": .string(delivery)])),
                 by: actor, schema: FeedbackService.schema, on: connection)
+            if let next = moveNewTo, try await FeedbackItems(connection).lockTriage(of: item)?.status == .new {
+                _ = try await FeedbackTriage.apply(.init(status: next), to: item, by: actor, on: connection)
+            }
             guard let stored = try await replies.reply(id) else { return .missing }
             return .created(stored.reply)
         }
