@@ -202,7 +202,9 @@ final class Browser: @unchecked Sendable {
                 shown.text.contains("Fixed in 2.1 &lt;b&gt;soon&lt;/b&gt;") && shown.text.contains("to the sender&#39;s account"))
             // Who triaged and who replied, by name (this account has none: its address).
             #expect(shown.text.contains(">\(supportEmail)</a>, to the sender"), "the reply's author")
-            #expect(shown.text.components(separatedBy: ">\(supportEmail)</a><ul>").count - 1 == 1, "the triage's author")
+            #expect(
+                shown.text.components(separatedBy: ">\(supportEmail)</a><div>Internal note: none → seen</div>").count - 1 == 1,
+                "the triage's author")
 
             let found = try await browser.get("/console/users?q=\(ConsolePath.encode(customerEmail.uppercased()))")
             #expect(found.status == 200 && found.text.contains(customerEmail))
@@ -971,6 +973,7 @@ final class Browser: @unchecked Sendable {
         func console(_ origin: String?) throws -> Console {
             Console(
                 sessions: ConsoleSessions(database: pool, idleSeconds: 60, absoluteSeconds: 60),
+                helpDesk: HelpDesk(database: pool),
                 api: PierAPI(baseURL: "http://127.0.0.1:1", http: client, local: nil),
                 authenticator: Authenticator(
                     verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: [:]), issuer: "pier", audience: "pier")),

@@ -11,10 +11,16 @@ extension AuthAPI {
     public static let users = Endpoint<UserSearch, NoBody, UserList>(
         "GET", "/auth/users", access: .staff, operation: "searchUsers",
         summary:
-            "Accounts found by an address or its start, a display name's start (case aside), or an id (staff)",
+            "Accounts found by an address or its start, a display name's start (case aside), the starts of their words, or an id (staff)",
         description:
             "What was typed is matched as text (`%` and `_` are not wildcards). By address, `limit` at most; `more` says a longer query would narrow them down.",
         answers: "The accounts found", problems: [.validationFailed])
+
+    public static let teamMembers = Endpoint<NoParameters, NoBody, ItemList<User>>(
+        "GET", "/auth/team", access: .staff, operation: "listTeam",
+        summary: "The team: every support and admin account that is not disabled, by address (staff)",
+        description: "Who an item can be assigned to, and whose names the console shows.",
+        answers: "The team's accounts")
 
     public static let signUps = Endpoint<DaysQuery, NoBody, SignUpStats>(
         "GET", "/auth/users/stats", access: .staff, operation: "getSignUps", summary: "Sign-ups per day (staff)",

@@ -39,7 +39,8 @@ public enum AuthAPI {
         passkeyLogin.definition, passkeyList.definition, renamePasskey.definition, removePasskey.definition,
     ]
     static let team: [EndpointDefinition] = [
-        users.definition, signUps.definition, user.definition, userSessions.definition, endUserSessions.definition,
+        users.definition, teamMembers.definition, signUps.definition, user.definition, userSessions.definition,
+        endUserSessions.definition,
         endUserSession.definition, userIdentities.definition, mailUser.definition, userSecondFactor.definition,
         userPasskeys.definition, removeUserSecondFactor.definition, approveUserEnrolment.definition,
         disableUser.definition, enableUser.definition, exportUser.definition, setRole.definition, deleteUser.definition,

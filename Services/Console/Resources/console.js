@@ -1,6 +1,8 @@
 // The console's one script (the pages work without it): keyboard navigation of lists
-// (j/k or arrows move, Enter or o opens, x selects for bulk triage, / searches), and a
-// confirmation before destructive forms. Loaded from the console's own origin: the
+// (j/k or arrows move, Enter or o opens, x selects for bulk triage, / searches), a box that
+// selects every item shown, a confirmation before destructive forms, copy buttons, and on an
+// item's page the line saying who else has it open (asked every 15 seconds while the tab is
+// visible, never while it is hidden). Loaded from the console's own origin: the
 // Content-Security-Policy allows no other script and no inline one.
 (function () {
   "use strict";
@@ -33,4 +35,48 @@
       if (!window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
     });
   });
+  Array.prototype.forEach.call(document.querySelectorAll("input[data-select-all]"), function (all) {
+    all.addEventListener("change", function () {
+      Array.prototype.forEach.call(document.querySelectorAll("input[type=checkbox][form=bulk]"), function (box) {
+        box.checked = all.checked;
+      });
+    });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-copy]"), function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      if (!source || !navigator.clipboard) return;
+      navigator.clipboard.writeText(source.getAttribute("data-value") || source.textContent).then(function () {
+        button.textContent = "Copied";
+      });
+    });
+  });
+  var presence = document.querySelector("[data-presence]");
+  var csrf = document.querySelector("input[name=csrf]");
+  if (presence && csrf) {
+    var url = presence.getAttribute("data-presence");
+    var seen = presence.getAttribute("data-seen") || "0";
+    var body = function (extra) {
+      return "csrf=" + encodeURIComponent(csrf.value) + "&seen=" + encodeURIComponent(seen) + (extra || "");
+    };
+    var ask = function () {
+      if (document.visibilityState !== "visible") return;
+      fetch(url, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: body()
+      }).then(function (answer) { return answer.ok ? answer.text() : ""; })
+        .then(function (line) { presence.textContent = line; })
+        .catch(function () {});
+    };
+    ask();
+    var timer = window.setInterval(ask, 15000);
+    document.addEventListener("visibilitychange", ask);
+    window.addEventListener("pagehide", function () {
+      window.clearInterval(timer);
+      if (navigator.sendBeacon) {
+        navigator.sendBeacon(url, new Blob([body("&left=1")], { type: "application/x-www-form-urlencoded" }));
+      }
+    });
+  }
 })();

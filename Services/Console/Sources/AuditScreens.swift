@@ -154,13 +154,13 @@ struct AuditScreens: Sendable {
 
     /// The fields an entry changed, `Field: before → after` in words: what stayed as it was is
     /// left out, a value set where there was none reads "set to", a value removed "removed".
-    static func change(_ before: JSONValue?, _ after: JSONValue?) -> HTML {
+    static func change(_ before: JSONValue?, _ after: JSONValue?, names: [UUID: String] = [:]) -> HTML {
         let old = before?.objectValue ?? [:]
         let new = after?.objectValue ?? [:]
         return HTML.join(
             Set(old.keys).union(new.keys).subtracting(shownElsewhere).sorted().compactMap { key -> HTML? in
-                let from = old[key].map { words(key, $0) }
-                let to = new[key].map { words(key, $0) }
+                let from = old[key].map { words(key, $0, names: names) }
+                let to = new[key].map { words(key, $0, names: names) }
                 guard from != to else { return nil }
                 let field = Labels.english.field(key)
                 switch (from, to) {
@@ -173,8 +173,10 @@ struct AuditScreens: Sendable {
     }
 
     /// A recorded value in words: statuses and roles by their labels, nothing as "none".
-    static func words(_ field: String, _ value: JSONValue) -> String {
+    static func words(_ field: String, _ value: JSONValue, names: [UUID: String] = [:]) -> String {
         switch (field, value) {
+        case ("assignee", .string(let id)): UUID(uuidString: id).flatMap { names[$0] } ?? "a team member"
+        case ("moderation", .string(let wire)): Labels.english(Moderation(wire: wire))
         case ("status", .string(let wire)): Labels.english(FeedbackStatus(wire: wire))
         case ("role", .string(let wire)): Labels.english(AccountRole(wire: wire))
         case (_, .null): "none"

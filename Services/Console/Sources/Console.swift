@@ -18,6 +18,8 @@ import PierService
 /// security headers of every page, and the calls to Pier's API as the signed-in staff member.
 struct Console: Sendable {
     let sessions: ConsoleSessions
+    /// Saved views and replies, and who has which item open.
+    let helpDesk: HelpDesk
     let api: PierAPI
     let authenticator: Authenticator
     let secureCookies: Bool
@@ -318,6 +320,8 @@ struct Console: Sendable {
         let router = Router<ServiceRequestContext>()
         let signIn = SignInScreens(console: self)
         let feedback = FeedbackScreens(console: self)
+        let inbox = InboxScreens(console: self)
+        let saved = SavedReplyScreens(console: self)
         let users = UserScreens(console: self)
         let audit = AuditScreens(console: self)
         let webhooks = WebhookScreens(console: self)
@@ -335,8 +339,14 @@ struct Console: Sendable {
         router.get("/console/two-step") { try await staff(twoStep.overview)($0, $1) }
         router.post("/console/two-step") { try await staff(twoStep.start)($0, $1) }
         router.post("/console/two-step/confirm") { try await staff(twoStep.confirm)($0, $1) }
-        router.get("/console/inbox") { try await staff(feedback.inbox)($0, $1) }
-        router.post("/console/inbox") { try await staff(feedback.bulk)($0, $1) }
+        router.get("/console/inbox") { try await staff(inbox.inbox)($0, $1) }
+        router.post("/console/inbox") { try await staff(inbox.bulk)($0, $1) }
+        router.post("/console/inbox/views") { try await staff(inbox.saveView)($0, $1) }
+        router.post("/console/inbox/views/{id}/delete") { try await staff(inbox.deleteView)($0, $1) }
+        router.get("/console/replies") { try await staff(saved.list)($0, $1) }
+        router.post("/console/replies") { try await staff(saved.save)($0, $1) }
+        router.post("/console/replies/{id}/delete") { try await staff(saved.delete)($0, $1) }
+        router.post("/console/feedback/{id}/presence") { try await staff(saved.presence)($0, $1) }
         router.get("/console/feedback/{id}") { try await staff(feedback.item)($0, $1) }
         router.post("/console/feedback/{id}") { try await staff(feedback.triage)($0, $1) }
         router.post("/console/feedback/{id}/reply") { try await staff(feedback.reply)($0, $1) }

@@ -21,7 +21,8 @@ public struct ConsoleService: Service {
     public static let defaultPort = 8084
     public static let migrations = [
         Migration(
-            version: 1, name: "create_console", sql: String(decoding: PackageResources._001_create_console_sql, as: UTF8.self))
+            version: 1, name: "create_console", sql: String(decoding: PackageResources._001_create_console_sql, as: UTF8.self)),
+        Migration(version: 2, name: "help_desk", sql: String(decoding: PackageResources._002_help_desk_sql, as: UTF8.self)),
     ]
 
     let console: Console
@@ -35,7 +36,7 @@ public struct ConsoleService: Service {
             database: context.database, idleSeconds: configuration.idleMinutes * 60,
             absoluteSeconds: configuration.absoluteHours * 3600)
         let console = Console(
-            sessions: sessions,
+            sessions: sessions, helpDesk: HelpDesk(database: context.database),
             // Hosted beside the services, the console calls their routes in-process (unless told
             // an API's address).
             api: PierAPI(
@@ -44,7 +45,9 @@ public struct ConsoleService: Service {
             authenticator: context.authenticator, secureCookies: configuration.secureCookies, origin: configuration.origin,
             logger: context.logger)
         return ConsoleService(
-            console: console, sweeper: Sweeper(sessions: sessions, logger: context.logger), configuration: configuration)
+            console: console,
+            sweeper: Sweeper(sessions: sessions, helpDesk: console.helpDesk, logger: context.logger),
+            configuration: configuration)
     }
 
     public func routes(into routes: inout Routes) { console.routes(into: &routes) }
@@ -96,10 +99,12 @@ struct ConsoleConfiguration: Sendable {
     }
 }
 
-/// Forgets the sessions past their timeouts, every minute.
+/// Forgets the sessions past their timeouts, and who left an item's page without saying, every
+/// minute.
 struct Sweeper: LifecycleService {
     var lifecycleName: String { "console sessions sweep" }
     let sessions: ConsoleSessions
+    let helpDesk: HelpDesk
     let logger: Logger
 
     func run() async {
@@ -107,6 +112,7 @@ struct Sweeper: LifecycleService {
             if let swept = try? await sessions.sweep(), swept > 0 {
                 logger.info("console sessions timed out", [("sessions", .int(swept))])
             }
+            try? await helpDesk.sweep()
             try? await Task.sleep(for: .seconds(60))
         }
     }

@@ -64,9 +64,9 @@ struct WebhookScreens: Sendable {
             \(endpoints.isEmpty ? "<p class=\"muted\">No endpoint is configured: set PIER_WEBHOOKS (see the README's Webhooks).</p>" : HTML.empty)
             <h2>Deliveries</h2>
             <form class="filters" method="get" action="/console/webhooks">
-            \(FeedbackScreens.select("endpoint", endpointNames, request.query("endpoint") ?? "", label: "Endpoint"))
-            \(FeedbackScreens.select("state", Self.states, request.query("state") ?? "", label: "State"))
-            \(FeedbackScreens.select("type", Self.types, request.query("type") ?? "", label: "Event"))
+            \(InboxScreens.choice("endpoint", "Endpoint", endpointNames.map { ($0, $0.isEmpty ? "any" : $0) }, request.query("endpoint") ?? ""))
+            \(InboxScreens.choice("state", "State", Self.states.map { ($0, $0.isEmpty ? "any" : Labels.english(WebhookDeliveryState(wire: $0))) }, request.query("state") ?? ""))
+            \(InboxScreens.choice("type", "Event", Self.types.map { ($0, $0.isEmpty ? "any" : $0) }, request.query("type") ?? ""))
             <label>Subject (user:id or feedback:id) <input name="subject" value="\(request.query("subject"))"></label>
             <button type="submit">Filter</button>
             </form>

@@ -182,6 +182,7 @@ struct AuthController: Sendable {
     private func theTeam(_ on: EndpointRouter<ServiceRequestContext>) {
         let (users, export) = (users, export)
         on.on(AuthAPI.users) { try await users.search($0, $1) }
+        on.on(AuthAPI.teamMembers) { try await users.team($0, $1) }
         on.on(AuthAPI.signUps) { try await users.stats($0, $1) }
         on.on(AuthAPI.user) { try await users.user($0, $1) }
         on.on(AuthAPI.userSessions) { try await users.sessions($0, $1) }

@@ -46,6 +46,12 @@ struct UsersController: Sendable {
         return JSONResponse(UserList(items: Array(found.prefix(limit)), more: found.count > limit))
     }
 
+    /// `GET /auth/team`: the support and admin accounts that are not disabled.
+    func team(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<User>> {
+        _ = try context.caller()
+        return JSONResponse(ItemList(try await useCases.users.team()))
+    }
+
     /// `GET /auth/users/stats?days=N` (1–366, 30 by default): sign-ups each UTC day of the last
     /// N, today included (an index range of those days' accounts), and the number of accounts.
     func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SignUpStats> {

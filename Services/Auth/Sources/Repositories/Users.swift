@@ -65,6 +65,16 @@ struct Users: Sendable {
         ).decode(User.self)
     }
 
+    /// The team: support and admin accounts that are not disabled, by address.
+    func team() async throws -> [User] {
+        try await database.query(
+            """
+            SELECT \(unsafeSQL: Self.columns) FROM auth.users
+            WHERE role <> 'user' AND disabled_at IS NULL ORDER BY email_key COLLATE "C" LIMIT 500
+            """
+        ).decode(User.self)
+    }
+
     func emailKey(of user: UUID) async throws -> String? {
         try await database.query("SELECT email_key FROM auth.users WHERE id = \(user)").first?.decode("email_key")
     }
