@@ -137,7 +137,7 @@ def set_up_two_step(who, address):
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".qr svg"), "the QR code is drawn")
     size = driver.find_element(By.CSS_SELECTOR, ".qr svg").size
     check(size["width"] > 150 and size["width"] == size["height"], "the QR code is drawn square and large: " + repr(size))
-    secret = driver.find_element(By.CSS_SELECTOR, "[data-secret]").text
+    secret = driver.find_element(By.CSS_SELECTOR, "[data-secret]").get_attribute("data-secret")
     shot("two-step-" + who)
     driver.find_element(By.NAME, "code").send_keys("000000" + Keys.RETURN)
     wait_for(lambda: "current code" in driver.find_element(By.CSS_SELECTOR, ".problem").text, "a wrong code is said so")

@@ -353,7 +353,9 @@ final class Browser: @unchecked Sendable {
             #expect(page.text.contains("2 from the App Store, 1 granted by the team"), "\(page.text)")
             #expect(
                 page.text.contains(#"data-figure="conversions">1<"#) && page.text.contains(#"data-figure="cancellations">0<"#))
-            #expect(page.text.contains(": 2 pro</title>") && page.text.contains(": 1 conversions</title>"))
+            #expect(page.text.contains(": 2 pro (App Store)</title>") && page.text.contains(": 1 conversions</title>"))
+            // The grant is drawn beside the App Store's subscriptions.
+            #expect(page.text.contains(" (granted)</title>"), "\(page.text)")
             #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
             #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">1<"#))
             #expect(page.text.contains(": 2 Bug</title>") && page.text.contains(": 1 Android</title>"))

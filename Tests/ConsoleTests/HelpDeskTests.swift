@@ -123,3 +123,14 @@ extension ConsoleTests {
         }
     }
 }
+
+/// What a team member copies by hand: the authenticator key in groups of four, the recovery
+/// codes as a file.
+@Suite struct TwoStepTextTests {
+    @Test func keysAreGroupedAndCodesWrittenOnePerLine() {
+        #expect(TwoStepScreens.grouped("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP") == "JBSW Y3DP EHPK 3PXP JBSW Y3DP EHPK 3PXP")
+        #expect(TwoStepScreens.grouped("ABCDEF") == "ABCD EF")
+        let file = TwoStepScreens.recoveryFile(["aaaa-bbbb", "cccc-dddd"], for: "sam@example.com")
+        #expect(file.hasSuffix("\n\naaaa-bbbb\ncccc-dddd\n") && file.contains("sam@example.com"))
+    }
+}

@@ -127,6 +127,42 @@ import Testing
         }
     }
 
+    /// The team's grants count on the days they were current at the day's end (today: now): a
+    /// grant that ended or was revoked counts no more.
+    @Test func grantsCountOnTheDaysTheyHold() async throws {
+        try await SubscriptionsHarness.with(database: "pier_test_subscriptions_daily_grants") { service in
+            let plan = try #require(
+                try await service.pool.query("SELECT id FROM subscriptions.plans ORDER BY id LIMIT 1").first?.decode(
+                    "id", as: String.self))
+            let day = 86_400.0
+            let now = Date()
+            for (starts, ends, revoked) in [
+                (-10.0, 20.0, nil), (-5.0, -2.5, nil), (-4.0, 30.0, -1.5), (-0.1, 2.0, nil),
+            ] as [(Double, Double, Double?)] {
+                try await service.pool.execute(
+                    """
+                    INSERT INTO subscriptions.grants (id, user_id, plan_id, starts_at, ends_at, reason, granted_by, revoked_at)
+                    VALUES (\(UUID()), \(UUID()), \(plan), \(now.addingTimeInterval(starts * day)),
+                        \(now.addingTimeInterval(ends * day)), 'test', \(UUID()), \(revoked.map { now.addingTimeInterval($0 * day) }))
+                    """)
+            }
+            let daily = try await service.send("GET", "/subscriptions/stats/daily?days=12", token: try service.admin())
+                .decode(SubscriptionDaily.self)
+            let taken = Date()
+            for entry in daily.days {
+                let midnight = try #require(ISO8601DateFormatter().date(from: entry.day + "T00:00:00Z"))
+                let end = min(midnight.addingTimeInterval(day), taken).timeIntervalSince(now) / day
+                let expected = [(-10.0, 20.0, nil), (-5.0, -2.5, nil), (-4.0, 30.0, -1.5), (-0.1, 2.0, nil)].filter {
+                    (starts: Double, ends: Double, revoked: Double?) in
+                    starts <= end && ends > end && (revoked ?? .infinity) > end
+                }.count
+                #expect((entry.granted[plan] ?? 0) == expected, "\(entry.day)")
+            }
+            #expect(daily.days.last?.granted[plan] == 2)
+            #expect(daily.days.contains { ($0.granted[plan] ?? 0) == 3 })
+        }
+    }
+
     /// Two current paid periods re-signed with a refund: one two days ago (the steps of whole
     /// days move), one a minute ago (today's, read from the periods). Signed after the first
     /// signature, however long posting them took: an older one would change nothing.

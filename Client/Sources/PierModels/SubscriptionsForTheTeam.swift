@@ -156,6 +156,8 @@ public struct SubscriptionDaily: Codable, Sendable, Equatable {
         public var active: [String: Int]
         /// Of those, in an introductory offer (a free trial or an introductory price), per plan id.
         public var trials: [String: Int]
+        /// The team's grants current at the end of the day (today: now), per plan id.
+        public var granted: [String: Int]
         /// Paid periods that began that day right after an introductory offer (within 60 days of
         /// its end: Apple retries billing that long).
         public var conversions: Int
@@ -166,12 +168,13 @@ public struct SubscriptionDaily: Codable, Sendable, Equatable {
         public var refunds: Int
 
         public init(
-            day: String, active: [String: Int] = [:], trials: [String: Int] = [:], conversions: Int = 0,
-            cancellations: Int = 0, refunds: Int = 0
+            day: String, active: [String: Int] = [:], trials: [String: Int] = [:], granted: [String: Int] = [:],
+            conversions: Int = 0, cancellations: Int = 0, refunds: Int = 0
         ) {
             self.day = day
             self.active = active
             self.trials = trials
+            self.granted = granted
             self.conversions = conversions
             self.cancellations = cancellations
             self.refunds = refunds

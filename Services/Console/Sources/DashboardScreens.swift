@@ -54,9 +54,12 @@ struct DashboardScreens: Sendable {
         let rating = Self.line(group, ratings, top: 5, what: "average rating")
         let signUpChart = Self.bars(group, [("sign-ups", sums(accounts.days.map(\.signUps)))], what: "sign-ups")
         let plans = Set(subscribed.days.flatMap(\.active.keys)).sorted()
+        let grantedPlans = Set(subscribed.days.flatMap(\.granted.keys)).sorted()
         let activeChart = Self.bars(
-            group, plans.map { plan in (plan, lasts(subscribed.days.map { $0.active[plan] ?? 0 })) }, what: "subscriptions",
-            level: true)
+            group,
+            plans.map { plan in (plan + " (App Store)", lasts(subscribed.days.map { $0.active[plan] ?? 0 })) }
+                + grantedPlans.map { plan in (plan + " (granted)", lasts(subscribed.days.map { $0.granted[plan] ?? 0 })) },
+            what: "subscriptions and grants", level: true)
         let trialChart = Self.bars(
             group, plans.map { plan in (plan, lasts(subscribed.days.map { $0.trials[plan] ?? 0 })) }, what: "introductory offers",
             level: true)
@@ -89,7 +92,7 @@ struct DashboardScreens: Sendable {
             <section><h2>Feedback per \(per), by platform</h2>\(byPlatform)\(Self.noData(daily.days.allSatisfy { $0.items == 0 }, "feedback sent from the app"))</section>
             <section><h2>Average rating per \(per)</h2>\(rating)\(Self.noData(daily.days.allSatisfy { $0.ratings == 0 }, "feedback sent with a rating"))</section>
             <section><h2>Sign-ups per \(per)</h2>\(signUpChart)\(Self.noData(accounts.days.allSatisfy { $0.signUps == 0 }, "accounts registered from the app"))</section>
-            <section><h2>App Store subscriptions by plan</h2>\(activeChart)\(Self.noData(plans.isEmpty, "purchases in the app, sent to Pier by PierClient or by Apple's notifications"))</section>
+            <section><h2>Access by plan: App Store and granted</h2>\(activeChart)\(Self.noData(plans.isEmpty && grantedPlans.isEmpty, "purchases in the app, sent to Pier by PierClient or by Apple's notifications, and access the team grants"))</section>
             <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)\(Self.noData(subscribed.days.allSatisfy { $0.trials.isEmpty }, "App Store subscriptions that start with a free trial or an introductory price"))</section>
             <section><h2>Conversions, cancellations and refunds per \(per)</h2>\(movesChart)\(Self.noData(subscribed.days.allSatisfy { $0.conversions + $0.cancellations + $0.refunds == 0 }, "App Store subscriptions that convert, stop renewing or are refunded"))</section>
             </div>

@@ -81,7 +81,9 @@ struct TwoStepScreens: Sendable {
             """
             <h1>Scan this with your authenticator app</h1>
             <div class="qr">\(HTML.qrCode(setup.qrCode))</div>
-            <p class="muted">Or type the key: <code data-secret>\(setup.secret)</code></p>
+            <p class="muted">Or type the key (the spaces are only to read it):</p>
+            <p><code class="group-of-four" id="totp-key" data-secret="\(setup.secret)" data-value="\(setup.secret)">\(Self.grouped(setup.secret))</code>
+            <button class="plain small" type="button" data-copy="totp-key" hidden>Copy the key</button></p>
             \(problem)
             <form method="post" action="/console/two-step/confirm">\(Layout.csrf(session))
             <input type="hidden" name="secret" value="\(setup.secret)">
@@ -90,6 +92,23 @@ struct TwoStepScreens: Sendable {
             <button type="submit">Turn it on</button>
             </form>
             """)
+    }
+
+    /// A key as people copy it by hand: groups of four.
+    static func grouped(_ secret: String) -> String {
+        var groups: [String] = []
+        var rest = Substring(secret)
+        while !rest.isEmpty {
+            groups.append(String(rest.prefix(4)))
+            rest = rest.dropFirst(4)
+        }
+        return groups.joined(separator: " ")
+    }
+
+    /// The recovery codes' file: what they are, for whom, one per line.
+    static func recoveryFile(_ codes: [String], for email: String) -> String {
+        "Pier console recovery codes for \(email)\nEach signs you in once without your authenticator app.\n\n"
+            + codes.joined(separator: "\n") + "\n"
     }
 
     /// `POST /console/two-step/confirm`: the first code turns it on; the recovery codes are shown
@@ -111,12 +130,15 @@ struct TwoStepScreens: Sendable {
         }
         _ = try await console.renew(session, request)
         let items = HTML.join(codes.codes.map { "<li><code>\($0)</code></li>" })
+        let text = Self.recoveryFile(codes.codes, for: session.email)
         return console.page(
             title: "Two-step sign-in", session: session,
             """
             <h1>Two-step sign-in is on</h1>
             <p>Keep these recovery codes somewhere safe: each signs you in once without your phone. They are shown only now.</p>
-            <ul class="codes" data-recovery-codes>\(items)</ul>
+            <ul class="codes" id="recovery-codes" data-recovery-codes data-value="\(codes.codes.joined(separator: "\n"))">\(items)</ul>
+            <p><a class="button" download="pier-recovery-codes.txt" href="data:text/plain;charset=utf-8,\(PercentEncoding.component(text))">Download them as a text file</a>
+            <button class="plain" type="button" data-copy="recovery-codes" hidden>Copy them</button></p>
             <p><a href="/console/inbox">Continue to the console</a></p>
             """)
     }

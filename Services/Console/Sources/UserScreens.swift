@@ -128,13 +128,13 @@ struct UserScreens: Sendable {
         case "delete":
             let confirmation = Self.confirmation(form)
             let reply = try await console.call(AuthAPI.deleteUser, user, body: confirmation, as: session, request)
-            guard reply.ok else { return console.problem(reply, session: session) }
+            guard reply.ok else { return try await refused(reply, id, request, session) }
             return console.redirect(ConsolePath("users"))
         default:
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such action</h1>")
         }
         let reply = try await console.call(planned.method, planned.target, json: planned.body, as: session, request)
-        guard reply.ok else { return console.problem(reply, session: session) }
+        guard reply.ok else { return try await refused(reply, id, request, session) }
         // Acting on one's own account (ending one's sessions, one's role) may end this session too.
         if id == session.userID, try await console.session(request) == nil {
             return console.redirect(ConsolePath("sign-in"), clearing: true)
@@ -144,6 +144,25 @@ struct UserScreens: Sendable {
         func missing(_ field: String) -> Response {
             console.page(status: 422, title: "Missing", session: session, "<h1>Missing \(field)</h1>")
         }
+    }
+
+    /// An action Pier refused: the account's page again, what went wrong above it in words (a
+    /// failure of the server's, or an account gone, as its own page).
+    func refused(_ reply: PierAPI.Reply, _ id: UUID, _ request: Request, _ session: ConsoleSession) async throws
+        -> Response
+    {
+        guard (400..<500).contains(reply.status), reply.status != 404,
+            reply.problem?.code != .mfaEnrolmentRequired
+        else { return console.problem(reply, session: session) }
+        let words = Labels.english.problem(reply.problem, status: reply.status)
+        let fields = (reply.problem?.errors ?? []).map {
+            FormState.sentence(Labels.english.field($0.field) + " " + $0.message)
+        }
+        let message = ([words.heading + ":", words.message] + fields).joined(separator: " ")
+        let page = try await UserPage.load(id, console: console, as: session, request)
+        return console.page(
+            status: reply.status, title: page.user.email, session: session,
+            page.body(notice: "<p class=\"form-error\" role=\"alert\" data-refused>\(message)</p>"))
     }
 
     /// One action's call: its endpoint's method and target, its body, and the notice the page

@@ -117,6 +117,7 @@ extension SubscriptionFacts {
         for (position, day) in result.enumerated() { index[day.day] = position }
         try await addLevels(to: &result, index: index, first: first, today: today, now: now, on: connection)
         try await addFlows(to: &result, index: index, first: first, now: now, on: connection)
+        try await addGrants(to: &result, index: index, first: first, now: now, on: connection)
         return SubscriptionDaily(days: result)
     }
 
@@ -166,6 +167,29 @@ extension SubscriptionFacts {
             for (plan, step) in trials[position] { trialLevel[plan, default: 0] += step }
             result[position].active = level.filter { $0.value != 0 }
             result[position].trials = trialLevel.filter { $0.value != 0 }
+        }
+    }
+
+    /// The grants current at the end of each day (today: now), by plan.
+    private static func addGrants(
+        to result: inout [SubscriptionDaily.Day], index: [String: Int], first: Date, now: Date,
+        on connection: any PostgresExecutor
+    ) async throws {
+        let rows = try await connection.query(
+            """
+            SELECT to_char(d.start, 'YYYY-MM-DD') AS day, g.plan_id AS plan, count(*)::int AS granted
+            FROM (
+                SELECT start, least((start + interval '1 day') AT TIME ZONE 'UTC', \(now)::timestamptz) AS at
+                FROM generate_series(\(first)::timestamptz AT TIME ZONE 'UTC', \(now)::timestamptz AT TIME ZONE 'UTC',
+                    interval '1 day') AS start
+            ) AS d
+            JOIN subscriptions.grants g ON g.starts_at <= d.at AND g.ends_at > d.at
+                AND coalesce(g.revoked_at, 'infinity') > d.at
+            GROUP BY 1, 2
+            """)
+        for row in rows {
+            guard let position = index[try row.decode("day", as: String.self)] else { continue }
+            result[position].granted[try row.decode("plan", as: String.self)] = try row.decode("granted", as: Int.self)
         }
     }
 
