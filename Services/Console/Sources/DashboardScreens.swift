@@ -29,7 +29,7 @@ struct DashboardScreens: Sendable {
         // A bar a day up to 90 days, a week beyond (a year is 53 bars, not 365).
         let group = Grouping(days: daily.days.map(\.day))
         let per = group.size == 1 ? "day" : "week"
-        let sums = group.sums, lasts = group.lasts
+        let sums = group.sums
         let categories = Vocabulary.categories.sorted()
         let platforms = Set(daily.days.flatMap(\.byPlatform.keys)).sorted()
         let byCategory = Self.bars(
@@ -53,22 +53,6 @@ struct DashboardScreens: Sendable {
         }
         let rating = Self.line(group, ratings, top: 5, what: "average rating")
         let signUpChart = Self.bars(group, [("sign-ups", sums(accounts.days.map(\.signUps)))], what: "sign-ups")
-        let plans = Set(subscribed.days.flatMap(\.active.keys)).sorted()
-        let grantedPlans = Set(subscribed.days.flatMap(\.granted.keys)).sorted()
-        let activeChart = Self.bars(
-            group,
-            plans.map { plan in (plan + " (App Store)", lasts(subscribed.days.map { $0.active[plan] ?? 0 })) }
-                + grantedPlans.map { plan in (plan + " (granted)", lasts(subscribed.days.map { $0.granted[plan] ?? 0 })) },
-            what: "subscriptions and grants", level: true)
-        let trialChart = Self.bars(
-            group, plans.map { plan in (plan, lasts(subscribed.days.map { $0.trials[plan] ?? 0 })) }, what: "introductory offers",
-            level: true)
-        let movesChart = Self.bars(
-            group,
-            [
-                ("conversions", sums(subscribed.days.map(\.conversions))),
-                ("cancellations", sums(subscribed.days.map(\.cancellations))), ("refunds", sums(subscribed.days.map(\.refunds))),
-            ], what: "changes")
         let statuses = HTML.join(
             FeedbackStatus.allCases.map { status in
                 "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(label: status)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
@@ -92,13 +76,38 @@ struct DashboardScreens: Sendable {
             <section><h2>Feedback per \(per), by platform</h2>\(byPlatform)\(Self.noData(daily.days.allSatisfy { $0.items == 0 }, "feedback sent from the app"))</section>
             <section><h2>Average rating per \(per)</h2>\(rating)\(Self.noData(daily.days.allSatisfy { $0.ratings == 0 }, "feedback sent with a rating"))</section>
             <section><h2>Sign-ups per \(per)</h2>\(signUpChart)\(Self.noData(accounts.days.allSatisfy { $0.signUps == 0 }, "accounts registered from the app"))</section>
-            <section><h2>Access by plan: App Store and granted</h2>\(activeChart)\(Self.noData(plans.isEmpty && grantedPlans.isEmpty, "purchases in the app, sent to Pier by PierClient or by Apple's notifications, and access the team grants"))</section>
-            <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)\(Self.noData(subscribed.days.allSatisfy { $0.trials.isEmpty }, "App Store subscriptions that start with a free trial or an introductory price"))</section>
-            <section><h2>Conversions, cancellations and refunds per \(per)</h2>\(movesChart)\(Self.noData(subscribed.days.allSatisfy { $0.conversions + $0.cancellations + $0.refunds == 0 }, "App Store subscriptions that convert, stop renewing or are refunded"))</section>
+            \(Self.subscriptionCharts(subscribed, group: group, per: per))
             </div>
             <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.
             Subscriptions at the end of each day (today: now), introductory offers included; a conversion is a paid period right after an introductory offer, a cancellation auto-renew turned off.</p>
             """)
+    }
+
+    /// The charts of access: App Store subscriptions and grants by plan, introductory offers,
+    /// conversions, cancellations and refunds.
+    static func subscriptionCharts(_ subscribed: SubscriptionDaily, group: Grouping, per: String) -> HTML {
+        let sums = group.sums, lasts = group.lasts
+        let plans = Set(subscribed.days.flatMap(\.active.keys)).sorted()
+        let grantedPlans = Set(subscribed.days.flatMap(\.granted.keys)).sorted()
+        let activeChart = bars(
+            group,
+            plans.map { plan in (plan + " (App Store)", lasts(subscribed.days.map { $0.active[plan] ?? 0 })) }
+                + grantedPlans.map { plan in (plan + " (granted)", lasts(subscribed.days.map { $0.granted[plan] ?? 0 })) },
+            what: "subscriptions and grants", level: true)
+        let trialChart = bars(
+            group, plans.map { plan in (plan, lasts(subscribed.days.map { $0.trials[plan] ?? 0 })) }, what: "introductory offers",
+            level: true)
+        let movesChart = bars(
+            group,
+            [
+                ("conversions", sums(subscribed.days.map(\.conversions))),
+                ("cancellations", sums(subscribed.days.map(\.cancellations))), ("refunds", sums(subscribed.days.map(\.refunds))),
+            ], what: "changes")
+        return """
+            <section><h2>Access by plan: App Store and granted</h2>\(activeChart)\(noData(plans.isEmpty && grantedPlans.isEmpty, "purchases in the app, sent to Pier by PierClient or by Apple's notifications, and access the team grants"))</section>
+            <section><h2>Introductory offers (trials) by plan</h2>\(trialChart)\(noData(subscribed.days.allSatisfy { $0.trials.isEmpty }, "App Store subscriptions that start with a free trial or an introductory price"))</section>
+            <section><h2>Conversions, cancellations and refunds per \(per)</h2>\(movesChart)\(noData(subscribed.days.allSatisfy { $0.conversions + $0.cancellations + $0.refunds == 0 }, "App Store subscriptions that convert, stop renewing or are refunded"))</section>
+            """
     }
 
     /// Under a chart with nothing to draw: that there is no data yet, and what would fill it.
