@@ -100,6 +100,16 @@ PIER_BIN="$bin" PIER_MAILDIR="$work/maildir" PIER_CLIENT_HOME="$work/client" \
   PIER_BROWSER_ADMIN_EMAIL=owner@example.com PIER_BROWSER_ADMIN_PASSWORD="the operator's passphrase" \
   PIER_BROWSER_ADMIN_TOTP_SECRET="$admin_secret" \
   python3 Tests/Browser/console_browser.py "$base" "$shots" sam@example.com "$password" casey@example.com "$password"
+# The support trial (Tests/Browser/support_trial.py): a customer known by a last name with an
+# accent, and crash reports worded as people word them.
+robin_token=$(json "$base/auth/register" -d '{"email":"robin.zielinski@northwind.example","password":"'"$password"'","displayName":"Robin Zieliński"}' | token)
+json "$base/feedback" -H "Authorization: Bearer $robin_token" \
+  -d '{"message":"The app crashes when I open a long list","category":"bug","platform":"ios","appVersion":"2.4.1","locale":"en-GB"}' >/dev/null
+json "$base/feedback" -H "X-Installation-ID: browser-trial" \
+  -d '{"message":"Crashing on launch since 2.4","category":"bug","platform":"ios","name":"Alex"}' >/dev/null
+json "$base/feedback" -H "X-Installation-ID: browser-trial" \
+  -d '{"message":"Notifications arrive an hour late","category":"bug","platform":"android"}' >/dev/null
+python3 Tests/Browser/support_trial.py "$base" "$shots" owner@example.com "the operator's passphrase" "$admin_secret"
 if [ "${1:-}" = "--update-docs" ]; then
   mkdir -p docs/console
   cp "$shots"/*.png docs/console/

@@ -23,23 +23,19 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browsing import Browsing, totp  # noqa: E402
 
 base, shots, support_email, password, customer_email, customer_password = sys.argv[1:7]
-os.makedirs(shots, exist_ok=True)
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+browsing = Browsing(base, shots)
+driver = browsing.driver
+failures = browsing.failures
+check, wait_for, shot = browsing.check, browsing.wait_for, browsing.shot
+no_dialog, injected = browsing.no_dialog, browsing.injected
+console_errors = []
 
 
 def api(method, path, body=None, token=None, headers=None):
@@ -56,60 +52,6 @@ def api(method, path, body=None, token=None, headers=None):
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
-
-
-options = Options()
-for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1360,1000", "--disable-dev-shm-usage"]:
-    options.add_argument(argument)
-options.binary_location = os.environ.get("PIER_CHROMIUM", "/usr/bin/chromium")
-driver = webdriver.Chrome(service=Service(os.environ.get("PIER_CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
-driver.set_page_load_timeout(30)
-console_errors = []
-
-
-def wait_for(condition, what):
-    """Waits (up to 20 s) for a page the browser is loading: a click starts a navigation, it
-    does not wait for it."""
-    def holds(_):
-        # While the next page loads, the elements of the last one go stale: not yet.
-        try:
-            return condition()
-        except Exception:
-            return False
-
-    try:
-        WebDriverWait(driver, 20).until(holds)
-    except Exception:
-        check(False, what + " (waited 20 s): " + driver.current_url)
-
-
-def shot(name):
-    driver.save_screenshot(os.path.join(shots, name + ".png"))
-
-
-def no_dialog(where):
-    try:
-        alert = driver.switch_to.alert
-        check(False, "a dialog opened on " + where + ": " + alert.text)
-        alert.dismiss()
-    except NoAlertPresentException:
-        pass
-
-
-def injected(where):
-    """Elements no console page has: what a payload would have added."""
-    scripts = driver.execute_script(
-        "return Array.from(document.scripts).map(s => s.getAttribute('src'))")
-    check(scripts == ["/console/static/console.js"], where + ": scripts are " + repr(scripts))
-    for selector in ["img", "svg", "iframe", "[onerror]", "[onload]", "a[href^='javascript']"]:
-        check(not driver.find_elements(By.CSS_SELECTOR, selector), where + ": found " + selector)
-
-
-def totp(secret, step=0):
-    """The authenticator app's code `step` steps from now, by Tests/Interop/totp.py (RFC 6238 alone)."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Interop", "totp.py")
-    return subprocess.run([sys.executable, script, secret, str(step)], capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 def mailed_link(address, fragment):
@@ -439,6 +381,9 @@ try:
     wait_for(lambda: driver.find_elements(By.NAME, "code"), "the admin's password leads to the code")
     shot("sign-in-code")
     driver.find_element(By.NAME, "code").send_keys(totp(os.environ["PIER_BROWSER_ADMIN_TOTP_SECRET"], 1) + Keys.RETURN)
+    # The step that code belongs to: the support trial waits for a later one (each works once).
+    with open(os.path.join(shots, "..", "admin-totp-step"), "w") as state:
+        state.write(str(int(time.time() // 30) + 1))
     wait_for(lambda: driver.current_url.endswith("/console/inbox"), "the code signs the admin in")
     driver.get(base + "/console/webhooks")
     endpoints = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table[data-endpoints] tbody tr")]
@@ -505,7 +450,7 @@ try:
             console_errors.append(entry.get("message"))
     check(not console_errors, "no errors in the browser's console (a CSP violation would be one): " + repr(console_errors))
 finally:
-    driver.quit()
+    browsing.quit()
 
 if failures:
     print("browser: %d check(s) failed" % len(failures), file=sys.stderr)

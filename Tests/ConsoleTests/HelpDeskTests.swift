@@ -57,6 +57,9 @@ extension ConsoleTests {
             let withView = try await samBrowser.get(try #require(saved.location))
             #expect(withView.text.contains(">My open items</a>") && withView.text.contains("View saved."))
             #expect(withView.text.contains(#"href="/console/inbox?status=open&amp;assignee=mine""#), "\(withView.text)")
+            // A signed-in sender is found by the account's name, beside the items.
+            let byName = try await samBrowser.get("/console/inbox?q=casey")
+            #expect(byName.text.contains("data-accounts") && byName.text.contains("Casey Zielińska &lt;"), "\(byName.text)")
             // A tag filter; a hostile view name is text.
             #expect(try await samBrowser.get("/console/inbox?tag=crash").text.contains(#"data-total="2""#))
             _ = try await samBrowser.post(
@@ -69,7 +72,7 @@ extension ConsoleTests {
                 "/console/replies",
                 [
                     ("csrf", csrf), ("id", ""), ("title", "Payment help"),
-                    ("body", "Hi {first_name}, {agent} here about {platform}."),
+                    ("body", "Hi {first name}, {agent} here about {platform}."),
                 ])
             #expect(template.status == 303)
             let duplicate = try await samBrowser.post(

@@ -24,6 +24,22 @@ import Testing
         #expect(Set(FeedbackStatus.allCases.map { labels($0) }).count == FeedbackStatus.allCases.count)
     }
 
+    /// Every problem Pier answers with has a heading in words; none says its code.
+    @Test func everyProblemIsSaidInWords() {
+        let missing = ProblemCode.all.filter { labels.words["problem." + $0.rawValue] == nil }
+        #expect(missing.isEmpty, "no words for \(missing)")
+        for code in ProblemCode.all {
+            let said = labels.problem(Problem(code: code, title: "t", status: 400), status: 400)
+            #expect(!said.heading.contains("_") && !said.message.contains(code.rawValue), "\(code)")
+        }
+        // A detail naming a setting is never shown; the console's own sentence is.
+        let unconfigured = Problem(
+            code: .appStoreAPIUnconfigured, title: "t", status: 503, detail: "set PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE")
+        #expect(!labels.problem(unconfigured, status: 503).message.contains("PIER_"))
+        let other = Problem(code: "later_code", title: "t", status: 409, detail: "Set PIER_X first.")
+        #expect(labels.problem(other, status: 409) == ("Refused", ""))
+    }
+
     @Test func wordsReadAsPeopleSayThem() {
         #expect(labels(FeedbackStatus.inProgress) == "In progress")
         #expect(labels(Platform.ipados) == "iPad")

@@ -147,7 +147,7 @@ struct AuditScreens: Sendable {
             default: "\(entry.targetType)"
             }
         return """
-            <tr><td class="muted">\(Layout.date(entry.at))</td><td>\(who)</td><td>\(label: entry.action)</td>
+            <tr><td class="muted when">\(Layout.date(entry.at))</td><td>\(who)</td><td>\(label: entry.action)</td>
             <td>\(on)</td><td>\(Self.change(entry.before, entry.after))</td></tr>
             """
     }

@@ -34,7 +34,7 @@ struct Console: Sendable {
     /// caching of private pages, no referrer leaving the console.
     static let securityHeaders: HTTPHeaders = [
         "Content-Security-Policy":
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
             + "frame-ancestors 'none'; base-uri 'none'",
         "X-Frame-Options": "DENY",
         "X-Content-Type-Options": "nosniff",

@@ -124,7 +124,7 @@ struct FeedbackScreens: Sendable {
             ? "<p class=\"muted\">No saved replies yet: <a href=\"/console/replies\">write the team's first</a>.</p>"
             : """
             <form method="get" action="\(path)" class="inline-form" data-saved-replies>
-            \(InboxScreens.choice("reply", "Start from a saved reply", saved.map { ($0.id.uuidString.lowercased(), $0.title) }, ""))
+            \(InboxScreens.choice("reply", "Start from a saved reply", [("", "choose one")] + saved.map { ($0.id.uuidString.lowercased(), $0.title) }, ""))
             <button class="plain" type="submit">Use</button> <a href="/console/replies">Saved replies</a>
             </form>
             """
@@ -169,16 +169,16 @@ struct FeedbackScreens: Sendable {
             """
     }
 
-    /// A saved reply's text with its placeholders filled: `{name}` and `{first_name}` (the
-    /// sender's, "there" when unknown), `{agent}` (the one replying), `{app_version}`,
+    /// A saved reply's text with its placeholders filled: `{name}` and `{first name}` (the
+    /// sender's, "there" when unknown), `{agent}` (the one replying), `{app version}`,
     /// `{platform}`. Anything else in braces stays as written.
     static func fill(_ body: String, item: FeedbackItem, sender: String?, agent session: ConsoleSession) -> String {
         let name = sender?.trimmingWhitespace() ?? ""
         let values = [
             "{name}": name.isEmpty ? "there" : name,
-            "{first_name}": name.split(separator: " ").first.map(String.init) ?? "there",
+            "{first name}": name.split(separator: " ").first.map(String.init) ?? "there",
             "{agent}": String(session.email.prefix { $0 != "@" }),
-            "{app_version}": item.appVersion ?? "the app", "{platform}": Labels.english(item.platform, none: "your device"),
+            "{app version}": item.appVersion ?? "the app", "{platform}": Labels.english(item.platform, none: "your device"),
         ]
         return values.reduce(body) { text, pair in text.replacing(pair.key, with: pair.value) }
     }
@@ -211,11 +211,14 @@ struct FeedbackScreens: Sendable {
             ("App", [item.appVersion, item.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")),
             ("Language", item.locale), ("Request ids", item.requestIds.joined(separator: ", ")),
             ("Received", Layout.date(item.createdAt)), ("Updated", Layout.date(item.updatedAt)),
-            ("Duplicate of", item.duplicateOf?.uuidString.lowercased()),
         ]
         let metadata = item.metadata.keys.sorted().map { key in (key, Self.text(item.metadata[key] ?? .null)) }
+        let original: HTML =
+            item.duplicateOf.map {
+                "<dt>Duplicate of</dt><dd><a href=\"\(ConsolePath("feedback", $0.uuidString.lowercased()))\">the original item</a></dd>"
+            } ?? .empty
         return HTML.join(
-            (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" })
+            (facts + metadata).filter { !($0.1 ?? "").isEmpty }.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" } + [original])
     }
 
     func triage(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {

@@ -44,7 +44,11 @@ struct InboxScreens: Sendable {
         async let countsOf = console.fetch(FeedbackAPI.stats, counted, as: session, request)
         async let teamOf = console.fetch(AuthAPI.teamMembers, NoParameters(), as: session, request)
         async let viewsOf = console.helpDesk.views(of: session.userID)
+        // Signed-in senders are found by their account's name or address, which are auth's.
+        async let accountsOf =
+            value("q").isEmpty ? nil : try? console.fetch(AuthAPI.users, UserSearch(value("q"), limit: 5), as: session, request)
         let (page, counts, team, views) = try await (listed, countsOf, teamOf.items, viewsOf)
+        let accounts = await accountsOf?.items.filter { !$0.role.isStaff } ?? []
         let names = Dictionary(team.map { ($0.id, $0.displayName ?? $0.email) }) { first, _ in first }
         let rows = HTML.join(page.items.map { Self.row($0, names: names) })
         let next: HTML =
@@ -60,6 +64,7 @@ struct InboxScreens: Sendable {
             \(Self.notice(request))
             \(refused.map { "<p class=\"form-error\" role=\"alert\">\($0)</p>" } ?? HTML.empty)
             \(Self.views(views, kept: kept, session: session))
+            \(Self.accounts(accounts))
             <ul class="statuses">\(Self.tabs(kept, counts: counts))</ul>
             \(Self.filterForm(value, team: team, session: session))
             \(Self.bulkForm(kept, team: team, session: session))
@@ -199,6 +204,16 @@ struct InboxScreens: Sendable {
             """
         guard !views.isEmpty || !kept.isEmpty else { return .empty }
         return "<div class=\"views\"><span class=\"muted\">Views</span> <ul class=\"statuses\">\(links)</ul> \(save)</div>"
+    }
+
+    /// The accounts the search's words also name: their pages list their feedback.
+    static func accounts(_ accounts: [User]) -> HTML {
+        guard !accounts.isEmpty else { return .empty }
+        let links = HTML.join(
+            accounts.map { user in
+                "<a href=\"\(ConsolePath("users", user.id.uuidString.lowercased()))\">\(user.displayName ?? user.email) &lt;\(user.email)&gt;</a>"
+            }, separator: ", ")
+        return "<p class=\"muted\" data-accounts>Accounts with these words in their name or address: \(links)</p>"
     }
 
     /// The confirmation after a bulk action or a saved view (numbers and fixed words only).

@@ -41,6 +41,9 @@ struct Labels: Sendable {
         return rest.contains(" ") ? String(rest) : "1 " + rest
     }
 
+    /// A subscription fact's kind in words.
+    func fact(_ kind: String) -> String { words["fact." + kind] ?? kind }
+
     /// A field's name (the API's, or a form's) in words: "billingPeriod" is "Billed".
     func field(_ name: String) -> String { words["field." + name] ?? name }
 
@@ -96,6 +99,9 @@ struct Labels: Sendable {
         "audit.user.second_factor_approved": "approved a team member's two-step sign-in",
         "audit.user.second_factor_removed": "removed an account's two-step sign-in",
         "audit.user.sessions_ended": "signed an account out", "audit.webhook.replayed": "sent a webhook again",
+        // Subscription facts.
+        "fact.grant": "Granted by the team", "fact.appstore.transaction": "App Store purchase or renewal",
+        "fact.appstore.renewal": "App Store renewal information", "fact.appstore.notification": "Notification from Apple",
         // Fields, as forms and the audit log name them.
         "field.status": "Status", "field.tags": "Tags", "field.internalNote": "Internal note",
         "field.duplicateOf": "Duplicate of", "field.moderation": "Review", "field.category": "Kind", "field.role": "Role",

@@ -39,7 +39,7 @@ struct PlanScreens: Sendable {
                     subscribers.first { $0.planId == plan.id }
                     ?? PlanSubscribers(planId: plan.id, name: plan.name, onSale: plan.active)
                 return """
-                    <tr data-href="\(path)"><td><a href="\(path)">\(plan.id)</a></td><td>\(plan.name)</td>
+                    <tr data-href="\(path)"><td><a href="\(path)">\(plan.name)</a></td><td class="muted">\(plan.id)</td>
                     <td>\(plan.amount.description)</td><td>\(Labels.english.period(plan.billingPeriod))</td><td>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</td>
                     <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
                     <td>\(plan.active ? "on sale" : "off sale")</td>
@@ -50,7 +50,7 @@ struct PlanScreens: Sendable {
         let arrivals = HTML.join(
             notifications.map { entry in
                 """
-                <tr><td class="muted">\(Layout.date(entry.receivedAt))</td><td>\(entry.notificationType ?? "-") \(entry.subtype ?? "")</td>
+                <tr><td class="muted when">\(Layout.date(entry.receivedAt))</td><td>\(entry.notificationType ?? "-") \(entry.subtype ?? "")</td>
                 <td>\(entry.environment ?? "-")</td><td><span class="badge\(entry.outcome == "refused" ? " bad" : "")">\(entry.outcome)</span></td>
                 <td>\(entry.reason ?? "")</td><td><code>\(entry.originalTransactionId ?? "")</code></td></tr>
                 """
@@ -72,7 +72,7 @@ struct PlanScreens: Sendable {
             status: form.isValid ? 200 : 422, title: "Plans", session: session,
             """
             <h1>Plans and subscribers</h1>
-            <table><thead><tr><th>Id</th><th>Name</th><th>Price</th><th>Period</th><th>Trial</th><th>Entitlements</th><th>Products</th><th></th>
+            <table><thead><tr><th>Name</th><th>Id</th><th>Price</th><th>Period</th><th>Trial</th><th>Gives access to</th><th>App Store products</th><th></th>
             <th title="Current App Store subscriptions">App Store</th><th title="Of those, in an introductory offer">Intro offer</th>
             <th title="Expired, served in the billing grace period">Grace</th><th title="Expired, Apple retrying to bill">Billing retry</th>
             <th title="Current grants">Grants</th></tr></thead>

@@ -15,8 +15,8 @@ struct SavedReplyScreens: Sendable {
 
     /// What a saved reply may say of the item and the people: filled in when it is used.
     static let placeholders = [
-        ("{name}", "the sender's name (\"there\" when unknown)"), ("{first_name}", "the first word of it"),
-        ("{agent}", "you, the one replying"), ("{app_version}", "the app's version"), ("{platform}", "the device"),
+        ("{name}", "the sender's name (\"there\" when unknown)"), ("{first name}", "the first word of it"),
+        ("{agent}", "you, the one replying"), ("{app version}", "the app's version"), ("{platform}", "the device"),
     ]
 
     /// `GET /console/replies`: the list, and the form (filled with `?edit=` one's text).

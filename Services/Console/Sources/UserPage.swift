@@ -62,12 +62,12 @@ struct UserPage {
         <div class="columns">
         <div>
         <dl class="facts">
-        <dt>id</dt><dd>\(user.id)</dd>
-        <dt>name</dt><dd>\(user.displayName ?? "-")</dd>
-        <dt>address</dt><dd>\(user.emailVerified ? "verified" : "not verified")</dd>
-        <dt>locale</dt><dd>\(user.locale ?? "-")</dd>
-        <dt>since</dt><dd>\(Layout.date(user.createdAt))</dd>
-        \(user.disabledAt.map { "<dt>disabled</dt><dd>\(Layout.date($0))</dd>" } ?? HTML.empty)
+        <dt>Name</dt><dd>\(user.displayName ?? "-")</dd>
+        <dt>Address</dt><dd>\(user.emailVerified ? "verified" : "not verified")</dd>
+        <dt>Language</dt><dd>\(user.locale ?? "-")</dd>
+        <dt>Since</dt><dd class="when">\(Layout.date(user.createdAt))</dd>
+        \(user.disabledAt.map { "<dt>Disabled</dt><dd class=\"when\">\(Layout.date($0))</dd>" } ?? HTML.empty)
+        <dt>Id</dt><dd><details><summary>for developers</summary><code data-id>\(user.id)</code></details></dd>
         </dl>
         \(subscriptionSection)
         <h2>Feedback</h2>
@@ -94,14 +94,24 @@ struct UserPage {
                     <form class="inline" method="post" action="\(action("revoke-grant"))">\(csrf)
                     <input type="hidden" name="grant" value="\(grant.id)"><button class="plain" type="submit">Revoke</button></form>
                     """ : HTML.empty
+                let plan = plans.first { $0.id == grant.planId }?.name ?? grant.planId
                 return """
-                    <tr><td>\(grant.planId)</td><td>\(Layout.date(grant.startsAt))</td><td>\(Layout.date(grant.endsAt))</td>
+                    <tr><td>\(plan)</td><td class="when">\(Layout.date(grant.startsAt))</td><td class="when">\(Layout.date(grant.endsAt))</td>
                     <td>\(grant.reason)</td><td>\(grant.revokedAt == nil ? "" : "revoked \(Layout.date(grant.revokedAt))")</td><td>\(revoke)</td></tr>
                     """
             })
-        let planOptions = HTML.join(plans.map { "<option value=\"\($0.id)\">\($0.name) (\($0.id))</option>" })
+        let planOptions = HTML.join(
+            plans.map { "<option value=\"\($0.id)\">\($0.name), \(Labels.english.period($0.billingPeriod))</option>" })
         let facts = HTML.join(
-            subscription.facts.map { "<tr><td>\(Layout.date($0.at))</td><td>\($0.kind)</td><td>\($0.reference)</td></tr>" })
+            subscription.facts.map { fact in
+                // Apple's transaction ids are what Apple's support asks for; other references
+                // (a grant's, a notification's) are ids for developers, folded away.
+                let reference: HTML =
+                    fact.reference.allSatisfy(\.isNumber)
+                    ? "\(fact.reference)" : "<details><summary>reference</summary><code>\(fact.reference)</code></details>"
+                return
+                    "<tr><td class=\"when\">\(Layout.date(fact.at))</td><td>\(Labels.english.fact(fact.kind))</td><td>\(reference)</td></tr>"
+            })
         return """
             <h2>Subscription</h2>
             <dl class="facts" data-subscription>
@@ -121,7 +131,7 @@ struct UserPage {
             </form>
             <form class="inline" method="post" action="\(action("appstore-refresh"))">\(csrf)<button class="plain" type="submit">Read the App Store subscriptions again from Apple</button></form>
             <h2>Facts</h2>
-            <table><thead><tr><th>At</th><th>Kind</th><th>Reference</th></tr></thead><tbody>\(facts)</tbody></table>
+            <table><thead><tr><th>At</th><th>What</th><th>Apple's reference</th></tr></thead><tbody>\(facts)</tbody></table>
             """
     }
 
@@ -139,8 +149,8 @@ struct UserPage {
         let sessionRows = HTML.join(
             sessions.map { item in
                 """
-                <tr><td>\(item.deviceName ?? "")</td><td>\(item.clientAddress ?? "")</td><td>\(Layout.date(item.createdAt))</td>
-                <td>\(Layout.date(item.lastUsedAt))</td>
+                <tr><td>\(item.deviceName ?? "")</td><td>\(item.clientAddress ?? "")</td><td class="when">\(Layout.date(item.createdAt))</td>
+                <td class="when">\(Layout.date(item.lastUsedAt))</td>
                 <td>\(mayAct ? """
                 <form class="inline" method="post" action="\(action("end-session"))">\(csrf)
                 <input type="hidden" name="session" value="\(item.id)"><button class="plain" type="submit">End</button></form>

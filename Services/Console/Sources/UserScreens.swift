@@ -26,7 +26,7 @@ struct UserScreens: Sendable {
                     return """
                         <tr data-href="\(path)"><td><a href="\(path)">\(user.email)</a></td><td>\(user.displayName ?? "")</td>
                         <td><span class="badge">\(label: user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</td>
-                        <td>\(user.emailVerified ? "verified" : "unverified")</td><td class="muted">\(Layout.date(user.createdAt))</td></tr>
+                        <td>\(user.emailVerified ? "verified" : "unverified")</td><td class="muted when">\(Layout.date(user.createdAt))</td></tr>
                         """
                 })
             results = """

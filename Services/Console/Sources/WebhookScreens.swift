@@ -35,14 +35,14 @@ struct WebhookScreens: Sendable {
                 <tr><td>\(endpoint.name)</td><td><code>\(endpoint.url)</code></td><td>\(endpoint.events.joined(separator: ", "))</td>
                 <td>\(endpoint.secrets == 2 ? "2 (rotating)" : "1")</td><td>\(endpoint.pending)</td>
                 <td>\(endpoint.failed > 0 ? "<span class=\"badge bad\">\(endpoint.failed)</span>" : "0")</td>
-                <td class="muted">\(Layout.date(endpoint.lastDeliveredAt))</td></tr>
+                <td class="muted when">\(Layout.date(endpoint.lastDeliveredAt))</td></tr>
                 """
             })
         let rows = HTML.join(
             page.items.map { delivery in
                 let path = ConsolePath("webhooks", String(delivery.id))
                 return """
-                    <tr data-href="\(path)"><td><a href="\(path)">\(delivery.id)</a></td><td class="muted">\(Layout.date(delivery.createdAt))</td>
+                    <tr data-href="\(path)"><td><a href="\(path)">\(delivery.id)</a></td><td class="muted when">\(Layout.date(delivery.createdAt))</td>
                     <td>\(delivery.endpoint)</td><td><code>\(delivery.type)</code></td><td>\(Self.subject(delivery.subject))</td>
                     <td>\(Self.state(delivery))</td><td>\(delivery.attempts)</td>
                     <td>\(Self.lastAnswer(delivery))</td></tr>
