@@ -32,6 +32,16 @@ let package = Package(
         .library(name: "SubscriptionsService", targets: ["SubscriptionsService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
+        // What a team's own package builds a plugin with (docs/plugins.md): hosting, HTTP, the
+        // database, callers and their roles, the audit and event logs, HTML for console pages.
+        .library(
+            name: "PierPlugin",
+            targets: [
+                "PierService", "PierHTTP", "PierPostgres", "PierIdentity", "PierAudit", "PierEvents", "PierHTML", "PierJSON",
+                "PierRuntime",
+            ]),
+        // A gateway hosting Pier's plugins and a team's: `Gateway.main(plugins: Gateway.builtIn + […])`.
+        .library(name: "Gateway", targets: ["Gateway"]),
         .executable(name: "pier", targets: ["pier"]),
     ],
     // Apps add Client/ alone (README, "For app developers"); a path, never fetched.

@@ -50,6 +50,7 @@ for suite in PostgresTests.RestartTests AuthTests.AuthRestartTests; do
 done
 PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
 scripts/client-package.sh
+scripts/plugin-outside.sh
 scripts/interop.sh
 scripts/browser.sh
 scripts/fuzz.sh

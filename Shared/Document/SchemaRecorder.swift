@@ -42,6 +42,10 @@ final class SchemaRecorder {
             return .object(["type": "object", "additionalProperties": try schema(of: map.value)])
         }
         if let vocabulary = type as? any OpenVocabulary.Type { return Self.vocabulary(vocabulary) }
+        // A closed set of strings (a plugin's `enum Kind: String, CaseIterable`): its values.
+        if let enumeration = type as? any (RawRepresentable & CaseIterable).Type, let values = Self.strings(of: enumeration) {
+            return .object(["type": "string", "enum": .array(values.map(JSONValue.string))])
+        }
         guard let decodable = type as? any Decodable.Type else {
             throw Failure(description: "\(type) is not Decodable: it cannot be described")
         }
@@ -51,6 +55,11 @@ final class SchemaRecorder {
             components[name] = try record(decodable)
         }
         return .object(["$ref": .string("#/components/schemas/" + name)])
+    }
+
+    /// The raw values of a string enumeration; nil for any other raw type.
+    static func strings<T: RawRepresentable & CaseIterable>(of type: T.Type) -> [String]? {
+        T.allCases.map(\.rawValue) as? [String]
     }
 
     /// A component's name: the type's (`FeedbackItem`); a list of items (`ItemList<Plan>`) is
@@ -110,6 +119,8 @@ final class SchemaRecorder {
                 empty.empty
             } else if let vocabulary = type as? any OpenVocabulary.Type {
                 Self.first(vocabulary)
+            } else if let enumeration = type as? any (RawRepresentable & CaseIterable).Type {
+                Self.firstCase(enumeration)
             } else {
                 Self.scalarStandIns.first { $0 is T }
             }
@@ -126,6 +137,8 @@ final class SchemaRecorder {
     ]
 
     private static func first<V: OpenVocabulary>(_ type: V.Type) -> V { V.allCases[0] }
+
+    private static func firstCase<E: RawRepresentable & CaseIterable>(_ type: E.Type) -> E? { E.allCases.first }
 
     private static func vocabulary<V: OpenVocabulary>(_ type: V.Type) -> JSONValue {
         .object([

@@ -260,7 +260,7 @@ final class Transfer: @unchecked Sendable {
             // The end of a head: a final one is the response's. A small body is read whole
             // first; otherwise the head goes now, and from here on nothing is retried.
             guard status >= 200 else { return }
-            if let length = headers["Content-Length"].flatMap(Int.init), length <= HTTPClient.wholeBodyLimit {
+            if let length = headers["Content-Length"].flatMap({ Int($0) }), length <= HTTPClient.wholeBodyLimit {
                 whole = []
                 whole!.reserveCapacity(length)
             } else {

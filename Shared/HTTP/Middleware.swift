@@ -88,6 +88,18 @@ extension UUID: PathParameter {
     public static var pathParameterDescription: String { "a UUID" }
 }
 
+extension Int: PathParameter {
+    /// Digits only, 0 to 999,999,999 (no sign, no leading `+`, nothing PostgreSQL's integer
+    /// would overflow on).
+    public init?(pathParameter: String) {
+        guard (1...9).contains(pathParameter.utf8.count), pathParameter.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let value = Int(pathParameter)
+        else { return nil }
+        self = value
+    }
+    public static var pathParameterDescription: String { "a whole number" }
+}
+
 /// Code around a handler, asynchronous: it may answer without calling `next` (a refusal, a
 /// preflight), change the request or context it passes on, and change the response, or catch
 /// the error, that comes back.

@@ -1,4 +1,5 @@
 import PierEvents
+import PierModels
 import PierPostgres
 import PierRuntime
 
@@ -11,6 +12,8 @@ public struct Plugin: Sendable {
     public let migrations: [Migration]
     public let defaultPort: Int
     public let commands: [ServiceCommand]
+    /// The endpoints it declares for the API document (``Service/endpoints``).
+    public let endpoints: [EndpointDefinition]
     /// The capabilities it takes and offers, by name (the host's order of building).
     public let needs: [String]
     public let offers: [String]
@@ -27,6 +30,7 @@ public struct Plugin: Sendable {
         migrations = S.migrations
         defaultPort = S.defaultPort
         commands = S.commands
+        endpoints = S.endpoints
         needs = S.needs
         offers = S.offers
         self.make = { try await make($0) }

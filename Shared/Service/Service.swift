@@ -1,6 +1,7 @@
 import PierCrypto
 import PierHTTP
 import PierIdentity
+import PierModels
 import PierPostgres
 import PierRuntime
 
@@ -21,6 +22,10 @@ public protocol Service: Sendable {
     static var defaultPort: Int { get }
     /// Extra commands of its executable (`pier-auth create-admin`).
     static var commands: [ServiceCommand] { get }
+    /// The endpoints it answers, for the API document (`/openapi.json`) of every process that
+    /// hosts it. Pier's own services list theirs in PierModels (`AuthAPI.all`, …) and leave this
+    /// empty; a plugin from another package lists its own here.
+    static var endpoints: [EndpointDefinition] { get }
 
     /// Builds the service from its context (configuration, pool, logger, token verifier),
     /// starting nothing.
@@ -48,6 +53,7 @@ public protocol Service: Sendable {
 
 extension Service {
     public static var commands: [ServiceCommand] { [] }
+    public static var endpoints: [EndpointDefinition] { [] }
     public func isReady() async -> Bool { true }
     public var background: [any LifecycleService] { [] }
     public static var needs: [String] { [] }

@@ -20,7 +20,7 @@ struct DashboardScreens: Sendable {
     static let spans = [7, 30, 90, 365]
 
     func dashboard(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        let days = request.query("days").flatMap(Int.init).flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
+        let days = request.query("days").flatMap { Int($0) }.flatMap { Self.spans.contains($0) ? $0 : nil } ?? 30
         async let feedback = console.fetch(FeedbackAPI.daily, FeedbackDailyQuery(days: days), as: session, request)
         async let signUps = console.fetch(AuthAPI.signUps, DaysQuery(days: days), as: session, request)
         async let subscriptions = console.fetch(SubscriptionsAPI.daily, DaysQuery(days: days), as: session, request)

@@ -79,7 +79,7 @@ struct WebhookScreens: Sendable {
 
     func delivery(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         guard session.isAdmin else { return adminsOnly(session) }
-        guard let id = parameters["id"].flatMap(Int.init), id > 0 else {
+        guard let id = parameters["id"].flatMap({ Int($0) }), id > 0 else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such delivery</h1>")
         }
         let delivery = try await console.fetch(AuthAPI.webhookDelivery, DeliveryID(id), as: session, request)
@@ -116,7 +116,7 @@ struct WebhookScreens: Sendable {
     }
 
     func replay(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
-        guard let id = parameters["id"].flatMap(Int.init), id > 0 else {
+        guard let id = parameters["id"].flatMap({ Int($0) }), id > 0 else {
             return console.page(status: 404, title: "Not found", session: session, "<h1>No such delivery</h1>")
         }
         let reply = try await console.call(AuthAPI.replayWebhook, DeliveryID(id), as: session, request)

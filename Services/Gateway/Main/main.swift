@@ -1,7 +1,6 @@
 import Gateway
 import Glibc
 
-// `pier-gateway openapi`: the API document on standard output (`make openapi` writes it to
-// docs/openapi.json).
-if CommandLine.arguments.dropFirst().first == "openapi" { exit(Gateway.writeDocument()) }
-exit(await Gateway.executable.main())
+// Pier's own plugins behind one port; `pier-gateway openapi` prints the API document (`make
+// openapi` writes it to docs/openapi.json).
+exit(await Gateway.main(plugins: Gateway.builtIn))

@@ -22,29 +22,48 @@ import SubscriptionsService
 /// proxies routes to upstreams. The same ``PluginHost`` as `pier-<name>`, with more plugins and the
 /// proxy as an extension.
 public enum Gateway {
-    /// The plugins this build can host.
-    public static let plugins = [
+    /// Pier's own plugins: auth, feedback, subscriptions and the console.
+    public static let builtIn = [
         Plugin(AuthService.self), Plugin(FeedbackService.self), Plugin(SubscriptionsService.self), Plugin(ConsoleService.self),
     ]
 
+    /// The plugins this build can host.
+    public static let plugins = builtIn
+
     /// `pier-gateway [--embed auth,…] [--route /prefix=http://host:port …] [--migrate]`.
-    public static let executable = Executable(
-        name: "pier-gateway", defaultPort: 8080, plugins: plugins, embedVariable: "PIER_GATEWAY_EMBED",
-        options: [
-            .init(
-                "--route", value: "route",
-                help: """
-                    /prefix=http://host:port[|http://host2:port…][;connect=ms;timeout=ms;retries=n;bearer=pass|verify|require;required=true|false]
-                             (or PIER_GATEWAY_ROUTES, comma-separated)
-                    """)
-        ],
-        summary: "host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)"
-    ) { options, configuration, logger, http in
-        [
-            try Front(
-                settings: try ProxySettings(environment: configuration.environment, extraRoutes: options["--route"] ?? []),
-                configuration: configuration, http: http, logger: logger)
-        ]
+    public static let executable = executable(plugins: builtIn)
+
+    /// A gateway hosting `plugins` (Pier's own and a team's: `Gateway.builtIn + [Plugin(Mine.self)]`),
+    /// its `main`: `pier-gateway openapi` prints the API document of them all, anything else
+    /// is the gateway's command line (see ``executable``). What a team's own gateway executable
+    /// calls (docs/plugins.md).
+    public static func main(plugins: [Plugin], name: String = "pier-gateway") async -> Int32 {
+        if CommandLine.arguments.dropFirst().first == "openapi" { return writeDocument(plugins: plugins, name: name) }
+        return await executable(plugins: plugins, name: name).main()
+    }
+
+    /// The gateway's command line for `plugins`.
+    public static func executable(plugins: [Plugin], name: String = "pier-gateway") -> Executable {
+        let extra = plugins.flatMap(\.endpoints)
+        return Executable(
+            name: name, defaultPort: 8080, plugins: plugins, embedVariable: "PIER_GATEWAY_EMBED",
+            options: [
+                .init(
+                    "--route", value: "route",
+                    help: """
+                        /prefix=http://host:port[|http://host2:port…][;connect=ms;timeout=ms;retries=n;bearer=pass|verify|require;required=true|false]
+                                 (or PIER_GATEWAY_ROUTES, comma-separated)
+                        """)
+            ],
+            summary: "host plugins in this process and/or proxy routes to upstreams, on PIER_PORT (default 8080)"
+        ) { options, configuration, logger, http in
+            [
+                try Front(
+                    settings: try ProxySettings(environment: configuration.environment, extraRoutes: options["--route"] ?? []),
+                    configuration: configuration, http: http, logger: logger,
+                    document: extra.isEmpty ? Gateway.document : document(adding: extra))
+            ]
+        }
     }
 
     /// The API document, generated once from the endpoints' definitions (a failure to describe a
@@ -57,14 +76,22 @@ public enum Gateway {
         }
     }()
 
-    /// `pier-gateway openapi`: prints the document; 1 when it cannot be generated.
-    public static func writeDocument() -> Int32 {
+    /// The document of Pier's endpoints and `extra` (a team's plugins').
+    static func document(adding extra: [EndpointDefinition]) -> [UInt8] {
+        (try? APIDocument.generate(APIDocument.endpoints + extra, version: PierVersion.current))
+            ?? Array(#"{"error":"the API document could not be generated"}"#.utf8)
+    }
+
+    /// `pier-gateway openapi`: prints the document (of Pier's endpoints and those `plugins`
+    /// declare); 1 when it cannot be generated.
+    public static func writeDocument(plugins: [Plugin] = builtIn, name: String = "pier-gateway") -> Int32 {
         do {
-            let bytes = try APIDocument.generate(version: PierVersion.current)
+            let bytes = try APIDocument.generate(
+                APIDocument.endpoints + plugins.flatMap(\.endpoints), version: PierVersion.current)
             print(String(decoding: bytes, as: UTF8.self), terminator: "")
             return 0
         } catch {
-            Executable.printError("pier-gateway openapi: \(error)")
+            Executable.printError("\(name) openapi: \(error)")
             return 1
         }
     }
@@ -81,7 +108,9 @@ public enum Gateway {
         let http = HTTPClient()
         return try await PluginHost.start(
             plugins.filter { names.contains($0.name) },
-            extensions: [try Front(settings: settings, configuration: configuration, http: http, logger: logger)],
+            extensions: [
+                try Front(settings: settings, configuration: configuration, http: http, logger: logger, document: document)
+            ],
             configuration: configuration, logger: logger, migrate: migrate, keys: nil, signals: [], metricsName: "gateway",
             http: http)
     }
@@ -92,10 +121,14 @@ public enum Gateway {
         let proxy: Proxy?
         let limiter: RateLimiter?
         let association: AppAssociation
+        /// `/openapi.json`: Pier's endpoints and the hosted plugins'.
+        let document: [UInt8]
 
-        init(settings: ProxySettings?, configuration: ServiceConfiguration, http: HTTPClient, logger: Logger)
-            throws(Environment.Failure)
-        {
+        init(
+            settings: ProxySettings?, configuration: ServiceConfiguration, http: HTTPClient, logger: Logger,
+            document: [UInt8]
+        ) throws(Environment.Failure) {
+            self.document = document
             association = try AppAssociation(environment: configuration.environment)
             proxy = settings.flatMap { settings in
                 settings.routes.isEmpty
@@ -112,10 +145,10 @@ public enum Gateway {
         func routes(into routes: inout Routes, authenticator: Authenticator) {
             proxy?.routes(into: &routes, authenticator: authenticator)
             let router = Router<BasicRequestContext>()
-            router.get(GatewayAPI.document.path) { _, _ in
+            router.get(GatewayAPI.document.path) { [document] _, _ in
                 Response(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
-                    body: Gateway.document)
+                    body: document)
             }
             // The root, where a newcomer's browser goes first: where things are, not a 404. A
             // browser (it asks for HTML) gets a page of links, with no icon to fetch; anyone else

@@ -97,8 +97,21 @@ public struct SubscriptionsService: Service {
     /// Detaching the facts of deleted accounts, and the App Store reads asked for in the background.
     public var background: [any LifecycleService] { [worker.consumer, reconciler, live] }
 
-    public static var offers: [String] { [Capability<any DataExporter>.dataExport.name] }
-    public func offer(into capabilities: inout Capabilities) { capabilities.offer(.dataExport, self) }
+    public static var offers: [String] {
+        [Capability<any DataExporter>.dataExport.name, Capability<any EntitlementsReader>.entitlements.name]
+    }
+    public func offer(into capabilities: inout Capabilities) {
+        capabilities.offer(.dataExport, self)
+        capabilities.offer(.entitlements, self)
+    }
+}
+
+extension SubscriptionsService: EntitlementsReader {
+    /// The keys of what the user's status gives access to now.
+    public func entitlements(of user: UUID) async throws -> Set<String> {
+        let status = try await subscriptions.status(of: user)
+        return status.active ? Set(status.entitlements.filter { $0.expiresAt > Date() }.map(\.key)) : []
+    }
 }
 
 extension SubscriptionsService: DataExporter {

@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+// Remote config and feature flags: a plugin written as a team writes its own, in its own package,
+// against Pier's public products only (docs/plugins.md). `RemoteConfig` is the plugin; it runs
+// alone as `pier-remote-config`, or in `gateway-with-config` beside Pier's own plugins.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "RemoteConfig",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "RemoteConfig", targets: ["RemoteConfig"]),
+        .executable(name: "pier-remote-config", targets: ["pier-remote-config"]),
+        .executable(name: "gateway-with-config", targets: ["gateway-with-config"]),
+    ],
+    dependencies: [
+        // Pier's server package and its client package (the wire types), by path, as a checkout
+        // of Pier beside the team's own would be found.
+        .package(name: "Pier", path: "../.."),
+        .package(name: "Client", path: "../../Client"),
+    ],
+    targets: [
+        .target(
+            name: "RemoteConfig",
+            dependencies: [.product(name: "PierPlugin", package: "Pier"), .product(name: "PierModels", package: "Client")],
+            path: "Sources/RemoteConfig", resources: [.embedInCode("Migrations")], swiftSettings: strict),
+        .executableTarget(
+            name: "pier-remote-config", dependencies: ["RemoteConfig"], path: "Sources/pier-remote-config",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "gateway-with-config", dependencies: ["RemoteConfig", .product(name: "Gateway", package: "Pier")],
+            path: "Sources/gateway-with-config", swiftSettings: strict),
+        .testTarget(
+            name: "RemoteConfigTests", dependencies: ["RemoteConfig", .product(name: "PierModels", package: "Client")],
+            path: "Tests/RemoteConfigTests", swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,199 @@
+import PierAudit
+import PierHTTP
+import PierIdentity
+import PierJSON
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The endpoints of remote config, as values: what the routes are registered from and what
+/// the API document (`/openapi.json`) describes.
+public enum RemoteConfigAPI {
+    public static let config = Endpoint<NoParameters, NoBody, ConfigAnswer>(
+        "GET", "/config", access: .anyone, operation: "getConfig",
+        summary: "Every parameter's value for the calling app",
+        description:
+            "The app says what it is with `X-Installation-ID`, `X-App-Platform`, `X-App-Version` and `X-App-Locale` (else `Accept-Language`); a bearer token adds who is signed in and their entitlements. `If-None-Match` with the last `ETag` answers 304 while nothing changed for the caller.",
+        answers: "The values", headers: ["ETag", "Cache-Control"])
+
+    public static let versions = Endpoint<NoParameters, NoBody, ConfigVersions>(
+        "GET", "/config/versions", access: .staff, operation: "listConfigVersions",
+        summary: "The published versions, newest first (the team)", answers: "The versions")
+
+    public static let version = Endpoint<ConfigVersionPath, NoBody, ConfigVersion>(
+        "GET", "/config/versions/{version}", access: .staff, operation: "getConfigVersion",
+        summary: "One published version (the team)", answers: "The version", problems: [.validationFailed, .notFound])
+
+    public static let publish = Endpoint<NoParameters, PublishConfig, ConfigVersion>(
+        "POST", "/config/versions", access: .admin, operation: "publishConfig",
+        summary: "Publish the parameters as the next version (admins)",
+        description: "`basedOn` is the version they were edited from: another publication since answers 409.",
+        status: 201, answers: "The published version", problems: [.validationFailed, .conflict])
+
+    public static let rollback = Endpoint<ConfigVersionPath, NoBody, ConfigVersion>(
+        "POST", "/config/versions/{version}/rollback", access: .admin, operation: "rollBackConfig",
+        summary: "Publish an earlier version's parameters again (admins)", status: 201, answers: "The published version",
+        problems: [.validationFailed, .notFound])
+
+    public static let preview = Endpoint<NoParameters, ConfigPreviewRequest, ConfigPreview>(
+        "POST", "/config/preview", access: .staff, operation: "previewConfig",
+        summary: "What a user or installation gets now, and why (the team)", answers: "The values and their reasons",
+        problems: [.validationFailed])
+
+    public static let all = [
+        config.definition, versions.definition, version.definition, publish.definition, rollback.definition,
+        preview.definition,
+    ]
+}
+
+/// `{version}`: one published version.
+public struct ConfigVersionPath: EndpointParameters {
+    public static let declared: [Parameter] = [.path("version", .integer, "The version's number.")]
+    public var version: Int
+    public var values: [(name: String, value: String)] { [("version", String(version))] }
+    public init(_ version: Int) { self.version = version }
+}
+
+/// Remote config and feature flags, as a plugin: parameters with defaults and rules per caller,
+/// published in versions (history, rollback), served from memory at `GET /config`.
+public struct RemoteConfigService: Service {
+    public static let name = "config"
+    public static let prefix = "/config"
+    public static let schema = "remote_config"
+    public static let defaultPort = 8090
+    public static let migrations = [
+        Migration(
+            version: 1, name: "create_remote_config",
+            sql: String(decoding: PackageResources._001_create_remote_config_sql, as: UTF8.self)),
+        AuditLog.migration(schema: schema, version: 2),
+    ]
+    public static var endpoints: [EndpointDefinition] { RemoteConfigAPI.all }
+    public static var needs: [String] { [Capability<any EntitlementsReader>.entitlements.name] }
+
+    let store: ConfigStore
+    let entitlements: (any EntitlementsReader)?
+    let authenticator: Authenticator
+    let database: PostgresPool
+    /// The request header a deployment puts the caller's country in (`PIER_CONFIG_COUNTRY_HEADER`).
+    let countryHeader: String?
+    let logger: Logger
+
+    public static func make(context: ServiceContext) async throws -> RemoteConfigService {
+        RemoteConfigService(
+            store: ConfigStore(database: context.database, events: context.events, logger: context.logger),
+            entitlements: context.capabilities.first(.entitlements), authenticator: context.authenticator,
+            database: context.database, countryHeader: context.configuration.environment.string("PIER_CONFIG_COUNTRY_HEADER"),
+            logger: context.logger)
+    }
+
+    public var background: [any LifecycleService] { [store] }
+
+    public func isReady() async -> Bool { store.current != nil }
+
+    public func routes(into routes: inout Routes) {
+        let router = Router<ServiceRequestContext>()
+        let endpoints = EndpointRouter(router, authenticator: authenticator)
+        endpoints.on(RemoteConfigAPI.config) { request, context in try await config(request, context) }
+        endpoints.on(RemoteConfigAPI.versions) { _, _ in
+            JSONResponse(ConfigVersions(items: try await store.versions(limit: 50)))
+        }
+        endpoints.on(RemoteConfigAPI.version) { _, context in
+            let number = try context.parameters.require("version", as: Int.self)
+            guard let version = try await store.version(number) else { throw HTTPError.notFound("No such version.") }
+            return JSONResponse(version)
+        }
+        endpoints.on(RemoteConfigAPI.publish) { _, context, body in try await publish(body, context) }
+        endpoints.on(RemoteConfigAPI.rollback) { _, context in try await rollback(context) }
+        endpoints.on(RemoteConfigAPI.preview) { _, _, body in try await preview(body) }
+        routes.merge(router.routes)
+        routes.merge(
+            AuditLog.routes(
+                service: Self.name, prefix: Self.prefix, schema: Self.schema, database: database, authenticator: authenticator))
+    }
+
+    // MARK: - Handlers
+
+    /// `GET /config`: evaluated from memory; the caller's entitlements are read (through the
+    /// subscriptions plugin) only when a rule asks for them.
+    func config(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<ConfigAnswer> {
+        guard let current = store.current else {
+            throw HTTPError.unavailable(retryAfter: 2, "The config has not been read from the database yet.")
+        }
+        var caller = ConfigCaller(
+            userID: context.principal?.userID, installationID: request.headers["X-Installation-ID"],
+            platform: request.headers["X-App-Platform"], appVersion: request.headers["X-App-Version"],
+            locale: request.headers["X-App-Locale"] ?? Self.firstLanguage(request.headers["Accept-Language"]),
+            country: countryHeader.flatMap { request.headers[$0] })
+        if let user = caller.userID, Self.asksForEntitlements(current.parameters) {
+            caller.entitlements = try await entitlements?.entitlements(of: user) ?? []
+        }
+        let answer = ConfigAnswer(version: current.version, values: Evaluation.values(current.parameters, for: caller).values)
+        let body = try JSON.encode(answer)
+        return EndpointReply(
+            promised: .conditionalJSON(
+                body, for: request, headers: ["Cache-Control": "private, no-cache", "Vary": "Authorization"]))
+    }
+
+    func publish(_ body: PublishConfig, _ context: ServiceRequestContext) async throws -> JSONResponse<ConfigVersion> {
+        let actor = try context.auditActor()
+        var errors = Evaluation.problems(body.parameters)
+        if let note = body.note, note.count > 500 {
+            errors.append(.init(field: "note", message: "must be at most 500 characters"))
+        }
+        if body.basedOn < 0 { errors.append(.init(field: "basedOn", message: "must be the version edited from, 0 at first")) }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        switch try await store.publish(body.parameters, basedOn: body.basedOn, note: body.note ?? "", by: actor) {
+        case .published(let version):
+            logger.info("config published", [("version", .int(version.version))])
+            return JSONResponse(version, status: 201)
+        case .stale(let newest):
+            throw HTTPError.conflict(
+                "Version \(newest) was published since version \(body.basedOn): open it, make the change again, and publish.")
+        }
+    }
+
+    func rollback(_ context: ServiceRequestContext) async throws -> JSONResponse<ConfigVersion> {
+        let actor = try context.auditActor()
+        let number = try context.parameters.require("version", as: Int.self)
+        guard let earlier = try await store.version(number) else { throw HTTPError.notFound("No such version.") }
+        let note = "Rolled back to version \(number)"
+        guard
+            case .published(let version) = try await store.publish(
+                earlier.parameters, basedOn: 0, note: note, restoring: number, by: actor)
+        else { throw HTTPError.conflict("The rollback could not be published.") }
+        return JSONResponse(version, status: 201)
+    }
+
+    func preview(_ body: ConfigPreviewRequest) async throws -> JSONResponse<ConfigPreview> {
+        guard let current = store.current else {
+            throw HTTPError.unavailable(retryAfter: 2, "The config has not been read from the database yet.")
+        }
+        var caller = ConfigCaller(
+            userID: body.userId, installationID: body.installationId, platform: body.platform, appVersion: body.appVersion,
+            locale: body.locale, country: body.country)
+        if let user = body.userId { caller.entitlements = try await entitlements?.entitlements(of: user) ?? [] }
+        let (values, reasons) = Evaluation.values(current.parameters, for: caller)
+        return JSONResponse(
+            ConfigPreview(version: current.version, values: values, reasons: reasons, entitlements: caller.entitlements.sorted()))
+    }
+
+    // MARK: - Helpers
+
+    static func asksForEntitlements(_ parameters: [ConfigParameter]) -> Bool {
+        parameters.contains { $0.rules.contains { $0.when.entitlements != nil } }
+    }
+
+    /// The first language of `Accept-Language` (`fr-CA,fr;q=0.8` → `fr-CA`).
+    static func firstLanguage(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let first = header.split(separator: ",").first?.split(separator: ";").first?.trimmingWhitespace() ?? ""
+        return first.isEmpty || first == "*" ? nil : String(first)
+    }
+}

@@ -1,0 +1,131 @@
+"""Remote config over HTTP, as an app and a team use it, against `gateway-with-config` hosting
+Pier's plugins and this one on a real database (scripts/plugin-outside.sh starts it):
+publishing, what each caller gets (locale, rollout, an entitlement granted by the team), ETag
+and 304, conflicts and refusals, rollback, the audit log, the API document.
+
+    python3 http_test.py BASE_URL ADMIN_EMAIL ADMIN_PASSWORD
+"""
+import json
+import sys
+import urllib.error
+import urllib.request
+
+base, admin_email, admin_password = sys.argv[1:4]
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def call(method, path, body=None, token=None, headers=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request) as response:
+            raw = response.read()
+            return response.status, (json.loads(raw) if raw else None), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        return error.code, (json.loads(raw) if raw else None), dict(error.headers)
+
+
+def session(email, password, register=False):
+    if register:
+        status, _, _ = call("POST", "/auth/register", {"email": email, "password": password})
+        check(status == 201, "registered " + email)
+    status, body, _ = call("POST", "/auth/login", {"email": email, "password": password})
+    check(status == 200, "signed in " + email + ": %d" % status)
+    return body["accessToken"], body["user"]["id"]
+
+
+admin, _ = session(admin_email, admin_password)
+status, body, _ = call("GET", "/config")
+check(status == 200 and body == {"version": 0, "values": {}}, "before any publication: version 0, no values: %r" % body)
+
+parameters = [
+    {"key": "new_paywall", "type": "bool", "defaultValue": False, "rules": [
+        {"name": "Pro users", "when": {"entitlements": ["pro"]}, "value": True},
+        {"name": "Everyone on Android", "when": {"platforms": ["android"], "rolloutPercent": 100}, "value": True}]},
+    {"key": "welcome", "type": "string", "defaultValue": "Hello", "rules": [
+        {"name": "French", "when": {"locales": ["fr"]}, "value": "Bonjour"}]},
+    {"key": "limits", "type": "json", "defaultValue": {"items": 10}},
+]
+status, published, _ = call("POST", "/config/versions", {"basedOn": 0, "parameters": parameters, "note": "first"}, admin)
+check(status == 201 and published["version"] == 1, "published version 1: %d %r" % (status, published))
+
+status, body, headers = call("GET", "/config", headers={"Accept-Language": "fr-CA,fr;q=0.8", "X-Installation-ID": "i-1"})
+check(body["values"] == {"new_paywall": False, "welcome": "Bonjour", "limits": {"items": 10}}, "French: %r" % body)
+tag = headers.get("ETag")
+status, _, _ = call("GET", "/config", headers={"Accept-Language": "fr-CA", "If-None-Match": tag})
+check(status == 304, "the same answer again is 304: %d" % status)
+status, body, _ = call("GET", "/config", headers={"X-App-Platform": "android", "X-Installation-ID": "i-2"})
+check(body["values"]["new_paywall"] is True and body["values"]["welcome"] == "Hello", "Android: %r" % body)
+
+# An entitlement granted by the team flips the flag for that account (through the
+# subscriptions plugin's capability).
+user, user_id = session("casey@example.com", "a long enough passphrase", register=True)
+status, body, _ = call("GET", "/config", token=user)
+check(body["values"]["new_paywall"] is False, "before the grant: %r" % body)
+status, _, _ = call("POST", "/subscriptions/plans", {"id": "pro-monthly", "name": "Pro", "price": 499, "currency": "USD",
+                                                     "billingPeriod": "P1M", "entitlements": ["pro"]}, admin)
+check(status == 201, "a plan: %d" % status)
+status, _, _ = call("POST", "/subscriptions/grants", {"userId": user_id, "planId": "pro-monthly", "duration": "P1M",
+                                                      "reason": "beta tester"}, admin)
+check(status == 201, "a grant: %d" % status)
+status, body, _ = call("GET", "/config", token=user)
+check(body["values"]["new_paywall"] is True, "after the grant: %r" % body)
+status, preview, _ = call("POST", "/config/preview", {"userId": user_id}, admin)
+check(preview["reasons"]["new_paywall"] == "Pro users" and preview["entitlements"] == ["pro"], "why: %r" % preview)
+
+# Refusals: edited from an older version, values of the wrong type, hostile keys; support reads
+# but does not publish; anonymous callers neither.
+status, body, _ = call("POST", "/config/versions", {"basedOn": 0, "parameters": parameters}, admin)
+check(status == 409 and body["code"] == "conflict", "a stale edit is 409: %d" % status)
+status, body, _ = call("POST", "/config/versions", {"basedOn": 1, "parameters": [
+    {"key": "<script>", "type": "number", "defaultValue": "ten"}]}, admin)
+fields = sorted(error["field"] for error in (body or {}).get("errors", []))
+check(status == 422 and fields == ["parameters[0].defaultValue", "parameters[0].key"], "refused, each field named: %r" % body)
+status, _, _ = call("POST", "/config/versions", {"basedOn": 1, "parameters": []})
+check(status == 401, "anonymous publication: %d" % status)
+status, _, _ = call("GET", "/config/versions", token=user)
+check(status == 403, "a user does not read the versions: %d" % status)
+
+# A second version, then a rollback to the first: a third version that restores it.
+changed = [dict(parameters[1], defaultValue="Hi")] + parameters[:1]
+status, second, _ = call("POST", "/config/versions", {"basedOn": 1, "parameters": changed, "note": "shorter"}, admin)
+check(status == 201 and second["version"] == 2, "version 2: %r" % second)
+status, body, _ = call("GET", "/config")
+check(body["version"] == 2 and body["values"]["welcome"] == "Hi" and "limits" not in body["values"], "v2 served: %r" % body)
+status, third, _ = call("POST", "/config/versions/1/rollback", token=admin)
+check(status == 201 and third["version"] == 3 and third["restores"] == 1, "rolled back: %r" % third)
+status, body, _ = call("GET", "/config")
+check(body["version"] == 3 and body["values"]["welcome"] == "Hello", "the first version's values again: %r" % body)
+status, _, _ = call("POST", "/config/versions/99/rollback", token=admin)
+check(status == 404, "no version 99: %d" % status)
+status, _, _ = call("GET", "/config/versions/abc", token=admin)
+check(status == 404, "nothing lives at a version that is not a number: %d" % status)
+status, versions, _ = call("GET", "/config/versions", token=admin)
+check([v["version"] for v in versions["items"]] == [3, 2, 1], "the history, newest first: %r" % versions)
+
+# What the team did, in the plugin's audit log; the plugin's endpoints in the API document.
+status, audit, _ = call("GET", "/config/audit", token=admin)
+actions = [entry["action"] for entry in (audit or {}).get("items", [])]
+check(actions[:3] == ["config.rolled_back", "config.published", "config.published"], "the audit log: %r" % actions)
+status, document, _ = call("GET", "/openapi.json")
+paths = document.get("paths", {})
+check("/config" in paths and "/config/versions/{version}/rollback" in paths and "/feedback" in paths,
+      "the API document holds the plugin's endpoints beside Pier's")
+
+if failures:
+    print("remote config over HTTP: %d check(s) failed" % len(failures), file=sys.stderr)
+    sys.exit(1)
+print("remote config over HTTP: published, served per caller, granted, refused, rolled back, audited, documented")

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A team's plugin built as the team would build it (docs/plugins.md): the remote config package
+# (Plugins/RemoteConfig) copied to a folder outside the repository, its dependencies on Pier's
+# packages pointed at this checkout, built on its own, its unit tests run, then its
+# `gateway-with-config` hosting Pier's plugins and it, on a fresh database, driven over HTTP
+# (Plugins/RemoteConfig/Tests/http_test.py).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+mkdir -p "$work/remote-config"
+tar -C "$root/Plugins/RemoteConfig" --exclude=.build --exclude=.swiftpm -cf - . | tar -C "$work/remote-config" -xf -
+sed -i "s|path: \"\.\./\.\./Client\"|path: \"$root/Client\"|; s|path: \"\.\./\.\.\"|path: \"$root\"|" \
+  "$work/remote-config/Package.swift"
+cd "$work/remote-config"
+swift build --build-tests -Xswiftc -warnings-as-errors 2>&1 | grep -Ev '^\[|^Building|^Compiling|^Write|^Build complete' || true
+swift build --build-tests -Xswiftc -warnings-as-errors >/dev/null
+swift test --skip-build 2>&1 | tail -n 1
+admin=$("$root/scripts/postgres.sh" url)
+PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_plugin WITH (FORCE)" \
+  -c "CREATE DATABASE pier_plugin" >/dev/null
+port=${PIER_PLUGIN_PORT:-18095}
+export PIER_DATABASE_URL="${admin%/*}/pier_plugin" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning \
+  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none PIER_GATEWAY_EMBED=auth,feedback,subscriptions,console,config
+bin=$(swift build --show-bin-path)
+"$bin/gateway-with-config" serve --migrate > "$work/gateway.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
+  || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
+PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/gateway-with-config" create-admin --email owner@example.com >/dev/null
+python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
+
+# The leaderboard of docs/plugins.md, its files as the page gives them, built beside a checkout
+# of Pier at ../pier (a link to this one): the page's example compiles.
+mkdir -p "$work/example/leaderboard"
+ln -s "$root" "$work/example/pier"
+python3 - "$root/docs/plugins.md" "$work/example/leaderboard" <<'PY'
+import os, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+for block in re.findall(r"```swift\n(.*?)```", text, re.S):
+    first, _, rest = block.partition("\n")
+    if first.startswith("// ") and first[3:].endswith(".swift"):
+        path = os.path.join(sys.argv[2], first[3:])
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w", encoding="utf-8") as out:
+            # The manifest's first line must be the tools version.
+            out.write(rest if first == "// Package.swift" else block)
+PY
+(cd "$work/example/leaderboard" && swift build -Xswiftc -warnings-as-errors >/dev/null)
+echo "plugin-outside: docs/plugins.md's leaderboard builds as written"
+echo "plugin-outside: a package outside the repository built a gateway hosting Pier's plugins and its own"
