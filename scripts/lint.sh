@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 swift format lint --strict -r Client Shared Services Tests Tools bench Plugins Package.swift
-if found=$(grep -rln --include=*.swift '^import Foundation$' Client/Sources/PierModels Shared Services Plugins/RemoteConfig/Sources); then
+if found=$(grep -rln --include=*.swift '^import Foundation$' Client/Sources/PierModels Shared Services Plugins/RemoteConfig/Sources/RemoteConfig); then
   echo "lint: these server files import Foundation; import FoundationEssentials as the others do:" >&2
   echo "$found" >&2
   exit 1

@@ -10,9 +10,10 @@ work=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$work/remote-config"
-tar -C "$root/Plugins/RemoteConfig" --exclude=.build --exclude=.swiftpm -cf - . | tar -C "$work/remote-config" -xf -
+tar -C "$root/Plugins/RemoteConfig" --exclude=.build --exclude=.swiftpm --exclude=__pycache__ -cf - . | tar -C "$work/remote-config" -xf -
 sed -i "s|path: \"\.\./\.\./Client\"|path: \"$root/Client\"|; s|path: \"\.\./\.\.\"|path: \"$root\"|" \
   "$work/remote-config/Package.swift"
+sed -i "s|path: \"\.\./\.\./\.\./Client\"|path: \"$root/Client\"|" "$work/remote-config/API/Package.swift"
 cd "$work/remote-config"
 swift build --build-tests -Xswiftc -warnings-as-errors 2>&1 | grep -Ev '^\[|^Building|^Compiling|^Write|^Build complete' || true
 swift build --build-tests -Xswiftc -warnings-as-errors >/dev/null
@@ -30,7 +31,7 @@ for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null &&
 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
   || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
 PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/gateway-with-config" create-admin --email owner@example.com >/dev/null
-python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
+CONFIG_CHECK="$bin/config-check" python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
 
 # The leaderboard of docs/plugins.md, its files as the page gives them, built beside a checkout
 # of Pier at ../pier (a link to this one): the page's example compiles.

@@ -19,11 +19,16 @@ let package = Package(
         // of Pier beside the team's own would be found.
         .package(name: "Pier", path: "../.."),
         .package(name: "Client", path: "../../Client"),
+        // Its wire types and client, the part apps link (a package of its own: no server module).
+        .package(name: "RemoteConfigAPI", path: "API"),
     ],
     targets: [
         .target(
             name: "RemoteConfig",
-            dependencies: [.product(name: "PierPlugin", package: "Pier"), .product(name: "PierModels", package: "Client")],
+            dependencies: [
+                .product(name: "PierPlugin", package: "Pier"), .product(name: "PierModels", package: "Client"),
+                .product(name: "RemoteConfigAPI", package: "RemoteConfigAPI"),
+            ],
             path: "Sources/RemoteConfig", resources: [.embedInCode("Migrations")], swiftSettings: strict),
         .executableTarget(
             name: "pier-remote-config", dependencies: ["RemoteConfig"], path: "Sources/pier-remote-config",
@@ -31,8 +36,17 @@ let package = Package(
         .executableTarget(
             name: "gateway-with-config", dependencies: ["RemoteConfig", .product(name: "Gateway", package: "Pier")],
             path: "Sources/gateway-with-config", swiftSettings: strict),
+        // What an app does with the client: reads the flags, keeps the last config for a cold
+        // start offline (driven by Tests/http_test.py against a live gateway).
+        .executableTarget(
+            name: "config-check", dependencies: [.product(name: "RemoteConfigClient", package: "RemoteConfigAPI")],
+            path: "Sources/config-check", swiftSettings: strict),
         .testTarget(
-            name: "RemoteConfigTests", dependencies: ["RemoteConfig", .product(name: "PierModels", package: "Client")],
+            name: "RemoteConfigTests",
+            dependencies: [
+                "RemoteConfig", .product(name: "PierModels", package: "Client"),
+                .product(name: "RemoteConfigAPI", package: "RemoteConfigAPI"),
+            ],
             path: "Tests/RemoteConfigTests", swiftSettings: strict),
     ]
 )

@@ -99,6 +99,44 @@ extension PierClient {
     }
 }
 
+/// What a conditional GET brought: the answer, or nil when the server said it had not changed
+/// (304) since the `ETag` given; and the answer's `ETag`.
+public struct Fetched<Answer: Sendable>: Sendable {
+    public let answer: Answer?
+    public let etag: String?
+}
+
+extension PierClient {
+    /// The installation's id (`X-Installation-ID`), as ``Options/installationID`` set it or
+    /// as it was made and kept.
+    public var installationID: String { feedback.installationID }
+
+    /// Calls an endpoint of a plugin (its `Endpoint` value, which its package shares with apps)
+    /// with the same sessions, retries and errors as Pier's own calls: as the signed-in user
+    /// when there is one, anonymously otherwise.
+    public func call<Parameters, Body: Encodable, Answer: Decodable>(
+        _ endpoint: Endpoint<Parameters, Body, Answer>, _ parameters: Parameters, body: Body, headers: [String: String] = [:]
+    ) async throws(PierError) -> Answer {
+        try await authorized.call(endpoint, parameters, body: body, headers: headers, signedIn: auth.currentUser != nil)
+    }
+
+    /// A GET of a plugin's endpoint, conditional on `etag` (`If-None-Match`): nil answer when
+    /// unchanged. As the signed-in user when there is one, anonymously otherwise.
+    public func fetch<Parameters, Answer: Decodable & Sendable>(
+        _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters, headers: [String: String] = [:],
+        ifNoneMatch etag: String? = nil
+    ) async throws(PierError) -> Fetched<Answer> {
+        var sent = headers
+        if let etag { sent["If-None-Match"] = etag }
+        let (data, response) = try await authorized.send(
+            Call(endpoint, parameters, headers: sent), signedIn: auth.currentUser != nil)
+        let tag = response.value(forHTTPHeaderField: "ETag")
+        guard response.statusCode != 304 else { return Fetched(answer: nil, etag: tag ?? etag) }
+        let answer = try Transport.decode(Answer.self, data, requestID: response.value(forHTTPHeaderField: "X-Request-ID"))
+        return Fetched(answer: answer, etag: tag)
+    }
+}
+
 /// Sends calls as the signed-in user: a fresh access token, and one retry after a 401 with a
 /// refreshed one.
 struct Authorized: Sendable {

@@ -125,6 +125,20 @@ paths = document.get("paths", {})
 check("/config" in paths and "/config/versions/{version}/rollback" in paths and "/feedback" in paths,
       "the API document holds the plugin's endpoints beside Pier's")
 
+# The app's side, on PierClient: the client reads the flags as the signed-in customer, asks
+# again (304: unchanged), and a cold start without the network reads the kept file.
+import os
+import subprocess
+import tempfile
+check_binary = os.environ.get("CONFIG_CHECK")
+if check_binary:
+    kept = os.path.join(tempfile.mkdtemp(), "config.json")
+    online = subprocess.run([check_binary, base, kept, "casey@example.com", "a long enough passphrase"],
+                            capture_output=True, text=True)
+    check(online.stdout.split() == ["3", "true", "Hello", "unchanged"], "the client's values: %r %s" % (online.stdout, online.stderr))
+    offline = subprocess.run([check_binary, "http://127.0.0.1:9", kept], capture_output=True, text=True)
+    check(offline.stdout.split() == ["3", "true", "Hello", "offline"], "a cold start offline: %r %s" % (offline.stdout, offline.stderr))
+
 if failures:
     print("remote config over HTTP: %d check(s) failed" % len(failures), file=sys.stderr)
     sys.exit(1)

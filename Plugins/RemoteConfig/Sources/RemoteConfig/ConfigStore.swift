@@ -3,6 +3,7 @@ import PierEvents
 import PierModels
 import PierPostgres
 import PierRuntime
+import RemoteConfigAPI
 import Synchronization
 
 #if canImport(FoundationEssentials)

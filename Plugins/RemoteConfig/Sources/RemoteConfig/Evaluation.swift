@@ -1,4 +1,5 @@
 import PierModels
+import RemoteConfigAPI
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -6,60 +6,13 @@ import PierModels
 import PierPostgres
 import PierRuntime
 import PierService
+import RemoteConfigAPI
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-
-/// The endpoints of remote config, as values: what the routes are registered from and what
-/// the API document (`/openapi.json`) describes.
-public enum RemoteConfigAPI {
-    public static let config = Endpoint<NoParameters, NoBody, ConfigAnswer>(
-        "GET", "/config", access: .anyone, operation: "getConfig",
-        summary: "Every parameter's value for the calling app",
-        description:
-            "The app says what it is with `X-Installation-ID`, `X-App-Platform`, `X-App-Version` and `X-App-Locale` (else `Accept-Language`); a bearer token adds who is signed in and their entitlements. `If-None-Match` with the last `ETag` answers 304 while nothing changed for the caller.",
-        answers: "The values", headers: ["ETag", "Cache-Control"])
-
-    public static let versions = Endpoint<NoParameters, NoBody, ConfigVersions>(
-        "GET", "/config/versions", access: .staff, operation: "listConfigVersions",
-        summary: "The published versions, newest first (the team)", answers: "The versions")
-
-    public static let version = Endpoint<ConfigVersionPath, NoBody, ConfigVersion>(
-        "GET", "/config/versions/{version}", access: .staff, operation: "getConfigVersion",
-        summary: "One published version (the team)", answers: "The version", problems: [.validationFailed, .notFound])
-
-    public static let publish = Endpoint<NoParameters, PublishConfig, ConfigVersion>(
-        "POST", "/config/versions", access: .admin, operation: "publishConfig",
-        summary: "Publish the parameters as the next version (admins)",
-        description: "`basedOn` is the version they were edited from: another publication since answers 409.",
-        status: 201, answers: "The published version", problems: [.validationFailed, .conflict])
-
-    public static let rollback = Endpoint<ConfigVersionPath, NoBody, ConfigVersion>(
-        "POST", "/config/versions/{version}/rollback", access: .admin, operation: "rollBackConfig",
-        summary: "Publish an earlier version's parameters again (admins)", status: 201, answers: "The published version",
-        problems: [.validationFailed, .notFound])
-
-    public static let preview = Endpoint<NoParameters, ConfigPreviewRequest, ConfigPreview>(
-        "POST", "/config/preview", access: .staff, operation: "previewConfig",
-        summary: "What a user or installation gets now, and why (the team)", answers: "The values and their reasons",
-        problems: [.validationFailed])
-
-    public static let all = [
-        config.definition, versions.definition, version.definition, publish.definition, rollback.definition,
-        preview.definition,
-    ]
-}
-
-/// `{version}`: one published version.
-public struct ConfigVersionPath: EndpointParameters {
-    public static let declared: [Parameter] = [.path("version", .integer, "The version's number.")]
-    public var version: Int
-    public var values: [(name: String, value: String)] { [("version", String(version))] }
-    public init(_ version: Int) { self.version = version }
-}
 
 /// Remote config and feature flags, as a plugin: parameters with defaults and rules per caller,
 /// published in versions (history, rollback), served from memory at `GET /config`.

@@ -1,6 +1,7 @@
 import Foundation
 import PierModels
 import RemoteConfig
+import RemoteConfigAPI
 import Testing
 
 /// The rules of remote config, judged without a server: conditions one by one and together,

@@ -144,9 +144,15 @@ public struct ConfigPreview: Codable, Sendable, Equatable {
     public var reasons: [String: String]
     /// The entitlements the caller has now (what rules on entitlements were judged by).
     public var entitlements: [String]
+
+    public init(version: Int, values: [String: JSONValue], reasons: [String: String], entitlements: [String]) {
+        (self.version, self.values, self.reasons, self.entitlements) = (version, values, reasons, entitlements)
+    }
 }
 
 /// The list of published versions, newest first.
 public struct ConfigVersions: Codable, Sendable, Equatable {
     public var items: [ConfigVersion]
+
+    public init(items: [ConfigVersion]) { self.items = items }
 }
