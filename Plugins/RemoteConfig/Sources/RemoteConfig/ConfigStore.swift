@@ -1,5 +1,6 @@
 import PierAudit
 import PierEvents
+import PierJSON
 import PierModels
 import PierPostgres
 import PierRuntime
@@ -20,7 +21,42 @@ final class ConfigStore: LifecycleService {
     let database: PostgresPool
     let events: PostgresListener
     let logger: Logger
-    private let newest = Mutex<ConfigVersion?>(nil)
+    /// The newest version, and its rules made ready to judge.
+    private let newest = Mutex<Held?>(nil)
+
+    struct Held: Sendable {
+        let version: ConfigVersion
+        let compiled: Evaluation.Compiled
+
+        init(_ version: ConfigVersion) {
+            self.version = version
+            compiled = Evaluation.Compiled(version.parameters)
+        }
+    }
+    /// The answers of the newest version, by the rules chosen (callers with the same choices
+    /// get the same bytes): encoded once, not per request.
+    private let answers = Mutex<(version: Int, byChoices: [[Int]: Answer])>((-1, [:]))
+
+    /// An encoded answer and its tag.
+    struct Answer: Sendable {
+        let body: [UInt8]
+        let etag: String
+    }
+
+    /// The answer of `version` for callers whose rules chose `choices`.
+    func answer(_ version: ConfigVersion, choices: [Int]) throws -> Answer {
+        if let found = answers.withLock({ $0.version == version.version ? $0.byChoices[choices] : nil }) { return found }
+        let values = Evaluation.values(version.parameters, choices: choices).values
+        let body = try JSON.encode(ConfigAnswer(version: version.version, values: values))
+        // The version and the choices decide the bytes: a strong tag without hashing them.
+        let tag = "\"\(version.version)-" + choices.map(String.init).joined(separator: ".") + "\""
+        let answer = Answer(body: body, etag: tag)
+        answers.withLock { cache in
+            if cache.version != version.version || cache.byChoices.count >= 4096 { cache = (version.version, [:]) }
+            cache.byChoices[choices] = answer
+        }
+        return answer
+    }
 
     init(database: PostgresPool, events: PostgresListener, logger: Logger) {
         (self.database, self.events, self.logger) = (database, events, logger)
@@ -28,7 +64,10 @@ final class ConfigStore: LifecycleService {
 
     /// The version apps get now (nil until the first read; a version 0 with no parameters
     /// before the first publication).
-    var current: ConfigVersion? { newest.withLock { $0 } }
+    var current: ConfigVersion? { newest.withLock { $0?.version } }
+
+    /// The newest version with its compiled rules.
+    var held: Held? { newest.withLock { $0 } }
 
     func start() async throws {
         do { try await reload() } catch { logger.warning("remote config not read yet", [("error", .string("\(error)"))]) }
@@ -46,8 +85,11 @@ final class ConfigStore: LifecycleService {
     func reload() async throws {
         let found = try await versions(limit: 1).first
         let read = found ?? ConfigVersion(version: 0, parameters: [], note: "", publishedBy: UUID(), publishedAt: Date())
-        newest.withLock { held in
-            if (held?.version ?? -1) <= read.version { held = read }
+        if (held?.version.version ?? -1) < read.version || held == nil {
+            let ready = Held(read)
+            newest.withLock { held in
+                if (held?.version.version ?? -1) <= read.version { held = ready }
+            }
         }
     }
 
@@ -125,7 +167,8 @@ final class ConfigStore: LifecycleService {
             return .published(version)
         }
         if case .published(let version) = published {
-            newest.withLock { held in if (held?.version ?? -1) < version.version { held = version } }
+            let ready = Held(version)
+            newest.withLock { held in if (held?.version.version ?? -1) < version.version { held = ready } }
         }
         return published
     }

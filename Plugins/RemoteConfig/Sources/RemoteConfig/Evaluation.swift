@@ -32,12 +32,19 @@ public enum Evaluation {
     public static func values(_ parameters: [ConfigParameter], for caller: ConfigCaller) -> (
         values: [String: JSONValue], reasons: [String: String]
     ) {
+        values(parameters, choices: choices(parameters, for: caller))
+    }
+
+    /// The values and reasons of `choices` (``choices(_:for:)``).
+    public static func values(_ parameters: [ConfigParameter], choices: [Int]) -> (
+        values: [String: JSONValue], reasons: [String: String]
+    ) {
         var values: [String: JSONValue] = [:]
         var reasons: [String: String] = [:]
-        for parameter in parameters {
-            if let rule = parameter.rules.first(where: { holds($0.when, for: caller, key: parameter.key) }) {
-                values[parameter.key] = rule.value
-                reasons[parameter.key] = rule.name
+        for (parameter, choice) in zip(parameters, choices) {
+            if choice >= 0 {
+                values[parameter.key] = parameter.rules[choice].value
+                reasons[parameter.key] = parameter.rules[choice].name
             } else {
                 values[parameter.key] = parameter.defaultValue
                 reasons[parameter.key] = "default"
@@ -46,71 +53,157 @@ public enum Evaluation {
         return (values, reasons)
     }
 
+    /// For each parameter, the index of the first rule that holds for `caller`, or -1 (the
+    /// default): all an answer depends on, so callers with the same choices share one answer.
+    public static func choices(_ parameters: [ConfigParameter], for caller: ConfigCaller) -> [Int] {
+        Compiled(parameters).choices(for: caller)
+    }
+
     /// Whether `condition` holds for `caller` (of parameter `key`, whose rollout it is).
     public static func holds(_ condition: ConfigCondition, for caller: ConfigCaller, key: String) -> Bool {
-        if let platforms = condition.platforms, !platforms.contains(where: { $0.lowercased() == caller.platform?.lowercased() }) {
-            return false
+        Compiled.Rule(condition, key: key).holds(for: Judged(caller))
+    }
+
+    /// What the rules read of a caller, read once per request rather than once per rule.
+    struct Judged {
+        let caller: ConfigCaller
+        let platform: String?
+        let version: Version?
+        let locale: String
+        let country: String?
+
+        init(_ caller: ConfigCaller) {
+            self.caller = caller
+            platform = caller.platform?.lowercased()
+            version = caller.appVersion.map(Version.init)
+            locale = (caller.locale ?? "").lowercased().replacing("_", with: "-")
+            country = caller.country?.uppercased()
         }
-        if let least = condition.appVersionAtLeast {
-            guard let version = caller.appVersion, compare(version, least) >= 0 else { return false }
-        }
-        if let below = condition.appVersionBelow {
-            guard let version = caller.appVersion, compare(version, below) < 0 else { return false }
-        }
-        if let locales = condition.locales {
-            let tag = (caller.locale ?? "").lowercased().replacing("_", with: "-")
-            guard
-                locales.contains(where: { prefix in
-                    let start = prefix.lowercased().replacing("_", with: "-")
-                    return tag == start || tag.hasPrefix(start + "-")
-                })
-            else { return false }
-        }
-        if let countries = condition.countries,
-            !countries.contains(where: { $0.uppercased() == caller.country?.uppercased() })
-        {
-            return false
-        }
-        if let signedIn = condition.signedIn, signedIn != (caller.userID != nil) { return false }
-        if let wanted = condition.entitlements, caller.entitlements.isDisjoint(with: wanted) { return false }
-        if let users = condition.userIds {
-            guard let user = caller.userID, users.contains(user) else { return false }
-        }
-        if let percent = condition.rolloutPercent {
-            guard let installation = caller.installationID, Double(bucket(key, installation)) < percent * 100 else {
-                return false
+    }
+
+    /// A config made ready to judge: every rule's lists as sets, its versions parsed, its
+    /// locales normalized, once per version rather than per request.
+    struct Compiled: Sendable {
+        /// A class: judging passes it around without retaining each of its lists.
+        final class Rule: Sendable {
+            let key: String
+            let platforms: Set<String>?
+            let least: Version?
+            let below: Version?
+            let locales: [String]?
+            /// Each locale followed by `-` (`fr-` starts `fr-CA`).
+            let localeStarts: [String]
+            let countries: Set<String>?
+            let signedIn: Bool?
+            let entitlements: Set<String>?
+            let users: Set<UUID>?
+            let percent: Double?
+
+            init(_ condition: ConfigCondition, key: String) {
+                self.key = key
+                platforms = condition.platforms.map { Set($0.map { $0.lowercased() }) }
+                least = condition.appVersionAtLeast.map(Version.init)
+                below = condition.appVersionBelow.map(Version.init)
+                locales = condition.locales?.map { $0.lowercased().replacing("_", with: "-") }
+                localeStarts = (locales ?? []).map { $0 + "-" }
+                countries = condition.countries.map { Set($0.map { $0.uppercased() }) }
+                signedIn = condition.signedIn
+                entitlements = condition.entitlements.map(Set.init)
+                users = condition.userIds.map(Set.init)
+                percent = condition.rolloutPercent
+            }
+
+            func holds(for judged: Judged) -> Bool {
+                let caller = judged.caller
+                if let platforms {
+                    guard let platform = judged.platform, platforms.contains(platform) else { return false }
+                }
+                if let least {
+                    guard let version = judged.version, version.compare(least) >= 0 else { return false }
+                }
+                if let below {
+                    guard let version = judged.version, version.compare(below) < 0 else { return false }
+                }
+                if let locales {
+                    let tag = judged.locale
+                    guard locales.contains(tag) || localeStarts.contains(where: { tag.hasPrefix($0) }) else { return false }
+                }
+                if let countries {
+                    guard let country = judged.country, countries.contains(country) else { return false }
+                }
+                if let signedIn, signedIn != (caller.userID != nil) { return false }
+                if let entitlements, caller.entitlements.isDisjoint(with: entitlements) { return false }
+                if let users {
+                    guard let user = caller.userID, users.contains(user) else { return false }
+                }
+                if let percent {
+                    guard let installation = caller.installationID, Double(bucket(key, installation)) < percent * 100 else {
+                        return false
+                    }
+                }
+                return true
             }
         }
-        return true
+
+        /// Each parameter's rules, in order.
+        let rules: [[Rule]]
+
+        init(_ parameters: [ConfigParameter]) {
+            rules = parameters.map { parameter in parameter.rules.map { Rule($0.when, key: parameter.key) } }
+        }
+
+        func choices(for caller: ConfigCaller) -> [Int] {
+            let judged = Judged(caller)
+            var chosen = [Int](repeating: -1, count: rules.count)
+            for index in rules.indices {
+                let parameter = rules[index]
+                for number in parameter.indices where parameter[number].holds(for: judged) {
+                    chosen[index] = number
+                    break
+                }
+            }
+            return chosen
+        }
     }
 
     /// The installation's place in `0..<10_000` for parameter `key`: FNV-1a (64 bits) of
     /// `key:installation`, the same on every replica and every release.
     public static func bucket(_ key: String, _ installation: String) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in (key + ":" + installation).utf8 {
+        func add(_ byte: UInt8) {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
+        for byte in key.utf8 { add(byte) }
+        add(UInt8(ascii: ":"))
+        for byte in installation.utf8 { add(byte) }
         return Int(hash % 10_000)
     }
 
     /// Semantic versions compared part by part (`2.10.0` after `2.9.1`; a missing part is 0; a
     /// pre-release suffix such as `-beta.1` comes before its release).
-    public static func compare(_ left: String, _ right: String) -> Int {
-        func parts(_ text: String) -> (numbers: [Int], prerelease: Bool) {
+    public static func compare(_ left: String, _ right: String) -> Int { Version(left).compare(Version(right)) }
+
+    /// A version's numbers, and whether it is a pre-release.
+    struct Version {
+        let numbers: [Int]
+        let prerelease: Bool
+
+        init(_ text: String) {
             let core = text.split(separator: "-", maxSplits: 1)
-            let numbers = (core.first ?? "").split(separator: ".").map { Int($0.prefix { $0.isNumber }) ?? 0 }
-            return (numbers, core.count > 1)
+            numbers = (core.first ?? "").split(separator: ".").map { Int($0.prefix { $0.isNumber }) ?? 0 }
+            prerelease = core.count > 1
         }
-        let (a, b) = (parts(left), parts(right))
-        for index in 0..<max(a.numbers.count, b.numbers.count) {
-            let x = index < a.numbers.count ? a.numbers[index] : 0
-            let y = index < b.numbers.count ? b.numbers[index] : 0
-            if x != y { return x < y ? -1 : 1 }
+
+        func compare(_ other: Version) -> Int {
+            for index in 0..<max(numbers.count, other.numbers.count) {
+                let x = index < numbers.count ? numbers[index] : 0
+                let y = index < other.numbers.count ? other.numbers[index] : 0
+                if x != y { return x < y ? -1 : 1 }
+            }
+            if prerelease != other.prerelease { return prerelease ? -1 : 1 }
+            return 0
         }
-        if a.prerelease != b.prerelease { return a.prerelease ? -1 : 1 }
-        return 0
     }
 
     /// Why `parameters` cannot be published, each problem naming its field; empty when they can.

@@ -76,9 +76,10 @@ public struct RemoteConfigService: Service {
     /// `GET /config`: evaluated from memory; the caller's entitlements are read (through the
     /// subscriptions plugin) only when a rule asks for them.
     func config(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<ConfigAnswer> {
-        guard let current = store.current else {
+        guard let held = store.held else {
             throw HTTPError.unavailable(retryAfter: 2, "The config has not been read from the database yet.")
         }
+        let current = held.version
         var caller = ConfigCaller(
             userID: context.principal?.userID, installationID: request.headers["X-Installation-ID"],
             platform: request.headers["X-App-Platform"], appVersion: request.headers["X-App-Version"],
@@ -87,11 +88,17 @@ public struct RemoteConfigService: Service {
         if let user = caller.userID, Self.asksForEntitlements(current.parameters) {
             caller.entitlements = try await entitlements?.entitlements(of: user) ?? []
         }
-        let answer = ConfigAnswer(version: current.version, values: Evaluation.values(current.parameters, for: caller).values)
-        let body = try JSON.encode(answer)
-        return EndpointReply(
-            promised: .conditionalJSON(
-                body, for: request, headers: ["Cache-Control": "private, no-cache", "Vary": "Authorization"]))
+        let answer = try store.answer(current, choices: held.compiled.choices(for: caller))
+        var headers: HTTPHeaders = ["Cache-Control": "private, no-cache", "Vary": "Authorization", "ETag": answer.etag]
+        if let match = request.headers["If-None-Match"],
+            match.split(separator: ",").contains(where: {
+                $0.trimmingWhitespace() == answer.etag || $0.trimmingWhitespace() == "*"
+            })
+        {
+            return EndpointReply(promised: Response(status: 304, headers: headers))
+        }
+        headers.set("Content-Type", "application/json")
+        return EndpointReply(promised: Response(status: 200, headers: headers, body: answer.body))
     }
 
     func publish(_ body: PublishConfig, _ context: ServiceRequestContext) async throws -> JSONResponse<ConfigVersion> {
