@@ -21,6 +21,8 @@ struct FeedbackFilter: Sendable {
     var appVersion: String?
     /// The search's words as a `to_tsquery` text: each typed word a prefix (`crash:* & pay:*`).
     var text: String?
+    /// The same words, matched as they are (word for word, accents aside).
+    var words: [String] = []
     /// Items with every one of these tags.
     var tags: [String] = []
     /// One team member's items; `.some(nil)`: nobody's.
@@ -63,8 +65,9 @@ struct FeedbackFilter: Sendable {
         if let q = request.query("q") {
             if q.trimmingWhitespace().isEmpty || q.count > 200 {
                 errors.append(.init(field: "q", message: "must be 1 to 200 characters"))
-            } else if let words = PostgresTextSearch.prefixQuery(q) {
-                text = words
+            } else if let prefixes = PostgresTextSearch.prefixQuery(q), let typed = PostgresTextSearch.words(q) {
+                text = prefixes
+                words = typed
             } else {
                 errors.append(.init(field: "q", message: "must hold a letter or a digit"))
             }
@@ -110,8 +113,9 @@ struct FeedbackFilter: Sendable {
         if let sender { query.append(" AND user_id = \(sender)") }
         if let text {
             // Stemmed (English) or word for word: "crash" finds "crashes", "café" finds "cafe".
-            query.append(
-                " AND search @@ (to_tsquery('feedback.english', \(text)) || to_tsquery('feedback.simple', \(text)))")
+            query.append(" AND search @@ (to_tsquery('feedback.english', \(text)) || ")
+            query.append(PostgresTextSearch.lexemes(words, normalize: "feedback.unaccent"))
+            query.append(")")
         }
         if !tags.isEmpty { query.append(" AND tags @> \(PostgresTextArray(tags))::text[]") }
         if let assignee {
