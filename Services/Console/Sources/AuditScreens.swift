@@ -89,7 +89,7 @@ struct AuditScreens: Sendable {
             """
             <h1>Audit log</h1>
             \(filters(typed, service: service, problems: problems))
-            <table><thead><tr><th>When</th><th>Who</th><th>What</th><th>On</th><th>Changed</th></tr></thead><tbody>\(rows)</tbody></table>
+            <table><thead><tr><th>When</th><th>Who</th><th>What</th><th>On</th><th>Changed</th></tr></thead><tbody data-empty="Nothing the team did matches.">\(rows)</tbody></table>
             \(entries.isEmpty && problems.isEmpty ? "<p class=\"muted\">Nothing recorded that matches.</p>" : HTML.empty)
             <div class="pager">\(more)</div>
             <p class="muted">Entries are never changed or removed. Paging goes by part of Pier.</p>

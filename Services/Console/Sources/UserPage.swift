@@ -71,7 +71,7 @@ struct UserPage {
         </dl>
         \(subscriptionSection)
         <h2>Feedback</h2>
-        <table><tbody>\(feedbackRows)</tbody></table>
+        <table><tbody data-empty="No feedback from this account.">\(feedbackRows)</tbody></table>
         </div>
         <div>
         \(accessCard)
@@ -122,7 +122,7 @@ struct UserPage {
             <dt>From</dt><dd>\(label: status.source, none: "none")</dd>
             </dl>
             <h2>Grants</h2>
-            <table><thead><tr><th>Plan</th><th>From</th><th>Until</th><th>Reason</th><th></th><th></th></tr></thead><tbody>\(grantRows)</tbody></table>
+            <table><thead><tr><th>Plan</th><th>From</th><th>Until</th><th>Reason</th><th></th><th></th></tr></thead><tbody data-empty="No grants: access given by the team shows here.">\(grantRows)</tbody></table>
             <form class="actions" method="post" action="\(action("grant"))">\(csrf)
             <label>Plan <select name="plan">\(planOptions)</select></label>
             <label>For <select name="duration"><option value="P7D">7 days</option><option value="P1M" selected>1 month</option><option value="P3M">3 months</option><option value="P1Y">1 year</option></select></label>
@@ -131,7 +131,7 @@ struct UserPage {
             </form>
             <form class="inline" method="post" action="\(action("appstore-refresh"))">\(csrf)<button class="plain" type="submit">Read the App Store subscriptions again from Apple</button></form>
             <h2>Facts</h2>
-            <table><thead><tr><th>At</th><th>What</th><th>Apple's reference</th></tr></thead><tbody>\(facts)</tbody></table>
+            <table><thead><tr><th>At</th><th>What</th><th>Apple's reference</th></tr></thead><tbody data-empty="No purchases or grants yet.">\(facts)</tbody></table>
             """
     }
 
@@ -175,7 +175,7 @@ struct UserPage {
         return """
             <div class="card">
             <h2>Sessions</h2>
-            <table><thead><tr><th>Device</th><th>Address</th><th>Since</th><th>Used</th><th></th></tr></thead><tbody>\(sessionRows)</tbody></table>
+            <table><thead><tr><th>Device</th><th>Address</th><th>Since</th><th>Used</th><th></th></tr></thead><tbody data-empty="Not signed in anywhere.">\(sessionRows)</tbody></table>
             \(mayAct ? """
             <form class="inline" method="post" action="\(action("end-sessions"))">\(csrf)<button class="plain" type="submit">End every session</button></form>
             """ : adminsAct)
