@@ -9,6 +9,7 @@ import PierModels
 import PierRuntime
 import PierService
 import SubscriptionsService
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -45,6 +46,12 @@ public enum Gateway {
     /// The gateway's command line for `plugins`.
     public static func executable(plugins: [Plugin], name: String = "pier-gateway") -> Executable {
         let extra = plugins.flatMap(\.endpoints)
+        let document: @Sendable () -> [UInt8]
+        if extra.isEmpty {
+            document = { Gateway.document }
+        } else {
+            document = Document(adding: extra).bytes
+        }
         return Executable(
             name: name, defaultPort: 8080, plugins: plugins, embedVariable: "PIER_GATEWAY_EMBED",
             options: [
@@ -61,7 +68,7 @@ public enum Gateway {
                 try Front(
                     settings: try ProxySettings(environment: configuration.environment, extraRoutes: options["--route"] ?? []),
                     configuration: configuration, http: http, logger: logger,
-                    document: extra.isEmpty ? Gateway.document : document(adding: extra))
+                    document: document)
             ]
         }
     }
@@ -76,10 +83,25 @@ public enum Gateway {
         }
     }()
 
-    /// The document of Pier's endpoints and `extra` (a team's plugins').
-    static func document(adding extra: [EndpointDefinition]) -> [UInt8] {
-        (try? APIDocument.generate(APIDocument.endpoints + extra, version: PierVersion.current))
-            ?? Array(#"{"error":"the API document could not be generated"}"#.utf8)
+    /// The document of Pier's endpoints and `extra` (a team's plugins'), generated when first
+    /// asked for: generating it at start would hold the generator's memory in every gateway
+    /// (6 MB of resident memory, measured by the containers' check) for a page rarely read.
+    final class Document: Sendable {
+        let extra: [EndpointDefinition]
+        private let made = Mutex<[UInt8]?>(nil)
+
+        init(adding extra: [EndpointDefinition]) { self.extra = extra }
+
+        @Sendable func bytes() -> [UInt8] {
+            made.withLock { made in
+                if let made { return made }
+                let bytes =
+                    (try? APIDocument.generate(APIDocument.endpoints + extra, version: PierVersion.current))
+                    ?? Array(#"{"error":"the API document could not be generated"}"#.utf8)
+                made = bytes
+                return bytes
+            }
+        }
     }
 
     /// `pier-gateway openapi`: prints the document (of Pier's endpoints and those `plugins`
@@ -109,7 +131,7 @@ public enum Gateway {
         return try await PluginHost.start(
             plugins.filter { names.contains($0.name) },
             extensions: [
-                try Front(settings: settings, configuration: configuration, http: http, logger: logger, document: document)
+                try Front(settings: settings, configuration: configuration, http: http, logger: logger) { document }
             ],
             configuration: configuration, logger: logger, migrate: migrate, keys: nil, signals: [], metricsName: "gateway",
             http: http)
@@ -121,12 +143,12 @@ public enum Gateway {
         let proxy: Proxy?
         let limiter: RateLimiter?
         let association: AppAssociation
-        /// `/openapi.json`: Pier's endpoints and the hosted plugins'.
-        let document: [UInt8]
+        /// `/openapi.json` (Pier's endpoints and the hosted plugins'), made when first asked for.
+        let document: @Sendable () -> [UInt8]
 
         init(
             settings: ProxySettings?, configuration: ServiceConfiguration, http: HTTPClient, logger: Logger,
-            document: [UInt8]
+            document: @escaping @Sendable () -> [UInt8]
         ) throws(Environment.Failure) {
             self.document = document
             association = try AppAssociation(environment: configuration.environment)
@@ -148,7 +170,7 @@ public enum Gateway {
             router.get(GatewayAPI.document.path) { [document] _, _ in
                 Response(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "public, max-age=300"],
-                    body: document)
+                    body: document())
             }
             // The root, where a newcomer's browser goes first: where things are, not a 404. A
             // browser (it asks for HTML) gets a page of links, with no icon to fetch; anyone else
