@@ -88,18 +88,22 @@ public final class LiveFeed: LifecycleService {
     ///     with their token's life).
     /// The event types it shows: only their notifications wake it.
     private let changes: Set<String>
+    /// The event types that concern every user with a stream (a new version of something
+    /// everyone's state depends on).
+    private let broadcasts: Set<String>
 
     public init(
         name: String, database: PostgresPool, listener: PostgresListener, revocations: RevocationList?,
-        changes: [String], snapshot: @escaping @Sendable (UUID) async throws -> [UInt8], settings: LiveSettings,
-        pollInterval: Duration = .seconds(1)
+        changes: [String], broadcasts: [String] = [], snapshot: @escaping @Sendable (UUID) async throws -> [UInt8],
+        settings: LiveSettings, pollInterval: Duration = .seconds(1)
     ) {
         lifecycleName = name
         self.database = database
         self.listener = listener
         self.revocations = revocations
-        tail = EventLogTail(types: changes, from: .now)
-        self.changes = Set(changes)
+        tail = EventLogTail(types: changes + broadcasts, from: .now)
+        self.changes = Set(changes + broadcasts)
+        self.broadcasts = Set(broadcasts)
         self.snapshot = snapshot
         heartbeat = settings.heartbeat
         self.pollInterval = pollInterval
@@ -192,13 +196,20 @@ public final class LiveFeed: LifecycleService {
         // every change since the last one, those after its state among them.
         guard state.withLock({ !$0.anchored || !$0.streams.isEmpty }) else { return }
         var changed: Set<UUID> = []
+        var everyone = false
         // An event read twice (not settled the first time) signals twice: the second sends nothing.
         for event in try await tail.next(on: database) {
-            if let subject = try? event.decode(Subject.self) { changed.insert(subject.userId) }
+            if broadcasts.contains(event.type) {
+                everyone = true
+            } else if let subject = try? event.decode(Subject.self) {
+                changed.insert(subject.userId)
+            }
         }
         state.withLock { $0.anchored = true }
         let following = state.withLock { state in
-            changed.compactMap { user in state.streams[user].map { (user, Array($0.values)) } }
+            everyone
+                ? state.streams.map { ($0.key, Array($0.value.values)) }
+                : changed.compactMap { user in state.streams[user].map { (user, Array($0.values)) } }
         }
         for (user, streams) in following {
             // One reading per user, whatever the number of their streams.

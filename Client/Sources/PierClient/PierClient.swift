@@ -137,6 +137,18 @@ extension PierClient {
     }
 }
 
+extension PierClient {
+    /// A plugin's live stream of the signed-in user (server-sent events named `event`, each the
+    /// JSON of `State`), as Pier's own are followed: reconnected with `Last-Event-ID`, a fresh
+    /// token when one expires; it ends at sign-out, and when the reading task is cancelled.
+    public func live<Parameters, State: Decodable & Sendable>(
+        _ endpoint: Endpoint<Parameters, NoBody, EventStreamAnswer>, _ parameters: Parameters, event: String,
+        as type: State.Type
+    ) -> AsyncStream<State> {
+        authorized.live(endpoint.path(parameters), event: event, as: State.self) { state, _ in state }
+    }
+}
+
 /// Sends calls as the signed-in user: a fresh access token, and one retry after a 401 with a
 /// refreshed one.
 struct Authorized: Sendable {

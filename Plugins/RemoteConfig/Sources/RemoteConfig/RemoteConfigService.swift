@@ -1,4 +1,5 @@
 import PierAudit
+import PierEvents
 import PierHTTP
 import PierIdentity
 import PierJSON
@@ -31,6 +32,9 @@ public struct RemoteConfigService: Service {
     public static var needs: [String] { [Capability<any EntitlementsReader>.entitlements.name] }
 
     let store: ConfigStore
+    /// The signed-in apps' streams: told of every publication and of their user's
+    /// subscription changes.
+    let live: LiveFeed
     let entitlements: (any EntitlementsReader)?
     let authenticator: Authenticator
     let database: PostgresPool
@@ -39,14 +43,25 @@ public struct RemoteConfigService: Service {
     let logger: Logger
 
     public static func make(context: ServiceContext) async throws -> RemoteConfigService {
-        RemoteConfigService(
-            store: ConfigStore(database: context.database, events: context.events, logger: context.logger),
-            entitlements: context.capabilities.first(.entitlements), authenticator: context.authenticator,
+        let store = ConfigStore(database: context.database, events: context.events, logger: context.logger)
+        let entitlements = context.capabilities.first(.entitlements)
+        let live = LiveFeed(
+            name: "config stream", database: context.database, listener: context.events,
+            revocations: context.authenticator.revocations, changes: [SubscriptionUpdated.type],
+            broadcasts: [ConfigPublished.type],
+            snapshot: { user in
+                // Read again here: the store may not have heard of the publication yet.
+                try await store.reload()
+                let owned = try await entitlements?.entitlements(of: user) ?? []
+                return try JSON.encode(ConfigSignal(version: store.current?.version ?? 0, entitlements: owned.sorted()))
+            }, settings: context.configuration.live)
+        return RemoteConfigService(
+            store: store, live: live, entitlements: entitlements, authenticator: context.authenticator,
             database: context.database, countryHeader: context.configuration.environment.string("PIER_CONFIG_COUNTRY_HEADER"),
             logger: context.logger)
     }
 
-    public var background: [any LifecycleService] { [store] }
+    public var background: [any LifecycleService] { [store, live] }
 
     public func isReady() async -> Bool { store.current != nil }
 
@@ -54,6 +69,10 @@ public struct RemoteConfigService: Service {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
         endpoints.on(RemoteConfigAPI.config) { request, context in try await config(request, context) }
+        endpoints.on(RemoteConfigAPI.stream) { request, context in
+            EndpointReply(
+                promised: try ServerSentEvents.response(request, feed: live, caller: try context.caller(), event: "config"))
+        }
         endpoints.on(RemoteConfigAPI.versions) { _, _ in
             JSONResponse(ConfigVersions(items: try await store.versions(limit: 50)))
         }

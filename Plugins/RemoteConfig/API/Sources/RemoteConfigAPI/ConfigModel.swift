@@ -118,6 +118,15 @@ public struct ConfigAnswer: Codable, Sendable, Equatable {
     public init(version: Int, values: [String: JSONValue]) { (self.version, self.values) = (version, values) }
 }
 
+/// A message of `GET /config/stream`: what the caller's config depends on besides the app's own
+/// headers. When it changes, the app asks `GET /config` again.
+public struct ConfigSignal: Codable, Sendable, Equatable {
+    public var version: Int
+    public var entitlements: [String]
+
+    public init(version: Int, entitlements: [String]) { (self.version, self.entitlements) = (version, entitlements) }
+}
+
 /// `POST /config/preview`: who to evaluate for.
 public struct ConfigPreviewRequest: Codable, Sendable, Equatable {
     public var userId: UUID?

@@ -34,8 +34,15 @@ public enum RemoteConfigAPI {
         summary: "What a user or installation gets now, and why (the team)", answers: "The values and their reasons",
         problems: [.validationFailed])
 
+    public static let stream = Endpoint<EventStreamRequest, NoBody, EventStreamAnswer>(
+        "GET", "/config/stream", access: .signedIn, operation: "streamConfig",
+        summary: "A message whenever the caller's config may have changed (server-sent events)",
+        description:
+            "A `text/event-stream`: first `event: config` with `data` a ConfigSignal (the version and the caller's entitlements), then one whenever either changes (a publication, a grant), within about a second. The app then asks `GET /config` again. Reconnect with `Last-Event-ID`.",
+        answers: "The stream of config messages", headers: ["Cache-Control"], problems: [.tooManyStreams])
+
     public static let all = [
-        config.definition, versions.definition, version.definition, publish.definition, rollback.definition,
+        config.definition, stream.definition, versions.definition, version.definition, publish.definition, rollback.definition,
         preview.definition,
     ]
 }

@@ -101,6 +101,20 @@ public final class RemoteConfig: @unchecked Sendable {
         return changed
     }
 
+    /// Keeps the config current while the task runs: refreshed now, then whenever the server
+    /// says it may have changed for the signed-in user (a publication, a grant: within about a
+    /// second), over their live stream. Returns at sign-out (refresh when the app comes to the
+    /// foreground instead, and for anonymous users).
+    public func keepCurrent() async {
+        guard pier.auth.currentUser != nil else {
+            _ = try? await refresh()
+            return
+        }
+        for await _ in pier.live(RemoteConfigAPI.stream, EventStreamRequest(), event: "config", as: ConfigSignal.self) {
+            _ = try? await refresh()
+        }
+    }
+
     /// Every new config from here on (as ``refresh()`` reads them).
     public var updates: AsyncStream<ConfigAnswer> {
         let (stream, continuation) = AsyncStream<ConfigAnswer>.makeStream(bufferingPolicy: .bufferingNewest(1))
