@@ -78,6 +78,18 @@ extension ConsoleTests {
             let duplicate = try await samBrowser.post(
                 "/console/replies", [("csrf", csrf), ("id", ""), ("title", "Payment help"), ("body", "again")])
             #expect(duplicate.status == 422 && duplicate.text.contains(#"data-error-for="title""#))
+            // A hostile saved reply is text on every page that shows it.
+            let hostile = try await samBrowser.post(
+                "/console/replies",
+                [
+                    ("csrf", csrf), ("id", ""), ("title", "<img src=x onerror=alert(1)>"),
+                    ("body", "</textarea><script>x</script>"),
+                ])
+            #expect(hostile.status == 303)
+            let listed = try await samBrowser.get("/console/replies")
+            #expect(!listed.text.contains("<img src=x") && listed.text.contains("&lt;img src=x onerror=alert(1)&gt;"))
+            #expect(!listed.text.contains("</textarea><script>"))
+            try await stack.pool.execute("DELETE FROM console.saved_replies WHERE title LIKE '<img%'")
             let templates = try await stack.pool.query("SELECT id FROM console.saved_replies")
             let templateID = try templates[0].decode("id", as: UUID.self)
             let payment = "/console/feedback/\(ids[3].uuidString.lowercased())"
