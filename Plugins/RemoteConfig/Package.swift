@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "RemoteConfig", targets: ["RemoteConfig"]),
         .executable(name: "pier-remote-config", targets: ["pier-remote-config"]),
         .executable(name: "gateway-with-config", targets: ["gateway-with-config"]),
+        .executable(name: "pier-config", targets: ["pier-config"]),
     ],
     dependencies: [
         // Pier's server package and its client package (the wire types), by path, as a checkout
@@ -41,6 +42,14 @@ let package = Package(
         .executableTarget(
             name: "config-check", dependencies: [.product(name: "RemoteConfigClient", package: "RemoteConfigAPI")],
             path: "Sources/config-check", swiftSettings: strict),
+        // Remote config from a terminal, beside `pier` (its session shared).
+        .executableTarget(
+            name: "pier-config",
+            dependencies: [
+                .product(name: "RemoteConfigClient", package: "RemoteConfigAPI"),
+                .product(name: "RemoteConfigAPI", package: "RemoteConfigAPI"),
+            ],
+            path: "Sources/pier-config", swiftSettings: strict),
         .testTarget(
             name: "RemoteConfigTests",
             dependencies: [

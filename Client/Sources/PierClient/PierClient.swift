@@ -120,6 +120,14 @@ extension PierClient {
         try await authorized.call(endpoint, parameters, body: body, headers: headers, signedIn: auth.currentUser != nil)
     }
 
+    /// Calls an endpoint of a plugin that takes no body (a GET, a POST that names what it acts
+    /// on in its path), as ``call(_:_:body:headers:)`` does.
+    public func call<Parameters, Answer: Decodable>(
+        _ endpoint: Endpoint<Parameters, NoBody, Answer>, _ parameters: Parameters
+    ) async throws(PierError) -> Answer {
+        try await authorized.call(endpoint, parameters, signedIn: auth.currentUser != nil)
+    }
+
     /// A GET of a plugin's endpoint, conditional on `etag` (`If-None-Match`): nil answer when
     /// unchanged. As the signed-in user when there is one, anonymously otherwise.
     public func fetch<Parameters, Answer: Decodable & Sendable>(

@@ -185,6 +185,40 @@ if check_binary:
     print("remote config: the grant's end reached the running app in %.0f ms" % ((time.monotonic() - started) * 1000))
     watcher.terminate()
 
+# `pier-config`, the plugin's command line, as a team member uses it from a terminal.
+if check_binary:
+    cli = os.path.join(os.path.dirname(check_binary), "pier-config")
+    home = tempfile.mkdtemp()
+    environment = dict(os.environ, PIER_URL=base, XDG_CONFIG_HOME=home, PIER_PASSWORD=admin_password)
+
+    def pier_config(*arguments):
+        done = subprocess.run([cli, *arguments], env=environment, capture_output=True, text=True)
+        return done.returncode, done.stdout, done.stderr
+    code, out, err = pier_config("login", admin_email)
+    check(code == 0 and admin_email in out, "pier-config login: %d %s %s" % (code, out, err))
+    code, out, _ = pier_config("versions", "--json")
+    before = json.loads(out)["items"][0]["version"] if code == 0 else 0
+    check(code == 0 and before >= 23, "pier-config versions: %d" % before)
+    cli_file = os.path.join(home, "parameters.json")
+    with open(cli_file, "w") as handle:
+        json.dump([{"key": "cli_flag", "type": "bool", "defaultValue": False,
+                    "rules": [{"name": "iOS", "when": {"platforms": ["ios"]}, "value": True}]}], handle)
+    code, out, err = pier_config("publish", cli_file, "--note", "from the command line")
+    check(code == 0 and out.strip() == "published version %d" % (before + 1), "pier-config publish: %s %s" % (out, err))
+    code, out, _ = pier_config("show", "--platform", "ios")
+    check(code == 0 and "cli_flag = true" in out, "pier-config show: %s" % out)
+    code, out, _ = pier_config("preview", "--platform", "android")
+    check(code == 0 and "cli_flag = false  (default)" in out, "pier-config preview: %s" % out)
+    with open(cli_file, "w") as handle:
+        json.dump([{"key": "bad key", "type": "bool", "defaultValue": 1}], handle)
+    code, _, err = pier_config("publish", cli_file)
+    check(code == 1 and "parameters[0].key" in err and "parameters[0].defaultValue" in err,
+          "a refused publication names its fields, exit 1: %d %s" % (code, err))
+    code, out, _ = pier_config("rollback", "1")
+    check(code == 0 and "restoring 1" in out, "pier-config rollback: %s" % out)
+    code, _, err = pier_config("frobnicate")
+    check(code == 2, "an unknown command is a usage error: %d %s" % (code, err))
+
 if failures:
     print("remote config over HTTP: %d check(s) failed" % len(failures), file=sys.stderr)
     sys.exit(1)
