@@ -60,6 +60,13 @@ extension ConsoleTests {
             // A signed-in sender is found by the account's name, beside the items.
             let byName = try await samBrowser.get("/console/inbox?q=casey")
             #expect(byName.text.contains("data-accounts") && byName.text.contains("Casey Zielińska &lt;"), "\(byName.text)")
+            // A view without a name (or of 61 characters) is refused beside the inbox, filters kept.
+            for name in ["  ", String(repeating: "v", count: 61)] {
+                let unnamed = try await samBrowser.post(
+                    "/console/inbox/views", [("csrf", csrf), ("back", "tag=crash"), ("name", name)])
+                #expect(unnamed.status == 422 && unnamed.text.contains("Give the view a name"), "\(unnamed.status)")
+                #expect(unnamed.text.contains(#"name="tag" value="crash""#))
+            }
             // A tag filter; a hostile view name is text.
             #expect(try await samBrowser.get("/console/inbox?tag=crash").text.contains(#"data-total="2""#))
             _ = try await samBrowser.post(
@@ -78,6 +85,11 @@ extension ConsoleTests {
             let duplicate = try await samBrowser.post(
                 "/console/replies", [("csrf", csrf), ("id", ""), ("title", "Payment help"), ("body", "again")])
             #expect(duplicate.status == 422 && duplicate.text.contains(#"data-error-for="title""#))
+            let tooLong = try await samBrowser.post(
+                "/console/replies",
+                [("csrf", csrf), ("id", ""), ("title", ""), ("body", String(repeating: "b", count: 5001))])
+            #expect(tooLong.status == 422 && tooLong.text.contains(#"data-error-for="title""#))
+            #expect(tooLong.text.contains(#"data-error-for="body""#))
             // A hostile saved reply is text on every page that shows it.
             let hostile = try await samBrowser.post(
                 "/console/replies",

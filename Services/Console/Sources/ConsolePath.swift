@@ -16,8 +16,13 @@ struct ConsolePath: Sendable, Equatable {
         for segment in segments { value += "/" + Self.encode(segment) }
         if segments.isEmpty { value += "/" }
         let pairs = query.filter { !$0.1.isEmpty }
-        if !pairs.isEmpty { value += "?" + pairs.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&") }
+        if !pairs.isEmpty { value += "?" + Self.query(pairs) }
         self.value = value
+    }
+
+    /// `pairs` as a query string, each part percent-encoded (`q=crash&status=open`).
+    static func query(_ pairs: [(String, String)]) -> String {
+        pairs.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
     }
 
     /// `text` as one path segment or query component (RFC 3986).

@@ -151,7 +151,7 @@ struct InboxScreens: Sendable {
 
     static func bulkForm(_ kept: [(String, String)], team: [User], session: ConsoleSession) -> HTML {
         let statuses = [("", "(status unchanged)")] + FeedbackStatus.allCases.map { ($0.rawValue, Labels.english($0)) }
-        let back = kept.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&")
+        let back = ConsolePath.query(kept)
         return """
             <form id="bulk" class="actions" method="post" action="/console/inbox">
             \(Layout.csrf(session))
@@ -198,7 +198,7 @@ struct InboxScreens: Sendable {
             ? .empty
             : """
             <form class="inline" method="post" action="/console/inbox/views">\(Layout.csrf(session))
-            <input type="hidden" name="back" value="\(kept.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&"))">
+            <input type="hidden" name="back" value="\(ConsolePath.query(kept))">
             <input name="name" placeholder="Name this view: my open bugs" required maxlength="60" aria-label="The view's name">
             <button class="plain" type="submit">Save the view</button></form>
             """
@@ -292,7 +292,7 @@ struct InboxScreens: Sendable {
             again.query = back.map { (name: $0.0, value: $0.1) }
             return try await inbox(again, session, refused: "Give the view a name of 1 to 60 characters.")
         }
-        let query = back.map { ConsolePath.encode($0.0) + "=" + ConsolePath.encode($0.1) }.joined(separator: "&")
+        let query = ConsolePath.query(back)
         try await console.helpDesk.saveView(name, query: query, owner: session.userID)
         return console.redirect(ConsolePath("inbox", query: back + [("done", "view")]))
     }

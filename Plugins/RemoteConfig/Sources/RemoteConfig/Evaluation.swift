@@ -76,7 +76,8 @@ public enum Evaluation {
             self.caller = caller
             platform = caller.platform?.lowercased()
             version = caller.appVersion.map(Version.init)
-            locale = (caller.locale ?? "").lowercased().replacing("_", with: "-")
+            let tag = (caller.locale ?? "").lowercased()
+            locale = tag.contains("_") ? tag.replacing("_", with: "-") : tag
             country = caller.country?.uppercased()
         }
     }

@@ -101,5 +101,11 @@ import Testing
                 "parameters[2].rules[0].when.appVersionAtLeast",
             ], "\(fields)")
         #expect(Evaluation.problems([paywall]).isEmpty)
+        // The limits: 500 parameters, 50 rules each.
+        let many = (0...500).map { ConfigParameter(key: "p\($0)", type: .bool, defaultValue: false) }
+        #expect(Evaluation.problems(many).map(\.field) == ["parameters"])
+        let rules = Array(repeating: ConfigRule(name: "r", when: ConfigCondition(), value: true), count: 51)
+        let crowded = ConfigParameter(key: "crowded", type: .bool, defaultValue: false, rules: rules)
+        #expect(Evaluation.problems([crowded]).map(\.field) == ["parameters[0].rules"])
     }
 }
