@@ -87,7 +87,8 @@ let package = Package(
         .target(
             name: "PierService",
             dependencies: [
-                "PierEvents", "PierIdentity", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+                "PierEvents", "PierIdentity", "PierHTTP", "PierHTML", "PierJSON", "PierPostgres", "PierCrypto", models,
+                "PierRuntime",
             ],
             path: "Shared/Service", swiftSettings: strict),
         .target(

@@ -24,6 +24,9 @@ PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF E
 port=${PIER_PLUGIN_PORT:-18095}
 export PIER_DATABASE_URL="${admin%/*}/pier_plugin" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning \
   PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none PIER_GATEWAY_EMBED=auth,feedback,subscriptions,console,config
+# Pier's webhooks send the plugin's event to the receiver http_test.py runs.
+export PIER_PLUGIN_HOOK_PORT=${PIER_PLUGIN_HOOK_PORT:-18096}
+export PIER_WEBHOOKS='[{"name":"backend","url":"http://127.0.0.1:'$PIER_PLUGIN_HOOK_PORT'/hooks","secret":"whsec_'"$(openssl rand -base64 32)"'","events":["config.published"]}]'
 bin=$(swift build --show-bin-path)
 "$bin/gateway-with-config" serve --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
@@ -32,6 +35,14 @@ curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
   || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
 PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/gateway-with-config" create-admin --email owner@example.com >/dev/null
 CONFIG_CHECK="$bin/config-check" python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
+# The plugin's console pages in Chromium, by an admin and by support (an address verified, as a
+# team role requires).
+curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
+  -d '{"email":"sam@example.com","password":"a support passphrase"}' >/dev/null
+psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
+"$bin/gateway-with-config" set-role --email sam@example.com --role support >/dev/null
+python3 Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase" \
+  sam@example.com "a support passphrase" casey@example.com "$root" "$root/.pier/screenshots"
 
 # The leaderboard of docs/plugins.md, its files as the page gives them, built beside a checkout
 # of Pier at ../pier (a link to this one): the page's example compiles.

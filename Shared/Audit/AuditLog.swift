@@ -175,10 +175,12 @@ public enum AuditLog {
         return entries.reversed()
     }
 
-    /// `GET /<prefix>/audit?subject=&actor=&target=&before=&limit=` (staff): the service's log,
-    /// newest first, `limit` 1–200 (default 50).
+    /// `GET /<prefix>/audit?subject=&actor=&target=&action=&before=&limit=` (staff): the service's
+    /// log, newest first, `limit` 1–200 (default 50); `action` one of Pier's or of `actions` (a
+    /// plugin's own, ``AuditLogDeclaration``).
     public static func routes(
-        service: String, prefix: String, schema: String, database: PostgresPool, authenticator: Authenticator
+        service: String, prefix: String, schema: String, database: PostgresPool, authenticator: Authenticator,
+        actions: [String] = []
     )
         -> Routes
     {
@@ -197,13 +199,11 @@ public enum AuditLog {
                 }
             }
             if let action = request.query("action") {
-                if let known = AuditAction(rawValue: action) {
-                    filter.action = known.rawValue
+                let known = Set(AuditAction.allCases.map(\.rawValue) + actions)
+                if known.contains(action) {
+                    filter.action = action
                 } else {
-                    errors.append(
-                        .init(
-                            field: "action",
-                            message: "must be one of \(Vocabulary.list(Set(AuditAction.allCases.map(\.rawValue))))"))
+                    errors.append(.init(field: "action", message: "must be one of \(Vocabulary.list(known))"))
                 }
             }
             filter.since = date("since", request, &errors)

@@ -125,7 +125,7 @@ public struct Executable: Sendable {
         do {
             configuration = try ServiceConfiguration(
                 environment: environment, defaultPort: defaultPort, applicationName: name, needsDatabase: !hosted.isEmpty)
-            logger = Logger(service: String(name.dropFirst("pier-".count)), level: configuration.logLevel)
+            logger = Logger(service: shortName, level: configuration.logLevel)
             if command == "serve" { extensions = try self.extensions(invocation.options, configuration, logger, http) }
         } catch {
             printError("\(name): configuration error: \(error)")
@@ -149,7 +149,9 @@ public struct Executable: Sendable {
                     migrate: invocation.migrateFirst, http: http, startedAt: started)
             default:
                 guard let extra else { return usageError("unknown command \(command)") }
-                try await Self.run(extra, invocation.words, of: hosted, configuration: configuration, logger: logger, http: http)
+                try await Self.run(
+                    extra, invocation.words, of: hosted, catalog: plugins, configuration: configuration, logger: logger,
+                    http: http)
             }
             return .success
         } catch let error as Environment.Failure {
@@ -179,7 +181,7 @@ public struct Executable: Sendable {
     ) async throws {
         let running = try await PluginHost.start(
             hosted, extensions: extensions, configuration: configuration, logger: logger, migrate: migrate, keys: nil,
-            signals: [SIGTERM, SIGINT], metricsName: String(name.dropFirst("pier-".count)), http: http)
+            signals: [SIGTERM, SIGINT], metricsName: String(shortName.map { $0 == "-" ? "_" : $0 }), http: http, catalog: plugins)
         logger.info(
             "listening",
             [
@@ -195,8 +197,8 @@ public struct Executable: Sendable {
     /// A plugin's own command (`pier-auth admin …`), with a context of its own: its pool, tokens
     /// verified against the JWKS, and no events followed.
     static func run(
-        _ command: ServiceCommand, _ words: [String], of hosted: [Plugin], configuration: ServiceConfiguration,
-        logger: Logger, http: HTTPClient
+        _ command: ServiceCommand, _ words: [String], of hosted: [Plugin], catalog: [Plugin],
+        configuration: ServiceConfiguration, logger: Logger, http: HTTPClient
     ) async throws {
         guard let owner = hosted.first(where: { $0.commands.contains { $0.name == command.name } }) else { return }
         let pool = PostgresPool(configuration: PluginHost.database(for: owner, configuration, alone: true))
@@ -208,7 +210,8 @@ public struct Executable: Sendable {
                     keys: JWKSKeyProvider(url: configuration.jwksURL, client: http), issuer: configuration.tokenIssuer,
                     audience: configuration.tokenAudience)),
             // Commands follow no events: the listener is never started.
-            events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel), http: http)
+            events: PostgresListener(configuration: pool.configuration, channel: EventLog.channel), http: http,
+            plugins: catalog)
         try await command.run(words, context)
     }
 
@@ -216,6 +219,10 @@ public struct Executable: Sendable {
         printError("\(name): \(problem)\n\n" + usage)
         return .usage
     }
+
+    /// The name without `pier-` (`auth` for `pier-auth`; a team's `my-gateway` as it is): its
+    /// logs' service and its metrics' prefix.
+    var shortName: String { name.hasPrefix("pier-") ? String(name.dropFirst("pier-".count)) : name }
 
     public var usage: String {
         let embed = embedVariable == nil ? "" : " [--embed <plugins>]"

@@ -75,21 +75,24 @@ public enum PluginHost {
     ///   - signals: the signals that stop the group (none in tests).
     ///   - http: the process's outbound client, when extensions were built with it (by default the
     ///     host makes one). The host closes it last.
+    ///   - catalog: every plugin the executable knows (``ServiceContext/plugins``); by default
+    ///     those hosted.
     public static func start(
         _ plugins: [Plugin], extensions: [any HostExtension] = [], configuration: ServiceConfiguration, logger: Logger,
-        migrate: Bool, keys: (any VerificationKeyProvider)? = nil, signals: [Int32] = [], http: HTTPClient? = nil
+        migrate: Bool, keys: (any VerificationKeyProvider)? = nil, signals: [Int32] = [], http: HTTPClient? = nil,
+        catalog: [Plugin]? = nil
     ) async throws -> Running {
         try await start(
             plugins, extensions: extensions, configuration: configuration, logger: logger, migrate: migrate, keys: keys,
             signals: signals, metricsName: plugins.count == 1 && extensions.isEmpty ? plugins[0].name : "gateway",
-            http: http)
+            http: http, catalog: catalog)
     }
 
     /// Builds the parts and starts them, with its metrics named `metricsName` (`pier_<name>_…`).
     public static func start(
         _ plugins: [Plugin], extensions: [any HostExtension], configuration: ServiceConfiguration, logger: Logger,
         migrate: Bool, keys: (any VerificationKeyProvider)?, signals: [Int32], metricsName: String,
-        http given: HTTPClient? = nil
+        http given: HTTPClient? = nil, catalog: [Plugin]? = nil
     ) async throws -> Running {
         let http = given ?? HTTPClient()
         // Whatever fails before the group runs closes what was opened; the client stops last:
@@ -120,7 +123,7 @@ public enum PluginHost {
                     configuration: configuration, database: pool, logger: logger.named(plugin.name),
                     authenticator: authenticator,
                     events: events ?? PostgresListener(configuration: pool.configuration, channel: EventLog.channel),
-                    http: http, capabilities: offered)
+                    http: http, capabilities: offered, plugins: catalog ?? plugins)
             })
         if let offered = capabilities.first(.tokenKeys) { chosen.use(offered) }
         for entry in mounted { opened.parts += entry.service.background }

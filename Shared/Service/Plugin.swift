@@ -17,6 +17,11 @@ public struct Plugin: Sendable {
     /// The capabilities it takes and offers, by name (the host's order of building).
     public let needs: [String]
     public let offers: [String]
+    /// What webhooks may send of it, its audit log and its console pages (``Service/events``,
+    /// ``Service/auditLog``, ``Service/consolePages``).
+    public let events: [EventDeclaration]
+    public let auditLog: AuditLogDeclaration?
+    public let consolePages: [ConsolePage]
     let make: @Sendable (ServiceContext) async throws -> any Service
 
     public init<S: Service>(_ type: S.Type) {
@@ -33,6 +38,9 @@ public struct Plugin: Sendable {
         endpoints = S.endpoints
         needs = S.needs
         offers = S.offers
+        events = S.events
+        auditLog = S.auditLog
+        consolePages = S.consolePages
         self.make = { try await make($0) }
     }
 

@@ -26,6 +26,13 @@ public protocol Service: Sendable {
     /// hosts it. Pier's own services list theirs in PierModels (`AuthAPI.all`, …) and leave this
     /// empty; a plugin from another package lists its own here.
     static var endpoints: [EndpointDefinition] { get }
+    /// The events it appends to the event log that webhooks may send (auth's webhooks, in a
+    /// process built with this plugin, accept them in `PIER_WEBHOOKS`).
+    static var events: [EventDeclaration] { get }
+    /// Its audit log, when it keeps one: the console's audit page reads it beside Pier's.
+    static var auditLog: AuditLogDeclaration? { get }
+    /// Its pages in the console: entries in the menu, screens over its API.
+    static var consolePages: [ConsolePage] { get }
 
     /// Builds the service from its context (configuration, pool, logger, token verifier),
     /// starting nothing.
@@ -54,6 +61,9 @@ public protocol Service: Sendable {
 extension Service {
     public static var commands: [ServiceCommand] { [] }
     public static var endpoints: [EndpointDefinition] { [] }
+    public static var events: [EventDeclaration] { [] }
+    public static var auditLog: AuditLogDeclaration? { nil }
+    public static var consolePages: [ConsolePage] { [] }
     public func isReady() async -> Bool { true }
     public var background: [any LifecycleService] { [] }
     public static var needs: [String] { [] }
@@ -89,11 +99,16 @@ public struct ServiceContext: Sendable {
     /// What the host and the plugins built before offer (those of ``Service/needs`` among
     /// them): resolved before the service is built, so it holds what it takes as constants.
     public let capabilities: Capabilities
+    /// Every plugin the executable was built with, hosted here or not (a cluster runs the same
+    /// executable per plugin): what auth's webhooks and the console learn the others' events,
+    /// audit logs and pages from.
+    public let plugins: [Plugin]
 
     public init(
         configuration: ServiceConfiguration, database: PostgresPool, logger: Logger, authenticator: Authenticator,
-        events: PostgresListener, http: HTTPClient, capabilities: Capabilities = Capabilities()
+        events: PostgresListener, http: HTTPClient, capabilities: Capabilities = Capabilities(), plugins: [Plugin] = []
     ) {
+        self.plugins = plugins
         self.configuration = configuration
         self.database = database
         self.logger = logger

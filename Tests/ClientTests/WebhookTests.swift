@@ -1,5 +1,6 @@
 import Foundation
 import PierCrypto
+import PierEvents
 import PierHTTP
 import PierModels
 import PierPostgres
@@ -303,5 +304,30 @@ import Testing
         #expect(problem("{}")?.contains("JSON array") == true)
         // A secret never appears in what is said about the settings.
         #expect(problem(#"[{"name":"a","url":"ftp://x","secret":"\#(secret)"}]"#)?.contains(secret) == false)
+    }
+
+    /// A plugin's declared events join Pier's: an endpoint may subscribe to them only where the
+    /// executable was built with the plugin, every endpoint without a list gets them, and each
+    /// is ordered by the field the plugin names (or as one sequence).
+    @Test func pluginEventsJoinTheWebhooks() throws {
+        let known = WebhookEvents.builtIn.adding([
+            EventDeclaration("config.published", summary: "a version"),
+            EventDeclaration("score.posted", summary: "a score", orderedBy: "userId"),
+            // Pier's own type again changes nothing.
+            EventDeclaration("user.created", summary: "again", orderedBy: "nothing"),
+        ])
+        let json = #"[{"name":"a","url":"https://example.com/h","secret":"\#(Self.current)","events":["config.published"]}]"#
+        #expect(throws: Environment.Failure.self) { try WebhookEndpointSetting.all(Environment(["PIER_WEBHOOKS": json])) }
+        let endpoints = try WebhookEndpointSetting.all(Environment(["PIER_WEBHOOKS": json]), known: known)
+        #expect(endpoints.first?.events == ["config.published"])
+        let every = try WebhookEndpointSetting.all(
+            Environment(["PIER_WEBHOOKS": #"[{"name":"b","url":"https://example.com/h","secret":"\#(Self.current)"}]"#]),
+            known: known)
+        #expect(every.first?.events == WebhookEvents.builtIn.types + ["config.published", "score.posted"])
+        #expect(known.logTypes["config.published"] == "config.published" && known.logTypes[AccountDeleted.type] == "user.deleted")
+        #expect(try known.subject(of: #"{"version":3,"changed":["a"]}"#, type: "config.published") == "config.published")
+        #expect(try known.subject(of: #"{"userId":"u-1","points":3}"#, type: "score.posted") == "score.posted:u-1")
+        #expect(try known.subject(of: #"{"points":3}"#, type: "score.posted") == "score.posted")
+        #expect(try known.subject(of: #"{"userId":"u-2"}"#, type: "user.created") == "user:u-2")
     }
 }

@@ -979,7 +979,8 @@ final class Browser: @unchecked Sendable {
                 api: PierAPI(baseURL: "http://127.0.0.1:1", http: client, local: nil),
                 authenticator: Authenticator(
                     verifier: AccessTokenVerifier(keys: StaticKeyProvider(keys: [:]), issuer: "pier", audience: "pier")),
-                secureCookies: origin != nil, origin: origin, logger: Logger(service: "t", level: .error, sink: { _ in }))
+                secureCookies: origin != nil, origin: origin, additions: try ConsoleAdditions(),
+                logger: Logger(service: "t", level: .error, sink: { _ in }))
         }
         func request(_ headers: HTTPHeaders) -> Request { Request(method: "POST", path: "/console/x", headers: headers) }
         let plain = try console(nil)

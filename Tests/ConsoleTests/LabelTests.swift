@@ -73,4 +73,15 @@ import Testing
             nil, .object(["id": .string("c4275"), "grantedBy": .string("6617e"), "endsAt": .string("2027-01-06T01:15:26Z")]))
         #expect(grant.text == "<div>Until: 2027-01-06 01:15 UTC</div>", "\(grant.text)")
     }
+
+    /// A plugin's fields, which the console has no words for, read as words of their names.
+    @Test func aPluginsFieldsReadAsWords() {
+        #expect(Labels.english.field("rolloutPercent") == "Rollout percent")
+        #expect(Labels.english.field("changed") == "Changed")
+        #expect(Labels.english.field("billingPeriod") == "Billed")
+        #expect(Labels.english.field("parameters[0].key") == "parameters[0].key")
+        let published = AuditScreens.change(
+            .object(["version": .number(3)]), .object(["version": .number(4), "changed": .array([.string("welcome")])]))
+        #expect(published.text == "<div>Changed: welcome</div><div>Version: 3 → 4</div>", "\(published.text)")
+    }
 }

@@ -1,7 +1,8 @@
 """Remote config over HTTP, as an app and a team use it, against `gateway-with-config` hosting
 Pier's plugins and this one on a real database (scripts/plugin-outside.sh starts it):
 publishing, what each caller gets (locale, rollout, an entitlement granted by the team), ETag
-and 304, conflicts and refusals, rollback, the audit log, the API document.
+and 304, conflicts and refusals, rollback, the audit log, the API document, and the plugin's
+event sent by Pier's webhooks to a receiver on PIER_PLUGIN_HOOK_PORT (which PIER_WEBHOOKS names).
 
     python3 http_test.py BASE_URL ADMIN_EMAIL ADMIN_PASSWORD
 """
@@ -12,6 +13,28 @@ import urllib.request
 
 base, admin_email, admin_password = sys.argv[1:4]
 failures = []
+
+# The app's backend, receiving webhooks: every message it is sent, in order.
+import http.server  # noqa: E402
+import threading  # noqa: E402
+
+received = []
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        received.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *arguments):
+        pass
+
+
+hook_port = int(__import__("os").environ.get("PIER_PLUGIN_HOOK_PORT", "0"))
+if hook_port:
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", hook_port), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
 
 
 def check(condition, what):
@@ -120,6 +143,10 @@ check([v["version"] for v in versions["items"]] == [3, 2, 1], "the history, newe
 status, audit, _ = call("GET", "/config/audit", token=admin)
 actions = [entry["action"] for entry in (audit or {}).get("items", [])]
 check(actions[:3] == ["config.rolled_back", "config.published", "config.published"], "the audit log: %r" % actions)
+status, filtered, _ = call("GET", "/config/audit?action=config.rolled_back", token=admin)
+check(status == 200 and [e["action"] for e in filtered["items"]] == ["config.rolled_back"], "filtered by the plugin's action")
+status, _, _ = call("GET", "/config/audit?action=config.nonsense", token=admin)
+check(status == 422, "an action nobody declares is refused: %d" % status)
 status, document, _ = call("GET", "/openapi.json")
 paths = document.get("paths", {})
 check("/config" in paths and "/config/versions/{version}/rollback" in paths and "/feedback" in paths,
@@ -218,6 +245,18 @@ if check_binary:
     check(code == 0 and "restoring 1" in out, "pier-config rollback: %s" % out)
     code, _, err = pier_config("frobnicate")
     check(code == 2, "an unknown command is a usage error: %d %s" % (code, err))
+
+# Pier's webhooks send the plugin's event, in order of publication.
+if hook_port:
+    import time  # noqa: E402
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len([m for m in received if m["type"] == "config.published"]) < 3:
+        time.sleep(0.1)
+    versions = [m["data"]["version"] for m in received if m["type"] == "config.published"]
+    check(versions[:3] == [1, 2, 3], "the webhooks sent config.published for versions 1, 2, 3 in order: %r" % versions[:5])
+    status, deliveries, _ = call("GET", "/auth/webhooks/deliveries?type=config.published", token=admin)
+    check(status == 200 and deliveries["items"] and deliveries["items"][0]["subject"] == "config.published",
+          "the deliveries are listed under the plugin's event: %d %r" % (status, (deliveries or {}).get("items", [])[:1]))
 
 if failures:
     print("remote config over HTTP: %d check(s) failed" % len(failures), file=sys.stderr)

@@ -31,8 +31,8 @@ enum AdminCommand {
         let promote = arguments.contains("--promote-existing")
         let password = context.configuration.environment.string("PIER_ADMIN_PASSWORD") ?? readLine(strippingNewline: true) ?? ""
         let configuration = try AuthConfiguration(
-            environment: context.configuration.environment,
-            production: context.configuration.production)
+            environment: context.configuration.environment, production: context.configuration.production,
+            events: context.plugins.flatMap(\.events))
         let problems = PasswordPolicy(minimumLength: configuration.passwordMinimumLength)
             .problems(password, field: "password", email: email.address)
         guard problems.isEmpty else {
@@ -82,7 +82,8 @@ extension AdminCommand {
             throw CommandError(description: "set-role needs --role user, support or admin")
         }
         let configuration = try AuthConfiguration(
-            environment: context.configuration.environment, production: context.configuration.production)
+            environment: context.configuration.environment, production: context.configuration.production,
+            events: context.plugins.flatMap(\.events))
         guard let id = try await Users(context.database).id(emailKey: email.key) else {
             throw CommandError(description: "no account has the address \(email.address)")
         }

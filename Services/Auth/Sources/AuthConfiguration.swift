@@ -95,7 +95,9 @@ public struct AuthConfiguration: Sendable {
 
     /// - Parameter serving: the address this process serves (`PIER_HOST`, `PIER_PORT`), the
     ///   default base of mailed links.
-    public init(environment: Environment, production: Bool, serving: (host: String, port: Int)? = nil)
+    public init(
+        environment: Environment, production: Bool, serving: (host: String, port: Int)? = nil, events: [EventDeclaration] = []
+    )
         throws(Environment.Failure)
     {
         self.production = production
@@ -142,7 +144,7 @@ public struct AuthConfiguration: Sendable {
         identityProviders = try Self.identityProviders(environment)
         appleTokens = try Self.appleTokens(environment)
         appleRetrySeconds = try environment.int("PIER_AUTH_APPLE_RETRY_S", default: 60, in: 1...3600)
-        webhooks = try WebhookOptions(environment)
+        webhooks = try WebhookOptions(environment, known: WebhookEvents.builtIn.adding(events))
         let authority = publicURL.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
         let origin = publicURL.prefix { $0 != ":" } + "://" + authority
         let host =

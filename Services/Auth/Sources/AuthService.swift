@@ -67,7 +67,8 @@ public struct AuthService: Service {
         let configuration = try AuthConfiguration(
             environment: context.configuration.environment,
             production: context.configuration.production,
-            serving: (host: context.configuration.http.host, port: context.configuration.http.port))
+            serving: (host: context.configuration.http.host, port: context.configuration.http.port),
+            events: context.plugins.flatMap(\.events))
         let keys = try SigningKeys.load(configuration, logger: context.logger)
         return try await make(context: context, configuration: configuration, keys: keys)
     }

@@ -16,8 +16,34 @@ import PierRuntime
 struct AuditScreens: Sendable {
     let console: Console
 
-    static let services = ["auth", "feedback", "subscriptions"]
-    static let serviceNames = ["auth": "Accounts", "feedback": "Feedback", "subscriptions": "Subscriptions"]
+    /// Pier's logs, by the API's path segment, with their titles.
+    static let builtIn = [("auth", "Accounts"), ("feedback", "Feedback"), ("subscriptions", "Subscriptions")]
+
+    /// Every log read: Pier's, then the plugins'.
+    var logs: [(service: String, title: String)] {
+        Self.builtIn + console.additions.auditLogs.map { ($0.service, $0.declaration.title) }
+    }
+
+    /// Whether `service`'s log may hold `action` (a plugin's log holds its own actions, Pier's
+    /// the others): the logs asked, so none refuses an action it does not know.
+    func log(_ service: String, mayHold action: String?) -> Bool {
+        guard let action else { return true }
+        if let plugin = console.additions.auditLogs.first(where: { $0.service == service }) {
+            return plugin.declaration.actions.contains { $0.action == action }
+        }
+        return console.additions.words(for: action) == nil
+    }
+
+    /// Every action the filter offers: Pier's and the plugins'.
+    var actions: [AuditAction] {
+        AuditAction.allCases + console.additions.auditLogs.flatMap { $0.declaration.actions.map { AuditAction(wire: $0.action) } }
+    }
+
+    /// An action in words: the console's own, or the plugin's that declares it.
+    func words(_ action: AuditAction) -> String {
+        Labels.english.knows(action)
+            ? Labels.english(action) : console.additions.words(for: action.rawValue) ?? Labels.english(action)
+    }
 
     /// What an account filter typed resolves to: an account, or why it does not.
     enum Found {
@@ -53,17 +79,18 @@ struct AuditScreens: Sendable {
             }
         }
         filter.target = typed("target")
-        filter.action = typed("action").flatMap { AuditAction(rawValue: $0) }
+        filter.action = typed("action").flatMap { typed in actions.first { $0.rawValue == typed } }
         filter.since = typed("since").flatMap { CivilDate.parse($0) == nil ? nil : $0 }
         filter.until = typed("until").flatMap { CivilDate.parse($0) == nil ? nil : $0 }
         if typed("since") != nil && filter.since == nil { problems["since"] = "Not a date." }
         if typed("until") != nil && filter.until == nil { problems["until"] = "Not a date." }
         filter.before = typed("before").flatMap { Int64($0) }
-        let service = request.query("service").flatMap { Self.services.contains($0) ? $0 : nil }
+        let service = request.query("service").flatMap { name in logs.contains { $0.service == name } ? name : nil }
         var entries: [AuditEntry] = []
         var cursor: Int64?
         if problems.isEmpty {
-            for name in service.map({ [$0] }) ?? Self.services {
+            for name in service.map({ [$0] }) ?? logs.map(\.service)
+            where log(name, mayHold: filter.action?.rawValue) {
                 let list = try await console.fetch(AuditAPI.log(of: name), filter, as: session, request)
                 entries += list.items
                 if service != nil { cursor = list.next }
@@ -104,14 +131,13 @@ struct AuditScreens: Sendable {
         }
         let chosen = typed("action")
         let actions = HTML.join(
-            AuditAction.allCases.sorted { Labels.english($0) < Labels.english($1) }.map { action in
+            actions.sorted { words($0) < words($1) }.map { action in
                 action.rawValue == chosen
-                    ? "<option value=\"\(wire: action)\" selected>\(label: action)</option>"
-                    : "<option value=\"\(wire: action)\">\(label: action)</option>"
+                    ? "<option value=\"\(wire: action)\" selected>\(words(action))</option>"
+                    : "<option value=\"\(wire: action)\">\(words(action))</option>"
             })
         let services = HTML.join(
-            ([""] + Self.services).map { name in
-                let title = Self.serviceNames[name] ?? "every part of Pier"
+            ([("", "every part of Pier")] + logs).map { name, title in
                 return name == (service ?? "")
                     ? "<option value=\"\(name)\" selected>\(title)</option>" : "<option value=\"\(name)\">\(title)</option>"
             })
@@ -144,12 +170,23 @@ struct AuditScreens: Sendable {
             case "plan": "the plan \(plans[entry.targetId] ?? entry.targetId)"
             case "grant": entry.subjectId.map { "a grant to \(person($0))" } ?? "a grant"
             case "webhook_delivery": "a webhook delivery"
-            default: "\(entry.targetType)"
+            default: target(entry)
             }
         return """
-            <tr><td class="muted when">\(Layout.date(entry.at))</td><td>\(who)</td><td>\(label: entry.action)</td>
+            <tr><td class="muted when">\(Layout.date(entry.at))</td><td>\(who)</td><td>\(words(entry.action))</td>
             <td>\(on)</td><td>\(Self.change(entry.before, entry.after))</td></tr>
             """
+    }
+
+    /// The target of a plugin's entry: in its words, a link to its page when it has one
+    /// (a path under `/console/`, the id encoded).
+    func target(_ entry: AuditEntry) -> HTML {
+        guard let declared = console.additions.target(entry.targetType) else { return "\(entry.targetType) \(entry.targetId)" }
+        guard let page = declared.page, page.hasPrefix("/console/"), !page.contains("//") else {
+            return "\(declared.words) \(entry.targetId)"
+        }
+        return
+            "<a href=\"\(ConsolePath(rawPath: page + ConsolePath.encode(entry.targetId)))\">\(declared.words) \(entry.targetId)</a>"
     }
 
     /// The fields an entry changed, `Field: before → after` in words: what stayed as it was is

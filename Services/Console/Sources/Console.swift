@@ -25,6 +25,8 @@ struct Console: Sendable {
     let secureCookies: Bool
     /// The console's public origin, when a proxy in front changes `Host` (`PIER_CONSOLE_ORIGIN`).
     let origin: String?
+    /// The other plugins' pages, audit logs and events.
+    let additions: ConsoleAdditions
     let logger: Logger
 
     var cookieName: String { secureCookies ? "__Host-pier_console" : "pier_console" }
@@ -279,7 +281,8 @@ struct Console: Sendable {
     func page(status: Int = 200, title: String, session: ConsoleSession?, _ content: HTML) -> Response {
         var headers = Self.securityHeaders
         headers.set("Content-Type", "text/html; charset=utf-8")
-        let body = Layout.page(title: title, session: session, content: content)
+        let body = Layout.page(
+            title: title, session: session, menu: session.map { additions.menu(for: $0) } ?? [], content: content)
         return Response(status: status, headers: headers, body: Array(body.text.utf8))
     }
 
@@ -328,6 +331,7 @@ struct Console: Sendable {
         let plans = PlanScreens(console: self)
         let dashboard = DashboardScreens(console: self)
         let twoStep = TwoStepScreens(console: self)
+        PluginScreens(console: self).routes(into: router)
         // The front door, `/console/` as the README prints it and `/console` alike (one route).
         router.get("/console/") { request, context in
             try await staff { _, _, _ in redirect(ConsolePath("inbox")) }(request, context)

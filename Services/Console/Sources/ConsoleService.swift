@@ -43,7 +43,7 @@ public struct ConsoleService: Service {
                 baseURL: configuration.apiURL, http: context.http,
                 local: configuration.apiURL == nil ? context.capabilities.first(.localAPI) : nil),
             authenticator: context.authenticator, secureCookies: configuration.secureCookies, origin: configuration.origin,
-            logger: context.logger)
+            additions: try ConsoleAdditions(context.plugins), logger: context.logger)
         return ConsoleService(
             console: console,
             sweeper: Sweeper(sessions: sessions, helpDesk: console.helpDesk, logger: context.logger),

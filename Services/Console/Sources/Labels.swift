@@ -44,8 +44,16 @@ struct Labels: Sendable {
     /// A subscription fact's kind in words.
     func fact(_ kind: String) -> String { words["fact." + kind] ?? kind }
 
-    /// A field's name (the API's, or a form's) in words: "billingPeriod" is "Billed".
-    func field(_ name: String) -> String { words["field." + name] ?? name }
+    /// A field's name (the API's, or a form's) in words: "billingPeriod" is "Billed"; one the
+    /// console has no words for (a plugin's) as words of its own name: "rolloutPercent" is
+    /// "Rollout percent".
+    func field(_ name: String) -> String {
+        if let known = words["field." + name] { return known }
+        guard name.allSatisfy({ $0.isASCII && $0.isLetter }), let first = name.first else { return name }
+        var text = String(first).uppercased()
+        for character in name.dropFirst() { text += character.isUppercase ? " " + character.lowercased() : String(character) }
+        return text
+    }
 
     /// What a refused call means for the team member, in words: a heading and a sentence by the
     /// problem's code (never the code itself, a request id or a setting's name: those go to

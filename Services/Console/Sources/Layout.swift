@@ -1,6 +1,7 @@
 import PierHTML
 import PierHTTP
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -11,7 +12,7 @@ import PierRuntime
 /// The frame of every console page: the navigation, who is signed in (with the sign-out form),
 /// the stylesheet and the one script, both from the console's own origin.
 enum Layout {
-    static func page(title: String, session: ConsoleSession?, content: HTML) -> HTML {
+    static func page(title: String, session: ConsoleSession?, menu: [ConsolePage] = [], content: HTML) -> HTML {
         """
         <!doctype html>
         <html lang="en">
@@ -25,7 +26,7 @@ enum Layout {
         <script src="/console/static/console.js" defer></script>
         </head>
         <body>
-        \(session.map(bar) ?? .empty)
+        \(session.map { bar($0, menu: menu) } ?? .empty)
         <main>
         \(content)
         </main>
@@ -34,25 +35,28 @@ enum Layout {
         """
     }
 
-    static func bar(_ session: ConsoleSession) -> HTML {
-        """
-        <header class="bar">
-        <span class="brand">Pier console</span>
-        <nav>
-        <a href="/console/inbox">Inbox</a>
-        <a href="/console/dashboard">Dashboard</a>
-        <a href="/console/users">Users</a>
-        <a href="/console/plans">Subscriptions</a>
-        <a href="/console/audit">Audit log</a>
-        \(session.isAdmin ? "<a href=\"/console/webhooks\">Webhooks</a>" : HTML.empty)
-        </nav>
-        <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(label: session.role)</span>
-        <form class="inline" method="post" action="/console/sign-out">
-        <input type="hidden" name="csrf" value="\(session.csrf)">
-        <button class="plain" type="submit">Sign out</button>
-        </form></span>
-        </header>
-        """
+    /// The menu: the console's own pages, then the plugins' (`menu`, those the role may open).
+    static func bar(_ session: ConsoleSession, menu: [ConsolePage]) -> HTML {
+        let added = HTML.join(menu.map { "<a href=\"\(ConsolePath($0.path))\">\($0.title)</a>" }, separator: "\n")
+        return """
+            <header class="bar">
+            <span class="brand">Pier console</span>
+            <nav>
+            <a href="/console/inbox">Inbox</a>
+            <a href="/console/dashboard">Dashboard</a>
+            <a href="/console/users">Users</a>
+            <a href="/console/plans">Subscriptions</a>
+            <a href="/console/audit">Audit log</a>
+            \(session.isAdmin ? "<a href=\"/console/webhooks\">Webhooks</a>" : HTML.empty)
+            \(added)
+            </nav>
+            <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(label: session.role)</span>
+            <form class="inline" method="post" action="/console/sign-out">
+            <input type="hidden" name="csrf" value="\(session.csrf)">
+            <button class="plain" type="submit">Sign out</button>
+            </form></span>
+            </header>
+            """
     }
 
     /// The hidden field every form of a signed-in page carries.

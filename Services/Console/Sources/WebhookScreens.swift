@@ -14,7 +14,11 @@ struct WebhookScreens: Sendable {
     let console: Console
 
     static let states = ["", "pending", "delivered", "failed"]
-    static let types = ["", "user.created", "user.deleted", "feedback.created", "feedback.updated", "subscription.updated"]
+    /// The event types the filter offers: Pier's, then those the plugins declare.
+    var types: [String] {
+        ["", "user.created", "user.deleted", "feedback.created", "feedback.updated", "subscription.updated"]
+            + console.additions.events
+    }
 
     func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {
         guard session.isAdmin else { return adminsOnly(session) }
@@ -66,7 +70,7 @@ struct WebhookScreens: Sendable {
             <form class="filters" method="get" action="/console/webhooks">
             \(InboxScreens.choice("endpoint", "Endpoint", endpointNames.map { ($0, $0.isEmpty ? "any" : $0) }, request.query("endpoint") ?? ""))
             \(InboxScreens.choice("state", "State", Self.states.map { ($0, $0.isEmpty ? "any" : Labels.english(WebhookDeliveryState(wire: $0))) }, request.query("state") ?? ""))
-            \(InboxScreens.choice("type", "Event", Self.types.map { ($0, $0.isEmpty ? "any" : $0) }, request.query("type") ?? ""))
+            \(InboxScreens.choice("type", "Event", types.map { ($0, $0.isEmpty ? "any" : $0) }, request.query("type") ?? ""))
             <label>Subject (user:id or feedback:id) <input name="subject" value="\(request.query("subject"))"></label>
             <button type="submit">Filter</button>
             </form>

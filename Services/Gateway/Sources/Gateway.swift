@@ -134,7 +134,7 @@ public enum Gateway {
                 try Front(settings: settings, configuration: configuration, http: http, logger: logger) { document }
             ],
             configuration: configuration, logger: logger, migrate: migrate, keys: nil, signals: [], metricsName: "gateway",
-            http: http)
+            http: http, catalog: plugins)
     }
 
     /// What the gateway serves beside its plugins: the proxied routes (behind the rate limit,

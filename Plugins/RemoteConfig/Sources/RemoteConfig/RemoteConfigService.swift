@@ -30,6 +30,24 @@ public struct RemoteConfigService: Service {
     ]
     public static var endpoints: [EndpointDefinition] { RemoteConfigAPI.all }
     public static var needs: [String] { [Capability<any EntitlementsReader>.entitlements.name] }
+    public static var events: [EventDeclaration] {
+        [
+            EventDeclaration(
+                ConfigPublished.type,
+                summary:
+                    "A version of the remote config was published (or an earlier one again): its number and the keys that changed"
+            )
+        ]
+    }
+    public static var auditLog: AuditLogDeclaration? {
+        AuditLogDeclaration(
+            title: "Remote config",
+            actions: [
+                ("config.published", "published the remote config"), ("config.rolled_back", "rolled the remote config back"),
+            ],
+            targets: [("config", "version", "/console/config/versions/")])
+    }
+    public static var consolePages: [ConsolePage] { [ConfigPages.page] }
 
     let store: ConfigStore
     /// The signed-in apps' streams: told of every publication and of their user's
@@ -87,7 +105,8 @@ public struct RemoteConfigService: Service {
         routes.merge(router.routes)
         routes.merge(
             AuditLog.routes(
-                service: Self.name, prefix: Self.prefix, schema: Self.schema, database: database, authenticator: authenticator))
+                service: Self.name, prefix: Self.prefix, schema: Self.schema, database: database, authenticator: authenticator,
+                actions: Self.auditLog?.actions.map(\.action) ?? []))
     }
 
     // MARK: - Handlers

@@ -66,6 +66,25 @@ func text(_ value: JSONValue) -> String {
     }
 }
 
+/// `publish FILE [--note TEXT] [--based-on VERSION]`: the file's parameters as the next version
+/// (over the newest, unless told which one they were edited from).
+func publish(_ line: CommandLineWords, _ pier: PierClient) async throws {
+    guard line.words.count == 2 else { throw Usage(message: "pier-config publish FILE [--note TEXT] [--based-on VERSION]") }
+    let data = try Data(contentsOf: URL(fileURLWithPath: line.words[1]))
+    let parameters = try JSONDecoder().decode([ConfigParameter].self, from: data)
+    let basedOn: Int
+    if let given = line.options["based-on"] {
+        guard let number = Int(given) else { throw Usage(message: "--based-on takes a version") }
+        basedOn = number
+    } else {
+        basedOn = try await pier.call(RemoteConfigAPI.versions, NoParameters()).items.first?.version ?? 0
+    }
+    let published = try await pier.call(
+        RemoteConfigAPI.publish, NoParameters(),
+        body: PublishConfig(basedOn: basedOn, parameters: parameters, note: line.options["note"]))
+    if line.json { try printJSON(published) } else { print("published version \(published.version)") }
+}
+
 func run(_ line: CommandLineWords) async throws -> Int32 {
     let base = line.options["url"] ?? ProcessInfo.processInfo.environment["PIER_URL"] ?? "http://127.0.0.1:8080"
     guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https" else {
@@ -110,20 +129,7 @@ func run(_ line: CommandLineWords) async throws -> Int32 {
     case "get":
         try printJSON(try await pier.call(RemoteConfigAPI.version, ConfigVersionPath(try line.number(1, "a version"))))
     case "publish":
-        guard line.words.count == 2 else { throw Usage(message: "pier-config publish FILE [--note TEXT] [--based-on VERSION]") }
-        let data = try Data(contentsOf: URL(fileURLWithPath: line.words[1]))
-        let parameters = try JSONDecoder().decode([ConfigParameter].self, from: data)
-        let basedOn: Int
-        if let given = line.options["based-on"] {
-            guard let number = Int(given) else { throw Usage(message: "--based-on takes a version") }
-            basedOn = number
-        } else {
-            basedOn = try await pier.call(RemoteConfigAPI.versions, NoParameters()).items.first?.version ?? 0
-        }
-        let published = try await pier.call(
-            RemoteConfigAPI.publish, NoParameters(),
-            body: PublishConfig(basedOn: basedOn, parameters: parameters, note: line.options["note"]))
-        if line.json { try printJSON(published) } else { print("published version \(published.version)") }
+        try await publish(line, pier)
     case "rollback":
         let published = try await pier.call(RemoteConfigAPI.rollback, ConfigVersionPath(try line.number(1, "a version")))
         if line.json {

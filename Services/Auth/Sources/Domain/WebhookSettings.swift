@@ -1,6 +1,7 @@
 import PierCrypto
 import PierEvents
 import PierJSON
+import PierModels
 import PierRuntime
 import PierService
 
@@ -12,7 +13,8 @@ import PierService
 /// - `secretFile` (or `secret`, for development): one or two `whsec_` secrets separated by
 ///   whitespace. Every message is signed with each of them, so a receiver holding either
 ///   verifies it: rotate by adding the new secret, moving receivers to it, then removing the old.
-/// - `events`: the types sent (all of ``WebhookEvents/types`` when absent).
+/// - `events`: the types sent (every known type when absent: Pier's, and those the executable's
+///   plugins declare).
 public struct WebhookEndpointSetting: Sendable, Equatable {
     public let name: String
     public let url: String
@@ -22,7 +24,9 @@ public struct WebhookEndpointSetting: Sendable, Equatable {
 
     public var secretCount: Int { keys.count }
 
-    public init(name: String, url: String, secrets: [String], events: [String]) throws(WebhookSettingError) {
+    public init(name: String, url: String, secrets: [String], events: [String], known: WebhookEvents = .builtIn)
+        throws(WebhookSettingError)
+    {
         guard !name.isEmpty, name.count <= 64,
             name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") })
         else { throw WebhookSettingError("endpoint names are 1–64 lowercase letters, digits and -: \"\(name)\"") }
@@ -42,18 +46,20 @@ public struct WebhookEndpointSetting: Sendable, Equatable {
             }
             keys.append(key)
         }
-        if let unknown = events.first(where: { !WebhookEvents.types.contains($0) }) {
+        if let unknown = events.first(where: { !known.types.contains($0) }) {
             throw WebhookSettingError(
-                "endpoint \"\(name)\": unknown event \"\(unknown)\" (known: \(WebhookEvents.types.joined(separator: ", ")))")
+                "endpoint \"\(name)\": unknown event \"\(unknown)\" (known: \(known.types.joined(separator: ", ")))")
         }
         self.name = name
         self.url = url
         self.keys = keys
-        self.events = events.isEmpty ? WebhookEvents.types : WebhookEvents.types.filter(events.contains)
+        self.events = events.isEmpty ? known.types : known.types.filter(events.contains)
     }
 
-    /// Reads `PIER_WEBHOOKS`.
-    static func all(_ environment: Environment) throws(Environment.Failure) -> [WebhookEndpointSetting] {
+    /// Reads `PIER_WEBHOOKS`, whose endpoints may subscribe to the `known` events.
+    static func all(_ environment: Environment, known: WebhookEvents = .builtIn) throws(Environment.Failure)
+        -> [WebhookEndpointSetting]
+    {
         let variable = "PIER_WEBHOOKS"
         guard let text = environment.string(variable) else { return [] }
         struct Listed: Decodable {
@@ -89,7 +95,7 @@ public struct WebhookEndpointSetting: Sendable, Equatable {
                 endpoints.append(
                     try WebhookEndpointSetting(
                         name: entry.name, url: entry.url, secrets: secrets.split(whereSeparator: \.isWhitespace).map(String.init),
-                        events: entry.events ?? []))
+                        events: entry.events ?? [], known: known))
             } catch {
                 throw Environment.Failure(variable: variable, problem: error.description)
             }
@@ -106,20 +112,58 @@ public struct WebhookSettingError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The events webhooks send, and how each comes from the shared event log.
-public enum WebhookEvents {
+/// The events webhooks send, and how each comes from the shared event log: Pier's own, and those
+/// the plugins of the executable declare (``Service/events``).
+public struct WebhookEvents: Sendable {
+    struct Entry: Sendable {
+        /// The name a message carries and an endpoint subscribes to (`user.deleted`).
+        let type: String
+        /// The event log's type it comes from (`account.deleted`).
+        let logType: String
+        /// The payload's field that orders a plugin's event; nil for Pier's (an account's, or a
+        /// feedback item's) and for a plugin's sent in one order.
+        let orderedBy: String?
+        let declared: Bool
+    }
+
+    let entries: [Entry]
+
+    /// Pier's own events.
+    public static let builtIn = WebhookEvents(
+        entries: [
+            (UserCreated.type, "user.created"), (AccountDeleted.type, "user.deleted"), (FeedbackCreated.type, "feedback.created"),
+            (FeedbackUpdated.type, "feedback.updated"), (SubscriptionUpdated.type, "subscription.updated"),
+        ].map { Entry(type: $0.1, logType: $0.0, orderedBy: nil, declared: false) })
+
+    /// These and the events `declared` by plugins (one already known is kept as it was).
+    public func adding(_ declared: [EventDeclaration]) -> WebhookEvents {
+        var entries = self.entries
+        for event in declared where !entries.contains(where: { $0.type == event.type || $0.logType == event.type }) {
+            entries.append(Entry(type: event.type, logType: event.type, orderedBy: event.orderedBy, declared: true))
+        }
+        return WebhookEvents(entries: entries)
+    }
+
     /// The types an endpoint may subscribe to.
-    public static let types = ["user.created", "user.deleted", "feedback.created", "feedback.updated", "subscription.updated"]
+    public var types: [String] { entries.map(\.type) }
 
     /// The event log's type of each webhook type (the log says `account.deleted`).
-    static let logTypes: [String: String] = [
-        UserCreated.type: "user.created", AccountDeleted.type: "user.deleted", FeedbackCreated.type: "feedback.created",
-        FeedbackUpdated.type: "feedback.updated", SubscriptionUpdated.type: "subscription.updated",
-    ]
+    var logTypes: [String: String] { Dictionary(entries.map { ($0.logType, $0.type) }) { first, _ in first } }
 
-    /// What a message's order is kept within: an account's events (its subscription's too),
-    /// or one feedback item's.
-    static func subject(of payload: String) throws -> String {
+    /// What a message's order is kept within: an account's events (its subscription's too), one
+    /// feedback item's, or for a plugin's event the value of the field it is ordered by.
+    func subject(of payload: String, type: String) throws -> String {
+        if let entry = entries.first(where: { $0.type == type }), entry.declared {
+            guard let key = entry.orderedBy else { return type }
+            let value = try WireDecoder.decode(JSONValue.self, from: Array(payload.utf8)).objectValue?[key]
+            switch value {
+            case .string(let text)?: return type + ":" + text
+            case .number(let number)? where number == number.rounded() && abs(number) < 1e15:
+                return type + ":" + String(Int64(number))
+            case .number(let number)?: return type + ":" + String(number)
+            default: return type
+            }
+        }
         struct Keys: Decodable {
             var userId: String?
             var feedbackId: String?

@@ -55,8 +55,9 @@ struct WebhooksController: Sendable {
             errors.append(.init(field: "state", message: "must be pending, delivered or failed"))
         }
         let type = request.query("type")
-        if let type, !WebhookEvents.types.contains(type) {
-            errors.append(.init(field: "type", message: "must be one of \(WebhookEvents.types.joined(separator: ", "))"))
+        let known = webhooks.options.known
+        if let type, !known.types.contains(type) {
+            errors.append(.init(field: "type", message: "must be one of \(known.types.joined(separator: ", "))"))
         }
         let subject = request.query("subject")
         if let subject, subject.isEmpty || subject.count > Self.subjectLimit {

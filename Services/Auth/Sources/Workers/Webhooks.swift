@@ -25,9 +25,12 @@ public struct WebhookOptions: Sendable {
     /// Deliveries that ended are forgotten after this many days.
     public var retentionDays: Int
     public var pollMilliseconds: Int
+    /// The events endpoints may subscribe to: Pier's and the executable's plugins'.
+    public var known: WebhookEvents
 
-    init(_ environment: Environment) throws(Environment.Failure) {
-        endpoints = try WebhookEndpointSetting.all(environment)
+    init(_ environment: Environment, known: WebhookEvents) throws(Environment.Failure) {
+        self.known = known
+        endpoints = try WebhookEndpointSetting.all(environment, known: known)
         firstRetryMilliseconds = try environment.int("PIER_WEBHOOK_RETRY_MS", default: 5000, in: 10...3_600_000)
         attempts = try environment.int("PIER_WEBHOOK_ATTEMPTS", default: 14, in: 1...Webhooks.schedule.count + 1)
         concurrency = try environment.int("PIER_WEBHOOK_CONCURRENCY", default: 16, in: 1...256)
@@ -69,19 +72,19 @@ final class Webhooks: LifecycleService {
         let wakeup = Wakeup()
         self.wakeup = wakeup
         consumer = EventConsumer(
-            name: "webhooks", cursorTable: "auth.event_cursor", types: Array(WebhookEvents.logTypes.keys).sorted(),
+            name: "webhooks", cursorTable: "auth.event_cursor", types: Array(options.known.logTypes.keys).sorted(),
             database: database, listener: listener, logger: logger,
             pollInterval: .milliseconds(options.pollMilliseconds), applied: { wakeup.wake() },
             // Woken by the events some endpoint subscribes to; the others are passed at the poll.
-            wakingOn: WebhookEvents.logTypes.filter { _, type in options.endpoints.contains { $0.events.contains(type) } }
+            wakingOn: options.known.logTypes.filter { _, type in options.endpoints.contains { $0.events.contains(type) } }
                 .keys.sorted()
         ) { event, connection in
-            guard let type = WebhookEvents.logTypes[event.type] else { return }
+            guard let type = options.known.logTypes[event.type] else { return }
             let subscribed = options.endpoints.filter { $0.events.contains(type) }.map(\.name)
             guard !subscribed.isEmpty else { return }
             try await WebhookDeliveries(connection).enqueue(
                 messageID: "msg_" + hexString(SecureRandom.bytes(16)), eventID: event.id, type: type,
-                subject: try WebhookEvents.subject(of: event.payload),
+                subject: try options.known.subject(of: event.payload, type: type),
                 body: Self.body(type: type, at: event.createdAt, data: event.payload), to: subscribed)
         }
     }
