@@ -34,15 +34,18 @@ for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null &&
 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
   || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
 PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/gateway-with-config" create-admin --email owner@example.com >/dev/null
-CONFIG_CHECK="$bin/config-check" python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
-# The plugin's console pages in Chromium, by an admin and by support (an address verified, as a
-# team role requires).
+# A support account (an address verified, as a team role requires): it grants, and reads the pages.
 curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
   -d '{"email":"sam@example.com","password":"a support passphrase"}' >/dev/null
 psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
 "$bin/gateway-with-config" set-role --email sam@example.com --role support >/dev/null
+PIER_PLUGIN_SUPPORT_EMAIL=sam@example.com PIER_PLUGIN_SUPPORT_PASSWORD="a support passphrase" \
+PIER_BINARY="$(cd "$root" && swift build --show-bin-path)/pier" CONFIG_CHECK="$bin/config-check" python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
+# The plugin's console pages in Chromium, by an admin and by support; a customer of its own.
+curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
+  -d '{"email":"robin@example.com","password":"a customer passphrase"}' >/dev/null
 python3 Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase" \
-  sam@example.com "a support passphrase" casey@example.com "$root" "$root/.pier/screenshots"
+  sam@example.com "a support passphrase" robin@example.com "$root" "$root/.pier/screenshots"
 
 # The leaderboard of docs/plugins.md, its files as the page gives them, built beside a checkout
 # of Pier at ../pier (a link to this one): the page's example compiles.

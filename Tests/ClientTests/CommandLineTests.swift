@@ -25,15 +25,17 @@ import Testing
     /// Runs `pier arguments` with its own config directory; `PIER_PASSWORD` when given. The wait
     /// is on a thread of its own: the server the command talks to answers on the cooperative
     /// pool of this very process, which a blocked wait there could starve.
-    static func pier(_ arguments: [String], home: URL, url: String, password: String? = nil) async throws -> Outcome {
-        try await onOwnThread { try run(arguments, home: home, url: url, password: password) }
+    static func pier(
+        _ arguments: [String], home: URL, url: String, password: String? = nil, path: String = "/usr/bin:/bin"
+    ) async throws -> Outcome {
+        try await onOwnThread { try run(arguments, home: home, url: url, password: password, path: path) }
     }
 
-    private static func run(_ arguments: [String], home: URL, url: String, password: String? = nil) throws -> Outcome {
+    private static func run(_ arguments: [String], home: URL, url: String, password: String?, path: String) throws -> Outcome {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        var environment = ["XDG_CONFIG_HOME": home.path, "PIER_URL": url, "PATH": "/usr/bin:/bin"]
+        var environment = ["XDG_CONFIG_HOME": home.path, "PIER_URL": url, "PATH": path]
         if let password { environment["PIER_PASSWORD"] = password }
         process.environment = environment
         let output = Pipe()
@@ -48,6 +50,33 @@ import Testing
         return Outcome(
             status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
             errors: String(decoding: err, as: UTF8.self))
+    }
+
+    /// A command pier does not have runs the plugin's own `pier-NAME` (on `PATH`) with the same
+    /// arguments and environment; pier's own commands are never replaced, a path never run.
+    @Test func aPluginsCommandLineRunsAsPierName() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        let bin = home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        for (name, script) in [
+            ("pier-hello", "#!/bin/sh\necho \"hello $*\"\necho \"url $PIER_URL\"\nexit 7\n"),
+            ("pier-plans", "#!/bin/sh\necho hijacked\n"),
+        ] {
+            let file = bin.appendingPathComponent(name)
+            try Data(script.utf8).write(to: file)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+        }
+        let path = bin.path + ":/usr/bin:/bin"
+        let url = "http://127.0.0.1:9"
+        let ran = try await Self.pier(["hello", "--platform", "ios", "a b"], home: home, url: url, path: path)
+        #expect(ran.status == 7 && ran.output == "hello --platform ios a b\nurl \(url)\n", "\(ran)")
+        let unknown = try await Self.pier(["goodbye"], home: home, url: url, path: path)
+        #expect(unknown.status == 2 && unknown.errors.contains("unknown command \"goodbye\""), "\(unknown)")
+        let own = try await Self.pier(["plans"], home: home, url: url, path: path)
+        #expect(own.status == 6 && !own.output.contains("hijacked"), "pier's own command ran: \(own)")
+        let escaped = try await Self.pier(["../bin/pier-hello"], home: home, url: url, path: path)
+        #expect(escaped.status == 2 && !escaped.output.contains("hello"), "\(escaped)")
     }
 
     /// Two-step sign-in from a script: enrol, confirm the app's code, sign in with a code, turn

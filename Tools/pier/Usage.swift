@@ -67,6 +67,9 @@ let usage = """
       admin audit auth|feedback|subscriptions [--user USER] [--actor ID] [--target ID] [--limit N] [--before N]
                                         what the team did, newest first
 
+      NAME …                            a plugin's command line, pier-NAME (beside pier or on PATH), with the
+                                        same arguments and session: `pier config show` runs `pier-config show`
+
     Options:
       --url URL        the server (default $PIER_URL, else http://127.0.0.1:8080)
       --json           print the answer as JSON (the server's fields), for scripts

@@ -35,6 +35,14 @@ func run(_ given: Arguments) async throws -> Int32 {
     return 0
 }
 
+// A plugin's command line (`pier config …` runs `pier-config …`), before pier reads options it
+// does not know.
+let words = Array(CommandLine.arguments.dropFirst())
+if let first = words.first, let executable = PluginCommands.executable(for: first, path: environment["PATH"]) {
+    standardError("pier: " + PluginCommands.run(executable, Array(words.dropFirst())))
+    exit(1)
+}
+
 let parsed: Arguments
 do {
     parsed = try Arguments(Array(CommandLine.arguments.dropFirst()))

@@ -201,8 +201,11 @@ if check_binary:
     print("remote config: a publication reaches a running app in %.0f ms p50, %.0f ms p99 (max of 20)"
           % (delays[len(delays) // 2] * 1000, delays[-1] * 1000))
     check(delays[len(delays) // 2] < 1.0, "a publication reaches the app within a second at the median")
+    # Support ends the grant, then grants the plan again: the flag follows in the running app.
+    support_email = os.environ.get("PIER_PLUGIN_SUPPORT_EMAIL")
+    staff = session(support_email, os.environ["PIER_PLUGIN_SUPPORT_PASSWORD"])[0] if support_email else admin
     started = time.monotonic()
-    status, _, _ = call("DELETE", "/subscriptions/grants/" + grant["id"], token=admin)
+    status, _, _ = call("DELETE", "/subscriptions/grants/" + grant["id"], token=staff)
     check(status == 200, "the grant revoked: %d" % status)
     while True:
         line = next_line()
@@ -210,6 +213,18 @@ if check_binary:
             break
     check(line is not None, "the revoked entitlement turns the flag off in the running app")
     print("remote config: the grant's end reached the running app in %.0f ms" % ((time.monotonic() - started) * 1000))
+    started = time.monotonic()
+    status, _, _ = call("POST", "/subscriptions/grants", {"userId": user_id, "planId": "pro-monthly", "duration": "P1M",
+                                                          "reason": "support's goodwill"}, staff)
+    check(status == 201, "support grants the plan: %d" % status)
+    while True:
+        line = next_line()
+        if line is None or "new_paywall=true" in line:
+            break
+    elapsed = time.monotonic() - started
+    check(line is not None and elapsed < 1.0, "a grant by support turns the flag on in the running app within 1 s")
+    print("remote config: a grant by %s reached the running app in %.0f ms"
+          % ("support" if support_email else "an admin", elapsed * 1000))
     watcher.terminate()
 
 # `pier-config`, the plugin's command line, as a team member uses it from a terminal.
@@ -232,6 +247,13 @@ if check_binary:
                     "rules": [{"name": "iOS", "when": {"platforms": ["ios"]}, "value": True}]}], handle)
     code, out, err = pier_config("publish", cli_file, "--note", "from the command line")
     check(code == 0 and out.strip() == "published version %d" % (before + 1), "pier-config publish: %s %s" % (out, err))
+    # `pier config …` is the same command line, run by `pier` (PIER_BINARY, Pier's own build).
+    pier_binary = os.environ.get("PIER_BINARY", "")
+    if os.path.exists(pier_binary):
+        done = subprocess.run([pier_binary, "config", "versions", "--json"], capture_output=True, text=True,
+                              env=dict(environment, PATH=os.path.dirname(cli) + ":" + os.environ.get("PATH", "")))
+        listed = json.loads(done.stdout)["items"] if done.returncode == 0 else []
+        check(listed and listed[0]["version"] == before + 1, "pier config versions: %d %s" % (done.returncode, done.stderr))
     code, out, _ = pier_config("show", "--platform", "ios")
     check(code == 0 and "cli_flag = true" in out, "pier-config show: %s" % out)
     code, out, _ = pier_config("preview", "--platform", "android")
