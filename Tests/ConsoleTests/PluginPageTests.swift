@@ -19,6 +19,8 @@ struct PagesPlugin: Service {
     static let schema = "pages"
     static let defaultPort = 0
     static let migrations: [Migration] = []
+    /// A log it declares but does not serve (as when the plugin is not running anywhere).
+    static var auditLog: AuditLogDeclaration? { AuditLogDeclaration(title: "Pages", actions: [("page.done", "did a page")]) }
 
     static var consolePages: [ConsolePage] {
         [
@@ -124,6 +126,14 @@ struct PagesPlugin: Service {
         // A refusal the page does not draw becomes the console's page in words.
         let refused = try await support.get("/console/refusing")
         #expect(refused.status == 404 && refused.text.contains("Not found"), "\(refused.text)")
+        // The audit log offers the plugin's actions, and shows the others while its log cannot
+        // be read.
+        let audit = try await support.get("/console/audit")
+        #expect(audit.status == 200 && audit.text.contains(#"<option value="page.done">did a page</option>"#), "\(audit.text)")
+        #expect(
+            audit.text.contains("Not shown: what was done in Feedback, Subscriptions, Pages, which cannot be read right now."))
+        let filtered = try await support.get("/console/audit?action=page.done")
+        #expect(filtered.status == 200 && filtered.text.contains("Not shown: what was done in Pages"))
         // Signed out, the page leads to the sign-in form.
         let stranger = Browser(base: base)
         let door = try await stranger.get("/console/echo")

@@ -88,10 +88,20 @@ struct AuditScreens: Sendable {
         let service = request.query("service").flatMap { name in logs.contains { $0.service == name } ? name : nil }
         var entries: [AuditEntry] = []
         var cursor: Int64?
+        // A log that cannot be read now (its part of Pier not running, or away) is named; the
+        // others are shown.
+        var unread: [String] = []
         if problems.isEmpty {
             for name in service.map({ [$0] }) ?? logs.map(\.service)
             where log(name, mayHold: filter.action?.rawValue) {
-                let list = try await console.fetch(AuditAPI.log(of: name), filter, as: session, request)
+                let endpoint = AuditAPI.log(of: name)
+                let reply = try await console.call(endpoint.method, endpoint.target(filter), as: session, request)
+                if [404, 502, 503, 504].contains(reply.status) {
+                    unread.append(logs.first { $0.service == name }?.title ?? name)
+                    continue
+                }
+                guard reply.ok else { throw Console.Failed(reply: reply) }
+                let list = try reply.decode(AuditList.self)
                 entries += list.items
                 if service != nil { cursor = list.next }
             }
@@ -118,6 +128,7 @@ struct AuditScreens: Sendable {
             \(filters(typed, service: service, problems: problems))
             <table><thead><tr><th>When</th><th>Who</th><th>What</th><th>On</th><th>Changed</th></tr></thead><tbody data-empty="Nothing the team did matches.">\(rows)</tbody></table>
             \(entries.isEmpty && problems.isEmpty ? "<p class=\"muted\">Nothing recorded that matches.</p>" : HTML.empty)
+            \(unread.isEmpty ? HTML.empty : "<p class=\"problem\" role=\"status\">Not shown: what was done in \(unread.joined(separator: ", ")), which cannot be read right now.</p>")
             <div class="pager">\(more)</div>
             <p class="muted">Entries are never changed or removed. Paging goes by part of Pier.</p>
             """)
