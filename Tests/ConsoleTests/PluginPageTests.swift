@@ -106,6 +106,9 @@ struct PagesPlugin: Service {
         #expect(echo.status == 200)
         #expect(echo.text.contains("<p data-segments>a b|c</p>"), "\(echo.text)")
         #expect(echo.text.contains("<p data-me>support-"), "the page called the API as the team member")
+        #expect(echo.text.contains(#"<a href="/console/echo" aria-current="page">Echo &lt;b&gt;</a>"#), "its entry is marked")
+        #expect(inbox.text.contains(#"<a href="/console/inbox" aria-current="page">Inbox</a>"#))
+        #expect(!echo.text.contains(#"<a href="/console/inbox" aria-current"#))
         ConsoleTests.expectSecurityHeaders(echo, "a plugin's page")
         // Forms: without the session's token refused before the page sees them; with it, the
         // fields without the token.

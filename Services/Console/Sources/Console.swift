@@ -171,35 +171,40 @@ struct Console: Sendable {
     /// every POST must carry the session's CSRF token and come from the console's own origin
     /// (403 otherwise).
     func staff(_ screen: @escaping Screen) -> @Sendable (Request, ServiceRequestContext) async throws -> Response {
+        // The page's menu marks where it is, refusals included (``Layout/drawing``).
         { request, context in
-            var signedIn: ConsoleSession?
-            do {
-                guard let session = try await session(request) else { throw SignedOut() }
-                signedIn = session
-                if request.method == "POST" {
-                    let form = try request.form() ?? [:]
-                    guard sameOrigin(request), let token = form["csrf"],
-                        constantTimeEquals(Array(token.utf8), Array(session.csrf.utf8))
-                    else {
-                        logger.warning("console form refused: no valid CSRF token", [("user_id", .string(session.userID.text()))])
-                        return page(
-                            status: 403, title: "Refused", session: nil,
-                            "<h1>Refused</h1><p>This form was not sent from the console. Open the page again and retry.</p>")
-                    }
+            try await Layout.$drawing.withValue(request.path) { try await staffScreen(screen, request, context) }
+        }
+    }
+
+    private func staffScreen(_ screen: Screen, _ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        var signedIn: ConsoleSession?
+        do {
+            guard let session = try await session(request) else { throw SignedOut() }
+            signedIn = session
+            if request.method == "POST" {
+                let form = try request.form() ?? [:]
+                guard sameOrigin(request), let token = form["csrf"],
+                    constantTimeEquals(Array(token.utf8), Array(session.csrf.utf8))
+                else {
+                    logger.warning("console form refused: no valid CSRF token", [("user_id", .string(session.userID.text()))])
+                    return page(
+                        status: 403, title: "Refused", session: nil,
+                        "<h1>Refused</h1><p>This form was not sent from the console. Open the page again and retry.</p>")
                 }
-                return try await screen(request, session, context.parameters)
-            } catch is SignedOut {
-                if request.method == "GET" {
-                    return redirect(ConsolePath("sign-in", query: [("next", request.target)]), clearing: true)
-                }
-                return page(
-                    status: 401, title: "Signed out", session: nil,
-                    "<h1>Signed out</h1><p>Your console session ended. <a href=\"/console/sign-in\">Sign in again</a>.</p>")
-            } catch let failed as Failed {
-                return problem(failed.reply, session: signedIn)
-            } catch {
-                return failure(error, request: request, session: signedIn)
             }
+            return try await screen(request, session, context.parameters)
+        } catch is SignedOut {
+            if request.method == "GET" {
+                return redirect(ConsolePath("sign-in", query: [("next", request.target)]), clearing: true)
+            }
+            return page(
+                status: 401, title: "Signed out", session: nil,
+                "<h1>Signed out</h1><p>Your console session ended. <a href=\"/console/sign-in\">Sign in again</a>.</p>")
+        } catch let failed as Failed {
+            return problem(failed.reply, session: signedIn)
+        } catch {
+            return failure(error, request: request, session: signedIn)
         }
     }
 

@@ -35,20 +35,34 @@ enum Layout {
         """
     }
 
-    /// The menu: the console's own pages, then the plugins' (`menu`, those the role may open).
+    /// The menu's own entries: the page, its words, whether admins' only, and the paths that
+    /// belong to it (an item's page is the inbox's).
+    static let entries: [(path: String, title: String, admin: Bool, under: [String])] = [
+        ("inbox", "Inbox", false, ["inbox", "feedback", "replies"]), ("dashboard", "Dashboard", false, ["dashboard"]),
+        ("users", "Users", false, ["users"]), ("plans", "Subscriptions", false, ["plans"]),
+        ("audit", "Audit log", false, ["audit"]), ("webhooks", "Webhooks", true, ["webhooks"]),
+    ]
+
+    /// The path of the page being drawn (set around each signed-in screen): its menu entry is
+    /// marked `aria-current`.
+    @TaskLocal static var drawing: String?
+
+    /// The menu: the console's own pages, then the plugins' (`menu`, those the role may open),
+    /// the one being shown marked.
     static func bar(_ session: ConsoleSession, menu: [ConsolePage]) -> HTML {
-        let added = HTML.join(menu.map { "<a href=\"\(ConsolePath($0.path))\">\($0.title)</a>" }, separator: "\n")
+        let section = drawing.flatMap { $0.split(separator: "/").dropFirst().first.map(String.init) } ?? ""
+        let own = entries.filter { !$0.admin || session.isAdmin }.map { ($0.path, $0.title, $0.under) }
+        let links = HTML.join(
+            (own + menu.map { ($0.path, $0.title, [$0.path]) }).map { path, title, under in
+                under.contains(section)
+                    ? "<a href=\"\(ConsolePath(path))\" aria-current=\"page\">\(title)</a>"
+                    : "<a href=\"\(ConsolePath(path))\">\(title)</a>"
+            }, separator: "\n")
         return """
             <header class="bar">
             <span class="brand">Pier console</span>
             <nav>
-            <a href="/console/inbox">Inbox</a>
-            <a href="/console/dashboard">Dashboard</a>
-            <a href="/console/users">Users</a>
-            <a href="/console/plans">Subscriptions</a>
-            <a href="/console/audit">Audit log</a>
-            \(session.isAdmin ? "<a href=\"/console/webhooks\">Webhooks</a>" : HTML.empty)
-            \(added)
+            \(links)
             </nav>
             <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(label: session.role)</span>
             <form class="inline" method="post" action="/console/sign-out">

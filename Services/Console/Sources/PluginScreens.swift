@@ -16,10 +16,9 @@ struct ConsoleAdditions: Sendable {
     let events: [String]
 
     /// The console's own first segments, which no plugin's page may take.
-    static let reserved: Set<String> = [
-        "", "sign-in", "sign-out", "two-step", "inbox", "replies", "feedback", "users", "audit", "webhooks", "dashboard",
-        "plans", "static",
-    ]
+    static let reserved: Set<String> = Set(Layout.entries.flatMap(\.under)).union([
+        "", "sign-in", "sign-out", "two-step", "static",
+    ])
 
     init(_ plugins: [Plugin] = []) throws(Environment.Failure) {
         try self.init(
