@@ -346,6 +346,11 @@ import Testing
         #expect(try await found("\(tag) bo") == [bob])
         #expect(try await found("\(tag.prefix(5)) scor") == [underscore])
         #expect(try await found("\\").isEmpty)
+        // A word PostgreSQL's parser reads as a number and a word (`7e3` and `a…`) in a name is
+        // found as typed, whole or its start.
+        let scientific = try await register("sci", name: "Dr 7e3a\(tag)")
+        #expect(try await found("7e3a\(tag)") == [scientific])
+        #expect(try await found("dr 7e3a\(tag.prefix(3))") == [scientific])
         // By address, at most `limit`, saying when more match.
         let two = try await search("team \(tag)", "&limit=1").decode(UserList.self)
         #expect(two.items.map(\.id) == [team[0]] && two.more)

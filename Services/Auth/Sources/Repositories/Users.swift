@@ -57,7 +57,8 @@ struct Users: Sendable {
                 UNION
                 (SELECT * FROM auth.users
                  WHERE to_tsvector('simple'::regconfig, coalesce(display_name, '') || ' ' || translate(email_key, '@.+_-', '     '))
-                     @@ \(PostgresTextSearch.lexemes(PostgresTextSearch.words(query) ?? []))
+                     @@ (to_tsquery('simple'::regconfig, \(PostgresTextSearch.prefixQuery(query) ?? ""))
+                         || \(PostgresTextSearch.lexemes(PostgresTextSearch.words(query) ?? [])))
                  ORDER BY email_key COLLATE "C" LIMIT \(count))
             ) found
             ORDER BY found.email_key COLLATE "C" LIMIT \(count)
