@@ -18,6 +18,12 @@ public final class Metrics: RouterMiddleware {
         var counts = [Int](repeating: 0, count: Metrics.buckets.count)
         var sum = 0.0
         var count = 0
+
+        mutating func add(_ seconds: Double, bucket: Int?) {
+            if let bucket { counts[bucket] += 1 }
+            sum += seconds
+            count += 1
+        }
     }
 
     private struct State {
@@ -43,13 +49,12 @@ public final class Metrics: RouterMiddleware {
         // Unmatched paths share one label, so scanners cannot grow the label set without bound.
         let route = request.route ?? "unmatched"
         let seconds = MonotonicClock.seconds() - request.startedAt
+        let bucket = Metrics.buckets.firstIndex { seconds <= $0 }
+        let key = Key(route: route, method: request.method, status: response.status)
+        // Counted in place, nothing copied or allocated under the lock every request waits for.
         state.withLock { state in
-            state.requests[Key(route: route, method: request.method, status: response.status), default: 0] += 1
-            var histogram = state.latency[route] ?? Histogram()
-            if let index = Metrics.buckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[index] += 1 }
-            histogram.sum += seconds
-            histogram.count += 1
-            state.latency[route] = histogram
+            state.requests[key, default: 0] += 1
+            state.latency[route, default: Histogram()].add(seconds, bucket: bucket)
         }
     }
 

@@ -66,14 +66,16 @@ public enum Evaluation {
 
     /// What the rules read of a caller, read once per request rather than once per rule.
     struct Judged {
-        let caller: ConfigCaller
+        let user: UUID?
+        let installation: String?
+        let entitlements: Set<String>
         let platform: String?
         let version: Version?
         let locale: String
         let country: String?
 
         init(_ caller: ConfigCaller) {
-            self.caller = caller
+            (user, installation, entitlements) = (caller.userID, caller.installationID, caller.entitlements)
             platform = caller.platform?.lowercased()
             version = caller.appVersion.map(Version.init)
             let tag = (caller.locale ?? "").lowercased()
@@ -115,7 +117,6 @@ public enum Evaluation {
             }
 
             func holds(for judged: Judged) -> Bool {
-                let caller = judged.caller
                 if let platforms {
                     guard let platform = judged.platform, platforms.contains(platform) else { return false }
                 }
@@ -132,13 +133,13 @@ public enum Evaluation {
                 if let countries {
                     guard let country = judged.country, countries.contains(country) else { return false }
                 }
-                if let signedIn, signedIn != (caller.userID != nil) { return false }
-                if let entitlements, caller.entitlements.isDisjoint(with: entitlements) { return false }
+                if let signedIn, signedIn != (judged.user != nil) { return false }
+                if let entitlements, judged.entitlements.isDisjoint(with: entitlements) { return false }
                 if let users {
-                    guard let user = caller.userID, users.contains(user) else { return false }
+                    guard let user = judged.user, users.contains(user) else { return false }
                 }
                 if let percent {
-                    guard let installation = caller.installationID, Double(bucket(key, installation)) < percent * 100 else {
+                    guard let installation = judged.installation, Double(bucket(key, installation)) < percent * 100 else {
                         return false
                     }
                 }
