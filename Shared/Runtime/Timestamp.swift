@@ -24,6 +24,12 @@ public enum CivilDate {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    /// A moment as the team reads it in a list, in UTC to the minute: `2026-12-06 05:21 UTC`.
+    public static func minute(secondsSince1970 value: Double) -> String {
+        let text = iso8601(secondsSince1970: value, fractionDigits: 0)
+        return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(5)) + " UTC"
+    }
+
     /// `2026-11-29T19:50:28.123456Z` for seconds since 1970, with `fractionDigits` (0, 3 or 6).
     /// Times outside years 0001–9999 are written as the nearest end of that range: callers
     /// validate what they accept (``parse(_:)`` does), and formatting never traps.

@@ -28,7 +28,7 @@ public struct EventDeclaration: Sendable, Equatable {
 
 /// A plugin's audit log (`AuditLog.migration`, `AuditLog.routes`) as the console's audit page
 /// reads it: under which title, and each action's words.
-public struct AuditLogDeclaration: Sendable, Equatable {
+public struct AuditLogDeclaration: Sendable {
     /// What the console's "Part of Pier" filter calls it ("Remote config").
     public let title: String
     /// Each action's wire name and what the team member did, as a sentence's verb ("published
@@ -44,12 +44,6 @@ public struct AuditLogDeclaration: Sendable, Equatable {
         title: String, actions: [(action: String, words: String)], targets: [(type: String, words: String, page: String?)] = []
     ) {
         (self.title, self.actions, self.targets) = (title, actions, targets)
-    }
-
-    public static func == (left: Self, right: Self) -> Bool {
-        left.title == right.title && left.actions.map(\.action) == right.actions.map(\.action)
-            && left.actions.map(\.words) == right.actions.map(\.words) && left.targets.map(\.type) == right.targets.map(\.type)
-            && left.targets.map(\.words) == right.targets.map(\.words) && left.targets.map(\.page) == right.targets.map(\.page)
     }
 }
 

@@ -200,7 +200,7 @@ enum AdminCommands {
         case nil, .null?: "-"
         case .string(let text)?: text.count > 40 ? String(text.prefix(39)) + "…" : text
         case .bool(let flag)?: String(flag)
-        case .number(let number)?: number.rounded() == number ? String(Int64(number)) : String(number)
+        case .number(let number)?: JSONValue.text(of: number)
         case .array(let items)?: items.map { brief($0) }.joined(separator: ",")
         case .object?: "{…}"
         }

@@ -13,6 +13,12 @@ public enum JSONValue: Codable, Sendable, Equatable {
         return nil
     }
 
+    /// A number as people and JSON write it: a whole one without a fraction (`3`, not `3.0`),
+    /// up to 15 digits; any other as Swift prints it (`2.5`, `1e+20`). Never traps.
+    public static func text(of number: Double) -> String {
+        number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    }
+
     /// The elements, when this is an array.
     public var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }

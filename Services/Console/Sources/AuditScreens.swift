@@ -2,6 +2,7 @@ import PierHTML
 import PierHTTP
 import PierModels
 import PierRuntime
+import PierService
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -45,23 +46,10 @@ struct AuditScreens: Sendable {
             ? Labels.english(action) : console.additions.words(for: action.rawValue) ?? Labels.english(action)
     }
 
-    /// What an account filter typed resolves to: an account, or why it does not.
-    enum Found {
-        case account(UUID)
-        case nobody(String)
-    }
-
-    /// The account `text` names: an id, or the one account whose address (or display name)
-    /// starts with it.
-    func account(_ text: String, _ session: ConsoleSession, _ request: Request) async throws -> Found {
-        if let id = UUID(uuidString: text) { return .account(id) }
-        let found = try await console.fetch(AuthAPI.users, UserSearch(text, limit: 5), as: session, request)
-        if let exact = found.items.first(where: { $0.email.lowercased() == text.lowercased() }) { return .account(exact.id) }
-        switch found.items.count {
-        case 1: return .account(found.items[0].id)
-        case 0: return .nobody("No account matches “\(text)”.")
-        default: return .nobody("Several accounts match “\(text)”: type more of the address.")
-        }
+    /// The account `text` names: an id, its address, or the one account whose address (or
+    /// display name) starts with it.
+    func account(_ text: String, _ session: ConsoleSession, _ request: Request) async throws -> AccountLookup.Found {
+        try await AccountLookup.find(text) { try await console.fetch(AuthAPI.users, $0, as: session, request) }
     }
 
     func list(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {

@@ -145,17 +145,7 @@ struct Console: Sendable {
     /// The names of the accounts `ids` (display name, else address), read at once; an account
     /// that cannot be read (deleted) is left out, and shown by its id.
     func names(_ ids: Set<UUID>, as session: ConsoleSession, _ request: Request) async -> [UUID: String] {
-        await withTaskGroup(of: (UUID, String?).self) { group in
-            for id in ids {
-                group.addTask {
-                    let user = try? await self.fetch(AuthAPI.user, PathID(id), as: session, request)
-                    return (id, user.map { $0.displayName ?? $0.email })
-                }
-            }
-            var names: [UUID: String] = [:]
-            for await (id, name) in group { names[id] = name }
-            return names
-        }
+        await AccountLookup.names(ids) { try await self.fetch(AuthAPI.user, PathID($0), as: session, request) }
     }
 
     /// A call Pier refused: the page says why.

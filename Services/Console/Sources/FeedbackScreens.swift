@@ -291,7 +291,7 @@ struct FeedbackScreens: Sendable {
         switch value {
         case .null: "-"
         case .bool(let flag): String(flag)
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .number(let number): JSONValue.text(of: number)
         case .string(let text): text
         case .array(let items): items.map(text).joined(separator: ", ")
         case .object(let members): members.keys.sorted().map { "\($0): \(text(members[$0]!))" }.joined(separator: ", ")

@@ -79,8 +79,7 @@ enum Layout {
     /// A date as the console shows it (UTC, to the minute).
     static func date(_ date: Date?) -> String {
         guard let date else { return "-" }
-        let text = CivilDate.iso8601(secondsSince1970: date.timeIntervalSince1970, fractionDigits: 0)
-        return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(5)) + " UTC"
+        return CivilDate.minute(secondsSince1970: date.timeIntervalSince1970)
     }
 }
 

@@ -66,24 +66,15 @@ struct ConfigForm {
             draft.values[prefix + "countries"] = (when.countries ?? []).joined(separator: ", ")
             draft.values[prefix + "entitlements"] = (when.entitlements ?? []).joined(separator: ", ")
             draft.values[prefix + "signedIn"] = when.signedIn.map { $0 ? "yes" : "no" } ?? ""
-            draft.values[prefix + "rollout"] = when.rolloutPercent.map(ConfigWords.text) ?? ""
-            draft.values[prefix + "accounts"] = try await addresses(when.userIds ?? []).joined(separator: ", ")
+            draft.values[prefix + "rollout"] = when.rolloutPercent.map { JSONValue.text(of: $0) } ?? ""
+            draft.values[prefix + "accounts"] = await addresses(when.userIds ?? []).joined(separator: ", ")
         }
     }
 
     /// The accounts' addresses (an id where the account cannot be read, or past 50).
-    func addresses(_ ids: [UUID]) async throws -> [String] {
-        var found: [String] = []
-        for (index, id) in ids.enumerated() {
-            if index < 50, let reply = try? await request.call(AuthAPI.user, PathID(id)), reply.ok,
-                let user = try? reply.decode(User.self)
-            {
-                found.append(user.email)
-            } else {
-                found.append(id.uuidString.lowercased())
-            }
-        }
-        return found
+    func addresses(_ ids: [UUID]) async -> [String] {
+        let users = await request.users(Set(ids.prefix(50)))
+        return ids.map { users[$0]?.email ?? $0.uuidString.lowercased() }
     }
 
     // MARK: - Publishing

@@ -92,15 +92,9 @@ extension ConfigForm {
         var ids: [UUID] = []
         var unknown: [String] = []
         for text in typed {
-            if let id = UUID(uuidString: text) {
-                ids.append(id)
-                continue
-            }
-            let found = try await request.fetch(AuthAPI.users, UserSearch(text, limit: 5)).items
-            if let account = found.first(where: { $0.email.lowercased() == text.lowercased() }) {
-                ids.append(account.id)
-            } else {
-                unknown.append(text)
+            switch try await request.account(text, exactly: true) {
+            case .account(let id): ids.append(id)
+            case .nobody: unknown.append(text)
             }
         }
         if !unknown.isEmpty { problem = "No account has the address \(unknown.prefix(5).joined(separator: ", "))." }

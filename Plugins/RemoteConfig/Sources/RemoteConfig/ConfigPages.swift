@@ -35,7 +35,7 @@ enum ConfigPages {
 
     static func overview(_ request: ConsoleRequest) async throws -> ConsoleReply {
         let current = try await request.fetch(RemoteConfigAPI.versions, NoParameters()).items.first
-        let names = await Self.names(Set(current.map { [$0.publishedBy] } ?? []), request)
+        let names = await request.names(Set(current.map { [$0.publishedBy] } ?? []))
         let rows = HTML.join(
             (current?.parameters ?? []).map { parameter in
                 """
@@ -84,8 +84,8 @@ enum ConfigPages {
                 installationId: typed["installation"], platform: typed["platform"], appVersion: typed["appVersion"],
                 locale: typed["locale"], country: typed["country"])
             if let account = typed["account"] {
-                switch try await Self.account(account, request) {
-                case .found(let id): asked.userId = id
+                switch try await request.account(account) {
+                case .account(let id): asked.userId = id
                 case .nobody(let why): problems["account"] = why
                 }
             }
@@ -156,7 +156,7 @@ enum ConfigPages {
 
     static func history(_ request: ConsoleRequest) async throws -> ConsoleReply {
         let versions = try await request.fetch(RemoteConfigAPI.versions, NoParameters()).items
-        let names = await Self.names(Set(versions.map(\.publishedBy)), request)
+        let names = await request.names(Set(versions.map(\.publishedBy)))
         let rows = HTML.join(
             versions.enumerated().map { index, version in
                 let older = index + 1 < versions.count ? versions[index + 1].parameters : []
@@ -190,7 +190,7 @@ enum ConfigPages {
             previous = []
         }
         let newest = try await request.fetch(RemoteConfigAPI.versions, NoParameters()).items.first?.version ?? number
-        let names = await Self.names([version.publishedBy], request)
+        let names = await request.names([version.publishedBy])
         let rollback: HTML =
             request.staff.isAdmin && number != newest
             ? """
@@ -218,37 +218,5 @@ enum ConfigPages {
         let reply = try await request.call(RemoteConfigAPI.rollback, ConfigVersionPath(number))
         guard reply.ok else { throw ConsoleRefusal(reply) }
         return .redirect("/console/config?published=\(try reply.decode(ConfigVersion.self).version)")
-    }
-
-    // MARK: - Accounts
-
-    /// The names of the accounts `ids` (display name, else address); one that cannot be read is
-    /// left out.
-    static func names(_ ids: Set<UUID>, _ request: ConsoleRequest) async -> [UUID: String] {
-        var names: [UUID: String] = [:]
-        for id in ids.prefix(50) {
-            guard let reply = try? await request.call(AuthAPI.user, PathID(id)), reply.ok,
-                let user = try? reply.decode(User.self)
-            else { continue }
-            names[id] = user.displayName ?? user.email
-        }
-        return names
-    }
-
-    enum Found {
-        case found(UUID)
-        case nobody(String)
-    }
-
-    /// The account `text` names: an id, or the one account whose address (or name) starts so.
-    static func account(_ text: String, _ request: ConsoleRequest) async throws -> Found {
-        if let id = UUID(uuidString: text) { return .found(id) }
-        let found = try await request.fetch(AuthAPI.users, UserSearch(text, limit: 5)).items
-        if let exact = found.first(where: { $0.email.lowercased() == text.lowercased() }) { return .found(exact.id) }
-        switch found.count {
-        case 1: return .found(found[0].id)
-        case 0: return .nobody("No account matches “\(text)”.")
-        default: return .nobody("Several accounts match “\(text)”: type more of the address.")
-        }
     }
 }

@@ -26,7 +26,7 @@ enum ConfigWords {
         switch value {
         case .string(let text): "“\(text)”"
         case .bool(let flag): flag ? "on" : "off"
-        case .number(let number): "\(text(number))"
+        case .number(let number): "\(JSONValue.text(of: number))"
         case .null: "<span class=\"muted\">none</span>"
         case .array, .object: "<code>\(json(value))</code>"
         }
@@ -37,13 +37,9 @@ enum ConfigWords {
         switch value {
         case .string(let text): text
         case .bool(let flag): flag ? "true" : "false"
-        case .number(let number): text(number)
+        case .number(let number): JSONValue.text(of: number)
         default: json(value)
         }
-    }
-
-    static func text(_ number: Double) -> String {
-        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
     static func json(_ value: JSONValue) -> String { (try? JSON.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "" }
@@ -70,15 +66,12 @@ enum ConfigWords {
         if let signedIn = when.signedIn { parts.append(signedIn ? "signed in" : "signed out") }
         if let entitlements = when.entitlements { parts.append("with " + entitlements.joined(separator: " or ")) }
         if let users = when.userIds { parts.append(users.count == 1 ? "1 chosen account" : "\(users.count) chosen accounts") }
-        if let percent = when.rolloutPercent { parts.append("\(text(percent)) % of installations") }
+        if let percent = when.rolloutPercent { parts.append("\(JSONValue.text(of: percent)) % of installations") }
         return parts.isEmpty ? "everyone" : parts.joined(separator: ", ")
     }
 
     /// A date as the console shows it (UTC, to the minute).
-    static func date(_ date: Date) -> String {
-        let text = CivilDate.iso8601(secondsSince1970: date.timeIntervalSince1970, fractionDigits: 0)
-        return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(5)) + " UTC"
-    }
+    static func date(_ date: Date) -> String { CivilDate.minute(secondsSince1970: date.timeIntervalSince1970) }
 }
 
 /// What a version changed from the one before, parameter by parameter.

@@ -59,7 +59,7 @@ func text(_ value: JSONValue) -> String {
     switch value {
     case .string(let text): return text
     case .bool(let flag): return String(flag)
-    case .number(let number): return number.rounded() == number ? String(Int(number)) : String(number)
+    case .number(let number): return JSONValue.text(of: number)
     default:
         let data = (try? JSONEncoder().encode(value)) ?? Data()
         return String(decoding: data, as: UTF8.self)

@@ -127,6 +127,14 @@ public struct WebhookEvents: Sendable {
     }
 
     let entries: [Entry]
+    /// The event log's type of each webhook type (the log says `account.deleted`): made once,
+    /// read for every event of the log.
+    let logTypes: [String: String]
+
+    init(entries: [Entry]) {
+        self.entries = entries
+        logTypes = Dictionary(entries.map { ($0.logType, $0.type) }) { first, _ in first }
+    }
 
     /// Pier's own events.
     public static let builtIn = WebhookEvents(
@@ -147,9 +155,6 @@ public struct WebhookEvents: Sendable {
     /// The types an endpoint may subscribe to.
     public var types: [String] { entries.map(\.type) }
 
-    /// The event log's type of each webhook type (the log says `account.deleted`).
-    var logTypes: [String: String] { Dictionary(entries.map { ($0.logType, $0.type) }) { first, _ in first } }
-
     /// What a message's order is kept within: an account's events (its subscription's too), one
     /// feedback item's, or for a plugin's event the value of the field it is ordered by.
     func subject(of payload: String, type: String) throws -> String {
@@ -158,9 +163,7 @@ public struct WebhookEvents: Sendable {
             let value = try WireDecoder.decode(JSONValue.self, from: Array(payload.utf8)).objectValue?[key]
             switch value {
             case .string(let text)?: return type + ":" + text
-            case .number(let number)? where number == number.rounded() && abs(number) < 1e15:
-                return type + ":" + String(Int64(number))
-            case .number(let number)?: return type + ":" + String(number)
+            case .number(let number)?: return type + ":" + JSONValue.text(of: number)
             default: return type
             }
         }
