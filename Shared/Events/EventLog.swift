@@ -137,13 +137,20 @@ public struct SessionRevoked: Codable, Sendable, Equatable {
 public struct UserCreated: Codable, Sendable, Equatable {
     public static let type = "user.created"
     public var userId: UUID
-    public var email: String
+    /// None for an anonymous account.
+    public var email: String?
     public var emailVerified: Bool
     public var displayName: String?
     public var role: String
     public var createdAt: Date
+    /// Made for an installation, without an address or a password (`POST /auth/anonymous`).
+    public var isAnonymous: Bool?
 
-    public init(userId: UUID, email: String, emailVerified: Bool, displayName: String?, role: String, createdAt: Date) {
+    public init(
+        userId: UUID, email: String?, emailVerified: Bool, displayName: String?, role: String, createdAt: Date,
+        isAnonymous: Bool? = nil
+    ) {
+        self.isAnonymous = isAnonymous
         self.userId = userId
         self.email = email
         self.emailVerified = emailVerified

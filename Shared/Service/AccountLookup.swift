@@ -23,7 +23,7 @@ public enum AccountLookup {
     ) async throws -> Found {
         if let id = UUID(uuidString: text) { return .account(id) }
         let found = try await search(UserSearch(text, limit: 5)).items
-        if let exact = found.first(where: { $0.email.lowercased() == text.lowercased() }) { return .account(exact.id) }
+        if let exact = found.first(where: { $0.email?.lowercased() == text.lowercased() }) { return .account(exact.id) }
         if exactly { return .nobody("No account has the address \(text).") }
         switch found.count {
         case 1: return .account(found[0].id)
@@ -44,7 +44,7 @@ public enum AccountLookup {
 
     /// The names of the accounts `ids` (display name, else address), read at once.
     public static func names(_ ids: Set<UUID>, read: @escaping @Sendable (UUID) async throws -> User) async -> [UUID: String] {
-        await users(ids, read: read).mapValues { $0.displayName ?? $0.email }
+        await users(ids, read: read).mapValues { $0.displayName ?? $0.handle }
     }
 }
 

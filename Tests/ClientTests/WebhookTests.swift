@@ -243,7 +243,7 @@ import Testing
         stack = try await EmbeddedStack.start(databaseURL: url, settings: Self.settings(receiverPort: port))
         base = URL(string: "http://127.0.0.1:\(stack.server.port)")!
         let second = PierClient(baseURL: base)
-        try await second.auth.login(email: firstUser.email, password: "a long passphrase")
+        try await second.auth.login(email: firstUser.handle, password: "a long passphrase")
         let sent = try await second.feedback.send(NewFeedback(message: "Sent while the backend was away", category: "idea"))
         try await second.auth.deleteAccount(password: "a long passphrase")
         server = try receiver.start(port: port)

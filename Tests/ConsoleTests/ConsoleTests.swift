@@ -252,7 +252,7 @@ final class Browser: @unchecked Sendable {
             #expect(delete.status == 403)
             // The audit log in words, found by the account's id or its address alike; no action's
             // code shows.
-            for subject in [customer.user.id.uuidString.lowercased(), customer.user.email] {
+            for subject in [customer.user.id.uuidString.lowercased(), customer.user.handle] {
                 let audit = try await browser.get("/console/audit?subject=\(subject)")
                 #expect(audit.status == 200, "\(audit.status)")
                 #expect(audit.text.contains("<td>granted a plan</td>") && audit.text.contains("<td>changed a feedback item</td>"))
@@ -392,11 +392,11 @@ final class Browser: @unchecked Sendable {
                 Self.expectSecurityHeaders(refused, "refusal")
             }
             let user = try await stack.api.send(
-                "POST", "/auth/login", json: #"{"email":"\#(customer.user.email)","password":"\#(Self.password)"}"#)
+                "POST", "/auth/login", json: #"{"email":"\#(customer.user.handle)","password":"\#(Self.password)"}"#)
             #expect(user.status == 200, "the account was disabled by a refused form")
             #expect(try await browser.post(path + "/disable", [("csrf", csrf)]).status == 303)
             let disabled = try await stack.api.send(
-                "POST", "/auth/login", json: #"{"email":"\#(customer.user.email)","password":"\#(Self.password)"}"#)
+                "POST", "/auth/login", json: #"{"email":"\#(customer.user.handle)","password":"\#(Self.password)"}"#)
             #expect(disabled.problem?.code == .accountDisabled)
         }
     }
@@ -621,7 +621,7 @@ final class Browser: @unchecked Sendable {
             for path in [
                 "/console/inbox", "/console/feedback/\(item.id.uuidString.lowercased())",
                 "/console/users/\(customer.user.id.uuidString.lowercased())",
-                "/console/users?q=\(ConsolePath.encode(customer.user.email))",
+                "/console/users?q=\(ConsolePath.encode(customer.user.handle))",
                 "/console/audit",
             ] {
                 let page = try await browser.get(path)

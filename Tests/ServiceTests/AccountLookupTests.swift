@@ -12,7 +12,7 @@ import Testing
 
     /// auth's search as it answers: addresses starting with the text (case aside).
     func search(_ query: UserSearch) async throws -> UserList {
-        UserList(items: Self.people.filter { $0.email.hasPrefix(query.query.lowercased()) }, more: false)
+        UserList(items: Self.people.filter { ($0.email ?? "").hasPrefix(query.query.lowercased()) }, more: false)
     }
 
     @Test func anAccountIsFoundByIdAddressOrAUniqueStart() async throws {

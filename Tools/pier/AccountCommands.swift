@@ -48,7 +48,7 @@ enum AccountCommands {
                     ["id", "email", "name", "role", "since"],
                     [
                         [
-                            user.id.uuidString.lowercased(), user.email, user.displayName ?? "", user.role.rawValue,
+                            user.id.uuidString.lowercased(), user.handle, user.displayName ?? "", user.role.rawValue,
                             shortDate(user.createdAt),
                         ]
                     ])
@@ -211,7 +211,7 @@ enum AccountCommands {
         case "verify":
             let token = try mailedToken(arguments.next("the mailed link or its token"))
             try arguments.finish()
-            try output.show(try await auth.verifyEmail(token: token)) { print("Verified: \($0.email)") }
+            try output.show(try await auth.verifyEmail(token: token)) { print("Verified: \($0.handle)") }
         case "change":
             let newEmail = try arguments.next("the new address")
             try arguments.finish()
@@ -220,12 +220,12 @@ enum AccountCommands {
         case "confirm":
             let token = try mailedToken(arguments.next("the mailed link or its token"))
             try arguments.finish()
-            try output.show(try await auth.confirmEmailChange(token: token)) { print("Your address is now \($0.email)") }
+            try output.show(try await auth.confirmEmailChange(token: token)) { print("Your address is now \($0.handle)") }
         case "cancel":
             let token = try mailedToken(arguments.next("the mailed link or its token"))
             try arguments.finish()
             try output.show(try await auth.cancelEmailChange(token: token)) {
-                print("Change cancelled: your address stays \($0.email); the device that asked was signed out.")
+                print("Change cancelled: your address stays \($0.handle); the device that asked was signed out.")
             }
         case "resend":
             let email = arguments.nextIfAny()
@@ -327,5 +327,5 @@ enum AccountCommands {
 
     static var defaultDevice: String { "pier on \(ProcessInfo.processInfo.hostName)" }
 
-    static func signedIn(_ user: User) { print("Signed in as \(user.email) (\(user.id.uuidString.lowercased()))") }
+    static func signedIn(_ user: User) { print("Signed in as \(user.handle) (\(user.id.uuidString.lowercased()))") }
 }

@@ -43,13 +43,13 @@ enum AdminCommands {
             }
             let user = try await admin.user(named: named)
             try await admin.send(mail, to: user.id)
-            output.say("Mailed a \(kind) link to \(user.email)")
+            output.say("Mailed a \(kind) link to \(user.handle)")
         case "disable", "enable":
             let disable = command == "disable"
             let named = try arguments.next("the user (an address or an id)")
             try arguments.finish()
             let user = try await admin.setDisabled(try await admin.user(named: named).id, disable)
-            try output.show(user) { print("\($0.email) is \($0.disabledAt == nil ? "enabled" : "disabled")") }
+            try output.show(user) { print("\($0.handle) is \($0.disabledAt == nil ? "enabled" : "disabled")") }
         case "role":
             let named = try arguments.next("the user (an address or an id)")
             let given = try arguments.next("the role: user, support or admin")
@@ -58,14 +58,14 @@ enum AdminCommands {
             try arguments.finish()
             let user = try await admin.user(named: named).id
             let changed = try await admin.setRole(role, of: user, password: confirm ? try password(arguments) : nil)
-            try output.show(changed) { print("\($0.email) is now \($0.role); its sessions ended") }
+            try output.show(changed) { print("\($0.handle) is now \($0.role); its sessions ended") }
         case "delete":
             let named = try arguments.next("the user (an address or an id)")
             let confirm = arguments.flag("password-stdin") || environment["PIER_PASSWORD"] != nil
             try arguments.finish()
             let user = try await admin.user(named: named)
             try await admin.deleteAccount(user.id, password: confirm ? try password(arguments) : nil)
-            output.say("Deleted \(user.email)")
+            output.say("Deleted \(user.handle)")
         case "export":
             let named = try arguments.next("the user (an address or an id)")
             let path = arguments.option("output")
@@ -110,7 +110,7 @@ enum AdminCommands {
                 ["id", "email", "name", "role", "verified", "created"],
                 list.items.map {
                     [
-                        $0.id.uuidString.lowercased(), $0.email, $0.displayName ?? "", $0.role.rawValue,
+                        $0.id.uuidString.lowercased(), $0.handle, $0.displayName ?? "", $0.role.rawValue,
                         $0.emailVerified ? "yes" : "no",
                         shortDate($0.createdAt),
                     ]
@@ -129,7 +129,7 @@ enum AdminCommands {
             refresh ? try await admin.refreshFromAppStore(account.id) : try await admin.subscription(of: account.id)
         try output.show(AccountView(user: account, subscription: history)) { view in
             let user = view.user
-            print("\(user.email)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
+            print("\(user.handle)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
             print("name \(user.displayName ?? "-"), role \(user.role), since \(shortDate(user.createdAt))")
             if let disabled = user.disabledAt { print("disabled since \(shortDate(disabled)): it cannot sign in") }
             let history = view.subscription

@@ -120,7 +120,7 @@ public final class PierAdmin: Sendable {
     public func user(named text: String) async throws(PierError) -> User {
         if let id = UUID(uuidString: text) { return try await user(id) }
         let key = text.trimmingCharacters(in: .whitespaces).lowercased()
-        guard let user = try await users(matching: key, limit: 100).items.first(where: { $0.email.lowercased() == key }) else {
+        guard let user = try await users(matching: key, limit: 100).items.first(where: { $0.email?.lowercased() == key }) else {
             throw PierError(kind: .server, status: 404, code: .notFound, detail: "No account has the address \(key).")
         }
         return user

@@ -8,9 +8,14 @@ import PierModels
 /// Register, sign in and out, and the session's state.
 public final class PierAuth: Sendable {
     let authorized: Authorized
+    /// The installation's id, what an anonymous sign-up is counted by.
+    let installationID: String
     var manager: SessionManager { authorized.sessions }
 
-    init(_ authorized: Authorized) { self.authorized = authorized }
+    init(_ authorized: Authorized, installationID: String) {
+        self.authorized = authorized
+        self.installationID = installationID
+    }
 
     /// The signed-in user, or nil. Read without waiting; kept current by every sign-in, refresh
     /// and sign-out.
@@ -51,9 +56,11 @@ public final class PierAuth: Sendable {
         return try await signIn(Call(AuthAPI.login, NoParameters(), body: body), email: email)
     }
 
-    func signIn(_ call: Call, email: String? = nil) async throws(PierError) -> User {
-        let answer = try await authorized.transport.json(AuthSession.self, call, token: nil)
-        if let token = answer.deviceToken { manager.saveDeviceToken(token, for: Self.key(email ?? answer.user.email)) }
+    func signIn(_ call: Call, email: String? = nil, token: String? = nil) async throws(PierError) -> User {
+        let answer = try await authorized.transport.json(AuthSession.self, call, token: token)
+        if let token = answer.deviceToken, let address = email ?? answer.user.email {
+            manager.saveDeviceToken(token, for: Self.key(address))
+        }
         let session = Session(answer)
         await manager.signIn(session)
         return session.user
@@ -112,6 +119,13 @@ public final class PierAuth: Sendable {
 
     /// Signs in with Sign in with Apple: the credential's `identityToken` (as a string), the raw
     /// `nonce` whose SHA-256 the app put in the authorization request, and the name Apple gives
+    /// on the first authorization only (`fullName`). Signed in anonymously
+    /// (``signInAnonymously(deviceName:)``), it keeps that account instead, with
+    /// the same id and everything it holds; `identity_taken` (409) when the Apple ID belongs to
+    /// another account (offer to sign in to it).
+    ///
+    /// The details: the credential's `identityToken` (as a string), the raw
+    /// `nonce` whose SHA-256 the app put in the authorization request, and the name Apple gives
     /// on the first authorization only (`fullName`). Creates the account the first time (linked
     /// by a verified address to an existing one). Throws `invalid_identity_token` (401) or
     /// `email_taken` (409: an account has the address and Apple did not verify it).
@@ -139,9 +153,12 @@ public final class PierAuth: Sendable {
             IdentitySignInRequest(
                 identityToken: identityToken, nonce: nonce, fullName: fullName, deviceName: deviceName,
                 authorizationCode: authorizationCode))
+        // Signed in anonymously: the identity keeps this account (its bearer token says which).
+        let keeping = currentUser?.isAnonymous == true ? try await accessToken() : nil
         return try await signIn(
             name == "apple"
-                ? Call(AuthAPI.apple, NoParameters(), body: body) : Call(AuthAPI.oidc, ProviderName(name), body: body))
+                ? Call(AuthAPI.apple, NoParameters(), body: body) : Call(AuthAPI.oidc, ProviderName(name), body: body),
+            token: keeping)
     }
 
     // MARK: - Mailed links

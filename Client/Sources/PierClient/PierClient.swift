@@ -75,10 +75,10 @@ public final class PierClient: Sendable {
             store: sessionStore ?? MemorySessionStore(), transport: transport, margin: options.refreshMargin)
         let authorized = Authorized(transport: transport, sessions: sessions)
         self.authorized = authorized
-        auth = PierAuth(authorized)
         let installationID =
             options.installationID ?? options.feedbackOutbox.map(PierFeedback.installationID(in:))
             ?? UUID().uuidString.lowercased()
+        auth = PierAuth(authorized, installationID: installationID)
         feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: installationID)
         subscriptions = PierSubscriptions(
             authorized, staleLimit: options.staleStatusLimit, signing: options.statusSigning, installationID: installationID)

@@ -43,6 +43,9 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
     /// `mfa_required`: what may finish the sign-in (`totp`, `recovery_code`, and `passkey` when
     /// one of the account's passkeys may: ``PierAuth/completeSignIn(mfaToken:passkey:)``).
     public internal(set) var factors: [String] = []
+    /// `identity_taken` (keeping an anonymous account with an address or identity another
+    /// account has): what the app may propose (`sign_in`: to that account instead).
+    public internal(set) var offer: [String] = []
 
     init(
         kind: Kind, status: Int? = nil, code: ProblemCode? = nil, detail: String, fieldErrors: [Problem.FieldError] = [],

@@ -198,6 +198,7 @@ final class Transport: Sendable {
             fieldErrors: problem?.errors ?? [], requestId: problem?.requestId ?? requestID, retryAfter: retryAfter)
         error.mfaToken = problem?.mfaToken
         error.factors = problem?.factors ?? []
+        error.offer = problem?.offer ?? []
         return error
     }
 

@@ -7,7 +7,9 @@
 /// A user as the API shows it.
 public struct User: Codable, Sendable, Equatable {
     public var id: UUID
-    public var email: String
+    /// The account's address; nil while it is anonymous (and after, when it became permanent
+    /// through a passkey or an identity that shared none).
+    public var email: String?
     public var displayName: String?
     /// `user`, or a team role: `support` or `admin` (``AccountRole``).
     public var role: AccountRole
@@ -18,11 +20,23 @@ public struct User: Codable, Sendable, Equatable {
     public var locale: String?
     /// When the team disabled the account (absent while it is enabled): it cannot sign in.
     public var disabledAt: Date?
+    /// The account was made for an installation (`POST /auth/anonymous`) and has no way in
+    /// besides its sessions yet: no address and password, identity or passkey.
+    public var isAnonymous: Bool
+    /// When the account began anonymous (kept once it is permanent; absent for accounts that
+    /// began with an address or an identity).
+    public var anonymousAt: Date?
+    /// When an account that began anonymous became permanent.
+    public var permanentAt: Date?
 
     public init(
-        id: UUID, email: String, displayName: String?, role: AccountRole, createdAt: Date, emailVerified: Bool = false,
-        locale: String? = nil, disabledAt: Date? = nil
+        id: UUID, email: String?, displayName: String?, role: AccountRole, createdAt: Date, emailVerified: Bool = false,
+        locale: String? = nil, disabledAt: Date? = nil, isAnonymous: Bool = false, anonymousAt: Date? = nil,
+        permanentAt: Date? = nil
     ) {
+        self.isAnonymous = isAnonymous
+        self.anonymousAt = anonymousAt
+        self.permanentAt = permanentAt
         self.locale = locale
         self.disabledAt = disabledAt
         self.id = id
@@ -32,6 +46,30 @@ public struct User: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.emailVerified = emailVerified
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, email, displayName, role, createdAt, emailVerified, locale, disabledAt, isAnonymous, anonymousAt, permanentAt
+    }
+
+    /// A server from before anonymous accounts sends no `isAnonymous`: the account is not.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(UUID.self, forKey: .id), email: try container.decodeIfPresent(String.self, forKey: .email),
+            displayName: try container.decodeIfPresent(String.self, forKey: .displayName),
+            role: try container.decode(AccountRole.self, forKey: .role),
+            createdAt: try container.decode(Date.self, forKey: .createdAt),
+            emailVerified: try container.decode(Bool.self, forKey: .emailVerified),
+            locale: try container.decodeIfPresent(String.self, forKey: .locale),
+            disabledAt: try container.decodeIfPresent(Date.self, forKey: .disabledAt),
+            isAnonymous: try container.decodeIfPresent(Bool.self, forKey: .isAnonymous) ?? false,
+            anonymousAt: try container.decodeIfPresent(Date.self, forKey: .anonymousAt),
+            permanentAt: try container.decodeIfPresent(Date.self, forKey: .permanentAt))
+    }
+
+    /// How the account is named where a person reads it: its address, or "anonymous" and the
+    /// start of its id.
+    public var handle: String { email ?? "anonymous " + id.uuidString.lowercased().prefix(8) }
 }
 
 /// `GET /auth/users?q=`: the accounts a query found (admins), by address first.

@@ -13,7 +13,7 @@
 public enum AuthAPI {
     /// Every one, as the API document lists them.
     public static let all: [EndpointDefinition] =
-        signIn + account + mailedLinks + secondFactors + passkeys + team + webhooks
+        signIn + anonymous + account + mailedLinks + secondFactors + passkeys + team + webhooks
 
     static let signIn: [EndpointDefinition] = [
         register.definition, login.definition, refresh.definition, logout.definition, logoutAll.definition,
@@ -84,24 +84,29 @@ public enum AuthAPI {
 
     /// 201 when the account was created by this sign-in, 200 otherwise.
     public static let apple = Endpoint<NoParameters, IdentitySignInRequest, AuthSession>(
-        "POST", "/auth/apple", access: .public, operation: "signInWithApple", summary: "Sign in with Apple",
+        "POST", "/auth/apple", access: .anyone, operation: "signInWithApple", summary: "Sign in with Apple",
         description:
-            "Verifies the identity token as Apple documents it (RS256/ES256 against Apple's JWKS, `iss` https://appleid.apple.com, `aud` one of PIER_AUTH_APPLE_AUDIENCES, `exp`, `nonce` = SHA-256 of the raw nonce). Signs in the linked account; else links the account of the address when Apple verified it (private-relay addresses too); else creates an account without a password.",
+            "Verifies the identity token as Apple documents it (RS256/ES256 against Apple's JWKS, `iss` https://appleid.apple.com, `aud` one of PIER_AUTH_APPLE_AUDIENCES, `exp`, `nonce` = SHA-256 of the raw nonce). Signs in the linked account; else links the account of the address when Apple verified it (private-relay addresses too); else creates an account without a password. \(keepsAnonymous)",
         answers: "Signed in (201: an account was created for the identity)", also: [201],
         problems: [
             .validationFailed, .invalidIdentityToken, .mfaRequired, .emailUnverified, .accountDisabled, .notFound,
+            .identityTaken,
         ])
 
     /// 201 when the account was created by this sign-in, 200 otherwise.
     public static let oidc = Endpoint<ProviderName, IdentitySignInRequest, AuthSession>(
-        "POST", "/auth/oidc/{provider}", access: .public, operation: "signInWithProvider",
+        "POST", "/auth/oidc/{provider}", access: .anyone, operation: "signInWithProvider",
         summary: "Sign in with an OpenID Connect provider",
         description:
-            "The same verification for a provider of PIER_AUTH_OIDC_PROVIDERS, by name (its nonce plain or hashed as configured).",
+            "The same verification for a provider of PIER_AUTH_OIDC_PROVIDERS, by name (its nonce plain or hashed as configured). \(keepsAnonymous)",
         answers: "Signed in (201: an account was created for the identity)", also: [201],
         problems: [
             .validationFailed, .invalidIdentityToken, .mfaRequired, .emailUnverified, .accountDisabled, .notFound,
+            .identityTaken,
         ])
+
+    static let keepsAnonymous =
+        "Sent with an anonymous account's bearer token, it keeps that account instead (the same id): the identity is linked to it, with its address when the provider verified it, every other session of it ends and the answer is a new one; an identity or address another account has is 409 identity_taken and changes nothing."
 
     /// Apple's server calls it: the signed payload is the credential.
     public static let appleNotifications = Endpoint<NoParameters, AppleNotificationRequest, NoContent>(

@@ -32,6 +32,9 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     /// `mfa_required`: the second factors the account can complete the sign-in with (`totp`,
     /// `recovery_code`).
     public var factors: [String]?
+    /// `identity_taken`: what the app can propose instead (`sign_in`: to the account that has
+    /// the address or identity).
+    public var offer: [String]?
 
     public init(
         type: String = "about:blank", code: ProblemCode? = nil, title: String, status: Int, detail: String? = nil,
@@ -189,7 +192,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .tooManyStreams, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
-        .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey,
-        .internalError,
+        .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey, .identityTaken,
+        .anonymousAccount, .notAnonymous, .internalError,
     ]
 }

@@ -193,10 +193,17 @@ public struct SignUpStats: Codable, Sendable, Equatable {
         /// `YYYY-MM-DD`, UTC.
         public var day: String
         public var signUps: Int
+        /// Of the sign-ups, those that began anonymous (`POST /auth/anonymous`).
+        public var anonymous: Int
+        /// Anonymous accounts (of any day) kept this day: given an address and password, an
+        /// identity or a passkey.
+        public var kept: Int
 
-        public init(day: String, signUps: Int) {
+        public init(day: String, signUps: Int, anonymous: Int = 0, kept: Int = 0) {
             self.day = day
             self.signUps = signUps
+            self.anonymous = anonymous
+            self.kept = kept
         }
     }
 

@@ -77,6 +77,9 @@ public struct AuthConfiguration: Sendable {
     public var mailRetrySeconds: Int
     public var mailPollSeconds: Int
     public var forgotPerAddressPerHour: Int
+    /// Anonymous accounts: sign-ups per installation a day and per client address an hour, and
+    /// the days an unused one is kept.
+    public var anonymous: AnonymousLimits
     /// Sign in with Apple and the OpenID Connect providers, by name (`apple` for Apple).
     var identityProviders: [String: IdentityProvider]
     public var exportURLs: [String]
@@ -141,6 +144,7 @@ public struct AuthConfiguration: Sendable {
         mailRetrySeconds = try environment.int("PIER_AUTH_MAIL_RETRY_S", default: 30, in: 1...3600)
         mailPollSeconds = try environment.int("PIER_AUTH_MAIL_POLL_S", default: 5, in: 1...3600)
         forgotPerAddressPerHour = try environment.int("PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR", default: 10, in: 1...1_000_000)
+        anonymous = try AnonymousLimits(environment)
         identityProviders = try Self.identityProviders(environment)
         appleTokens = try Self.appleTokens(environment)
         appleRetrySeconds = try environment.int("PIER_AUTH_APPLE_RETRY_S", default: 60, in: 1...3600)
@@ -310,5 +314,22 @@ public struct AuthConfiguration: Sendable {
         if host == "::" { host = "::1" }
         if host.contains(":") { host = "[" + host + "]" }
         return "http://\(host):\(serving.port)"
+    }
+}
+
+/// Anonymous accounts' limits and lifetime (`PIER_AUTH_ANONYMOUS_*`).
+public struct AnonymousLimits: Sendable {
+    /// Sign-ups an installation may make in a day.
+    public var perInstallationPerDay: Int
+    /// Sign-ups a client address (an IPv6 /64) may make in an hour.
+    public var perAddressPerHour: Int
+    /// Days an anonymous account no session used is kept.
+    public var ttlDays: Int
+
+    init(_ environment: Environment) throws(Environment.Failure) {
+        perInstallationPerDay = try environment.int(
+            "PIER_AUTH_ANONYMOUS_PER_INSTALLATION_PER_DAY", default: 5, in: 1...1_000_000)
+        perAddressPerHour = try environment.int("PIER_AUTH_ANONYMOUS_PER_ADDRESS_PER_HOUR", default: 30, in: 1...1_000_000)
+        ttlDays = try environment.int("PIER_AUTH_ANONYMOUS_TTL_DAYS", default: 90, in: 1...3650)
     }
 }

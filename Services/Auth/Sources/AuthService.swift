@@ -47,6 +47,7 @@ public struct AuthService: Service {
             version: 16, name: "enrolment_approvals",
             sql: String(decoding: PackageResources._016_enrolment_approvals_sql, as: UTF8.self)),
         Migration(version: 17, name: "user_words", sql: String(decoding: PackageResources._017_user_words_sql, as: UTF8.self)),
+        Migration(version: 18, name: "anonymous", sql: String(decoding: PackageResources._018_anonymous_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 
@@ -62,6 +63,8 @@ public struct AuthService: Service {
     let keys: StaticKeyProvider
     /// Revokes Sign in with Apple's refresh tokens of identities that went (when configured).
     let appleRevocations: AppleRevocations?
+    /// Deletes anonymous accounts left unused (`PIER_AUTH_ANONYMOUS_TTL_DAYS`), hourly.
+    let anonymousSweep: Periodic
 
     public static func make(context: ServiceContext) async throws -> AuthService {
         let configuration = try AuthConfiguration(
@@ -145,6 +148,11 @@ public struct AuthService: Service {
         return AuthService(
             controller: controller, outbox: outbox, replies: replies,
             webhooks: webhooks, exports: exports, keys: ownKeys, appleRevocations: revocations,
+            anonymousSweep: AnonymousSweep.periodic(
+                accounts: Accounts(
+                    database: context.database,
+                    lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), mails: mails),
+                days: configuration.anonymous.ttlDays, logger: context.logger),
             hooks: WebhooksController(webhooks: webhooks, database: context.database, logger: context.logger))
     }
 
@@ -164,7 +172,7 @@ public struct AuthService: Service {
         let hasher = controller.hasher
         return [
             Lifecycle("password hasher", stop: { hasher.shutdown() }), outbox, replies, webhooks.consumer, webhooks,
-            controller.live,
+            controller.live, anonymousSweep,
         ] + (appleRevocations.map { [$0] } ?? [])
     }
 

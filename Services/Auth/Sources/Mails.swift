@@ -35,6 +35,17 @@ struct Mails: Sendable {
             ending: "If you did not ask for it, ignore this mail: nothing changes.")
     }
 
+    /// The link that makes an anonymous account permanent with this address (and the password
+    /// given with it).
+    func keepAccount(to email: String, token: String) -> (message: MailMessage, link: String) {
+        linkMail(
+            to: email, page: AuthAPI.confirmEmailChangePage, token: token,
+            subject: "Keep your \(appName) account",
+            line:
+                "Confirm that your \(appName) account should use this address and the password you chose, within 24 hours:",
+            ending: "If you did not ask for it, ignore this mail: no account gets this address.")
+    }
+
     /// The link to `page` with `token`: `PIER_AUTH_PUBLIC_URL` + its path and query.
     func pageLink(_ page: Endpoint<TokenQuery, NoBody, HTMLPage>, _ token: String) -> String {
         publicURL + page.target(TokenQuery(token: token))

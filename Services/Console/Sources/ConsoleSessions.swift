@@ -44,14 +44,14 @@ struct ConsoleSessions: Sendable {
             """
             INSERT INTO console.sessions
                 (id, user_id, email, role, access_token, refresh_token, seal_counter, access_expires_at, csrf)
-            VALUES (\(PostgresBytes(SHA256.hash(secret))), \(session.user.id), \(session.user.email), \(role.rawValue),
+            VALUES (\(PostgresBytes(SHA256.hash(secret))), \(session.user.id), \(session.user.handle), \(role.rawValue),
                     \(PostgresBytes(Seal.seal(session.accessToken, secret: secret, label: "access", counter: 0))),
                     \(PostgresBytes(Seal.seal(session.refreshToken, secret: secret, label: "refresh", counter: 0))),
                     0, \(expires), \(csrf))
             RETURNING created_at, last_seen_at
             """)
         return ConsoleSession(
-            secret: secret, userID: session.user.id, email: session.user.email, role: role,
+            secret: secret, userID: session.user.id, email: session.user.handle, role: role,
             accessToken: session.accessToken, refreshToken: session.refreshToken, accessExpiresAt: expires, csrf: csrf,
             createdAt: try rows[0].decode("created_at"), lastSeenAt: try rows[0].decode("last_seen_at"))
     }

@@ -52,7 +52,12 @@ struct DashboardScreens: Sendable {
             return count == 0 ? nil : days.reduce(0.0) { $0 + ($1.averageRating ?? 0) * Double($1.ratings) } / Double(count)
         }
         let rating = Self.line(group, ratings, top: 5, what: "average rating")
-        let signUpChart = Self.bars(group, [("sign-ups", sums(accounts.days.map(\.signUps)))], what: "sign-ups")
+        let signUpChart = Self.bars(
+            group,
+            [
+                ("with an address or identity", sums(accounts.days.map { $0.signUps - $0.anonymous })),
+                ("anonymous", sums(accounts.days.map(\.anonymous))),
+            ], what: "sign-ups")
         let statuses = HTML.join(
             FeedbackStatus.allCases.map { status in
                 "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(label: status)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
@@ -140,6 +145,7 @@ struct DashboardScreens: Sendable {
             <div class="tile"><span class="muted">Open (backlog)</span><strong data-figure="open">\(daily.open)</strong></div>
             <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
             <div class="tile"><span class="muted">Sign-ups, \(days) days (the team not counted)</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
+            <div class="tile"><span class="muted">Anonymous sign-ups, \(days) days</span><strong data-figure="anonymous">\(accounts.days.reduce(0) { $0 + $1.anonymous })</strong><span class="muted" data-figure="kept">\(accounts.days.reduce(0) { $0 + $1.kept }) anonymous accounts kept</span></div>
             <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
             <div class="tile"><span class="muted">Access now (an account with both counts in each)</span><strong data-figure="subscriptions">\(appStore + granted)</strong><span class="muted" data-figure="sources">\(appStore) from the App Store, \(granted) granted by the team</span></div>
             <div class="tile"><span class="muted">In an introductory offer</span><strong data-figure="trials">\(inTrial)</strong></div>

@@ -32,7 +32,7 @@ struct FeedbackScreens: Sendable {
         async let senderOf = sender(of: item, as: session, request)
         let (team, saved, sender) = try await (teamOf.items, savedOf, senderOf)
         // Who triaged and who replied, by name (former members too).
-        var names = Dictionary(team.map { ($0.id, $0.displayName ?? $0.email) }) { first, _ in first }
+        var names = Dictionary(team.map { ($0.id, $0.displayName ?? $0.handle) }) { first, _ in first }
         let unknown = Set((item.history ?? []).map(\.actor) + (item.replies ?? []).compactMap(\.authorId))
             .subtracting(names.keys)
         names.merge(await console.names(unknown, as: session, request)) { first, _ in first }
@@ -151,7 +151,7 @@ struct FeedbackScreens: Sendable {
             + item.status.next.sorted { $0.rawValue < $1.rawValue }.map {
                 ($0.rawValue, Labels.english($0))
             }
-        let members = [("", "nobody")] + team.map { ($0.id.uuidString.lowercased(), $0.displayName ?? $0.email) }
+        let members = [("", "nobody")] + team.map { ($0.id.uuidString.lowercased(), $0.displayName ?? $0.handle) }
         return """
             <div class="card">
             <h2>Triage</h2>
@@ -190,7 +190,7 @@ struct FeedbackScreens: Sendable {
             let path = ConsolePath("users", user.uuidString.lowercased())
             if let account = try? await console.fetch(AuthAPI.user, PathID(user), as: session, request) {
                 return (
-                    "<a href=\"\(path)\">\(account.displayName ?? account.email)</a> &lt;\(account.email)&gt;",
+                    "<a href=\"\(path)\">\(account.displayName ?? account.handle)</a> &lt;\(account.handle)&gt;",
                     account.displayName
                 )
             }

@@ -49,7 +49,7 @@ struct InboxScreens: Sendable {
             value("q").isEmpty ? nil : try? console.fetch(AuthAPI.users, UserSearch(value("q"), limit: 5), as: session, request)
         let (page, counts, team, views) = try await (listed, countsOf, teamOf.items, viewsOf)
         let accounts = await accountsOf?.items.filter { !$0.role.isStaff } ?? []
-        let names = Dictionary(team.map { ($0.id, $0.displayName ?? $0.email) }) { first, _ in first }
+        let names = Dictionary(team.map { ($0.id, $0.displayName ?? $0.handle) }) { first, _ in first }
         let rows = HTML.join(page.items.map { Self.row($0, names: names) })
         let next: HTML =
             page.nextCursor.map { cursor in
@@ -168,7 +168,7 @@ struct InboxScreens: Sendable {
     /// action, also nobody (unassign).
     static func assignees(_ team: [User], session: ConsoleSession, filter: Bool) -> [(String, String)] {
         let members = team.filter { $0.id != session.userID }.map {
-            ($0.id.uuidString.lowercased(), $0.displayName ?? $0.email)
+            ($0.id.uuidString.lowercased(), $0.displayName ?? $0.handle)
         }
         return filter
             ? [("", "anyone"), ("mine", "me"), ("none", "nobody")] + members
@@ -211,7 +211,7 @@ struct InboxScreens: Sendable {
         guard !accounts.isEmpty else { return .empty }
         let links = HTML.join(
             accounts.map { user in
-                "<a href=\"\(ConsolePath("users", user.id.uuidString.lowercased()))\">\(user.displayName ?? user.email) &lt;\(user.email)&gt;</a>"
+                "<a href=\"\(ConsolePath("users", user.id.uuidString.lowercased()))\">\(user.displayName ?? user.handle) &lt;\(user.handle)&gt;</a>"
             }, separator: ", ")
         return "<p class=\"muted\" data-accounts>Accounts with these words in their name or address: \(links)</p>"
     }

@@ -144,6 +144,11 @@ struct Labels: Sendable {
         "problem.invalid_code": "Wrong code", "problem.mfa_enrolment_required": "Set up two-step sign-in first",
         "problem.enrolment_approval_required": "Waiting for approval", "problem.invalid_passkey": "Passkey refused",
         "problem.internal_error": "Something went wrong on the server",
+        "problem.identity_taken": "That sign-in belongs to another account",
+        "problem.anonymous_account": "The account has no address yet",
+        "problem.not_anonymous": "The account is permanent already",
+        "problem_detail.anonymous_account":
+            "This account began without signing up; it has no address or password until its owner adds one in the app.",
         "problem_detail.appstore_api_unconfigured":
             "The connection to the App Store is not set up on this server. Ask an administrator to add the In-App Purchase key.",
         "problem_detail.reauthentication_required":

@@ -54,16 +54,28 @@ struct UserPage {
     func action(_ name: String) -> ConsolePath { ConsolePath("users", text, name) }
     var mayAct: Bool { isAdmin || !user.role.isStaff }
 
+    /// How the account began: anonymous (and since when it is permanent), or with an address or
+    /// an identity.
+    var began: HTML {
+        guard let anonymousAt = user.anonymousAt else { return "signed up" }
+        guard let permanentAt = user.permanentAt else {
+            return "anonymous, on <span class=\"when\">\(Layout.date(anonymousAt))</span>: no address, password or passkey yet"
+        }
+        return
+            "anonymous, on <span class=\"when\">\(Layout.date(anonymousAt))</span>; kept on <span class=\"when\">\(Layout.date(permanentAt))</span>"
+    }
+
     func body(notice: HTML) -> HTML {
         """
         <p><a href="/console/users">← Users</a></p>
         \(notice)
-        <h1 data-email>\(user.email) <span class="badge">\(label: user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</h1>
+        <h1 data-email>\(user.handle) <span class="badge">\(label: user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</h1>
         <div class="columns">
         <div>
         <dl class="facts">
         <dt>Name</dt><dd>\(user.displayName ?? "-")</dd>
-        <dt>Address</dt><dd>\(user.emailVerified ? "verified" : "not verified")</dd>
+        <dt>Address</dt><dd>\(user.email == nil ? "none" : user.emailVerified ? "verified" : "not verified")</dd>
+        <dt>Began</dt><dd data-began>\(began)</dd>
         <dt>Language</dt><dd>\(user.locale ?? "-")</dd>
         <dt>Since</dt><dd class="when">\(Layout.date(user.createdAt))</dd>
         \(user.disabledAt.map { "<dt>Disabled</dt><dd class=\"when\">\(Layout.date($0))</dd>" } ?? HTML.empty)
@@ -239,8 +251,8 @@ struct UserPage {
         return """
             <div class="card">
             <h2>Help</h2>
-            <form class="inline" method="post" action="\(action("mail"))">\(csrf)<input type="hidden" name="mail" value="password-reset"><button class="plain" type="submit">Mail a password reset</button></form>
-            \(user.emailVerified ? HTML.empty : "<form class=\"inline\" method=\"post\" action=\"\(action("mail"))\">\(csrf)<input type=\"hidden\" name=\"mail\" value=\"verification\"><button class=\"plain\" type=\"submit\">Mail the verification link</button></form>")
+            \(user.email == nil ? "<p class=\"muted\">No address to mail.</p>" : "<form class=\"inline\" method=\"post\" action=\"\(action("mail"))\">\(csrf)<input type=\"hidden\" name=\"mail\" value=\"password-reset\"><button class=\"plain\" type=\"submit\">Mail a password reset</button></form>")
+            \(user.emailVerified || user.email == nil ? HTML.empty : "<form class=\"inline\" method=\"post\" action=\"\(action("mail"))\">\(csrf)<input type=\"hidden\" name=\"mail\" value=\"verification\"><button class=\"plain\" type=\"submit\">Mail the verification link</button></form>")
             <p><a href="\(ConsolePath("users", text, "export"))">Download the account's data</a> · <a href="\(ConsolePath("audit", query: [("subject", text)]))">What the team did</a></p>
             \(disable)
             </div>

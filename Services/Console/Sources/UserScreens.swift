@@ -24,7 +24,7 @@ struct UserScreens: Sendable {
                 found.items.map { user in
                     let path = ConsolePath("users", user.id.uuidString.lowercased())
                     return """
-                        <tr data-href="\(path)"><td><a href="\(path)">\(user.email)</a></td><td>\(user.displayName ?? "")</td>
+                        <tr data-href="\(path)"><td><a href="\(path)">\(user.handle)</a></td><td>\(user.displayName ?? "")</td>
                         <td><span class="badge">\(label: user.role)</span>\(user.disabledAt == nil ? HTML.empty : " <span class=\"badge bad\">disabled</span>")</td>
                         <td>\(user.emailVerified ? "verified" : "unverified")</td><td class="muted when">\(Layout.date(user.createdAt))</td></tr>
                         """
@@ -57,7 +57,7 @@ struct UserScreens: Sendable {
             request.query("done").flatMap(Self.notices.first(where:)).map {
                 "<p class=\"notice\" role=\"status\">\($0.1)</p>"
             } ?? .empty
-        return console.page(title: page.user.email, session: session, page.body(notice: notice))
+        return console.page(title: page.user.handle, session: session, page.body(notice: notice))
     }
 
     /// The messages a page may show after an action, by key (nothing the request says is shown).
@@ -161,7 +161,7 @@ struct UserScreens: Sendable {
         let message = ([words.heading + ":", words.message] + fields).joined(separator: " ")
         let page = try await UserPage.load(id, console: console, as: session, request)
         return console.page(
-            status: reply.status, title: page.user.email, session: session,
+            status: reply.status, title: page.user.handle, session: session,
             page.body(notice: "<p class=\"form-error\" role=\"alert\" data-refused>\(message)</p>"))
     }
 

@@ -8,11 +8,16 @@ extension Notes {
             members: [
                 "code": [
                     "description":
-                        "Stable identifier of the problem for programs (detail is for people and may change). Known codes: bad_request, validation_failed, weak_password, unsupported_media_type, body_too_large, uri_too_long, headers_too_large, length_required, not_found, method_not_allowed, authentication_required, token_expired, token_invalid, session_revoked, account_deleted, invalid_credentials, invalid_refresh_token, forbidden, email_taken, idempotency_key_reused, conflict, rate_limited, too_many_streams, unavailable, upstream_timeout, bad_gateway, appstore_api_unconfigured, appstore_api_failed, email_unverified, invalid_email_token, reauthentication_required, invalid_identity_token, last_sign_in_method, mfa_required, invalid_mfa_token, invalid_code, mfa_enrolment_required, enrolment_approval_required, invalid_passkey, schema_not_migrated, internal_error. New codes may be added; treat an unknown one by its status."
+                        "Stable identifier of the problem for programs (detail is for people and may change). Known codes: bad_request, validation_failed, weak_password, unsupported_media_type, body_too_large, uri_too_long, headers_too_large, length_required, not_found, method_not_allowed, authentication_required, token_expired, token_invalid, session_revoked, account_deleted, invalid_credentials, invalid_refresh_token, forbidden, email_taken, idempotency_key_reused, conflict, rate_limited, too_many_streams, unavailable, upstream_timeout, bad_gateway, appstore_api_unconfigured, appstore_api_failed, email_unverified, invalid_email_token, reauthentication_required, invalid_identity_token, last_sign_in_method, mfa_required, invalid_mfa_token, invalid_code, mfa_enrolment_required, enrolment_approval_required, invalid_passkey, identity_taken, anonymous_account, not_anonymous, schema_not_migrated, internal_error. New codes may be added; treat an unknown one by its status."
                 ],
                 "mfaToken": [
                     "description":
                         "`mfa_required`: the token `POST /auth/mfa/verify` completes the sign-in with (5 minutes, single use)."
+                ],
+                "offer": [
+                    "items": ["type": "string", "enum": ["sign_in"]],
+                    "description":
+                        "`identity_taken`: what the app can offer instead; `sign_in`: the identity belongs to an existing account, sign in to it.",
                 ],
                 "factors": [
                     "items": ["type": "string", "enum": ["totp", "recovery_code"]],
@@ -24,6 +29,18 @@ extension Notes {
                 "emailVerified": ["description": "The owner of the address opened a link Pier mailed to it."],
                 "locale": ["description": "BCP 47 language tag, as the app set it."],
                 "disabledAt": ["description": "When the team disabled the account (absent while enabled): it cannot sign in."],
+                "email": [
+                    "format": "email", "description": "Absent while the account is anonymous (it began without signing up).",
+                ],
+                "isAnonymous": [
+                    "description":
+                        "The account began without signing up and has no address, password, passkey or linked identity yet."
+                ],
+                "anonymousAt": ["description": "When the account began without signing up (absent for accounts that signed up)."],
+                "permanentAt": [
+                    "description":
+                        "When an anonymous account became permanent (an address confirmed, an identity or a passkey added)."
+                ],
             ]),
         "AuthSession": SchemaNotes(
             alwaysSent: ["refreshExpiresAt"],

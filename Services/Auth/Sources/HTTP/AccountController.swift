@@ -71,9 +71,16 @@ struct AccountController: Sendable {
         -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
-        guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else {
+        guard let account = try await useCases.users.user(principal.userID) else {
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
+        guard let email = account.email else {
+            if account.isAnonymous { throw HTTPError.anonymousAccount("A password") }
+            throw HTTPError(
+                409, code: .conflict,
+                detail: "The account has no address: add one (POST /auth/email/change), then set a password through it.")
+        }
+        let emailKey = EmailAddress.key(email)
         // The same guards as login: a stolen access token is no way to guess passwords faster.
         let (user, hash) = try await passwords.hashing(request.clientKey) { () async throws -> (User, String) in
             switch try await passwords.check(
@@ -89,7 +96,7 @@ struct AccountController: Sendable {
                 return (user, try await passwords.hasher.hash(body.newPassword))
             }
         }
-        try await useCases.accounts.changePassword(of: user.id, email: user.email, to: hash, keeping: principal.sessionID)
+        try await useCases.accounts.changePassword(of: user.id, email: email, to: hash, keeping: principal.sessionID)
         desk.queued("password-changed", link: nil)
         logger.info("password changed; other sessions revoked", [("user_id", .string(user.id.text()))])
         return .noContent()

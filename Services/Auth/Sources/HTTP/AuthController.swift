@@ -21,6 +21,7 @@ import PierService
 struct AuthController: Sendable {
     let sessions: SessionsController
     let account: AccountController
+    let anonymous: AnonymousController
     let email: EmailController
     let identity: IdentityController
     let export: ExportController
@@ -71,6 +72,12 @@ struct AuthController: Sendable {
         account = AccountController(
             useCases: useCases, tokens: tokens, passwords: passwords, devices: devices, policy: policy, desk: desk,
             reauthentication: reauthentication, live: live, logger: logger)
+        anonymous = AnonymousController(
+            useCases: useCases, tokens: tokens, passwords: passwords, policy: policy, desk: desk,
+            quota: .init(
+                perInstallationPerDay: configuration.anonymous.perInstallationPerDay,
+                perAddressPerHour: configuration.anonymous.perAddressPerHour),
+            logger: logger)
         email = EmailController(
             links: useCases.links, desk: desk, passwords: passwords, policy: policy,
             forgotRate: TokenBuckets(
@@ -109,8 +116,10 @@ struct AuthController: Sendable {
     }
 
     private func signingIn(_ on: EndpointRouter<ServiceRequestContext>) {
-        let (sessions, account, identity, jwks) = (sessions, account, identity, jwksBody)
+        let (sessions, account, identity, jwks, anonymous) = (sessions, account, identity, jwksBody, anonymous)
         on.on(AuthAPI.register) { try await account.register($0, $1, $2) }
+        on.on(AuthAPI.signInAnonymously) { try await anonymous.signIn($0, $1, $2) }
+        on.on(AuthAPI.upgradeAnonymous) { try await anonymous.upgrade($0, $1, $2) }
         on.on(AuthAPI.login) { try await sessions.login($0, $1, $2) }
         on.on(AuthAPI.refresh) { try await sessions.refresh($0, $1, $2) }
         on.on(AuthAPI.logout) { try await sessions.logout($0, $1, $2) }

@@ -40,6 +40,14 @@ struct MailDesk: Sendable {
         token(.change, to: email, lifetime: Self.verifyLifetime, kind: "email-change", mail: mails.emailChange)
     }
 
+    /// A token for the address an anonymous account asked to be kept with, and the password
+    /// given with it, with the mail whose link makes the account permanent.
+    func keepAccount(to email: String, passwordHash: String) -> EmailToken {
+        var made = token(.change, to: email, lifetime: Self.verifyLifetime, kind: "keep-account", mail: mails.keepAccount)
+        made.passwordHash = passwordHash
+        return made
+    }
+
     /// A token for the current address `email` that cancels the change to `newEmail`, with the
     /// notice that carries it.
     func cancelChange(to email: String, newEmail: String) -> EmailToken {
@@ -300,6 +308,8 @@ struct EmailController: Sendable {
         case .throttled(let retryAfter):
             throw HTTPError.tooManyRequests(
                 retryAfter: retryAfter, "Enough changes of address were asked for lately; try again later.")
+        case .anonymous:
+            throw HTTPError.anonymousAccount("A change of address (keep it with POST /auth/anonymous/upgrade instead)")
         case .invalid, .changed:
             throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
         }
@@ -318,12 +328,12 @@ struct EmailController: Sendable {
         case .changed(let user):
             desk.queued("email-changed", link: nil)
             logger.info("email changed", [("user_id", .string(user.id.text()))])
-            if form { return .page(desk.page("Address changed", "Your \(appName) account now uses \(user.email).")) }
+            if form { return .page(desk.page("Address changed", "Your \(appName) account now uses \(user.handle).")) }
             return try .json(user)
         case .taken:
             if form { return .page(desk.page("Address taken", "Another account uses this address now.", status: 409)) }
             throw HTTPError.conflict("An account with this email already exists.", code: .emailTaken)
-        case .invalid, .queued, .throttled:
+        case .invalid, .queued, .throttled, .anonymous:
             if form {
                 return .page(desk.page("This link no longer works", "Ask for the change again from the app.", status: 410))
             }
@@ -365,7 +375,7 @@ struct EmailController: Sendable {
             return .page(
                 desk.page(
                     "Change cancelled",
-                    "Your \(appName) account keeps \(user.email), and the device that asked was signed out. Change your password from the app."
+                    "Your \(appName) account keeps \(user.handle), and the device that asked was signed out. Change your password from the app."
                 ))
         }
         return try .json(user)

@@ -43,7 +43,7 @@ struct IdentityController: Sendable {
     func apple(_ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest) async throws
         -> AuthSessionResponse
     {
-        try await signIn(provider: "apple", request, body)
+        try await signIn(provider: "apple", request, context, body)
     }
 
     func oidc(_ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest) async throws
@@ -51,12 +51,14 @@ struct IdentityController: Sendable {
     {
         let name = try context.parameters.require("provider")
         guard name != "apple" else { throw HTTPError.notFound("Sign in with Apple is POST /auth/apple.") }
-        return try await signIn(provider: name, request, body)
+        return try await signIn(provider: name, request, context, body)
     }
 
-    private func signIn(provider name: String, _ request: Request, _ body: IdentitySignInRequest) async throws
-        -> AuthSessionResponse
-    {
+    /// A sign-in; sent with an anonymous account's bearer token, it keeps that account with the
+    /// identity (``SignIns/keepAnonymous(_:provider:claims:name:refreshToken:device:)``).
+    private func signIn(
+        provider name: String, _ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest
+    ) async throws -> AuthSessionResponse {
         guard let verifier = verifiers[name] else {
             throw HTTPError.notFound("No identity provider \(name) is configured here.")
         }
@@ -73,13 +75,20 @@ struct IdentityController: Sendable {
         let claims = try await verified(verifier, body.identityToken, .signIn(nonce: body.nonce))
         let refreshToken = tokens.newRefreshToken()
         let device = Sessions.Device(name: deviceName, address: request.clientAddress)
-        let outcome = try await useCases.signIns.signIn(
-            provider: name, claims: claims, name: fullName.flatMap { $0.isEmpty ? nil : $0 }, refreshToken: refreshToken,
-            device: device)
+        let fullNameGiven = fullName.flatMap { $0.isEmpty ? nil : $0 }
+        let outcome =
+            if let caller = context.principal, try await useCases.users.isAnonymous(caller.userID) {
+                try await useCases.signIns.keepAnonymous(
+                    caller.userID, provider: name, claims: claims, name: fullNameGiven, refreshToken: refreshToken,
+                    device: device)
+            } else {
+                try await useCases.signIns.signIn(
+                    provider: name, claims: claims, name: fullNameGiven, refreshToken: refreshToken, device: device)
+            }
         switch outcome {
         case .signedIn, .challenged:
             if name == "apple" { await keepAppleToken(body.authorizationCode, subject: claims.subject) }
-        case .emailUnverified, .noEmail: break
+        case .emailUnverified, .noEmail, .identityTaken: break
         }
         switch outcome {
         case .signedIn(let user, let session, let created, let noticed):
@@ -98,6 +107,8 @@ struct IdentityController: Sendable {
             throw HTTPError(
                 403, code: .emailUnverified,
                 detail: "\(name) did not verify this address: nothing is created or linked with an address nobody proved.")
+        case .identityTaken:
+            throw HTTPError.identityTaken("This \(name) identity, or its address, is another account's.")
         case .noEmail:
             throw HTTPError(
                 422, code: .invalidIdentityToken,

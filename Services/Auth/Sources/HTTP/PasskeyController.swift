@@ -41,7 +41,7 @@ struct PasskeyController: Sendable {
         let challenge = try await flows.challenge(.register, of: user.id)
         let options = PasskeyCreationOptions(
             rp: .init(id: flows.rp.id, name: flows.rp.name),
-            user: .init(id: Base64.urlEncoded(user.id.bytes), name: user.email, displayName: user.displayName ?? user.email),
+            user: .init(id: Base64.urlEncoded(user.id.bytes), name: user.handle, displayName: user.displayName ?? user.handle),
             challenge: Base64.urlEncoded(challenge),
             pubKeyCredParams: Self.algorithms.map { .init(type: "public-key", alg: $0) },
             timeout: PasskeyFlows.challengeSeconds * 1000,
@@ -71,7 +71,9 @@ struct PasskeyController: Sendable {
         let rp = flows.rp
         let challenge: [UInt8]
         do { challenge = try WebAuthn.clientData(clientData, .create, rp) } catch { throw Self.refusal(error, status: 422) }
-        let outcome = try await flows.register(user, challenge: challenge, name: name, transports: transports) {
+        let outcome = try await flows.register(
+            user, session: principal.sessionID, challenge: challenge, name: name, transports: transports
+        ) {
             () throws(WebAuthn.Failure) -> WebAuthn.NewCredential in
             let credential = try WebAuthn.registration(attestationObject: attestation, clientDataJSON: clientData, rp: rp)
             guard credential.id == id else { throw WebAuthn.Failure(field: "id", reason: "is not the attested credential's id") }
@@ -190,9 +192,10 @@ struct PasskeyController: Sendable {
 
     /// A passkey is a way in that outlives the password: an account whose address was never
     /// proven may have been registered by someone else before its owner came, and a passkey of
-    /// theirs would survive the owner's claim. Only a proven address adds one.
+    /// theirs would survive the owner's claim. Only a proven address adds one, or an account
+    /// without an address (anonymous, or kept by a passkey): nobody can claim it by one.
     static func requireProvenAddress(_ user: User) throws {
-        guard user.emailVerified else {
+        guard user.emailVerified || user.email == nil else {
             throw HTTPError(403, code: .emailUnverified, detail: "Confirm your email address before adding a passkey.")
         }
     }

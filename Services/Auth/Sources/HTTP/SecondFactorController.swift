@@ -29,6 +29,7 @@ struct SecondFactorController: Sendable {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
         let user = try await caller(principal)
+        if user.isAnonymous { throw HTTPError.anonymousAccount("Two-step sign-in") }
         guard user.emailVerified else {
             throw HTTPError(
                 403, code: .emailUnverified, detail: "Confirm your email address before setting up two-step sign-in.")
@@ -144,7 +145,7 @@ struct SecondFactorController: Sendable {
         throw HTTPError(
             403, code: .enrolmentApprovalRequired,
             detail:
-                "A team account's first two-step sign-in needs approval: open the link mailed to \(user.email) (or ask an admin to approve), then try again."
+                "A team account's first two-step sign-in needs approval: open the link mailed to \(user.handle) (or ask an admin to approve), then try again."
         )
     }
 

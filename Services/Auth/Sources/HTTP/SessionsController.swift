@@ -92,7 +92,9 @@ struct SessionsController: Sendable {
             var response = AuthSessionResponse(
                 value: try tokens.session(
                     user, sessionID: sessionID, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr))
-            if device.amr.contains("pwd") { response.value.deviceToken = devices.issue(emailKey: EmailAddress.key(user.email)) }
+            if device.amr.contains("pwd"), let email = user.email {
+                response.value.deviceToken = devices.issue(emailKey: EmailAddress.key(email))
+            }
             return response
         case .invalidToken:
             throw Self.invalidMFAToken

@@ -167,6 +167,7 @@ struct UsersController: Sendable {
         switch try await useCases.staff.sendMail(kind, to: id, by: actor, desk: desk) {
         case .missing: throw HTTPError.notFound("No such account.")
         case .alreadyVerified: throw HTTPError.conflict("The account's address is verified already.")
+        case .noAddress: throw HTTPError.conflict("The account has no address to mail (it is anonymous, or kept by a passkey).")
         case .tooMany(let seconds):
             throw HTTPError.tooManyRequests(
                 retryAfter: seconds, "The team sent this account \(StaffActions.mailsPerHour) mails within the hour; wait.")

@@ -24,6 +24,9 @@ struct EmailToken: Sendable {
     /// The address it was sent to (and, for `verify`, the one it proves).
     var email: String
     var lifetimeSeconds: Int
+    /// The password an anonymous account asked for with the address (a change of address that
+    /// makes it permanent): it counts once the link is followed.
+    var passwordHash: String? = nil
     var mail: MailMessage
     var kind: String
     /// The link the mail carries (for the development log line); never stored.
@@ -41,9 +44,9 @@ struct EmailTokens: Sendable {
     func issue(_ token: EmailToken, to user: UUID, session: UUID? = nil) async throws {
         try await database.execute(
             """
-            INSERT INTO auth.email_tokens (token_hash, user_id, purpose, email, expires_at, session_id)
+            INSERT INTO auth.email_tokens (token_hash, user_id, purpose, email, expires_at, session_id, password_hash)
             VALUES (\(token.hash), \(user), \(token.purpose.rawValue), \(token.email),
-                now() + make_interval(secs => \(token.lifetimeSeconds)), \(session))
+                now() + make_interval(secs => \(token.lifetimeSeconds)), \(session), \(token.passwordHash))
             """)
         try await Outbox(database).enqueue(token.mail, kind: token.kind)
     }
@@ -60,15 +63,25 @@ struct EmailTokens: Sendable {
     /// Marks a live token of `purpose` used; its user and address, or nil. A change of address
     /// is live only while the session that asked for it is.
     func consume(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> (user: UUID, email: String)? {
+        try await spend(hash, purpose).map { ($0.user, $0.email) }
+    }
+
+    /// ``consume(_:_:)``, with the session that asked and the password an anonymous account
+    /// asked for with the address.
+    func spend(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> (
+        user: UUID, email: String, session: UUID?, passwordHash: String?
+    )? {
         try await database.query(
             """
             UPDATE auth.email_tokens t SET used_at = now()
             WHERE token_hash = \(hash) AND purpose = \(purpose.rawValue) AND used_at IS NULL AND expires_at > now()
                 AND (purpose <> 'change' OR EXISTS (SELECT 1 FROM auth.sessions s
                     WHERE s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()))
-            RETURNING user_id, email
+            RETURNING user_id, email, session_id, password_hash
             """
-        ).first.map { (try $0.decode("user_id"), try $0.decode("email")) }
+        ).first.map {
+            (try $0.decode("user_id"), try $0.decode("email"), try $0.decode("session_id"), try $0.decode("password_hash"))
+        }
     }
 
     /// Marks a live approval link used, while the session that asked is live and the account

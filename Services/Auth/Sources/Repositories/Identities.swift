@@ -27,7 +27,7 @@ struct Identities: Sendable {
         ).first?.decode("user_id")
     }
 
-    func link(provider: String, subject: String, to user: UUID, email: String) async throws {
+    func link(provider: String, subject: String, to user: UUID, email: String?) async throws {
         try await database.execute(
             """
             INSERT INTO auth.identities (provider, subject, user_id, email, last_used_at)

@@ -38,6 +38,13 @@ struct Outbox: Sendable {
 
     init(_ database: any PostgresExecutor) { self.database = database }
 
+    /// Queues the mail `make` writes to an account's address; an account without one (anonymous,
+    /// or kept by a passkey alone) gets none.
+    func notify(_ address: String?, kind: String, _ make: (String) -> MailMessage) async throws {
+        guard let address else { return }
+        try await enqueue(make(address), kind: kind)
+    }
+
     func enqueue(_ message: MailMessage, kind: String) async throws {
         let id = UUID.random()
         try await database.execute(

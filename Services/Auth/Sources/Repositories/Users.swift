@@ -24,7 +24,9 @@ struct Users: Sendable {
     static func columns(_ table: String) -> String {
         """
         \(table).id, \(table).email, \(table).display_name, \(table).role, \(table).created_at,
-        \(table).email_verified_at IS NOT NULL AS email_verified, \(table).locale, \(table).disabled_at
+        \(table).email_verified_at IS NOT NULL AS email_verified, \(table).locale, \(table).disabled_at,
+        \(table).anonymous_at IS NOT NULL AND \(table).permanent_at IS NULL AS is_anonymous, \(table).anonymous_at,
+        \(table).permanent_at
         """
     }
 
@@ -122,9 +124,12 @@ struct Users: Sendable {
         ).first.map { (try $0.decode("id"), try $0.decode("email"), try $0.decode("verified")) }
     }
 
-    /// The account's address, its row locked.
-    func lockEmail(of user: UUID) async throws -> String? {
-        try await database.query("SELECT email FROM auth.users WHERE id = \(user) FOR UPDATE").first?.decode("email")
+    /// The account's address (nil in the inner optional when it has none), its row locked; nil
+    /// when there is no such account.
+    func lockEmail(of user: UUID) async throws -> String?? {
+        try await database.query("SELECT email FROM auth.users WHERE id = \(user) FOR UPDATE").first.map {
+            try $0.decode("email", as: String?.self)
+        }
     }
 
     /// Marks the address proven (now, or when it was first).
@@ -170,14 +175,69 @@ struct Users: Sendable {
         return try rows[0].decode(User.self)
     }
 
-    /// The account's address, its row locked, and whether another account has `newEmail`.
-    func lockForChange(of user: UUID, to newEmail: EmailAddress) async throws -> (email: String, taken: Bool)? {
+    /// The account's address (none on an anonymous account), its row locked, whether it is
+    /// anonymous, and whether another account has `newEmail`.
+    func lockForChange(of user: UUID, to newEmail: EmailAddress) async throws -> (
+        email: String?, anonymous: Bool, taken: Bool
+    )? {
         try await database.query(
             """
-            SELECT u.email, EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
+            SELECT u.email, u.anonymous_at IS NOT NULL AND u.permanent_at IS NULL AS anonymous,
+                EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
             FROM auth.users u WHERE u.id = \(user) FOR UPDATE
             """
-        ).first.map { (try $0.decode("email"), try $0.decode("taken")) }
+        ).first.map { (try $0.decode("email"), try $0.decode("anonymous"), try $0.decode("taken")) }
+    }
+
+    /// Makes the anonymous account permanent with the address (proven by the link that was
+    /// followed) and the password; nil when it is not anonymous any more.
+    func makePermanent(_ user: UUID, address: EmailAddress, passwordHash: String) async throws -> User? {
+        try await database.query(
+            """
+            UPDATE auth.users SET email = \(address.address), email_key = \(address.key), email_verified_at = now(),
+                password_hash = \(passwordHash), permanent_at = now(), updated_at = now()
+            WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL
+            RETURNING \(unsafeSQL: Self.columns)
+            """
+        ).first?.decode(User.self)
+    }
+
+    /// Makes the anonymous account permanent without an address (a passkey, an identity that
+    /// shared none) or with one its identity provider verified; false when it was not anonymous.
+    func makePermanent(_ user: UUID, address: EmailAddress?) async throws -> Bool {
+        try await !database.query(
+            """
+            UPDATE auth.users SET email = coalesce(email, \(address?.address)), email_key = coalesce(email_key, \(address?.key)),
+                email_verified_at = CASE WHEN \(address?.key) IS NOT NULL THEN now() ELSE email_verified_at END,
+                permanent_at = now(), updated_at = now()
+            WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL
+            RETURNING id
+            """
+        ).isEmpty
+    }
+
+    /// A new anonymous account (no address, no password) and its `user.created` event.
+    func insertAnonymous(_ id: UUID) async throws -> User {
+        let rows = try await database.query(
+            """
+            INSERT INTO auth.users (id, anonymous_at) VALUES (\(id), now())
+            RETURNING \(unsafeSQL: Self.columns)
+            """)
+        let user = try rows[0].decode(User.self)
+        try await EventLog.append(
+            UserCreated.type,
+            payload: UserCreated(
+                userId: user.id, email: nil, emailVerified: false, displayName: nil, role: user.role.rawValue,
+                createdAt: user.createdAt, isAnonymous: true),
+            on: database)
+        return user
+    }
+
+    /// Whether the account is anonymous (false when there is none).
+    func isAnonymous(_ user: UUID) async throws -> Bool {
+        try await database.query(
+            "SELECT 1 FROM auth.users WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL"
+        ).first != nil
     }
 
     /// The account of `user` or of `emailKey`, locked, with whether its address is proven and how
@@ -237,14 +297,22 @@ struct Users: Sendable {
         ).first.map { (try $0.decode("has_password"), try $0.decode("others")) }
     }
 
-    /// The address of an account left with no way in (no password, no identity), if it is one.
-    func strandedEmail(of user: UUID) async throws -> String? {
+    /// The address of an account left with no way in (no password, identity or passkey), if it is
+    /// one (nil inside when it has no address).
+    func strandedEmail(of user: UUID) async throws -> String?? {
         try await database.query(
             """
             SELECT u.email FROM auth.users u WHERE u.id = \(user) AND u.password_hash IS NULL
                 AND NOT EXISTS (SELECT 1 FROM auth.identities i WHERE i.user_id = u.id)
+                AND NOT EXISTS (SELECT 1 FROM auth.passkeys p WHERE p.user_id = u.id)
             """
-        ).first?.decode("email")
+        ).first.map { try $0.decode("email", as: String?.self) }
+    }
+
+    /// Names the account `name` unless it has a name.
+    func nameIfUnnamed(_ user: UUID, _ name: String) async throws {
+        try await database.execute(
+            "UPDATE auth.users SET display_name = \(name), updated_at = now() WHERE id = \(user) AND display_name IS NULL")
     }
 
     /// Sets what is given (nil: unchanged; empty: cleared). The user, or nil when gone.
@@ -297,26 +365,34 @@ struct Users: Sendable {
         try await !database.query("SELECT 1 FROM auth.users WHERE id = \(user) AND disabled_at IS NULL FOR SHARE").isEmpty
     }
 
-    /// Deletes the account; its address, or nil when there was no such account.
-    func delete(_ user: UUID) async throws -> String? {
-        try await database.query("DELETE FROM auth.users WHERE id = \(user) RETURNING email").first?.decode("email")
+    /// Deletes the account; its address (nil inside when it had none), or nil when there was no
+    /// such account.
+    func delete(_ user: UUID) async throws -> String?? {
+        try await database.query("DELETE FROM auth.users WHERE id = \(user) RETURNING email").first.map {
+            try $0.decode("email", as: String?.self)
+        }
     }
 
     // MARK: - Figures
 
     /// Sign-ups on each UTC day of the last `days`, today included, oldest first (an index
-    /// range of those days' accounts).
+    /// range of those days' accounts): all of them, the anonymous ones among them, and the
+    /// anonymous accounts kept (made permanent) that day.
     func signUpsPerDay(days: Int) async throws -> [SignUpStats.Day] {
         let rows = try await database.query(
             """
-            SELECT d.day::text AS day, count(u.id)::int AS n
+            SELECT d.day::text AS day, count(u.id)::int AS n, count(u.anonymous_at)::int AS anonymous,
+                (SELECT count(*) FROM auth.users k WHERE k.permanent_at >= (d.day AT TIME ZONE 'UTC')
+                    AND k.permanent_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC'))::int AS kept
             FROM generate_series((now() AT TIME ZONE 'UTC')::date - \(days - 1)::int, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d (day)
             LEFT JOIN auth.users u ON u.created_at >= (d.day AT TIME ZONE 'UTC') AND u.created_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC')
                 AND u.role = 'user'
             GROUP BY d.day ORDER BY d.day
             """)
         return try rows.map {
-            SignUpStats.Day(day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n"))
+            SignUpStats.Day(
+                day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n"),
+                anonymous: try $0.decode("anonymous"), kept: try $0.decode("kept"))
         }
     }
 
@@ -339,6 +415,7 @@ extension User: PostgresRowDecodable {
             displayName: try row.decode("display_name", as: String?.self),
             role: AccountRole(wire: try row.decode("role")), createdAt: try row.decode("created_at"),
             emailVerified: try row.decode("email_verified"), locale: try row.decode("locale"),
-            disabledAt: try row.decode("disabled_at"))
+            disabledAt: try row.decode("disabled_at"), isAnonymous: try row.decode("is_anonymous"),
+            anonymousAt: try row.decode("anonymous_at"), permanentAt: try row.decode("permanent_at"))
     }
 }

@@ -61,7 +61,7 @@ struct Accounts: Sendable {
     func delete(_ user: UUID) async throws -> Bool {
         try await database.withTransaction { connection in
             guard let email = try await Users(connection).delete(user) else { return false }
-            try await Outbox(connection).enqueue(mails.accountDeleted(to: email), kind: "account-deleted")
+            if let email { try await Outbox(connection).enqueue(mails.accountDeleted(to: email), kind: "account-deleted") }
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             return true
         }

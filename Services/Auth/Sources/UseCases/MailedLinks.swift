@@ -101,7 +101,7 @@ struct MailedLinks: Sendable {
             try await tokens.void(of: user.id, [.verify, .reset, .change, .cancelChange])
             try await Identities(connection).unlinkUnverified(of: user.id)
             try await Sessions(connection, lifetimes).end(of: user.id, reason: "password reset")
-            try await Outbox(connection).enqueue(desk.mails.passwordChanged(to: user.email), kind: "password-changed")
+            try await Outbox(connection).enqueue(desk.mails.passwordChanged(to: token.email), kind: "password-changed")
             return user
         }
     }
@@ -113,6 +113,9 @@ struct MailedLinks: Sendable {
         case taken
         /// Too many changes asked for this account or this address lately.
         case throttled(retryAfter: Int)
+        /// An anonymous account asked for a change of address (it keeps itself with an address and
+        /// a password instead), or a permanent one asked to be kept.
+        case anonymous(Bool)
         case invalid
     }
 
@@ -123,9 +126,15 @@ struct MailedLinks: Sendable {
     /// to the current one whose link cancels the change, unless the address is taken (checked
     /// again at confirmation) or too many changes were asked lately for the account or for the
     /// new address. One change is pending at a time: a new one voids the one before.
-    func requestEmailChange(of user: UUID, session: UUID?, to newEmail: EmailAddress) async throws -> EmailChange {
+    ///
+    /// With `keeping`, the password of an anonymous account that asks to be kept: the change
+    /// then makes it permanent with the address and that password when its link is followed.
+    func requestEmailChange(
+        of user: UUID, session: UUID?, to newEmail: EmailAddress, keeping passwordHash: String? = nil
+    ) async throws -> EmailChange {
         try await database.withTransaction { connection in
             guard let account = try await Users(connection).lockForChange(of: user, to: newEmail) else { return .invalid }
+            guard account.anonymous == (passwordHash != nil) else { return .anonymous(account.anonymous) }
             let perAccount = try await MailThrottle.take("change:" + user.text(), windowSeconds: 3600, on: connection)
             let perAddress = try await MailThrottle.take("change-to:" + newEmail.key, windowSeconds: 3600, on: connection)
             for taken in [perAccount, perAddress] where taken.exceeds(Self.changesPerHour) {
@@ -133,30 +142,45 @@ struct MailedLinks: Sendable {
             }
             if account.taken { return .taken }
             let tokens = EmailTokens(connection)
-            let confirmation = desk.change(to: newEmail.address)
+            let confirmation =
+                passwordHash.map { desk.keepAccount(to: newEmail.address, passwordHash: $0) }
+                ?? desk.change(to: newEmail.address)
             try await tokens.void(of: user, [.change, .cancelChange])
             try await tokens.issue(confirmation, to: user, session: session)
-            try await tokens.issue(
-                desk.cancelChange(to: account.email, newEmail: newEmail.address), to: user, session: session)
+            if let old = account.email {
+                try await tokens.issue(desk.cancelChange(to: old, newEmail: newEmail.address), to: user, session: session)
+            }
             return .queued(link: confirmation.link)
         }
     }
 
     /// Spends a change token, while the session that asked for it is live: the account takes the
     /// new address (verified by the link), every other mailed link dies (those sent to the old
-    /// address among them), the old address is told.
+    /// address among them), the old address is told. An anonymous account that asked to be kept
+    /// also takes the password it gave and becomes permanent, and every session of it but the
+    /// one that asked ends (whoever else held the anonymous account holds nothing of it now).
     func confirmEmailChange(_ hash: PostgresBytes) async throws -> EmailChange {
         do {
             return try await database.withTransaction { connection in
                 let (tokens, users) = (EmailTokens(connection), Users(connection))
-                guard let token = try await tokens.consume(hash, .change),
-                    let address = EmailAddress(token.email),
-                    let old = try await users.lockEmail(of: token.user)
-                else { return .invalid }
+                guard let token = try await tokens.spend(hash, .change), let address = EmailAddress(token.email) else {
+                    return .invalid
+                }
+                if let passwordHash = token.passwordHash {
+                    guard let user = try await users.makePermanent(token.user, address: address, passwordHash: passwordHash)
+                    else { return .invalid }
+                    try await tokens.void(of: user.id, [.verify, .reset, .change, .cancelChange])
+                    try await Sessions(connection, lifetimes).end(
+                        of: user.id, keeping: token.session, reason: "account made permanent")
+                    return .changed(user)
+                }
+                guard let old = try await users.lockEmail(of: token.user) else { return .invalid }
                 let user = try await users.changeAddress(of: token.user, to: address)
                 try await tokens.void(of: user.id, [.verify, .reset, .change, .cancelChange])
-                try await Outbox(connection).enqueue(
-                    desk.mails.emailChanged(to: old, newEmail: address.address), kind: "email-changed")
+                if let old {
+                    try await Outbox(connection).enqueue(
+                        desk.mails.emailChanged(to: old, newEmail: address.address), kind: "email-changed")
+                }
                 return .changed(user)
             }
         } catch let error as PostgresError where error.isUniqueViolation {

@@ -63,7 +63,7 @@ struct PasskeyFlows: Sendable {
 
     /// Checks and keeps a new passkey of `user`, spending the challenge its client data carries.
     func register(
-        _ user: User, challenge: [UInt8], name: String, transports: [String],
+        _ user: User, session: UUID?, challenge: [UInt8], name: String, transports: [String],
         check: () throws(WebAuthn.Failure) -> WebAuthn.NewCredential
     ) async throws -> Registration {
         do {
@@ -75,7 +75,13 @@ struct PasskeyFlows: Sendable {
                 let credential: WebAuthn.NewCredential
                 do throws(WebAuthn.Failure) { credential = try check() } catch { return .refused(error) }
                 let passkey = try await credentials.insert(credential, of: user.id, name: name, transports: transports)
-                try await Outbox(connection).enqueue(mails.passkeyAdded(to: user.email, name: name), kind: "passkey-added")
+                if let email = user.email {
+                    try await Outbox(connection).enqueue(mails.passkeyAdded(to: email, name: name), kind: "passkey-added")
+                }
+                // An anonymous account's first passkey keeps it (``Accounts/makePermanent``).
+                if user.isAnonymous {
+                    _ = try await Accounts.makePermanent(user.id, keeping: session, lifetimes: lifetimes, on: connection)
+                }
                 return .added(passkey)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
@@ -135,7 +141,9 @@ struct PasskeyFlows: Sendable {
     func remove(_ id: UUID, of user: User) async throws -> Bool {
         try await database.withTransaction { connection in
             guard let name = try await PasskeyCredentials(connection).delete(id, of: user.id) else { return false }
-            try await Outbox(connection).enqueue(mails.passkeyRemoved(to: user.email, name: name), kind: "passkey-removed")
+            if let email = user.email {
+                try await Outbox(connection).enqueue(mails.passkeyRemoved(to: email, name: name), kind: "passkey-removed")
+            }
             return true
         }
     }

@@ -62,7 +62,7 @@ struct SecondFactorFlows: Sendable {
             let factors = SecondFactors(connection)
             if let factor = try await factors.lockTOTP(of: user.id), factor.confirmed { return .alreadyEnabled }
             try await factors.offer(sealed, to: user.id)
-            let uri = totp.uri(issuer: issuer, account: user.email)
+            let uri = totp.uri(issuer: issuer, account: user.handle)
             return .offered(TOTPEnrolment(secret: Base32.encode(totp.secret), uri: uri, qrCode: QRCode(uri)?.svg ?? ""))
         }
     }
@@ -95,7 +95,7 @@ struct SecondFactorFlows: Sendable {
             let sessions = Sessions(connection, lifetimes)
             try await sessions.end(of: user.id, keeping: session, reason: "second factor enabled")
             if let session { try await sessions.reauthenticated(session, adding: Self.codeAMR) }
-            try await Outbox(connection).enqueue(mails.secondFactorEnabled(to: user.email), kind: "mfa-enabled")
+            try await Outbox(connection).notify(user.email, kind: "mfa-enabled", mails.secondFactorEnabled)
             return .confirmed(recoveryCodes: codes)
         }
     }
@@ -138,7 +138,9 @@ struct SecondFactorFlows: Sendable {
             try await factors.ask(session, of: user.id, seconds: Self.approvalSeconds)
             let taken = try await MailThrottle.take("approve:" + user.id.text(), windowSeconds: 3600, on: connection)
             guard !taken.exceeds(Self.approvalMailsPerHour) else { return .awaitingApproval(link: nil) }
-            let made = desk.enrolmentApproval(user.email, device: asking.device, address: asking.address)
+            // A team account has a proven address (roles need one).
+            guard let email = user.email else { return .awaitingApproval(link: nil) }
+            let made = desk.enrolmentApproval(email, device: asking.device, address: asking.address)
             try await EmailTokens(connection).issue(made, to: user.id, session: session)
             return .awaitingApproval(link: made.link)
         }
@@ -170,7 +172,7 @@ struct SecondFactorFlows: Sendable {
     func remove(_ user: User) async throws -> Bool {
         try await database.withTransaction { connection in
             guard try await SecondFactors(connection).removeAll(of: user.id) else { return false }
-            try await Outbox(connection).enqueue(mails.secondFactorDisabled(to: user.email), kind: "mfa-disabled")
+            try await Outbox(connection).notify(user.email, kind: "mfa-disabled", mails.secondFactorDisabled)
             return true
         }
     }
@@ -233,8 +235,9 @@ struct SecondFactorFlows: Sendable {
             let device = Sessions.Device(
                 name: challenge.deviceName, address: address, amr: Array(Set(challenge.amr + added)).sorted())
             if case .recoveryCode(let left) = proof {
-                try await Outbox(connection).enqueue(
-                    mails.recoveryCodeUsed(to: user.email, left: left), kind: "recovery-code-used")
+                try await Outbox(connection).notify(user.email, kind: "recovery-code-used") {
+                    mails.recoveryCodeUsed(to: $0, left: left)
+                }
             }
             switch try await signIns.open(for: user, refreshToken: refreshToken, device: device, on: connection) {
             case .opened(let session, let noticed): return .signedIn(user, session: session, device: device, noticed: noticed)
@@ -282,8 +285,9 @@ struct SecondFactorFlows: Sendable {
             }
             try await throttle.resetCodes(of: user.id, on: connection)
             if case .recoveryCode(let left) = proof {
-                try await Outbox(connection).enqueue(
-                    mails.recoveryCodeUsed(to: user.email, left: left), kind: "recovery-code-used")
+                try await Outbox(connection).notify(user.email, kind: "recovery-code-used") {
+                    mails.recoveryCodeUsed(to: $0, left: left)
+                }
             }
             guard let session else { return .right(nil) }
             return .right(try await Sessions(connection, lifetimes).reauthenticated(session, adding: Self.codeAMR))

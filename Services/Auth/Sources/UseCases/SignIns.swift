@@ -65,9 +65,9 @@ struct SignIns: Sendable {
         let sessions = Sessions(connection, lifetimes)
         let known = try await sessions.isKnown(device, of: user.id)
         let session = try await sessions.open(for: user.id, refreshToken: refreshToken, device: device)
-        guard !known else { return .opened(session: session, noticed: false) }
+        guard !known, let email = user.email else { return .opened(session: session, noticed: false) }
         try await Outbox(connection).enqueue(
-            mails.newSignIn(to: user.email, device: device.name, address: device.address), kind: "new-sign-in")
+            mails.newSignIn(to: email, device: device.name, address: device.address), kind: "new-sign-in")
         return .opened(session: session, noticed: true)
     }
 
@@ -91,6 +91,41 @@ struct SignIns: Sendable {
         case emailUnverified
         /// No account is linked and the token carries no address to make one with.
         case noEmail
+        /// An anonymous account asked to be kept with an identity another account has, or with
+        /// the address (verified by the provider) of another account.
+        case identityTaken
+    }
+
+    /// Links the identity to the anonymous account `user` whose bearer token came with it,
+    /// making it permanent (with the token's address when the provider verified it): every
+    /// session of it ends, the new one is answered. Nothing changes when the identity, or its
+    /// address, is another account's (`identityTaken`), or the account is permanent already
+    /// (then it is a plain sign-in).
+    func keepAnonymous(
+        _ user: UUID, provider: String, claims: IdentityClaims, name: String?, refreshToken: String,
+        device: Sessions.Device
+    ) async throws -> IdentitySignIn {
+        do {
+            let kept = try await database.withTransaction { connection -> IdentitySignIn? in
+                let address = claims.emailVerified ? claims.email.flatMap(EmailAddress.init) : nil
+                guard
+                    try await Accounts.makePermanent(user, address: address, keeping: nil, lifetimes: lifetimes, on: connection)
+                else { return nil }
+                try await Identities(connection).link(
+                    provider: provider, subject: claims.subject, to: user, email: claims.email)
+                if let name { try await Users(connection).nameIfUnnamed(user, name) }
+                guard let account = try await Users(connection).user(user) else { return .noEmail }
+                switch try await open(for: account, refreshToken: refreshToken, device: device, on: connection) {
+                case .opened(let session, let noticed):
+                    return .signedIn(account, session: session, created: false, noticed: noticed)
+                case .challenged(let challenge): return .challenged(challenge)
+                }
+            }
+            if let kept { return kept }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            return .identityTaken
+        }
+        return try await signIn(provider: provider, claims: claims, name: name, refreshToken: refreshToken, device: device)
     }
 
     /// Signs in with a verified identity: the account linked to it; else the account of its
@@ -178,7 +213,9 @@ struct SignIns: Sendable {
                 if type == "account-delete", let email = try await users.strandedEmail(of: user) {
                     _ = try await users.delete(user)
                     try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
-                    try await Outbox(connection).enqueue(mails.accountDeleted(to: email), kind: "account-deleted")
+                    if let email {
+                        try await Outbox(connection).enqueue(mails.accountDeleted(to: email), kind: "account-deleted")
+                    }
                 }
             default:
                 return true

@@ -132,7 +132,7 @@ struct StaffActions: Sendable {
             try await AuditLog.append(
                 .init(.userSecondFactorRemoved, target: ("user", user.text()), subject: user),
                 by: actor, schema: Self.schema, on: connection)
-            try await Outbox(connection).enqueue(mails.secondFactorDisabled(to: account.email), kind: "mfa-disabled")
+            try await Outbox(connection).notify(account.email, kind: "mfa-disabled", mails.secondFactorDisabled)
             return true
         }
     }
@@ -160,6 +160,8 @@ struct StaffActions: Sendable {
         case missing
         /// A verification mail for an address that is verified already.
         case alreadyVerified
+        /// The account has no address (anonymous, or kept by a passkey alone).
+        case noAddress
         /// ``mailsPerHour`` were sent to the account by the team within the hour: the next in
         /// this many seconds.
         case tooMany(retryAfter: Int)
@@ -177,12 +179,13 @@ struct StaffActions: Sendable {
             // Counted under the account's row lock: concurrent requests count exactly.
             let recent = try await StaffMails(connection).lastHour(to: user)
             if recent.count >= Self.mailsPerHour { return .tooMany(retryAfter: max(1, recent.secondsToFirstExpiry ?? 3600)) }
+            guard let email = account.email else { return .noAddress }
             switch kind {
             case .verification:
                 guard !account.emailVerified else { return .alreadyVerified }
-                try await EmailTokens(connection).issue(desk.verification(account.email), to: user)
+                try await EmailTokens(connection).issue(desk.verification(email), to: user)
             case .passwordReset:
-                try await EmailTokens(connection).issue(desk.reset(account.email), to: user)
+                try await EmailTokens(connection).issue(desk.reset(email), to: user)
             }
             try await AuditLog.append(
                 .init(
@@ -204,12 +207,13 @@ struct StaffActions: Sendable {
                 throw LastAdmin()
             }
             _ = try await users.delete(user)
-            try await Outbox(connection).enqueue(mails.accountDeleted(to: before.email), kind: "account-deleted")
+            try await Outbox(connection).notify(before.email, kind: "account-deleted", mails.accountDeleted)
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             try await AuditLog.append(
                 .init(
                     .userDeleted, target: ("user", user.text()), subject: user,
-                    before: .object(["email": .string(before.email), "role": .string(before.role.rawValue)])),
+                    before: .object(["email": before.email.map(JSONValue.string) ?? .null, "role": .string(before.role.rawValue)])
+                ),
                 by: actor, schema: Self.schema, on: connection)
             return true
         }

@@ -21,9 +21,9 @@ enum FeedbackReplyMails {
             let recipient: String
             if let user = replied.userId {
                 guard let account = try await Users(connection).user(user), account.emailVerified,
-                    account.disabledAt == nil
+                    account.disabledAt == nil, let email = account.email
                 else { return }
-                recipient = account.email
+                recipient = email
             } else if let address = replied.email {
                 recipient = address
             } else {

@@ -1,0 +1,38 @@
+import Foundation
+import PierModels
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension PierAuth {
+    /// Starts without signing up: an anonymous account for this installation, signed in
+    /// (``currentUser`` has `isAnonymous`). Feedback, replies, purchases and live updates work
+    /// as for any account. Keep it later, with the same id and everything it holds, through
+    /// ``keepAccount(email:password:)``, Sign in with Apple or another provider
+    /// (``signIn(provider:identityToken:nonce:fullName:deviceName:authorizationCode:)``), or a
+    /// passkey. Throws `rate_limited` (429) past the installation's or network's limit.
+    ///
+    /// The sign-up is counted against this installation (``PierClient/installationID``).
+    @discardableResult
+    public func signInAnonymously(deviceName: String? = nil) async throws(PierError) -> User {
+        let body = Transport.body(AnonymousSignInRequest(installationId: installationID, deviceName: deviceName))
+        return try await signIn(Call(AuthAPI.signInAnonymously, NoParameters(), body: body))
+    }
+
+    /// Whether the signed-in user is anonymous (false when signed out).
+    public var isAnonymous: Bool { currentUser?.isAnonymous ?? false }
+
+    /// Keeps the anonymous account with an address and a password: Pier mails a link to the
+    /// address, and when it is opened (on any device) the account takes both, keeps its id and
+    /// everything it holds, and its other sessions end; ``userUpdates`` tells when
+    /// (`isAnonymous` becomes false). Returns the address the link went to. Throws
+    /// `identity_taken` (409: another account has the address; ``PierError/offer`` says what
+    /// to propose), `not_anonymous` (409), `weak_password` or `validation_failed` (422).
+    @discardableResult
+    public func keepAccount(email: String, password: String) async throws(PierError) -> String {
+        try await authorized.call(
+            AuthAPI.upgradeAnonymous, NoParameters(), body: AnonymousUpgradeRequest(email: email, password: password)
+        ).sentTo
+    }
+}

@@ -1,0 +1,107 @@
+import PierHTTP
+import PierIdentity
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/auth/anonymous`: starting without signing up, and keeping the account with an address and
+/// a password. (Sign in with Apple or OpenID Connect sent with an anonymous account's bearer
+/// token, and a passkey registered by it, make it permanent too: ``IdentityController``,
+/// ``PasskeyFlows``.)
+struct AnonymousController: Sendable {
+    let useCases: AuthUseCases
+    let tokens: TokenIssuer
+    let passwords: PasswordChecks
+    let policy: PasswordPolicy
+    let desk: MailDesk
+    let quota: Accounts.AnonymousQuota
+    let logger: Logger
+
+    /// `POST /auth/anonymous {installationId, deviceName?}` → 201 and the session.
+    func signIn(_ request: Request, _ context: ServiceRequestContext, _ body: AnonymousSignInRequest) async throws
+        -> AuthSessionResponse
+    {
+        var errors: [Problem.FieldError] = []
+        let installation = body.installationId
+        if installation.isEmpty || installation.utf8.count > 128 || !installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            errors.append(.init(field: "installationId", message: "must be 1 to 128 visible ASCII characters"))
+        }
+        let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let refreshToken = tokens.newRefreshToken()
+        let device = Sessions.Device(name: deviceName, address: request.clientAddress, amr: ["anon"])
+        switch try await useCases.accounts.signUpAnonymously(
+            installation: installation, client: request.clientKey, device: device, refreshToken: refreshToken, quota: quota)
+        {
+        case .limited(let retryAfter):
+            throw HTTPError.tooManyRequests(
+                retryAfter: retryAfter, "Enough anonymous accounts were made from this installation or network lately.")
+        case .created(let user, let session):
+            logger.info("anonymous account made", [("user_id", .string(user.id.text()))])
+            return AuthSessionResponse(
+                value: try tokens.session(
+                    user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr),
+                status: 201)
+        }
+    }
+
+    /// `POST /auth/anonymous/upgrade {email, password}` (an anonymous account's bearer) → 202: the
+    /// link that keeps the account with them is mailed.
+    func upgrade(_ request: Request, _ context: ServiceRequestContext, _ body: AnonymousUpgradeRequest) async throws
+        -> EndpointReply<AnonymousUpgradeAnswer>
+    {
+        let principal = try context.caller()
+        var errors: [Problem.FieldError] = []
+        let email = EmailAddress(body.email)
+        if email == nil { errors.append(.init(field: "email", message: "must be an email address such as name@example.com")) }
+        errors += policy.problems(body.password, field: "password", email: email?.address)
+        guard let email, errors.isEmpty else { throw HTTPError.invalid(errors, code: PasswordPolicy.code(of: errors)) }
+        guard try await useCases.users.isAnonymous(principal.userID) else { throw Self.notAnonymous }
+        let hash = try await passwords.hashing(request.clientKey) { try await passwords.hasher.hash(body.password) }
+        switch try await useCases.links.requestEmailChange(
+            of: principal.userID, session: principal.sessionID, to: email, keeping: hash)
+        {
+        case .queued(let link):
+            desk.queued("keep-account", link: link)
+            logger.info("anonymous account asked to be kept", [("user_id", .string(principal.userID.text()))])
+            return try .json(AnonymousUpgradeAnswer(sentTo: email.address), status: 202)
+        case .taken:
+            throw HTTPError.identityTaken("An account with this address exists already.")
+        case .throttled(let retryAfter):
+            throw HTTPError.tooManyRequests(retryAfter: retryAfter, "Enough links were mailed for this lately; try again later.")
+        case .anonymous:
+            throw Self.notAnonymous
+        case .invalid, .changed:
+            throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted)
+        }
+    }
+
+    static let notAnonymous = HTTPError(
+        409, code: .notAnonymous, detail: "The account is permanent already: only an anonymous account is kept this way.")
+}
+
+extension HTTPError {
+    /// 409 `identity_taken`: the address or identity is another account's; the app may offer to
+    /// sign in to it instead.
+    static func identityTaken(_ detail: String) -> HTTPError {
+        var error = HTTPError(409, code: .identityTaken, detail: detail + " Sign in to it instead.")
+        error.problem.offer = ["sign_in"]
+        return error
+    }
+
+    /// 409 `anonymous_account`: what was asked needs a permanent account.
+    static func anonymousAccount(_ what: String) -> HTTPError {
+        HTTPError(
+            409, code: .anonymousAccount,
+            detail:
+                "\(what) needs a permanent account: keep this one with an address and a password, Sign in with Apple or a passkey first."
+        )
+    }
+}

@@ -1,0 +1,126 @@
+import PierEvents
+import PierIdentity
+import PierModels
+import PierPostgres
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Anonymous accounts: made for an installation, permanent later in place (the same id).
+///
+/// What becoming permanent ends: every other session of the account (whoever else held the
+/// anonymous account, a copied refresh token or another device, holds nothing of the permanent
+/// one) and every pending mailed link (an address asked for before, with its password). An
+/// address and password count only when the mailed link is followed (``MailedLinks``); an
+/// identity or a passkey counts at once, proven by the provider's token or the authenticator.
+extension Accounts {
+    /// How many anonymous sign-ups an installation and a client address may make.
+    struct AnonymousQuota: Sendable {
+        let perInstallationPerDay: Int
+        let perAddressPerHour: Int
+    }
+
+    enum AnonymousSignUp: Sendable {
+        case created(User, session: UUID)
+        /// The installation or the client address made as many as it may lately.
+        case limited(retryAfter: Int)
+    }
+
+    /// An anonymous account and its first session, unless the installation made
+    /// `perInstallationPerDay` in the last day or the client (its address, an IPv6 /64) `perAddressPerHour` in the last
+    /// hour (counted under a lock of each, so concurrent sign-ups cannot pass the limit together).
+    func signUpAnonymously(
+        installation: String, client: String, device: Sessions.Device, refreshToken: String, quota: AnonymousQuota
+    ) async throws -> AnonymousSignUp {
+        try await database.withTransaction { connection in
+            let counts = try await connection.query(
+                """
+                WITH locks AS (
+                    SELECT pg_advisory_xact_lock(hashtextextended('pier.anonymous.installation:' || \(installation), 0)),
+                        pg_advisory_xact_lock(hashtextextended('pier.anonymous.address:' || \(client), 0))
+                )
+                SELECT
+                    (SELECT count(*) FROM auth.anonymous_signups WHERE installation = \(installation)
+                        AND created_at > now() - interval '1 day')::int AS installation,
+                    (SELECT count(*) FROM auth.anonymous_signups WHERE address = \(client)
+                        AND created_at > now() - interval '1 hour')::int AS address
+                FROM locks
+                """)[0]
+            if try counts.decode("installation", as: Int.self) >= quota.perInstallationPerDay {
+                return .limited(retryAfter: 3600)
+            }
+            if try counts.decode("address", as: Int.self) >= quota.perAddressPerHour { return .limited(retryAfter: 600) }
+            try await connection.execute(
+                "INSERT INTO auth.anonymous_signups (installation, address) VALUES (\(installation), \(client))")
+            let user = try await Users(connection).insertAnonymous(UUID.random())
+            let session = try await Sessions(connection, lifetimes).open(for: user.id, refreshToken: refreshToken, device: device)
+            return .created(user, session: session)
+        }
+    }
+
+    /// Makes `user` permanent when it is anonymous (with `address`, when a provider verified one
+    /// and no account has it), ending every session but `keep` and every pending mailed link.
+    /// False when it was not anonymous (nothing is done).
+    static func makePermanent(
+        _ user: UUID, address: EmailAddress? = nil, keeping keep: UUID?, lifetimes: Sessions.Lifetimes,
+        on connection: PostgresConnection
+    ) async throws -> Bool {
+        guard try await Users(connection).makePermanent(user, address: address) else { return false }
+        try await EmailTokens(connection).void(of: user, [.verify, .reset, .change, .cancelChange])
+        try await Sessions(connection, lifetimes).end(of: user, keeping: keep, reason: "account made permanent")
+        return true
+    }
+
+    /// Deletes the anonymous accounts no session used for `days` days (nor made since), a batch
+    /// at a time, each with its `account.deleted` (their feedback stays, without the link).
+    /// Returns how many went.
+    func deleteUnusedAnonymous(olderThan days: Int, batch: Int = 100) async throws -> Int {
+        var deleted = 0
+        while true {
+            let gone = try await database.withTransaction { connection -> [UUID] in
+                let ids: [UUID] = try await connection.query(
+                    """
+                    DELETE FROM auth.users WHERE id IN (
+                        SELECT u.id FROM auth.users u
+                        WHERE u.anonymous_at IS NOT NULL AND u.permanent_at IS NULL
+                            AND u.anonymous_at < now() - make_interval(days => \(days))
+                            AND NOT EXISTS (SELECT 1 FROM auth.sessions s WHERE s.user_id = u.id
+                                AND coalesce(s.last_used_at, s.created_at) >= now() - make_interval(days => \(days)))
+                        ORDER BY u.anonymous_at LIMIT \(batch)
+                        FOR UPDATE SKIP LOCKED)
+                    RETURNING id
+                    """
+                ).map { try $0.decode("id") }
+                for id in ids {
+                    try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: id), on: connection)
+                }
+                return ids
+            }
+            deleted += gone.count
+            if gone.count < batch { return deleted }
+        }
+    }
+}
+
+/// The hourly sweep of anonymous accounts: those no session used for the configured days go
+/// (``Accounts/deleteUnusedAnonymous(olderThan:batch:)``), and sign-ups older than a day stop
+/// counting against the limits.
+enum AnonymousSweep {
+    static func periodic(accounts: Accounts, days: Int, logger: Logger) -> Periodic {
+        Periodic("anonymous accounts sweep", every: .seconds(3600)) {
+            do {
+                let deleted = try await accounts.deleteUnusedAnonymous(olderThan: days)
+                try await accounts.database.execute(
+                    "DELETE FROM auth.anonymous_signups WHERE created_at < now() - interval '1 day'")
+                if deleted > 0 { logger.info("unused anonymous accounts deleted", [("count", .int(deleted))]) }
+            } catch {
+                logger.warning("anonymous accounts sweep will retry", [("error", .string("\(error)"))])
+            }
+        }
+    }
+}
