@@ -312,11 +312,25 @@ try:
     injected("the plans")
     shot("plans")
 
+    # Two installations start without signing up: the dashboard counts them beside the sign-ups.
+    driver.get(base + "/console/dashboard")
+    anonymous_before = int(driver.find_element(By.CSS_SELECTOR, "[data-figure=anonymous]").text)
+    started = []
+    for installation in ("browser-one", "browser-two"):
+        status, body = api("POST", "/auth/anonymous", {"installationId": installation})
+        check(status == 201, "an anonymous sign-up answers 201: %d %s" % (status, body[:200]))
+        started.append(json.loads(body)["user"]["id"])
+
     # The dashboard: its charts drawn with the day's feedback, sign-ups and the month's subscriptions.
     driver.get(base + "/console/dashboard")
     no_dialog("the dashboard")
     charts = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart]")
-    check(len(charts) == 7, "the dashboard draws seven charts, found %d" % len(charts))
+    check(len(charts) == 8, "the dashboard draws eight charts, found %d" % len(charts))
+    check(int(driver.find_element(By.CSS_SELECTOR, "[data-figure=anonymous]").text) == anonymous_before + 2,
+          "the anonymous sign-ups are counted")
+    check(driver.find_element(By.CSS_SELECTOR, "[data-figure=kept]").text.isdigit(), "the kept accounts are a number")
+    legend = driver.find_element(By.TAG_NAME, "main").text
+    check("anonymous" in legend and "with an address or identity" in legend, "the sign-up chart names both kinds")
     bars = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart] rect")
     check(len(bars) >= 3 and all(bar.size["height"] > 0 for bar in bars), "the charts have bars with data")
     check(driver.find_element(By.CSS_SELECTOR, "[data-figure=received]").text == "3", "three items received")
@@ -327,6 +341,13 @@ try:
           "subscriptions, trials and conversions are counted")
     check(not driver.find_elements(By.CSS_SELECTOR, "script:not([src='/console/static/console.js'])"), "no other script")
     shot("dashboard")
+
+    # An anonymous account's page: named without an address, and how it began.
+    driver.get(base + "/console/users/" + started[0])
+    no_dialog("an anonymous account's page")
+    began = driver.find_element(By.CSS_SELECTOR, "[data-began]").text
+    check(began.startswith("anonymous, on") and "no address" in began, "the page says the account began anonymous: " + began)
+    check(("anonymous " + started[0][:8]) in driver.find_element(By.TAG_NAME, "main").text, "the account is named by its handle")
 
     # The audit log names what support did.
     driver.get(base + "/console/audit")

@@ -299,7 +299,7 @@ final class Browser: @unchecked Sendable {
             let early = Browser(base: stack.base)
             _ = try await early.signIn(supportEmail, Self.password)
             let empty = try await early.get("/console/dashboard")
-            #expect(empty.text.components(separatedBy: "data-empty").count - 1 == 6, "\(empty.text)")
+            #expect(empty.text.components(separatedBy: "data-empty").count - 1 == 7, "\(empty.text)")
             #expect(empty.text.contains("No data yet: feedback sent from the app will show here."))
             for (message, category, platform, rating) in [
                 ("One", "bug", "ios", 2), ("Two", "idea", "android", 5), ("Three", "bug", "ios", 4),
@@ -310,6 +310,14 @@ final class Browser: @unchecked Sendable {
                     token: customer.accessToken)
                 #expect(posted.status == 201)
             }
+            // Two apps started without signing up; one of them was kept since.
+            var anonymous: [AuthSession] = []
+            for installation in ["one", "two"] {
+                let made = try await stack.api.send("POST", "/auth/anonymous", json: #"{"installationId":"\#(installation)"}"#)
+                #expect(made.status == 201, "\(made.text)")
+                anonymous.append(try made.decode(AuthSession.self))
+            }
+            try await stack.pool.execute("UPDATE auth.users SET permanent_at = now() WHERE id = \(anonymous[0].user.id)")
             #expect(try await stack.api.send("GET", "/auth/users/stats", token: customer.accessToken).status == 403)
             #expect(try await stack.api.send("GET", "/feedback/stats/daily", token: customer.accessToken).status == 403)
             let supportToken = try await stack.api.send(
@@ -347,7 +355,7 @@ final class Browser: @unchecked Sendable {
             let page = try await browser.get("/console/dashboard")
             #expect(page.status == 200, "\(page.text)")
             Self.expectSecurityHeaders(page, "dashboard")
-            #expect(page.text.components(separatedBy: "<svg ").count - 1 == 7)
+            #expect(page.text.components(separatedBy: "<svg ").count - 1 == 8)
             #expect(page.text.contains(#"data-figure="subscriptions">3<"#) && page.text.contains(#"data-figure="trials">1<"#))
             #expect(!page.text.contains("data-empty"))
             #expect(page.text.contains("2 from the App Store, 1 granted by the team"), "\(page.text)")
@@ -357,7 +365,21 @@ final class Browser: @unchecked Sendable {
             // The grant is drawn beside the App Store's subscriptions.
             #expect(page.text.contains(" (granted)</title>"), "\(page.text)")
             #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
-            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">1<"#))
+            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">3<"#))
+            #expect(page.text.contains(#"data-figure="anonymous">2<"#) && page.text.contains(#"data-figure="kept">1<"#))
+            #expect(page.text.contains(": 1 with an address or identity</title>") && page.text.contains(": 2 anonymous</title>"))
+            #expect(page.text.contains(": 1 kept</title>"), "\(page.text)")
+            // The user page says how each began; the account with no address is named without one.
+            let still = try await browser.get("/console/users/\(anonymous[1].user.id.uuidString.lowercased())")
+            #expect(still.status == 200 && still.text.contains("no address, password or passkey yet"), "\(still.text)")
+            #expect(still.text.contains(anonymous[1].user.handle))
+            let kept = try await browser.get("/console/users/\(anonymous[0].user.id.uuidString.lowercased())")
+            #expect(kept.text.contains("; kept on <span class=\"when\">"), "\(kept.text)")
+            let customerPage = try await browser.get("/console/users/\(customer.user.id.uuidString.lowercased())")
+            #expect(customerPage.text.contains("<dd data-began>signed up</dd>"))
+            #expect(customerPage.text.contains(#"<input type="hidden" name="mail" value="password-reset">"#))
+            #expect(!customerPage.text.contains("&lt;form") && !still.text.contains("&lt;"), "\(customerPage.text)")
+            #expect(still.text.contains("No address to mail.") && !still.text.contains("Mail a password reset"))
             #expect(page.text.contains(": 2 Bug</title>") && page.text.contains(": 1 Android</title>"))
             // The inbox counts its items per status.
             let inbox = try await browser.get("/console/inbox")

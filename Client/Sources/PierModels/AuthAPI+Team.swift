@@ -107,7 +107,7 @@ extension AuthAPI {
         description:
             "Every session of the account ends, whoever holds it; pending resets and changes of address are void; identities linked while the address was unproven are unlinked. Needs the admin's password or a sign-in within 5 minutes.",
         answers: "The account, its sessions ended",
-        problems: [.validationFailed, .notFound, .addressUnverified, .lastAdmin] + confirmation)
+        problems: [.validationFailed, .notFound, .addressUnverified, .anonymousAccount, .lastAdmin] + confirmation)
 
     public static let deleteUser = Endpoint<PathID, ReauthenticationRequest?, NoContent>(
         "DELETE", "/auth/users/{id}", access: .admin, operation: "deleteUser",

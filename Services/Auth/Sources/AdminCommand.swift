@@ -95,6 +95,8 @@ extension AdminCommand {
         case .unchanged: print("\(email.address) is \(role.rawValue) already")
         case .addressUnverified:
             throw CommandError(description: "\(email.address) has never verified its address: a team role needs one that did")
+        case .anonymous:
+            throw CommandError(description: "\(email.address) is an anonymous account: a team role needs a permanent one")
         case .lastAdmin: throw CommandError(description: "\(email.address) is the last admin; make another admin first")
         case .changed(_, let ended):
             context.logger.info(

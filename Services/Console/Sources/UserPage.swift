@@ -248,11 +248,19 @@ struct UserPage {
                 : """
                 <form class="inline" method="post" action="\(action("enable"))">\(csrf)<button type="submit">Enable the account</button></form>
                 """
+        let mails: HTML =
+            user.email == nil
+            ? "<p class=\"muted\">No address to mail.</p>"
+            : """
+            <form class="inline" method="post" action="\(action("mail"))">\(csrf)<input type="hidden" name="mail" value="password-reset"><button class="plain" type="submit">Mail a password reset</button></form>
+            \(user.emailVerified ? HTML.empty : """
+            <form class="inline" method="post" action="\(action("mail"))">\(csrf)<input type="hidden" name="mail" value="verification"><button class="plain" type="submit">Mail the verification link</button></form>
+            """)
+            """
         return """
             <div class="card">
             <h2>Help</h2>
-            \(user.email == nil ? "<p class=\"muted\">No address to mail.</p>" : "<form class=\"inline\" method=\"post\" action=\"\(action("mail"))\">\(csrf)<input type=\"hidden\" name=\"mail\" value=\"password-reset\"><button class=\"plain\" type=\"submit\">Mail a password reset</button></form>")
-            \(user.emailVerified || user.email == nil ? HTML.empty : "<form class=\"inline\" method=\"post\" action=\"\(action("mail"))\">\(csrf)<input type=\"hidden\" name=\"mail\" value=\"verification\"><button class=\"plain\" type=\"submit\">Mail the verification link</button></form>")
+            \(mails)
             <p><a href="\(ConsolePath("users", text, "export"))">Download the account's data</a> · <a href="\(ConsolePath("audit", query: [("subject", text)]))">What the team did</a></p>
             \(disable)
             </div>

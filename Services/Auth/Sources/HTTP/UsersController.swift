@@ -212,6 +212,7 @@ struct UsersController: Sendable {
             throw HTTPError.conflict(
                 "A team role needs an account whose address is verified: send it a verification mail first.",
                 code: .addressUnverified)
+        case .anonymous: throw HTTPError.anonymousAccount("A team role")
         case .lastAdmin: throw HTTPError.conflict("This is the last admin account; make another admin first.", code: .lastAdmin)
         case .changed(let user, let ended):
             logger.info(

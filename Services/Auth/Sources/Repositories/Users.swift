@@ -208,7 +208,7 @@ struct Users: Sendable {
         try await !database.query(
             """
             UPDATE auth.users SET email = coalesce(email, \(address?.address)), email_key = coalesce(email_key, \(address?.key)),
-                email_verified_at = CASE WHEN \(address?.key) IS NOT NULL THEN now() ELSE email_verified_at END,
+                email_verified_at = CASE WHEN \(address?.key)::text IS NOT NULL THEN now() ELSE email_verified_at END,
                 permanent_at = now(), updated_at = now()
             WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL
             RETURNING id

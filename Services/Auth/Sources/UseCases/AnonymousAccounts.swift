@@ -38,18 +38,19 @@ extension Accounts {
         installation: String, client: String, device: Sessions.Device, refreshToken: String, quota: AnonymousQuota
     ) async throws -> AnonymousSignUp {
         try await database.withTransaction { connection in
+            // Locked first, counted in the next statement: its snapshot sees what the holders before committed.
+            try await connection.execute(
+                """
+                SELECT pg_advisory_xact_lock(hashtextextended('pier.anonymous.installation:' || \(installation), 0)),
+                    pg_advisory_xact_lock(hashtextextended('pier.anonymous.address:' || \(client), 0))
+                """)
             let counts = try await connection.query(
                 """
-                WITH locks AS (
-                    SELECT pg_advisory_xact_lock(hashtextextended('pier.anonymous.installation:' || \(installation), 0)),
-                        pg_advisory_xact_lock(hashtextextended('pier.anonymous.address:' || \(client), 0))
-                )
                 SELECT
                     (SELECT count(*) FROM auth.anonymous_signups WHERE installation = \(installation)
                         AND created_at > now() - interval '1 day')::int AS installation,
                     (SELECT count(*) FROM auth.anonymous_signups WHERE address = \(client)
                         AND created_at > now() - interval '1 hour')::int AS address
-                FROM locks
                 """)[0]
             if try counts.decode("installation", as: Int.self) >= quota.perInstallationPerDay {
                 return .limited(retryAfter: 3600)

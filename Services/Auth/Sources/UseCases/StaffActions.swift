@@ -40,6 +40,8 @@ struct StaffActions: Sendable {
         case missing
         /// A team role for an account whose address was never proven.
         case addressUnverified
+        /// A team role for an anonymous account.
+        case anonymous
         /// It is the last admin.
         case lastAdmin
     }
@@ -49,6 +51,7 @@ struct StaffActions: Sendable {
             let users = Users(connection)
             guard var account = try await users.lockForStaff(user) else { return .missing }
             guard account.role != role else { return .unchanged(account) }
+            if role.isStaff && account.isAnonymous { return .anonymous }
             if role.isStaff && !account.emailVerified { return .addressUnverified }
             if account.isEnabledAdmin, try await users.lockOtherAdmins(than: user) == 0 {
                 return .lastAdmin

@@ -1,0 +1,128 @@
+import Foundation
+import PierModels
+import PierPostgres
+import PierService
+import PierServiceTestSupport
+import PierTestSupport
+import Testing
+
+@testable import PierClient
+
+/// Starting without signing up, as an app does it through PierClient against the whole stack:
+/// what the anonymous account did is still its own once it is kept.
+@Suite(.serialized) struct AnonymousJourneyTests {
+    static func withStack(_ body: (URL, PostgresPool, TestCA) async throws -> Void) async throws {
+        let ca = try TestCA()
+        let url = try await TestDatabase.create("pier_test_anonymous_journey")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-anonymous-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        try ca.rootPEM.write(toFile: data + "/roots.pem", atomically: true, encoding: .utf8)
+        let stack = try await EmbeddedStack.start(
+            databaseURL: url,
+            settings: [
+                "PIER_DATA_DIR": data, "PIER_SUBSCRIPTIONS_APPSTORE_ROOTS": data + "/roots.pem",
+                "PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID": AppStorePayload.bundleID,
+                "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID": String(AppStorePayload.appAppleID),
+                "PIER_AUTH_SMTP_URL": try await PierClientTests.smtp.value.url,
+                "PIER_AUTH_PUBLIC_URL": "https://seeds.example", "PIER_APP_NAME": "Seeds",
+                "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
+            ])
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        let base = URL(string: "http://127.0.0.1:\(stack.server.port)")!
+        do {
+            try await body(base, pool, ca)
+        } catch {
+            pool.close()
+            await stack.shutdown()
+            throw error
+        }
+        pool.close()
+        await stack.shutdown()
+    }
+
+    /// A member of the team with `role`, signed in.
+    static func staff(_ role: String, _ base: URL, _ pool: PostgresPool) async throws -> PierClient {
+        let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+        let email = PierClientTests.email()
+        try await pier.auth.register(email: email, password: "a team passphrase")
+        try await pool.execute("UPDATE auth.users SET role = \(role) WHERE email = \(email)")
+        try await pier.auth.login(email: email, password: "a team passphrase")
+        return pier
+    }
+
+    /// Feedback with a reply, then an App Store purchase made with the anonymous id as its
+    /// `appAccountToken`, then the address and password: the same account holds all of it, and
+    /// the rows counted before and after are the same rows.
+    @Test func whatAnAnonymousAccountDidIsStillItsOwnOnceKept() async throws {
+        try await Self.withStack { base, pool, ca in
+            let admin = try await Self.staff("admin", base, pool)
+            try await admin.admin.createPlan(
+                CreatePlan(
+                    id: "pro", name: "Pro", price: 499, currency: "USD", billingPeriod: "P1M", entitlements: ["pro"],
+                    appStoreProductIds: ["pier.pro.monthly"]))
+            let support = try await Self.staff("support", base, pool)
+
+            let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+            let user = try await pier.auth.signInAnonymously(deviceName: "Ada's iPhone")
+            #expect(user.isAnonymous && user.email == nil && pier.auth.isAnonymous && pier.auth.currentUser == user)
+            #expect(user.anonymousAt != nil && user.permanentAt == nil)
+
+            let item = try await pier.feedback.send(NewFeedback(message: "Where are my seeds?", rating: 3))
+            let reply = try await support.admin.reply(to: item.id, "In the garden tab.")
+            #expect(reply.delivery == "account")
+            let now = Date()
+            let purchase = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "9001", original: "9000", purchased: now, expires: now.addingTimeInterval(30 * 86_400), user: user.id))
+            #expect(try await pier.subscriptions.submit(signedTransaction: purchase).active)
+            let before = try await Self.rows(of: user.id, pool)
+            #expect(before == Held(feedback: 1, replies: 1, owned: 1, accounts: 1))
+
+            // Kept with an address and a password: nothing changes before the mailed link is opened.
+            let email = PierClientTests.email()
+            #expect(try await pier.auth.keepAccount(email: email, password: "a long enough passphrase") == email)
+            #expect(try await pier.auth.me().isAnonymous)
+            let login = PierClient(baseURL: base, options: PierClientTests.fast)
+            await #expect(throws: PierError.self) {
+                try await login.auth.login(email: email, password: "a long enough passphrase")
+            }
+            let token = try await PierClientTests.mailedToken(to: email, "/auth/email/change/confirm")
+            let confirmed = try await login.call(
+                "POST", "/auth/email/change/confirm", json: Data(#"{"token":"\#(token)"}"#.utf8), signedIn: false)
+            #expect(!confirmed.isEmpty)
+
+            // The same id, an address proven by the link, the password working, this device still signed in.
+            let kept = try await pier.auth.me()
+            #expect(kept.id == user.id && kept.email == email && kept.emailVerified && !kept.isAnonymous)
+            #expect(kept.anonymousAt == user.anonymousAt && kept.permanentAt != nil)
+            #expect(try await login.auth.login(email: email, password: "a long enough passphrase").id == user.id)
+            #expect(try await Self.rows(of: user.id, pool) == before)
+            let mine = try #require(try await pier.feedback.mine().items.first)
+            #expect(mine.id == item.id && mine.replies?.map(\.message) == ["In the garden tab."])
+            pier.subscriptions.invalidate()
+            #expect(try await pier.subscriptions.status().active)
+            #expect(await pier.subscriptions.isEntitled("pro"))
+            #expect(try await login.subscriptions.status().active)
+        }
+    }
+
+    struct Held: Equatable {
+        var feedback: Int, replies: Int, owned: Int, accounts: Int
+    }
+
+    /// What the database holds of `user`, counted.
+    static func rows(of user: UUID, _ pool: PostgresPool) async throws -> Held {
+        let row = try await pool.query(
+            """
+            SELECT (SELECT count(*)::int FROM feedback.items WHERE user_id = \(user)) AS feedback,
+                   (SELECT count(*)::int FROM feedback.replies r JOIN feedback.items i ON i.id = r.item_id
+                     WHERE i.user_id = \(user)) AS replies,
+                   (SELECT count(*)::int FROM subscriptions.appstore_owners WHERE user_id = \(user)) AS owned,
+                   (SELECT count(*)::int FROM auth.users) AS accounts
+            """)[0]
+        return Held(
+            feedback: try row.decode("feedback", as: Int.self), replies: try row.decode("replies", as: Int.self),
+            owned: try row.decode("owned", as: Int.self),
+            accounts: try row.decode("accounts", as: Int.self) - 2)
+    }
+}
