@@ -101,7 +101,7 @@ func run(_ line: CommandLineWords) async throws -> Int32 {
             throw Usage(message: "pier-config login EMAIL, with the password in PIER_PASSWORD")
         }
         let user = try await pier.auth.login(email: line.words[1], password: password)
-        print("signed in as \(user.email)")
+        print("signed in as \(user.handle)")
     case "show":
         var headers: [String: String] = ["X-Installation-ID": line.options["installation"] ?? pier.installationID]
         headers["X-App-Platform"] = line.options["platform"]
