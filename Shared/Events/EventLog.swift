@@ -92,6 +92,19 @@ public struct AccountDeleted: Codable, Sendable, Equatable {
     public init(userId: UUID) { self.userId = userId }
 }
 
+/// The payload of `account.merged`: an anonymous account (`userId`) was merged into a permanent
+/// one (`intoUserId`) and is gone. Its tokens are refused like a deleted account's; each service
+/// moves what it kept of it to `intoUserId`, in one transaction with its cursor.
+public struct AccountMerged: Codable, Sendable, Equatable {
+    public static let type = "account.merged"
+    public var userId: UUID
+    public var intoUserId: UUID
+    public init(userId: UUID, intoUserId: UUID) {
+        self.userId = userId
+        self.intoUserId = intoUserId
+    }
+}
+
 /// The payload of `feedback.replied`: the team replied to a feedback item; auth mails the reply
 /// to the signed-in sender's verified address (`userId`) or the anonymous sender's reply address
 /// (`email`).

@@ -59,13 +59,16 @@ public final class RevocationList: LifecycleService {
     /// how long an `account.deleted` is kept, and how far back a starting process reads.
     public static let longestTokenLife: Double = 86_400 + 60
 
+    /// The events that end tokens: a session's, or an account's (deleted, or merged into another).
+    static let types = [SessionRevoked.type, AccountDeleted.type, AccountMerged.type]
+
     public let staleAfter: Duration
     public let pollInterval: Duration
     private let database: PostgresPool
     private let listener: PostgresListener
     private let state = Mutex(State())
     private let tail = EventLogTail(
-        types: [SessionRevoked.type, AccountDeleted.type], from: .recent(seconds: RevocationList.longestTokenLife))
+        types: RevocationList.types, from: .recent(seconds: RevocationList.longestTokenLife))
 
     /// - Parameters:
     ///   - database: a pool on the database that holds the `events` schema.
@@ -142,7 +145,7 @@ public final class RevocationList: LifecycleService {
     /// Reads the log until its task is cancelled: whenever `pier_events` is notified and every
     /// `pollInterval`; a database not there is tried again at the next turn.
     public func run() async {
-        await listener.follow(every: pollInterval, wakingOn: [SessionRevoked.type, AccountDeleted.type]) { try? await sync() }
+        await listener.follow(every: pollInterval, wakingOn: Set(Self.types)) { try? await sync() }
     }
 
     /// The first read, before the parts after it start: the servers do not answer tokens
@@ -198,6 +201,8 @@ public final class RevocationList: LifecycleService {
         for event in try await tail.next(on: database) {
             if event.type == SessionRevoked.type {
                 sessions.append(try event.decode(SessionRevoked.self))
+            } else if event.type == AccountMerged.type {
+                users.append((try event.decode(AccountMerged.self).userId, event.createdAt.timeIntervalSince1970))
             } else {
                 users.append((try event.decode(AccountDeleted.self).userId, event.createdAt.timeIntervalSince1970))
             }

@@ -254,7 +254,7 @@ import Testing
             // Asked for an address that has an account: 409 identity_taken, offering to sign in.
             let refused = try await Self.keep(auth, late, contested.uppercased())
             #expect(refused.status == 409 && refused.problem?.code == .identityTaken, "\(refused.text)")
-            #expect(refused.problem?.offer == ["sign_in"])
+            #expect(refused.problem?.offer == ["sign_in", "merge"])
             #expect(auth.mails(to: contested).count == 2)  // the owner's verification and the dead link, nothing more
 
             // Bad input is named.
@@ -292,7 +292,7 @@ import Testing
             let taken = try await auth.send(
                 "POST", "/auth/apple", json: IdentitySignInTests.body(try idp.token()), token: other.accessToken)
             #expect(taken.status == 409 && taken.problem?.code == .identityTaken, "\(taken.text)")
-            #expect(taken.problem?.offer == ["sign_in"] && !taken.text.contains("accessToken"))
+            #expect(taken.problem?.offer == ["sign_in", "merge"] && !taken.text.contains("accessToken"))
             #expect(try await Self.me(auth, other).decode(User.self) == other.user)
             // A forged token with an anonymous bearer is refused like any.
             let forged = try await auth.send(

@@ -8,6 +8,10 @@ import Testing
 
 @testable import PierClient
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Starting without signing up, as an app does it through PierClient against the whole stack:
 /// what the anonymous account did is still its own once it is kept.
 @Suite(.serialized) struct AnonymousJourneyTests {
@@ -40,6 +44,16 @@ import Testing
         await stack.shutdown()
     }
 
+    /// An admin who made the plan "Pro" (the App Store's `pier.pro.monthly`), and a support member.
+    static func team(_ base: URL, _ pool: PostgresPool) async throws -> (admin: PierClient, support: PierClient) {
+        let admin = try await Self.staff("admin", base, pool)
+        try await admin.admin.createPlan(
+            CreatePlan(
+                id: "pro", name: "Pro", price: 499, currency: "USD", billingPeriod: "P1M", entitlements: ["pro"],
+                appStoreProductIds: ["pier.pro.monthly"]))
+        return (admin, try await Self.staff("support", base, pool))
+    }
+
     /// A member of the team with `role`, signed in.
     static func staff(_ role: String, _ base: URL, _ pool: PostgresPool) async throws -> PierClient {
         let pier = PierClient(baseURL: base, options: PierClientTests.fast)
@@ -55,12 +69,7 @@ import Testing
     /// the rows counted before and after are the same rows.
     @Test func whatAnAnonymousAccountDidIsStillItsOwnOnceKept() async throws {
         try await Self.withStack { base, pool, ca in
-            let admin = try await Self.staff("admin", base, pool)
-            try await admin.admin.createPlan(
-                CreatePlan(
-                    id: "pro", name: "Pro", price: 499, currency: "USD", billingPeriod: "P1M", entitlements: ["pro"],
-                    appStoreProductIds: ["pier.pro.monthly"]))
-            let support = try await Self.staff("support", base, pool)
+            let (_, support) = try await Self.team(base, pool)
 
             let pier = PierClient(baseURL: base, options: PierClientTests.fast)
             let user = try await pier.auth.signInAnonymously(deviceName: "Ada's iPhone")
@@ -104,6 +113,99 @@ import Testing
             #expect(await pier.subscriptions.isEntitled("pro"))
             #expect(try await login.subscriptions.status().active)
         }
+    }
+
+    /// The address the anonymous account asks for already has an account (with its own feedback
+    /// and a grant): merged through PierClient, everything of both sides is that account's, the
+    /// rows counted before and after, and later purchases naming the anonymous id are its too.
+    @Test func anAnonymousAccountMergesIntoTheAccountThatHasItsAddress() async throws {
+        try await Self.withStack { base, pool, ca in
+            let (admin, support) = try await Self.team(base, pool)
+            let (email, password) = (PierClientTests.email(), "a long enough passphrase")
+            let owner = PierClient(baseURL: base, options: PierClientTests.fast)
+            let account = try await owner.auth.register(email: email, password: password)
+            _ = try await owner.feedback.send(NewFeedback(message: "Love the app", rating: 5))
+            _ = try await admin.admin.grant(CreateGrant(userId: account.id, planId: "pro", duration: "P1M", reason: "beta"))
+
+            let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+            let anonymous = try await pier.auth.signInAnonymously()
+            let item = try await pier.feedback.send(NewFeedback(message: "Where are my seeds?", rating: 3))
+            _ = try await support.admin.reply(to: item.id, "In the garden tab.")
+            let now = Date()
+            let purchase = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "9101", original: "9100", purchased: now, expires: now.addingTimeInterval(30 * 86_400),
+                    user: anonymous.id))
+            #expect(try await pier.subscriptions.submit(signedTransaction: purchase).active)
+            #expect(try await Self.rows(of: anonymous.id, pool) == Held(feedback: 1, replies: 1, owned: 1, accounts: 2))
+            #expect(try await Self.rows(of: account.id, pool) == Held(feedback: 1, replies: 0, owned: 0, accounts: 2))
+            let totals = try await Self.totals(pool)
+
+            // Keeping the account with the taken address says so, and offers the merge.
+            do {
+                try await pier.auth.keepAccount(email: email, password: password)
+                Issue.record("a taken address was accepted")
+            } catch let error as PierError {
+                #expect(error.code == .identityTaken && error.offer == ["sign_in", "merge"], "\(error)")
+            }
+            let anonymousToken = try await pier.auth.accessToken()
+            // A sign-in that fails leaves the device anonymous, as it was.
+            await #expect(throws: PierError.self) {
+                try await pier.auth.merge { () async throws(PierError) in
+                    _ = try await pier.auth.login(email: email, password: "not the password at all")
+                }
+            }
+            #expect(pier.auth.currentUser?.id == anonymous.id && pier.auth.isAnonymous)
+            let merged = try await pier.auth.merge { () async throws(PierError) in
+                _ = try await pier.auth.login(email: email, password: password)
+            }
+            #expect(merged == AnonymousMergeAnswer(mergedUserId: anonymous.id, userId: account.id))
+            #expect(pier.auth.currentUser?.id == account.id && !pier.auth.isAnonymous)
+
+            // Within seconds each service moved what it kept: nothing lost, nothing twice.
+            #expect(
+                await eventually {
+                    (try? await Self.rows(of: account.id, pool)) == Held(feedback: 2, replies: 1, owned: 1, accounts: 1)
+                })
+            #expect(try await Self.rows(of: anonymous.id, pool) == Held(feedback: 0, replies: 0, owned: 0, accounts: 1))
+            #expect(try await Self.totals(pool) == totals)
+            let mine = try await pier.feedback.mine().items
+            #expect(Set(mine.map(\.id)).contains(item.id) && mine.count == 2)
+            #expect(mine.first { $0.id == item.id }?.replies?.map(\.message) == ["In the garden tab."])
+            pier.subscriptions.invalidate()
+            #expect(try await pier.subscriptions.status().active)
+            #expect(try await admin.admin.grants(of: account.id).count == 1)
+
+            // A renewal Apple signs later still names the anonymous id: it is the account's now.
+            let renewal = try ca.sign(
+                AppStorePayload.transaction(
+                    id: "9102", original: "9100", purchased: now, expires: now.addingTimeInterval(60 * 86_400),
+                    user: anonymous.id))
+            #expect(try await pier.subscriptions.submit(signedTransaction: renewal).active)
+            #expect(try await Self.rows(of: account.id, pool).owned == 1)
+            // The anonymous account's token is refused everywhere.
+            #expect(await eventually { (try? await Self.status(base, "/auth/me", token: anonymousToken)) == 401 })
+            #expect(try await Self.status(base, "/feedback/mine", token: anonymousToken) == 401)
+        }
+    }
+
+    /// What the database holds in all: feedback items, replies, App Store owners, grants.
+    static func totals(_ pool: PostgresPool) async throws -> [Int] {
+        let row = try await pool.query(
+            """
+            SELECT (SELECT count(*)::int FROM feedback.items) AS a, (SELECT count(*)::int FROM feedback.replies) AS b,
+                   (SELECT count(*)::int FROM subscriptions.appstore_owners) AS c,
+                   (SELECT count(*)::int FROM subscriptions.grants) AS d
+            """)[0]
+        return try ["a", "b", "c", "d"].map { try row.decode($0, as: Int.self) }
+    }
+
+    /// The status a GET with `token` answers.
+    static func status(_ base: URL, _ path: String, token: String) async throws -> Int {
+        var request = URLRequest(url: base.appendingPathComponent(path))
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
     struct Held: Equatable {

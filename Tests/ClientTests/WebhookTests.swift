@@ -177,7 +177,20 @@ import Testing
             of: userSubject)
         #expect(receiver.received.withLock { $0.last { $0.subject == userSubject }?.id } == deleted.messageId)
         let endpoints = try await admin.admin.webhookEndpoints()
-        #expect(endpoints.map(\.name) == ["backend"] && endpoints.first?.secrets == 2 && endpoints.first?.events.count == 5)
+        #expect(endpoints.map(\.name) == ["backend"] && endpoints.first?.secrets == 2 && endpoints.first?.events.count == 6)
+
+        // An anonymous account merged into another: `user.merged`, in order after its `user.created`.
+        let (intoEmail, password) = ("merged-into-\(UUID().uuidString.prefix(8).lowercased())@example.com", "a long passphrase")
+        let into = try await PierClient(baseURL: base).auth.register(email: intoEmail, password: password)
+        let guest = PierClient(baseURL: base)
+        let anonymous = try await guest.auth.signInAnonymously()
+        try await guest.auth.merge { () async throws(PierError) in
+            _ = try await guest.auth.login(email: intoEmail, password: password)
+        }
+        let guestSubject = "user:" + anonymous.id.uuidString.lowercased()
+        try await receiver.wait(for: ["user.created", "user.merged"], of: guestSubject)
+        let merged = receiver.received.withLock { $0.last { $0.subject == guestSubject && $0.type == "user.merged" } }
+        #expect(merged?.data["intoUserId"] == .string(into.id.uuidString.lowercased()))
 
         // Bad filters name their field; an unknown delivery is a 404, and so is its replay.
         for (query, field) in [

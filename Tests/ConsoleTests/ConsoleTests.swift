@@ -294,7 +294,7 @@ final class Browser: @unchecked Sendable {
     @Test func theDashboardDrawsTheFigures() async throws {
         try await withStack { stack in
             let (_, supportEmail) = try await account(stack, .support)
-            let (customer, _) = try await account(stack, .user)
+            let (customer, customerEmail) = try await account(stack, .user)
             // Before anything is sent, each empty chart says so and what would fill it.
             let early = Browser(base: stack.base)
             _ = try await early.signIn(supportEmail, Self.password)
@@ -310,14 +310,25 @@ final class Browser: @unchecked Sendable {
                     token: customer.accessToken)
                 #expect(posted.status == 201)
             }
-            // Two apps started without signing up; one of them was kept since.
+            // Three apps started without signing up; one of them was kept since, one merged into
+            // the customer's account (proven by a sign-in after its merge token).
             var anonymous: [AuthSession] = []
-            for installation in ["one", "two"] {
+            for installation in ["one", "two", "three"] {
                 let made = try await stack.api.send("POST", "/auth/anonymous", json: #"{"installationId":"\#(installation)"}"#)
                 #expect(made.status == 201, "\(made.text)")
                 anonymous.append(try made.decode(AuthSession.self))
             }
             try await stack.pool.execute("UPDATE auth.users SET permanent_at = now() WHERE id = \(anonymous[0].user.id)")
+            let ticket = try await stack.api.send("POST", "/auth/anonymous/merge/start", token: anonymous[2].accessToken)
+                .decode(AnonymousMergeTicket.self)
+            let second = Int(Date().timeIntervalSince1970)
+            #expect(await eventually { Int(Date().timeIntervalSince1970) > second })
+            let signedIn = try await stack.api.send(
+                "POST", "/auth/login", json: #"{"email":"\#(customerEmail)","password":"\#(Self.password)"}"#
+            ).decode(AuthSession.self)
+            let merged = try await stack.api.send(
+                "POST", "/auth/anonymous/merge", json: #"{"mergeToken":"\#(ticket.mergeToken)"}"#, token: signedIn.accessToken)
+            #expect(merged.status == 200, "\(merged.text)")
             #expect(try await stack.api.send("GET", "/auth/users/stats", token: customer.accessToken).status == 403)
             #expect(try await stack.api.send("GET", "/feedback/stats/daily", token: customer.accessToken).status == 403)
             let supportToken = try await stack.api.send(
@@ -365,10 +376,11 @@ final class Browser: @unchecked Sendable {
             // The grant is drawn beside the App Store's subscriptions.
             #expect(page.text.contains(" (granted)</title>"), "\(page.text)")
             #expect(page.text.contains(#"data-figure="received">3<"#) && page.text.contains(#"data-figure="open">3<"#))
-            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">3<"#))
-            #expect(page.text.contains(#"data-figure="anonymous">2<"#) && page.text.contains(#"data-figure="kept">1<"#))
-            #expect(page.text.contains(": 1 with an address or identity</title>") && page.text.contains(": 2 anonymous</title>"))
-            #expect(page.text.contains(": 1 kept</title>"), "\(page.text)")
+            #expect(page.text.contains(#"data-figure="rating">3.7<"#) && page.text.contains(#"data-figure="signups">4<"#))
+            #expect(page.text.contains(#"data-figure="anonymous">3<"#) && page.text.contains(#"data-figure="kept">1<"#))
+            #expect(page.text.contains(#"data-figure="merged">1<"#))
+            #expect(page.text.contains(": 1 with an address or identity</title>") && page.text.contains(": 3 anonymous</title>"))
+            #expect(page.text.contains(": 1 kept</title>") && page.text.contains(": 1 merged</title>"), "\(page.text)")
             // The user page says how each began; the account with no address is named without one.
             let still = try await browser.get("/console/users/\(anonymous[1].user.id.uuidString.lowercased())")
             #expect(still.status == 200 && still.text.contains("no address, password or passkey yet"), "\(still.text)")

@@ -35,4 +35,33 @@ extension PierAuth {
             AuthAPI.upgradeAnonymous, NoParameters(), body: AnonymousUpgradeRequest(email: email, password: password)
         ).sentTo
     }
+
+    /// Merges the anonymous account into the account that has the address or identity it asked
+    /// for, when a keep or a sign-in threw `identity_taken` with `merge` in ``PierError/offer``:
+    /// proves the anonymous side, then runs `signIn` (sign in to that account: ``login(email:password:deviceName:)``
+    /// with its second factor, Sign in with Apple, a passkey), then merges. Afterwards the app is
+    /// signed in to that account and everything the anonymous one held (feedback and replies,
+    /// App Store purchases, grants) is that account's within seconds.
+    ///
+    /// All or nothing on this device: when `signIn` or the merge fails, the anonymous session
+    /// is signed in again (and the other account's new session ended), and the error is thrown.
+    /// Throws `not_anonymous` (409) for a permanent account, `invalid_merge_token` (422) when the
+    /// flow took more than ten minutes.
+    @discardableResult
+    public func merge(into signIn: () async throws(PierError) -> Void) async throws(PierError) -> AnonymousMergeAnswer {
+        let ticket = try await authorized.call(AuthAPI.startMerge, NoParameters())
+        guard let anonymous = await manager.setAside() else { throw PierError.signedOut() }
+        do {
+            try await signIn()
+            return try await authorized.call(
+                AuthAPI.mergeAnonymous, NoParameters(), body: AnonymousMergeRequest(mergeToken: ticket.mergeToken))
+        } catch {
+            if let other = await manager.current(), other.user.id != anonymous.user.id {
+                let body = Transport.body(RefreshRequest(refreshToken: other.refreshToken))
+                _ = try? await authorized.transport.send(Call(AuthAPI.logout, NoParameters(), body: body), token: nil)
+            }
+            await manager.signIn(anonymous)
+            throw error
+        }
+    }
 }

@@ -44,7 +44,8 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
     /// one of the account's passkeys may: ``PierAuth/completeSignIn(mfaToken:passkey:)``).
     public internal(set) var factors: [String] = []
     /// `identity_taken` (keeping an anonymous account with an address or identity another
-    /// account has): what the app may propose (`sign_in`: to that account instead).
+    /// account has): what the app may propose (`sign_in`: to that account instead; `merge`: sign
+    /// in to it and bring the anonymous account along, ``PierAuth/merge(into:)``).
     public internal(set) var offer: [String] = []
 
     init(

@@ -250,6 +250,17 @@ actor SessionManager {
         if changed { events.send(.userUpdated(user)) }
     }
 
+    /// Puts the session aside (a merge's anonymous side, while the app signs in to the other
+    /// account): signed out here, the store keeping it until a sign-in replaces it, so an app
+    /// stopped meanwhile finds it again. ``signIn(_:)`` brings it back.
+    func setAside() -> Session? {
+        generation += 1
+        let aside = current()
+        session = nil
+        snapshot.withLock { $0 = nil }
+        return aside
+    }
+
     /// Forgets the session here and in the store; returns the refresh token it had.
     @discardableResult
     func signOut(_ reason: SignOutReason) -> String? {

@@ -38,10 +38,47 @@ public struct AnonymousUpgradeAnswer: Codable, Sendable, Equatable {
     public init(sentTo: String) { self.sentTo = sentTo }
 }
 
+/// `POST /auth/anonymous/merge/start`'s answer: the proof of the anonymous side of a merge.
+public struct AnonymousMergeTicket: Codable, Sendable, Equatable {
+    /// Spent by `POST /auth/anonymous/merge`, signed in to the other account after it was made.
+    public var mergeToken: String
+    /// Ten minutes after it was made; a newer one, or the anonymous session ending, ends it too.
+    public var expiresAt: Date
+    public init(mergeToken: String, expiresAt: Date) {
+        self.mergeToken = mergeToken
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /auth/anonymous/merge`: the merge token the anonymous session got.
+public struct AnonymousMergeRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case mergeToken }
+    public static let required = [["mergeToken"]]
+    public var mergeToken: String
+    public init(mergeToken: String) { self.mergeToken = mergeToken }
+}
+
+/// `POST /auth/anonymous/merge`'s answer.
+public struct AnonymousMergeAnswer: Codable, Sendable, Equatable {
+    /// The anonymous account, now gone: what it held belongs to ``userId``.
+    public var mergedUserId: UUID
+    /// The account it was merged into (the caller's).
+    public var userId: UUID
+    public init(mergedUserId: UUID, userId: UUID) {
+        self.mergedUserId = mergedUserId
+        self.userId = userId
+    }
+}
+
 extension ProblemCode {
+    /// The merge token is unknown, used, expired, or its anonymous session or account ended (or
+    /// was kept meanwhile): ask for a new one from the anonymous session.
+    public static let invalidMergeToken: ProblemCode = "invalid_merge_token"
     /// The address or identity an anonymous account asked to become permanent with belongs to
     /// another account. The problem's `offer` says what the app can propose: `sign_in` (to that
-    /// account instead).
+    /// account instead, leaving the anonymous one) and `merge` (sign in to it and bring what
+    /// the anonymous account holds: `POST /auth/anonymous/merge/start`, then
+    /// `POST /auth/anonymous/merge`).
     public static let identityTaken: ProblemCode = "identity_taken"
     /// The action needs a permanent account (a password, a second factor, a team role): make
     /// the anonymous account permanent first.
@@ -51,7 +88,9 @@ extension ProblemCode {
 }
 
 extension AuthAPI {
-    static let anonymous: [EndpointDefinition] = [signInAnonymously.definition, upgradeAnonymous.definition]
+    static let anonymous: [EndpointDefinition] = [
+        signInAnonymously.definition, upgradeAnonymous.definition, startMerge.definition, mergeAnonymous.definition,
+    ]
 
     public static let signInAnonymously = Endpoint<NoParameters, AnonymousSignInRequest, AuthSession>(
         "POST", "/auth/anonymous", access: .public, operation: "signInAnonymously",
@@ -67,4 +106,19 @@ extension AuthAPI {
             "Mails a link (24 h) to the address; when it is followed (`POST /auth/email/change/confirm`) the account takes the address (verified) and the password, keeps its id and everything it holds, and every other session of it ends. Until then nothing changes. An address another account has is 409 identity_taken.",
         status: 202, answers: "Link mailed",
         problems: [.validationFailed, .weakPassword, .identityTaken, .notAnonymous, .rateLimited, .accountDeleted])
+
+    public static let startMerge = Endpoint<NoParameters, NoBody, AnonymousMergeTicket>(
+        "POST", "/auth/anonymous/merge/start", access: .signedIn, operation: "startAnonymousMerge",
+        summary: "Prove the anonymous side of a merge",
+        description:
+            "Sent with the anonymous account's bearer token after `identity_taken` offered `merge`: a merge token (10 minutes, single use) for this session. Then sign in to the account that has the address or identity (its password and second factor, Apple, OpenID Connect or a passkey) and send the token with that account's bearer token to `POST /auth/anonymous/merge`. A newer token, a sign-out of this session or the account becoming permanent ends it.",
+        status: 201, answers: "Merge token made", problems: [.notAnonymous, .accountDeleted])
+
+    public static let mergeAnonymous = Endpoint<NoParameters, AnonymousMergeRequest, AnonymousMergeAnswer>(
+        "POST", "/auth/anonymous/merge", access: .signedIn, operation: "mergeAnonymous",
+        summary: "Merge an anonymous account into the signed-in one",
+        description:
+            "Sent with the bearer token of a sign-in made after the merge token was: the anonymous account is deleted and everything it held (feedback and its replies, App Store purchases, grants) moves to the caller's account within seconds (`account.merged`, webhook `user.merged`, the audit log's `user.merged`). Subscriptions of both sides are kept; the better status wins. 422 invalid_merge_token: unknown, used, expired, or its session ended; 403 reauthentication_required: the sign-in is older than the token; 409 anonymous_account: the caller is anonymous.",
+        answers: "Merged",
+        problems: [.validationFailed, .invalidMergeToken, .reauthenticationRequired, .anonymousAccount, .sessionRevoked])
 }

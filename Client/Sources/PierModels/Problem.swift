@@ -33,7 +33,7 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     /// `recovery_code`).
     public var factors: [String]?
     /// `identity_taken`: what the app can propose instead (`sign_in`: to the account that has
-    /// the address or identity).
+    /// the address or identity; `merge`: sign in to it and bring the anonymous account's data).
     public var offer: [String]?
 
     public init(
@@ -192,7 +192,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .emailTaken, .idempotencyKeyReused, .conflict, .rateLimited, .tooManyStreams, .unavailable, .upstreamTimeout, .badGateway,
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
-        .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey, .identityTaken,
+        .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey, .identityTaken, .invalidMergeToken,
         .anonymousAccount, .notAnonymous, .internalError,
     ]
 }

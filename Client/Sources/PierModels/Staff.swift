@@ -54,7 +54,7 @@ public enum AuditAction: OpenVocabulary {
     case feedbackUpdated, feedbackReplied
     case grantCreated, grantRevoked
     case planCreated, planUpdated, planDeleted
-    case userAdminPasswordSet, userCreatedAdmin, userDeleted, userDisabled, userEnabled, userExported, userMailSent
+    case userAdminPasswordSet, userCreatedAdmin, userDeleted, userDisabled, userEnabled, userExported, userMailSent, userMerged
     case userRoleChanged, userSecondFactorApproved, userSecondFactorRemoved, userSessionsEnded
     case webhookReplayed
     case unknown(String)
@@ -62,7 +62,7 @@ public enum AuditAction: OpenVocabulary {
     public static let allCases: [Self] = [
         .feedbackUpdated, .feedbackReplied, .grantCreated, .grantRevoked, .planCreated, .planUpdated, .planDeleted,
         .userAdminPasswordSet, .userCreatedAdmin, .userDeleted, .userDisabled, .userEnabled, .userExported,
-        .userMailSent, .userRoleChanged, .userSecondFactorApproved, .userSecondFactorRemoved, .userSessionsEnded,
+        .userMailSent, .userMerged, .userRoleChanged, .userSecondFactorApproved, .userSecondFactorRemoved, .userSessionsEnded,
         .webhookReplayed,
     ]
 
@@ -82,6 +82,7 @@ public enum AuditAction: OpenVocabulary {
         case .userEnabled: "user.enabled"
         case .userExported: "user.exported"
         case .userMailSent: "user.mail_sent"
+        case .userMerged: "user.merged"
         case .userRoleChanged: "user.role_changed"
         case .userSecondFactorApproved: "user.second_factor_approved"
         case .userSecondFactorRemoved: "user.second_factor_removed"
@@ -198,12 +199,16 @@ public struct SignUpStats: Codable, Sendable, Equatable {
         /// Anonymous accounts (of any day) kept this day: given an address and password, an
         /// identity or a passkey.
         public var kept: Int
+        /// Anonymous accounts (of any day) merged this day into an account that had the address
+        /// or identity they asked for (counted among the sign-ups of the day they began).
+        public var merged: Int
 
-        public init(day: String, signUps: Int, anonymous: Int = 0, kept: Int = 0) {
+        public init(day: String, signUps: Int, anonymous: Int = 0, kept: Int = 0, merged: Int = 0) {
             self.day = day
             self.signUps = signUps
             self.anonymous = anonymous
             self.kept = kept
+            self.merged = merged
         }
     }
 

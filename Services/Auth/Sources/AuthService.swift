@@ -48,6 +48,7 @@ public struct AuthService: Service {
             sql: String(decoding: PackageResources._016_enrolment_approvals_sql, as: UTF8.self)),
         Migration(version: 17, name: "user_words", sql: String(decoding: PackageResources._017_user_words_sql, as: UTF8.self)),
         Migration(version: 18, name: "anonymous", sql: String(decoding: PackageResources._018_anonymous_sql, as: UTF8.self)),
+        Migration(version: 19, name: "merges", sql: String(decoding: PackageResources._019_merges_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -58,7 +58,9 @@ struct DashboardScreens: Sendable {
                 ("with an address or identity", sums(accounts.days.map { $0.signUps - $0.anonymous })),
                 ("anonymous", sums(accounts.days.map(\.anonymous))),
             ], what: "sign-ups")
-        let keptChart = Self.bars(group, [("kept", sums(accounts.days.map(\.kept)))], what: "anonymous accounts kept")
+        let keptChart = Self.bars(
+            group, [("kept", sums(accounts.days.map(\.kept))), ("merged", sums(accounts.days.map(\.merged)))],
+            what: "anonymous accounts kept or merged")
         let statuses = HTML.join(
             FeedbackStatus.allCases.map { status in
                 "<li><a href=\"\(ConsolePath("inbox", query: [("status", status.rawValue)]))\">\(label: status)</a> <strong>\(daily.byStatus[status.rawValue] ?? 0)</strong></li>"
@@ -82,7 +84,7 @@ struct DashboardScreens: Sendable {
             <section><h2>Feedback per \(per), by platform</h2>\(byPlatform)\(Self.noData(daily.days.allSatisfy { $0.items == 0 }, "feedback sent from the app"))</section>
             <section><h2>Average rating per \(per)</h2>\(rating)\(Self.noData(daily.days.allSatisfy { $0.ratings == 0 }, "feedback sent with a rating"))</section>
             <section><h2>Sign-ups per \(per)</h2>\(signUpChart)\(Self.noData(accounts.days.allSatisfy { $0.signUps == 0 }, "accounts registered from the app"))</section>
-            <section><h2>Anonymous accounts kept per \(per)</h2>\(keptChart)\(Self.noData(accounts.days.allSatisfy { $0.kept == 0 }, "anonymous accounts that add an address, an identity or a passkey"))</section>
+            <section><h2>Anonymous accounts kept or merged per \(per)</h2>\(keptChart)\(Self.noData(accounts.days.allSatisfy { $0.kept == 0 && $0.merged == 0 }, "anonymous accounts that add an address, an identity or a passkey, or merge into an account"))</section>
             \(Self.subscriptionCharts(subscribed, group: group, per: per))
             </div>
             <p class="muted">Approved and pending feedback alike; days in UTC. Whole days come from a daily rollup, today from the items.
@@ -147,7 +149,7 @@ struct DashboardScreens: Sendable {
             <div class="tile"><span class="muted">Open (backlog)</span><strong data-figure="open">\(daily.open)</strong></div>
             <div class="tile"><span class="muted">Oldest open item</span><strong data-figure="oldest">\(age)</strong></div>
             <div class="tile"><span class="muted">Sign-ups, \(days) days (the team not counted)</span><strong data-figure="signups">\(accounts.days.reduce(0) { $0 + $1.signUps })</strong></div>
-            <div class="tile"><span class="muted">Anonymous sign-ups, \(days) days</span><strong data-figure="anonymous">\(accounts.days.reduce(0) { $0 + $1.anonymous })</strong><span class="muted"><span data-figure="kept">\(accounts.days.reduce(0) { $0 + $1.kept })</span> anonymous accounts kept</span></div>
+            <div class="tile"><span class="muted">Anonymous sign-ups, \(days) days</span><strong data-figure="anonymous">\(accounts.days.reduce(0) { $0 + $1.anonymous })</strong><span class="muted"><span data-figure="kept">\(accounts.days.reduce(0) { $0 + $1.kept })</span> kept, <span data-figure="merged">\(accounts.days.reduce(0) { $0 + $1.merged })</span> merged</span></div>
             <div class="tile"><span class="muted">Accounts</span><strong data-figure="accounts">\(accounts.total)</strong></div>
             <div class="tile"><span class="muted">Access now (an account with both counts in each)</span><strong data-figure="subscriptions">\(appStore + granted)</strong><span class="muted" data-figure="sources">\(appStore) from the App Store, \(granted) granted by the team</span></div>
             <div class="tile"><span class="muted">In an introductory offer</span><strong data-figure="trials">\(inTrial)</strong></div>

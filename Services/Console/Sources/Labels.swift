@@ -103,6 +103,7 @@ struct Labels: Sendable {
         "audit.user.created_admin": "created an admin account on the server", "audit.user.deleted": "deleted an account",
         "audit.user.disabled": "disabled an account", "audit.user.enabled": "enabled an account",
         "audit.user.exported": "downloaded an account's data", "audit.user.mail_sent": "sent a mail to an account",
+        "audit.user.merged": "merged an anonymous account into theirs",
         "audit.user.role_changed": "changed an account's role",
         "audit.user.second_factor_approved": "approved a team member's two-step sign-in",
         "audit.user.second_factor_removed": "removed an account's two-step sign-in",
@@ -145,6 +146,7 @@ struct Labels: Sendable {
         "problem.enrolment_approval_required": "Waiting for approval", "problem.invalid_passkey": "Passkey refused",
         "problem.internal_error": "Something went wrong on the server",
         "problem.identity_taken": "That sign-in belongs to another account",
+        "problem.invalid_merge_token": "The merge expired; start it again",
         "problem.anonymous_account": "The account has no address yet",
         "problem.not_anonymous": "The account is permanent already",
         "problem_detail.anonymous_account":

@@ -16,7 +16,7 @@ struct WebhookScreens: Sendable {
     static let states = ["", "pending", "delivered", "failed"]
     /// The event types the filter offers: Pier's, then those the plugins declare.
     var types: [String] {
-        ["", "user.created", "user.deleted", "feedback.created", "feedback.updated", "subscription.updated"]
+        ["", "user.created", "user.deleted", "user.merged", "feedback.created", "feedback.updated", "subscription.updated"]
             + console.additions.events
     }
 

@@ -9,7 +9,8 @@ import PierService
     import Foundation
 #endif
 
-/// Background work: anonymizes the feedback of deleted accounts (from the shared event log),
+/// Background work: anonymizes the feedback of deleted accounts and moves that of merged ones
+/// (from the shared event log),
 /// forgets expired idempotency keys, rolls up the reports' daily counts.
 final class FeedbackWorker: Sendable {
     let consumer: EventConsumer
@@ -22,11 +23,16 @@ final class FeedbackWorker: Sendable {
         self.logger = logger
         self.idempotencyHours = configuration.idempotencyHours
         consumer = EventConsumer(
-            name: "feedback", cursorTable: "feedback.event_cursor", types: [AccountDeleted.type], database: database,
-            listener: events, logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
+            name: "feedback", cursorTable: "feedback.event_cursor", types: [AccountDeleted.type, AccountMerged.type],
+            database: database, listener: events, logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
         ) { event, connection in
-            let deleted = try event.decode(AccountDeleted.self)
-            try await FeedbackWorker.anonymize(deleted.userId, on: connection)
+            if event.type == AccountMerged.type {
+                let merged = try event.decode(AccountMerged.self)
+                try await FeedbackItems(connection).move(from: merged.userId, to: merged.intoUserId)
+                try await IdempotencyKeys(connection).forget(scope: merged.userId.text())
+            } else {
+                try await FeedbackWorker.anonymize(try event.decode(AccountDeleted.self).userId, on: connection)
+            }
         }
     }
 

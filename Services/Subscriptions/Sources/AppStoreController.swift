@@ -34,8 +34,11 @@ struct AppStoreController: Sendable {
             throw HTTPError.invalid(
                 "signedTransaction", "is a \(transaction.type) transaction; only auto-renewable subscriptions are tracked")
         }
+        // The token names the caller, or an anonymous account merged into the caller's since.
         if let token = transaction.appAccountToken, UUID(text: token) != principal.userID {
-            throw HTTPError.forbidden("The transaction's appAccountToken belongs to another account.")
+            guard let named = UUID(text: token), try await subscriptions.account(named: named) == principal.userID else {
+                throw HTTPError.forbidden("The transaction's appAccountToken belongs to another account.")
+            }
         }
         guard case .recorded(let answer, let renewalKnown) = try await subscriptions.record(verified, for: principal.userID)
         else {

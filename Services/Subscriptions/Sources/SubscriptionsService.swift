@@ -40,6 +40,9 @@ public struct SubscriptionsService: Service {
             version: 6, name: "daily_reports",
             sql: String(decoding: PackageResources._006_daily_reports_sql, as: UTF8.self)),
         EventConsumer.cursorMigration(table: "subscriptions.event_cursor", version: 7),
+        Migration(
+            version: 8, name: "merged_accounts",
+            sql: String(decoding: PackageResources._008_merged_accounts_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController
@@ -59,12 +62,12 @@ public struct SubscriptionsService: Service {
     public static func make(context: ServiceContext, configuration: SubscriptionsConfiguration) throws
         -> SubscriptionsService
     {
-        let worker = SubscriptionsWorker(
-            database: context.database, events: context.events, logger: context.logger,
-            pollSeconds: configuration.eventPollSeconds)
         let subscriptions = Subscriptions(
             database: context.database, recheckSeconds: configuration.recheckSeconds,
             sandboxCounts: configuration.acceptSandbox)
+        let worker = SubscriptionsWorker(
+            database: context.database, subscriptions: subscriptions, events: context.events, logger: context.logger,
+            pollSeconds: configuration.eventPollSeconds)
         let verifier = AppStoreVerifier(configuration: configuration, http: context.http, logger: context.logger)
         let api = configuration.apiCredentials.map {
             AppStoreServerAPI(

@@ -9,17 +9,23 @@ import PierService
     import Foundation
 #endif
 
-/// Detaches the subscription facts of deleted accounts (from the shared event log): they stay
-/// for accounting, pointing to nobody.
+/// Follows the accounts in the shared event log: the subscription facts of deleted accounts are
+/// detached (they stay for accounting, pointing to nobody); those of an account merged into
+/// another become that account's, with its status published.
 final class SubscriptionsWorker: Sendable {
     let consumer: EventConsumer
 
-    init(database: PostgresPool, events: PostgresListener, logger: Logger, pollSeconds: Int) {
+    init(database: PostgresPool, subscriptions: Subscriptions, events: PostgresListener, logger: Logger, pollSeconds: Int) {
         consumer = EventConsumer(
-            name: "subscriptions", cursorTable: "subscriptions.event_cursor", types: [AccountDeleted.type],
-            database: database, listener: events, logger: logger, pollInterval: .seconds(pollSeconds)
+            name: "subscriptions", cursorTable: "subscriptions.event_cursor",
+            types: [AccountDeleted.type, AccountMerged.type], database: database, listener: events, logger: logger,
+            pollInterval: .seconds(pollSeconds)
         ) { event, connection in
-            try await SubscriptionFacts.detach(try event.decode(AccountDeleted.self).userId, on: connection)
+            if event.type == AccountMerged.type {
+                try await subscriptions.merge(try event.decode(AccountMerged.self), on: connection)
+            } else {
+                try await SubscriptionFacts.detach(try event.decode(AccountDeleted.self).userId, on: connection)
+            }
         }
     }
 }

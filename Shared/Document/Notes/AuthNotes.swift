@@ -8,7 +8,7 @@ extension Notes {
             members: [
                 "code": [
                     "description":
-                        "Stable identifier of the problem for programs (detail is for people and may change). Known codes: bad_request, validation_failed, weak_password, unsupported_media_type, body_too_large, uri_too_long, headers_too_large, length_required, not_found, method_not_allowed, authentication_required, token_expired, token_invalid, session_revoked, account_deleted, invalid_credentials, invalid_refresh_token, forbidden, email_taken, idempotency_key_reused, conflict, rate_limited, too_many_streams, unavailable, upstream_timeout, bad_gateway, appstore_api_unconfigured, appstore_api_failed, email_unverified, invalid_email_token, reauthentication_required, invalid_identity_token, last_sign_in_method, mfa_required, invalid_mfa_token, invalid_code, mfa_enrolment_required, enrolment_approval_required, invalid_passkey, identity_taken, anonymous_account, not_anonymous, schema_not_migrated, internal_error. New codes may be added; treat an unknown one by its status."
+                        "Stable identifier of the problem for programs (detail is for people and may change). Known codes: bad_request, validation_failed, weak_password, unsupported_media_type, body_too_large, uri_too_long, headers_too_large, length_required, not_found, method_not_allowed, authentication_required, token_expired, token_invalid, session_revoked, account_deleted, invalid_credentials, invalid_refresh_token, forbidden, email_taken, idempotency_key_reused, conflict, rate_limited, too_many_streams, unavailable, upstream_timeout, bad_gateway, appstore_api_unconfigured, appstore_api_failed, email_unverified, invalid_email_token, reauthentication_required, invalid_identity_token, last_sign_in_method, mfa_required, invalid_mfa_token, invalid_code, mfa_enrolment_required, enrolment_approval_required, invalid_passkey, identity_taken, invalid_merge_token, anonymous_account, not_anonymous, schema_not_migrated, internal_error. New codes may be added; treat an unknown one by its status."
                 ],
                 "mfaToken": [
                     "description":
@@ -17,7 +17,7 @@ extension Notes {
                 "offer": [
                     "items": ["type": "string", "enum": ["sign_in"]],
                     "description":
-                        "`identity_taken`: what the app can offer instead; `sign_in`: the identity belongs to an existing account, sign in to it.",
+                        "`identity_taken`: what the app can offer instead; `sign_in`: the identity belongs to an existing account, sign in to it; `merge`: sign in to it and merge the anonymous account into it (`POST /auth/anonymous/merge/start`, then `POST /auth/anonymous/merge`).",
                 ],
                 "factors": [
                     "items": ["type": "string", "enum": ["totp", "recovery_code"]],

@@ -139,7 +139,8 @@ public struct WebhookEvents: Sendable {
     /// Pier's own events.
     public static let builtIn = WebhookEvents(
         entries: [
-            (UserCreated.type, "user.created"), (AccountDeleted.type, "user.deleted"), (FeedbackCreated.type, "feedback.created"),
+            (UserCreated.type, "user.created"), (AccountDeleted.type, "user.deleted"), (AccountMerged.type, "user.merged"),
+            (FeedbackCreated.type, "feedback.created"),
             (FeedbackUpdated.type, "feedback.updated"), (SubscriptionUpdated.type, "subscription.updated"),
         ].map { Entry(type: $0.1, logType: $0.0, orderedBy: nil, declared: false) })
 

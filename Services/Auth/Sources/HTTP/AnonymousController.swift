@@ -83,6 +83,53 @@ struct AnonymousController: Sendable {
         }
     }
 
+    /// `POST /auth/anonymous/merge/start` (an anonymous account's bearer) → 201 and the merge
+    /// token, the proof of the anonymous side.
+    func startMerge(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<AnonymousMergeTicket> {
+        let principal = try context.caller()
+        guard let session = principal.sessionID,
+            case .started(let token, let expiresAt) = try await useCases.accounts.startMerge(
+                of: principal.userID, session: session)
+        else { throw Self.notAnonymous }
+        logger.info("anonymous merge started", [("user_id", .string(principal.userID.text()))])
+        return try .json(AnonymousMergeTicket(mergeToken: token, expiresAt: expiresAt), status: 201)
+    }
+
+    /// `POST /auth/anonymous/merge {mergeToken}` (the bearer of a sign-in to the other account,
+    /// made after the token) → the anonymous account merged into the caller's.
+    func merge(_ request: Request, _ context: ServiceRequestContext, _ body: AnonymousMergeRequest) async throws
+        -> JSONResponse<AnonymousMergeAnswer>
+    {
+        let principal = try context.caller()
+        guard !body.mergeToken.isEmpty, body.mergeToken.utf8.count <= 256 else {
+            throw HTTPError.invalid("mergeToken", "must be the token POST /auth/anonymous/merge/start gave")
+        }
+        switch try await useCases.accounts.merge(
+            token: body.mergeToken, into: principal.userID, session: principal.sessionID,
+            authenticatedAt: principal.authenticatedAt, by: try context.auditActor())
+        {
+        case .merged(let anonymous):
+            logger.info(
+                "anonymous account merged",
+                [("user_id", .string(principal.userID.text())), ("merged_user_id", .string(anonymous.text()))])
+            return JSONResponse(AnonymousMergeAnswer(mergedUserId: anonymous, userId: principal.userID))
+        case .invalidToken:
+            throw HTTPError(
+                422, code: .invalidMergeToken,
+                detail:
+                    "The merge token is unknown, used or expired, or its anonymous session ended: ask for a new one from the anonymous session."
+            )
+        case .signInFirst:
+            throw HTTPError(
+                403, code: .reauthenticationRequired,
+                detail: "Sign in to this account after asking for the merge token: the merge needs a fresh sign-in.")
+        case .intoAnonymous:
+            throw HTTPError.anonymousAccount("Merging into an account")
+        case .callerEnded:
+            throw HTTPError.unauthorized("This session has ended; sign in again.", code: .sessionRevoked)
+        }
+    }
+
     static let notAnonymous = HTTPError(
         409, code: .notAnonymous, detail: "The account is permanent already: only an anonymous account is kept this way.")
 }
@@ -91,8 +138,10 @@ extension HTTPError {
     /// 409 `identity_taken`: the address or identity is another account's; the app may offer to
     /// sign in to it instead.
     static func identityTaken(_ detail: String) -> HTTPError {
-        var error = HTTPError(409, code: .identityTaken, detail: detail + " Sign in to it instead.")
-        error.problem.offer = ["sign_in"]
+        var error = HTTPError(
+            409, code: .identityTaken,
+            detail: detail + " Sign in to it instead, or sign in to it and merge this anonymous account into it.")
+        error.problem.offer = ["sign_in", "merge"]
         return error
     }
 

@@ -120,6 +120,8 @@ struct AuthController: Sendable {
         on.on(AuthAPI.register) { try await account.register($0, $1, $2) }
         on.on(AuthAPI.signInAnonymously) { try await anonymous.signIn($0, $1, $2) }
         on.on(AuthAPI.upgradeAnonymous) { try await anonymous.upgrade($0, $1, $2) }
+        on.on(AuthAPI.startMerge) { try await anonymous.startMerge($0, $1) }
+        on.on(AuthAPI.mergeAnonymous) { try await anonymous.merge($0, $1, $2) }
         on.on(AuthAPI.login) { try await sessions.login($0, $1, $2) }
         on.on(AuthAPI.refresh) { try await sessions.refresh($0, $1, $2) }
         on.on(AuthAPI.logout) { try await sessions.logout($0, $1, $2) }

@@ -236,7 +236,12 @@ struct FeedbackItems: Sendable {
             "INSERT INTO feedback.history (item_id, actor, changes) VALUES (\(id), \(actor), \(PostgresJSON(changes))::jsonb)")
     }
 
-    // MARK: - Deleted accounts
+    // MARK: - Deleted and merged accounts
+
+    /// A merged account's feedback (and with it the replies) becomes the account's it went into.
+    func move(from user: UUID, to into: UUID) async throws {
+        try await database.execute("UPDATE feedback.items SET user_id = \(into), updated_at = now() WHERE user_id = \(user)")
+    }
 
     /// The sender's feedback stays (the team still needs it) but no longer points to them, nor
     /// carries the name they gave.

@@ -148,17 +148,19 @@ enum SubscriptionFacts {
             """)
     }
 
-    /// Links an App Store subscription (of one environment) to a user; returns the owner it now
-    /// has (another user's id when it was already linked to them). A deleted account is never
-    /// linked again.
+    /// Links an App Store subscription (of one environment) to a user (the account it was merged
+    /// into, for a merged one); returns the owner it now has (another user's id when it was
+    /// already linked to them). A deleted account is never linked again.
     static func link(
-        _ originalTransactionID: String, environment: String, to user: UUID, on connection: any PostgresExecutor
+        _ originalTransactionID: String, environment: String, to named: UUID, on connection: any PostgresExecutor
     ) async throws -> UUID? {
         let rows = try await connection.query(
             """
+            WITH target AS (
+                SELECT coalesce((SELECT into_user_id FROM subscriptions.merged_users WHERE user_id = \(named)), \(named)) AS id)
             INSERT INTO subscriptions.appstore_owners AS o (original_transaction_id, environment, user_id)
-            SELECT \(originalTransactionID), \(environment), \(user)
-            WHERE NOT EXISTS (SELECT 1 FROM subscriptions.deleted_users WHERE user_id = \(user))
+            SELECT \(originalTransactionID), \(environment), t.id FROM target t
+            WHERE NOT EXISTS (SELECT 1 FROM subscriptions.deleted_users d WHERE d.user_id = t.id)
             ON CONFLICT (original_transaction_id, environment) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
                 WHERE o.user_id IS NULL
             RETURNING user_id

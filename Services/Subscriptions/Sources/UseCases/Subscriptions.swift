@@ -33,6 +33,19 @@ struct Subscriptions: Sendable {
 
     func status(of user: UUID) async throws -> SubscriptionStatus { try await status(of: user, on: database) }
 
+    /// What the merged account held (App Store ownership, grants) becomes the account's it went
+    /// into, and later purchases naming it (their `appAccountToken`) too; its status is published
+    /// (both sides' sources kept: the better status wins). On the consumer's transaction.
+    func merge(_ merged: AccountMerged, on connection: PostgresConnection) async throws {
+        try await SubscriptionFacts.move(merged.userId, to: merged.intoUserId, on: connection)
+        try await publish(merged.intoUserId, reason: "merged", on: connection)
+    }
+
+    /// The account a purchase's `appAccountToken` names: itself, or the account it was merged into.
+    func account(named token: UUID) async throws -> UUID {
+        try await SubscriptionFacts.account(named: token, on: database)
+    }
+
     /// Publishes `subscription.updated` with the status `user` now has, in the transaction of
     /// the change (webhooks send it to the app's backend).
     private func publish(_ user: UUID, reason: String, on connection: PostgresConnection) async throws {
