@@ -315,19 +315,34 @@ try:
     # Two installations start without signing up: the dashboard counts them beside the sign-ups.
     driver.get(base + "/console/dashboard")
     anonymous_before = int(driver.find_element(By.CSS_SELECTOR, "[data-figure=anonymous]").text)
+    merged_before = int(driver.find_element(By.CSS_SELECTOR, "[data-figure=merged]").text)
     started = []
-    for installation in ("browser-one", "browser-two"):
+    for installation in ("browser-one", "browser-two", "browser-three"):
         status, body = api("POST", "/auth/anonymous", {"installationId": installation})
         check(status == 201, "an anonymous sign-up answers 201: %d %s" % (status, body[:200]))
-        started.append(json.loads(body)["user"]["id"])
+        started.append((json.loads(body)["user"]["id"], json.loads(body)["accessToken"]))
+    # The third merges into an account that had the address it asked for.
+    address, secret = "merged-into-%d@example.com" % int(time.time()), "a merge passphrase of some length"
+    status, body = api("POST", "/auth/register", {"email": address, "password": secret})
+    check(status == 201, "the account to merge into is registered: %d %s" % (status, body[:200]))
+    status, body = api("POST", "/auth/anonymous/upgrade", {"email": address, "password": secret}, token=started[2][1])
+    check(status == 409 and "merge" in json.loads(body).get("offer", []), "the taken address offers a merge: %s" % body[:200])
+    status, body = api("POST", "/auth/anonymous/merge/start", token=started[2][1])
+    check(status == 201, "the anonymous side proves itself: %d %s" % (status, body[:200]))
+    merge_token = json.loads(body)["mergeToken"]
+    status, body = api("POST", "/auth/login", {"email": address, "password": secret})
+    status, body = api("POST", "/auth/anonymous/merge", {"mergeToken": merge_token}, token=json.loads(body)["accessToken"])
+    check(status == 200, "the merge answers 200: %d %s" % (status, body[:200]))
 
     # The dashboard: its charts drawn with the day's feedback, sign-ups and the month's subscriptions.
     driver.get(base + "/console/dashboard")
     no_dialog("the dashboard")
     charts = driver.find_elements(By.CSS_SELECTOR, "svg[data-chart]")
     check(len(charts) == 8, "the dashboard draws eight charts, found %d" % len(charts))
-    check(int(driver.find_element(By.CSS_SELECTOR, "[data-figure=anonymous]").text) == anonymous_before + 2,
-          "the anonymous sign-ups are counted")
+    check(int(driver.find_element(By.CSS_SELECTOR, "[data-figure=anonymous]").text) == anonymous_before + 3,
+          "the anonymous sign-ups are counted, the merged one too")
+    check(int(driver.find_element(By.CSS_SELECTOR, "[data-figure=merged]").text) == merged_before + 1,
+          "the merged account is counted")
     check(driver.find_element(By.CSS_SELECTOR, "[data-figure=kept]").text.isdigit(), "the kept accounts are a number")
     legend = driver.find_element(By.TAG_NAME, "main").text
     check("anonymous" in legend and "with an address or identity" in legend, "the sign-up chart names both kinds")
@@ -343,11 +358,11 @@ try:
     shot("dashboard")
 
     # An anonymous account's page: named without an address, and how it began.
-    driver.get(base + "/console/users/" + started[0])
+    driver.get(base + "/console/users/" + started[0][0])
     no_dialog("an anonymous account's page")
     began = driver.find_element(By.CSS_SELECTOR, "[data-began]").text
     check(began.startswith("anonymous, on") and "no address" in began, "the page says the account began anonymous: " + began)
-    check(("anonymous " + started[0][:8]) in driver.find_element(By.TAG_NAME, "main").text, "the account is named by its handle")
+    check(("anonymous " + started[0][0][:8]) in driver.find_element(By.TAG_NAME, "main").text, "the account is named by its handle")
 
     # The audit log names what support did.
     driver.get(base + "/console/audit")
