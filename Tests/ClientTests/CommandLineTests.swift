@@ -125,6 +125,47 @@ import Testing
         #expect(try await pier("mfa").output.contains("off"))
     }
 
+    /// Starting without signing up from a terminal: the anonymous account sends feedback, is
+    /// told its address is taken, and merges into that account with its password.
+    @Test func startWithoutSigningUpThenMergeFromTheTerminal() async throws {
+        let url = "http://127.0.0.1:\(try await PierClientTests.stack.value.0.server.port)"
+        let owner = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        let device = FileManager.default.temporaryDirectory.appendingPathComponent("pier-cli-\(UUID())")
+        let email = PierClientTests.email()
+        let secret = "a terminal passphrase"
+        #expect(try await Self.pier(["register", email], home: owner, url: url, password: secret).status == 0)
+        func pier(_ arguments: String..., password: String? = nil) async throws -> Outcome {
+            try await Self.pier(arguments, home: device, url: url, password: password)
+        }
+        #expect(try await pier("anonymous", "--help").output.contains("start without signing up"))
+        let started = try await pier("anonymous")
+        #expect(started.status == 0 && started.output.hasPrefix("Signed in as anonymous "), "\(started)")
+        let handle = String(try #require(started.output.split(separator: " (").first).dropFirst("Signed in as ".count))
+        #expect(try await pier("whoami").output.contains(handle))
+        #expect(try await pier("feedback", "send", "Sent before signing up").status == 0)
+
+        let taken = try await pier("keep", email, password: secret)
+        #expect(taken.status == 5 && taken.errors.contains("pier merge \(email)"), "\(taken)")
+        let wrong = try await pier("merge", email, password: "not the passphrase")
+        #expect(wrong.status == 3 && wrong.errors.contains("invalid_credentials"), "\(wrong)")
+        #expect(try await pier("whoami").output.contains(handle))  // still anonymous here
+        let merged = try await pier("merge", email, password: secret)
+        #expect(merged.status == 0 && merged.output.contains("Merged"), "\(merged)")
+        #expect(try await pier("whoami").output.contains(email))
+
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: try await PierClientTests.stack.value.1, poolSize: 1))
+        defer { pool.close() }
+        #expect(
+            await eventually {
+                let rows = try? await pool.query(
+                    """
+                    SELECT count(*)::int AS n FROM feedback.items i JOIN auth.users u ON u.id = i.user_id
+                    WHERE u.email = \(email) AND i.message = 'Sent before signing up'
+                    """)
+                return (try? rows?.first?.decode("n", as: Int.self)) == 1
+            })
+    }
+
     /// Addresses holding what a query reads otherwise ("+" as a space, "&" and "=" as separators,
     /// "%" as an escape) and letters beyond ASCII: found, granted and shown by address, through
     /// the command line and PierAdmin alike (PierClient encodes query components per RFC 3986).

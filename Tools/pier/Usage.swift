@@ -11,6 +11,11 @@ let usage = """
       login EMAIL [--device NAME] [--code CODE]   sign in (the device name the session list shows; default "pier on HOST");
                                          with two-step sign-in on, the code is asked (or --code, $PIER_MFA_CODE)
       sign-in PROVIDER ID_TOKEN --nonce RAW [--name NAME] [--device NAME]   sign in with an ID token (apple, or an OIDC provider's name)
+      anonymous [--device NAME]          start without signing up: an account with no address or password
+      keep EMAIL                         keep the anonymous account with an address and a password (asked): a link
+                                         is mailed; opening it makes the account permanent, the same id
+      merge EMAIL [--code CODE]          sign in to the account that has EMAIL (password asked; a code with two-step
+                                         sign-in) and bring the anonymous account into it
       logout [--all]                     sign out here and on the server (--all: every session of the account)
       whoami                             the signed-in user
       profile [--name NAME] [--locale fr-CA]   change your display name or locale ("" clears)

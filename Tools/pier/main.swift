@@ -23,6 +23,8 @@ func run(_ given: Arguments) async throws -> Int32 {
     switch command {
     case _ where AccountCommands.names.contains(command):
         try await AccountCommands.run(command, &arguments, pier, output)
+    case _ where AnonymousCommands.names.contains(command):
+        try await AnonymousCommands.run(command, &arguments, pier, output)
     case "feedback":
         try await FeedbackCommands.run(&arguments, pier, output)
     case "status", "plans":
