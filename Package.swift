@@ -188,7 +188,7 @@ let package = Package(
             name: "PierServiceTestSupport",
             dependencies: [
                 "PierTestSupport", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation",
-                "PierHTML", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "Gateway", "COpenSSL",
+                "PierHTML", "PierHTTP", "PierPostgres", "PierRuntime", "PierCrypto", "PierCBOR", "Gateway", "COpenSSL",
             ],
             path: "Tests/ServiceSupport", swiftSettings: strict),
         .executableTarget(

@@ -72,6 +72,21 @@ public final class Certificate: @unchecked Sendable {
         return X509_get_ext_by_OBJ(x509, object, -1) >= 0
     }
 
+    /// The value (the DER its extension's octet string holds) of the extension with this dotted
+    /// object identifier; nil when there is none.
+    public func extensionValue(oid: String) -> [UInt8]? {
+        guard let object = OBJ_txt2obj(oid, 1) else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { ASN1_OBJECT_free(object) }
+        let index = X509_get_ext_by_OBJ(x509, object, -1)
+        guard index >= 0, let ext = X509_get_ext(x509, index), let data = X509_EXTENSION_get_data(ext),
+            let bytes = ASN1_STRING_get0_data(data)
+        else { return nil }
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(ASN1_STRING_length(data))))
+    }
+
     /// The subject public key, when it is a P-256 key.
     public func p256PublicKey() throws -> P256PublicKey {
         guard let pkey = X509_get_pubkey(x509) else { throw CryptoError.openSSL("reading a certificate's key") }

@@ -1,4 +1,5 @@
 import Foundation
+import PierCrypto
 import PierModels
 import PierPostgres
 import PierService
@@ -15,7 +16,9 @@ import Testing
 /// Starting without signing up, as an app does it through PierClient against the whole stack:
 /// what the anonymous account did is still its own once it is kept.
 @Suite(.serialized) struct AnonymousJourneyTests {
-    static func withStack(_ body: (URL, PostgresPool, TestCA) async throws -> Void) async throws {
+    static func withStack(
+        _ extra: [String: String] = [:], _ body: (URL, PostgresPool, TestCA) async throws -> Void
+    ) async throws {
         let ca = try TestCA()
         let url = try await TestDatabase.create("pier_test_anonymous_journey")
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-anonymous-\(UUID())").path
@@ -23,14 +26,14 @@ import Testing
         try ca.rootPEM.write(toFile: data + "/roots.pem", atomically: true, encoding: .utf8)
         let stack = try await EmbeddedStack.start(
             databaseURL: url,
-            settings: [
+            settings: extra.merging([
                 "PIER_DATA_DIR": data, "PIER_SUBSCRIPTIONS_APPSTORE_ROOTS": data + "/roots.pem",
                 "PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID": AppStorePayload.bundleID,
                 "PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID": String(AppStorePayload.appAppleID),
                 "PIER_AUTH_SMTP_URL": try await PierClientTests.smtp.value.url,
                 "PIER_AUTH_PUBLIC_URL": "https://seeds.example", "PIER_APP_NAME": "Seeds",
                 "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000",
-            ])
+            ]) { given, _ in given })
         let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
         let base = URL(string: "http://127.0.0.1:\(stack.server.port)")!
         do {
@@ -186,6 +189,57 @@ import Testing
             // The anonymous account's token is refused everywhere.
             #expect(await eventually { (try? await Self.status(base, "/auth/me", token: anonymousToken)) == 401 })
             #expect(try await Self.status(base, "/feedback/mine", token: anonymousToken) == 401)
+        }
+    }
+
+    /// A server that signs up only attested installations: PierClient attests the installation's
+    /// key once, then signs every anonymous sign-up with an assertion whose counter grows.
+    @Test func anAttestedInstallationStartsWithoutSigningUp() async throws {
+        let device = try TestAppAttest()
+        let roots = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-\(UUID()).pem")
+        try device.ca.rootPEM.write(to: roots, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: roots) }
+        let settings = [
+            "PIER_AUTH_APP_ATTEST": "required", "PIER_AUTH_APP_ATTEST_APP_IDS": SoftwareAttestation.appID,
+            "PIER_AUTH_APP_ATTEST_ROOTS": roots.path,
+        ]
+        try await Self.withStack(settings) { base, pool, _ in
+            let pier = PierClient(baseURL: base, options: PierClientTests.fast)
+            await #expect(throws: PierError.self) { try await pier.auth.signInAnonymously() }
+            do {
+                try await pier.auth.signInAnonymously()
+            } catch let error as PierError {
+                #expect(error.code == .attestationRequired && error.status == 403, "\(error)")
+            }
+            let attestation = SoftwareAttestation(device)
+            #expect(try await pier.auth.signInAnonymously(attestation: attestation).isAnonymous)
+            await pier.auth.logout()
+            #expect(try await pier.auth.signInAnonymously(attestation: attestation).isAnonymous)
+            let keys = try await pool.query("SELECT count(*)::int AS n, max(counter)::int AS counter FROM auth.app_attest_keys")
+            #expect(try keys[0].decode("n", as: Int.self) == 1 && keys[0].decode("counter", as: Int.self) == 2)
+        }
+    }
+
+    /// App Attest in software, for a platform without DeviceCheck: the test's stand-in device.
+    final class SoftwareAttestation: AppAttestation {
+        static let appID = "ABCDE12345.com.example.seeds"
+        let device: TestAppAttest
+        let kept = Locked<String?>(nil)
+        let counter = Locked<UInt32>(0)
+        init(_ device: TestAppAttest) { self.device = device }
+
+        func attestedKeyId() async -> String? { kept.withLock { $0 } }
+        func generateAndAttestKey(challenge: Data) async throws -> (keyId: String, attestation: Data) {
+            let object = try device.attestation(appID: Self.appID, clientDataHash: SHA256.hash(Array(challenge)))
+            return (Data(device.keyID).base64EncodedString(), Data(object))
+        }
+        func keep(keyId: String) async { kept.withLock { $0 = keyId } }
+        func assertion(keyId: String, challenge: Data) async throws -> Data {
+            let next = counter.withLock { value -> UInt32 in
+                value += 1
+                return value
+            }
+            return Data(try device.assertion(appID: Self.appID, clientDataHash: SHA256.hash(Array(challenge)), counter: next))
         }
     }
 

@@ -71,10 +71,14 @@ public final class TestCA: @unchecked Sendable {
         return try JWS.sign(payload: Array(bytes), header: JWSHeader(alg: alg, x5c: x5c ?? self.x5c), key: signingKey)
     }
 
-    private static func issue(
-        _ name: String, issuer: Issued?, ca: Bool, oid: String?, from: Date, to: Date, ocsp: String? = nil
+    /// A certificate named `name` issued by `issuer` (self-signed without one), with `oid`'s
+    /// extension holding `value` (a DER NULL, as Apple's markers hold, unless given), for `key`
+    /// (a new P-256 key unless given).
+    static func issue(
+        _ name: String, issuer: Issued?, ca: Bool, oid: String?, value: [UInt8] = [0x05, 0x00], from: Date, to: Date,
+        ocsp: String? = nil, key given: OpaquePointer? = nil
     ) throws -> Issued {
-        guard let key = COpenSSL_generate_p256(), let x509 = X509_new() else { throw TestCAError("allocation") }
+        guard let key = given ?? COpenSSL_generate_p256(), let x509 = X509_new() else { throw TestCAError("allocation") }
         defer { X509_free(x509) }
         X509_set_version(x509, 2)
         ASN1_INTEGER_set(X509_get_serialNumber(x509), Int(UInt16.random(in: 1...UInt16.max)))
@@ -103,12 +107,12 @@ public final class TestCA: @unchecked Sendable {
         }
         if let oid {
             let object = OBJ_txt2obj(oid, 1)
-            let value = ASN1_OCTET_STRING_new()
-            ASN1_OCTET_STRING_set(value, [0x05, 0x00], 2)  // DER NULL, as Apple's markers hold
-            guard let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, value) else { throw TestCAError("marker") }
+            let octets = ASN1_OCTET_STRING_new()
+            ASN1_OCTET_STRING_set(octets, value, Int32(value.count))
+            guard let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, octets) else { throw TestCAError("marker") }
             X509_add_ext(x509, ext, -1)
             X509_EXTENSION_free(ext)
-            ASN1_OCTET_STRING_free(value)
+            ASN1_OCTET_STRING_free(octets)
             ASN1_OBJECT_free(object)
         }
         guard X509_sign(x509, issuer?.key ?? key, EVP_sha256()) > 0 else { throw TestCAError("signing") }

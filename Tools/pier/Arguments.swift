@@ -119,7 +119,7 @@ enum CLIError: Error {
         switch error.kind {
         case .signedOut: return 3
         case .network: return 6
-        case .decoding, .untrusted: return 1
+        case .decoding, .untrusted, .device: return 1
         case .server:
             switch error.status ?? 0 {
             case 401, 403: return 3

@@ -14,9 +14,17 @@ extension PierAuth {
     /// passkey. Throws `rate_limited` (429) past the installation's or network's limit.
     ///
     /// The sign-up is counted against this installation (``PierClient/installationID``).
+    /// With `attestation` (``DeviceCheckAttestation`` on Apple platforms), the sign-up carries an
+    /// App Attest assertion, as a server with `PIER_AUTH_APP_ATTEST=required` asks
+    /// (`attestation_required`, 403, without one); the installation's key is attested the first time.
     @discardableResult
-    public func signInAnonymously(deviceName: String? = nil) async throws(PierError) -> User {
-        let body = Transport.body(AnonymousSignInRequest(installationId: installationID, deviceName: deviceName))
+    public func signInAnonymously(deviceName: String? = nil, attestation: (any AppAttestation)? = nil)
+        async throws(PierError) -> User
+    {
+        var proof: AppAttestAssertion?
+        if let attestation { proof = try await appAttest(attestation) }
+        let body = Transport.body(
+            AnonymousSignInRequest(installationId: installationID, deviceName: deviceName, appAttest: proof))
         return try await signIn(Call(AuthAPI.signInAnonymously, NoParameters(), body: body))
     }
 

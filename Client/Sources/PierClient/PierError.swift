@@ -15,6 +15,8 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
         case decoding
         /// The call needs a signed-in user and there is none.
         case signedOut
+        /// The device could not do what was asked of it (App Attest unavailable or failing).
+        case device
         /// A status that had to be signed by a pinned key (``StatusSigning``) was not: changed
         /// on the way, replayed, or edited where it was kept.
         case untrusted
@@ -72,7 +74,7 @@ public struct PierError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .network: true
         case .server: status.map { $0 == 408 || $0 == 429 || ($0 >= 500 && $0 != 501) } ?? false
-        case .decoding, .signedOut, .untrusted: false
+        case .decoding, .signedOut, .untrusted, .device: false
         }
     }
 

@@ -6,16 +6,73 @@
 
 /// `POST /auth/anonymous`: an account for this installation, with no address and no password.
 public struct AnonymousSignInRequest: Codable, Sendable, StrictDecodable {
-    public enum CodingKeys: String, CodingKey { case installationId, deviceName }
+    public enum CodingKeys: String, CodingKey { case installationId, deviceName, appAttest }
     public static let required = [["installationId"]]
     /// The app installation's id (the one it sends as `X-Installation-ID`): 1 to 128 visible
     /// ASCII characters. Sign-ups are counted per installation.
     public var installationId: String
     /// What the session list shows for this session ("Anna's iPhone").
     public var deviceName: String?
-    public init(installationId: String, deviceName: String? = nil) {
+    /// An App Attest assertion by a key this installation attested: required when the server
+    /// says `PIER_AUTH_APP_ATTEST=required`, checked when sent with `optional`.
+    public var appAttest: AppAttestAssertion?
+    public init(installationId: String, deviceName: String? = nil, appAttest: AppAttestAssertion? = nil) {
         self.installationId = installationId
         self.deviceName = deviceName
+        self.appAttest = appAttest
+    }
+}
+
+/// `POST /auth/app-attest/challenge`'s answer: what an attestation or an assertion is made over
+/// (its SHA-256 is the `clientDataHash`).
+public struct AppAttestChallenge: Codable, Sendable, Equatable {
+    public var challenge: String
+    /// Five minutes after it was given.
+    public var expiresAt: Date
+    public init(challenge: String, expiresAt: Date) {
+        self.challenge = challenge
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /auth/app-attest/keys`: a key this installation generated and Apple attested
+/// (`DCAppAttestService.attestKey(_:clientDataHash:)` over the SHA-256 of `challenge`).
+public struct AppAttestKeyRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case installationId, keyId, attestation, challenge }
+    public static let required = [["installationId"], ["keyId"], ["attestation"], ["challenge"]]
+    public var installationId: String
+    /// The key identifier `generateKey()` gave (base64).
+    public var keyId: String
+    /// The attestation object (base64 CBOR).
+    public var attestation: String
+    public var challenge: String
+    public init(installationId: String, keyId: String, attestation: String, challenge: String) {
+        self.installationId = installationId
+        self.keyId = keyId
+        self.attestation = attestation
+        self.challenge = challenge
+    }
+}
+
+/// `POST /auth/app-attest/keys`'s answer.
+public struct AppAttestKey: Codable, Sendable, Equatable {
+    public var keyId: String
+    public init(keyId: String) { self.keyId = keyId }
+}
+
+/// An App Attest assertion (`DCAppAttestService.generateAssertion(_:clientDataHash:)` over the
+/// SHA-256 of `challenge`) by an attested key.
+public struct AppAttestAssertion: Codable, Sendable, StrictDecodable, Equatable {
+    public enum CodingKeys: String, CodingKey { case keyId, assertion, challenge }
+    public static let required = [["keyId"], ["assertion"], ["challenge"]]
+    public var keyId: String
+    /// The assertion object (base64 CBOR).
+    public var assertion: String
+    public var challenge: String
+    public init(keyId: String, assertion: String, challenge: String) {
+        self.keyId = keyId
+        self.assertion = assertion
+        self.challenge = challenge
     }
 }
 
@@ -71,6 +128,11 @@ public struct AnonymousMergeAnswer: Codable, Sendable, Equatable {
 }
 
 extension ProblemCode {
+    /// The server requires an App Attest assertion for this (`PIER_AUTH_APP_ATTEST=required`).
+    public static let attestationRequired: ProblemCode = "attestation_required"
+    /// The App Attest attestation or assertion did not verify (another app, another
+    /// environment, an expired challenge, a replay); the field says which part.
+    public static let invalidAttestation: ProblemCode = "invalid_attestation"
     /// The merge token is unknown, used, expired, or its anonymous session or account ended (or
     /// was kept meanwhile): ask for a new one from the anonymous session.
     public static let invalidMergeToken: ProblemCode = "invalid_merge_token"
@@ -90,14 +152,30 @@ extension ProblemCode {
 extension AuthAPI {
     static let anonymous: [EndpointDefinition] = [
         signInAnonymously.definition, upgradeAnonymous.definition, startMerge.definition, mergeAnonymous.definition,
+        appAttestChallenge.definition, appAttestKey.definition,
     ]
+
+    public static let appAttestChallenge = Endpoint<NoParameters, NoBody, AppAttestChallenge>(
+        "POST", "/auth/app-attest/challenge", access: .public, operation: "appAttestChallenge",
+        summary: "A challenge for App Attest",
+        description:
+            "What an App Attest attestation or assertion is made over: the app passes SHA-256(challenge) as `clientDataHash`. Valid five minutes; nothing is stored.",
+        status: 201, answers: "Challenge made", problems: [])
+
+    public static let appAttestKey = Endpoint<NoParameters, AppAttestKeyRequest, AppAttestKey>(
+        "POST", "/auth/app-attest/keys", access: .public, operation: "attestKey",
+        summary: "Register a key Apple attested for this installation",
+        description:
+            "Checks the attestation as Apple documents it (the certificate chain to Apple's App Attest root, the nonce, the key identifier, the App ID among PIER_AUTH_APP_ATTEST_APP_IDS, a zero counter, the environment's aaguid) and keeps the key for the installation; its assertions then sign the installation's anonymous sign-ups. 422 invalid_attestation names the part at fault (a key attested before too); 404 when App Attest is off.",
+        status: 201, answers: "Key registered", problems: [.validationFailed, .invalidAttestation, .notFound])
 
     public static let signInAnonymously = Endpoint<NoParameters, AnonymousSignInRequest, AuthSession>(
         "POST", "/auth/anonymous", access: .public, operation: "signInAnonymously",
         summary: "Start without signing up: an anonymous account for this installation",
         description:
             "A session (`amr: [\"anon\"]`, `user.isAnonymous`) for a new account with no address and no password. Every service treats it as signed in. Limited per installation (PIER_AUTH_ANONYMOUS_PER_INSTALLATION_PER_DAY) and per client address (PIER_AUTH_ANONYMOUS_PER_ADDRESS_PER_HOUR); an account left unused for PIER_AUTH_ANONYMOUS_TTL_DAYS is deleted. It becomes permanent, with the same id, through `POST /auth/anonymous/upgrade`, Sign in with Apple or OpenID Connect sent with its bearer token, or a passkey.",
-        status: 201, answers: "Signed in anonymously", problems: [.validationFailed, .rateLimited])
+        status: 201, answers: "Signed in anonymously",
+        problems: [.validationFailed, .rateLimited, .attestationRequired, .invalidAttestation])
 
     public static let upgradeAnonymous = Endpoint<NoParameters, AnonymousUpgradeRequest, AnonymousUpgradeAnswer>(
         "POST", "/auth/anonymous/upgrade", access: .signedIn, operation: "upgradeAnonymous",

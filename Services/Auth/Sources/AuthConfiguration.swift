@@ -80,6 +80,8 @@ public struct AuthConfiguration: Sendable {
     /// Anonymous accounts: sign-ups per installation a day and per client address an hour, and
     /// the days an unused one is kept.
     public var anonymous: AnonymousLimits
+    /// App Attest for anonymous sign-ups (`PIER_AUTH_APP_ATTEST_*`).
+    public var appAttest: AppAttestSettings
     /// Sign in with Apple and the OpenID Connect providers, by name (`apple` for Apple).
     var identityProviders: [String: IdentityProvider]
     public var exportURLs: [String]
@@ -145,6 +147,7 @@ public struct AuthConfiguration: Sendable {
         mailPollSeconds = try environment.int("PIER_AUTH_MAIL_POLL_S", default: 5, in: 1...3600)
         forgotPerAddressPerHour = try environment.int("PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR", default: 10, in: 1...1_000_000)
         anonymous = try AnonymousLimits(environment)
+        appAttest = try AppAttestSettings(environment)
         identityProviders = try Self.identityProviders(environment)
         appleTokens = try Self.appleTokens(environment)
         appleRetrySeconds = try environment.int("PIER_AUTH_APPLE_RETRY_S", default: 60, in: 1...3600)
@@ -331,5 +334,46 @@ public struct AnonymousLimits: Sendable {
             "PIER_AUTH_ANONYMOUS_PER_INSTALLATION_PER_DAY", default: 5, in: 1...1_000_000)
         perAddressPerHour = try environment.int("PIER_AUTH_ANONYMOUS_PER_ADDRESS_PER_HOUR", default: 30, in: 1...1_000_000)
         ttlDays = try environment.int("PIER_AUTH_ANONYMOUS_TTL_DAYS", default: 90, in: 1...3650)
+    }
+}
+
+/// App Attest (`PIER_AUTH_APP_ATTEST=off|optional|required`): whether an anonymous sign-up must
+/// carry an assertion by a key the installation attested, for which apps and environment, and
+/// the root the attestations chain to.
+public struct AppAttestSettings: Sendable {
+    public enum Mode: String, Sendable { case off, optional, required }
+    public var mode: Mode
+    public var appIDs: [String]
+    public var environment: String
+    public var roots: [Certificate]
+
+    init(_ environment: Environment) throws(Environment.Failure) {
+        let variable = "PIER_AUTH_APP_ATTEST"
+        guard let mode = Mode(rawValue: environment.string(variable, default: "off")) else {
+            throw Environment.Failure(variable: variable, problem: "must be off, optional or required")
+        }
+        self.mode = mode
+        appIDs = environment.list("PIER_AUTH_APP_ATTEST_APP_IDS")
+        self.environment = environment.string("PIER_AUTH_APP_ATTEST_ENVIRONMENT", default: "production")
+        guard ["production", "development"].contains(self.environment) else {
+            throw Environment.Failure(variable: "PIER_AUTH_APP_ATTEST_ENVIRONMENT", problem: "must be production or development")
+        }
+        roots = []
+        guard mode != .off else { return }
+        if appIDs.isEmpty || !appIDs.allSatisfy({ $0.split(separator: ".").count >= 3 && !$0.contains(" ") }) {
+            throw Environment.Failure(
+                variable: "PIER_AUTH_APP_ATTEST_APP_IDS", problem: "must list App IDs such as ABCDE12345.com.example.app")
+        }
+        let files = environment.list("PIER_AUTH_APP_ATTEST_ROOTS")
+        do {
+            roots = try files.flatMap { try Certificate.all(pem: try readFile($0)) }
+        } catch {
+            throw Environment.Failure(variable: "PIER_AUTH_APP_ATTEST_ROOTS", problem: "\(error)")
+        }
+        if roots.isEmpty {
+            throw Environment.Failure(
+                variable: "PIER_AUTH_APP_ATTEST_ROOTS",
+                problem: "must name the PEM file of Apple's App Attestation Root CA (apple.com/certificateauthority)")
+        }
     }
 }

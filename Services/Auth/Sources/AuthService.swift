@@ -49,6 +49,8 @@ public struct AuthService: Service {
         Migration(version: 17, name: "user_words", sql: String(decoding: PackageResources._017_user_words_sql, as: UTF8.self)),
         Migration(version: 18, name: "anonymous", sql: String(decoding: PackageResources._018_anonymous_sql, as: UTF8.self)),
         Migration(version: 19, name: "merges", sql: String(decoding: PackageResources._019_merges_sql, as: UTF8.self)),
+        Migration(
+            version: 20, name: "app_attest", sql: String(decoding: PackageResources._020_app_attest_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -147,6 +147,8 @@ struct Labels: Sendable {
         "problem.internal_error": "Something went wrong on the server",
         "problem.identity_taken": "That sign-in belongs to another account",
         "problem.invalid_merge_token": "The merge expired; start it again",
+        "problem.attestation_required": "The app must prove it is genuine",
+        "problem.invalid_attestation": "The app's proof did not verify",
         "problem.anonymous_account": "The account has no address yet",
         "problem.not_anonymous": "The account is permanent already",
         "problem_detail.anonymous_account":

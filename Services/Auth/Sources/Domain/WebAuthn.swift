@@ -69,7 +69,9 @@ enum WebAuthn {
         let rpIDHash: [UInt8]
         let flags: UInt8
         let signCount: UInt32
-        /// With `attested`: the new credential's id and its COSE public key.
+        /// With `attested`: the authenticator's model (16 bytes), the new credential's id and its
+        /// COSE public key.
+        let aaguid: [UInt8]?
         let credentialID: [UInt8]?
         let publicKey: CBOR?
 
@@ -83,6 +85,7 @@ enum WebAuthn {
             var rest = bytes[37...]
             if flags & Self.attested != 0 {
                 guard rest.count >= 18 else { throw Failure(field: field, reason: "ends inside the attested credential") }
+                aaguid = Array(rest.prefix(16))
                 let idLength = Int(rest[rest.startIndex + 16]) << 8 | Int(rest[rest.startIndex + 17])
                 rest = rest.dropFirst(18)
                 guard idLength > 0, idLength <= 1023, rest.count > idLength else {
@@ -97,6 +100,7 @@ enum WebAuthn {
                 publicKey = key.item
                 rest = rest.dropFirst(key.length)
             } else {
+                aaguid = nil
                 credentialID = nil
                 publicKey = nil
             }

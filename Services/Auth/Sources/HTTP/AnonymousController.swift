@@ -22,6 +22,7 @@ struct AnonymousController: Sendable {
     let policy: PasswordPolicy
     let desk: MailDesk
     let quota: Accounts.AnonymousQuota
+    let attest: AppAttestGate
     let logger: Logger
 
     /// `POST /auth/anonymous {installationId, deviceName?}` → 201 and the session.
@@ -30,11 +31,12 @@ struct AnonymousController: Sendable {
     {
         var errors: [Problem.FieldError] = []
         let installation = body.installationId
-        if installation.isEmpty || installation.utf8.count > 128 || !installation.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+        if !Self.isInstallationID(installation) {
             errors.append(.init(field: "installationId", message: "must be 1 to 128 visible ASCII characters"))
         }
         let deviceName = SessionsController.deviceName(body.deviceName, into: &errors)
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        try await attested(body.appAttest, installation: installation)
         let refreshToken = tokens.newRefreshToken()
         let device = Sessions.Device(name: deviceName, address: request.clientAddress, amr: ["anon"])
         switch try await useCases.accounts.signUpAnonymously(
@@ -50,6 +52,52 @@ struct AnonymousController: Sendable {
                     user, sessionID: session, refreshToken: refreshToken, authenticatedAt: device.signedInAt, amr: device.amr),
                 status: 201)
         }
+    }
+
+    /// App Attest before a sign-up: the assertion checked when App Attest is on and one is sent;
+    /// none with `required` is 403 `attestation_required`.
+    private func attested(_ proof: AppAttestAssertion?, installation: String) async throws {
+        guard attest.mode != .off else { return }
+        guard let proof else {
+            guard attest.mode == .required else { return }
+            throw HTTPError(
+                403, code: .attestationRequired,
+                detail: "This server signs up only genuine installations of the app: send appAttest, an App Attest assertion.")
+        }
+        do {
+            try await attest.check(proof, installation: installation)
+        } catch let failure as WebAuthn.Failure {
+            logger.info("app attest assertion refused", [("reason", .string(failure.reason))])
+            throw HTTPError.invalid(failure.field, failure.reason, code: .invalidAttestation)
+        }
+    }
+
+    /// `POST /auth/app-attest/challenge` → 201 and a challenge (five minutes, nothing stored).
+    func challenge(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<AppAttestChallenge> {
+        try .json(attest.challenge(), status: 201)
+    }
+
+    /// `POST /auth/app-attest/keys` → 201: the attested key kept for the installation.
+    func attestKey(_ request: Request, _ context: ServiceRequestContext, _ body: AppAttestKeyRequest) async throws
+        -> EndpointReply<AppAttestKey>
+    {
+        guard attest.mode != .off else { throw HTTPError.notFound("App Attest is off on this server (PIER_AUTH_APP_ATTEST).") }
+        let installation = body.installationId
+        if !Self.isInstallationID(installation) {
+            throw HTTPError.invalid("installationId", "must be 1 to 128 visible ASCII characters")
+        }
+        let registered: AppAttestGate.Registered
+        do {
+            registered = try await attest.register(body)
+        } catch let failure as WebAuthn.Failure {
+            logger.info("app attest attestation refused", [("reason", .string(failure.reason))])
+            throw HTTPError.invalid(failure.field, failure.reason, code: .invalidAttestation)
+        }
+        guard registered == .registered else {
+            throw HTTPError.invalid("keyId", "was attested before: generate a new key", code: .invalidAttestation)
+        }
+        logger.info("app attest key registered", [("installation", .string(installation))])
+        return try .json(AppAttestKey(keyId: body.keyId), status: 201)
     }
 
     /// `POST /auth/anonymous/upgrade {email, password}` (an anonymous account's bearer) → 202: the
@@ -128,6 +176,11 @@ struct AnonymousController: Sendable {
         case .callerEnded:
             throw HTTPError.unauthorized("This session has ended; sign in again.", code: .sessionRevoked)
         }
+    }
+
+    /// 1 to 128 visible ASCII characters.
+    static func isInstallationID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 128 && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 
     static let notAnonymous = HTTPError(

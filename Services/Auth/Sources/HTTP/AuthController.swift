@@ -77,7 +77,7 @@ struct AuthController: Sendable {
             quota: .init(
                 perInstallationPerDay: configuration.anonymous.perInstallationPerDay,
                 perAddressPerHour: configuration.anonymous.perAddressPerHour),
-            logger: logger)
+            attest: AppAttestGate(database: database, settings: configuration.appAttest, keys: tokens.keys), logger: logger)
         email = EmailController(
             links: useCases.links, desk: desk, passwords: passwords, policy: policy,
             forgotRate: TokenBuckets(
@@ -121,6 +121,8 @@ struct AuthController: Sendable {
         on.on(AuthAPI.signInAnonymously) { try await anonymous.signIn($0, $1, $2) }
         on.on(AuthAPI.upgradeAnonymous) { try await anonymous.upgrade($0, $1, $2) }
         on.on(AuthAPI.startMerge) { try await anonymous.startMerge($0, $1) }
+        on.on(AuthAPI.appAttestChallenge) { try await anonymous.challenge($0, $1) }
+        on.on(AuthAPI.appAttestKey) { try await anonymous.attestKey($0, $1, $2) }
         on.on(AuthAPI.mergeAnonymous) { try await anonymous.merge($0, $1, $2) }
         on.on(AuthAPI.login) { try await sessions.login($0, $1, $2) }
         on.on(AuthAPI.refresh) { try await sessions.refresh($0, $1, $2) }

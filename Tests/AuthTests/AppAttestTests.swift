@@ -1,0 +1,168 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierService
+import PierServiceTestSupport
+import PierTestSupport
+import Testing
+
+@testable import AuthService
+
+/// App Attest in front of anonymous sign-ups, against a stand-in of Apple's App Attest CA: an
+/// attested installation signs up with an assertion; what Apple's documentation says to refuse
+/// is refused, each with the field at fault. Each test on a fresh database.
+@Suite(.serialized) struct AppAttestTests {
+    static let appID = "ABCDE12345.com.example.seeds"
+
+    func withService(_ device: TestAppAttest, mode: String = "required", _ body: (AuthHarness) async throws -> Void)
+        async throws
+    {
+        let roots = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-\(UUID()).pem")
+        try device.ca.rootPEM.write(to: roots, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: roots) }
+        try await AuthHarness.with(
+            database: "pier_test_auth_app_attest",
+            settings: [
+                "PIER_AUTH_APP_ATTEST": mode, "PIER_AUTH_APP_ATTEST_APP_IDS": Self.appID,
+                "PIER_AUTH_APP_ATTEST_ROOTS": roots.path,
+            ], body)
+    }
+
+    static func challenge(_ auth: AuthHarness) async throws -> String {
+        let reply = try await auth.send("POST", "/auth/app-attest/challenge")
+        guard reply.status == 201 else { throw TestFailure("challenge answered \(reply.status)") }
+        return try reply.decode(AppAttestChallenge.self).challenge
+    }
+
+    static func register(
+        _ auth: AuthHarness, _ device: TestAppAttest, installation: String, keyID: [UInt8]? = nil,
+        _ make: (String) throws -> [UInt8]
+    ) async throws -> Reply {
+        let challenge = try await challenge(auth)
+        let body = AppAttestKeyRequest(
+            installationId: installation, keyId: Base64.encoded(keyID ?? device.keyID),
+            attestation: Base64.encoded(try make(challenge)), challenge: challenge)
+        return try await auth.send(
+            "POST", "/auth/app-attest/keys", json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+    }
+
+    static func signUp(_ auth: AuthHarness, installation: String, _ proof: AppAttestAssertion?) async throws -> Reply {
+        let body = AnonymousSignInRequest(installationId: installation, appAttest: proof)
+        return try await auth.send(
+            "POST", "/auth/anonymous", json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+    }
+
+    static func proof(_ device: TestAppAttest, _ challenge: String, counter: UInt32, signer: P256PrivateKey? = nil) throws
+        -> AppAttestAssertion
+    {
+        AppAttestAssertion(
+            keyId: Base64.encoded(device.keyID),
+            assertion: Base64.encoded(
+                try device.assertion(appID: appID, clientDataHash: SHA256.hash(challenge), counter: counter, signer: signer)),
+            challenge: challenge)
+    }
+
+    @Test func anAttestedInstallationSignsUpAndReplaysAreRefused() async throws {
+        let device = try TestAppAttest()
+        try await withService(device) { auth in
+            let registered = try await Self.register(auth, device, installation: "inst-1") {
+                try device.attestation(appID: Self.appID, clientDataHash: SHA256.hash($0))
+            }
+            #expect(registered.status == 201, "\(registered.text)")
+            // Without an assertion: refused, nothing made.
+            let bare = try await Self.signUp(auth, installation: "inst-1", nil)
+            #expect(bare.status == 403 && bare.problem?.code == .attestationRequired, "\(bare.text)")
+
+            let challenge = try await Self.challenge(auth)
+            let first = try Self.proof(device, challenge, counter: 1)
+            let signedUp = try await Self.signUp(auth, installation: "inst-1", first)
+            #expect(signedUp.status == 201, "\(signedUp.text)")
+            #expect(try signedUp.decode(AuthSession.self).user.isAnonymous)
+
+            func refused(_ reply: Reply, _ field: String) {
+                #expect(reply.status == 422 && reply.problem?.code == .invalidAttestation, "\(reply.text)")
+                #expect(reply.problem?.errors?.map(\.field) == [field], "\(reply.text)")
+            }
+            // The same assertion again, and a counter that goes back.
+            refused(try await Self.signUp(auth, installation: "inst-1", first), "appAttest.assertion")
+            refused(
+                try await Self.signUp(auth, installation: "inst-1", try Self.proof(device, challenge, counter: 1)),
+                "appAttest.assertion")
+            // Signed by another key; for another installation; over a challenge not ours or expired.
+            let other = try P256PrivateKey.generate()
+            refused(
+                try await Self.signUp(auth, installation: "inst-1", try Self.proof(device, challenge, counter: 5, signer: other)),
+                "appAttest.assertion")
+            refused(
+                try await Self.signUp(auth, installation: "inst-2", try Self.proof(device, challenge, counter: 6)),
+                "appAttest.keyId")
+            refused(
+                try await Self.signUp(auth, installation: "inst-1", try Self.proof(device, "made-up", counter: 7)),
+                "appAttest.challenge")
+            // A challenge past its five minutes (made and checked by one gate).
+            let gate = AppAttestGate(
+                database: auth.pool, settings: try AppAttestSettings(Environment([:])),
+                keys: try SigningKeys(signing: try P256PrivateKey.generate()))
+            let stale = gate.challenge(now: Date().addingTimeInterval(-600)).challenge
+            #expect(throws: WebAuthn.Failure.self) { try gate.clientDataHash(stale, field: "challenge") }
+            #expect(try gate.clientDataHash(gate.challenge().challenge, field: "challenge").count == 32)
+            // The next assertion, with a growing counter, passes.
+            let next = try await Self.signUp(
+                auth, installation: "inst-1", try Self.proof(device, try await Self.challenge(auth), counter: 9))
+            #expect(next.status == 201, "\(next.text)")
+            let users = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.users")
+            #expect(try users[0].decode("n", as: Int.self) == 2)
+        }
+    }
+
+    @Test func attestationsApplesDocumentationRefusesAreRefused() async throws {
+        let device = try TestAppAttest()
+        try await withService(device) { auth in
+            func refused(_ field: String, keyID: [UInt8]? = nil, _ make: @escaping (String) throws -> [UInt8]) async throws {
+                let reply = try await Self.register(auth, device, installation: "inst-1", keyID: keyID, make)
+                #expect(reply.status == 422 && reply.problem?.code == .invalidAttestation, "\(field): \(reply.text)")
+                #expect(reply.problem?.errors?.map(\.field) == [field], "\(reply.text)")
+            }
+            let hash = { (challenge: String) in SHA256.hash(challenge) }
+            try await refused("attestation") {
+                try device.attestation(appID: "ABCDE12345.com.example.other", clientDataHash: hash($0))
+            }
+            try await refused("attestation") {
+                try device.attestation(appID: Self.appID, clientDataHash: hash($0), aaguid: TestAppAttest.development)
+            }
+            try await refused("attestation") { try device.attestation(appID: Self.appID, clientDataHash: hash($0), counter: 1) }
+            try await refused("attestation") {
+                try device.attestation(appID: Self.appID, clientDataHash: hash($0), nonceOver: SHA256.hash("another challenge"))
+            }
+            try await refused("keyId", keyID: SHA256.hash("another key")) {
+                try device.attestation(appID: Self.appID, clientDataHash: hash($0))
+            }
+            // Another CA's chain (not the configured root).
+            let stranger = try TestAppAttest()
+            try await refused("attestation", keyID: stranger.keyID) {
+                try stranger.attestation(appID: Self.appID, clientDataHash: hash($0))
+            }
+            try await refused("attestation") { _ in Array("not cbor at all".utf8) }
+            // Accepted once; the same key again is refused.
+            let make = { (challenge: String) in try device.attestation(appID: Self.appID, clientDataHash: hash(challenge)) }
+            #expect(try await Self.register(auth, device, installation: "inst-1", make).status == 201)
+            try await refused("keyId", make)
+        }
+    }
+
+    @Test func optionalChecksWhatIsSentAndOffRefusesKeys() async throws {
+        let device = try TestAppAttest()
+        try await withService(device, mode: "optional") { auth in
+            #expect(try await Self.signUp(auth, installation: "inst-1", nil).status == 201)
+            let forged = try Self.proof(device, try await Self.challenge(auth), counter: 1)
+            #expect(try await Self.signUp(auth, installation: "inst-1", forged).problem?.code == .invalidAttestation)
+        }
+        try await withService(device, mode: "off") { auth in
+            let reply = try await Self.register(auth, device, installation: "inst-1") {
+                try device.attestation(appID: Self.appID, clientDataHash: SHA256.hash($0))
+            }
+            #expect(reply.status == 404, "\(reply.text)")
+        }
+    }
+}
