@@ -134,7 +134,9 @@ public enum ProblemStatus {
     public static func of(_ code: ProblemCode) -> [Int] {
         switch code {
         case .badRequest: [400]
-        case .validationFailed, .weakPassword, .invalidEmailToken, .idempotencyKeyReused: [422]
+        case .validationFailed, .weakPassword, .invalidEmailToken, .idempotencyKeyReused, .invalidMergeToken,
+            .invalidAttestation:
+            [422]
         case .unsupportedMediaType: [415]
         case .bodyTooLarge: [413]
         case .uriTooLong: [414]
@@ -146,8 +148,12 @@ public enum ProblemStatus {
             .invalidRefreshToken, .reauthenticationRequired, .mfaRequired, .invalidMFAToken, .invalidCode:
             [401]
         case .invalidPasskey, .invalidIdentityToken: [401, 422]
-        case .forbidden, .emailUnverified, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .accountDisabled: [403]
-        case .emailTaken, .lastSignInMethod, .addressUnverified, .lastAdmin, .conflict: [409]
+        case .forbidden, .emailUnverified, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .accountDisabled,
+            .attestationRequired:
+            [403]
+        case .emailTaken, .lastSignInMethod, .addressUnverified, .lastAdmin, .conflict, .identityTaken, .anonymousAccount,
+            .notAnonymous:
+            [409]
         case .rateLimited, .tooManyStreams: [429]
         case .unavailable, .schemaNotMigrated, .appStoreAPIUnconfigured: [503]
         case .appStoreAPIFailed: [502, 503]

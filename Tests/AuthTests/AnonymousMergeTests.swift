@@ -117,7 +117,7 @@ import Testing
             // A sign-in from before the token (a stolen bearer, a session left open): refused.
             for old in [owner, early] {
                 let refused = try await Self.merge(auth, ticket.mergeToken, bearer: old.accessToken)
-                #expect(refused.status == 403 && refused.problem?.code == .reauthenticationRequired, "\(refused.text)")
+                #expect(refused.status == 401 && refused.problem?.code == .reauthenticationRequired, "\(refused.text)")
             }
             // The anonymous account itself, or another anonymous one: refused.
             let stranger = try await Anonymous.anonymous(auth)

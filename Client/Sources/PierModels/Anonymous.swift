@@ -196,7 +196,7 @@ extension AuthAPI {
         "POST", "/auth/anonymous/merge", access: .signedIn, operation: "mergeAnonymous",
         summary: "Merge an anonymous account into the signed-in one",
         description:
-            "Sent with the bearer token of a sign-in made after the merge token was: the anonymous account is deleted and everything it held (feedback and its replies, App Store purchases, grants) moves to the caller's account within seconds (`account.merged`, webhook `user.merged`, the audit log's `user.merged`). Subscriptions of both sides are kept; the better status wins. 422 invalid_merge_token: unknown, used, expired, or its session ended; 403 reauthentication_required: the sign-in is older than the token; 409 anonymous_account: the caller is anonymous.",
+            "Sent with the bearer token of a sign-in made after the merge token was: the anonymous account is deleted and everything it held (feedback and its replies, App Store purchases, grants) moves to the caller's account within seconds (`account.merged`, webhook `user.merged`, the audit log's `user.merged`). Subscriptions of both sides are kept; the better status wins. 422 invalid_merge_token: unknown, used, expired, or its session ended; 401 reauthentication_required: the sign-in is older than the token; 409 anonymous_account: the caller is anonymous.",
         answers: "Merged",
         problems: [.validationFailed, .invalidMergeToken, .reauthenticationRequired, .anonymousAccount, .sessionRevoked])
 }

@@ -168,9 +168,8 @@ struct AnonymousController: Sendable {
                     "The merge token is unknown, used or expired, or its anonymous session ended: ask for a new one from the anonymous session."
             )
         case .signInFirst:
-            throw HTTPError(
-                403, code: .reauthenticationRequired,
-                detail: "Sign in to this account after asking for the merge token: the merge needs a fresh sign-in.")
+            throw HTTPError.reauthenticationRequired(
+                "Sign in to this account after asking for the merge token: the merge needs a fresh sign-in.")
         case .intoAnonymous:
             throw HTTPError.anonymousAccount("Merging into an account")
         case .callerEnded:
