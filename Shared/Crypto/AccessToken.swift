@@ -7,8 +7,16 @@ import Synchronization
     import Foundation
 #endif
 
+/// What every token the verifier accepts carries: its issuer, audience and validity.
+public protocol SignedTokenClaims: Decodable, Sendable {
+    var iss: String { get }
+    var aud: Audience { get }
+    var exp: Int { get }
+    var nbf: Int { get }
+}
+
 /// The claims of a Pier access token (a JWT, RFC 7519, profiled by RFC 9068).
-public struct AccessClaims: Codable, Sendable, Equatable {
+public struct AccessClaims: Codable, Sendable, Equatable, SignedTokenClaims {
     /// Issuer: who minted the token (the auth service's public URL or name).
     public var iss: String
     /// Subject: the user id.
@@ -103,6 +111,13 @@ public struct AccessTokenSigner: Sendable {
         let payload = try WireEncoder.encode(claims)
         return try JWS.sign(payload: Array(payload), header: JWSHeader(alg: "ES256", kid: kid, typ: "at+jwt"), key: key)
     }
+
+    /// A compact JWS with header `{alg: ES256, typ: installation+jwt, kid}` over `claims`.
+    public func sign(_ claims: InstallationClaims) throws -> String {
+        let payload = try WireEncoder.encode(claims)
+        return try JWS.sign(
+            payload: Array(payload), header: JWSHeader(alg: "ES256", kid: kid, typ: InstallationClaims.type), key: key)
+    }
 }
 
 /// Where a verifier finds the public key for a `kid`.
@@ -136,7 +151,7 @@ public enum TokenError: Error, Equatable, CustomStringConvertible {
         case .malformed(let failure): failure.description
         case .missingKeyID: "the token has no kid"
         case .unknownKey(let kid): "no key is published under kid \(kid)"
-        case .wrongType: "the token is not an access token (typ)"
+        case .wrongType: "the token is of another type (typ)"
         case .expired: "the token has expired"
         case .notYetValid: "the token is not valid yet"
         case .wrongIssuer: "the token comes from another issuer"
@@ -189,29 +204,42 @@ public final class AccessTokenVerifier: Sendable {
             try checkTimes(cached, now: now)
             return cached
         }
+        let claims = try await checked(token, type: "at+jwt", as: AccessClaims.self, now: now)
+        remember(token, claims, now: now)
+        return claims
+    }
+
+    /// An installation token's claims (``InstallationClaims``, `typ` installation+jwt, signed by
+    /// the same keys) when every check passes. Not cached: one is spent per anonymous request.
+    public func verifyInstallation(_ token: String) async throws(TokenError) -> InstallationClaims {
+        try await checked(token, type: InstallationClaims.type, as: InstallationClaims.self, now: clock())
+    }
+
+    private func checked<Claims: SignedTokenClaims>(_ token: String, type: String, as: Claims.Type, now: Int)
+        async throws(TokenError) -> Claims
+    {
         let jws: JWS
         do { jws = try JWS(compact: token, maximumLength: maximumLength) } catch { throw .malformed(error) }
         guard jws.header.alg == "ES256" else { throw .malformed(.unsupportedAlgorithm(jws.header.alg)) }
-        guard jws.header.typ == "at+jwt" else { throw .wrongType }
+        guard jws.header.typ == type else { throw .wrongType }
         guard let kid = jws.header.kid, !kid.isEmpty else { throw .missingKeyID }
         let key: P256PublicKey?
         do { key = try await keys.key(for: kid) } catch { throw .keysUnavailable }
         guard let key else { throw .unknownKey(kid) }
         do { try jws.verify(with: key) } catch { throw .malformed(error) }
-        let claims: AccessClaims
+        let claims: Claims
         do {
-            claims = try WireDecoder.decode(AccessClaims.self, from: jws.payload)
+            claims = try WireDecoder.decode(Claims.self, from: jws.payload)
         } catch {
             throw .malformed(.malformed("the claims are missing or of the wrong type"))
         }
         guard claims.iss == issuer else { throw .wrongIssuer }
         guard claims.aud.values.contains(audience) else { throw .wrongAudience }
         try checkTimes(claims, now: now)
-        remember(token, claims, now: now)
         return claims
     }
 
-    private func checkTimes(_ claims: AccessClaims, now: Int) throws(TokenError) {
+    private func checkTimes(_ claims: some SignedTokenClaims, now: Int) throws(TokenError) {
         // Arithmetic on `now` only: a signed claim may hold any integer, Int.max included, and
         // `claims.exp + leeway` would overflow.
         guard claims.exp > now - leeway else { throw .expired }

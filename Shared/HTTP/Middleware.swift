@@ -132,7 +132,9 @@ public struct CORSMiddleware: RouterMiddleware {
     public let maxAge: Int
 
     public init(
-        allowedOrigins: [String], allowedHeaders: String = "Authorization, Content-Type, Idempotency-Key, X-Request-ID",
+        allowedOrigins: [String],
+        allowedHeaders: String =
+            "Authorization, Content-Type, Idempotency-Key, X-Request-ID, X-Installation-ID, X-Installation-Token",
         maxAge: Int = 600
     ) {
         self.allowedOrigins = Set(allowedOrigins)

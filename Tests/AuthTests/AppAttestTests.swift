@@ -151,6 +151,40 @@ import Testing
         }
     }
 
+    /// An assertion buys an installation token (what anonymous feedback shows): spent like a
+    /// sign-up's, signed by the service's keys under its own type, never a bearer token.
+    @Test func anAssertionBuysAnInstallationTokenOnce() async throws {
+        let device = try TestAppAttest()
+        try await withService(device) { auth in
+            _ = try await Self.register(auth, device, installation: "inst-1") {
+                try device.attestation(appID: Self.appID, clientDataHash: SHA256.hash($0))
+            }
+            func exchange(_ installation: String, _ proof: AppAttestAssertion) async throws -> Reply {
+                let body = InstallationTokenRequest(installationId: installation, appAttest: proof)
+                return try await auth.send(
+                    "POST", "/auth/app-attest/installation-token",
+                    json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+            }
+            let proof = try Self.proof(device, try await Self.challenge(auth), counter: 1)
+            let made = try await exchange("inst-1", proof)
+            #expect(made.status == 201, "\(made.text)")
+            let token = try made.decode(InstallationToken.self)
+            #expect(abs(token.expiresAt.timeIntervalSinceNow - 3600) < 60)
+            let verifier = AccessTokenVerifier(
+                keys: StaticKeyProvider(keys: auth.keys.verificationKeys), issuer: "pier", audience: "pier")
+            #expect(try await verifier.verifyInstallation(token.token).sub == "inst-1")
+            // The same assertion again; another installation's; no assertion at all.
+            let replayed = try await exchange("inst-1", proof)
+            #expect(replayed.status == 422 && replayed.problem?.code == .invalidAttestation, "\(replayed.text)")
+            let elsewhere = try await exchange("inst-2", try Self.proof(device, try await Self.challenge(auth), counter: 2))
+            #expect(elsewhere.problem?.errors?.map(\.field) == ["appAttest.keyId"], "\(elsewhere.text)")
+            let bare = try await auth.send("POST", "/auth/app-attest/installation-token", json: #"{"installationId":"inst-1"}"#)
+            #expect(bare.status == 422 && bare.problem?.errors?.map(\.field) == ["appAttest"], "\(bare.text)")
+            // Never a bearer token.
+            #expect(try await auth.send("GET", "/auth/me", token: token.token).status == 401)
+        }
+    }
+
     @Test func optionalChecksWhatIsSentAndOffRefusesKeys() async throws {
         let device = try TestAppAttest()
         try await withService(device, mode: "optional") { auth in
@@ -163,6 +197,13 @@ import Testing
                 try device.attestation(appID: Self.appID, clientDataHash: SHA256.hash($0))
             }
             #expect(reply.status == 404, "\(reply.text)")
+            let token = try await auth.send(
+                "POST", "/auth/app-attest/installation-token",
+                json: String(
+                    decoding: try JSONEncoder().encode(
+                        InstallationTokenRequest(
+                            installationId: "inst-1", appAttest: try Self.proof(device, "any", counter: 1))), as: UTF8.self))
+            #expect(token.status == 404, "\(token.text)")
         }
     }
 }

@@ -192,10 +192,10 @@ import Testing
         }
     }
 
-    /// A server that signs up only attested installations: PierClient attests the installation's
-    /// key once, then signs every anonymous sign-up with an assertion whose counter grows.
-    @Test func anAttestedInstallationStartsWithoutSigningUp() async throws {
-        let device = try TestAppAttest()
+    /// The stack with `PIER_AUTH_APP_ATTEST=required`, trusting `device`'s stand-in CA.
+    static func withAttestingStack(
+        _ device: TestAppAttest, _ extra: [String: String] = [:], _ body: (URL, PostgresPool) async throws -> Void
+    ) async throws {
         let roots = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-\(UUID()).pem")
         try device.ca.rootPEM.write(to: roots, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: roots) }
@@ -203,7 +203,14 @@ import Testing
             "PIER_AUTH_APP_ATTEST": "required", "PIER_AUTH_APP_ATTEST_APP_IDS": SoftwareAttestation.appID,
             "PIER_AUTH_APP_ATTEST_ROOTS": roots.path,
         ]
-        try await Self.withStack(settings) { base, pool, _ in
+        try await withStack(settings.merging(extra) { $1 }) { base, pool, _ in try await body(base, pool) }
+    }
+
+    /// A server that signs up only attested installations: PierClient attests the installation's
+    /// key once, then signs every anonymous sign-up with an assertion whose counter grows.
+    @Test func anAttestedInstallationStartsWithoutSigningUp() async throws {
+        let device = try TestAppAttest()
+        try await Self.withAttestingStack(device) { base, pool in
             let pier = PierClient(baseURL: base, options: PierClientTests.fast)
             await #expect(throws: PierError.self) { try await pier.auth.signInAnonymously() }
             do {
@@ -218,6 +225,58 @@ import Testing
             let keys = try await pool.query("SELECT count(*)::int AS n, max(counter)::int AS counter FROM auth.app_attest_keys")
             #expect(try keys[0].decode("n", as: Int.self) == 1 && keys[0].decode("counter", as: Int.self) == 2)
         }
+    }
+
+    /// A server that takes anonymous feedback only from attested installations: PierClient with
+    /// ``PierClient/Options/appAttestation`` sends it with an installation token (one assertion
+    /// for two items); without it, or with tokens that are not the installation's, it is refused.
+    @Test func anAttestedInstallationSendsAnonymousFeedback() async throws {
+        let device = try TestAppAttest()
+        try await Self.withAttestingStack(device, ["PIER_FEEDBACK_APP_ATTEST": "required"]) { base, pool in
+            let bare = PierClient(baseURL: base, options: PierClientTests.fast)
+            do {
+                try await bare.feedback.send(NewFeedback(message: "no proof"))
+                Issue.record("anonymous feedback without a token was taken")
+            } catch let error as PierError {
+                #expect(error.code == .attestationRequired && error.status == 403, "\(error)")
+            }
+            var options = PierClientTests.fast
+            options.appAttestation = SoftwareAttestation(device)
+            let pier = PierClient(baseURL: base, options: options)
+            try await pier.feedback.send(NewFeedback(message: "the first"))
+            try await pier.feedback.send(NewFeedback(message: "the second"))
+            let keys = try await pool.query("SELECT max(counter)::int AS counter FROM auth.app_attest_keys")
+            #expect(try keys[0].decode("counter", as: Int.self) == 1)
+            let items = try await pool.query("SELECT count(*)::int AS n FROM feedback.items")
+            #expect(try items[0].decode("n", as: Int.self) == 2)
+
+            // What an attacker sends instead: garbage, a user's access token, another
+            // installation's token, the installation token as a bearer token.
+            let tokens = try #require(pier.feedback.attestations)
+            let token = try #require(try await tokens.token(pier.authorized, installation: pier.installationID))
+            let user = PierClient(baseURL: base, options: PierClientTests.fast)
+            try await user.auth.register(email: PierClientTests.email(), password: "a long passphrase")
+            let access = try #require(await user.authorized.sessions.current()?.accessToken)
+            for (sent, installation) in [("garbage", pier.installationID), (access, pier.installationID), (token, "other")] {
+                let reply = try await Self.anonymousFeedback(base, token: sent, installation: installation)
+                #expect(reply.status == 422 && reply.code == "invalid_attestation", "\(reply)")
+            }
+            #expect(try await Self.status(base, "auth/me", token: token) == 401)
+            #expect(try await Self.anonymousFeedback(base, token: token, installation: pier.installationID).status == 201)
+        }
+    }
+
+    /// `POST /feedback` with no bearer, `token` as `X-Installation-Token`: the status and problem code.
+    static func anonymousFeedback(_ base: URL, token: String, installation: String) async throws -> (status: Int, code: String?) {
+        var request = URLRequest(url: base.appendingPathComponent("feedback"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(token, forHTTPHeaderField: "X-Installation-Token")
+        request.setValue(installation, forHTTPHeaderField: "X-Installation-ID")
+        request.httpBody = Data(#"{"message":"sent by hand"}"#.utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let problem = try? JSONDecoder().decode(Problem.self, from: data)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, problem?.code?.rawValue)
     }
 
     /// App Attest in software, for a platform without DeviceCheck: the test's stand-in device.

@@ -42,6 +42,21 @@ import Testing
         await #expect(throws: TokenError.wrongAudience) { try await verifier().verify(signer.sign(claims(aud: "other"))) }
     }
 
+    /// Installation tokens share the keys, never the type: neither passes for the other, and
+    /// theirs are checked as an access token's are.
+    @Test func installationTokensAreNoAccessTokens() async throws {
+        let installation = InstallationClaims(iss: "pier", sub: "inst-1", aud: "pier-api", iat: now, exp: now + 3600, jti: "j")
+        let token = try signer.sign(installation)
+        #expect(try await verifier().verifyInstallation(token) == installation)
+        await #expect(throws: TokenError.wrongType) { try await verifier().verify(token) }
+        await #expect(throws: TokenError.wrongType) { try await verifier().verifyInstallation(signer.sign(claims())) }
+        await #expect(throws: TokenError.expired) { try await verifier(at: now + 3600 + 31).verifyInstallation(token) }
+        let elsewhere = InstallationClaims(iss: "evil", sub: "inst-1", aud: "pier-api", iat: now, exp: now + 60, jti: "j")
+        await #expect(throws: TokenError.wrongIssuer) { try await verifier().verifyInstallation(signer.sign(elsewhere)) }
+        let forged = try AccessTokenSigner(key: try P256PrivateKey.generate(), kid: "k1").sign(installation)
+        await #expect(throws: TokenError.malformed(.badSignature)) { try await verifier().verifyInstallation(forged) }
+    }
+
     @Test func cachedTokensStillExpire() async throws {
         let clock = Mutex(now)
         let verifier = AccessTokenVerifier(

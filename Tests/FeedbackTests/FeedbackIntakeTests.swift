@@ -1,4 +1,5 @@
 import Foundation
+import PierCrypto
 import PierHTTP
 import PierModels
 import PierPostgres
@@ -303,6 +304,48 @@ import Testing
 }
 
 @Suite struct FeedbackAbuseTests {
+    /// `PIER_FEEDBACK_APP_ATTEST=optional`: a token sent is checked (a forged or another
+    /// installation's is refused), and an attested installation's quota is its own, so two of
+    /// them behind one address each send their share while the bare address is limited.
+    @Test func attestedInstallationsHaveQuotasOfTheirOwn() async throws {
+        let feedback = try await FeedbackHarness.start(
+            database: "pier_test_feedback_app_attest",
+            settings: ["PIER_FEEDBACK_QUOTA_PER_MINUTE": "2", "PIER_FEEDBACK_APP_ATTEST": "optional"])
+        let now = Int(Date().timeIntervalSince1970)
+        func token(_ installation: String, signer: AccessTokenSigner? = nil) throws -> String {
+            try (signer ?? feedback.tokens.signer).sign(
+                InstallationClaims(iss: "pier", sub: installation, aud: "pier", iat: now, exp: now + 3600, jti: "j"))
+        }
+        for installation in ["one", "two"] {
+            for index in 0..<2 {
+                try await feedback.post(
+                    #"{"message":"\#(installation) \#(index)"}"#,
+                    headers: ["X-Installation-ID": installation, "X-Installation-Token": try token(installation)])
+            }
+        }
+        for index in 0..<2 { try await feedback.post(#"{"message":"bare \#(index)"}"#) }
+        #expect(try await feedback.send("POST", "/feedback", json: #"{"message":"bare 3"}"#).status == 429)
+        let forged = AccessTokenSigner(key: try P256PrivateKey.generate(), kid: "test")
+        let refusals: [HTTPHeaders] = [
+            ["X-Installation-ID": "three", "X-Installation-Token": try token("three", signer: forged)],
+            ["X-Installation-ID": "three", "X-Installation-Token": try token("one")],
+            ["X-Installation-ID": "three", "X-Installation-Token": try feedback.token(UUID())],
+            ["X-Installation-Token": "not a token\u{0}"],
+        ]
+        for headers in refusals {
+            let reply = try await feedback.send("POST", "/feedback", json: #"{"message":"m"}"#, headers: headers)
+            #expect(reply.status == 422 && reply.problem?.code == .invalidAttestation, "\(reply.text)")
+            #expect(reply.problem?.errors?.map(\.field) == ["X-Installation-Token"], "\(reply.text)")
+        }
+        await feedback.stop()
+        let required = try await FeedbackHarness.start(
+            database: "pier_test_feedback_app_attest", settings: ["PIER_FEEDBACK_APP_ATTEST": "required"])
+        let bare = try await required.send("POST", "/feedback", json: #"{"message":"m"}"#)
+        #expect(bare.status == 403 && bare.problem?.code == .attestationRequired, "\(bare.text)")
+        try await required.post(#"{"message":"signed in"}"#, token: try required.token(UUID()))
+        await required.stop()
+    }
+
     @Test func quotasPerUserAndPerAddress() async throws {
         let feedback = try await FeedbackHarness.start(
             database: "pier_test_feedback_quota",

@@ -14,7 +14,8 @@ extension PierAuth {
     /// passkey. Throws `rate_limited` (429) past the installation's or network's limit.
     ///
     /// The sign-up is counted against this installation (``PierClient/installationID``).
-    /// With `attestation` (``DeviceCheckAttestation`` on Apple platforms), the sign-up carries an
+    /// With `attestation` (or ``PierClient/Options/appAttestation``; ``DeviceCheckAttestation`` on
+    /// Apple platforms), the sign-up carries an
     /// App Attest assertion, as a server with `PIER_AUTH_APP_ATTEST=required` asks
     /// (`attestation_required`, 403, without one); the installation's key is attested the first time.
     @discardableResult
@@ -22,7 +23,9 @@ extension PierAuth {
         async throws(PierError) -> User
     {
         var proof: AppAttestAssertion?
-        if let attestation { proof = try await appAttest(attestation) }
+        if let attestation = attestation ?? attestations?.attestation {
+            proof = try await authorized.appAttest(attestation, installation: installationID)
+        }
         let body = Transport.body(
             AnonymousSignInRequest(installationId: installationID, deviceName: deviceName, appAttest: proof))
         return try await signIn(Call(AuthAPI.signInAnonymously, NoParameters(), body: body))

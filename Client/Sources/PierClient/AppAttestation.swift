@@ -20,25 +20,25 @@ public protocol AppAttestation: Sendable {
     func assertion(keyId: String, challenge: Data) async throws -> Data
 }
 
-extension PierAuth {
-    /// An assertion for an anonymous sign-up: the installation's key attested first when it has
-    /// none (once), then an assertion over a fresh challenge.
-    func appAttest(_ attestation: any AppAttestation) async throws(PierError) -> AppAttestAssertion {
+extension Authorized {
+    /// An assertion of `installation`: its key attested first when it has none (once), then an
+    /// assertion over a fresh challenge.
+    func appAttest(_ attestation: any AppAttestation, installation: String) async throws(PierError) -> AppAttestAssertion {
         var keyId = await attestation.attestedKeyId()
         if keyId == nil {
-            let challenge = try await authorized.call(AuthAPI.appAttestChallenge, NoParameters(), signedIn: false).challenge
+            let challenge = try await call(AuthAPI.appAttestChallenge, NoParameters(), signedIn: false).challenge
             let attested: (keyId: String, attestation: Data)
             do { attested = try await attestation.generateAndAttestKey(challenge: Data(challenge.utf8)) } catch {
                 throw PierError(kind: .device, detail: "App Attest could not attest a key: \(error)")
             }
             let body = AppAttestKeyRequest(
-                installationId: installationID, keyId: attested.keyId,
+                installationId: installation, keyId: attested.keyId,
                 attestation: attested.attestation.base64EncodedString(), challenge: challenge)
-            _ = try await authorized.call(AuthAPI.appAttestKey, NoParameters(), body: body, signedIn: false)
+            _ = try await call(AuthAPI.appAttestKey, NoParameters(), body: body, signedIn: false)
             await attestation.keep(keyId: attested.keyId)
             keyId = attested.keyId
         }
-        let challenge = try await authorized.call(AuthAPI.appAttestChallenge, NoParameters(), signedIn: false).challenge
+        let challenge = try await call(AuthAPI.appAttestChallenge, NoParameters(), signedIn: false).challenge
         guard let keyId else { throw PierError(kind: .device, detail: "App Attest has no key") }
         do {
             let assertion = try await attestation.assertion(keyId: keyId, challenge: Data(challenge.utf8))
@@ -47,4 +47,33 @@ extension PierAuth {
             throw PierError(kind: .device, detail: "App Attest could not make an assertion: \(error)")
         }
     }
+}
+
+/// The installation token anonymous feedback carries (`X-Installation-Token`), made from an
+/// assertion and kept until a minute before it expires.
+final class InstallationTokens: Sendable {
+    let attestation: any AppAttestation
+    private let kept = Locked<InstallationToken?>(nil)
+
+    init(_ attestation: any AppAttestation) { self.attestation = attestation }
+
+    /// The kept token or a new one; nil when the server has App Attest off (404).
+    func token(_ authorized: Authorized, installation: String) async throws(PierError) -> String? {
+        if let token = kept.withLock({ $0 }), token.expiresAt.timeIntervalSinceNow > 60 { return token.token }
+        let proof = try await authorized.appAttest(attestation, installation: installation)
+        let made: InstallationToken
+        do throws(PierError) {
+            made = try await authorized.call(
+                AuthAPI.installationToken, NoParameters(),
+                body: InstallationTokenRequest(installationId: installation, appAttest: proof), signedIn: false)
+        } catch {
+            guard error.status == 404 else { throw error }
+            return nil
+        }
+        kept.withLock { $0 = made }
+        return made.token
+    }
+
+    /// Forgets the kept token (the server refused it: its keys changed).
+    func forget() { kept.withLock { $0 = nil } }
 }

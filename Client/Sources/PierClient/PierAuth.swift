@@ -10,11 +10,14 @@ public final class PierAuth: Sendable {
     let authorized: Authorized
     /// The installation's id, what an anonymous sign-up is counted by.
     let installationID: String
+    /// ``PierClient/Options/appAttestation``, when set.
+    let attestations: InstallationTokens?
     var manager: SessionManager { authorized.sessions }
 
-    init(_ authorized: Authorized, installationID: String) {
+    init(_ authorized: Authorized, installationID: String, attestations: InstallationTokens?) {
         self.authorized = authorized
         self.installationID = installationID
+        self.attestations = attestations
     }
 
     /// The signed-in user, or nil. Read without waiting; kept current by every sign-in, refresh

@@ -35,6 +35,11 @@ public final class PierClient: Sendable {
         /// Trust only statuses signed by your server's pinned key (see ``StatusSigning``); nil:
         /// statuses are trusted as HTTPS delivers them.
         public var statusSigning: StatusSigning?
+        /// The installation's App Attest (``DeviceCheckAttestation`` on Apple platforms): anonymous
+        /// feedback carries its word (`X-Installation-Token`, as a server with
+        /// `PIER_FEEDBACK_APP_ATTEST` asks), and ``PierAuth/signInAnonymously(deviceName:attestation:)``
+        /// uses it. nil: neither does.
+        public var appAttestation: (any AppAttestation)?
         public var urlSession: URLSession
 
         /// Ephemeral, without URLSession's own cache: PierClient keeps what may be kept itself.
@@ -48,9 +53,11 @@ public final class PierClient: Sendable {
         public init(
             retry: RetryPolicy = RetryPolicy(), refreshMargin: TimeInterval = 60, feedbackOutbox: URL? = nil,
             installationID: String? = nil, staleStatusLimit: TimeInterval = 3 * 24 * 3600,
-            statusSigning: StatusSigning? = nil, urlSession: URLSession = PierClient.Options.defaultSession
+            statusSigning: StatusSigning? = nil, appAttestation: (any AppAttestation)? = nil,
+            urlSession: URLSession = PierClient.Options.defaultSession
         ) {
             self.statusSigning = statusSigning
+            self.appAttestation = appAttestation
             self.retry = retry
             self.installationID = installationID
             self.refreshMargin = refreshMargin
@@ -78,8 +85,10 @@ public final class PierClient: Sendable {
         let installationID =
             options.installationID ?? options.feedbackOutbox.map(PierFeedback.installationID(in:))
             ?? UUID().uuidString.lowercased()
-        auth = PierAuth(authorized, installationID: installationID)
-        feedback = PierFeedback(authorized, outbox: options.feedbackOutbox, installationID: installationID)
+        let attestations = options.appAttestation.map(InstallationTokens.init)
+        auth = PierAuth(authorized, installationID: installationID, attestations: attestations)
+        feedback = PierFeedback(
+            authorized, outbox: options.feedbackOutbox, installationID: installationID, attestations: attestations)
         subscriptions = PierSubscriptions(
             authorized, staleLimit: options.staleStatusLimit, signing: options.statusSigning, installationID: installationID)
         admin = PierAdmin(authorized)

@@ -10,11 +10,13 @@ public final class PierFeedback: Sendable {
     let authorized: Authorized
     let outbox: URL?
     let installationID: String
+    let attestations: InstallationTokens?
 
-    init(_ authorized: Authorized, outbox: URL?, installationID: String) {
+    init(_ authorized: Authorized, outbox: URL?, installationID: String, attestations: InstallationTokens?) {
         self.authorized = authorized
         self.outbox = outbox
         self.installationID = installationID
+        self.attestations = attestations
     }
 
     /// The id kept in the outbox directory, made the first time: queued feedback sent after a
@@ -107,10 +109,23 @@ public final class PierFeedback: Sendable {
         return files.filter { $0.hasSuffix(".json") }.count
     }
 
+    /// Anonymous feedback carries the installation token when ``PierClient/Options/appAttestation``
+    /// is set; one the server refuses (its keys changed) is made again once.
     private func deliver(_ feedback: NewFeedback) async throws(PierError) -> FeedbackItem {
         let signedIn = await authorized.sessions.current() != nil
-        return try await authorized.call(
-            FeedbackAPI.create, FeedbackSender(installationID: installationID), body: feedback, signedIn: signedIn)
+        var sender = FeedbackSender(installationID: installationID)
+        guard !signedIn, let attestations else {
+            return try await authorized.call(FeedbackAPI.create, sender, body: feedback, signedIn: signedIn)
+        }
+        sender.installationToken = try await attestations.token(authorized, installation: installationID)
+        do throws(PierError) {
+            return try await authorized.call(FeedbackAPI.create, sender, body: feedback, signedIn: false)
+        } catch {
+            guard error.code == .invalidAttestation, sender.installationToken != nil else { throw error }
+            attestations.forget()
+            sender.installationToken = try await attestations.token(authorized, installation: installationID)
+            return try await authorized.call(FeedbackAPI.create, sender, body: feedback, signedIn: false)
+        }
     }
 
     /// The signed-in user's own feedback, newest first; pass a page's `nextCursor` for the next.

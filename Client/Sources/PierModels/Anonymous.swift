@@ -54,6 +54,31 @@ public struct AppAttestKeyRequest: Codable, Sendable, StrictDecodable {
     }
 }
 
+/// `POST /auth/app-attest/installation-token`: an assertion of this installation's attested key,
+/// exchanged for a token the other services accept instead (anonymous feedback's
+/// `X-Installation-Token`).
+public struct InstallationTokenRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case installationId, appAttest }
+    public static let required = [["installationId"], ["appAttest"]]
+    public var installationId: String
+    public var appAttest: AppAttestAssertion
+    public init(installationId: String, appAttest: AppAttestAssertion) {
+        self.installationId = installationId
+        self.appAttest = appAttest
+    }
+}
+
+/// `POST /auth/app-attest/installation-token`'s answer: send `token` as `X-Installation-Token`
+/// (with `X-Installation-ID`) until `expiresAt`, an hour after it was made.
+public struct InstallationToken: Codable, Sendable, Equatable {
+    public var token: String
+    public var expiresAt: Date
+    public init(token: String, expiresAt: Date) {
+        self.token = token
+        self.expiresAt = expiresAt
+    }
+}
+
 /// `POST /auth/app-attest/keys`'s answer.
 public struct AppAttestKey: Codable, Sendable, Equatable {
     public var keyId: String
@@ -152,8 +177,15 @@ extension ProblemCode {
 extension AuthAPI {
     static let anonymous: [EndpointDefinition] = [
         signInAnonymously.definition, upgradeAnonymous.definition, startMerge.definition, mergeAnonymous.definition,
-        appAttestChallenge.definition, appAttestKey.definition,
+        appAttestChallenge.definition, appAttestKey.definition, installationToken.definition,
     ]
+
+    public static let installationToken = Endpoint<NoParameters, InstallationTokenRequest, InstallationToken>(
+        "POST", "/auth/app-attest/installation-token", access: .public, operation: "installationToken",
+        summary: "Exchange an App Attest assertion for an installation token",
+        description:
+            "Checks the assertion as `POST /auth/anonymous` does (a key this installation attested, a fresh challenge, a counter that grows) and answers a token (an hour) that other services accept as the installation's proof: anonymous `POST /feedback` takes it as `X-Installation-Token` when PIER_FEEDBACK_APP_ATTEST asks for one. 404 when App Attest is off.",
+        status: 201, answers: "Token made", problems: [.validationFailed, .invalidAttestation, .notFound])
 
     public static let appAttestChallenge = Endpoint<NoParameters, NoBody, AppAttestChallenge>(
         "POST", "/auth/app-attest/challenge", access: .public, operation: "appAttestChallenge",

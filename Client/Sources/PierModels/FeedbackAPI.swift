@@ -19,7 +19,8 @@ public enum FeedbackAPI {
         "POST", "/feedback", access: .anyone, operation: "createFeedback",
         summary: "Send feedback (anonymous or signed in); safe to retry with its id", status: 201,
         answers: "Stored (or the original answer to a retry)", headers: ["Location", "Idempotent-Replayed"],
-        problems: [.validationFailed, .idempotencyKeyReused, .rateLimited], retryable: true)
+        problems: [.validationFailed, .idempotencyKeyReused, .rateLimited, .attestationRequired, .invalidAttestation],
+        retryable: true)
 
     /// `GET /feedback/mine`: the caller's own items with the team's replies, newest first.
     public static let mine = Endpoint<PageQuery, NoBody, FeedbackPage>(
@@ -86,17 +87,26 @@ public struct FeedbackSender: EndpointParameters, Equatable {
             "X-Installation-ID", .string,
             "The app installation's id: an anonymous sender's ids and keys are its own (else its address's)."
         ).sized(1...128, pattern: "^[!-~]+$"),
+        .header(
+            "X-Installation-Token", .string,
+            "App Attest's word for the installation (`POST /auth/app-attest/installation-token`): required of anonymous senders when PIER_FEEDBACK_APP_ATTEST=required; an attested installation's quota is its own."
+        ).sized(1...4096),
     ]
     public var idempotencyKey: String?
     public var installationID: String?
+    public var installationToken: String?
 
-    public init(idempotencyKey: String? = nil, installationID: String? = nil) {
+    public init(idempotencyKey: String? = nil, installationID: String? = nil, installationToken: String? = nil) {
         self.idempotencyKey = idempotencyKey
         self.installationID = installationID
+        self.installationToken = installationToken
     }
 
     public var values: [(name: String, value: String)] {
-        Self.present([("Idempotency-Key", idempotencyKey), ("X-Installation-ID", installationID)])
+        Self.present([
+            ("Idempotency-Key", idempotencyKey), ("X-Installation-ID", installationID),
+            ("X-Installation-Token", installationToken),
+        ])
     }
 }
 

@@ -40,6 +40,19 @@ struct TokenIssuer: Sendable {
         return try keys.signer.sign(claims)
     }
 
+    /// How long an installation token lasts, in seconds.
+    static let installationTTL = 3600
+
+    /// The token that stands for an App Attest assertion of `installation` at the other services.
+    func installationToken(_ installation: String, now: Date = Date()) throws -> InstallationToken {
+        let issuedAt = Int(now.timeIntervalSince1970)
+        let claims = InstallationClaims(
+            iss: issuer, sub: installation, aud: audience, iat: issuedAt, exp: issuedAt + Self.installationTTL,
+            jti: Base64.urlEncoded(SecureRandom.bytes(16)))
+        return InstallationToken(
+            token: try keys.signer.sign(claims), expiresAt: Date(timeIntervalSince1970: Double(claims.exp)))
+    }
+
     /// A new refresh token: 256 random bits.
     func newRefreshToken() -> String { Self.randomToken() }
 

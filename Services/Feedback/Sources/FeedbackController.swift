@@ -28,7 +28,7 @@ struct FeedbackController: Sendable {
         intake = IntakeController(
             intake: FeedbackIntake(
                 database: database, quota: quota, announcer: announcer, lanes: configuration.intakeLanes),
-            configuration: configuration,
+            configuration: configuration, installations: authenticator.verifier,
             logger: logger)
         items = ItemsController(database: database, replyMovesNewTo: configuration.replyMovesNewTo)
         reports = ReportsController(database: database)

@@ -17,6 +17,8 @@ import PierService
 struct IntakeController: Sendable {
     let intake: FeedbackIntake
     let configuration: FeedbackConfiguration
+    /// Verifies installation tokens (`X-Installation-Token`) with the access tokens' keys.
+    let installations: AccessTokenVerifier
     let logger: Logger
 
     func create(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedback) async throws
@@ -25,8 +27,13 @@ struct IntakeController: Sendable {
         let principal = context.principal
         let feedback = try ValidFeedback(body, anonymous: principal == nil)
         let key = try idempotencyKey(request, body)
-        let scope = try principal.map { $0.userID.text() } ?? anonymousScope(request)
-        let sender = principal.map { "user:" + $0.userID.text() } ?? "address:" + request.clientKey
+        let installation = principal == nil ? try await anonymousInstallation(request) : nil
+        let scope =
+            principal.map { $0.userID.text() }
+            ?? installation.map { "anonymous:installation:" + $0.id } ?? "anonymous:address:" + request.clientKey
+        let sender =
+            principal.map { "user:" + $0.userID.text() }
+            ?? installation.flatMap { $0.attested ? "installation:" + $0.id : nil } ?? "address:" + request.clientKey
         let submission = FeedbackIntake.Submission(
             id: body.id ?? UUID.random(), clientChoseID: body.id != nil, userID: principal?.userID, feedback: feedback,
             moderation: principal == nil && configuration.moderateAnonymous ? .pending : .approved,
@@ -61,12 +68,32 @@ struct IntakeController: Sendable {
         return EndpointReply(writtenJSON: body, status: 201, headers: headers)
     }
 
-    /// Where an anonymous sender's idempotency keys and ids live: its installation
-    /// (`X-Installation-ID`, which the client library sends) or else its address, so that two
-    /// apps choosing the same key never meet.
-    private func anonymousScope(_ request: Request) throws(HTTPError) -> String {
-        guard let installation = try request.installationID() else { return "anonymous:address:" + request.clientKey }
-        return "anonymous:installation:" + installation
+    /// An anonymous sender's installation: `X-Installation-ID` (which the client library sends),
+    /// where its idempotency keys and ids live so that two apps choosing the same key never meet,
+    /// and whether App Attest vouches for it (`X-Installation-Token`, as
+    /// `PIER_FEEDBACK_APP_ATTEST` asks): then its quota is its own, not its address's.
+    private func anonymousInstallation(_ request: Request) async throws(HTTPError) -> (id: String, attested: Bool)? {
+        let named = try request.installationID()
+        guard configuration.appAttest != .off else { return named.map { ($0, false) } }
+        guard let token = request.headers["X-Installation-Token"] else {
+            guard configuration.appAttest == .required else { return named.map { ($0, false) } }
+            throw HTTPError(
+                403, code: .attestationRequired,
+                detail: "This server takes anonymous feedback only from genuine installations of the app: "
+                    + "send X-Installation-Token (POST /auth/app-attest/installation-token), or sign in.")
+        }
+        let claims: InstallationClaims
+        do { claims = try await installations.verifyInstallation(token) } catch {
+            logger.info("installation token refused", [("reason", .string(error.description))])
+            if error == .keysUnavailable {
+                throw .unavailable(retryAfter: 5, "The keys that check installation tokens cannot be read.")
+            }
+            throw .invalid("X-Installation-Token", "is not a valid installation token: \(error)", code: .invalidAttestation)
+        }
+        if let named, named != claims.sub {
+            throw .invalid("X-Installation-Token", "was made for another installation", code: .invalidAttestation)
+        }
+        return (claims.sub, true)
     }
 
     /// The `Idempotency-Key` header, or the client-generated `id`.

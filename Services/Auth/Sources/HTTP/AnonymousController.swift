@@ -100,6 +100,20 @@ struct AnonymousController: Sendable {
         return try .json(AppAttestKey(keyId: body.keyId), status: 201)
     }
 
+    /// `POST /auth/app-attest/installation-token {installationId, appAttest}` → 201 and a token
+    /// the other services take as the installation's proof for an hour.
+    func installationToken(_ request: Request, _ context: ServiceRequestContext, _ body: InstallationTokenRequest)
+        async throws -> EndpointReply<InstallationToken>
+    {
+        guard attest.mode != .off else { throw HTTPError.notFound("App Attest is off on this server (PIER_AUTH_APP_ATTEST).") }
+        let installation = body.installationId
+        if !Self.isInstallationID(installation) {
+            throw HTTPError.invalid("installationId", "must be 1 to 128 visible ASCII characters")
+        }
+        try await attested(body.appAttest, installation: installation)
+        return try .json(tokens.installationToken(installation), status: 201)
+    }
+
     /// `POST /auth/anonymous/upgrade {email, password}` (an anonymous account's bearer) → 202: the
     /// link that keeps the account with them is mailed.
     func upgrade(_ request: Request, _ context: ServiceRequestContext, _ body: AnonymousUpgradeRequest) async throws

@@ -123,6 +123,7 @@ struct AuthController: Sendable {
         on.on(AuthAPI.startMerge) { try await anonymous.startMerge($0, $1) }
         on.on(AuthAPI.appAttestChallenge) { try await anonymous.challenge($0, $1) }
         on.on(AuthAPI.appAttestKey) { try await anonymous.attestKey($0, $1, $2) }
+        on.on(AuthAPI.installationToken) { try await anonymous.installationToken($0, $1, $2) }
         on.on(AuthAPI.mergeAnonymous) { try await anonymous.merge($0, $1, $2) }
         on.on(AuthAPI.login) { try await sessions.login($0, $1, $2) }
         on.on(AuthAPI.refresh) { try await sessions.refresh($0, $1, $2) }
