@@ -110,7 +110,10 @@ let package = Package(
             ],
             path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
-            resources: [.embedInCode("Migrations"), .embedInCode("common-passwords.txt")],
+            resources: [
+                .embedInCode("Migrations"), .embedInCode("common-passwords.txt"),
+                .embedInCode("Resources/AppleAppAttestationRootCA.pem"),
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "pier-auth", dependencies: ["AuthService"],

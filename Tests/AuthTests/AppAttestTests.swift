@@ -185,6 +185,26 @@ import Testing
         }
     }
 
+    /// Apple's App Attestation Root CA ships and is trusted when PIER_AUTH_APP_ATTEST_ROOTS names
+    /// none: the certificate Apple publishes (its SHA-256), self-signed, and not the stand-in's.
+    @Test func applesRootShipsAndIsTheDefault() throws {
+        let settings = try AppAttestSettings(
+            Environment(["PIER_AUTH_APP_ATTEST": "required", "PIER_AUTH_APP_ATTEST_APP_IDS": Self.appID]))
+        #expect(settings.roots.count == 1)
+        let root = try #require(settings.roots.first)
+        #expect(
+            SHA256.hash(root.der).map { String(format: "%02x", $0) }.joined()
+                == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
+        #expect(try CertificateChainVerifier(roots: [root]).verify(leaf: root, intermediates: [], at: Date()).count == 1)
+        let device = try TestAppAttest()
+        let verifier = AppAttest(
+            roots: CertificateChainVerifier(roots: settings.roots), appIDs: [Self.appID], environment: .production)
+        let object = try device.attestation(appID: Self.appID, clientDataHash: SHA256.hash("challenge"))
+        #expect(throws: WebAuthn.Failure.self) {
+            try verifier.attestation(object, keyID: device.keyID, clientDataHash: SHA256.hash("challenge"))
+        }
+    }
+
     @Test func optionalChecksWhatIsSentAndOffRefusesKeys() async throws {
         let device = try TestAppAttest()
         try await withService(device, mode: "optional") { auth in

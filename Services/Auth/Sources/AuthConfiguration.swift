@@ -341,6 +341,11 @@ public struct AnonymousLimits: Sendable {
 /// carry an assertion by a key the installation attested, for which apps and environment, and
 /// the root the attestations chain to.
 public struct AppAttestSettings: Sendable {
+    /// Apple App Attestation Root CA (apple.com/certificateauthority; SHA-256 fingerprint
+    /// 1C:B9:82:3B:…:62:42:C9:32, valid until 2045): what attestations chain to unless
+    /// `PIER_AUTH_APP_ATTEST_ROOTS` names others.
+    public static let appleRoot = String(decoding: PackageResources.AppleAppAttestationRootCA_pem, as: UTF8.self)
+
     public enum Mode: String, Sendable { case off, optional, required }
     public var mode: Mode
     public var appIDs: [String]
@@ -366,14 +371,14 @@ public struct AppAttestSettings: Sendable {
         }
         let files = environment.list("PIER_AUTH_APP_ATTEST_ROOTS")
         do {
-            roots = try files.flatMap { try Certificate.all(pem: try readFile($0)) }
+            roots =
+                files.isEmpty
+                ? [try Certificate(pem: Self.appleRoot)] : try files.flatMap { try Certificate.all(pem: try readFile($0)) }
         } catch {
             throw Environment.Failure(variable: "PIER_AUTH_APP_ATTEST_ROOTS", problem: "\(error)")
         }
         if roots.isEmpty {
-            throw Environment.Failure(
-                variable: "PIER_AUTH_APP_ATTEST_ROOTS",
-                problem: "must name the PEM file of Apple's App Attestation Root CA (apple.com/certificateauthority)")
+            throw Environment.Failure(variable: "PIER_AUTH_APP_ATTEST_ROOTS", problem: "names files that hold no certificate")
         }
     }
 }
