@@ -9,12 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Selenium drives the browser; aiosmtpd is the SMTP server the replies are mailed to.
-for module in selenium aiosmtpd; do
-  python3 -c "import $module" 2>/dev/null && continue
-  python3 -m pip install -q "$module" 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages "$module" 2>/dev/null \
-    || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "python3-$module" >/dev/null; }
-done
+scripts/python-modules.sh selenium aiosmtpd
 admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_browser WITH (FORCE)" -c "CREATE DATABASE pier_browser" >/dev/null
 work=$(mktemp -d)

@@ -42,6 +42,7 @@ psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() W
 PIER_PLUGIN_SUPPORT_EMAIL=sam@example.com PIER_PLUGIN_SUPPORT_PASSWORD="a support passphrase" \
 PIER_BINARY="$(cd "$root" && swift build --show-bin-path)/pier" CONFIG_CHECK="$bin/config-check" python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
 # The plugin's console pages in Chromium, by an admin and by support; a customer of its own.
+"$root/scripts/python-modules.sh" selenium
 curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
   -d '{"email":"robin@example.com","password":"a customer passphrase"}' >/dev/null
 python3 Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase" \
