@@ -95,6 +95,12 @@ public struct JWS: Sendable {
         Base64.urlEncoded(try WireEncoder.encode(header))
     }
 
+    /// Signs `payload` RS256 (the header's `alg` must say so).
+    public static func sign(payload: [UInt8], header: JWSHeader, key: RSAPrivateKey) throws -> String {
+        let signingInput = try encode(header) + "." + Base64.urlEncoded(payload)
+        return signingInput + "." + Base64.urlEncoded(try key.signRS256(Array(signingInput.utf8)))
+    }
+
     /// Signs `payload` under a header already encoded by ``encode(_:)``.
     public static func sign(payload: [UInt8], encodedHeader: String, key: P256PrivateKey) throws -> String {
         let signingInput = encodedHeader + "." + Base64.urlEncoded(payload)

@@ -155,7 +155,8 @@ public enum ProblemStatus {
             .notAnonymous:
             [409]
         case .rateLimited, .tooManyStreams: [429]
-        case .unavailable, .schemaNotMigrated, .appStoreAPIUnconfigured: [503]
+        case .unavailable, .schemaNotMigrated, .appStoreAPIUnconfigured, .googlePlayFailed: [503]
+        case .googlePlayUnconfigured: [404]
         case .appStoreAPIFailed: [502, 503]
         case .badGateway: [502]
         case .upstreamTimeout: [504]

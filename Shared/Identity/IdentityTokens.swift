@@ -3,7 +3,6 @@ import PierHTTP
 import PierJSON
 import PierModels
 import PierRuntime
-import PierService
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -14,43 +13,52 @@ import Synchronization
 
 /// A provider whose signed ID tokens sign users in: Apple, or any OpenID Connect issuer that
 /// publishes a JWKS (`PIER_AUTH_OIDC_PROVIDERS`).
-struct IdentityProvider: Sendable, Decodable {
-    var name: String
-    var issuer: String
-    var jwksURL: String
+public struct IdentityProvider: Sendable, Decodable {
+    public var name: String
+    public var issuer: String
+    public var jwksURL: String
     /// The `aud` values accepted: the app's bundle ids and service ids, the provider's client ids.
-    var audiences: [String]
+    public var audiences: [String]
     /// `hashed`: the token's `nonce` is the SHA-256 (hex) of the raw nonce the app sent (Apple's
     /// way); `plain`: the raw nonce itself (the OpenID Connect default).
-    var nonce: String?
+    public var nonce: String?
+    /// Other spellings of the issuer the provider signs with (Google's `accounts.google.com`).
+    public var otherIssuers: [String]?
 
-    static let appleIssuer = "https://appleid.apple.com"
-    static let appleJWKS = "https://appleid.apple.com/auth/keys"
+    public init(
+        name: String, issuer: String, jwksURL: String, audiences: [String], nonce: String? = nil, otherIssuers: [String]? = nil
+    ) {
+        (self.name, self.issuer, self.jwksURL, self.audiences) = (name, issuer, jwksURL, audiences)
+        (self.nonce, self.otherIssuers) = (nonce, otherIssuers)
+    }
 
-    var hashesNonce: Bool { (nonce ?? "plain") == "hashed" }
+    public static let appleIssuer = "https://appleid.apple.com"
+    public static let appleJWKS = "https://appleid.apple.com/auth/keys"
+
+    public var hashesNonce: Bool { (nonce ?? "plain") == "hashed" }
 }
 
 /// What a verified ID token says about the user.
-struct IdentityClaims: Sendable {
-    var subject: String
-    var email: String?
-    var emailVerified: Bool
+public struct IdentityClaims: Sendable {
+    public var subject: String
+    public var email: String?
+    public var emailVerified: Bool
     /// The whole claim set (Apple's notifications carry their events inside).
-    var claims: [String: JSONValue]
+    public var claims: [String: JSONValue]
     /// What identifies this token among all the provider's: its `jti`, else the SHA-256 of the
     /// whole token; spent once (``UsedTokens/spend(_:until:)``).
-    var replayKey: [UInt8]
+    public var replayKey: [UInt8]
     /// Until when the token could be accepted (seconds since 1970): how long its key is kept.
-    var acceptedUntil: Int
+    public var acceptedUntil: Int
 }
 
 /// Why an ID token was refused (said to the client), or why no answer can be given now.
-enum IdentityFailure: Error, CustomStringConvertible {
+public enum IdentityFailure: Error, CustomStringConvertible {
     case invalid(String)
     /// The provider's keys cannot be fetched now.
     case unavailable(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .invalid(let why): why
         case .unavailable(let why): why
@@ -61,25 +69,25 @@ enum IdentityFailure: Error, CustomStringConvertible {
 /// A provider's signing keys (its JWKS), fetched when first needed, kept for an hour, and fetched
 /// again when a token names a key id the set lacks (key rotation) — at most once a minute, so
 /// made-up key ids cannot turn into a flood of fetches. Concurrent callers share one fetch.
-final class IdentityKeys: Sendable {
+public final class IdentityKeys: Sendable {
     private struct State {
         var keys: [String: VerificationKey] = [:]
         var fetchedAt: Date?
         var fetching: Task<Void, Error>?
     }
 
-    let url: String
+    public let url: String
     private let client: HTTPClient
     private let state = Mutex(State())
     static let lifetime: TimeInterval = 3600
     static let refetchInterval: TimeInterval = 60
 
-    init(url: String, client: HTTPClient) {
+    public init(url: String, client: HTTPClient) {
         self.url = url
         self.client = client
     }
 
-    func key(_ kid: String, now: Date = Date()) async throws(IdentityFailure) -> VerificationKey? {
+    public func key(_ kid: String, now: Date = Date()) async throws(IdentityFailure) -> VerificationKey? {
         enum Next {
             case known(VerificationKey?)
             case wait(Task<Void, Error>)
@@ -130,22 +138,30 @@ final class IdentityKeys: Sendable {
 ///
 /// Apple's server-to-server notifications are tokens of the same keys with other claims: `iss`,
 /// `aud`, `iat`, `jti` and `events` (an `exp` when present), no `sub` and no `nonce`.
-struct IdentityTokenVerifier: Sendable {
-    enum Purpose: Sendable {
+public struct IdentityTokenVerifier: Sendable {
+    public enum Purpose: Sendable {
         /// An ID token that signs a user in, bound to the raw nonce the app sent.
         case signIn(nonce: String)
         /// One of Apple's server-to-server notifications.
         case notification
+        /// A token a Google service account signed (Cloud Pub/Sub's push): its `email`, verified,
+        /// must be this one.
+        case serviceAccount(email: String)
     }
 
-    let provider: IdentityProvider
-    let keys: IdentityKeys
-    static let skew = 60
+    public let provider: IdentityProvider
+    public let keys: IdentityKeys
+    public static let skew = 60
     /// The longest life a token may claim (Apple's ID tokens live 10 minutes, Google's an hour):
     /// a token that says it is good for ten years is refused.
-    static let maximumLifetime = 86_400
+    public static let maximumLifetime = 86_400
 
-    func verify(_ token: String, _ purpose: Purpose, now: Date = Date()) async throws(IdentityFailure) -> IdentityClaims {
+    public init(provider: IdentityProvider, keys: IdentityKeys) {
+        self.provider = provider
+        self.keys = keys
+    }
+
+    public func verify(_ token: String, _ purpose: Purpose, now: Date = Date()) async throws(IdentityFailure) -> IdentityClaims {
         let jws: JWS
         do {
             jws = try JWS(compact: token, maximumLength: 16 * 1024)
@@ -163,7 +179,8 @@ struct IdentityTokenVerifier: Sendable {
         guard let claims = (try? WireDecoder.decode(JSONValue.self, from: jws.payload))?.objectValue else {
             throw .invalid("the identity token's claims are not a JSON object")
         }
-        guard claims["iss"] == .string(provider.issuer) else {
+        guard case .string(let issuer) = claims["iss"], ([provider.issuer] + (provider.otherIssuers ?? [])).contains(issuer)
+        else {
             throw .invalid("the identity token is not from \(provider.issuer)")
         }
         let audiences: [String] =
@@ -178,7 +195,7 @@ struct IdentityTokenVerifier: Sendable {
         let seconds = Int(now.timeIntervalSince1970)
         let exp = Self.seconds(claims["exp"])
         let iat = Self.seconds(claims["iat"])
-        if case .signIn = purpose, exp == nil { throw .invalid("the identity token has no expiry (exp)") }
+        if case .notification = purpose {} else if exp == nil { throw .invalid("the identity token has no expiry (exp)") }
         if case .notification = purpose, iat == nil { throw .invalid("the notification has no issue time (iat)") }
         if let exp, exp + Self.skew <= seconds { throw .invalid("the identity token has expired") }
         if let iat, iat > seconds + Self.skew { throw .invalid("the identity token is issued in the future") }
@@ -206,6 +223,13 @@ struct IdentityTokenVerifier: Sendable {
             return IdentityClaims(
                 subject: subject, email: email, emailVerified: Self.flag(claims["email_verified"]), claims: claims,
                 replayKey: replayKey, acceptedUntil: acceptedUntil)
+        case .serviceAccount(let expected):
+            guard case .string(let email) = claims["email"], email == expected, Self.flag(claims["email_verified"]) else {
+                throw .invalid("the token is not signed for the service account \(expected)")
+            }
+            return IdentityClaims(
+                subject: email, email: email, emailVerified: true, claims: claims, replayKey: replayKey,
+                acceptedUntil: acceptedUntil)
         case .notification:
             guard jti != nil else { throw .invalid("the notification has no identifier (jti)") }
             return IdentityClaims(
@@ -215,18 +239,18 @@ struct IdentityTokenVerifier: Sendable {
     }
 
     /// A NumericDate claim: whole seconds since 1970, within a sane range.
-    static func seconds(_ value: JSONValue?) -> Int? {
+    public static func seconds(_ value: JSONValue?) -> Int? {
         guard case .number(let number) = value, number.rounded() == number, abs(number) < 1e12 else { return nil }
         return Int(number)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
     }
 
     /// Apple sends booleans as JSON booleans or as the strings "true" and "false".
-    static func flag(_ value: JSONValue?) -> Bool {
+    public static func flag(_ value: JSONValue?) -> Bool {
         switch value {
         case .bool(let flag): flag
         case .string(let text): text == "true"

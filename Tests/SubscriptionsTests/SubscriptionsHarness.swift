@@ -86,8 +86,8 @@ final class SubscriptionsHarness: Sendable {
     func createPlans() async throws {
         let admin = try admin()
         for body in [
-            #"{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","trialPeriod":"P7D","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"]}"#,
-            #"{"id":"team-yearly","name":"Team","price":9900,"currency":"EUR","billingPeriod":"P1Y","entitlements":["pro","team"],"appStoreProductIds":["pier.team.yearly"]}"#,
+            #"{"id":"pro-monthly","name":"Pro","price":499,"currency":"USD","billingPeriod":"P1M","trialPeriod":"P7D","entitlements":["pro"],"appStoreProductIds":["pier.pro.monthly"],"googleProductIds":["seeds_pro"]}"#,
+            #"{"id":"team-yearly","name":"Team","price":9900,"currency":"EUR","billingPeriod":"P1Y","entitlements":["pro","team"],"appStoreProductIds":["pier.team.yearly"],"googleProductIds":["seeds_team:yearly"]}"#,
         ] {
             let reply = try await send("POST", "/subscriptions/plans", json: body, token: admin)
             guard reply.status == 201 else { throw TestCAError("plan creation answered \(reply.status): \(reply.text)") }

@@ -19,6 +19,18 @@ public enum JSONValue: Codable, Sendable, Equatable {
         number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
+    /// The text, when this is a string.
+    public var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
+    /// The flag, when this is a boolean.
+    public var boolValue: Bool? {
+        if case .bool(let flag) = self { return flag }
+        return nil
+    }
+
     /// The elements, when this is an array.
     public var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }

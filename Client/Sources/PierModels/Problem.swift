@@ -193,7 +193,7 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .appStoreAPIUnconfigured, .appStoreAPIFailed, .emailUnverified, .invalidEmailToken, .reauthenticationRequired,
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
         .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey, .identityTaken, .invalidMergeToken,
-        .attestationRequired, .invalidAttestation,
+        .attestationRequired, .invalidAttestation, .googlePlayUnconfigured, .googlePlayFailed,
         .anonymousAccount, .notAnonymous, .internalError,
     ]
 }

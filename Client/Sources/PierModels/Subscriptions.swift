@@ -21,12 +21,17 @@ public struct Plan: Codable, Sendable, Equatable {
     public var entitlements: [String]
     /// The App Store products that are this plan.
     public var appStoreProductIds: [String]
+    /// The Google Play subscriptions that are this plan: a product id (any of its base plans) or
+    /// `productId:basePlanId`.
+    public var googleProductIds: [String]
     public var active: Bool
 
     public init(
         id: String, name: String, description: String, price: Int, currency: String, billingPeriod: String,
-        trialPeriod: String?, entitlements: [String], appStoreProductIds: [String], active: Bool
+        trialPeriod: String?, entitlements: [String], appStoreProductIds: [String], googleProductIds: [String] = [],
+        active: Bool
     ) {
+        self.googleProductIds = googleProductIds
         self.id = id
         self.name = name
         self.description = description
@@ -51,12 +56,15 @@ public struct CreatePlan: Codable, Sendable, StrictDecodable {
     public var trialPeriod: String?
     public var entitlements: [String]
     public var appStoreProductIds: [String]?
+    public var googleProductIds: [String]?
     public var active: Bool?
 
     public init(
         id: String, name: String, description: String? = nil, price: Int, currency: String, billingPeriod: String,
-        trialPeriod: String? = nil, entitlements: [String], appStoreProductIds: [String]? = nil, active: Bool? = nil
+        trialPeriod: String? = nil, entitlements: [String], appStoreProductIds: [String]? = nil,
+        googleProductIds: [String]? = nil, active: Bool? = nil
     ) {
+        self.googleProductIds = googleProductIds
         self.id = id
         self.name = name
         self.description = description
@@ -70,7 +78,8 @@ public struct CreatePlan: Codable, Sendable, StrictDecodable {
     }
 
     public enum CodingKeys: String, CodingKey {
-        case id, name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds, active
+        case id, name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds
+        case googleProductIds, active
     }
     public static let required: [[String]] = [["id"], ["name"], ["price"], ["currency"], ["billingPeriod"], ["entitlements"]]
 }
@@ -85,13 +94,15 @@ public struct UpdatePlan: Codable, Sendable, StrictDecodable {
     public var trialPeriod: String?
     public var entitlements: [String]?
     public var appStoreProductIds: [String]?
+    public var googleProductIds: [String]?
     public var active: Bool?
 
     public init(
         name: String? = nil, description: String? = nil, price: Int? = nil, currency: String? = nil,
         billingPeriod: String? = nil, trialPeriod: String? = nil, entitlements: [String]? = nil,
-        appStoreProductIds: [String]? = nil, active: Bool? = nil
+        appStoreProductIds: [String]? = nil, googleProductIds: [String]? = nil, active: Bool? = nil
     ) {
+        self.googleProductIds = googleProductIds
         self.name = name
         self.description = description
         self.price = price
@@ -104,7 +115,8 @@ public struct UpdatePlan: Codable, Sendable, StrictDecodable {
     }
 
     public enum CodingKeys: String, CodingKey {
-        case name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds, active
+        case name, description, price, currency, billingPeriod, trialPeriod, entitlements, appStoreProductIds
+        case googleProductIds, active
     }
 }
 

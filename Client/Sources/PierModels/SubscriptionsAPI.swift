@@ -8,12 +8,13 @@
 /// Store's signed data, grants, and the team's views.
 public enum SubscriptionsAPI {
     /// Every one, as the API document lists them.
-    public static let all: [EndpointDefinition] = [
-        plans.definition, createPlan.definition, updatePlan.definition, deletePlan.definition, me.definition,
-        keys.definition, events.definition, entitlement.definition, cancel.definition, user.definition,
-        refresh.definition, transaction.definition, notification.definition, notifications.definition,
-        subscribers.definition, daily.definition, grant.definition, grants.definition, revokeGrant.definition,
-    ]
+    public static let all: [EndpointDefinition] =
+        [
+            plans.definition, createPlan.definition, updatePlan.definition, deletePlan.definition, me.definition,
+            keys.definition, events.definition, entitlement.definition, cancel.definition, user.definition,
+            refresh.definition, transaction.definition, notification.definition, notifications.definition,
+            subscribers.definition, daily.definition, grant.definition, grants.definition, revokeGrant.definition,
+        ] + googlePlay
 
     /// `GET /subscriptions/plans`: the active plans; `all=true` (the team) adds inactive ones.
     public static let plans = Endpoint<PlansQuery, NoBody, ItemList<Plan>>(

@@ -78,10 +78,13 @@ public enum Platform: OpenVocabulary {
 
 /// Where a subscription status stands (`SubscriptionStatus.status`).
 public enum SubscriptionState: OpenVocabulary {
-    case active, trialing, gracePeriod, billingRetry, expired, revoked, none
+    /// `paused`: the subscriber paused it (Google Play); no access until it resumes.
+    case active, trialing, gracePeriod, billingRetry, paused, expired, revoked, none
     case unknown(String)
 
-    public static let allCases: [Self] = [.active, .trialing, .gracePeriod, .billingRetry, .expired, .revoked, .none]
+    public static let allCases: [Self] = [
+        .active, .trialing, .gracePeriod, .billingRetry, .paused, .expired, .revoked, .none,
+    ]
 
     /// True for the states that unlock the entitlements (a state this version does not know
     /// gives nothing: the entitlements' own dates still say what is unlocked).
@@ -93,6 +96,7 @@ public enum SubscriptionState: OpenVocabulary {
         case .trialing: "trialing"
         case .gracePeriod: "grace_period"
         case .billingRetry: "billing_retry"
+        case .paused: "paused"
         case .expired: "expired"
         case .revoked: "revoked"
         case .none: "none"
@@ -103,14 +107,15 @@ public enum SubscriptionState: OpenVocabulary {
 
 /// Where a status comes from.
 public enum SubscriptionSource: OpenVocabulary {
-    case appstore, grant
+    case appstore, googleplay, grant
     case unknown(String)
 
-    public static let allCases: [Self] = [.appstore, .grant]
+    public static let allCases: [Self] = [.appstore, .googleplay, .grant]
 
     public var rawValue: String {
         switch self {
         case .appstore: "appstore"
+        case .googleplay: "googleplay"
         case .grant: "grant"
         case .unknown(let value): value
         }

@@ -1,5 +1,6 @@
 import PierAppAssociation
 import PierCrypto
+import PierIdentity
 import PierJSON
 import PierModels
 import PierRuntime

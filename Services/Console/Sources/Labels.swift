@@ -83,9 +83,10 @@ struct Labels: Sendable {
         // Subscriptions
         "subscription.active": "Active", "subscription.trialing": "On a free trial",
         "subscription.grace_period": "In the grace period (payment failing)",
-        "subscription.billing_retry": "Payment failing, Apple retrying", "subscription.expired": "Expired",
+        "subscription.billing_retry": "Payment failing, the store retrying", "subscription.expired": "Expired",
+        "subscription.paused": "Paused by the customer",
         "subscription.revoked": "Refunded or revoked", "subscription.none": "No subscription",
-        "source.appstore": "App Store", "source.grant": "Granted by the team",
+        "source.appstore": "App Store", "source.googleplay": "Google Play", "source.grant": "Granted by the team",
         "offer.introductory": "Introductory offer", "offer.promotional": "Promotional offer",
         "offer.offer_code": "Offer code", "offer.win_back": "Win-back offer",
         "expiration.cancelled": "Cancelled by the customer", "expiration.billing_error": "Payment failed",
@@ -118,7 +119,8 @@ struct Labels: Sendable {
         "field.session": "Session", "field.ended": "Sessions ended", "field.mail": "Mail", "field.email": "Address",
         "field.name": "Name", "field.price": "Price", "field.currency": "Currency", "field.billingPeriod": "Billed",
         "field.trialPeriod": "Free trial", "field.entitlements": "Gives access to",
-        "field.appStoreProductIds": "App Store products", "field.active": "On sale", "field.description": "Description",
+        "field.appStoreProductIds": "App Store products",
+        "field.googleProductIds": "Google Play products", "field.active": "On sale", "field.description": "Description",
         "field.planId": "Plan", "field.startsAt": "From", "field.endsAt": "Until", "field.reason": "Reason",
         "field.revokedAt": "Ended", "field.cancelledAt": "Cancelled", "field.userId": "Account", "field.id": "Id",
         "field.grantedBy": "Granted by", "field.createdAt": "Created", "field.assignee": "Assigned to",
@@ -151,6 +153,8 @@ struct Labels: Sendable {
         "problem.invalid_attestation": "The app's proof did not verify",
         "problem.anonymous_account": "The account has no address yet",
         "problem.not_anonymous": "The account is permanent already",
+        "problem.google_play_unconfigured": "Pier cannot ask Google Play yet",
+        "problem.google_play_failed": "Google Play did not answer",
         "problem_detail.anonymous_account":
             "This account began without signing up; it has no address or password until its owner adds one in the app.",
         "problem_detail.appstore_api_unconfigured":

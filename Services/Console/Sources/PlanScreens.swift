@@ -127,7 +127,8 @@ struct PlanScreens: Sendable {
             <dl class="facts">
             <dt>Id</dt><dd>\(plan.id)</dd><dt>Price</dt><dd>\(plan.amount.description) \(Labels.english.period(plan.billingPeriod))</dd>
             <dt>Free trial</dt><dd>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</dd><dt>Gives access to</dt><dd>\(plan.entitlements.joined(separator: ", "))</dd>
-            <dt>App Store products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd><dt>Description</dt><dd>\(plan.description)</dd>
+            <dt>App Store products</dt><dd>\(plan.appStoreProductIds.joined(separator: ", "))</dd>\
+            <dt>Google Play products</dt><dd>\(plan.googleProductIds.joined(separator: ", "))</dd><dt>Description</dt><dd>\(plan.description)</dd>
             </dl>
             <p><a href="\(ConsolePath("audit", query: [("service", "subscriptions"), ("target", plan.id)]))">Its changes in the audit log</a></p>
             \(edit)
@@ -147,7 +148,9 @@ struct PlanScreens: Sendable {
         guard reply.ok else {
             guard reply.status == 422 || reply.status == 409 else { return console.problem(reply, session: session) }
             if reply.problem?.code == .conflict, let detail = reply.problem?.detail {
-                form.refuse(detail.contains("App Store product") ? "appStoreProductIds" : "id", detail)
+                form.refuse(
+                    detail.contains("App Store product")
+                        ? "appStoreProductIds" : detail.contains("Google Play product") ? "googleProductIds" : "id", detail)
             } else {
                 form.take(reply.problem, status: reply.status)
             }
@@ -226,6 +229,7 @@ struct PlanScreens: Sendable {
             \(choice("trialPeriod", "Free trial", trials, form) { $0.isEmpty ? "none" : Labels.english.duration($0) })
             \(form.input("entitlements", "Gives access to (entitlements, comma-separated: pro)"))
             \(form.input("appStoreProductIds", "App Store product ids (comma-separated)"))
+            \(form.input("googleProductIds", "Google Play product ids (comma-separated; productId or productId:basePlanId)"))
             <p class="muted" data-currency="\(currency)">\(currency) has \(Price.exponent(of: currency)) decimals.</p>
             """
     }
@@ -253,6 +257,7 @@ struct PlanScreens: Sendable {
             "billingPeriod": plan.billingPeriod, "trialPeriod": plan.trialPeriod ?? "",
             "entitlements": plan.entitlements.joined(separator: ", "),
             "appStoreProductIds": plan.appStoreProductIds.joined(separator: ", "),
+            "googleProductIds": plan.googleProductIds.joined(separator: ", "),
         ]
     }
 
@@ -264,6 +269,7 @@ struct PlanScreens: Sendable {
         let currency = form.value("currency").trimmingWhitespace().uppercased()
         for name in [
             "name", "description", "price", "currency", "billingPeriod", "trialPeriod", "entitlements", "appStoreProductIds",
+            "googleProductIds",
         ] {
             let raw = form.value(name).trimmingWhitespace()
             guard !raw.isEmpty || keepingEmpty else { continue }
@@ -280,7 +286,7 @@ struct PlanScreens: Sendable {
                 }
                 body[name] = .number(Double(price.minorUnits))
             case "currency": body[name] = .string(currency)
-            case "entitlements", "appStoreProductIds":
+            case "entitlements", "appStoreProductIds", "googleProductIds":
                 body[name] = .array(
                     raw.split(separator: ",").map { .string($0.trimmingWhitespace()) }.filter { $0 != .string("") })
             case "trialPeriod" where raw.isEmpty: body[name] = .string("")  // none

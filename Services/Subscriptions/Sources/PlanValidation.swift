@@ -52,6 +52,17 @@ struct ValidPlan: Sendable {
         if Set(plan.appStoreProductIds).count != plan.appStoreProductIds.count {
             fail("appStoreProductIds", "must not repeat a product id")
         }
+        if plan.googleProductIds.count > Self.maximumProducts {
+            fail("googleProductIds", "must hold at most \(Self.maximumProducts) product ids")
+        }
+        for (index, product) in plan.googleProductIds.enumerated() where !Self.isGoogleProduct(product) {
+            fail(
+                "googleProductIds[\(index)]",
+                "must be a Google Play product id (lowercase letters, digits, '_' and '.') or productId:basePlanId")
+        }
+        if Set(plan.googleProductIds).count != plan.googleProductIds.count {
+            fail("googleProductIds", "must not repeat a product id")
+        }
         guard errors.isEmpty else { throw .invalid(errors) }
         plan.entitlements.sort()
         self.plan = plan
@@ -62,7 +73,8 @@ struct ValidPlan: Sendable {
             Plan(
                 id: body.id, name: body.name, description: body.description ?? "", price: body.price, currency: body.currency,
                 billingPeriod: body.billingPeriod, trialPeriod: body.trialPeriod, entitlements: body.entitlements,
-                appStoreProductIds: body.appStoreProductIds ?? [], active: body.active ?? true))
+                appStoreProductIds: body.appStoreProductIds ?? [], googleProductIds: body.googleProductIds ?? [],
+                active: body.active ?? true))
     }
 
     init(updating stored: Plan, with body: UpdatePlan) throws(HTTPError) {
@@ -75,8 +87,23 @@ struct ValidPlan: Sendable {
         if let trial = body.trialPeriod { plan.trialPeriod = trial.isEmpty ? nil : trial }
         if let entitlements = body.entitlements { plan.entitlements = entitlements }
         if let products = body.appStoreProductIds { plan.appStoreProductIds = products }
+        if let products = body.googleProductIds { plan.googleProductIds = products }
         if let active = body.active { plan.active = active }
         try self.init(plan)
+    }
+
+    /// Google Play's ids: a product id (a lowercase letter or digit first, then lowercase
+    /// letters, digits, `_` and `.`, at most 40), optionally `:` and a base plan id (lowercase
+    /// letters, digits and `-`, at most 63).
+    static func isGoogleProduct(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let product = parts.first, (1...40).contains(product.count),
+            product.first.map({ $0.isASCII && ($0.isLowercase || $0.isNumber) }) == true,
+            product.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_" || $0 == ".") })
+        else { return false }
+        guard parts.count == 2 else { return true }
+        return (1...63).contains(parts[1].count)
+            && parts[1].allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
     }
 
     static func isSlug(_ text: String, maximum: Int, extra: Character? = nil) -> Bool {

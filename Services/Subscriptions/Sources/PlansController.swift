@@ -68,7 +68,7 @@ struct PlansController: Sendable {
     private static func problem(_ change: Subscriptions.PlanChange, id: String) -> HTTPError {
         switch change {
         case .missing: .notFound("No such plan.")
-        case .productTaken(let product, let plan): .conflict("The App Store product \(product) already belongs to plan \(plan).")
+        case .productTaken(let product, let plan): .conflict("The \(product) already belongs to plan \(plan).")
         case .inUse:
             .conflict(
                 "Plan \(id) is in use by a grant or a purchase and cannot be deleted; deactivate it with PATCH {\"active\": false}."

@@ -28,6 +28,8 @@ struct AccessSource: Sendable, Equatable {
     var environment: String? = nil
     var offer: SubscriptionOffer? = nil
     var appStore = AppStoreDetails()
+    /// Google's state of a Google Play purchase: what dates cannot tell (grace, hold, pause).
+    var google: GoogleSubscription.State? = nil
 }
 
 /// Computes a user's status from their sources and the current time: nothing has to run in
@@ -37,6 +39,13 @@ enum StatusResolver {
 
     static func state(of source: AccessSource, at now: Date) -> State {
         if source.revoked { return .revoked }
+        switch source.google {
+        // Google's grace ends in account hold: no access, payment still retried.
+        case .inGracePeriod?: return source.graceUntil.map { now < $0 } == true ? .gracePeriod : .billingRetry
+        case .onHold?: return .billingRetry
+        case .paused?: return .paused
+        default: break
+        }
         if source.periodEnd.map({ now < $0 }) ?? true {
             if let start = source.periodStart, now < start { return .expired }
             return source.trial ? .trialing : .active

@@ -21,6 +21,7 @@ import PierService
 /// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
 /// | `PIER_SUBSCRIPTIONS_SIGNING_KEY_FILE` | generated into `PIER_DATA_DIR` in development; none in production (statuses unsigned) | a P-256 private key (PEM) that signs statuses (`Pier-Signed-Status`); its public key is served at `GET /subscriptions/.well-known/jwks.json` |
 /// | `PIER_SUBSCRIPTIONS_SIGNED_STATUS_S` | `86400` | how long a signed status is trusted, offline included |
+/// | `PIER_SUBSCRIPTIONS_GOOGLE_*` | Google Play off | see ``GooglePlaySettings`` |
 public struct SubscriptionsConfiguration: Sendable {
     public var bundleID: String
     public var appAppleID: Int?
@@ -39,6 +40,8 @@ public struct SubscriptionsConfiguration: Sendable {
     public var signingKeyFile: String?
     public var dataDirectory: String
     public var signedStatusSeconds: Int
+    /// Google Play (``GooglePlaySettings``); nil when it is off.
+    public var google: GooglePlaySettings?
 
     /// Apple Root CA - G3, the root App Store signed data chains to.
     public static let appleRootG3 = String(decoding: PackageResources.AppleRootCA_G3_pem, as: UTF8.self)
@@ -92,6 +95,7 @@ public struct SubscriptionsConfiguration: Sendable {
         signingKeyFile = environment.string("PIER_SUBSCRIPTIONS_SIGNING_KEY_FILE")
         dataDirectory = environment.string("PIER_DATA_DIR", default: ".pier")
         signedStatusSeconds = try environment.int("PIER_SUBSCRIPTIONS_SIGNED_STATUS_S", default: 86_400, in: 60...604_800)
+        google = try GooglePlaySettings(environment: environment)
         let files = environment.list("PIER_SUBSCRIPTIONS_APPSTORE_ROOTS")
         do {
             roots =

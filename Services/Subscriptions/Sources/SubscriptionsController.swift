@@ -19,12 +19,14 @@ struct SubscriptionsController: Sendable {
     let status: StatusController
     let appStore: AppStoreController
     let grants: GrantsController
+    let googlePlay: GooglePlayController
     let authenticator: Authenticator
 
     init(
         subscriptions: Subscriptions, live: LiveFeed, verifier: AppStoreVerifier, reconciler: AppStoreReconciler,
-        signer: StatusSigner?, authenticator: Authenticator, logger: Logger
+        signer: StatusSigner?, googlePlay: GooglePlayController, authenticator: Authenticator, logger: Logger
     ) {
+        self.googlePlay = googlePlay
         plans = PlansController(subscriptions: subscriptions, logger: logger)
         status = StatusController(subscriptions: subscriptions, live: live, signer: signer, logger: logger)
         appStore = AppStoreController(subscriptions: subscriptions, verifier: verifier, reconciler: reconciler, logger: logger)
@@ -35,7 +37,7 @@ struct SubscriptionsController: Sendable {
     func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
-        let (plans, status, appStore, grants) = (plans, status, appStore, grants)
+        let (plans, status, appStore, grants, googlePlay) = (plans, status, appStore, grants, googlePlay)
         endpoints.on(SubscriptionsAPI.plans, staffWhen: { $0.query("all") == "true" }) { try await plans.plans($0, $1) }
         endpoints.on(SubscriptionsAPI.createPlan) { try await plans.createPlan($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.updatePlan) { try await plans.updatePlan($0, $1, $2) }
@@ -55,6 +57,8 @@ struct SubscriptionsController: Sendable {
         endpoints.on(SubscriptionsAPI.grant) { try await grants.grant($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.grants) { try await grants.grants($0, $1) }
         endpoints.on(SubscriptionsAPI.revokeGrant) { try await grants.revokeGrant($0, $1) }
+        endpoints.on(SubscriptionsAPI.googlePurchase) { try await googlePlay.purchase($0, $1, $2) }
+        endpoints.on(SubscriptionsAPI.googleNotification) { try await googlePlay.notification($0, $1, $2) }
         routes.merge(router.routes)
     }
 }

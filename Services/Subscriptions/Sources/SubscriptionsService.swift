@@ -43,11 +43,15 @@ public struct SubscriptionsService: Service {
         Migration(
             version: 8, name: "merged_accounts",
             sql: String(decoding: PackageResources._008_merged_accounts_sql, as: UTF8.self)),
+        Migration(
+            version: 9, name: "google_play", sql: String(decoding: PackageResources._009_google_play_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController
     let worker: SubscriptionsWorker
     let reconciler: AppStoreReconciler
+    /// Google Play's acknowledgements and re-reads; nil when Google Play is off.
+    let googleWorker: Periodic?
     let subscriptions: Subscriptions
     /// Who listens for their status (`GET /subscriptions/me/events`).
     let live: LiveFeed
@@ -64,7 +68,10 @@ public struct SubscriptionsService: Service {
     {
         let subscriptions = Subscriptions(
             database: context.database, recheckSeconds: configuration.recheckSeconds,
-            sandboxCounts: configuration.acceptSandbox)
+            sandboxCounts: configuration.acceptSandbox, googleTestsCount: configuration.google?.testPurchasesCount ?? true)
+        let play = configuration.google.map {
+            GooglePlay(api: GooglePlayAPI(settings: $0, http: context.http), subscriptions: subscriptions, logger: context.logger)
+        }
         let worker = SubscriptionsWorker(
             database: context.database, subscriptions: subscriptions, events: context.events, logger: context.logger,
             pollSeconds: configuration.eventPollSeconds)
@@ -83,9 +90,16 @@ public struct SubscriptionsService: Service {
         return SubscriptionsService(
             controller: SubscriptionsController(
                 subscriptions: subscriptions, live: live, verifier: verifier, reconciler: reconciler,
-                signer: try StatusSigner.load(configuration, logger: context.logger), authenticator: context.authenticator,
-                logger: context.logger),
-            worker: worker, reconciler: reconciler, subscriptions: subscriptions, live: live)
+                signer: try StatusSigner.load(configuration, logger: context.logger),
+                googlePlay: GooglePlayController(play: play, http: context.http, logger: context.logger),
+                authenticator: context.authenticator, logger: context.logger),
+            worker: worker, reconciler: reconciler,
+            googleWorker: play.map { play in
+                let seconds = play.api.settings.reconcileSeconds
+                return Periodic("google play", every: .seconds(seconds), wakeup: play.wakeup) {
+                    await play.round(quiet: seconds)
+                }
+            }, subscriptions: subscriptions, live: live)
     }
 
     public func routes(into routes: inout Routes) {
@@ -97,8 +111,11 @@ public struct SubscriptionsService: Service {
                 authenticator: controller.authenticator))
     }
 
-    /// Detaching the facts of deleted accounts, and the App Store reads asked for in the background.
-    public var background: [any LifecycleService] { [worker.consumer, reconciler, live] }
+    /// Detaching the facts of deleted accounts, the App Store reads asked for in the background,
+    /// Google Play's acknowledgements and re-reads.
+    public var background: [any LifecycleService] {
+        [worker.consumer, reconciler, live] + (googleWorker.map { [$0] } ?? [])
+    }
 
     public static var offers: [String] {
         [Capability<any DataExporter>.dataExport.name, Capability<any EntitlementsReader>.entitlements.name]

@@ -19,6 +19,7 @@ extension SubscriptionFacts {
             """)
         try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = \(into) WHERE user_id = \(user)")
         try await connection.execute("UPDATE subscriptions.grants SET user_id = \(into) WHERE user_id = \(user)")
+        try await connection.execute("UPDATE subscriptions.google_purchases SET user_id = \(into) WHERE user_id = \(user)")
     }
 
     /// The account a purchase's `appAccountToken` names: the account it was merged into, or itself.

@@ -21,7 +21,7 @@ enum SubscriptionFacts {
     /// Production and sandbox are apart: one source per group *and environment*, so a sandbox
     /// purchase (App Review's, a tester's) never stands in for the production subscription of the
     /// same group. Sandbox facts count only while `sandbox` is true.
-    static func sourcesQuery(user: UUID, at now: Date, sandbox: Bool = true) -> PostgresQuery {
+    static func sourcesQuery(user: UUID, at now: Date, sandbox: Bool = true, googleTests: Bool = true) -> PostgresQuery {
         """
         SELECT 'grant' AS kind, g.id::text AS reference, p.id AS plan_id, p.name AS plan_name, p.entitlements,
             g.starts_at AS period_start, g.ends_at AS period_end, g.revoked_at IS NOT NULL AS revoked,
@@ -29,7 +29,7 @@ enum SubscriptionFacts {
             NULL::int AS offer_type, NULL::text AS offer_discount_type, NULL::text AS offer_identifier,
             NULL::text AS renews_to_id, NULL::text AS renews_to_name, NULL::int AS expiration_intent,
             NULL::text AS price_increase, NULL::text AS price, NULL::text AS currency, NULL::text AS ownership,
-            NULL::int AS revocation_reason, NULL::text AS revocation_type
+            NULL::int AS revocation_reason, NULL::text AS revocation_type, NULL::text AS google_state
         FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
         WHERE g.user_id = \(user)
         UNION ALL
@@ -47,7 +47,7 @@ enum SubscriptionFacts {
             CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.id, r.auto_renew_product_id) END,
             CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.name, r.auto_renew_product_id) END,
             r.expiration_intent, r.payload ->> 'priceIncreaseStatus', t.payload ->> 'price', t.payload ->> 'currency',
-            t.payload ->> 'inAppOwnershipType', t.revocation_reason, t.payload ->> 'revocationType'
+            t.payload ->> 'inAppOwnershipType', t.revocation_reason, t.payload ->> 'revocationType', NULL
         FROM subscriptions.appstore_owners o
         CROSS JOIN LATERAL (
             SELECT * FROM subscriptions.appstore_transactions x
@@ -69,6 +69,20 @@ enum SubscriptionFacts {
                 AND NOT coalesce((t.payload ->> 'isUpgraded')::boolean, false)) DESC,
             t.purchase_date DESC
         ) appstore
+        UNION ALL
+        -- Each Google Play purchase not replaced by a newer token (an upgrade, a downgrade, a
+        -- resubscription), as Google last described it; pending ones give nothing yet.
+        SELECT 'googleplay', g.purchase_token, p.id, p.name, coalesce(p.entitlements, '{}'),
+            g.start_time, g.expiry_time, g.revoked_at IS NOT NULL,
+            CASE WHEN g.state = 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' THEN g.expiry_time END, false, g.auto_renew, g.trial,
+            CASE WHEN g.test THEN 'sandbox' ELSE 'production' END, NULL, NULL, g.offer_id, NULL, NULL, NULL, NULL,
+            g.price::text, g.currency, NULL, NULL, NULL, g.state
+        FROM subscriptions.google_purchases g
+        LEFT JOIN subscriptions.plans p
+            ON g.product_id = ANY (p.google_product_ids) OR g.product_id || ':' || g.base_plan_id = ANY (p.google_product_ids)
+        WHERE g.user_id = \(user) AND g.superseded_by IS NULL AND (NOT g.test OR \(googleTests))
+            AND g.state NOT IN ('SUBSCRIPTION_STATE_PENDING', 'SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED',
+                'SUBSCRIPTION_STATE_UNSPECIFIED')
         """
     }
 
@@ -243,10 +257,11 @@ enum SubscriptionFacts {
     static func iso(_ date: Date) -> String { date.postgresText }
 
     /// Every source of `user`'s access at `now`, in one statement.
-    static func sources(of user: UUID, at now: Date, sandbox: Bool = true, on connection: any PostgresExecutor) async throws
-        -> [AccessSource]
-    {
-        try await connection.query(sourcesQuery(user: user, at: now, sandbox: sandbox)).decode(AccessSource.self)
+    static func sources(
+        of user: UUID, at now: Date, sandbox: Bool = true, googleTests: Bool = true, on connection: any PostgresExecutor
+    ) async throws -> [AccessSource] {
+        try await connection.query(sourcesQuery(user: user, at: now, sandbox: sandbox, googleTests: googleTests))
+            .decode(AccessSource.self)
     }
 
     /// Whether Pier holds a renewal info for the subscription.
@@ -316,6 +331,12 @@ enum SubscriptionFacts {
                 OR lower(payload ->> 'appAccountToken') = \(token)
             """)
         try await connection.execute("UPDATE subscriptions.appstore_owners SET user_id = NULL WHERE user_id = \(userID)")
+        // Google Play purchases stay, bound to nobody and without the id the app set.
+        try await connection.execute(
+            """
+            UPDATE subscriptions.google_purchases SET user_id = NULL, payload = payload - 'externalAccountIdentifiers'
+            WHERE user_id = \(userID)
+            """)
         try await Grants(connection).detach(userID)
     }
 }
@@ -333,6 +354,9 @@ extension AccessSource: PostgresRowDecodable {
             revoked: try row.decode("revoked"), graceUntil: try row.decode("grace_until"),
             billingRetry: try row.decode("billing_retry"), willRenew: try row.decode("will_renew"),
             trial: try row.decode("trial", as: Bool?.self) ?? false, environment: try row.decode("environment"),
-            offer: try SubscriptionFacts.offer(row), appStore: try SubscriptionFacts.details(row))
+            offer: try SubscriptionFacts.offer(row), appStore: try SubscriptionFacts.details(row),
+            google: try row.decode("google_state", as: String?.self).map {
+                GoogleSubscription.State(rawValue: $0) ?? .unspecified
+            })
     }
 }

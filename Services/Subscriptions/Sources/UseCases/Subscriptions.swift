@@ -21,13 +21,16 @@ struct Subscriptions: Sendable {
     /// Whether sandbox purchases give access (`PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX`): turned off,
     /// the sandbox facts stored while it was on are kept but no longer count.
     var sandboxCounts = true
+    /// Whether Google Play licence testers' purchases give access (`PIER_SUBSCRIPTIONS_GOOGLE_TEST_PURCHASES`).
+    var googleTestsCount = true
 
     // MARK: - Status
 
     /// The user's status now, from their facts.
     func status(of user: UUID, on connection: any PostgresExecutor) async throws -> SubscriptionStatus {
         let now = Date()
-        let sources = try await SubscriptionFacts.sources(of: user, at: now, sandbox: sandboxCounts, on: connection)
+        let sources = try await SubscriptionFacts.sources(
+            of: user, at: now, sandbox: sandboxCounts, googleTests: googleTestsCount, on: connection)
         return StatusResolver.resolve(sources, at: now, recheckSeconds: recheckSeconds)
     }
 
@@ -48,7 +51,7 @@ struct Subscriptions: Sendable {
 
     /// Publishes `subscription.updated` with the status `user` now has, in the transaction of
     /// the change (webhooks send it to the app's backend).
-    private func publish(_ user: UUID, reason: String, on connection: PostgresConnection) async throws {
+    func publish(_ user: UUID, reason: String, on connection: PostgresConnection) async throws {
         try await EventLog.append(
             SubscriptionUpdated.type,
             payload: SubscriptionUpdated(userId: user, reason: reason, status: try await status(of: user, on: connection)),

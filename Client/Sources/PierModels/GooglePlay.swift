@@ -1,0 +1,74 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `POST /subscriptions/google/purchases`: what the Play Billing Library gave the app
+/// (`Purchase.getPurchaseToken()` and the product), after a purchase whose
+/// `obfuscatedAccountId` the app set to the user's id.
+public struct GooglePurchaseRequest: Codable, Sendable, StrictDecodable {
+    public enum CodingKeys: String, CodingKey { case purchaseToken, productId }
+    public static let required = [["purchaseToken"], ["productId"]]
+    public var purchaseToken: String
+    public var productId: String
+    public init(purchaseToken: String, productId: String) {
+        self.purchaseToken = purchaseToken
+        self.productId = productId
+    }
+}
+
+/// `POST /subscriptions/google/notifications`: a Cloud Pub/Sub push of a Real-time developer
+/// notification (the push's OIDC token in `Authorization` is the credential). Members Google adds
+/// later are ignored.
+public struct GooglePushRequest: Codable, Sendable {
+    public struct Message: Codable, Sendable {
+        /// The notification, base64 JSON.
+        public var data: String?
+        public var messageId: String?
+        public var message_id: String?
+        public var publishTime: String?
+        public init(data: String?, messageId: String?, publishTime: String? = nil) {
+            self.data = data
+            self.messageId = messageId
+            self.publishTime = publishTime
+        }
+    }
+    public var message: Message
+    public var subscription: String?
+    public init(message: Message, subscription: String? = nil) {
+        self.message = message
+        self.subscription = subscription
+    }
+}
+
+extension ProblemCode {
+    /// Google Play is not configured here (`PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE`), or its push
+    /// notifications are not (`PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE`).
+    public static let googlePlayUnconfigured: ProblemCode = "google_play_unconfigured"
+    /// Google Play could not be reached or refused: nothing changed; retry after `Retry-After`.
+    public static let googlePlayFailed: ProblemCode = "google_play_failed"
+}
+
+extension SubscriptionsAPI {
+    static let googlePlay: [EndpointDefinition] = [googlePurchase.definition, googleNotification.definition]
+
+    /// A purchase the app made on Google Play, read from Google and bound to the caller.
+    public static let googlePurchase = Endpoint<NoParameters, GooglePurchaseRequest, SubscriptionStatus>(
+        "POST", "/subscriptions/google/purchases", access: .signedIn, operation: "postGooglePurchase",
+        summary: "Record a Google Play subscription purchase after reading it from Google; answers the new status",
+        description:
+            "Pier reads the purchase from the Play Developer API (purchases.subscriptionsv2.get, as the configured service account), checks that it is of `productId` and that its `obfuscatedExternalAccountId`, when set, names the caller (or an anonymous account merged into the caller's), binds it to the caller and acknowledges it to Google (retried until done). 409 conflict: the purchase is another account's; 422 names the field (a token Google does not know, another product); 503 google_play_failed: Google could not be reached (nothing changed, retry); 404 google_play_unconfigured: Google Play is off here.",
+        answers: "The status with the purchase",
+        problems: [.validationFailed, .conflict, .googlePlayFailed, .googlePlayUnconfigured], retryable: true)
+
+    /// Cloud Pub/Sub pushes Google Play's Real-time developer notifications here.
+    public static let googleNotification = Endpoint<NoParameters, GooglePushRequest, NoContent>(
+        "POST", "/subscriptions/google/notifications", access: .public, operation: "postGoogleNotification",
+        summary: "Google Play Real-time developer notifications (Cloud Pub/Sub push); 204 once applied, idempotent by messageId",
+        description:
+            "The push's OIDC token (`Authorization: Bearer`) must be Google's, for PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE, signed as PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT. A subscription notification makes Pier read the purchase from Google again (never the message alone); a voided purchase revokes access; a test notification is acknowledged. Each message is applied once. 503 when Google cannot be read: Pub/Sub delivers the message again later.",
+        status: 204, answers: "Applied (or already applied)",
+        problems: [.validationFailed, .authenticationRequired, .tokenInvalid, .googlePlayFailed, .googlePlayUnconfigured],
+        retryable: true)
+}

@@ -1,0 +1,94 @@
+import PierCrypto
+import PierHTTP
+import PierIdentity
+import PierJSON
+import PierModels
+import PierRuntime
+import PierService
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `/subscriptions/google`: purchases from Android apps and Google's Real-time developer
+/// notifications.
+struct GooglePlayController: Sendable {
+    /// Nil when Google Play is not configured.
+    let play: GooglePlay?
+    /// Checks the push's OIDC token; nil when pushes are not configured.
+    let push: (verifier: IdentityTokenVerifier, serviceAccount: String)?
+    let logger: Logger
+
+    init(play: GooglePlay?, http: HTTPClient, logger: Logger) {
+        self.play = play
+        self.logger = logger
+        if let settings = play?.api.settings, let audience = settings.pushAudience, let account = settings.pushServiceAccount {
+            let google = IdentityProvider(
+                name: "Google", issuer: "https://accounts.google.com", jwksURL: settings.jwksURL, audiences: [audience],
+                otherIssuers: ["accounts.google.com"])
+            push = (IdentityTokenVerifier(provider: google, keys: IdentityKeys(url: settings.jwksURL, client: http)), account)
+        } else {
+            push = nil
+        }
+    }
+
+    /// Not found: Google Play is not part of this server (a 404, as for any feature turned off).
+    static let unconfigured = HTTPError(
+        404, code: .googlePlayUnconfigured,
+        detail: "Google Play is not configured here: set PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE and _KEY_FILE.")
+
+    static func failed(_ failure: GooglePlayAPI.Failure) -> HTTPError {
+        HTTPError(
+            503, code: .googlePlayFailed, detail: "Google Play did not answer: \(failure). Nothing changed; try again.",
+            headers: ["Retry-After": "30"])
+    }
+
+    /// `POST /subscriptions/google/purchases` → the caller's status with the purchase.
+    func purchase(_ request: Request, _ context: ServiceRequestContext, _ body: GooglePurchaseRequest) async throws
+        -> JSONResponse<SubscriptionStatus>
+    {
+        let principal = try context.caller()
+        guard let play else { throw Self.unconfigured }
+        var errors: [Problem.FieldError] = []
+        if !Self.isPurchaseToken(body.purchaseToken) {
+            errors.append(.init(field: "purchaseToken", message: "must be the token the Play Billing Library gave"))
+        }
+        if !ValidPlan.isGoogleProduct(body.productId) || body.productId.contains(":") {
+            errors.append(.init(field: "productId", message: "must be a Google Play product id"))
+        }
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let recorded: GooglePlay.Recorded
+        do {
+            recorded = try await play.purchase(body.purchaseToken, product: body.productId, by: principal.userID)
+        } catch let failure as GooglePlayAPI.Failure {
+            if failure == .notFound { throw HTTPError.invalid("purchaseToken", "is not a purchase Google knows") }
+            logger.warning("google play purchase could not be read", [("error", .string(failure.description))])
+            throw Self.failed(failure)
+        }
+        switch recorded {
+        case .recorded(let status):
+            logger.info("google play purchase recorded", [("purchase", .string(GooglePlay.short(body.purchaseToken)))])
+            return StatusController.response(status)
+        case .ownedElsewhere:
+            throw HTTPError.conflict("This Google Play purchase belongs to another account.")
+        case .otherProduct(let product):
+            throw HTTPError.invalid("productId", "is not the purchase's product (Google says \(product))")
+        }
+    }
+
+    /// Purchase tokens are long URL-safe strings: 1 to 1024 letters, digits, `.`, `-`, `_`.
+    static func isPurchaseToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 1024
+            && text.utf8.allSatisfy {
+                $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+            }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIIAlphanumeric: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import PierCrypto
+import PierHTTP
+import PierModels
+import PierPostgres
+import PierService
+import PierTestSupport
+import Testing
+
+@testable import SubscriptionsService
+
+/// Google Play beside the App Store, against a stand-in of Google's endpoints
+/// (``TestGooglePlay``): purchases read from Google and bound to their account, Google's states
+/// in Pier's status, Real-time developer notifications verified and applied once, Google away.
+@Suite(.serialized) struct GooglePlayTests {
+    func withService(_ body: (SubscriptionsHarness, TestGooglePlay) async throws -> Void) async throws {
+        let google = try TestGooglePlay()
+        do {
+            try await SubscriptionsHarness.with(database: "pier_test_google_play", settings: google.settings) {
+                try await body($0, google)
+            }
+        } catch {
+            await google.stop()
+            throw error
+        }
+        await google.stop()
+    }
+
+    static func post(_ service: SubscriptionsHarness, _ token: String, product: String = "seeds_pro", user: UUID)
+        async throws -> Reply
+    {
+        try await service.send(
+            "POST", "/subscriptions/google/purchases",
+            json: #"{"purchaseToken":"\#(token)","productId":"\#(product)"}"#, token: try service.token(user))
+    }
+
+    static func push(_ service: SubscriptionsHarness, _ google: TestGooglePlay, _ body: String, bearer: String? = nil)
+        async throws -> Reply
+    {
+        try await service.send(
+            "POST", "/subscriptions/google/notifications", json: body,
+            headers: ["Authorization": "Bearer " + (try bearer ?? google.pushToken())])
+    }
+
+    @Test func aPurchaseIsReadFromGoogleBoundToItsAccountAndAcknowledged() async throws {
+        try await withService { service, google in
+            let (anna, bob) = (UUID(), UUID())
+            google.set("tok-anna.1", TestGooglePlay.purchase(account: anna))
+            let reply = try await Self.post(service, "tok-anna.1", user: anna)
+            #expect(reply.status == 200, "\(reply.text)")
+            let status = try reply.decode(SubscriptionStatus.self)
+            #expect(status.status == .active && status.source == .googleplay && status.plan?.id == "pro-monthly")
+            #expect(status.entitlements.map(\.key) == ["pro"] && status.willRenew && status.environment == "production")
+            #expect(status.price == 499 && status.currency == "USD")
+            #expect(google.refusals.withLock { $0 }.isEmpty, "\(google.refusals.withLock { $0 })")
+            // Acknowledged to Google, from the outbox, soon after.
+            #expect(await eventually { google.acknowledgements.withLock { $0 } == ["tok-anna.1"] })
+            // Bound: another account cannot take it, nor a purchase naming another account.
+            let taken = try await Self.post(service, "tok-anna.1", user: bob)
+            #expect(taken.status == 409, "\(taken.text)")
+            google.set("tok-anna.2", TestGooglePlay.purchase(account: anna))
+            #expect(try await Self.post(service, "tok-anna.2", user: bob).status == 409)
+            #expect(try await service.status(bob).status == SubscriptionState.none)
+            // What Google does not confirm changes nothing.
+            let unknown = try await Self.post(service, "tok-unknown", user: bob)
+            #expect(unknown.status == 422 && unknown.fields == ["purchaseToken"], "\(unknown.text)")
+            let other = try await Self.post(service, "tok-anna.2", product: "seeds_team", user: anna)
+            #expect(other.status == 422 && other.fields == ["productId"], "\(other.text)")
+            let garbled = try await Self.post(service, "tok/../x y", product: "Seeds Pro", user: anna)
+            #expect(garbled.status == 422 && Set(garbled.fields) == ["purchaseToken", "productId"], "\(garbled.text)")
+            let nul = try await Self.post(service, "tok\\u0000x", user: anna)
+            #expect(nul.status == 422 && nul.fields == ["purchaseToken"], "\(nul.text)")
+            // A purchase without the account id is the caller's.
+            google.set("tok-bob.1", TestGooglePlay.purchase(product: "seeds_team", basePlan: "yearly"))
+            let bobs = try await Self.post(service, "tok-bob.1", product: "seeds_team", user: bob)
+            #expect(try bobs.decode(SubscriptionStatus.self).plan?.id == "team-yearly", "\(bobs.text)")
+        }
+    }
+
+    @Test func googlesStatesBecomePiersStatus() async throws {
+        try await withService { service, google in
+            let user = UUID()
+            let day: TimeInterval = 86_400
+            func status(_ purchase: [String: Any]) async throws -> SubscriptionStatus {
+                google.set("tok-1", purchase)
+                let reply = try await Self.post(service, "tok-1", user: user)
+                guard reply.status == 200 else { throw TestFailure("answered \(reply.status): \(reply.text)") }
+                return try reply.decode(SubscriptionStatus.self)
+            }
+            let later = Date().addingTimeInterval(20 * day)
+            #expect(try await status(TestGooglePlay.purchase(trial: true)).status == .trialing)
+            let canceled = try await status(TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_CANCELED", autoRenew: false))
+            #expect(canceled.status == .active && !canceled.willRenew)
+            let grace = try await status(TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", expires: later))
+            #expect(grace.status == .gracePeriod && grace.active, "\(grace)")
+            let hold = try await status(
+                TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_ON_HOLD", expires: Date().addingTimeInterval(-day)))
+            #expect(hold.status == .billingRetry && !hold.active && hold.entitlements.isEmpty)
+            let paused = try await status(
+                TestGooglePlay.purchase(
+                    state: "SUBSCRIPTION_STATE_PAUSED", expires: Date().addingTimeInterval(-day), pausedUntil: later))
+            #expect(paused.status == .paused && !paused.active)
+            #expect(try await status(TestGooglePlay.purchase(expires: later)).status == .active)  // recovered
+            let expired = try await status(
+                TestGooglePlay.purchase(
+                    state: "SUBSCRIPTION_STATE_EXPIRED", expires: Date().addingTimeInterval(-day), autoRenew: false))
+            #expect(expired.status == .expired && !expired.active)
+            let pending = try await status(TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_PENDING"))
+            #expect(pending.status == SubscriptionState.none)
+            // Prices in the currency's own minor units.
+            let yen = try await status(TestGooglePlay.purchase(price: ("500", 0, "JPY")))
+            #expect(yen.price == 500 && yen.currency == "JPY")
+            // A licence tester's purchase is a sandbox fact, and never stands for a paid one.
+            google.set("tok-test", TestGooglePlay.purchase(product: "seeds_team", basePlan: "yearly", test: true))
+            let tested = try await Self.post(service, "tok-test", product: "seeds_team", user: user)
+            let both = try tested.decode(SubscriptionStatus.self)
+            #expect(both.plan?.id == "pro-monthly" && both.environment == "production", "\(tested.text)")
+            let tester = UUID()
+            google.set("tok-tester", TestGooglePlay.purchase(test: true))
+            let alone = try await Self.post(service, "tok-tester", user: tester).decode(SubscriptionStatus.self)
+            #expect(alone.status == .active && alone.environment == "sandbox")
+        }
+    }
+
+    @Test func notificationsAreVerifiedReadFromGoogleAndAppliedOnce() async throws {
+        try await withService { service, google in
+            let user = UUID()
+            google.set("tok-1", TestGooglePlay.purchase(account: user))
+            #expect(try await Self.post(service, "tok-1", user: user).status == 200)
+            // Tokens Pub/Sub would not send: each refused, nothing read.
+            let renewed = try TestGooglePlay.pushBody(TestGooglePlay.subscription(2, token: "tok-1"))
+            let impostor = try TestIdentityProvider()
+            let forged = try impostor.token([
+                "iss": "https://accounts.google.com", "aud": TestGooglePlay.audience,
+                "email": TestGooglePlay.pushAccount, "email_verified": true,
+            ])
+            let now = Int(Date().timeIntervalSince1970)
+            for bearer in [
+                forged, try google.pushToken(["exp": now - 3600, "iat": now - 7200]),
+                try google.pushToken(["aud": "https://elsewhere.example"]),
+                try google.pushToken(["email": "someone@evil.example"]), try google.pushToken(["email_verified": false]),
+                try google.pushToken(["iss": "https://evil.example"]),
+            ] {
+                let refused = try await Self.push(service, google, renewed, bearer: bearer)
+                #expect(refused.status == 401, "\(refused.text)")
+            }
+            let bare = try await service.send("POST", "/subscriptions/google/notifications", json: renewed)
+            #expect(bare.status == 401)
+            // Google's word, read when the notification comes: cancelled now.
+            google.set("tok-1", TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_CANCELED", autoRenew: false, account: user))
+            let canceled = try TestGooglePlay.pushBody(TestGooglePlay.subscription(3, token: "tok-1"), messageID: "m-3")
+            #expect(try await Self.push(service, google, canceled).status == 204)
+            #expect(try await service.status(user).willRenew == false)
+            // The same message again is applied once.
+            let reads = google.reads.withLock { $0.count }
+            #expect(try await Self.push(service, google, canceled).status == 204)
+            let stored = try await service.pool.query(
+                "SELECT count(*)::int AS n FROM subscriptions.google_notifications WHERE message_id = 'm-3'")
+            #expect(try stored[0].decode("n", as: Int.self) == 1)
+            #expect(google.reads.withLock { $0.count } == reads + 1)
+            // A test notification is acknowledged; another app's is stored and ignored.
+            #expect(
+                try await Self.push(service, google, try TestGooglePlay.pushBody(["testNotification": ["version": "1.0"]])).status
+                    == 204)
+            let elsewhere = try TestGooglePlay.pushBody(TestGooglePlay.subscription(2, token: "tok-1"), package: "com.other.app")
+            #expect(try await Self.push(service, google, elsewhere).status == 204)
+            // An upgrade: the new token links to the old one, which it supersedes.
+            google.set(
+                "tok-2", TestGooglePlay.purchase(product: "seeds_team", basePlan: "yearly", account: user, linked: "tok-1"))
+            let upgraded = try TestGooglePlay.pushBody(TestGooglePlay.subscription(4, token: "tok-2", product: "seeds_team"))
+            #expect(try await Self.push(service, google, upgraded).status == 204)
+            let upgrade = try await service.status(user)
+            #expect(upgrade.plan?.id == "team-yearly" && upgrade.status == .active, "\(upgrade)")
+            // A refund voids the purchase: access ends, whatever Google's state says.
+            let voided = try TestGooglePlay.pushBody([
+                "voidedPurchaseNotification": ["purchaseToken": "tok-2", "orderId": "GPA.1", "productType": 1, "refundType": 1]
+            ])
+            #expect(try await Self.push(service, google, voided).status == 204)
+            #expect(try await service.status(user).status == .revoked)
+            // Garbled pushes are 4xx, never 5xx.
+            for body in [
+                #"{"message":{}}"#, #"{"message":{"messageId":"x","data":"%%%"}}"#,
+                #"{"message":{"messageId":"x\u0000","data":""}}"#, "[]",
+            ] {
+                let reply = try await Self.push(service, google, body)
+                #expect((400..<500).contains(reply.status), "\(body): \(reply.status) \(reply.text)")
+            }
+        }
+    }
+
+    @Test func googleAwayIsRetriedAndChangesNothingUntilKnown() async throws {
+        try await withService { service, google in
+            let user = UUID()
+            google.set("tok-1", TestGooglePlay.purchase(account: user, acknowledged: false))
+            google.down.withLock { $0 = true }
+            let refused = try await Self.post(service, "tok-1", user: user)
+            #expect(refused.status == 503 && refused.problem?.code == .googlePlayFailed, "\(refused.text)")
+            #expect(refused.headers["Retry-After"] != nil)
+            #expect(try await service.status(user).status == SubscriptionState.none)
+            google.down.withLock { $0 = false }
+            #expect(try await Self.post(service, "tok-1", user: user).status == 200)
+            // A renewal notification while Google is away: not a 2xx (Pub/Sub delivers it again),
+            // the status as it was; delivered again once Google answers, it applies.
+            google.down.withLock { $0 = true }
+            let later = Date().addingTimeInterval(60 * 86_400)
+            google.set("tok-1", TestGooglePlay.purchase(expires: later, account: user))
+            let renewed = try TestGooglePlay.pushBody(TestGooglePlay.subscription(2, token: "tok-1"), messageID: "m-2")
+            #expect(try await Self.push(service, google, renewed).status == 503)
+            let before = try await service.status(user)
+            #expect(before.status == .active && abs((before.currentPeriodEnd ?? later).timeIntervalSince(later)) > 86_400)
+            let marked = try await service.pool.query(
+                "SELECT reread_at IS NOT NULL AS marked FROM subscriptions.google_purchases WHERE purchase_token = 'tok-1'")
+            #expect(try marked[0].decode("marked", as: Bool.self))
+            google.down.withLock { $0 = false }
+            #expect(try await Self.push(service, google, renewed).status == 204)
+            let after = try await service.status(user)
+            #expect(abs((after.currentPeriodEnd ?? .distantPast).timeIntervalSince(later)) < 2)
+            // The acknowledgement owed since the purchase (tried while Google was away, or not
+            // yet) goes out at the worker's next round once it is due.
+            try await service.pool.execute("UPDATE subscriptions.google_acknowledgements SET next_attempt_at = now()")
+            let play = try #require(service.live.service.controller.googlePlay.play)
+            await play.round(quiet: 600)
+            #expect(google.acknowledgements.withLock { $0 }.contains("tok-1"))
+        }
+    }
+
+    @Test func theWorkerReadsAgainWhatMayHaveMoved() async throws {
+        try await withService { service, google in
+            let user = UUID()
+            // Read when it was about to end; Google has renewed it since, and no notification came.
+            google.set(
+                "tok-1", TestGooglePlay.purchase(expires: Date().addingTimeInterval(-60), account: user, acknowledged: true))
+            #expect(try await Self.post(service, "tok-1", user: user).status == 200)
+            #expect(try await service.status(user).status == .expired)
+            let renewed = Date().addingTimeInterval(30 * 86_400)
+            google.set("tok-1", TestGooglePlay.purchase(expires: renewed, account: user, acknowledged: true))
+            let play = try #require(service.live.service.controller.googlePlay.play)
+            await play.round(quiet: 0)
+            #expect(try await service.status(user).status == .active)
+            // An acknowledgement Google refused is tried again later, not lost.
+            google.set("tok-2", TestGooglePlay.purchase(product: "seeds_team", basePlan: "yearly", account: user))
+            google.down.withLock { $0 = true }
+            await play.round(quiet: 0)
+            google.down.withLock { $0 = false }
+            #expect(try await Self.post(service, "tok-2", product: "seeds_team", user: user).status == 200)
+            #expect(await eventually { google.acknowledgements.withLock { $0 }.contains("tok-2") })
+            let owed = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.google_acknowledgements")
+            #expect(try owed[0].decode("n", as: Int.self) == 0)
+        }
+    }
+
+    @Test func settingsAreCheckedAtStart() throws {
+        func failure(_ values: [String: String]) -> String? {
+            do throws(Environment.Failure) {
+                _ = try GooglePlaySettings(environment: Environment(values))
+                return nil
+            } catch { return error.variable }
+        }
+        #expect(failure([:]) == nil)
+        #expect(failure(["PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE": "seeds"]) == "PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE")
+        #expect(failure(["PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE": "com.example.seeds"]) == "PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pier-google-\(UUID()).json")
+        try Data(#"{"client_email":"a@b.c","private_key":"not a key"}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(
+            failure(["PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE": "com.example.seeds", "PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE": file.path])
+                == "PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE")
+        #expect(
+            GoogleSubscription.minorUnits(["currencyCode": .string("USD"), "units": .string("4"), "nanos": .number(990_000_000)])
+                == 499)
+        #expect(
+            GoogleSubscription.minorUnits(["currencyCode": .string("KWD"), "units": .string("1"), "nanos": .number(250_000_000)])
+                == 1250)
+        #expect(
+            GoogleSubscription.minorUnits(["currencyCode": .string("USD"), "units": .string("4"), "nanos": .number(999_999)])
+                == nil)
+    }
+}
