@@ -249,6 +249,60 @@ import Testing
         }
     }
 
+    /// A user with an App Store and a Google Play subscription: the better status, both stores'
+    /// facts in the history; support reads Google again; deletion detaches, a merge moves.
+    @Test func bothStoresTheTeamsRefreshDeletionAndMerge() async throws {
+        try await withService { service, google in
+            let (user, anonymous, gone) = (UUID(), UUID(), UUID())
+            let apple = try AppStoreServerAPITests.transaction(
+                service.ca, id: "4000000001", original: "4000000000", user: user, days: 5)
+            #expect(try await service.postTransaction(apple, user: user).status == 200)
+            google.set("tok-1", TestGooglePlay.purchase(product: "seeds_team", basePlan: "yearly", account: user))
+            #expect(try await Self.post(service, "tok-1", product: "seeds_team", user: user).status == 200)
+            let both = try await service.status(user)
+            #expect(both.source == .googleplay && both.plan?.id == "team-yearly", "\(both)")
+            #expect(Set(both.entitlements.map(\.key)) == ["pro", "team"])
+            // Support reads Google again: the customer's cancellation shows.
+            google.set(
+                "tok-1",
+                TestGooglePlay.purchase(
+                    state: "SUBSCRIPTION_STATE_CANCELED", product: "seeds_team", basePlan: "yearly", autoRenew: false,
+                    account: user))
+            let support = try service.token(UUID(), role: "support")
+            let refreshed = try await service.send("POST", "/subscriptions/users/\(user)/google/refresh", token: support)
+            #expect(refreshed.status == 200, "\(refreshed.text)")
+            let history = try refreshed.decode(SubscriptionHistory.self)
+            #expect(!history.subscription.willRenew)
+            let kinds = Set(history.facts.map(\.kind))
+            #expect(kinds.isSuperset(of: ["appstore.transaction", "googleplay.purchase"]), "\(kinds)")
+            #expect(history.facts.first { $0.kind == "googleplay.purchase" }?.reference.hasPrefix("GPA.") == true)
+            let customer = try await service.send(
+                "POST", "/subscriptions/users/\(user)/google/refresh", token: try service.token(user))
+            #expect(customer.status == 403)
+            // A deleted account's purchase stays, bound to nobody, and a renewal does not bind it again.
+            google.set("tok-gone", TestGooglePlay.purchase(account: gone))
+            #expect(try await Self.post(service, "tok-gone", user: gone).status == 200)
+            try await service.pool.withConnection { try await SubscriptionFacts.detach(gone, on: $0) }
+            #expect(try await service.status(gone).status == SubscriptionState.none)
+            let renewal = try TestGooglePlay.pushBody(TestGooglePlay.subscription(2, token: "tok-gone"))
+            #expect(try await Self.push(service, google, renewal).status == 204)
+            let kept = try await service.pool.query(
+                """
+                SELECT user_id IS NULL AS detached, payload ? 'externalAccountIdentifiers' AS named
+                FROM subscriptions.google_purchases WHERE purchase_token = 'tok-gone'
+                """)
+            #expect(try kept[0].decode("detached", as: Bool.self) && !kept[0].decode("named", as: Bool.self))
+            #expect(try await Self.post(service, "tok-gone", user: UUID()).status == 409)
+            // An anonymous account merged into another: its purchase is that account's.
+            let merger = UUID()
+            google.set("tok-anon", TestGooglePlay.purchase(account: anonymous))
+            #expect(try await Self.post(service, "tok-anon", user: anonymous).status == 200)
+            try await service.pool.withConnection { try await SubscriptionFacts.move(anonymous, to: merger, on: $0) }
+            #expect(try await service.status(merger).status == .active)
+            #expect(try await service.status(anonymous).status == SubscriptionState.none)
+        }
+    }
+
     @Test func settingsAreCheckedAtStart() throws {
         func failure(_ values: [String: String]) -> String? {
             do throws(Environment.Failure) {

@@ -119,14 +119,15 @@ enum AdminCommands {
         }
     }
 
-    /// `admin user USER [--refresh]`: an account and its subscription.
+    /// `admin user USER [--refresh] [--refresh-google]`: an account and its subscription.
     static func user(_ arguments: inout Arguments, _ admin: PierAdmin, _ output: Output) async throws {
         let named = try arguments.next("the user (an address or an id)")
-        let refresh = arguments.flag("refresh")
+        let (apple, google) = (arguments.flag("refresh"), arguments.flag("refresh-google"))
         try arguments.finish()
         let account = try await admin.user(named: named)
-        let history =
-            refresh ? try await admin.refreshFromAppStore(account.id) : try await admin.subscription(of: account.id)
+        var history = try await admin.subscription(of: account.id)
+        if apple { history = try await admin.refreshFromAppStore(account.id) }
+        if google { history = try await admin.refreshFromGooglePlay(account.id) }
         try output.show(AccountView(user: account, subscription: history)) { view in
             let user = view.user
             print("\(user.handle)\(user.emailVerified ? "" : " (address not verified)")  \(user.id.uuidString.lowercased())")
@@ -289,7 +290,7 @@ enum AdminCommands {
                 price: try arguments.int("price", in: 0...100_000_000), currency: arguments.option("currency"),
                 billingPeriod: arguments.option("period"), trialPeriod: arguments.option("trial"),
                 entitlements: arguments.list("entitlements"), appStoreProductIds: arguments.list("products"),
-                active: try arguments.bool("active"))
+                googleProductIds: arguments.list("google-products"), active: try arguments.bool("active"))
             try arguments.finish()
             let plan: Plan
             if action == "create" {
@@ -300,7 +301,8 @@ enum AdminCommands {
                     CreatePlan(
                         id: id, name: name, description: change.description, price: price, currency: currency,
                         billingPeriod: period, trialPeriod: change.trialPeriod, entitlements: change.entitlements ?? [],
-                        appStoreProductIds: change.appStoreProductIds, active: change.active))
+                        appStoreProductIds: change.appStoreProductIds, googleProductIds: change.googleProductIds,
+                        active: change.active))
             } else {
                 plan = try await admin.updatePlan(id, change)
             }

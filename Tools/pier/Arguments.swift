@@ -8,7 +8,7 @@ struct Arguments {
     private var options: [String: String]
     private var flags: Set<String>
     /// Options that take no value.
-    static let flagNames: Set<String> = ["json", "help", "password-stdin", "refresh", "all", "end", "watch"]
+    static let flagNames: Set<String> = ["json", "help", "password-stdin", "refresh", "refresh-google", "all", "end", "watch"]
 
     init(_ arguments: [String]) throws(CLIError) {
         var words: [String] = []

@@ -33,11 +33,12 @@ enum SubscriptionCommands {
 
     static func printPlans(_ plans: [Plan]) {
         table(
-            ["id", "name", "price", "period", "entitlements", "active"],
+            ["id", "name", "price", "period", "entitlements", "app store", "google play", "active"],
             plans.map { plan in
                 [
                     plan.id, plan.name, plan.amount.description, plan.billingPeriod,
-                    plan.entitlements.joined(separator: ","), plan.active ? "yes" : "no",
+                    plan.entitlements.joined(separator: ","), plan.appStoreProductIds.joined(separator: ","),
+                    plan.googleProductIds.joined(separator: ","), plan.active ? "yes" : "no",
                 ]
             })
     }

@@ -55,12 +55,15 @@ let usage = """
       admin feedback reply ID MESSAGE    shown in the sender's app, mailed to them
       admin feedback export [--format csv|ndjson] [--output FILE]  (progress on a terminal)
       admin plans create ID --name N --price MINOR_UNITS --currency CUR --period P1M [--trial P1W]
-                         [--entitlements a,b] [--products p1,p2] [--description TEXT]
+                         [--entitlements a,b] [--products p1,p2] [--google-products p1,p2:basePlan]
+                         [--description TEXT]
       admin plans update ID [--name N] [--price …] [--active true|false] …   (the options of create)
       admin plans deactivate ID
       admin grant USER PLAN_ID (--duration P1M | --until DATE) --reason TEXT   (USER: an address or an id)
       admin users QUERY [--limit N]     accounts by address or its start, a display name's start, or id
-      admin user USER [--refresh]       the account, its subscription status and facts (--refresh: read again from Apple)
+      admin user USER [--refresh] [--refresh-google]
+                                        the account, its subscription status and facts (--refresh: read again
+                                        from Apple; --refresh-google: its Google Play purchases from Google)
       admin revoke GRANT_ID             end a grant at once
       admin sessions USER [--end | --session ID]   the account's sessions; --end ends all, --session one
       admin mail USER password-reset|verification  mail the account a link

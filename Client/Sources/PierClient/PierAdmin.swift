@@ -101,6 +101,11 @@ public final class PierAdmin: Sendable {
         try await authorized.call(SubscriptionsAPI.refresh, UserID(user))
     }
 
+    /// Reads the user's Google Play purchases again from Google; answers the status and facts.
+    public func refreshFromGooglePlay(_ user: UUID) async throws(PierError) -> SubscriptionHistory {
+        try await authorized.call(SubscriptionsAPI.googleRefresh, UserID(user))
+    }
+
     // MARK: - Accounts
 
     /// Accounts found by `query`: an address or its start, a display name's start (case aside),

@@ -51,7 +51,18 @@ extension ProblemCode {
 }
 
 extension SubscriptionsAPI {
-    static let googlePlay: [EndpointDefinition] = [googlePurchase.definition, googleNotification.definition]
+    static let googlePlay: [EndpointDefinition] = [
+        googlePurchase.definition, googleNotification.definition, googleRefresh.definition,
+    ]
+
+    /// The team's "read again from Google": every Google Play purchase of the user read again.
+    public static let googleRefresh = Endpoint<UserID, NoBody, SubscriptionHistory>(
+        "POST", "/subscriptions/users/{userId}/google/refresh", access: .staff, operation: "refreshUserFromGooglePlay",
+        summary: "Re-read a user's Google Play purchases from Google (staff)",
+        description:
+            "Reads every Google Play purchase bound to the user (not replaced by a newer token) from the Play Developer API, records what Google says and answers the user's status and facts, as `GET /subscriptions/users/{userId}`. 503 google_play_failed when Google cannot be read (what was read before it stays recorded); 404 google_play_unconfigured when Google Play is off.",
+        answers: "Status and history after the refresh",
+        problems: [.validationFailed, .notFound, .googlePlayFailed, .googlePlayUnconfigured], retryable: true)
 
     /// A purchase the app made on Google Play, read from Google and bound to the caller.
     public static let googlePurchase = Endpoint<NoParameters, GooglePurchaseRequest, SubscriptionStatus>(

@@ -55,7 +55,8 @@ public struct Grant: Codable, Sendable, Equatable {
 
 /// One fact behind a status, for admins: what arrived, when, from where.
 public struct SubscriptionFact: Codable, Sendable, Equatable {
-    /// `grant`, `appstore.transaction`, `appstore.renewal` or `appstore.notification`.
+    /// `grant`, `appstore.transaction`, `appstore.renewal`, `appstore.notification`,
+    /// `googleplay.purchase` or `googleplay.notification`.
     public var kind: String
     /// The grant id, transaction id, original transaction id or notification UUID.
     public var reference: String

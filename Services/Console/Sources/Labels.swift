@@ -112,6 +112,8 @@ struct Labels: Sendable {
         // Subscription facts.
         "fact.grant": "Granted by the team", "fact.appstore.transaction": "App Store purchase or renewal",
         "fact.appstore.renewal": "App Store renewal information", "fact.appstore.notification": "Notification from Apple",
+        "fact.googleplay.purchase": "Google Play purchase (as Google last said)",
+        "fact.googleplay.notification": "Notification from Google Play",
         // Fields, as forms and the audit log name them.
         "field.status": "Status", "field.tags": "Tags", "field.internalNote": "Internal note",
         "field.duplicateOf": "Duplicate of", "field.moderation": "Review", "field.category": "Kind", "field.role": "Role",

@@ -116,10 +116,11 @@ struct UserPage {
             plans.map { "<option value=\"\($0.id)\">\($0.name), \(Labels.english.period($0.billingPeriod))</option>" })
         let facts = HTML.join(
             subscription.facts.map { fact in
-                // Apple's transaction ids are what Apple's support asks for; other references
-                // (a grant's, a notification's) are ids for developers, folded away.
+                // Apple's transaction ids and Google's order ids are what the stores' support
+                // asks for; other references (a grant's, a notification's) are ids for
+                // developers, folded away.
                 let reference: HTML =
-                    fact.reference.allSatisfy(\.isNumber)
+                    fact.reference.allSatisfy(\.isNumber) || fact.reference.hasPrefix("GPA.")
                     ? "\(fact.reference)" : "<details><summary>reference</summary><code>\(fact.reference)</code></details>"
                 return
                     "<tr><td class=\"when\">\(Layout.date(fact.at))</td><td>\(Labels.english.fact(fact.kind))</td><td>\(reference)</td></tr>"
@@ -142,8 +143,9 @@ struct UserPage {
             <button type="submit">Grant access</button>
             </form>
             <form class="inline" method="post" action="\(action("appstore-refresh"))">\(csrf)<button class="plain" type="submit">Read the App Store subscriptions again from Apple</button></form>
+            <form class="inline" method="post" action="\(action("google-refresh"))">\(csrf)<button class="plain" type="submit">Read the Google Play purchases again from Google</button></form>
             <h2>Facts</h2>
-            <table><thead><tr><th>At</th><th>What</th><th>Apple's reference</th></tr></thead><tbody data-empty="No purchases or grants yet.">\(facts)</tbody></table>
+            <table><thead><tr><th>At</th><th>What</th><th>The store's reference</th></tr></thead><tbody data-empty="No purchases or grants yet.">\(facts)</tbody></table>
             """
     }
 

@@ -65,6 +65,7 @@ struct UserScreens: Sendable {
         ("sessions", "Sessions ended."), ("mail", "Mail queued."), ("disabled", "The account is disabled."),
         ("enabled", "The account is enabled."), ("granted", "Access granted."), ("revoked", "Grant revoked."),
         ("role", "Role changed; the account's sessions ended."), ("refreshed", "Read again from Apple."),
+        ("google", "Read again from Google Play."),
         ("mfa", "Two-step sign-in removed; the owner was mailed."),
         ("approved", "Approved: they may set up two-step sign-in in the next 30 minutes."),
     ]
@@ -106,6 +107,7 @@ struct UserScreens: Sendable {
                 userId: id, planId: form["plan"] ?? "", duration: form["duration"] ?? "P1M", reason: form["reason"] ?? "")
             planned = Planned(SubscriptionsAPI.grant, NoParameters(), body: try api.json(grant), done: "granted")
         case "appstore-refresh": planned = Planned(SubscriptionsAPI.refresh, UserID(id), done: "refreshed")
+        case "google-refresh": planned = Planned(SubscriptionsAPI.googleRefresh, UserID(id), done: "google")
         case "revoke-grant":
             guard let grant = form["grant"].flatMap(UUID.init(uuidString:)) else { return missing("grant") }
             planned = Planned(SubscriptionsAPI.revokeGrant, PathID(grant), done: "revoked")

@@ -59,6 +59,21 @@ struct GooglePlay: Sendable {
         }
     }
 
+    /// Every purchase of `user` read again from Google (a purchase Google no longer knows is
+    /// skipped); answers how many were read.
+    func refresh(user: UUID) async throws -> Int {
+        var read = 0
+        for token in try await GooglePurchases.tokens(of: user, on: subscriptions.database) {
+            do {
+                try await refresh(token)
+                read += 1
+            } catch GooglePlayAPI.Failure.notFound {
+                continue
+            }
+        }
+        return read
+    }
+
     /// A notification, once per message id: stored with what became of it and, unless
     /// `ignored`, applied: the purchase as Google described it just now recorded, and revoked for
     /// a voided purchase or a revocation. False when the message was applied before.

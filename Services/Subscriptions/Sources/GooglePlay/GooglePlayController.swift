@@ -78,6 +78,24 @@ struct GooglePlayController: Sendable {
         }
     }
 
+    /// `POST /subscriptions/users/{userId}/google/refresh` (staff) → the user's status and facts
+    /// after every purchase of theirs was read again from Google.
+    func refresh(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
+        let staff = try context.caller()
+        let user = try context.parameters.require("userId", as: UUID.self)
+        guard let play else { throw Self.unconfigured }
+        let read: Int
+        do {
+            read = try await play.refresh(user: user)
+        } catch let failure as GooglePlayAPI.Failure {
+            throw Self.failed(failure)
+        }
+        logger.info(
+            "google play purchases refreshed",
+            [("user_id", .string(user.text())), ("by", .string(staff.userID.text())), ("purchases", .int(read))])
+        return JSONResponse(try await play.subscriptions.history(of: user))
+    }
+
     /// Purchase tokens are long URL-safe strings: 1 to 1024 letters, digits, `.`, `-`, `_`.
     static func isPurchaseToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 1024

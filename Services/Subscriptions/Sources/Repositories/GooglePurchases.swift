@@ -50,7 +50,10 @@ enum GooglePurchases {
                 \(purchase.state.rawValue), \(purchase.startTime), \(purchase.expiryTime), \(purchase.autoRenew),
                 \(purchase.trial), \(purchase.test), \(purchase.acknowledged), \(purchase.price.map(Int64.init)),
                 \(purchase.currency), \(purchase.pausedUntil), \(purchase.linkedPurchaseToken), \(purchase.latestOrderID),
-                \(PostgresJSON(purchase.payload))::jsonb
+                -- Without the id the app set when it names a deleted account.
+                CASE WHEN EXISTS (SELECT 1 FROM subscriptions.deleted_users d JOIN named n ON d.user_id = n.id)
+                    THEN \(PostgresJSON(purchase.payload))::jsonb - 'externalAccountIdentifiers'
+                    ELSE \(PostgresJSON(purchase.payload))::jsonb END
             FROM owner o
             ON CONFLICT (purchase_token) DO UPDATE SET
                 user_id = coalesce(g.user_id, EXCLUDED.user_id), product_id = EXCLUDED.product_id,
@@ -73,6 +76,16 @@ enum GooglePurchases {
             ).first
         else { return (false, nil) }
         return (true, try row.decode("user_id", as: UUID?.self))
+    }
+
+    /// The purchase tokens bound to `user` that no newer token replaced.
+    static func tokens(of user: UUID, on connection: any PostgresExecutor) async throws -> [String] {
+        try await connection.query(
+            """
+            SELECT purchase_token FROM subscriptions.google_purchases
+            WHERE user_id = \(user) AND superseded_by IS NULL ORDER BY created_at
+            """
+        ).map { try $0.decode("purchase_token") }
     }
 
     /// A voided purchase (refund, chargeback): no access from now on, whatever Google says of it

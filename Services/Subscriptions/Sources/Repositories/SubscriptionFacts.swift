@@ -243,6 +243,31 @@ enum SubscriptionFacts {
                     SELECT original_transaction_id, environment FROM subscriptions.appstore_owners WHERE user_id = \(user))
                 """
             ),
+            (
+                // Google's order id, what Google's support asks for; the token itself is the
+                // purchase's secret: its first characters name it when there is no order yet.
+                "googleplay.purchase",
+                """
+                SELECT coalesce(latest_order_id, left(purchase_token, 12) || '…') AS reference, read_at AS at,
+                    jsonb_strip_nulls(jsonb_build_object('productId', product_id, 'basePlanId', base_plan_id,
+                        'offerId', offer_id, 'state', state, 'startTime', start_time, 'expiryTime', expiry_time,
+                        'autoRenew', auto_renew, 'trial', trial, 'testPurchase', test, 'acknowledged', acknowledged,
+                        'price', price, 'currency', currency, 'pausedUntil', paused_until, 'revokedAt', revoked_at,
+                        'superseded', superseded_by IS NOT NULL, 'orderId', latest_order_id))::text AS details
+                FROM subscriptions.google_purchases WHERE user_id = \(user)
+                """
+            ),
+            (
+                "googleplay.notification",
+                """
+                SELECT n.message_id AS reference, n.received_at AS at,
+                    jsonb_strip_nulls(jsonb_build_object('kind', n.kind, 'notificationType', n.notification_type,
+                        'outcome', n.outcome, 'reason', n.reason))::text AS details
+                FROM subscriptions.google_notifications n
+                JOIN subscriptions.google_purchases g ON g.purchase_token = n.purchase_token
+                WHERE g.user_id = \(user)
+                """
+            ),
         ] as [(String, PostgresQuery)] {
             for row in try await connection.query(query) {
                 facts.append(
