@@ -129,27 +129,42 @@ assert "PIER_AUTH_PUBLIC_URL=${PIER_AUTH_PUBLIC_URL:-http://127.0.0.1:8080} star
 print("deploy: auth's public address is the gateway's in compose, Kubernetes, systemd and make run")
 PY
 
-# Sign in with Apple's key is an optional secret in every setup (issue 43, item 12): its path
-# always named, the secret allowed to be absent, the ids optional.
-python3 - deploy/docker/compose.yaml "$work/deploy-k8s-overlays-local.yaml" deploy/systemd/pier-auth.service.d/apple-key.conf <<'PY'
+# Optional store and identity keys are optional secrets in every setup (issue 43, item 12; issue
+# 48, item 5): Sign in with Apple's key for auth, Google Play's service account key for
+# subscriptions. Their paths always named, the secrets allowed to be absent, their settings optional.
+python3 - deploy/docker/compose.yaml "$work/deploy-k8s-overlays-local.yaml" <<'PY'
 import os, sys, yaml
 compose = yaml.safe_load(open(sys.argv[1]))
-auth = compose["services"]["auth"]
-assert auth["environment"]["PIER_AUTH_APPLE_KEY_FILE"] == "/run/secrets/apple/apple-key.p8"
-assert "./secrets/apple:/run/secrets/apple:ro" in auth["volumes"], "compose: the Apple key's folder is not mounted"
-assert os.path.isdir(os.path.join(os.path.dirname(sys.argv[1]), "secrets/apple")), "compose: secrets/apple is missing"
 docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
-deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "pier-auth")
-pod = deployment["spec"]["template"]["spec"]
-env = {e["name"]: e for e in pod["containers"][0]["env"]}
-assert env["PIER_AUTH_APPLE_KEY_FILE"]["value"] == "/run/secrets/apple-key/apple-key.p8"
-for name in ("PIER_AUTH_APPLE_TEAM_ID", "PIER_AUTH_APPLE_KEY_ID"):
-    assert env[name]["valueFrom"]["configMapKeyRef"].get("optional") is True, f"Kubernetes: {name} is not optional"
-volume = next(v for v in pod["volumes"] if v["name"] == "apple-key")
-assert volume["secret"] == {"secretName": "pier-auth-apple-key", "optional": True}, volume
-assert any(m["name"] == "apple-key" for m in pod["containers"][0]["volumeMounts"])
-unit = open(sys.argv[3]).read()
-for line in ("LoadCredential=apple-key.p8:/etc/pier/auth-apple-key.p8", "Environment=PIER_AUTH_APPLE_KEY_FILE=%d/apple-key.p8"):
-    assert line in unit, f"systemd's drop-in: {line}"
-print("deploy: Sign in with Apple's key is an optional secret in compose, Kubernetes and systemd")
+keys = [
+    # service, key file setting, compose folder and file, Kubernetes volume, Secret and file,
+    # optional ConfigMap settings, systemd drop-in and its credential
+    ("auth", "PIER_AUTH_APPLE_KEY_FILE", "apple", "apple-key.p8", "apple-key", "pier-auth-apple-key",
+     ["PIER_AUTH_APPLE_TEAM_ID", "PIER_AUTH_APPLE_KEY_ID"], "deploy/systemd/pier-auth.service.d/apple-key.conf",
+     "LoadCredential=apple-key.p8:/etc/pier/auth-apple-key.p8"),
+    ("subscriptions", "PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE", "google-play", "service-account.json", "google-play",
+     "pier-subscriptions-google-play",
+     ["PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE", "PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE",
+      "PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT"],
+     "deploy/systemd/pier-subscriptions.service.d/google-play.conf",
+     "LoadCredential=google-play.json:/etc/pier/subscriptions-google-play.json"),
+]
+for service, setting, folder, file, volume_name, secret, optional, dropin, credential in keys:
+    composed = compose["services"][service]
+    assert composed["environment"][setting] == f"/run/secrets/{folder}/{file}", f"compose: {setting}"
+    assert f"./secrets/{folder}:/run/secrets/{folder}:ro" in composed["volumes"], f"compose: secrets/{folder} is not mounted"
+    assert os.path.isdir(os.path.join(os.path.dirname(sys.argv[1]), "secrets", folder)), f"compose: secrets/{folder} is missing"
+    deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == f"pier-{service}")
+    pod = deployment["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    assert env[setting]["value"].startswith(f"/run/secrets/{volume_name}/"), f"Kubernetes: {setting}"
+    for name in optional:
+        assert env[name]["valueFrom"]["configMapKeyRef"].get("optional") is True, f"Kubernetes: {name} is not optional"
+    volume = next(v for v in pod["volumes"] if v["name"] == volume_name)
+    assert volume["secret"] == {"secretName": secret, "optional": True}, volume
+    assert any(m["name"] == volume_name for m in pod["containers"][0]["volumeMounts"])
+    unit = open(dropin).read()
+    for line in (credential, f"Environment={setting}=%d/{credential.split('=')[1].split(':')[0]}"):
+        assert line in unit, f"systemd's drop-in {dropin}: {line}"
+print("deploy: Sign in with Apple's and Google Play's keys are optional secrets in compose, Kubernetes and systemd")
 PY
