@@ -261,6 +261,10 @@ import Testing
             #expect(try await Self.post(service, "tok-1", product: "seeds_team", user: user).status == 200)
             let both = try await service.status(user)
             #expect(both.source == .googleplay && both.plan?.id == "team-yearly", "\(both)")
+            let counted = try await service.send("GET", "/subscriptions/subscribers", token: try service.admin())
+            let plans = try counted.decode(ItemList<PlanSubscribers>.self).items
+            #expect(plans.first { $0.planId == "team-yearly" }?.googlePlay == 1, "\(counted.text)")
+            #expect(plans.first { $0.planId == "pro-monthly" }?.appStore == 1, "\(counted.text)")
             #expect(Set(both.entitlements.map(\.key)) == ["pro", "team"])
             // Support reads Google again: the customer's cancellation shows.
             google.set(
@@ -300,6 +304,34 @@ import Testing
             try await service.pool.withConnection { try await SubscriptionFacts.move(anonymous, to: merger, on: $0) }
             #expect(try await service.status(merger).status == .active)
             #expect(try await service.status(anonymous).status == SubscriptionState.none)
+        }
+    }
+
+    /// The dashboard's figures count Google Play too: today's active subscriptions, a trial that
+    /// converted, a cancellation, a refund.
+    @Test func theDashboardCountsGooglePlay() async throws {
+        try await withService { service, google in
+            let (user, other) = (UUID(), UUID())
+            google.set("tok-1", TestGooglePlay.purchase(account: user, trial: true))
+            #expect(try await Self.post(service, "tok-1", user: user).status == 200)
+            google.set("tok-1", TestGooglePlay.purchase(account: user))  // the trial ended in a paid period
+            #expect(
+                try await Self.push(service, google, try TestGooglePlay.pushBody(TestGooglePlay.subscription(2, token: "tok-1")))
+                    .status == 204)
+            google.set("tok-1", TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_CANCELED", autoRenew: false, account: user))
+            #expect(
+                try await Self.push(service, google, try TestGooglePlay.pushBody(TestGooglePlay.subscription(3, token: "tok-1")))
+                    .status == 204)
+            google.set("tok-2", TestGooglePlay.purchase(product: "seeds_team", basePlan: "yearly", account: other))
+            #expect(try await Self.post(service, "tok-2", product: "seeds_team", user: other).status == 200)
+            let voided = try TestGooglePlay.pushBody([
+                "voidedPurchaseNotification": ["purchaseToken": "tok-2", "orderId": "GPA.2", "productType": 1, "refundType": 1]
+            ])
+            #expect(try await Self.push(service, google, voided).status == 204)
+            let reply = try await service.send("GET", "/subscriptions/stats/daily?days=3", token: try service.admin())
+            let today = try #require(try reply.decode(SubscriptionDaily.self).days.last, "\(reply.text)")
+            #expect(today.active["pro-monthly"] == 1 && today.active["team-yearly"] == nil, "\(reply.text)")
+            #expect(today.conversions == 1 && today.cancellations == 1 && today.refunds == 1, "\(reply.text)")
         }
     }
 

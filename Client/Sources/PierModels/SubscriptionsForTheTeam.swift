@@ -120,19 +120,26 @@ public struct PlanSubscribers: Codable, Sendable, Equatable {
     public var onSale: Bool
     /// Accounts whose App Store subscription to the plan is current (not expired, not revoked).
     public var appStore: Int
-    /// Of those, in an introductory offer (a free trial or an introductory price).
+    /// Accounts whose Google Play subscription to the plan is current (active or cancelled and
+    /// not expired, not voided).
+    public var googlePlay: Int
+    /// Of those (both stores), in an introductory offer (a free trial or an introductory price).
     public var introductoryOffer: Int
-    /// Expired, still served in Apple's billing grace period.
+    /// Expired, still served in the store's billing grace period.
     public var gracePeriod: Int
-    /// Expired, Apple still trying to bill (no access).
+    /// Expired, the store still trying to bill (no access; Google's account hold).
     public var billingRetry: Int
+    /// Paused by the subscriber (Google Play; no access until it resumes).
+    public var paused: Int
     /// Accounts with a current grant of the plan.
     public var grants: Int
 
     public init(
-        planId: String, name: String, onSale: Bool, appStore: Int = 0, introductoryOffer: Int = 0, gracePeriod: Int = 0,
-        billingRetry: Int = 0, grants: Int = 0
+        planId: String, name: String, onSale: Bool, appStore: Int = 0, googlePlay: Int = 0, introductoryOffer: Int = 0,
+        gracePeriod: Int = 0, billingRetry: Int = 0, paused: Int = 0, grants: Int = 0
     ) {
+        self.googlePlay = googlePlay
+        self.paused = paused
         self.planId = planId
         self.name = name
         self.onSale = onSale

@@ -43,8 +43,9 @@ struct PlanScreens: Sendable {
                     <td>\(plan.amount.description)</td><td>\(Labels.english.period(plan.billingPeriod))</td><td>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</td>
                     <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
                     <td>\(plan.active ? "on sale" : "off sale")</td>
-                    <td data-subscribers="\(plan.id)">\(counts.appStore)</td><td>\(counts.introductoryOffer)</td><td>\(counts.gracePeriod)</td>
-                    <td>\(counts.billingRetry)</td><td>\(counts.grants)</td></tr>
+                    <td data-subscribers="\(plan.id)">\(counts.appStore)</td><td data-google="\(plan.id)">\(counts.googlePlay)</td>
+                    <td>\(counts.introductoryOffer)</td><td>\(counts.gracePeriod)</td>
+                    <td>\(counts.billingRetry)</td><td>\(counts.paused)</td><td>\(counts.grants)</td></tr>
                     """
             })
         let arrivals = HTML.join(
@@ -73,9 +74,10 @@ struct PlanScreens: Sendable {
             """
             <h1>Plans and subscribers</h1>
             <table><thead><tr><th>Name</th><th>Id</th><th>Price</th><th>Period</th><th>Trial</th><th>Gives access to</th><th>App Store products</th><th></th>
-            <th title="Current App Store subscriptions">App Store</th><th title="Of those, in an introductory offer">Intro offer</th>
-            <th title="Expired, served in the billing grace period">Grace</th><th title="Expired, Apple retrying to bill">Billing retry</th>
-            <th title="Current grants">Grants</th></tr></thead>
+            <th title="Current App Store subscriptions">App Store</th><th title="Current Google Play subscriptions">Google Play</th>
+            <th title="Of those, in an introductory offer">Intro offer</th>
+            <th title="Expired, served in the billing grace period">Grace</th><th title="Expired, the store retrying to bill">Billing retry</th>
+            <th title="Paused by the subscriber (Google Play)">Paused</th><th title="Current grants">Grants</th></tr></thead>
             <tbody>\(rows)</tbody></table>
             \(create)
             <h2>Recent App Store notifications</h2>

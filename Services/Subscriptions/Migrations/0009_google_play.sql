@@ -29,6 +29,8 @@ CREATE TABLE subscriptions.google_purchases (
     paused_until timestamptz,
     -- A voided purchase (refund, chargeback, revocation): no access from then on.
     revoked_at timestamptz,
+    -- When Pier saw its free trial end in a paid period (the dashboard's conversions).
+    converted_at timestamptz,
     linked_purchase_token text,
     -- The newer token of an upgrade, downgrade or resubscription that replaced this one.
     superseded_by text,
@@ -44,6 +46,7 @@ CREATE INDEX google_purchases_user ON subscriptions.google_purchases (user_id);
 CREATE INDEX google_purchases_linked ON subscriptions.google_purchases (linked_purchase_token);
 CREATE INDEX google_purchases_due ON subscriptions.google_purchases (coalesce(reread_at, expiry_time))
     WHERE superseded_by IS NULL AND revoked_at IS NULL;
+CREATE INDEX google_purchases_started ON subscriptions.google_purchases (start_time);
 
 CREATE TABLE subscriptions.google_acknowledgements (
     purchase_token text PRIMARY KEY,

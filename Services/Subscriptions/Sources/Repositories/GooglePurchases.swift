@@ -62,7 +62,10 @@ enum GooglePurchases {
                 trial = EXCLUDED.trial, test = EXCLUDED.test, acknowledged = g.acknowledged OR EXCLUDED.acknowledged,
                 price = EXCLUDED.price, currency = EXCLUDED.currency, paused_until = EXCLUDED.paused_until,
                 linked_purchase_token = EXCLUDED.linked_purchase_token, latest_order_id = EXCLUDED.latest_order_id,
-                payload = EXCLUDED.payload, read_at = now(), reread_at = NULL
+                payload = EXCLUDED.payload, read_at = now(), reread_at = NULL,
+                converted_at = CASE WHEN g.trial AND NOT EXCLUDED.trial AND EXCLUDED.state IN ('SUBSCRIPTION_STATE_ACTIVE',
+                    'SUBSCRIPTION_STATE_CANCELED', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD') THEN coalesce(g.converted_at, now())
+                    ELSE g.converted_at END
             RETURNING user_id
             """)
         return try rows.first?.decode("user_id", as: UUID?.self)

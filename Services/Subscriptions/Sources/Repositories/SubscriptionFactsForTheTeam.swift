@@ -68,6 +68,24 @@ extension SubscriptionFacts {
             WHERE o.user_id IS NOT NULL AND t.revocation_date IS NULL
             GROUP BY p.id
             """)
+        let google = try await connection.query(
+            """
+            SELECT p.id AS plan,
+                count(DISTINCT g.user_id) FILTER (WHERE g.state IN ('SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_CANCELED')
+                    AND g.expiry_time > now()) AS active,
+                count(DISTINCT g.user_id) FILTER (WHERE g.state IN ('SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_CANCELED')
+                    AND g.expiry_time > now() AND g.trial) AS introductory,
+                count(DISTINCT g.user_id) FILTER (WHERE g.state = 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD'
+                    AND g.expiry_time > now()) AS grace,
+                count(DISTINCT g.user_id) FILTER (WHERE g.state = 'SUBSCRIPTION_STATE_ON_HOLD'
+                    OR (g.state = 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' AND g.expiry_time <= now())) AS retrying,
+                count(DISTINCT g.user_id) FILTER (WHERE g.state = 'SUBSCRIPTION_STATE_PAUSED') AS paused
+            FROM subscriptions.google_purchases g
+            JOIN subscriptions.plans p
+                ON g.product_id = ANY (p.google_product_ids) OR g.product_id || ':' || g.base_plan_id = ANY (p.google_product_ids)
+            WHERE g.user_id IS NOT NULL AND g.revoked_at IS NULL AND g.superseded_by IS NULL
+            GROUP BY p.id
+            """)
         let grants = try await connection.query(
             """
             SELECT plan_id AS plan, count(DISTINCT user_id) AS granted FROM subscriptions.grants
@@ -85,6 +103,14 @@ extension SubscriptionFacts {
             byPlan[id]?.introductoryOffer = Int(try row.decode("introductory", as: Int64.self))
             byPlan[id]?.gracePeriod = Int(try row.decode("grace", as: Int64.self))
             byPlan[id]?.billingRetry = Int(try row.decode("retrying", as: Int64.self))
+        }
+        for row in google {
+            let id: String = try row.decode("plan")
+            byPlan[id]?.googlePlay = Int(try row.decode("active", as: Int64.self))
+            byPlan[id]?.introductoryOffer += Int(try row.decode("introductory", as: Int64.self))
+            byPlan[id]?.gracePeriod += Int(try row.decode("grace", as: Int64.self))
+            byPlan[id]?.billingRetry += Int(try row.decode("retrying", as: Int64.self))
+            byPlan[id]?.paused = Int(try row.decode("paused", as: Int64.self))
         }
         for row in grants {
             byPlan[try row.decode("plan", as: String.self)]?.grants = Int(try row.decode("granted", as: Int64.self))
@@ -149,6 +175,22 @@ extension SubscriptionFacts {
                     AND subscriptions.period_ends(purchase_date, expires_date, revocation_date) <= \(now)::timestamptz
             ) AS today
             JOIN subscriptions.plans p ON today.product_id = ANY (p.appstore_product_ids)
+            GROUP BY 1, 2, 3
+            UNION ALL
+            -- Google Play: a purchase counts from its start to its expiry or voiding (the trial
+            -- flag is its current phase's), read from the purchases themselves.
+            SELECT greatest(g.day, (\(first)::timestamptz AT TIME ZONE 'UTC')::date)::text, p.id, g.trial, sum(g.step)::int
+            FROM (
+                SELECT subscriptions.step_day(start_time) AS day, product_id, base_plan_id, trial, 1 AS step
+                FROM subscriptions.google_purchases WHERE start_time <= \(now)::timestamptz AND expiry_time IS NOT NULL
+                UNION ALL
+                SELECT subscriptions.step_day(subscriptions.period_ends(start_time, expiry_time, revoked_at)), product_id,
+                    base_plan_id, trial, -1
+                FROM subscriptions.google_purchases
+                WHERE start_time IS NOT NULL AND subscriptions.period_ends(start_time, expiry_time, revoked_at) <= \(now)::timestamptz
+            ) AS g
+            JOIN subscriptions.plans p
+                ON g.product_id = ANY (p.google_product_ids) OR g.product_id || ':' || g.base_plan_id = ANY (p.google_product_ids)
             GROUP BY 1, 2, 3
             """)
         var active: [[String: Int]] = Array(repeating: [:], count: result.count)
@@ -215,6 +257,11 @@ extension SubscriptionFacts {
                     AND next.purchase_date >= \(first)::timestamptz AND next.purchase_date <= \(now)::timestamptz
                     AND next.purchase_date <= t.expires_date + interval '60 days'
                 GROUP BY 1
+                UNION ALL
+                SELECT to_char(converted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), count(*)::int
+                FROM subscriptions.google_purchases
+                WHERE converted_at >= \(first)::timestamptz AND converted_at <= \(now)::timestamptz
+                GROUP BY 1
                 """
             ),
             (
@@ -223,6 +270,11 @@ extension SubscriptionFacts {
                 SELECT to_char(revocation_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
                 FROM subscriptions.appstore_transactions
                 WHERE revocation_date >= \(first)::timestamptz AND revocation_date <= \(now)::timestamptz
+                GROUP BY 1
+                UNION ALL
+                SELECT to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), count(*)::int
+                FROM subscriptions.google_purchases
+                WHERE revoked_at >= \(first)::timestamptz AND revoked_at <= \(now)::timestamptz
                 GROUP BY 1
                 """
             ),
@@ -234,13 +286,20 @@ extension SubscriptionFacts {
                 WHERE notification_type = 'DID_CHANGE_RENEWAL_STATUS' AND subtype = 'AUTO_RENEW_DISABLED'
                     AND outcome = 'applied' AND signed_date >= \(first)::timestamptz AND signed_date <= \(now)::timestamptz
                 GROUP BY 1
+                UNION ALL
+                -- Google's SUBSCRIPTION_CANCELED (3): the subscriber turned renewal off.
+                SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), count(*)::int
+                FROM subscriptions.google_notifications
+                WHERE kind = 'subscription' AND notification_type = 3 AND outcome = 'applied'
+                    AND received_at >= \(first)::timestamptz AND received_at <= \(now)::timestamptz
+                GROUP BY 1
                 """
             ),
         ]
         for (field, query) in flows {
             for row in try await connection.query(query) {
                 guard let position = index[try row.decode("day", as: String.self)] else { continue }
-                result[position][keyPath: field] = try row.decode("n")
+                result[position][keyPath: field] += try row.decode("n", as: Int.self)
             }
         }
     }
