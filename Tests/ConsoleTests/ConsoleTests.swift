@@ -243,6 +243,9 @@ final class Browser: @unchecked Sendable {
             // No In-App Purchase key here: reading again from Apple says so, as Pier's problem.
             let apple = try await browser.post(userPath + "/appstore-refresh", [("csrf", csrf)])
             #expect(apple.status == 503 && apple.text.contains("appstore_api_unconfigured"), "\(apple.status)")
+            // Nor Google Play: reading again from Google says it is off here.
+            let google = try await browser.post(userPath + "/google-refresh", [("csrf", csrf)])
+            #expect(google.status == 404 && google.text.contains("google_play_unconfigured"), "\(google.status)")
 
             // Admin-only actions, posted by hand, are refused by Pier.
             let role = try await browser.post(

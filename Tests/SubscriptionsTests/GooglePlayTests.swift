@@ -88,7 +88,9 @@ import Testing
                 return try reply.decode(SubscriptionStatus.self)
             }
             let later = Date().addingTimeInterval(20 * day)
-            #expect(try await status(TestGooglePlay.purchase(trial: true)).status == .trialing)
+            let trial = try await status(TestGooglePlay.purchase(trial: true))
+            #expect(trial.status == .trialing && trial.offer?.type == .introductory, "\(trial)")
+            #expect(trial.offer?.discountType == "free_trial" && trial.offer?.identifier == "free-week")
             let canceled = try await status(TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_CANCELED", autoRenew: false))
             #expect(canceled.status == .active && !canceled.willRenew)
             let grace = try await status(TestGooglePlay.purchase(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", expires: later))

@@ -136,6 +136,19 @@ public final class PierSubscriptions: Sendable {
         return status
     }
 
+    /// Sends a Google Play purchase (the Play Billing Library's `Purchase.purchaseToken` and its
+    /// product; the purchase made with `obfuscatedAccountId` set to the user's id) for the
+    /// signed-in user; the server reads it from Google and returns the status it gives. Safe to
+    /// repeat. Throws `conflict` (409) when the purchase is another account's.
+    @discardableResult
+    public func submit(googlePurchaseToken token: String, productId: String) async throws(PierError) -> SubscriptionStatus {
+        let status = try await authorized.call(
+            SubscriptionsAPI.googlePurchase, NoParameters(),
+            body: GooglePurchaseRequest(purchaseToken: token, productId: productId))
+        invalidate()
+        return status
+    }
+
     /// Makes the next ``status()`` ask the server. The status kept is still served, stale, when
     /// the server cannot be reached.
     public func invalidate() {

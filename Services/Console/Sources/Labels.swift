@@ -44,6 +44,13 @@ struct Labels: Sendable {
     /// A subscription fact's kind in words.
     func fact(_ kind: String) -> String { words["fact." + kind] ?? kind }
 
+    /// Google's `subscriptionState` in words (`SUBSCRIPTION_STATE_ON_HOLD`: "on hold").
+    func googleState(_ state: String) -> String {
+        words["google." + state]
+            ?? (state.hasPrefix("SUBSCRIPTION_STATE_") ? String(state.dropFirst("SUBSCRIPTION_STATE_".count)) : state)
+            .lowercased()
+    }
+
     /// A field's name (the API's, or a form's) in words: "billingPeriod" is "Billed"; one the
     /// console has no words for (a plugin's) as words of its own name: "rolloutPercent" is
     /// "Rollout percent".
@@ -114,6 +121,11 @@ struct Labels: Sendable {
         "fact.appstore.renewal": "App Store renewal information", "fact.appstore.notification": "Notification from Apple",
         "fact.googleplay.purchase": "Google Play purchase (as Google last said)",
         "fact.googleplay.notification": "Notification from Google Play",
+        "google.SUBSCRIPTION_STATE_ACTIVE": "active", "google.SUBSCRIPTION_STATE_CANCELED": "cancelled, not expired",
+        "google.SUBSCRIPTION_STATE_IN_GRACE_PERIOD": "grace period", "google.SUBSCRIPTION_STATE_ON_HOLD": "on hold",
+        "google.SUBSCRIPTION_STATE_PAUSED": "paused", "google.SUBSCRIPTION_STATE_EXPIRED": "expired",
+        "google.SUBSCRIPTION_STATE_PENDING": "payment pending",
+        "google.SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED": "pending purchase cancelled",
         // Fields, as forms and the audit log name them.
         "field.status": "Status", "field.tags": "Tags", "field.internalNote": "Internal note",
         "field.duplicateOf": "Duplicate of", "field.moderation": "Review", "field.category": "Kind", "field.role": "Role",

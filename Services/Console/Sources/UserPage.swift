@@ -122,8 +122,13 @@ struct UserPage {
                 let reference: HTML =
                     fact.reference.allSatisfy(\.isNumber) || fact.reference.hasPrefix("GPA.")
                     ? "\(fact.reference)" : "<details><summary>reference</summary><code>\(fact.reference)</code></details>"
+                // A Google Play purchase says its state as Google last described it.
+                let state: HTML =
+                    fact.details["state"]?.stringValue.map {
+                        " <span class=\"badge\">\(Labels.english.googleState($0))</span>"
+                    } ?? HTML.empty
                 return
-                    "<tr><td class=\"when\">\(Layout.date(fact.at))</td><td>\(Labels.english.fact(fact.kind))</td><td>\(reference)</td></tr>"
+                    "<tr><td class=\"when\">\(Layout.date(fact.at))</td><td>\(Labels.english.fact(fact.kind))\(state)</td><td>\(reference)</td></tr>"
             })
         return """
             <h2>Subscription</h2>

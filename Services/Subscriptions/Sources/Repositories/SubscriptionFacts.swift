@@ -75,7 +75,10 @@ enum SubscriptionFacts {
         SELECT 'googleplay', g.purchase_token, p.id, p.name, coalesce(p.entitlements, '{}'),
             g.start_time, g.expiry_time, g.revoked_at IS NOT NULL,
             CASE WHEN g.state = 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' THEN g.expiry_time END, false, g.auto_renew, g.trial,
-            CASE WHEN g.test THEN 'sandbox' ELSE 'production' END, NULL, NULL, g.offer_id, NULL, NULL, NULL, NULL,
+            CASE WHEN g.test THEN 'sandbox' ELSE 'production' END,
+            -- A free trial is an introductory offer; another offer of the base plan a promotional one.
+            CASE WHEN g.trial THEN 1 WHEN g.offer_id IS NOT NULL THEN 2 END, CASE WHEN g.trial THEN 'FREE_TRIAL' END,
+            g.offer_id, NULL, NULL, NULL, NULL,
             g.price::text, g.currency, NULL, NULL, NULL, g.state
         FROM subscriptions.google_purchases g
         LEFT JOIN subscriptions.plans p
