@@ -309,6 +309,41 @@ import Testing
         }
     }
 
+    /// What webhooks and live streams follow: a Google purchase and a notification publish
+    /// `subscription.updated` (reason `google_play`, the status's source `googleplay`), and the
+    /// user's open stream gets the new status.
+    @Test func changesReachWebhooksAndLiveStreams() async throws {
+        try await withService { service, google in
+            let user = UUID()
+            let stream = try await EventStream.open(
+                service.live.base + "/subscriptions/me/events", token: try service.token(user))
+            #expect(try await stream.next()?.data != nil)  // the state now
+            google.set("tok-1", TestGooglePlay.purchase(account: user))
+            #expect(try await Self.post(service, "tok-1", user: user).status == 200)
+            let bought = try LiveStatusTests.decode(
+                SubscriptionStatus.self, Array(try #require(try await stream.nextEvent()?.data).utf8))
+            #expect(bought.active && bought.source == .googleplay)
+            google.set(
+                "tok-1",
+                TestGooglePlay.purchase(
+                    state: "SUBSCRIPTION_STATE_ON_HOLD", expires: Date().addingTimeInterval(-60), account: user))
+            #expect(
+                try await Self.push(service, google, try TestGooglePlay.pushBody(TestGooglePlay.subscription(5, token: "tok-1")))
+                    .status == 204)
+            let held = try LiveStatusTests.decode(
+                SubscriptionStatus.self, Array(try #require(try await stream.nextEvent()?.data).utf8))
+            #expect(held.status == .billingRetry && !held.active)
+            await stream.close()
+            let events = try await service.pool.query(
+                """
+                SELECT payload ->> 'reason' AS reason, payload -> 'status' ->> 'source' AS source FROM events.events
+                WHERE type = 'subscription.updated' AND payload ->> 'userId' = \(user.uuidString.lowercased()) ORDER BY id
+                """)
+            #expect(try events.map { try $0.decode("reason", as: String.self) } == ["google_play", "google_play"])
+            #expect(try events.map { try $0.decode("source", as: String?.self) } == ["googleplay", "googleplay"])
+        }
+    }
+
     /// The dashboard's figures count Google Play too: today's active subscriptions, a trial that
     /// converted, a cancellation, a refund.
     @Test func theDashboardCountsGooglePlay() async throws {
