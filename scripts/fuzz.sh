@@ -15,13 +15,25 @@ admin=$(scripts/postgres.sh url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_fuzz WITH (FORCE)" -c "CREATE DATABASE pier_fuzz" >/dev/null
 work=$(mktemp -d)
 port=${PIER_FUZZ_PORT:-18480}
+# Google Play on, against a stand-in of Google that grants any assertion and knows no purchase,
+# its push tokens checked against auth's own keys (no token of Google's can pass).
+google=$((port + 1))
+python3 Tests/Interop/google_play_standin.py "$google" &
+standin=$!
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/google.pem" 2>/dev/null
+python3 -c 'import json,sys; print(json.dumps({"client_email": "fuzz@fuzz.iam.gserviceaccount.com", "private_key": open(sys.argv[1]).read(), "token_uri": sys.argv[2]}))' \
+  "$work/google.pem" "http://127.0.0.1:$google/token" > "$work/google.json"
+export PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE=com.example.fuzz PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE="$work/google.json" \
+  PIER_SUBSCRIPTIONS_GOOGLE_API_URL="http://127.0.0.1:$google" PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE=fuzz \
+  PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT=push@fuzz.iam.gserviceaccount.com \
+  PIER_SUBSCRIPTIONS_GOOGLE_JWKS_URL="http://127.0.0.1:$port/auth/.well-known/jwks.json"
 PIER_DATABASE_URL="${admin%/*}/pier_fuzz" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning PIER_HTTP_ACCESS_LOG=false \
   PIER_AUTH_ARGON2_MEMORY_KIB=1024 PIER_AUTH_ARGON2_ITERATIONS=1 PIER_AUTH_THROTTLE_ADDRESS=100000 \
   PIER_AUTH_HASHES_PER_ADDRESS=10000 PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE=100000000 PIER_GATEWAY_RATE_LIMIT=0 \
   PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=1000000 \
   "$(swift build --show-bin-path)/pier-gateway" --embed auth,feedback,subscriptions --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $pid $standin 2>/dev/null || true; rm -rf "$work"' EXIT
 # Migrations of three services first: wait for readiness itself (up to a minute), not a fixed time.
 for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || { echo "fuzz: the gateway did not become ready; see its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
