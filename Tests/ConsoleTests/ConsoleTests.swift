@@ -86,8 +86,10 @@ final class Browser: @unchecked Sendable {
         let base: String
     }
 
-    func withStack(settings: [String: String] = [:], _ body: (Stack) async throws -> Void) async throws {
-        let url = try await TestDatabase.create("pier_test_console")
+    func withStack(
+        database: String = "pier_test_console", settings: [String: String] = [:], _ body: (Stack) async throws -> Void
+    ) async throws {
+        let url = try await TestDatabase.create(database)
         let running = try await EmbeddedStack.start(
             databaseURL: url, settings: settings, plugins: ["auth", "feedback", "subscriptions", "console"])
         let base = "http://127.0.0.1:\(running.server.port)"

@@ -4,6 +4,7 @@ import PierHTTP
 import PierModels
 import PierPostgres
 import PierService
+import PierServiceTestSupport
 import PierTestSupport
 import Testing
 

@@ -42,6 +42,7 @@ struct PlanScreens: Sendable {
                     <tr data-href="\(path)"><td><a href="\(path)">\(plan.name)</a></td><td class="muted">\(plan.id)</td>
                     <td>\(plan.amount.description)</td><td>\(Labels.english.period(plan.billingPeriod))</td><td>\(plan.trialPeriod.map(Labels.english.duration) ?? "none")</td>
                     <td>\(plan.entitlements.joined(separator: ", "))</td><td>\(plan.appStoreProductIds.joined(separator: ", "))</td>
+                    <td>\(plan.googleProductIds.joined(separator: ", "))</td>
                     <td>\(plan.active ? "on sale" : "off sale")</td>
                     <td data-subscribers="\(plan.id)">\(counts.appStore)</td><td data-google="\(plan.id)">\(counts.googlePlay)</td>
                     <td>\(counts.introductoryOffer)</td><td>\(counts.gracePeriod)</td>
@@ -73,7 +74,7 @@ struct PlanScreens: Sendable {
             status: form.isValid ? 200 : 422, title: "Plans", session: session,
             """
             <h1>Plans and subscribers</h1>
-            <table><thead><tr><th>Name</th><th>Id</th><th>Price</th><th>Period</th><th>Trial</th><th>Gives access to</th><th>App Store products</th><th></th>
+            <table><thead><tr><th>Name</th><th>Id</th><th>Price</th><th>Period</th><th>Trial</th><th>Gives access to</th><th>App Store products</th><th>Google Play products</th><th></th>
             <th title="Current App Store subscriptions">App Store</th><th title="Current Google Play subscriptions">Google Play</th>
             <th title="Of those, in an introductory offer">Intro offer</th>
             <th title="Expired, served in the billing grace period">Grace</th><th title="Expired, the store retrying to bill">Billing retry</th>

@@ -3,36 +3,34 @@ import PierCrypto
 import PierHTTP
 import PierTestSupport
 
-@testable import SubscriptionsService
-
 /// A stand-in for Google's endpoints, shaped from Google's reference documentation: the OAuth 2.0
 /// token endpoint (which checks the JWT bearer assertion as Google does: RS256 by the service
 /// account's key, `iss`, `scope`, `aud`, `iat`/`exp`), `purchases.subscriptionsv2.get` answering
 /// per token, `purchases.subscriptions.acknowledge`, and a push identity (a JWKS and OIDC tokens
 /// for Pub/Sub pushes, played by ``TestIdentityProvider``).
-final class TestGooglePlay: Sendable {
-    static let package = "com.example.seeds"
-    static let email = "pier-reader@seeds-project.iam.gserviceaccount.com"
-    static let pushAccount = "pubsub-push@seeds-project.iam.gserviceaccount.com"
-    static let audience = "https://api.example.com/subscriptions/google/notifications"
+public final class TestGooglePlay: Sendable {
+    public static let package = "com.example.seeds"
+    public static let email = "pier-reader@seeds-project.iam.gserviceaccount.com"
+    public static let pushAccount = "pubsub-push@seeds-project.iam.gserviceaccount.com"
+    public static let audience = "https://api.example.com/subscriptions/google/notifications"
 
-    let server: HTTPServer
-    let key: RSAPrivateKey
-    let keyFile: URL
-    let push: TestIdentityProvider
+    public let server: HTTPServer
+    public let key: RSAPrivateKey
+    public let keyFile: URL
+    public let push: TestIdentityProvider
     /// Purchases by token, as `subscriptionsv2.get` answers them.
-    let purchases = Locked<[String: Data]>([:])
+    public let purchases = Locked<[String: Data]>([:])
     /// Access tokens given, and the assertions refused (why).
-    let issued = Locked<Set<String>>([])
-    let refusals = Locked<[String]>([])
-    let reads = Locked<[String]>([])
-    let acknowledgements = Locked<[String]>([])
+    public let issued = Locked<Set<String>>([])
+    public let refusals = Locked<[String]>([])
+    public let reads = Locked<[String]>([])
+    public let acknowledgements = Locked<[String]>([])
     /// While true, every API call answers 503 (Google unreachable, for what the service sees).
-    let down = Locked(false)
+    public let down = Locked(false)
 
-    var url: String { "http://127.0.0.1:\(server.port)" }
+    public var url: String { "http://127.0.0.1:\(server.port)" }
 
-    var settings: [String: String] {
+    public var settings: [String: String] {
         [
             "PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE": Self.package, "PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE": keyFile.path,
             "PIER_SUBSCRIPTIONS_GOOGLE_API_URL": url, "PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE": Self.audience,
@@ -41,7 +39,7 @@ final class TestGooglePlay: Sendable {
         ]
     }
 
-    init() throws {
+    public init() throws {
         key = try RSAPrivateKey.generate()
         push = try TestIdentityProvider()
         let router = Router<BasicRequestContext>()
@@ -108,20 +106,20 @@ final class TestGooglePlay: Sendable {
         try JSONSerialization.data(withJSONObject: account).write(to: keyFile)
     }
 
-    func stop() async {
+    public func stop() async {
         await server.shutdown()
         await push.server.shutdown()
         try? FileManager.default.removeItem(at: keyFile)
     }
 
     /// Sets what `subscriptionsv2.get` answers for `token`.
-    func set(_ token: String, _ purchase: [String: Any]) {
+    public func set(_ token: String, _ purchase: [String: Any]) {
         let data = try? JSONSerialization.data(withJSONObject: purchase)
         purchases.withLock { $0[token] = data }
     }
 
     /// A `SubscriptionPurchaseV2` as Google writes it.
-    static func purchase(
+    public static func purchase(
         state: String = "SUBSCRIPTION_STATE_ACTIVE", product: String = "seeds_pro", basePlan: String = "monthly",
         expires: Date = Date().addingTimeInterval(30 * 86_400), autoRenew: Bool = true, account: UUID? = nil,
         test: Bool = false, linked: String? = nil, trial: Bool = false, acknowledged: Bool = false,
@@ -153,7 +151,7 @@ final class TestGooglePlay: Sendable {
     }
 
     /// A Pub/Sub push body carrying `notification` (a developer notification's inner object).
-    static func pushBody(_ notification: [String: Any], messageID: String = UUID().uuidString, package: String = package)
+    public static func pushBody(_ notification: [String: Any], messageID: String = UUID().uuidString, package: String = package)
         throws -> String
     {
         var developer: [String: Any] = ["version": "1.0", "packageName": package, "eventTimeMillis": "1733480000000"]
@@ -166,7 +164,7 @@ final class TestGooglePlay: Sendable {
         return String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
     }
 
-    static func subscription(_ type: Int, token: String, product: String = "seeds_pro") -> [String: Any] {
+    public static func subscription(_ type: Int, token: String, product: String = "seeds_pro") -> [String: Any] {
         [
             "subscriptionNotification": [
                 "version": "1.0", "notificationType": type, "purchaseToken": token, "subscriptionId": product,
@@ -175,7 +173,7 @@ final class TestGooglePlay: Sendable {
     }
 
     /// The OIDC token Pub/Sub puts on a push: Google's claims, signed by the push identity's key.
-    func pushToken(_ overrides: [String: Any] = [:]) throws -> String {
+    public func pushToken(_ overrides: [String: Any] = [:]) throws -> String {
         var claims: [String: Any] = [
             "iss": "https://accounts.google.com", "aud": Self.audience, "email": Self.pushAccount, "email_verified": true,
             "sub": "1134567890", "azp": "1134567890",
@@ -184,7 +182,7 @@ final class TestGooglePlay: Sendable {
         return try push.token(claims, removing: ["nonce", "nonce_supported", "c_hash", "is_private_email"])
     }
 
-    static func time(_ date: Date) -> String {
+    public static func time(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
