@@ -44,6 +44,13 @@ import Testing
             #expect(try await browser.signIn(supportEmail, ConsoleTests.password).status == 303)
             let plans = try await browser.get("/console/plans")
             #expect(plans.text.contains("seeds_pro") && plans.text.contains("data-google=\"pro\">1<"), "the plans page")
+            let renewed = try TestGooglePlay.pushBody(TestGooglePlay.subscription(2, token: "tok-dana"))
+            let pushed = try await stack.api.send(
+                "POST", "/subscriptions/google/notifications", json: renewed,
+                headers: ["Authorization": "Bearer " + (try google.pushToken())])
+            #expect(pushed.status == 204, "\(pushed.text)")
+            let notices = try await browser.get("/console/plans")
+            #expect(notices.text.contains("<td>Subscription renewed</td>"), "the recent Google Play notifications")
             let found = try await browser.get("/console/users?q=\(customerEmail)")
             #expect(found.text.contains(customerEmail))
             let path = "/console/users/\(customer.user.id.uuidString.lowercased())"

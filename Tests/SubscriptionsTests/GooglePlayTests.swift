@@ -180,6 +180,15 @@ import Testing
             ])
             #expect(try await Self.push(service, google, voided).status == 204)
             #expect(try await service.status(user).status == .revoked)
+            // The team's list: each message once, with what became of it.
+            let listed = try await service.send("GET", "/subscriptions/google/notifications?limit=10", token: try service.admin())
+            let entries = try listed.decode(ItemList<GoogleNotificationEntry>.self).items
+            #expect(entries.filter { $0.messageId == "m-3" }.count == 1 && entries.count == 5, "\(listed.text)")
+            #expect(entries.contains { $0.kind == "test" && $0.outcome == "ignored" && $0.reason == "a test notification" })
+            #expect(entries.first?.kind == "voided" && entries.first?.outcome == "applied", "\(listed.text)")
+            #expect(
+                try await service.send("GET", "/subscriptions/google/notifications", token: try service.token(user)).status == 403
+            )
             // Garbled pushes are 4xx, never 5xx.
             for body in [
                 #"{"message":{}}"#, #"{"message":{"messageId":"x","data":"%%%"}}"#,

@@ -42,6 +42,29 @@ public struct GooglePushRequest: Codable, Sendable {
     }
 }
 
+/// One Real-time developer notification as the team sees it: what became of it.
+public struct GoogleNotificationEntry: Codable, Sendable, Equatable {
+    public var receivedAt: Date
+    public var messageId: String
+    /// `subscription`, `voided`, `test` or `other`.
+    public var kind: String
+    /// A subscription notification's `notificationType` (2 renewed, 3 canceled, 5 on hold, …).
+    public var notificationType: Int?
+    /// The purchase's order id, or its token's first characters.
+    public var purchase: String?
+    /// `applied` or `ignored` (`reason` says why).
+    public var outcome: String
+    public var reason: String?
+
+    public init(
+        receivedAt: Date, messageId: String, kind: String, notificationType: Int?, purchase: String?, outcome: String,
+        reason: String?
+    ) {
+        (self.receivedAt, self.messageId, self.kind, self.notificationType) = (receivedAt, messageId, kind, notificationType)
+        (self.purchase, self.outcome, self.reason) = (purchase, outcome, reason)
+    }
+}
+
 extension ProblemCode {
     /// Google Play is not configured here (`PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE`), or its push
     /// notifications are not (`PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE`).
@@ -52,8 +75,16 @@ extension ProblemCode {
 
 extension SubscriptionsAPI {
     static let googlePlay: [EndpointDefinition] = [
-        googlePurchase.definition, googleNotification.definition, googleRefresh.definition,
+        googlePurchase.definition, googleNotification.definition, googleNotifications.definition,
+        googleRefresh.definition,
     ]
+
+    public static let googleNotifications = Endpoint<LimitQuery, NoBody, ItemList<GoogleNotificationEntry>>(
+        "GET", "/subscriptions/google/notifications", access: .staff, operation: "listGoogleNotifications",
+        summary: "Recent Google Play notifications and their outcome (staff)",
+        description:
+            "The newest Real-time developer notifications Pier accepted, newest first: `applied` (the purchase read from Google again, or revoked) or `ignored` (`reason` says why: a test, another app's, a one-time product's). Pushes whose token was refused are not kept.",
+        answers: "The notifications", problems: [.validationFailed])
 
     /// The team's "read again from Google": every Google Play purchase of the user read again.
     public static let googleRefresh = Endpoint<UserID, NoBody, SubscriptionHistory>(

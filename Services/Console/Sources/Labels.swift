@@ -44,6 +44,22 @@ struct Labels: Sendable {
     /// A subscription fact's kind in words.
     func fact(_ kind: String) -> String { words["fact." + kind] ?? kind }
 
+    /// A Google Play notification's kind and type in words (`subscription`, 2: "renewed").
+    func googleNotification(_ kind: String, _ type: Int?) -> String {
+        let types = [
+            1: "recovered from account hold", 2: "renewed", 3: "cancelled", 4: "purchased", 5: "on hold",
+            6: "in grace period", 7: "restarted", 8: "price change confirmed", 9: "renewal deferred", 10: "paused",
+            11: "pause schedule changed", 12: "revoked", 13: "expired", 17: "items changed",
+            18: "cancellation scheduled", 19: "price change updated", 20: "pending purchase cancelled",
+        ]
+        switch kind {
+        case "subscription": return "Subscription " + (type.flatMap { types[$0] } ?? type.map { "type \($0)" } ?? "")
+        case "voided": return "Voided purchase (refund or chargeback)"
+        case "test": return "Test notification"
+        default: return "Other (one-time products)"
+        }
+    }
+
     /// Google's `subscriptionState` in words (`SUBSCRIPTION_STATE_ON_HOLD`: "on hold").
     func googleState(_ state: String) -> String {
         words["google." + state]

@@ -31,7 +31,9 @@ struct PlanScreens: Sendable {
         async let listed = console.fetch(SubscriptionsAPI.plans, PlansQuery(all: true), as: session, request)
         async let counted = console.fetch(SubscriptionsAPI.subscribers, NoParameters(), as: session, request)
         async let received = console.fetch(SubscriptionsAPI.notifications, LimitQuery(limit: 20), as: session, request)
+        async let fromGoogle = console.fetch(SubscriptionsAPI.googleNotifications, LimitQuery(limit: 20), as: session, request)
         let (plans, subscribers, notifications) = try await (listed.items, counted.items, received.items)
+        let googleNotifications = try await fromGoogle.items
         let rows = HTML.join(
             plans.map { plan in
                 let path = ConsolePath("plans", plan.id)
@@ -85,7 +87,25 @@ struct PlanScreens: Sendable {
             <table data-notifications><thead><tr><th>Received</th><th>Type</th><th>Environment</th><th>Outcome</th><th>Why</th><th>Subscription</th></tr></thead>
             <tbody>\(arrivals)</tbody></table>
             \(notifications.isEmpty ? "<p class=\"muted\">None received yet.</p>" : HTML.empty)
+            \(Self.googleTable(googleNotifications))
             """)
+    }
+
+    /// The newest Google Play notifications, each with its type in words and what became of it.
+    static func googleTable(_ entries: [GoogleNotificationEntry]) -> HTML {
+        let rows = HTML.join(
+            entries.map { entry in
+                """
+                <tr><td class="muted when">\(Layout.date(entry.receivedAt))</td><td>\(Labels.english.googleNotification(entry.kind, entry.notificationType))</td>
+                <td><span class="badge">\(entry.outcome)</span></td><td>\(entry.reason ?? "")</td><td><code>\(entry.purchase ?? "")</code></td></tr>
+                """
+            })
+        return """
+            <h2>Recent Google Play notifications</h2>
+            <table data-google-notifications><thead><tr><th>Received</th><th>Type</th><th>Outcome</th><th>Why</th><th>Purchase</th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            \(entries.isEmpty ? "<p class=\"muted\">None received yet.</p>" : HTML.empty)
+            """
     }
 
     func plan(_ request: Request, _ session: ConsoleSession, _ parameters: Parameters) async throws -> Response {

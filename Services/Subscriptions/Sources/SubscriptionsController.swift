@@ -60,6 +60,7 @@ struct SubscriptionsController: Sendable {
         endpoints.on(SubscriptionsAPI.googlePurchase) { try await googlePlay.purchase($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.googleNotification) { try await googlePlay.notification($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.googleRefresh) { try await googlePlay.refresh($0, $1) }
+        endpoints.on(SubscriptionsAPI.googleNotifications) { try await googlePlay.recent($0, $1) }
         routes.merge(router.routes)
     }
 }

@@ -91,7 +91,8 @@ public struct SubscriptionsService: Service {
             controller: SubscriptionsController(
                 subscriptions: subscriptions, live: live, verifier: verifier, reconciler: reconciler,
                 signer: try StatusSigner.load(configuration, logger: context.logger),
-                googlePlay: GooglePlayController(play: play, http: context.http, logger: context.logger),
+                googlePlay: GooglePlayController(
+                    play: play, database: context.database, http: context.http, logger: context.logger),
                 authenticator: context.authenticator, logger: context.logger),
             worker: worker, reconciler: reconciler,
             googleWorker: play.map { play in

@@ -3,6 +3,7 @@ import PierHTTP
 import PierIdentity
 import PierJSON
 import PierModels
+import PierPostgres
 import PierRuntime
 import PierService
 
@@ -17,12 +18,14 @@ import PierService
 struct GooglePlayController: Sendable {
     /// Nil when Google Play is not configured.
     let play: GooglePlay?
+    let database: PostgresPool
     /// Checks the push's OIDC token; nil when pushes are not configured.
     let push: (verifier: IdentityTokenVerifier, serviceAccount: String)?
     let logger: Logger
 
-    init(play: GooglePlay?, http: HTTPClient, logger: Logger) {
+    init(play: GooglePlay?, database: PostgresPool, http: HTTPClient, logger: Logger) {
         self.play = play
+        self.database = database
         self.logger = logger
         if let settings = play?.api.settings, let audience = settings.pushAudience, let account = settings.pushServiceAccount {
             let google = IdentityProvider(
@@ -94,6 +97,16 @@ struct GooglePlayController: Sendable {
             "google play purchases refreshed",
             [("user_id", .string(user.text())), ("by", .string(staff.userID.text())), ("purchases", .int(read))])
         return JSONResponse(try await play.subscriptions.history(of: user))
+    }
+
+    /// `GET /subscriptions/google/notifications?limit=N` (staff; 1–200, 50 by default).
+    func recent(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<
+        ItemList<GoogleNotificationEntry>
+    > {
+        var errors: [Problem.FieldError] = []
+        let limit = request.query("limit", in: 1...200, into: &errors) ?? 50
+        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        return JSONResponse(ItemList(try await GooglePurchases.recent(limit: limit, on: database)))
     }
 
     /// Purchase tokens are long URL-safe strings: 1 to 1024 letters, digits, `.`, `-`, `_`.

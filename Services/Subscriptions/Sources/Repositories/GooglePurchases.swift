@@ -124,6 +124,25 @@ enum GooglePurchases {
         ).isEmpty
     }
 
+    /// The newest `limit` notifications, newest first.
+    static func recent(limit: Int, on connection: any PostgresExecutor) async throws -> [GoogleNotificationEntry] {
+        try await connection.query(
+            """
+            SELECT n.received_at, n.message_id, n.kind, n.notification_type, n.outcome, n.reason,
+                coalesce(g.latest_order_id, left(n.purchase_token, 12) || '…') AS purchase
+            FROM subscriptions.google_notifications n
+            LEFT JOIN subscriptions.google_purchases g ON g.purchase_token = n.purchase_token
+            ORDER BY n.received_at DESC LIMIT \(Int64(limit))
+            """
+        ).map { row in
+            GoogleNotificationEntry(
+                receivedAt: try row.decode("received_at"), messageId: try row.decode("message_id"),
+                kind: try row.decode("kind"), notificationType: try row.decode("notification_type", as: Int?.self),
+                purchase: try row.decode("purchase", as: String?.self), outcome: try row.decode("outcome"),
+                reason: try row.decode("reason", as: String?.self))
+        }
+    }
+
     /// Up to `limit` purchases whose state may have moved since Google was last asked: marked to
     /// be read again, or live (not revoked, not replaced) and past an expiry, a pause or a grace,
     /// and not read in the last `quiet` seconds.
