@@ -210,6 +210,12 @@ import Testing
             #expect(refused.headers["Retry-After"] != nil)
             #expect(try await service.status(user).status == SubscriptionState.none)
             google.down.withLock { $0 = false }
+            // Google answering something that is not a purchase changes nothing either.
+            google.set("tok-odd", ["subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "lineItems": []])
+            let odd = try await Self.post(service, "tok-odd", user: user)
+            #expect(odd.status == 503 && odd.problem?.code == .googlePlayFailed, "\(odd.text)")
+            let stored = try await service.pool.query("SELECT count(*)::int AS n FROM subscriptions.google_purchases")
+            #expect(try stored[0].decode("n", as: Int.self) == 0)
             #expect(try await Self.post(service, "tok-1", user: user).status == 200)
             // A renewal notification while Google is away: not a 2xx (Pub/Sub delivers it again),
             // the status as it was; delivered again once Google answers, it applies.

@@ -40,8 +40,7 @@ struct GooglePlay: Sendable {
             guard try await GooglePurchases.save(token, purchase, caller: user, on: connection) == user else {
                 return .ownedElsewhere
             }
-            try await subscriptions.publish(user, reason: "google_play", on: connection)
-            return .recorded(try await subscriptions.status(of: user, on: connection))
+            return .recorded(try await subscriptions.publish(user, reason: "google_play", on: connection))
         }
         if !purchase.acknowledged { wakeup.wake() }
         return outcome

@@ -1,6 +1,7 @@
 import PierCrypto
 import PierHTTP
 import PierJSON
+import PierModels
 import PierRuntime
 import Synchronization
 
@@ -155,28 +156,10 @@ final class GooglePlayAPI: Sendable {
 
     /// Google's error body (`{"error": {"message": …}}` or `{"error": "…", "error_description": …}`), briefly.
     private static func reason(_ body: [UInt8]) -> String {
-        guard let object = (try? WireDecoder.decode(JSONValueShape.self, from: body)) else { return "" }
-        let text = object.error?.message ?? object.error_description ?? object.error?.status ?? ""
+        let object = (try? WireDecoder.decode(JSONValue.self, from: body))?.objectValue
+        let error = object?["error"]
+        let text =
+            error?.objectValue?["message"]?.stringValue ?? object?["error_description"]?.stringValue ?? error?.stringValue ?? ""
         return text.isEmpty ? "" : ": " + String(text.prefix(200))
-    }
-
-    private struct JSONValueShape: Decodable {
-        struct Detail: Decodable {
-            var message: String?
-            var status: String?
-            init(from decoder: any Decoder) throws {
-                if let text = try? decoder.singleValueContainer().decode(String.self) {
-                    message = text
-                    status = nil
-                } else {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    message = try container.decodeIfPresent(String.self, forKey: .message)
-                    status = try container.decodeIfPresent(String.self, forKey: .status)
-                }
-            }
-            enum CodingKeys: String, CodingKey { case message, status }
-        }
-        var error: Detail?
-        var error_description: String?
     }
 }

@@ -51,11 +51,14 @@ struct Subscriptions: Sendable {
 
     /// Publishes `subscription.updated` with the status `user` now has, in the transaction of
     /// the change (webhooks send it to the app's backend).
-    func publish(_ user: UUID, reason: String, on connection: PostgresConnection) async throws {
+    /// Answers that status (the caller's answer too: one read of the sources, not two).
+    @discardableResult
+    func publish(_ user: UUID, reason: String, on connection: PostgresConnection) async throws -> SubscriptionStatus {
+        let status = try await status(of: user, on: connection)
         try await EventLog.append(
-            SubscriptionUpdated.type,
-            payload: SubscriptionUpdated(userId: user, reason: reason, status: try await status(of: user, on: connection)),
+            SubscriptionUpdated.type, payload: SubscriptionUpdated(userId: user, reason: reason, status: status),
             on: connection)
+        return status
     }
 
     /// The status with the facts it comes from, read on one connection.
@@ -185,9 +188,8 @@ struct Subscriptions: Sendable {
             let owner = try await SubscriptionFacts.link(original, environment: environment, to: user, on: connection)
             guard owner == user else { return .linkedElsewhere }
             try await SubscriptionFacts.record(verified, on: connection)
-            try await publish(user, reason: "app_store", on: connection)
             return .recorded(
-                try await status(of: user, on: connection),
+                try await publish(user, reason: "app_store", on: connection),
                 renewalKnown: try await SubscriptionFacts.renewalKnown(original, environment: environment, on: connection))
         }
     }
