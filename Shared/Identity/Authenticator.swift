@@ -28,6 +28,11 @@ public struct Principal: Sendable, Equatable {
 
     /// Whether a second factor proved this session's sign-in (or its last re-authentication).
     public var usedSecondFactor: Bool { amr.contains("mfa") }
+    /// Whether the session belongs to an anonymous account (`anon` in the token's `amr`): what
+    /// such an account sends counts as anonymous wherever anonymity matters (moderation, App
+    /// Attest, quotas). A session kept when its account becomes permanent loses the mark at its
+    /// next refresh.
+    public var isAnonymous: Bool { amr.contains("anon") }
 
     public var isAdmin: Bool { role == AccountRole.admin.rawValue }
     /// Admin or support: one of the team.

@@ -213,6 +213,11 @@ import Testing
             #expect(try await Self.me(auth, session).decode(User.self) == kept)
             let ended = try await auth.send("POST", "/auth/refresh", json: #"{"refreshToken":"\#(copy)"}"#)
             #expect(ended.status == 401, "\(ended.text)")
+            // Its next token no longer says anonymous: feedback and the rest stop treating it so.
+            let refreshed = try await auth.send(
+                "POST", "/auth/refresh", json: #"{"refreshToken":"\#(session.refreshToken)"}"#)
+            let claims = try SecondFactorTests.claims(try refreshed.decode(AuthSession.self).accessToken)
+            #expect(!((claims["amr"] as? [String]) ?? []).contains("anon"), "\(claims)")
             let signedIn = try await Self.login(auth, second)
             #expect(signedIn.status == 200)
             #expect(try signedIn.decode(AuthSession.self).user.id == session.user.id)

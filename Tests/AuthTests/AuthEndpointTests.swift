@@ -622,7 +622,7 @@ struct AuthRestartTests {
             ).status
         }
         let checked = statuses.filter { $0 == 422 }.count
-        #expect(statuses.allSatisfy { $0 == 422 || $0 == 429 })
+        #expect(statuses.allSatisfy { $0 == 422 || $0 == 429 }, "\(statuses)")
         #expect((1...5).contains(checked), "\(checked) of 32 guesses were checked")
         // Counted against the account, as login's failures are.
         #expect(try await auth.recordedFailures(email) == checked)

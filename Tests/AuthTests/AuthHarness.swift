@@ -30,7 +30,7 @@ final class AuthHarness: Sendable {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("pier-auth-\(UUID())").path
         var environment = [
             "PIER_LOG_LEVEL": "info", "PIER_HTTP_ACCESS_LOG": "true", "PIER_AUTH_ARGON2_MEMORY_KIB": "1024",
-            "PIER_AUTH_ARGON2_ITERATIONS": "1", "PIER_AUTH_REFRESH_GRACE_S": "1", "PIER_AUTH_THROTTLE_ADDRESS": "1000",
+            "PIER_AUTH_ARGON2_ITERATIONS": "1", "PIER_AUTH_REFRESH_GRACE_S": "1",
             "PIER_AUTH_HASHES_PER_ADDRESS": "1000", "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "1000000",
             // Development keys and mails (no SMTP) land here, not in the working copy.
             "PIER_DATA_DIR": data,

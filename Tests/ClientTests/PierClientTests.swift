@@ -25,7 +25,6 @@ import Testing
         // Every test's client comes from 127.0.0.1: per-address guards would make them wait on each other.
         let settings = [
             "PIER_AUTH_REQUIRE_MFA_FOR_ROLES": "none", "PIER_AUTH_HASHES_PER_ADDRESS": "1000",
-            "PIER_AUTH_THROTTLE_ADDRESS": "100000",
             "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE": "100000", "PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR": "100000",
             // Mails go to a real SMTP server; links as an app's universal links would carry them.
             "PIER_AUTH_SMTP_URL": try await smtp.value.url, "PIER_AUTH_PUBLIC_URL": "https://seeds.example",

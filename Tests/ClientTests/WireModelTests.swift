@@ -84,7 +84,8 @@ import Testing
         #expect(Price(milliunits: 4990, currency: "EUR") == Price(minorUnits: 499, currency: "EUR"))
         #expect(Price(milliunits: 500_000, currency: "JPY") == Price(minorUnits: 500, currency: "JPY"))
         #expect(Price(milliunits: 1_255, currency: "KWD") == Price(minorUnits: 1_255, currency: "KWD"))
-        #expect(Price(milliunits: 4_995, currency: "USD").minorUnits == 500)  // half a cent rounds up
+        #expect(Price(milliunits: 4_995, currency: "USD")?.minorUnits == 500)  // half a cent rounds up
+        #expect(Price(milliunits: Int.max, currency: "CLF") == nil)
 
         let plan = Plan(
             id: "pro", name: "Pro", description: "", price: 500, currency: "JPY", billingPeriod: "P3M", trialPeriod: "P1W",

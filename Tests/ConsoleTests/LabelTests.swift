@@ -85,3 +85,14 @@ import Testing
         #expect(published.text == "<div>Changed: welcome</div><div>Version: 3 → 4</div>", "\(published.text)")
     }
 }
+
+/// Saved replies' placeholders are filled in one pass: a value (a sender's name, say) is never
+/// read again as a placeholder, whatever order the values come in.
+@Suite struct SavedReplyFillTests {
+    @Test func valuesAreNeverReadAgainAsPlaceholders() {
+        let values = ["{name}": "{agent}", "{agent}": "Maya", "{first name}": "{name}"]
+        #expect(FeedbackScreens.fill("Hi {name}, {first name}: {agent} here.", values) == "Hi {agent}, {name}: Maya here.")
+        #expect(FeedbackScreens.fill("{unknown} {agent}{agent} {", values) == "{unknown} MayaMaya {")
+        #expect(FeedbackScreens.fill("no braces", values) == "no braces")
+    }
+}

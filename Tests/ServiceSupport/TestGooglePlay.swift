@@ -27,6 +27,13 @@ public final class TestGooglePlay: Sendable {
     public let acknowledgements = Locked<[String]>([])
     /// While true, every API call answers 503 (Google unreachable, for what the service sees).
     public let down = Locked(false)
+    /// Every call of the API that reached the stand-in, answered or not.
+    public let calls = Locked(0)
+    /// While set, every API call answers 429 with this `Retry-After` (the app's quota spent).
+    public let throttled = Locked<Int?>(nil)
+    /// While true, an unknown token is answered as Google answers a token it cannot read:
+    /// 400 "Invalid Value" (else 404).
+    public let invalidValue = Locked(false)
 
     public var url: String { "http://127.0.0.1:\(server.port)" }
 
@@ -45,8 +52,8 @@ public final class TestGooglePlay: Sendable {
         let router = Router<BasicRequestContext>()
         let publicKey = try key.publicKey
         let tokenPath = "/token"
-        let (purchases, issued, refusals, reads, acknowledgements, down) = (
-            purchases, issued, refusals, reads, acknowledgements, down
+        let (purchases, issued, refusals, reads, acknowledgements, down, throttled, invalidValue, calls) = (
+            purchases, issued, refusals, reads, acknowledgements, down, throttled, invalidValue, calls
         )
         let port = Locked(0)
         router.post(tokenPath) { request, _ in
@@ -61,7 +68,14 @@ public final class TestGooglePlay: Sendable {
             return Self.json(200, ["access_token": token, "expires_in": 3599, "token_type": "Bearer"])
         }
         @Sendable func authorized(_ request: Request) -> Response? {
+            calls.withLock { $0 += 1 }
             if down.withLock({ $0 }) { return Self.json(503, ["error": ["code": 503, "message": "Backend Error"]]) }
+            if let seconds = throttled.withLock({ $0 }) {
+                var response = Self.json(
+                    429, ["error": ["code": 429, "message": "Rate Limit Exceeded", "status": "RESOURCE_EXHAUSTED"]])
+                response.headers.set("Retry-After", String(seconds))
+                return response
+            }
             let bearer = request.headers["Authorization"].map { String($0.dropFirst("Bearer ".count)) } ?? ""
             guard issued.withLock({ $0.contains(bearer) }) else {
                 return Self.json(401, ["error": ["code": 401, "message": "Invalid Credentials"]])
@@ -74,6 +88,16 @@ public final class TestGooglePlay: Sendable {
             let token = context.parameters["token"] ?? ""
             reads.withLock { $0.append(token) }
             guard context.parameters["package"] == Self.package, let purchase = purchases.withLock({ $0[token] }) else {
+                if invalidValue.withLock({ $0 }) {
+                    return Self.json(
+                        400,
+                        [
+                            "error": [
+                                "code": 400, "message": "Invalid Value",
+                                "errors": [["message": "Invalid Value", "domain": "global", "reason": "invalid"]],
+                            ]
+                        ])
+                }
                 return Self.json(404, ["error": ["code": 404, "message": "The purchase token was not found."]])
             }
             return Response(status: 200, headers: ["Content-Type": "application/json"], body: Array(purchase))
@@ -123,7 +147,8 @@ public final class TestGooglePlay: Sendable {
         state: String = "SUBSCRIPTION_STATE_ACTIVE", product: String = "seeds_pro", basePlan: String = "monthly",
         expires: Date = Date().addingTimeInterval(30 * 86_400), autoRenew: Bool = true, account: UUID? = nil,
         test: Bool = false, linked: String? = nil, trial: Bool = false, acknowledged: Bool = false,
-        price: (units: String, nanos: Int, currency: String) = ("4", 990_000_000, "USD"), pausedUntil: Date? = nil
+        price: (units: String, nanos: Int, currency: String) = ("4", 990_000_000, "USD"), pausedUntil: Date? = nil,
+        order: String? = nil
     ) -> [String: Any] {
         var item: [String: Any] = [
             "productId": product, "expiryTime": time(expires),
@@ -132,7 +157,7 @@ public final class TestGooglePlay: Sendable {
                 "recurringPrice": ["currencyCode": price.currency, "units": price.units, "nanos": price.nanos],
             ],
             "offerDetails": ["basePlanId": basePlan, "offerTags": []],
-            "latestSuccessfulOrderId": "GPA.3301-\(Int.random(in: 1000...9999))",
+            "latestSuccessfulOrderId": order ?? "GPA.3301-\(Int.random(in: 1000...9999))",
         ]
         if trial {
             item["offerDetails"] = ["basePlanId": basePlan, "offerId": "free-week", "offerTags": ["trial"]]

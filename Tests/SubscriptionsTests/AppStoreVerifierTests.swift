@@ -220,10 +220,12 @@ import Testing
         #expect(try await refusal(token, production)?.contains("sandbox") == true)
         var neither = summary
         neither["summary"] = nil
-        // A shape with none of the known parts is Apple's all the same: verified, environment
-        // unknown, nothing embedded (stored and acknowledged, never applied).
-        let unknown = try await verifier().notification(try Self.ca.sign(neither))
-        #expect(unknown.notification.environment == "unknown" && unknown.transaction == nil && unknown.renewal == nil)
+        // A shape that names no app and no environment cannot be told apart from another app's:
+        // refused, as Apple's library refuses it.
+        #expect(try await refusal(neither, try verifier())?.contains("no bundle id") == true)
+        var noEnvironment = summary
+        noEnvironment["summary"] = ["bundleId": SubscriptionsHarness.bundleID, "appAppleId": SubscriptionsHarness.appAppleID]
+        #expect(try await refusal(noEnvironment, try verifier())?.contains("no environment") == true)
         // The embedded transaction is verified too: one from a foreign CA sinks the notification.
         let foreign = try TestCA().sign(payload())
         let smuggled = AppStorePayload.notification("DID_RENEW", transaction: foreign, renewal: nil)

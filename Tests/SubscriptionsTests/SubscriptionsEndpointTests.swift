@@ -605,7 +605,12 @@ import Testing
             #expect(status.status == .active && status.plan?.id == "pro-monthly")
             #expect(status.renewsTo == PlanReference(id: "team-yearly", name: "Team"))
             #expect(status.expirationReason == "cancelled" && status.priceIncrease == "pending")
-            #expect(status.price == 9990 && status.currency == "EUR" && status.familyShared == true)
+            // Apple's 9990 milliunits are 999 cents: every price Pier answers is in minor units.
+            #expect(status.price == 999 && status.currency == "EUR" && status.familyShared == true)
+            #expect(status.paid == Price(minorUnits: 999, currency: "EUR"))
+            let history = try await service.send("GET", "/subscriptions/users/\(user)", token: try service.admin())
+            let facts = try history.decode(SubscriptionHistory.self).facts
+            #expect(facts.first { $0.kind == "appstore.transaction" }?.details["price"] == .number(999), "\(history.text)")
             #expect(status.revocation == nil)
 
             // Refunded, prorated, for an issue with the app.
@@ -666,9 +671,10 @@ import Testing
         }
     }
 
-    /// Every well-signed notification is stored and acknowledged, whatever its type or shape,
-    /// or Apple retries it for days: RESCIND_CONSENT (its `appData`), a type Pier does not act on,
-    /// and a shape this version does not know. What names another app is still refused.
+    /// Every well-signed notification of this app is stored and acknowledged, whatever its type,
+    /// or Apple retries it for days:
+    /// RESCIND_CONSENT (its `appData`) and a type Pier does not act on. What names another app,
+    /// or no app and no environment at all, is refused (Apple's library refuses it alike).
     @Test func notificationsPierDoesNotActOnAreStoredAndAcknowledged() async throws {
         try await withService { service in
             let ca = service.ca
@@ -702,8 +708,9 @@ import Testing
             #expect(try await service.postNotification(future).status == 200)
             #expect(try await stored(futureID)?.type == "SOMETHING_APPLE_ADDS")
             let (shape, shapeID) = try signed("ANOTHER_SHAPE", "partsUnknownToPier")
-            #expect(try await service.postNotification(shape).status == 200)
-            #expect(try await stored(shapeID)?.environment == "unknown")
+            let refused = try await service.postNotification(shape)
+            #expect(refused.status == 422 && refused.problem?.errors?.map(\.field) == ["signedPayload"], "\(refused.text)")
+            #expect(try await stored(shapeID) == nil)
             // Still refused: another app's, and anything not signed through Apple's chain.
             let (other, otherID) = try signed("RESCIND_CONSENT", "appData", bundle: "com.example.other")
             #expect(try await service.postNotification(other).status == 422)

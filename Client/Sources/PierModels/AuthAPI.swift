@@ -141,9 +141,9 @@ public enum AuthAPI {
     public static let deleteAccount = Endpoint<NoParameters, ReauthenticationRequest?, NoContent>(
         "DELETE", "/auth/me", access: .signedIn, operation: "deleteMe", summary: "Delete the account",
         description:
-            "Needs the current password in the optional body, unless the user signed in within the last 5 minutes. Records `account.deleted` for the other services and mails a notice.",
+            "Needs the current password in the optional body, unless the user signed in within the last 5 minutes. Records `account.deleted` for the other services and mails a notice. 409 last_admin: the last enabled admin cannot delete itself (make another admin first).",
         status: 204,
-        problems: [.validationFailed, .accountDeleted] + confirmation, retryable: false)
+        problems: [.validationFailed, .accountDeleted, .lastAdmin] + confirmation, retryable: false)
 
     public static let changePassword = Endpoint<NoParameters, PasswordChangeRequest, NoContent>(
         "POST", "/auth/password", access: .signedIn, operation: "changePassword",
@@ -155,8 +155,9 @@ public enum AuthAPI {
         summary:
             "Give the password, a code or a passkey again: a fresh access token of the same session whose auth_time is now (step-up)",
         description:
-            "For the actions that ask for a recent sign-in (401 reauthentication_required): changing a role, deleting an account, repricing a plan. The login's guards (rate limits, lockout) apply.",
-        answers: "The new access token", problems: [.validationFailed, .sessionRevoked, .accountDeleted] + confirmation)
+            "For the actions that ask for a recent sign-in (401 reauthentication_required): changing a role, deleting an account, repricing a plan. The login's guards (rate limits, lockout) apply. 409 anonymous_account: an anonymous account has nothing to confirm with and needs no step-up (its session stands for a recent sign-in).",
+        answers: "The new access token",
+        problems: [.validationFailed, .sessionRevoked, .accountDeleted, .anonymousAccount] + confirmation)
 
     public static let reauthenticationPasskeyOptions = Endpoint<NoParameters, NoBody, PasskeyRequestOptions>(
         "POST", "/auth/reauthenticate/passkey-options", access: .signedIn, operation: "reauthenticationPasskeyOptions",

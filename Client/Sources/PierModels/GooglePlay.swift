@@ -71,6 +71,9 @@ extension ProblemCode {
     public static let googlePlayUnconfigured: ProblemCode = "google_play_unconfigured"
     /// Google Play could not be reached or refused: nothing changed; retry after `Retry-After`.
     public static let googlePlayFailed: ProblemCode = "google_play_failed"
+    /// No plan offers the Google Play purchase's product: it is kept for the team, not
+    /// acknowledged (Google refunds it), and gives nothing.
+    public static let productNotOffered: ProblemCode = "product_not_offered"
 }
 
 extension SubscriptionsAPI {
@@ -100,16 +103,17 @@ extension SubscriptionsAPI {
         "POST", "/subscriptions/google/purchases", access: .signedIn, operation: "postGooglePurchase",
         summary: "Record a Google Play subscription purchase after reading it from Google; answers the new status",
         description:
-            "Pier reads the purchase from the Play Developer API (purchases.subscriptionsv2.get, as the configured service account), checks that it is of `productId` and that its `obfuscatedExternalAccountId`, when set, names the caller (or an anonymous account merged into the caller's), binds it to the caller and acknowledges it to Google (retried until done). 409 conflict: the purchase is another account's; 422 names the field (a token Google does not know, another product); 503 google_play_failed: Google could not be reached (nothing changed, retry); 404 google_play_unconfigured: Google Play is off here.",
+            "Pier reads the purchase from the Play Developer API (purchases.subscriptionsv2.get, as the configured service account; one call per post at most, none for a token Google called unknown in the last 10 minutes), checks that it is of `productId` and that its `obfuscatedExternalAccountId`, when set, names the caller (or an anonymous account merged into the caller's), binds it to the caller and acknowledges it to Google (retried until done). 409 conflict: the purchase is another account's; 422 names the field (a token Google does not know or calls invalid, another product, a purchase with a number Pier cannot hold); 422 product_not_offered: no plan offers the product (kept for the team, not acknowledged, so Google refunds it); 429: too many posts from the account or the address (PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ACCOUNT_PER_MINUTE, _PER_ADDRESS_PER_MINUTE); 503 google_play_failed: Google could not be reached or asked to slow down (nothing changed, retry after Retry-After); 404 google_play_unconfigured: Google Play is off here.",
         answers: "The status with the purchase",
-        problems: [.validationFailed, .conflict, .googlePlayFailed, .googlePlayUnconfigured], retryable: true)
+        problems: [.validationFailed, .conflict, .productNotOffered, .rateLimited, .googlePlayFailed, .googlePlayUnconfigured],
+        retryable: true)
 
     /// Cloud Pub/Sub pushes Google Play's Real-time developer notifications here.
     public static let googleNotification = Endpoint<NoParameters, GooglePushRequest, NoContent>(
         "POST", "/subscriptions/google/notifications", access: .public, operation: "postGoogleNotification",
         summary: "Google Play Real-time developer notifications (Cloud Pub/Sub push); 204 once applied, idempotent by messageId",
         description:
-            "The push's OIDC token (`Authorization: Bearer`) must be Google's, for PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE, signed as PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT. A subscription notification makes Pier read the purchase from Google again (never the message alone); a voided purchase revokes access; a test notification is acknowledged. Each message is applied once. 503 when Google cannot be read: Pub/Sub delivers the message again later.",
+            "The push's OIDC token (`Authorization: Bearer`) must be Google's, for PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE, signed as PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT. A subscription or voided-purchase notification makes Pier read the purchase from Google again (never the message alone); a voided purchase revokes access when its order paid for the current period (a refund of an earlier renewal's order does not); a test notification is acknowledged. Each message is applied once, and a repeated message id is answered without calling Google. A token Google does not know (404, or 400 Invalid Value) and a purchase with a number Pier cannot hold are final: acknowledged and stored as ignored. 503 when Google cannot be read: Pub/Sub delivers the message again later.",
         status: 204, answers: "Applied (or already applied)",
         problems: [.validationFailed, .authenticationRequired, .tokenInvalid, .googlePlayFailed, .googlePlayUnconfigured],
         retryable: true)

@@ -18,9 +18,14 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
         self.currency = currency.uppercased()
     }
 
+    /// The largest amount Pier holds, in minor units (ten billion dollars in cents): a plan's
+    /// price, a store's, anything beyond is refused rather than computed with.
+    public static let maximumMinorUnits = 1_000_000_000_000
+
     /// From Apple's milliunits (4990 is 4.99 in any currency), rounded to the currency's minor
-    /// units.
-    public init(milliunits: Int, currency: String) {
+    /// units; nil beyond ``maximumMinorUnits`` either way.
+    public init?(milliunits: Int, currency: String) {
+        guard milliunits.magnitude <= UInt(Self.maximumMinorUnits) * 1000 else { return nil }
         let scaled = milliunits * Self.minorUnitsPerUnit(of: currency)
         // Halves away from zero, in integers.
         self.init(minorUnits: (scaled + (scaled < 0 ? -500 : 500)) / 1000, currency: currency)
@@ -87,7 +92,7 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
     private static let threeDecimals: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
 
     /// 10 to the currency's exponent: 100 cents in a dollar, 1 yen in a yen, 1000 fils in a dinar.
-    private static func minorUnitsPerUnit(of currency: String) -> Int {
+    public static func minorUnitsPerUnit(of currency: String) -> Int {
         (0..<exponent(of: currency)).reduce(1) { result, _ in result * 10 }
     }
 }
@@ -127,9 +132,10 @@ extension Plan {
 }
 
 extension SubscriptionStatus {
-    /// What the user paid for the deciding App Store purchase (``price`` is in Apple's milliunits).
+    /// What the user paid for the deciding purchase (``price`` is in the currency's minor units,
+    /// whichever store sold it).
     public var paid: Price? {
         guard let price, let currency else { return nil }
-        return Price(milliunits: price, currency: currency)
+        return Price(minorUnits: price, currency: currency)
     }
 }

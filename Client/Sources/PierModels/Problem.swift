@@ -194,6 +194,6 @@ public struct ProblemCode: RawRepresentable, Codable, Hashable, Sendable, Expres
         .invalidIdentityToken, .accountDisabled, .addressUnverified, .lastAdmin, .mfaRequired, .invalidMFAToken,
         .invalidCode, .mfaEnrolmentRequired, .enrolmentApprovalRequired, .invalidPasskey, .identityTaken, .invalidMergeToken,
         .attestationRequired, .invalidAttestation, .googlePlayUnconfigured, .googlePlayFailed,
-        .anonymousAccount, .notAnonymous, .internalError,
+        .productNotOffered, .anonymousAccount, .notAnonymous, .internalError,
     ]
 }

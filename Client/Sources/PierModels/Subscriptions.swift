@@ -196,8 +196,9 @@ public struct SubscriptionStatus: Codable, Sendable, Equatable {
     public var expirationReason: ExpirationReason?
     /// A price increase: `pending` (the user has not consented yet) or `accepted`.
     public var priceIncrease: PriceIncrease?
-    /// What the user actually paid for the deciding purchase, in milliunits of `currency`
-    /// (Apple's unit: 4990 is 4.99), in their storefront's currency.
+    /// What the user actually paid for the deciding purchase, in the minor units of `currency`
+    /// (ISO 4217: 499 is 4.99 USD, 500 is 500 JPY, 1250 is 1.250 KWD), whichever store sold it;
+    /// ``paid`` reads it as a ``Price``.
     public var price: Int?
     public var currency: String?
     /// True when the user has access through Family Sharing, not their own purchase.

@@ -20,8 +20,7 @@ import PierService
 /// | `PIER_AUTH_ARGON2_MEMORY_KIB` / `_ITERATIONS` / `_PARALLELISM` | `19456` / `2` / `1` | Argon2id cost (OWASP minimum) |
 /// | `PIER_AUTH_HASH_THREADS` | cores | password hashes computed at once |
 /// | `PIER_AUTH_HASH_QUEUE` | `64` | hashes waiting; beyond → 503 |
-/// | `PIER_AUTH_THROTTLE_ACCOUNT` | `5` | failed logins per account before back-off |
-/// | `PIER_AUTH_THROTTLE_ADDRESS` | `20` | failed logins at existing accounts per client address before back-off |
+/// | `PIER_AUTH_THROTTLE_ACCOUNT` | `5` | failed logins per account (or per device that signed in to it before) before back-off |
 /// | `PIER_AUTH_HASHES_PER_ADDRESS` | `2` | password hashes in flight per client address (per replica); beyond → 429 at once |
 /// | `PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE` | `60` | logins per client address, successful or not (per replica; bursts of as many) |
 /// | `PIER_APP_NAME` | `Pier` | the app's name, in mails |
@@ -64,7 +63,6 @@ public struct AuthConfiguration: Sendable {
     public var hashThreads: Int
     public var hashQueueLimit: Int
     public var accountFailureLimit: Int
-    public var addressFailureLimit: Int
     public var hashesPerAddress: Int
     public var loginsPerAddressPerMinute: Int
     public var appName: String
@@ -124,7 +122,6 @@ public struct AuthConfiguration: Sendable {
         hashThreads = try environment.int("PIER_AUTH_HASH_THREADS", default: System.coreCount, in: 1...256)
         hashQueueLimit = try environment.int("PIER_AUTH_HASH_QUEUE", default: 64, in: 0...100_000)
         accountFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ACCOUNT", default: 5, in: 1...1000)
-        addressFailureLimit = try environment.int("PIER_AUTH_THROTTLE_ADDRESS", default: 20, in: 1...100_000)
         hashesPerAddress = try environment.int("PIER_AUTH_HASHES_PER_ADDRESS", default: 2, in: 1...10_000)
         loginsPerAddressPerMinute = try environment.int(
             "PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE", default: 60, in: 1...1_000_000_000)

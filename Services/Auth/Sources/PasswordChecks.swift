@@ -31,27 +31,31 @@ struct PasswordChecks: Sendable {
     }
 
     /// Checks `password` against the account of `emailKey` under the failed-attempt guards
-    /// (``LoginThrottle``): a place among the account's attempts in flight, then the account
-    /// and both keys' back-off read in one round trip, the hash, and the failure recorded
-    /// before the place is given back. An unknown email is checked against a dummy hash: same
-    /// work, same time, same answer.
+    /// (``LoginThrottle``): a place among the attempts in flight, then the account and the
+    /// back-off read in one round trip, the hash, and the failure recorded before the place is
+    /// given back. An unknown email is checked against a dummy hash: same work, same time, same
+    /// answer.
     ///
     /// A password longer than any the policy accepts is refused before anything is hashed
     /// (422 naming `field`): no account can have it, and hashing a megabyte costs a third of a
     /// second.
     ///
-    /// `device`: the throttle key of a device that proved it signed in to this account before
-    /// (``DeviceTokens``): its attempts count against it instead of against the client's address.
-    func check(_ password: String, field: String, emailKey: String, client: String, device: String? = nil) async throws
+    /// Who answers for a failure: `device`, the throttle key of a device that proved it signed
+    /// in to this account before (``DeviceTokens``), for its own; every other client for the
+    /// account's. So failures at one account never hold another account (not even one signed
+    /// in from the same network), and the failures of others at an account never hold the
+    /// devices its owner signed in on. Guessing from one network across many accounts is
+    /// bounded by each account's back-off, the client's share of the hashing threads and the
+    /// login rate per client address (`PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE`).
+    func check(_ password: String, field: String, emailKey: String, device: String? = nil) async throws
         -> PasswordCheck
     {
         guard password.utf8.count <= 4 * PasswordPolicy.maximumLength, password.count <= PasswordPolicy.maximumLength else {
             throw HTTPError.invalid(field, "must be at most \(PasswordPolicy.maximumLength) characters")
         }
-        let account = LoginThrottle.accountKey(emailKey)
-        let address = device ?? LoginThrottle.addressKey(client)
-        let checked = try await throttle.reserving(account) { () async throws -> PasswordCheck in
-            let standing = try await throttle.lookUp(emailKey: emailKey, account: account, address: address)
+        let key = device ?? LoginThrottle.accountKey(emailKey)
+        let checked = try await throttle.reserving(key) { () async throws -> PasswordCheck in
+            let standing = try await throttle.lookUp(emailKey: emailKey, key: key)
             if let wait = standing.retry { return .wait(wait) }
             let failures = standing.failures
             guard throttle.admits(failures: failures, inFlight: standing.inFlight) else { return .wait(1) }
@@ -60,14 +64,10 @@ struct PasswordChecks: Sendable {
             let stored = standing.account
             let matches = try await hasher.verify(password, against: stored?.1 ?? dummyHash)
             guard matches, let (user, hash) = stored else {
-                // A guess at an address with no password to guess (no account, or one without a
-                // password) counts against that address alone: made-up addresses sent from a
-                // shared network must not lock its real users out. Guesses at real accounts
-                // count against the network too (stuffing across accounts).
-                try await throttle.recordFailure(account: account, address: stored == nil ? nil : address)
+                try await throttle.recordFailure(key)
                 return .wrong
             }
-            if failures > 0 { try await throttle.reset(account: account) }
+            if failures > 0 { try await throttle.reset(key) }
             return .right(user, hash)
         }
         return checked ?? .wait(1)

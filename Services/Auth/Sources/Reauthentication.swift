@@ -57,8 +57,7 @@ struct Reauthentication: Sendable {
             guard let emailKey = try await useCases.users.emailKey(of: principal.userID) else { throw Self.deleted }
             // The same guards as login: a stolen access token is no way to guess passwords faster.
             let outcome = try await passwords.hashing(request.clientKey) {
-                try await passwords.check(
-                    password, field: "password", emailKey: emailKey, client: request.clientKey)
+                try await passwords.check(password, field: "password", emailKey: emailKey)
             }
             switch outcome {
             case .wait(let seconds):

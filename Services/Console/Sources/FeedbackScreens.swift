@@ -180,7 +180,27 @@ struct FeedbackScreens: Sendable {
             "{agent}": String(session.email.prefix { $0 != "@" }),
             "{app version}": item.appVersion ?? "the app", "{platform}": Labels.english(item.platform, none: "your device"),
         ]
-        return values.reduce(body) { text, pair in text.replacing(pair.key, with: pair.value) }
+        return fill(body, values)
+    }
+
+    /// `text` with each placeholder replaced by its value, in one pass from the start: a value is
+    /// never read again as a placeholder (a sender named `{agent}` stays `{agent}`), whatever
+    /// the order of `values`.
+    static func fill(_ text: String, _ values: [String: String]) -> String {
+        var filled = ""
+        var rest = text[...]
+        while let open = rest.firstIndex(of: "{") {
+            filled += rest[..<open]
+            rest = rest[open...]
+            if let (key, value) = values.first(where: { rest.hasPrefix($0.key) }) {
+                filled += value
+                rest = rest.dropFirst(key.count)
+            } else {
+                filled.append("{")
+                rest = rest.dropFirst()
+            }
+        }
+        return filled + rest
     }
 
     /// Who sent `item`: the account as it is now (its name and address are the auth service's),

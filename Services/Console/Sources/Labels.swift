@@ -185,6 +185,7 @@ struct Labels: Sendable {
         "problem.not_anonymous": "The account is permanent already",
         "problem.google_play_unconfigured": "Pier cannot ask Google Play yet",
         "problem.google_play_failed": "Google Play did not answer",
+        "problem.product_not_offered": "No plan offers this Google Play product",
         "problem_detail.anonymous_account":
             "This account began without signing up; it has no address or password until its owner adds one in the app.",
         "problem_detail.appstore_api_unconfigured":

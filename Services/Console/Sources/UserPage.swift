@@ -28,8 +28,12 @@ struct UserPage {
 
     static func load(_ id: UUID, console: Console, as session: ConsoleSession, _ request: Request) async throws -> UserPage {
         let user = try await console.fetch(AuthAPI.user, PathID(id), as: session, request)
-        async let sessionsList = console.fetch(AuthAPI.userSessions, PathID(id), as: session, request)
-        async let identityList = console.fetch(AuthAPI.userIdentities, PathID(id), as: session, request)
+        // A team member's sessions and identities are for admins alone (the API answers 403).
+        let sees = session.isAdmin || !user.role.isStaff
+        async let sessionsList =
+            sees ? console.fetch(AuthAPI.userSessions, PathID(id), as: session, request) : ItemList<SessionInfo>([])
+        async let identityList =
+            sees ? console.fetch(AuthAPI.userIdentities, PathID(id), as: session, request) : ItemList<LinkedIdentity>([])
         async let history = console.fetch(SubscriptionsAPI.user, UserID(id), as: session, request)
         async let grantList = console.fetch(SubscriptionsAPI.grants, GrantsQuery(userID: id), as: session, request)
         async let plansList = console.fetch(SubscriptionsAPI.plans, PlansQuery(), as: session, request)
@@ -122,11 +126,20 @@ struct UserPage {
                 let reference: HTML =
                     fact.reference.allSatisfy(\.isNumber) || fact.reference.hasPrefix("GPA.")
                     ? "\(fact.reference)" : "<details><summary>reference</summary><code>\(fact.reference)</code></details>"
-                // A Google Play purchase says its state as Google last described it.
-                let state: HTML =
+                // A Google Play purchase says its state as Google last described it, and what
+                // keeps it from giving anything: a product no plan offers, an answer Pier
+                // cannot hold.
+                var state: HTML =
                     fact.details["state"]?.stringValue.map {
                         " <span class=\"badge\">\(Labels.english.googleState($0))</span>"
                     } ?? HTML.empty
+                if fact.details["offered"] == .bool(false) {
+                    state =
+                        "\(state) <span class=\"badge\" data-not-offered>a product no plan offers: not acknowledged, so Google refunds it</span>"
+                }
+                if let why = fact.details["unreadable"]?.stringValue {
+                    state = "\(state) <span class=\"badge\" data-unreadable>Pier cannot read it: \(why)</span>"
+                }
                 return
                     "<tr><td class=\"when\">\(Layout.date(fact.at))</td><td>\(Labels.english.fact(fact.kind))\(state)</td><td>\(reference)</td></tr>"
             })
@@ -138,6 +151,7 @@ struct UserPage {
             <dt>Gives access to</dt><dd>\(status.entitlements.map(\.key).joined(separator: ", "))</dd>
             <dt>Until</dt><dd>\(Layout.date(status.currentPeriodEnd))</dd>
             <dt>From</dt><dd>\(label: status.source, none: "none")</dd>
+            <dt>Paid</dt><dd>\(status.paid?.description ?? "nothing recorded")</dd>
             </dl>
             <h2>Grants</h2>
             <table><thead><tr><th>Plan</th><th>From</th><th>Until</th><th>Reason</th><th></th><th></th></tr></thead><tbody data-empty="No grants: access given by the team shows here.">\(grantRows)</tbody></table>
@@ -190,16 +204,16 @@ struct UserPage {
                     """
             })
         let adminsAct: HTML =
-            "<p class=\"muted\" data-team-member>A team member's account: only an admin can end its sessions, disable it or remove its second factor.</p>"
+            "<p class=\"muted\" data-team-member>A team member's account: only an admin sees its sessions and identities, ends its sessions, disables it or removes its second factor.</p>"
         return """
             <div class="card">
             <h2>Sessions</h2>
-            <table><thead><tr><th>Device</th><th>Address</th><th>Since</th><th>Used</th><th></th></tr></thead><tbody data-empty="Not signed in anywhere.">\(sessionRows)</tbody></table>
             \(mayAct ? """
+            <table><thead><tr><th>Device</th><th>Address</th><th>Since</th><th>Used</th><th></th></tr></thead><tbody data-empty="Not signed in anywhere.">\(sessionRows)</tbody></table>
             <form class="inline" method="post" action="\(action("end-sessions"))">\(csrf)<button class="plain" type="submit">End every session</button></form>
-            """ : adminsAct)
             <h2>Identities</h2>
             <ul>\(identityRows)</ul>
+            """ : adminsAct)
             <h2>Second factors</h2>
             \(secondFactor)
             \(approval)

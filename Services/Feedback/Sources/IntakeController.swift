@@ -25,18 +25,22 @@ struct IntakeController: Sendable {
         -> EndpointReply<FeedbackItem>
     {
         let principal = context.principal
-        let feedback = try ValidFeedback(body, anonymous: principal == nil)
+        // An anonymous account's feedback is anonymous feedback: moderated, attested and counted
+        // against its installation or address as if no one had signed in (six accounts made from
+        // one address share that address's quota). It stays the account's own (`/feedback/mine`).
+        let anonymous = principal?.isAnonymous ?? true
+        let feedback = try ValidFeedback(body, anonymous: anonymous)
         let key = try idempotencyKey(request, body)
-        let installation = principal == nil ? try await anonymousInstallation(request) : nil
+        let installation = anonymous ? try await anonymousInstallation(request) : nil
         let scope =
             principal.map { $0.userID.text() }
             ?? installation.map { "anonymous:installation:" + $0.id } ?? "anonymous:address:" + request.clientKey
         let sender =
-            principal.map { "user:" + $0.userID.text() }
+            principal.flatMap { $0.isAnonymous ? nil : "user:" + $0.userID.text() }
             ?? installation.flatMap { $0.attested ? "installation:" + $0.id : nil } ?? "address:" + request.clientKey
         let submission = FeedbackIntake.Submission(
             id: body.id ?? UUID.random(), clientChoseID: body.id != nil, userID: principal?.userID, feedback: feedback,
-            moderation: principal == nil && configuration.moderateAnonymous ? .pending : .approved,
+            moderation: anonymous && configuration.moderateAnonymous ? .pending : .approved,
             clientAddress: request.clientAddress,
             // The body as decoded and written again (sorted members, one spelling of each value,
             // `feedback` as `message`): two bodies that mean the same hash the same, without a

@@ -86,8 +86,6 @@ struct AppStoreController: Sendable {
         let ignored: String? =
             if !Self.appliedTypes.contains(notification.notificationType) {
                 "the \(notification.notificationType) type changes no status"
-            } else if verified.notification.environment == AppStoreVerifier.unknownEnvironment {
-                "signed for an environment this server does not serve"
             } else {
                 nil
             }

@@ -225,13 +225,13 @@ struct AppStoreVerifier: Sendable {
         if let declared = notification.declared, let bundleId = declared.bundleId, bundleId != bundleID {
             throw Failure(reason: "the notification is for bundle id \(bundleId), not this app's")
         }
-        guard let declared = notification.declared, let environmentName = declared.environment else {
-            // Signed by Apple, in a shape this version does not know: kept and acknowledged (Apple
-            // retries anything else for days), never applied.
-            return (
-                Verified(value: notification, payload: payload, environment: Self.unknownEnvironment, signedAt: signedAt), nil,
-                nil
-            )
+        // A notification that names no app or no environment is not this app's either (Apple's
+        // library refuses it alike): nothing in it can be told apart from another app's.
+        guard let declared = notification.declared, declared.bundleId != nil else {
+            throw Failure(reason: "the notification names no bundle id, so it is not this app's")
+        }
+        guard let environmentName = declared.environment else {
+            throw Failure(reason: "the notification names no environment")
         }
         let environment = try environment(environmentName)
         guard declared.bundleId == bundleID else {
@@ -249,9 +249,6 @@ struct AppStoreVerifier: Sendable {
             Verified(value: notification, payload: payload, environment: environment, signedAt: signedAt), transaction, renewal
         )
     }
-
-    /// The environment recorded for a notification that declares none.
-    static let unknownEnvironment = "unknown"
 
     private func environment(_ declared: String) throws(Failure) -> String {
         switch declared {

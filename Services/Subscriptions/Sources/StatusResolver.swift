@@ -30,6 +30,9 @@ struct AccessSource: Sendable, Equatable {
     var appStore = AppStoreDetails()
     /// Google's state of a Google Play purchase: what dates cannot tell (grace, hold, pause).
     var google: GoogleSubscription.State? = nil
+    /// A paused Google Play purchase: when Google resumes it (`autoResumeTime`), the moment its
+    /// status changes.
+    var resumesAt: Date? = nil
 }
 
 /// Computes a user's status from their sources and the current time: nothing has to run in
@@ -86,7 +89,7 @@ enum StatusResolver {
         // (a renewal or a refund arrives as a new fact).
         var next = now.addingTimeInterval(Double(recheckSeconds))
         for source in sources where !source.revoked {
-            for boundary in [source.periodStart, source.periodEnd, source.graceUntil] {
+            for boundary in [source.periodStart, source.periodEnd, source.graceUntil, source.resumesAt] {
                 if let boundary, boundary > now, boundary < next { next = boundary }
             }
         }

@@ -45,6 +45,9 @@ public struct SubscriptionsService: Service {
             sql: String(decoding: PackageResources._008_merged_accounts_sql, as: UTF8.self)),
         Migration(
             version: 9, name: "google_play", sql: String(decoding: PackageResources._009_google_play_sql, as: UTF8.self)),
+        Migration(
+            version: 10, name: "google_unreadable",
+            sql: String(decoding: PackageResources._010_google_unreadable_sql, as: UTF8.self)),
     ]
 
     let controller: SubscriptionsController

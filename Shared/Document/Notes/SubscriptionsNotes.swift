@@ -51,7 +51,7 @@ extension Notes {
                 "priceIncrease": ["description": "A price increase waiting for the user's consent (pending) or accepted."],
                 "price": [
                     "description":
-                        "What was paid for the deciding purchase, in milliunits of currency (Apple's unit: 4990 is 4.99)."
+                        "What was paid for the deciding purchase, in minor units of currency (ISO 4217 exponents: 499 is 4.99 USD, 500 is 500 JPY, 1250 is 1.250 KWD), for App Store and Google Play alike."
                 ],
                 "currency": ["description": "ISO 4217 currency of price (the user's storefront)."],
                 "familyShared": ["description": "Access through Family Sharing, not the user's own purchase."],

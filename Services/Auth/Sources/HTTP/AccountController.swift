@@ -83,9 +83,7 @@ struct AccountController: Sendable {
         let emailKey = EmailAddress.key(email)
         // The same guards as login: a stolen access token is no way to guess passwords faster.
         let (user, hash) = try await passwords.hashing(request.clientKey) { () async throws -> (User, String) in
-            switch try await passwords.check(
-                body.currentPassword, field: "currentPassword", emailKey: emailKey, client: request.clientKey)
-            {
+            switch try await passwords.check(body.currentPassword, field: "currentPassword", emailKey: emailKey) {
             case .wait(let seconds):
                 throw HTTPError.tooManyRequests(retryAfter: seconds, "Too many failed attempts; try again in \(seconds) s.")
             case .wrong:
@@ -108,7 +106,14 @@ struct AccountController: Sendable {
     {
         let principal = try context.caller()
         try await reauthentication.require(principal, body, request: request)
-        let deleted = try await useCases.accounts.delete(principal.userID)
+        let deleted: Bool
+        do {
+            deleted = try await useCases.accounts.delete(principal.userID)
+        } catch is StaffActions.LastAdmin {
+            throw HTTPError.conflict(
+                "This is the last admin account: make another member of the team an admin first, then delete this one.",
+                code: .lastAdmin)
+        }
         guard deleted else { throw HTTPError.unauthorized("The account no longer exists.", code: .accountDeleted) }
         desk.queued("account-deleted", link: nil)
         logger.info("account deleted", [("user_id", .string(principal.userID.text()))])
@@ -122,6 +127,15 @@ struct AccountController: Sendable {
         -> EndpointReply<StepUpToken>
     {
         let principal = try context.caller()
+        // An anonymous account has nothing to give again (its session is all that proves it, and
+        // what asks for a recent sign-in takes that session as it is): say so, rather than
+        // answer as if the session had ended.
+        if principal.isAnonymous, try await useCases.users.isAnonymous(principal.userID) {
+            throw HTTPError(
+                409, code: .anonymousAccount,
+                detail: "An anonymous account has no password, code or passkey to confirm with, and needs none: "
+                    + "what asks for a recent sign-in accepts its session as it is. Keep the account first to have one.")
+        }
         guard body.password != nil || body.code != nil || body.passkey != nil, let session = principal.sessionID else {
             throw HTTPError.invalid("password", "is required (or code on an account with a second factor, or passkey)")
         }

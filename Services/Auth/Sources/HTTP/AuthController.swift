@@ -42,8 +42,7 @@ struct AuthController: Sendable {
         apple: AppleTokens? = nil
     ) throws {
         let throttle = LoginThrottle(
-            database: database, accountLimit: configuration.accountFailureLimit,
-            addressLimit: configuration.addressFailureLimit)
+            database: database, accountLimit: configuration.accountFailureLimit)
         let useCases = AuthUseCases(
             database: database,
             lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: tokens.accessTTL), desk: desk,

@@ -31,7 +31,10 @@ struct ExportController: Sendable {
         if context.parameters["id"] != nil {
             let id = try context.parameters.require("id", as: UUID.self)
             guard let found = try await useCases.users.user(id) else { throw HTTPError.notFound("No such account.") }
-            try await useCases.staff.recordExport(of: id, by: try context.auditActor())
+            // A team member's data is for admins, as every other staff action on them is.
+            let actor = try context.auditActor()
+            try await adminsForStaff { try StaffActions.mayAct(on: found, actor) }
+            try await useCases.staff.recordExport(of: id, by: actor)
             user = found
         } else {
             guard let found = try await useCases.users.user(principal.userID) else {

@@ -71,8 +71,10 @@ struct UsersController: Sendable {
     }
 
     /// `GET /auth/users/{id}/sessions`: its live sessions, the most recently used first.
+    /// A team member's are for admins to see, as every other staff action on them is theirs.
     func sessions(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<SessionInfo>> {
         let user = try await existing(context)
+        try await adminsForStaff { try StaffActions.mayAct(on: user, try context.auditActor()) }
         return JSONResponse(ItemList(try await useCases.sessions.list(of: user.id, current: nil)))
     }
 
@@ -81,6 +83,7 @@ struct UsersController: Sendable {
         -> JSONResponse<ItemList<LinkedIdentity>>
     {
         let user = try await existing(context)
+        try await adminsForStaff { try StaffActions.mayAct(on: user, try context.auditActor()) }
         return JSONResponse(ItemList(try await useCases.identities.linked(of: user.id)))
     }
 
@@ -253,7 +256,7 @@ struct UsersController: Sendable {
 
 /// The team's action on an account, refused (403 `forbidden`) when it is a team member's and the
 /// caller is not an admin.
-private func adminsForStaff<T>(_ action: () async throws -> T) async throws -> T {
+func adminsForStaff<T>(_ action: () async throws -> T) async throws -> T {
     do {
         return try await action()
     } catch is StaffActions.AdminsOnly {

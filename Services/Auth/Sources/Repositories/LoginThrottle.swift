@@ -8,35 +8,34 @@ import PierRuntime
     import Foundation
 #endif
 
-/// Failed-login back-off per account and per client address, kept in the database so that it
-/// holds across replicas (an address counts the guesses at accounts that exist, so that made-up
-/// addresses sent from a shared network lock none of its users out): after `limit` failures within an hour, each further failure doubles
-/// the wait (1 s, 2 s, 4 s, … up to 15 minutes). Failures are counted by one atomic upsert that
-/// reads the row as locked, so concurrent failures all count.
+/// Failed-login back-off, kept in the database so that it holds across replicas. Failures
+/// count against the account, or against a device that signed in to the account before (its
+/// device token: the failures of others at the account do not hold it); never against a client
+/// address, so that failures at one account lock out no other account behind the same network.
+/// After `limit` failures within an hour, each further failure doubles the wait (1 s, 2 s,
+/// 4 s, … up to 15 minutes). Failures are counted by one atomic upsert that reads the row as
+/// locked, so concurrent failures all count.
 ///
-/// An account's attempt is reserved before its password is hashed (checking first and counting
-/// after let 64 concurrent guesses through a limit of 5): it takes a place among the account's
-/// attempts in flight, then reads the recorded failures, and goes ahead only when those and the
+/// An attempt is reserved before its password is hashed (checking first and counting after
+/// let 64 concurrent guesses through a limit of 5): it takes a place among its key's attempts
+/// in flight, then reads the recorded failures, and goes ahead only when those and the
 /// attempts in flight stay within the limit (one at a time once the limit is reached and the
 /// back-off has passed); a failure is recorded before its place is given back. So no more than
-/// `limit` guesses are checked for an account in a replica until the back-off starts. The
-/// places live in memory, not in a row: a successful login writes nothing here (a write per
-/// login cost 9 % of login throughput, measured); with R replicas, at most R × `limit`.
+/// `limit` guesses are checked for a key in a replica until the back-off starts. The places
+/// live in memory, not in a row: a successful login writes nothing here (a write per login
+/// cost 9 % of login throughput, measured); with R replicas, at most R × `limit`.
 struct LoginThrottle: Sendable {
     let database: PostgresPool
     let accountLimit: Int
-    let addressLimit: Int
     private let inFlight: InFlightLimiter
 
-    init(database: PostgresPool, accountLimit: Int, addressLimit: Int) {
+    init(database: PostgresPool, accountLimit: Int) {
         self.database = database
         self.accountLimit = accountLimit
-        self.addressLimit = addressLimit
         inFlight = InFlightLimiter(limit: accountLimit)
     }
 
     static func accountKey(_ emailKey: String) -> String { "email:" + emailKey }
-    static func addressKey(_ address: String) -> String { "ip:" + address }
 
     /// What a password check starts from, read at once (one read, no write).
     struct Standing: PostgresRowDecodable {
@@ -59,18 +58,18 @@ struct LoginThrottle: Sendable {
         }
     }
 
-    /// The standing of the account of `emailKey` and of the client `address`.
-    func lookUp(emailKey: String, account: String, address: String) async throws -> Standing {
+    /// The account of `emailKey`, and the standing of `key` (the account's, or a known device's).
+    func lookUp(emailKey: String, key: String) async throws -> Standing {
         // Counted before the read: an attempt that ends meanwhile is then counted twice (in
         // flight and among the failures), never not at all.
-        let inFlight = self.inFlight.inFlight(account)
+        let inFlight = self.inFlight.inFlight(key)
         let row = try await database.query(
             """
             SELECT \(unsafeSQL: Users.columns("u")), u.password_hash,
-                   (SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int FROM auth.login_throttle
-                    WHERE key IN (\(account), \(address)) AND blocked_until > now()) AS retry,
+                   (SELECT ceil(extract(epoch FROM blocked_until - now()))::int FROM auth.login_throttle
+                    WHERE key = \(key) AND blocked_until > now()) AS retry,
                    coalesce((SELECT failures FROM auth.login_throttle
-                             WHERE key = \(account) AND last_failure_at >= now() - interval '1 hour'), 0) AS failures
+                             WHERE key = \(key) AND last_failure_at >= now() - interval '1 hour'), 0) AS failures
             FROM (SELECT 1) AS one LEFT JOIN auth.users u ON u.email_key = \(emailKey)
             """)[0]
         var standing = try row.decode(Standing.self)
@@ -90,21 +89,14 @@ struct LoginThrottle: Sendable {
         inFlight <= max(1, accountLimit - failures)
     }
 
-    /// Counts a failure against the account, and against the address when one is given.
-    func recordFailure(account: String, address: String?) async throws {
-        guard let address else {
-            try await database.execute(Self.count(account, limit: accountLimit))
-            return
-        }
-        try await database.withConnection { [accountLimit, addressLimit] connection in
-            try await connection.execute(Self.count(account, limit: accountLimit))
-            try await connection.execute(Self.count(address, limit: addressLimit))
-        }
+    /// Counts a failure against `key` (an account's, or a known device's).
+    func recordFailure(_ key: String) async throws {
+        try await database.execute(Self.count(key, limit: accountLimit))
     }
 
-    /// Forgets an account's failures after a successful login.
-    func reset(account: String) async throws {
-        try await database.execute("DELETE FROM auth.login_throttle WHERE key = \(account)")
+    /// Forgets `key`'s failures after a successful login.
+    func reset(_ key: String) async throws {
+        try await database.execute("DELETE FROM auth.login_throttle WHERE key = \(key)")
     }
 
     // MARK: - Second-factor codes

@@ -155,6 +155,12 @@ struct Sessions: Sendable {
         return ended.count
     }
 
+    /// Takes `anon` out of the session's `amr`: its account became permanent, and the tokens
+    /// refreshed from now on no longer mark it anonymous to the other services.
+    func markPermanent(_ session: UUID) async throws {
+        try await database.execute("UPDATE auth.sessions SET amr = array_remove(amr, 'anon') WHERE id = \(session)")
+    }
+
     /// `user`'s live sessions, the most recently used first.
     func list(of user: UUID, current: UUID?) async throws -> [SessionInfo] {
         try await database.query(

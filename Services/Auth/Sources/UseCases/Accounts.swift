@@ -58,9 +58,17 @@ struct Accounts: Sendable {
 
     /// Deletes the account and publishes `account.deleted` in the same transaction: the event
     /// exists exactly when the account is gone. False when there was no such account.
+    /// Deletes `user` (the owner's own request); false when there is no such account. The last
+    /// enabled admin cannot leave the team without an admin (``StaffActions/LastAdmin``).
     func delete(_ user: UUID) async throws -> Bool {
         try await database.withTransaction { connection in
-            guard let email = try await Users(connection).delete(user) else { return false }
+            let users = Users(connection)
+            if let account = try await users.lockForStaff(user), account.isEnabledAdmin,
+                try await users.lockOtherAdmins(than: user) == 0
+            {
+                throw StaffActions.LastAdmin()
+            }
+            guard let email = try await users.delete(user) else { return false }
             if let email { try await Outbox(connection).enqueue(mails.accountDeleted(to: email), kind: "account-deleted") }
             try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: user), on: connection)
             return true

@@ -73,7 +73,9 @@ extension Accounts {
     ) async throws -> Bool {
         guard try await Users(connection).makePermanent(user, address: address) else { return false }
         try await EmailTokens(connection).void(of: user, [.verify, .reset, .change, .cancelChange])
-        try await Sessions(connection, lifetimes).end(of: user, keeping: keep, reason: "account made permanent")
+        let sessions = Sessions(connection, lifetimes)
+        try await sessions.end(of: user, keeping: keep, reason: "account made permanent")
+        if let keep { try await sessions.markPermanent(keep) }
         return true
     }
 

@@ -136,11 +136,14 @@ struct MailedLinks: Sendable {
             guard let account = try await Users(connection).lockForChange(of: user, to: newEmail) else { return .invalid }
             guard account.anonymous == (passwordHash != nil) else { return .anonymous(account.anonymous) }
             let perAccount = try await MailThrottle.take("change:" + user.text(), windowSeconds: 3600, on: connection)
-            let perAddress = try await MailThrottle.take("change-to:" + newEmail.key, windowSeconds: 3600, on: connection)
-            for taken in [perAccount, perAddress] where taken.exceeds(Self.changesPerHour) {
-                return .throttled(retryAfter: taken.retryAfter)
-            }
+            if perAccount.exceeds(Self.changesPerHour) { return .throttled(retryAfter: perAccount.retryAfter) }
             if account.taken { return .taken }
+            // The address counts only what is mailed to it, and anonymous accounts asking to be
+            // kept count apart from permanent accounts changing their address: cheap anonymous
+            // accounts cannot hold the address's owner off it.
+            let kind = account.anonymous ? "keep-to:" : "change-to:"
+            let perAddress = try await MailThrottle.take(kind + newEmail.key, windowSeconds: 3600, on: connection)
+            if perAddress.exceeds(Self.changesPerHour) { return .throttled(retryAfter: perAddress.retryAfter) }
             let tokens = EmailTokens(connection)
             let confirmation =
                 passwordHash.map { desk.keepAccount(to: newEmail.address, passwordHash: $0) }
@@ -170,8 +173,9 @@ struct MailedLinks: Sendable {
                     guard let user = try await users.makePermanent(token.user, address: address, passwordHash: passwordHash)
                     else { return .invalid }
                     try await tokens.void(of: user.id, [.verify, .reset, .change, .cancelChange])
-                    try await Sessions(connection, lifetimes).end(
-                        of: user.id, keeping: token.session, reason: "account made permanent")
+                    let sessions = Sessions(connection, lifetimes)
+                    try await sessions.end(of: user.id, keeping: token.session, reason: "account made permanent")
+                    if let session = token.session { try await sessions.markPermanent(session) }
                     return .changed(user)
                 }
                 guard let old = try await users.lockEmail(of: token.user) else { return .invalid }

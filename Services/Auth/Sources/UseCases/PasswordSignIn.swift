@@ -24,7 +24,7 @@ extension SignIns {
 
     /// A sign-in with the address of `emailKey` (``EmailAddress/key(_:)``) and `password`, every rule in order: the client's share of the
     /// hashing threads, the failed-attempt guards (against `deviceKey`, the throttle key of a
-    /// device that signed in to this address before, else against the client), the password,
+    /// device that signed in to this account before, else against the account), the password,
     /// the verified-address rule, a new hash when the hashing parameters moved, then the
     /// session (or the second factor it waits for) opened with `refreshToken`.
     func withPassword(
@@ -32,7 +32,7 @@ extension SignIns {
         refreshToken: String, checks: PasswordChecks, requireVerifiedEmail: Bool
     ) async throws -> PasswordOutcome {
         try await checks.hashing(client) { () async throws -> PasswordOutcome in
-            switch try await checks.check(password, field: "password", emailKey: emailKey, client: client, device: deviceKey) {
+            switch try await checks.check(password, field: "password", emailKey: emailKey, device: deviceKey) {
             case .wait(let seconds):
                 return .wait(seconds: seconds)
             case .wrong:

@@ -18,6 +18,8 @@ extension GooglePlayController {
         var kind: String
         var type: Int?
         var token: String?
+        /// A voided purchase's order (`orderId`): the one refunded.
+        var order: String?
         /// Why it changes nothing, when it does not.
         var ignored: String?
         var revokes = false
@@ -36,31 +38,60 @@ extension GooglePlayController {
             messageID.utf8.count <= 256, messageID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { throw HTTPError.invalid("message.messageId", "must be Pub/Sub's message id") }
         let notification = try Self.decode(body.message.data, package: play.api.settings.package)
-        var purchase: GoogleSubscription? = nil
-        var ignored = notification.ignored
-        if ignored == nil, notification.kind == "subscription", let token = notification.token {
-            do {
-                purchase = try await play.api.subscription(token)
-            } catch let failure {
-                if failure == .notFound {
-                    ignored = "Google knows no such purchase"
-                } else {
-                    await play.rereadLater(token)
-                    logger.warning("google play notification could not be followed", [("error", .string(failure.description))])
-                    throw Self.failed(failure)
-                }
-            }
+        // A message delivered again is answered from what was stored: Google is not asked twice.
+        if try await GooglePurchases.isStored(messageID: messageID, on: database) {
+            logger.info("google play notification repeated", [("message_id", .string(messageID))])
+            return .noContent()
         }
+        let outcome = try await outcome(of: notification, play: play)
         let fresh = try await play.follow(
             messageID: messageID, kind: notification.kind, type: notification.type, token: notification.token,
-            data: notification.data, ignored: ignored, purchase: purchase, revoking: notification.revokes)
+            data: notification.data, outcome: outcome)
         logger.info(
             fresh ? "google play notification applied" : "google play notification repeated",
             [
                 ("message_id", .string(messageID)), ("kind", .string(notification.kind)),
-                ("type", .int(notification.type ?? 0)), ("ignored", .string(ignored ?? "")),
+                ("type", .int(notification.type ?? 0)), ("ignored", .bool(outcome.ignored)),
+                ("reason", .string(outcome.reason ?? "")),
             ])
         return .noContent()
+    }
+
+    /// What to do with a notification: the purchase it names read from Google (a subscription
+    /// notification's and a voided purchase's), and a voided purchase revoked when its order paid
+    /// for the current period. Google knowing no such token, or describing a purchase Pier cannot
+    /// hold, is final (stored, acknowledged); Google unreachable is not (thrown: Pub/Sub retries).
+    private func outcome(of notification: Notification, play: GooglePlay) async throws -> GooglePlay.Outcome {
+        var outcome = GooglePlay.Outcome(
+            ignored: notification.ignored != nil, reason: notification.ignored, purchase: nil, revoking: notification.revokes)
+        guard !outcome.ignored, let token = notification.token else { return outcome }
+        do {
+            outcome.purchase = try await play.api.subscription(token)
+        } catch .notFound {
+            // A voided purchase Google no longer shows is still revoked below.
+            if notification.kind == "subscription" {
+                return .init(ignored: true, reason: "Google knows no such purchase", revoking: false)
+            }
+        } catch let failure {
+            if case .unreadable(let why) = failure {
+                try await GooglePurchases.markUnreadable(token, why: why, on: database)
+                logger.warning("google play purchase cannot be held", [("error", .string(why))])
+                return .init(ignored: true, reason: why, revoking: false)
+            }
+            await play.rereadLater(token)
+            logger.warning("google play notification could not be followed", [("error", .string(failure.description))])
+            throw Self.failed(failure)
+        }
+        if notification.kind == "voided", let order = notification.order {
+            var current = outcome.purchase?.latestOrderID
+            if current == nil { current = try await GooglePurchases.currentOrder(of: token, on: database) }
+            if let current, current != order {
+                // A refund of an earlier renewal: the current period was paid by another order.
+                outcome.revoking = false
+                outcome.reason = "a refund of order \(order), not of \(current), which pays for the current period"
+            }
+        }
+        return outcome
     }
 
     /// The push's OIDC token: Google's, for the configured audience, signed as the configured
@@ -96,6 +127,7 @@ extension GooglePlayController {
         } else if let inner = object["voidedPurchaseNotification"]?.objectValue {
             notification.kind = "voided"
             notification.token = inner["purchaseToken"]?.stringValue
+            notification.order = inner["orderId"]?.stringValue
             notification.revokes = inner["productType"].flatMap(Self.integer) == 1
             if !notification.revokes { notification.ignored = "a one-time product's voided purchase" }
         } else if object["testNotification"] != nil {

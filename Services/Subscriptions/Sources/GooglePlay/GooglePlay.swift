@@ -25,11 +25,21 @@ struct GooglePlay: Sendable {
         case ownedElsewhere
         /// Google says the token is a purchase of another product.
         case otherProduct(String)
+        /// No plan offers the purchase's product: recorded for the team, bound to the caller,
+        /// and not acknowledged (Google refunds it after three days).
+        case notOffered(String)
     }
 
-    /// The app's purchase: read from Google, checked against the caller, recorded and bound to them.
+    /// The app's purchase: read from Google (once: the app retries), checked against the
+    /// caller, recorded and bound to them.
     func purchase(_ token: String, product: String, by user: UUID) async throws -> Recorded {
-        let purchase = try await api.subscription(token)
+        let purchase: GoogleSubscription
+        do {
+            purchase = try await api.subscription(token, once: true)
+        } catch let failure {
+            try await markIfUnreadable(token, failure)
+            throw failure
+        }
         guard purchase.productID == product else { return .otherProduct(purchase.productID) }
         if let named = purchase.accountID.flatMap({ UUID(text: $0) }),
             try await subscriptions.account(named: named) != user
@@ -37,29 +47,45 @@ struct GooglePlay: Sendable {
             return .ownedElsewhere
         }
         let outcome: Recorded = try await subscriptions.database.withTransaction { connection in
-            guard try await GooglePurchases.save(token, purchase, caller: user, on: connection) == user else {
-                return .ownedElsewhere
-            }
+            let saved = try await GooglePurchases.save(token, purchase, caller: user, on: connection)
+            guard saved.owner == user else { return .ownedElsewhere }
+            guard saved.offered else { return .notOffered(purchase.productID) }
             return .recorded(try await subscriptions.publish(user, reason: "google_play", on: connection))
         }
-        if !purchase.acknowledged { wakeup.wake() }
+        if !purchase.acknowledged, case .recorded = outcome { wakeup.wake() }
         return outcome
     }
 
-    /// Reads `token` from Google again and records it; publishes its owner's status.
+    /// Reads `token` from Google again and records it; publishes its owner's status. A purchase
+    /// Pier cannot hold is marked so (and the failure thrown).
     @discardableResult
     func refresh(_ token: String, revoking: Bool = false) async throws -> UUID? {
-        let purchase = try await api.subscription(token)
+        let purchase: GoogleSubscription
+        do {
+            purchase = try await api.subscription(token)
+        } catch let failure {
+            try await markIfUnreadable(token, failure)
+            throw failure
+        }
         return try await subscriptions.database.withTransaction { connection in
-            var owner = try await GooglePurchases.save(token, purchase, caller: nil, on: connection)
+            var owner = try await GooglePurchases.save(token, purchase, caller: nil, on: connection).owner
             if revoking { owner = try await GooglePurchases.revoke(token, on: connection) }
             if let owner { try await subscriptions.publish(owner, reason: "google_play", on: connection) }
             return owner
         }
     }
 
-    /// Every purchase of `user` read again from Google (a purchase Google no longer knows is
-    /// skipped); answers how many were read.
+    /// A purchase Google described with a number Pier cannot hold is marked so: the worker
+    /// leaves it until a notification or support reads it again.
+    private func markIfUnreadable(_ token: String, _ failure: GooglePlayAPI.Failure) async throws {
+        guard case .unreadable(let why) = failure else { return }
+        logger.warning(
+            "google play purchase cannot be held", [("purchase", .string(Self.short(token))), ("error", .string(why))])
+        try await GooglePurchases.markUnreadable(token, why: why, on: subscriptions.database)
+    }
+
+    /// Every purchase of `user` read again from Google (a purchase Google no longer knows, or
+    /// one Pier cannot hold, is skipped); answers how many were read.
     func refresh(user: UUID) async throws -> Int {
         var read = 0
         for token in try await GooglePurchases.tokens(of: user, on: subscriptions.database) {
@@ -68,27 +94,42 @@ struct GooglePlay: Sendable {
                 read += 1
             } catch GooglePlayAPI.Failure.notFound {
                 continue
+            } catch GooglePlayAPI.Failure.unreadable {
+                continue
             }
         }
         return read
     }
 
+    /// What became of a notification.
+    struct Outcome: Sendable {
+        /// Stored only: nothing in it changes anything.
+        var ignored: Bool
+        /// Why (ignored), or what was left undone (applied).
+        var reason: String?
+        /// The purchase as Google described it just now, to record.
+        var purchase: GoogleSubscription?
+        var revoking: Bool
+    }
+
     /// A notification, once per message id: stored with what became of it and, unless
-    /// `ignored`, applied: the purchase as Google described it just now recorded, and revoked for
+    /// ignored, applied: the purchase as Google described it just now recorded, and revoked for
     /// a voided purchase or a revocation. False when the message was applied before.
     func follow(
-        messageID: String, kind: String, type: Int?, token: String?, data: JSONValue, ignored: String?,
-        purchase: GoogleSubscription?, revoking: Bool
+        messageID: String, kind: String, type: Int?, token: String?, data: JSONValue, outcome: Outcome
     ) async throws -> Bool {
         try await subscriptions.database.withTransaction { connection in
             guard
                 try await GooglePurchases.store(
-                    messageID: messageID, kind: kind, type: type, token: token, ignored: ignored, data: data, on: connection)
+                    messageID: messageID, kind: kind, type: type, token: token, ignored: outcome.ignored,
+                    reason: outcome.reason, data: data, on: connection)
             else { return false }
-            guard ignored == nil, let token else { return true }
+            guard !outcome.ignored, let token else { return true }
             var owner: UUID? = nil
-            if let purchase { owner = try await GooglePurchases.save(token, purchase, caller: nil, on: connection) }
-            if revoking { owner = try await GooglePurchases.revoke(token, on: connection) }
+            if let purchase = outcome.purchase {
+                owner = try await GooglePurchases.save(token, purchase, caller: nil, on: connection).owner
+            }
+            if outcome.revoking { owner = try await GooglePurchases.revoke(token, on: connection) }
             if let owner { try await subscriptions.publish(owner, reason: "google_play", on: connection) }
             return true
         }
@@ -122,7 +163,8 @@ struct GooglePlay: Sendable {
                         "google play purchase could not be read again",
                         [("purchase", .string(Self.short(token))), ("error", .string(failure.description))])
                     if failure == .notFound { continue }
-                    break  // Google is away: the rest waits for the next round
+                    if case .unreadable = failure { continue }
+                    break  // Google is away, or asked to wait: the rest waits for the next round
                 }
             }
         } catch {

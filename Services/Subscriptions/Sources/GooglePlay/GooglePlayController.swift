@@ -22,11 +22,19 @@ struct GooglePlayController: Sendable {
     /// Checks the push's OIDC token; nil when pushes are not configured.
     let push: (verifier: IdentityTokenVerifier, serviceAccount: String)?
     let logger: Logger
+    /// Purchase posts per account and per client address: each may be a call to Google, on the
+    /// app's daily quota.
+    let throttle: (account: TokenBuckets, address: TokenBuckets)
 
     init(play: GooglePlay?, database: PostgresPool, http: HTTPClient, logger: Logger) {
         self.play = play
         self.database = database
         self.logger = logger
+        let perAccount = Double(play?.api.settings.postsPerAccountPerMinute ?? 10)
+        let perAddress = Double(play?.api.settings.postsPerAddressPerMinute ?? 30)
+        throttle = (
+            TokenBuckets(rate: perAccount / 60, burst: perAccount), TokenBuckets(rate: perAddress / 60, burst: perAddress)
+        )
         if let settings = play?.api.settings, let audience = settings.pushAudience, let account = settings.pushServiceAccount {
             let google = IdentityProvider(
                 name: "Google", issuer: "https://accounts.google.com", jwksURL: settings.jwksURL, audiences: [audience],
@@ -45,7 +53,7 @@ struct GooglePlayController: Sendable {
     static func failed(_ failure: GooglePlayAPI.Failure) -> HTTPError {
         HTTPError(
             503, code: .googlePlayFailed, detail: "Google Play did not answer: \(failure). Nothing changed; try again.",
-            headers: ["Retry-After": "30"])
+            headers: ["Retry-After": String(failure.retryAfter)])
     }
 
     /// `POST /subscriptions/google/purchases` → the caller's status with the purchase.
@@ -62,13 +70,29 @@ struct GooglePlayController: Sendable {
             errors.append(.init(field: "productId", message: "must be a Google Play product id"))
         }
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        for (buckets, key, limit) in [
+            (throttle.account, principal.userID.text(), play.api.settings.postsPerAccountPerMinute),
+            (throttle.address, request.clientKey, play.api.settings.postsPerAddressPerMinute),
+        ] {
+            let taken = buckets.take(key)
+            guard taken.allowed else {
+                throw HTTPError.rateLimited(
+                    limit: limit, window: 60, retryAfter: taken.retryAfter,
+                    "Too many Google Play purchases posted (\(limit) a minute); try again in \(taken.retryAfter) s.")
+            }
+        }
         let recorded: GooglePlay.Recorded
         do {
             recorded = try await play.purchase(body.purchaseToken, product: body.productId, by: principal.userID)
         } catch let failure as GooglePlayAPI.Failure {
-            if failure == .notFound { throw HTTPError.invalid("purchaseToken", "is not a purchase Google knows") }
-            logger.warning("google play purchase could not be read", [("error", .string(failure.description))])
-            throw Self.failed(failure)
+            switch failure {
+            case .notFound: throw HTTPError.invalid("purchaseToken", "is not a purchase Google knows")
+            case .unreadable(let why):
+                throw HTTPError.invalid("purchaseToken", "is a purchase Pier cannot hold: \(why)")
+            default:
+                logger.warning("google play purchase could not be read", [("error", .string(failure.description))])
+                throw Self.failed(failure)
+            }
         }
         switch recorded {
         case .recorded(let status):
@@ -78,6 +102,13 @@ struct GooglePlayController: Sendable {
             throw HTTPError.conflict("This Google Play purchase belongs to another account.")
         case .otherProduct(let product):
             throw HTTPError.invalid("productId", "is not the purchase's product (Google says \(product))")
+        case .notOffered(let product):
+            logger.warning("google play purchase of a product no plan offers", [("product", .string(product))])
+            throw HTTPError(
+                422, code: .productNotOffered,
+                detail: "No plan here offers \(product): the purchase is kept for the team and not acknowledged, "
+                    + "so Google refunds it unless a plan offers the product within three days.",
+                errors: [.init(field: "productId", message: "is offered by no plan")])
         }
     }
 
@@ -109,9 +140,10 @@ struct GooglePlayController: Sendable {
         return JSONResponse(ItemList(try await GooglePurchases.recent(limit: limit, on: database)))
     }
 
-    /// Purchase tokens are long URL-safe strings: 1 to 1024 letters, digits, `.`, `-`, `_`.
+    /// Purchase tokens are long URL-safe strings: 1 to 1024 letters, digits, `.`, `-`, `_`, and
+    /// never only dots (a path's `.` and `..`, which would name another path of Google's API).
     static func isPurchaseToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 1024
+        !text.isEmpty && text.utf8.count <= 1024 && !text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") })
             && text.utf8.allSatisfy {
                 $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
             }

@@ -8,13 +8,15 @@ import PierService
 /// | variable | default | meaning |
 /// |---|---|---|
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE` | none (Google Play off) | the app's package name (`com.example.app`) |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE` | required with the package | the service account's JSON key (a secret file): Pier reads and acknowledges purchases as it |
+/// | `PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE` | required with the package | the service account's JSON key (a secret file): Pier reads and acknowledges purchases as it; its `token_uri` is where Pier exchanges the account's assertion for an access token (`https://oauth2.googleapis.com/token` when the key names none) |
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_API_URL` | `https://androidpublisher.googleapis.com` | the Play Developer API |
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE` | none (notifications refused) | the audience of the Pub/Sub push subscription's OIDC tokens |
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT` | required with the audience | the service account the push subscription signs its tokens as |
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_JWKS_URL` | `https://www.googleapis.com/oauth2/v3/certs` | Google's keys for push tokens |
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_TEST_PURCHASES` | `true` | count licence testers' purchases (kept apart, as sandbox ones are) |
 /// | `PIER_SUBSCRIPTIONS_GOOGLE_RECONCILE_S` | `600` | how often purchases whose state may have moved are read again |
+/// | `PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ACCOUNT_PER_MINUTE` | `10` | purchase posts one account may make a minute (each may be a call on the app's Google quota) |
+/// | `PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ADDRESS_PER_MINUTE` | `30` | purchase posts one client address may make a minute, whatever the accounts |
 public struct GooglePlaySettings: Sendable {
     /// A service account's JSON key, as the Cloud console downloads it.
     public struct ServiceAccount: Sendable {
@@ -32,6 +34,8 @@ public struct GooglePlaySettings: Sendable {
     public var jwksURL: String
     public var testPurchasesCount: Bool
     public var reconcileSeconds: Int
+    public var postsPerAccountPerMinute: Int
+    public var postsPerAddressPerMinute: Int
 
     public static let apiURL = "https://androidpublisher.googleapis.com"
     public static let jwksURL = "https://www.googleapis.com/oauth2/v3/certs"
@@ -62,6 +66,10 @@ public struct GooglePlaySettings: Sendable {
         jwksURL = environment.string("PIER_SUBSCRIPTIONS_GOOGLE_JWKS_URL", default: Self.jwksURL)
         testPurchasesCount = try environment.bool("PIER_SUBSCRIPTIONS_GOOGLE_TEST_PURCHASES", default: true)
         reconcileSeconds = try environment.int("PIER_SUBSCRIPTIONS_GOOGLE_RECONCILE_S", default: 600, in: 10...86_400)
+        postsPerAccountPerMinute = try environment.int(
+            "PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ACCOUNT_PER_MINUTE", default: 10, in: 1...10_000)
+        postsPerAddressPerMinute = try environment.int(
+            "PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ADDRESS_PER_MINUTE", default: 30, in: 1...100_000)
     }
 
     /// Reads a service account's JSON key: `client_email`, `private_key` (PEM), `private_key_id`, `token_uri`.

@@ -47,9 +47,12 @@ struct GoogleSubscription: Sendable, Equatable {
 
     enum Failure: Error, CustomStringConvertible {
         case malformed(String)
+        /// A purchase, with a number Pier cannot hold (a price beyond any plan's): final.
+        case outOfRange(String)
         var description: String {
             switch self {
             case .malformed(let why): "Google's answer is not a subscription purchase: \(why)"
+            case .outOfRange(let why): "Google's purchase holds a number Pier cannot hold: \(why)"
             }
         }
     }
@@ -79,7 +82,7 @@ struct GoogleSubscription: Sendable, Equatable {
         acknowledged = object["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
         let money = plan?["recurringPrice"]?.objectValue
         currency = money?["currencyCode"]?.stringValue
-        price = money.flatMap(Self.minorUnits)
+        price = try money.flatMap(Self.minorUnits)
         pausedUntil = Self.time(object["pausedStateContext"]?.objectValue?["autoResumeTime"])
         linkedPurchaseToken = object["linkedPurchaseToken"]?.stringValue
         latestOrderID = item["latestSuccessfulOrderId"]?.stringValue ?? object["latestOrderId"]?.stringValue
@@ -94,8 +97,10 @@ struct GoogleSubscription: Sendable, Equatable {
     }
 
     /// A `Money` (`units`, a decimal string, and `nanos`) in minor units of its currency:
-    /// 4.99 USD is 499, 500 JPY is 500; nil when it does not fit or is not whole minor units.
-    static func minorUnits(_ money: [String: JSONValue]) -> Int? {
+    /// 4.99 USD is 499, 500 JPY is 500; nil when it is not whole minor units of a known form.
+    /// Every number is checked before arithmetic: an amount beyond ``Price/maximumMinorUnits``
+    /// (or one that would overflow on the way) is ``Failure/outOfRange(_:)``.
+    static func minorUnits(_ money: [String: JSONValue]) throws(Failure) -> Int? {
         guard case .string(let code)? = money["currencyCode"], code.count == 3 else { return nil }
         let units: Int? =
             switch money["units"] {
@@ -110,12 +115,19 @@ struct GoogleSubscription: Sendable, Equatable {
             case nil: 0
             default: nil
             }
-        guard let units, let nanos, units >= 0, nanos >= 0, units < Int(1e15) else { return nil }
-        let exponent = Price.exponent(of: code)
-        var scale = 1
-        for _ in 0..<exponent { scale *= 10 }
+        guard let units, let nanos, units >= 0, nanos >= 0 else {
+            if case .string(let text)? = money["units"], text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.isEmpty {
+                throw .outOfRange("a price of \(text.prefix(40)) \(code)")
+            }
+            return nil
+        }
+        let scale = Price.minorUnitsPerUnit(of: code)
         let nanosPerMinor = 1_000_000_000 / scale
         guard nanos % nanosPerMinor == 0 else { return nil }
-        return units * scale + nanos / nanosPerMinor
+        let (scaled, overflow) = units.multipliedReportingOverflow(by: scale)
+        guard !overflow, scaled <= Price.maximumMinorUnits - nanos / nanosPerMinor else {
+            throw .outOfRange("a price of \(units) \(code)")
+        }
+        return scaled + nanos / nanosPerMinor
     }
 }

@@ -16,15 +16,20 @@ enum GooglePurchases {
     /// purchase is bound to `caller` (a purchase the app posts), else to the account its
     /// `obfuscatedExternalAccountId` names (the one it was merged into; never a deleted one),
     /// else to the owner of the token it replaces (`linkedPurchaseToken`), which it supersedes.
-    /// A purchase granted and not acknowledged is queued for acknowledgement.
+    /// A purchase granted and not acknowledged is queued for acknowledgement, when a plan offers
+    /// its product: one that grants nothing is left unacknowledged, and Google refunds it.
     static func save(
         _ token: String, _ purchase: GoogleSubscription, caller: UUID?, on connection: any PostgresExecutor
-    ) async throws -> UUID? {
+    ) async throws -> Saved {
         let named = purchase.accountID.flatMap { UUID(text: $0) }
         let granted = [.active, .canceled, .inGracePeriod].contains(purchase.state) && !purchase.acknowledged
         let rows = try await connection.query(
             """
-            WITH named AS (
+            WITH offered AS (
+                SELECT EXISTS (SELECT 1 FROM subscriptions.plans p
+                    WHERE \(purchase.productID) = ANY (p.google_product_ids)
+                        OR \(purchase.productID) || ':' || \(purchase.basePlanID ?? "") = ANY (p.google_product_ids)) AS yes
+            ), named AS (
                 SELECT coalesce((SELECT into_user_id FROM subscriptions.merged_users WHERE user_id = \(named)), \(named)) AS id
             ), owner AS (
                 SELECT coalesce(\(caller),
@@ -37,7 +42,7 @@ enum GooglePurchases {
                 WHERE purchase_token = \(purchase.linkedPurchaseToken) AND purchase_token <> \(token)
             ), owed AS (
                 INSERT INTO subscriptions.google_acknowledgements (purchase_token, product_id)
-                SELECT \(token), \(purchase.productID) WHERE \(granted)
+                SELECT \(token), \(purchase.productID) FROM offered WHERE \(granted) AND offered.yes
                 ON CONFLICT (purchase_token) DO NOTHING
             ), settled AS (
                 DELETE FROM subscriptions.google_acknowledgements
@@ -62,13 +67,22 @@ enum GooglePurchases {
                 trial = EXCLUDED.trial, test = EXCLUDED.test, acknowledged = g.acknowledged OR EXCLUDED.acknowledged,
                 price = EXCLUDED.price, currency = EXCLUDED.currency, paused_until = EXCLUDED.paused_until,
                 linked_purchase_token = EXCLUDED.linked_purchase_token, latest_order_id = EXCLUDED.latest_order_id,
-                payload = EXCLUDED.payload, read_at = now(), reread_at = NULL,
+                payload = EXCLUDED.payload, read_at = now(), reread_at = NULL, unreadable = NULL,
                 converted_at = CASE WHEN g.trial AND NOT EXCLUDED.trial AND EXCLUDED.state IN ('SUBSCRIPTION_STATE_ACTIVE',
                     'SUBSCRIPTION_STATE_CANCELED', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD') THEN coalesce(g.converted_at, now())
                     ELSE g.converted_at END
-            RETURNING user_id
+            RETURNING user_id, (SELECT yes FROM offered) AS offered
             """)
-        return try rows.first?.decode("user_id", as: UUID?.self)
+        return Saved(
+            owner: try rows.first?.decode("user_id", as: UUID?.self),
+            offered: try rows.first?.decode("offered", as: Bool.self) ?? false)
+    }
+
+    /// What ``save(_:_:caller:on:)`` recorded: the account the purchase is bound to, and whether
+    /// a plan offers its product.
+    struct Saved: Sendable {
+        var owner: UUID?
+        var offered: Bool
     }
 
     /// The account a purchase token is bound to, if the token is known.
@@ -102,6 +116,30 @@ enum GooglePurchases {
         ).first?.decode("user_id", as: UUID?.self)
     }
 
+    /// Marks a known purchase as one whose answer Pier cannot hold (`why`): the worker leaves
+    /// it until a notification or support's refresh reads it again.
+    static func markUnreadable(_ token: String, why: String, on connection: any PostgresExecutor) async throws {
+        try await connection.execute(
+            """
+            UPDATE subscriptions.google_purchases SET unreadable = \(why), reread_at = NULL, read_at = now()
+            WHERE purchase_token = \(token)
+            """)
+    }
+
+    /// Whether a notification with this message id was stored before (then it is not followed again).
+    static func isStored(messageID: String, on connection: any PostgresExecutor) async throws -> Bool {
+        try await !connection.query(
+            "SELECT 1 AS n FROM subscriptions.google_notifications WHERE message_id = \(messageID)"
+        ).isEmpty
+    }
+
+    /// The order that paid for the purchase's current period, as last read from Google.
+    static func currentOrder(of token: String, on connection: any PostgresExecutor) async throws -> String? {
+        try await connection.query(
+            "SELECT latest_order_id FROM subscriptions.google_purchases WHERE purchase_token = \(token)"
+        ).first?.decode("latest_order_id", as: String?.self)
+    }
+
     /// Marks a purchase to be read again (a notification that could not be followed now).
     static func rereadLater(_ token: String, on connection: any PostgresExecutor) async throws {
         try await connection.execute(
@@ -110,14 +148,14 @@ enum GooglePurchases {
 
     /// Stores a notification once, by its Pub/Sub message id; false when it was stored before.
     static func store(
-        messageID: String, kind: String, type: Int?, token: String?, ignored reason: String?, data: JSONValue,
+        messageID: String, kind: String, type: Int?, token: String?, ignored: Bool, reason: String?, data: JSONValue,
         on connection: any PostgresExecutor
     ) async throws -> Bool {
         try await !connection.query(
             """
             INSERT INTO subscriptions.google_notifications (message_id, kind, notification_type, purchase_token, outcome,
                 reason, data)
-            VALUES (\(messageID), \(kind), \(type.map(Int32.init)), \(token), \(reason == nil ? "applied" : "ignored"),
+            VALUES (\(messageID), \(kind), \(type.map(Int32.init)), \(token), \(ignored ? "ignored" : "applied"),
                 \(reason), \(PostgresJSON(data))::jsonb)
             ON CONFLICT (message_id) DO NOTHING RETURNING 1 AS n
             """
@@ -150,7 +188,7 @@ enum GooglePurchases {
         try await connection.query(
             """
             SELECT purchase_token FROM subscriptions.google_purchases
-            WHERE superseded_by IS NULL AND revoked_at IS NULL
+            WHERE superseded_by IS NULL AND revoked_at IS NULL AND unreadable IS NULL
                 AND (reread_at IS NOT NULL
                     OR (state NOT IN ('SUBSCRIPTION_STATE_EXPIRED', 'SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED')
                         AND coalesce(paused_until, expiry_time, now()) <= now()

@@ -29,7 +29,8 @@ enum SubscriptionFacts {
             NULL::int AS offer_type, NULL::text AS offer_discount_type, NULL::text AS offer_identifier,
             NULL::text AS renews_to_id, NULL::text AS renews_to_name, NULL::int AS expiration_intent,
             NULL::text AS price_increase, NULL::text AS price, NULL::text AS currency, NULL::text AS ownership,
-            NULL::int AS revocation_reason, NULL::text AS revocation_type, NULL::text AS google_state
+            NULL::int AS revocation_reason, NULL::text AS revocation_type, NULL::text AS google_state,
+            NULL::timestamptz AS resumes_at
         FROM subscriptions.grants g JOIN subscriptions.plans p ON p.id = g.plan_id
         WHERE g.user_id = \(user)
         UNION ALL
@@ -47,7 +48,7 @@ enum SubscriptionFacts {
             CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.id, r.auto_renew_product_id) END,
             CASE WHEN r.auto_renew_product_id <> t.product_id THEN coalesce(n.name, r.auto_renew_product_id) END,
             r.expiration_intent, r.payload ->> 'priceIncreaseStatus', t.payload ->> 'price', t.payload ->> 'currency',
-            t.payload ->> 'inAppOwnershipType', t.revocation_reason, t.payload ->> 'revocationType', NULL
+            t.payload ->> 'inAppOwnershipType', t.revocation_reason, t.payload ->> 'revocationType', NULL, NULL::timestamptz
         FROM subscriptions.appstore_owners o
         CROSS JOIN LATERAL (
             SELECT * FROM subscriptions.appstore_transactions x
@@ -79,7 +80,8 @@ enum SubscriptionFacts {
             -- A free trial is an introductory offer; another offer of the base plan a promotional one.
             CASE WHEN g.trial THEN 1 WHEN g.offer_id IS NOT NULL THEN 2 END, CASE WHEN g.trial THEN 'FREE_TRIAL' END,
             g.offer_id, NULL, NULL, NULL, NULL,
-            g.price::text, g.currency, NULL, NULL, NULL, g.state
+            g.price::text, g.currency, NULL, NULL, NULL, g.state,
+            CASE WHEN g.state = 'SUBSCRIPTION_STATE_PAUSED' THEN g.paused_until END
         FROM subscriptions.google_purchases g
         LEFT JOIN subscriptions.plans p
             ON g.product_id = ANY (p.google_product_ids) OR g.product_id || ':' || g.base_plan_id = ANY (p.google_product_ids)
@@ -97,14 +99,21 @@ enum SubscriptionFacts {
         let increase = try row.decode("price_increase", as: String?.self)
         let revocationReason = try row.decode("revocation_reason", as: Int?.self)
         let ownership = try row.decode("ownership", as: String?.self)
+        let currency = try row.decode("currency", as: String?.self)
+        // Apple's `price` is in milliunits, Google's (already converted) in minor units: every
+        // status speaks minor units, whichever store decides it.
+        let price = try row.decode("price", as: String?.self).flatMap { Int($0) }
+        let minorUnits =
+            try row.decode("kind", as: String.self) == "appstore"
+            ? price.flatMap { price in currency.flatMap { Price(milliunits: price, currency: $0)?.minorUnits } } : price
         return AppStoreDetails(
             renewsTo: try row.decode("renews_to_id", as: String?.self).map {
                 PlanReference(id: $0, name: try row.decode("renews_to_name"))
             },
             expirationReason: try row.decode("expiration_intent", as: Int?.self).map { intents[$0] ?? .other },
             priceIncrease: increase.map { $0 == "1" ? .accepted : .pending },
-            price: try row.decode("price", as: String?.self).flatMap { Int($0) },
-            currency: try row.decode("currency", as: String?.self),
+            price: minorUnits,
+            currency: currency,
             familyShared: ownership.map { $0 == "FAMILY_SHARED" },
             revocation: try revocationReason.map {
                 SubscriptionRevocation(
@@ -256,7 +265,10 @@ enum SubscriptionFacts {
                         'offerId', offer_id, 'state', state, 'startTime', start_time, 'expiryTime', expiry_time,
                         'autoRenew', auto_renew, 'trial', trial, 'testPurchase', test, 'acknowledged', acknowledged,
                         'price', price, 'currency', currency, 'pausedUntil', paused_until, 'revokedAt', revoked_at,
-                        'superseded', superseded_by IS NOT NULL, 'orderId', latest_order_id))::text AS details
+                        'superseded', superseded_by IS NOT NULL, 'orderId', latest_order_id, 'unreadable', unreadable,
+                        -- A product no plan offers: the purchase gives nothing and is not acknowledged.
+                        'offered', EXISTS (SELECT 1 FROM subscriptions.plans p WHERE product_id = ANY (p.google_product_ids)
+                            OR product_id || ':' || coalesce(base_plan_id, '') = ANY (p.google_product_ids))))::text AS details
                 FROM subscriptions.google_purchases WHERE user_id = \(user)
                 """
             ),
@@ -273,16 +285,31 @@ enum SubscriptionFacts {
             ),
         ] as [(String, PostgresQuery)] {
             for row in try await connection.query(query) {
+                var details = try row.decode("details", as: PostgresJSON<[String: JSONValue]>.self).value
+                if kind.hasPrefix("appstore.") { Self.inMinorUnits(&details) }
                 facts.append(
                     SubscriptionFact(
-                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"),
-                        details: try row.decode("details", as: PostgresJSON<[String: JSONValue]>.self).value))
+                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"), details: details))
             }
         }
         return facts.sorted { ($0.at, $0.kind) < ($1.at, $1.kind) }
     }
 
     static func iso(_ date: Date) -> String { date.postgresText }
+
+    /// Apple's `price` and `renewalPrice` (milliunits) in the currency's minor units, as every
+    /// price Pier answers is; one that is not a whole number in range is left out.
+    static func inMinorUnits(_ details: inout [String: JSONValue]) {
+        guard case .string(let currency)? = details["currency"] else { return }
+        for key in ["price", "renewalPrice"] {
+            guard let value = details[key] else { continue }
+            let minor: Int? =
+                if case .number(let number) = value, number.rounded() == number, abs(number) < 1e18 {
+                    Price(milliunits: Int(number), currency: currency)?.minorUnits
+                } else { nil }
+            details[key] = minor.map { .number(Double($0)) }
+        }
+    }
 
     /// Every source of `user`'s access at `now`, in one statement.
     static func sources(
@@ -385,6 +412,6 @@ extension AccessSource: PostgresRowDecodable {
             offer: try SubscriptionFacts.offer(row), appStore: try SubscriptionFacts.details(row),
             google: try row.decode("google_state", as: String?.self).map {
                 GoogleSubscription.State(rawValue: $0) ?? .unspecified
-            })
+            }, resumesAt: try row.decode("resumes_at"))
     }
 }
