@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
+# What its suites need beyond `make run`'s (the mail suites' SMTP server): a fresh clone's
+# `make check` works right after `make run`, or alone.
+scripts/setup.sh --check
 scripts/postgres.sh start >/dev/null
 export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no

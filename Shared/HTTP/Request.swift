@@ -99,25 +99,29 @@ public struct Request: Sendable {
 
     /// The body decoded as JSON, with problems that name the field (400/415/422).
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
-        if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
-            throw HTTPError(415, detail: "Send the body as application/json.")
-        }
-        do {
-            return try JSON.decodeBody(T.self, from: body)
-        } catch {
-            throw HTTPError(error)
-        }
+        try json { bytes throws(JSON.BodyError) in try JSON.decodeBody(T.self, from: bytes) }
+    }
+
+    /// The body decoded as JSON, refusing with 422 every top-level member `T`'s coding keys do
+    /// not name.
+    public func decodeKnownMembers<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
+        try json { bytes throws(JSON.BodyError) in try JSON.decodeBody(knownMembersOf: T.self, from: bytes) }
     }
 
     /// The body decoded as JSON, refusing with 422 any top-level field that `T` does not know
     /// (so a typo in a client is an error, not silently ignored data), every missing and every
     /// unknown field named in one answer. One parse does both.
     public func decodeStrictly<T: StrictDecodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
+        try json { bytes throws(JSON.BodyError) in try JSON.decodeBody(strictly: T.self, from: bytes) }
+    }
+
+    /// The body read by `decode` when it is sent as JSON (415 otherwise), its failure a problem.
+    private func json<T>(_ decode: ([UInt8]) throws(JSON.BodyError) -> T) throws(HTTPError) -> T {
         if let contentType = headers["Content-Type"], !Request.isJSON(contentType) {
             throw HTTPError(415, detail: "Send the body as application/json.")
         }
         do {
-            return try JSON.decodeBody(strictly: T.self, from: body)
+            return try decode(body)
         } catch {
             throw HTTPError(error)
         }

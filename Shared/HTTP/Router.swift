@@ -305,7 +305,9 @@ extension RouteBuilder {
 extension Request {
     /// The body as `T`, the one way routes read one: the fields of an HTML form for a
     /// ``FormDecodable`` type sent as a form; else JSON, strictly (every missing and unknown
-    /// field named at once) for a ``StrictDecodable`` type.
+    /// field named at once) for a ``StrictDecodable`` type; as it comes for a
+    /// ``LenientDecodable`` one (another party's, which may add members); and for any other,
+    /// refusing the top-level members its coding keys do not name: strict by default.
     public func body<T: Decodable>(as type: T.Type) throws -> T {
         // The helpers decode `T` itself, opened from the metatype: the casts hold; were one ever
         // not to, the request gets a problem, the process goes on.
@@ -314,8 +316,10 @@ extension Request {
             decoded = formType.init(form: form)
         } else if let strict = T.self as? any StrictDecodable.Type {
             decoded = try strictly(strict, self)
-        } else {
+        } else if T.self is any LenientDecodable.Type {
             return try decode(T.self)
+        } else {
+            return try decodeKnownMembers(T.self)
         }
         guard let body = decoded as? T else {
             throw HTTPError(500, detail: "The request body could not be read as \(T.self).")

@@ -57,6 +57,32 @@ public enum JSON {
         try decode(T.self, from: try parseBody(bytes))
     }
 
+    /// `T` from a client's body, refused with every top-level member `T`'s coding keys do not
+    /// name (a typo is an error, not data silently dropped): what every endpoint's body gets
+    /// unless its type is ``StrictDecodable`` (then missing members are named too) or
+    /// ``LenientDecodable`` (another party's, which may add members).
+    public static func decodeBody<T: Decodable>(knownMembersOf type: T.Type, from bytes: [UInt8]) throws(BodyError) -> T {
+        let document = try parseBody(bytes)
+        do {
+            return try document.decodeKnown(T.self)
+        } catch let unknown as NodeDecoder.UnknownMembers {
+            let shown = unknown.names.prefix(listedUnknown).map { name in
+                FieldIssue(
+                    field: name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…",
+                    message: "is not a known field")
+            }
+            var issues = Array(shown)
+            if unknown.names.count > listedUnknown {
+                issues.append(FieldIssue(field: "*", message: "and \(unknown.names.count - listedUnknown) more unknown fields"))
+            }
+            throw .fields(issues)
+        } catch let error as DecodingError {
+            throw issue(for: error)
+        } catch {
+            throw .body("The request body could not be read.")
+        }
+    }
+
     /// `T` from a client's body, refused with every missing required and every unknown
     /// top-level member named at once (checked on the parsed member names, before decoding).
     public static func decodeBody<T: StrictDecodable>(strictly type: T.Type, from bytes: [UInt8]) throws(BodyError) -> T {

@@ -33,6 +33,11 @@ public struct JSONDocument: Sendable {
         try NodeDecoder.unbox(root, as: T.self, bytes: bytes, path: [])
     }
 
+    /// Decodes `T`, refusing the top-level members its keys do not name.
+    func decodeKnown<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try NodeDecoder.unboxKnown(root, as: T.self, bytes: bytes)
+    }
+
     /// The member names of the top-level object, in order (repeated names as often as they
     /// appear); nil when the document is not an object.
     public var memberNames: [String]? {

@@ -15,11 +15,25 @@ struct NodeDecoder: Decoder {
     let node: JSONNode
     let bytes: [UInt8]
     let codingPath: [any CodingKey]
+    /// Refuse the members the type's keys do not name (a client's body, at its top level).
+    var knownMembersOnly = false
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// The members of a body that its type does not read (``knownMembersOnly``).
+    struct UnknownMembers: Error {
+        let names: [String]
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let keys, let values) = node else {
             throw Self.mismatch([String: Any].self, node, codingPath)
+        }
+        if knownMembersOnly {
+            // The type's own keys say what it reads (a synthesized `CodingKeys` knows its cases
+            // alone): a member none of them names is a client's typo, not data to drop.
+            var unknown: [String] = []
+            for name in keys where Key(stringValue: name) == nil && !unknown.contains(name) { unknown.append(name) }
+            if !unknown.isEmpty { throw UnknownMembers(names: unknown.sorted()) }
         }
         return KeyedDecodingContainer(ObjectContainer(keys: keys, values: values, bytes: bytes, codingPath: codingPath))
     }
@@ -74,6 +88,12 @@ struct NodeDecoder: Decoder {
             return float as! T
         }
         return try T(from: NodeDecoder(node: node, bytes: bytes, codingPath: path))
+    }
+
+    /// `node` as `T`, refusing top-level members `T`'s keys do not name (``UnknownMembers``).
+    static func unboxKnown<T: Decodable>(_ node: JSONNode, as type: T.Type, bytes: [UInt8]) throws -> T {
+        guard case .object = node else { return try unbox(node, as: T.self, bytes: bytes, path: []) }
+        return try T(from: NodeDecoder(node: node, bytes: bytes, codingPath: [], knownMembersOnly: true))
     }
 
     /// An integer of type `I`: digits without a fraction, or a fraction or exponent that is

@@ -51,6 +51,7 @@ public struct Executable: Sendable {
     /// The plugins it can host.
     public let plugins: [Plugin]
     /// Where the plugins to host are named (`--embed`, and this variable): nil to host them all.
+    /// Without either, every plugin is hosted unless the process proxies routes.
     public let embedVariable: String?
     public let options: [Option]
     public let extensions: Extensions
@@ -96,18 +97,22 @@ public struct Executable: Sendable {
         }
         let command = invocation.command
         if command == "healthcheck" { return await Self.healthcheck(environment: environment, defaultPort: defaultPort) }
-        let hosted: [Plugin]
+        var hosted = plugins
+        // Nothing named: every plugin this build has, unless the process proxies (a front that
+        // routes elsewhere hosts only what it is told to).
+        var everyByDefault = true
         if let embedVariable {
-            let names =
+            let named =
                 invocation.options["--embed"].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
-                ?? environment.list(embedVariable)
-            let unknown = names.filter { name in !plugins.contains { $0.name == name } }
-            guard unknown.isEmpty else {
-                return usageError("unknown plugin \(unknown.joined(separator: ", "))")
+                ?? (environment.string(embedVariable) == nil ? nil : environment.list(embedVariable))
+            if let names = named {
+                let unknown = names.filter { name in !plugins.contains { $0.name == name } }
+                guard unknown.isEmpty else {
+                    return usageError("unknown plugin \(unknown.joined(separator: ", "))")
+                }
+                hosted = plugins.filter { names.contains($0.name) }
+                everyByDefault = false
             }
-            hosted = plugins.filter { names.contains($0.name) }
-        } else {
-            hosted = plugins
         }
         let extra = hosted.flatMap(\.commands).first { $0.name == command }
         guard ["serve", "migrate"].contains(command) || extra != nil else {
@@ -116,7 +121,7 @@ public struct Executable: Sendable {
         guard extra != nil || invocation.words.isEmpty else {
             return usageError("unknown arguments \(invocation.words.joined(separator: " "))")
         }
-        let configuration: ServiceConfiguration
+        var configuration: ServiceConfiguration
         let logger: Logger
         var extensions: [any HostExtension] = []
         // The process's one outbound client (the host closes it; closing twice is harmless).
@@ -124,9 +129,16 @@ public struct Executable: Sendable {
         defer { http.close() }
         do {
             configuration = try ServiceConfiguration(
-                environment: environment, defaultPort: defaultPort, applicationName: name, needsDatabase: !hosted.isEmpty)
+                environment: environment, defaultPort: defaultPort, applicationName: name,
+                needsDatabase: !hosted.isEmpty && !everyByDefault)
             logger = Logger(service: shortName, level: configuration.logLevel)
             if command == "serve" { extensions = try self.extensions(invocation.options, configuration, logger, http) }
+            if everyByDefault, extensions.contains(where: { !$0.prefixes.isEmpty }) {
+                hosted = []
+            } else if everyByDefault {
+                configuration = try ServiceConfiguration(
+                    environment: environment, defaultPort: defaultPort, applicationName: name, needsDatabase: true)
+            }
         } catch {
             printError("\(name): configuration error: \(error)")
             return .usage
@@ -239,7 +251,8 @@ public struct Executable: Sendable {
         var text = lines.joined(separator: "\n")
         if let embedVariable {
             text +=
-                "\nplugins: \(plugins.map(\.name).joined(separator: ", ")) (comma-separated; or \(embedVariable))"
+                "\nplugins: \(plugins.map(\.name).joined(separator: ", ")) (comma-separated; or \(embedVariable);"
+                + " every one of them when neither names any and no route is given)"
         }
         for option in options { text += "\n\(option.value): \(option.help)" }
         return text + "\n\nConfiguration comes from PIER_* environment variables; see README.md."

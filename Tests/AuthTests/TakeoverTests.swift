@@ -490,9 +490,17 @@ import Testing
             #expect(try await login(auth, email, "a rotated operator passphrase").status == 200)
             // A new address: a new admin, its address taken as verified.
             let fresh = Self.email("admin")
-            try await createAdmin(auth, ["--email", fresh], password: "the operator's passphrase")
+            try await createAdmin(auth, ["--email", fresh, "--name", "Maya Lind"], password: "the operator's passphrase")
             let made = try await login(auth, fresh, "the operator's passphrase").decode(AuthSession.self)
-            #expect(made.user.role == "admin" && made.user.emailVerified)
+            #expect(made.user.role == "admin" && made.user.emailVerified && made.user.displayName == "Maya Lind")
+            // A name with a line break is refused before anything is made.
+            do {
+                try await createAdmin(
+                    auth, ["--email", Self.email("bad"), "--name", "Maya\nLind"], password: "a fine passphrase")
+                Issue.record("a name with a line break was taken")
+            } catch let error as CommandError {
+                #expect(error.description.contains("--name"))
+            }
         }
     }
 

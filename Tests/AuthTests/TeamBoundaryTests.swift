@@ -10,12 +10,15 @@ import Testing
 /// Where a newer feature met the team's rules, as the outside found them: the last admin leaving
 /// by deleting itself, support reading an admin's data, an anonymous account asked to confirm
 /// what it cannot, and anonymous keep requests holding an address off its owner.
-@Suite struct TeamBoundaryTests {
+@Suite(.serialized) struct TeamBoundaryTests {
+    /// Small pools: these run beside every other suite.
+    static let settings = ["PIER_DB_POOL_SIZE": "3"]
+
     let staff = StaffTests()
     static let password = TakeoverTests.password
 
     @Test func theLastAdminCannotDeleteItself() async throws {
-        try await AuthHarness.with(database: "pier_test_auth_last_admin") { auth in
+        try await AuthHarness.with(database: "pier_test_auth_last_admin", settings: Self.settings) { auth in
             let (admin, _) = try await staff.member(auth, .admin, "admin")
             let body = #"{"password":"\#(Self.password)"}"#
             let refused = try await auth.send("DELETE", "/auth/me", json: body, token: admin.accessToken)
@@ -30,7 +33,7 @@ import Testing
     /// A team member's export, sessions and identities are for admins, as every other staff
     /// action on a team member is; support still helps users.
     @Test func supportReadsNoTeamMembersData() async throws {
-        try await AuthHarness.with(database: "pier_test_auth_support_reads") { auth in
+        try await AuthHarness.with(database: "pier_test_auth_support_reads", settings: Self.settings) { auth in
             let (admin, _) = try await staff.member(auth, .admin, "admin")
             let (support, _) = try await staff.member(auth, .support)
             let (user, _) = try await auth.register()
@@ -53,7 +56,7 @@ import Testing
     /// An anonymous account asked to confirm with a password is told it has none and needs none:
     /// never an answer that reads as its session having ended (PierClient would sign it out).
     @Test func anAnonymousAccountIsToldWhatReauthenticationNeeds() async throws {
-        try await AuthHarness.with(database: "pier_test_auth_anonymous_reauth") { auth in
+        try await AuthHarness.with(database: "pier_test_auth_anonymous_reauth", settings: Self.settings) { auth in
             let session = try await AnonymousAccountTests.anonymous(auth)
             let reply = try await auth.send(
                 "POST", "/auth/reauthenticate", json: #"{"password":"anything at all"}"#, token: session.accessToken)
@@ -66,7 +69,7 @@ import Testing
     /// Anonymous accounts asking to be kept with an address, refused ones included, do not hold
     /// its owner's change of address to it.
     @Test func keepRequestsDoNotHoldAnAddressOffItsOwner() async throws {
-        try await AuthHarness.with(database: "pier_test_auth_keep_hold") { auth in
+        try await AuthHarness.with(database: "pier_test_auth_keep_hold", settings: Self.settings) { auth in
             let target = TakeoverTests.email("wanted")
             for _ in 0..<2 {
                 let squatter = try await AnonymousAccountTests.anonymous(auth)

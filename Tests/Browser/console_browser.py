@@ -478,11 +478,48 @@ try:
         return "Delivered" in driver.find_element(By.CSS_SELECTOR, "dl.facts").text.split("Endpoint")[0]
     wait_for(replayed, "the replay is delivered")
 
+    # Money as people type it: a price is read by the currency's decimals, a point before them;
+    # anything else is refused beside the field with what was typed kept, and nothing is made.
+    def create_plan(plan_id, price, currency):
+        driver.get(base + "/console/plans")
+        form = driver.find_element(By.CSS_SELECTOR, "form[data-plan-form]")
+        for name, value in [("id", plan_id), ("name", "Typed " + plan_id), ("price", price), ("currency", currency),
+                            ("entitlements", "typed")]:
+            field = form.find_element(By.NAME, name)
+            field.clear()
+            field.send_keys(value)
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+    def plan_price(plan_id):
+        status, body = api("GET", "/subscriptions/plans")
+        plans = {plan["id"]: plan for plan in json.loads(body)["items"]} if status == 200 else {}
+        return plans.get(plan_id, {}).get("price")
+
+    for typed in ["2.495", "2,49", "1.234,56", "-1", "1e3", "1,000", "59.99.9"]:
+        plan_id = "typed-" + str(abs(hash(typed)) % 100000)
+        create_plan(plan_id, typed, "USD")
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-error-for=price]"), typed + " is refused beside the price")
+        kept = driver.find_element(By.CSS_SELECTOR, "form[data-plan-form] input[name=price]").get_attribute("value")
+        check(kept == typed, "the refused price is kept as typed: %r for %r" % (kept, typed))
+        check(plan_price(plan_id) is None, "nothing is made of " + typed)
+    shot("plan-price-refused")
+    for plan_id, typed, currency, minor in [("typed-usd", "59.99", "USD", 5999), ("typed-jpy", "500", "JPY", 500),
+                                            ("typed-kwd", "1.250", "KWD", 1250)]:
+        create_plan(plan_id, typed, currency)
+        wait_for(lambda: plan_price(plan_id) is not None, typed + " " + currency + " makes a plan")
+        check(plan_price(plan_id) == minor, "%s %s is %d minor units: %r" % (typed, currency, minor, plan_price(plan_id)))
+    create_plan("typed-jpy-decimals", "500.5", "JPY")
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-error-for=price]"), "decimals on yen are refused")
+    create_plan("typed-kwd-four", "1.2505", "KWD")
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-error-for=price]"), "a fourth decimal on KWD is refused")
+
     # Every link of every page, followed as the admin (who sees every page and every link).
     follow_every_link("/console/inbox")
 
+    # The refused prices' 422s are the errors the browser may log here; any other is kept.
+    refused_prices = "/console/plans - Failed to load resource: the server responded with a status of 422"
     for entry in driver.get_log("browser"):
-        if entry.get("level") == "SEVERE":
+        if entry.get("level") == "SEVERE" and refused_prices not in entry.get("message", ""):
             console_errors.append(entry.get("message"))
     check(not console_errors, "no errors in the browser's console (a CSP violation would be one): " + repr(console_errors))
 finally:

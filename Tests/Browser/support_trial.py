@@ -210,7 +210,7 @@ try:
           "an admin with two-step sign-in is not asked for a password")
     price = driver.find_element(By.CSS_SELECTOR, "form[data-plan-form] input[name=price]")
     price.clear()
-    price.send_keys("64,99")
+    price.send_keys("64.99")
     driver.find_element(By.CSS_SELECTOR, "form[data-plan-form] input[name=code]").send_keys(fresh_code())
     driver.find_element(By.CSS_SELECTOR, "form[data-plan-form] button[type=submit]").click()
     wait_for(lambda: "64.99 USD every year" in main_text(), "the new price is saved")

@@ -60,6 +60,9 @@ extension PierClientTests {
         #expect(try await relaunch().subscriptions.status().isStale)
         // Not on another installation (a kept file copied to another device).
         #expect(!(await relaunch(installation: "install-b").subscriptions.isEntitled(plan)))
+        let copied = relaunch(installation: "install-b")
+        await #expect(throws: PierError.self) { try await copied.subscriptions.status() }
+        #expect(copied.subscriptions.lastRefusal?.kind == .untrusted)
 
         // The grant revoked: the signed status the device keeps now says so. The owner edits
         // the kept status to give themselves the plan again: refused, whichever part they edit.
@@ -77,7 +80,15 @@ extension PierClientTests {
         edited["value"] = value
         try JSONSerialization.data(withJSONObject: edited).write(to: store.statusURL)
         #expect(!(await relaunch().subscriptions.isEntitled(plan)))
-        await #expect(throws: PierError.self) { try await relaunch().subscriptions.status() }
+        // Offline, the answer is the refusal the README promises, not the network's error.
+        let refused = relaunch()
+        do {
+            _ = try await refused.subscriptions.status()
+            Issue.record("an edited status was served")
+        } catch {
+            #expect(error.kind == .untrusted && error.detail.contains("edited"), "\(error)")
+        }
+        #expect(refused.subscriptions.lastRefusal?.kind == .untrusted)
 
         // The signed claims themselves edited (the signature kept), and the kept value to match:
         // refused too.
@@ -164,6 +175,11 @@ extension PierClientTests {
             }
             return Response(status: 200, headers: headers, body: Array(body))
         }
+        // The live stream's change, pushed as the server pushes one (read again, signed, by the app).
+        router.get("/subscriptions/me/events") { _, _ in
+            let event = "event: status\ndata: " + String(decoding: replayed.1, as: UTF8.self) + "\n\n"
+            return Response(status: 200, headers: ["Content-Type": "text/event-stream"], body: Array(event.utf8))
+        }
         let middle = try HTTPServer.started(router, name: "middle")
         defer { Task { await middle.shutdown() } }
         let pier = PierClient(
@@ -181,6 +197,15 @@ extension PierClientTests {
             }
             #expect(!(await pier.subscriptions.isEntitled("pro")), "\(way)")
         }
+        // On the live stream, a change that fails its check shows as no access, and says why.
+        answer.withLock { $0 = "forged" }
+        var pushed: SubscriptionStatus? = nil
+        for await status in pier.subscriptions.updates {
+            pushed = status
+            break
+        }
+        #expect(pushed?.active == false && pushed?.entitlements.isEmpty == true, "\(String(describing: pushed))")
+        #expect(pier.subscriptions.lastRefusal?.kind == .untrusted)
     }
 }
 

@@ -891,10 +891,19 @@ final class Browser: @unchecked Sendable {
             for page in [bad, refusedID] {
                 #expect(!page.text.contains("validation_failed") && !page.text.contains("Request <code>"))
             }
-            let made = try await admin.post(
+            // A comma is no decimal point here: refused beside the field, as typed, nothing made.
+            let comma = try await admin.post(
                 "/console/plans",
                 [
                     ("csrf", csrf), ("id", "pro-monthly"), ("name", "Pro"), ("price", "4,99"), ("currency", "USD"),
+                    ("billingPeriod", "P1M"), ("entitlements", "pro"),
+                ])
+            #expect(comma.status == 422 && comma.text.contains(#"data-error-for="price""#), "\(comma.text)")
+            #expect(comma.text.contains(#"name="price" value="4,99""#) && comma.text.contains("a point before the decimals"))
+            let made = try await admin.post(
+                "/console/plans",
+                [
+                    ("csrf", csrf), ("id", "pro-monthly"), ("name", "Pro"), ("price", "4.99"), ("currency", "USD"),
                     ("billingPeriod", "P1M"), ("trialPeriod", "P1W"), ("entitlements", "pro, sync"),
                     ("appStoreProductIds", "pier.pro.monthly"),
                 ])

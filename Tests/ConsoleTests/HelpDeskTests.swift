@@ -106,7 +106,18 @@ extension ConsoleTests {
             let templateID = try templates[0].decode("id", as: UUID.self)
             let payment = "/console/feedback/\(ids[3].uuidString.lowercased())"
             let started = try await samBrowser.get(payment + "?reply=\(templateID.uuidString.lowercased())")
-            #expect(started.text.contains("Hi Casey, \(samEmail.prefix { $0 != "@" }) here about iPhone."), "\(started.text)")
+            // {agent} is the name Sam goes by (never the address), and follows a new one.
+            #expect(started.text.contains("Hi Casey, Sam Support here about iPhone."), "\(started.text)")
+            #expect(!started.text.contains("\(samEmail.prefix { $0 != "@" }) here"))
+            // Sam names themself at /console/me: the reply signs with the name, not the address.
+            let named = try await samBrowser.post("/console/me", [("csrf", csrf), ("displayName", "Sam Okafor")])
+            #expect(named.status == 303 && named.location == "/console/me?done=saved", "\(named.text)")
+            #expect(try await samBrowser.get("/console/me?done=saved").text.contains(#"value="Sam Okafor""#))
+            let signed = try await samBrowser.get(payment + "?reply=\(templateID.uuidString.lowercased())")
+            #expect(signed.text.contains("Hi Casey, Sam Okafor here about iPhone."), "\(signed.text)")
+            let refusedName = try await samBrowser.post("/console/me", [("csrf", csrf), ("displayName", "Sam\u{7}")])
+            #expect(refusedName.status == 422 && refusedName.text.contains(#"data-error-for="displayName""#))
+            #expect(try await samBrowser.post("/console/me", [("csrf", csrf), ("displayName", "Sam Support")]).status == 303)
             #expect(started.text.contains("Replying moves the item to Triaged."))
             let sent = try await samBrowser.post(
                 payment + "/reply",

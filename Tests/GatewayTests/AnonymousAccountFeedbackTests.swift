@@ -8,7 +8,7 @@ import Testing
 /// An anonymous account's feedback is anonymous feedback: the attack as it was run, six
 /// anonymous accounts made from one address and ten posts with each bearer, meets each control
 /// that guards anonymous feedback (App Attest, moderation, the address's quota).
-@Suite struct AnonymousAccountFeedbackTests {
+@Suite(.serialized) struct AnonymousAccountFeedbackTests {
     static func accounts(_ client: ServiceClient, count: Int) async throws -> [String] {
         var tokens: [String] = []
         for _ in 0..<count {
@@ -22,7 +22,9 @@ import Testing
     @Test func appAttestIsAskedOfAnonymousAccounts() async throws {
         let stack = try await EmbeddedStack.start(
             databaseURL: try await TestDatabase.create("pier_test_anonymous_account_attest"),
-            settings: ["PIER_FEEDBACK_APP_ATTEST": "required", "PIER_FEEDBACK_MODERATE_ANONYMOUS": "true"],
+            settings: [
+                "PIER_FEEDBACK_APP_ATTEST": "required", "PIER_FEEDBACK_MODERATE_ANONYMOUS": "true", "PIER_DB_POOL_SIZE": "3",
+            ],
             plugins: ["auth", "feedback"])
         let client = ServiceClient(pipeline: stack.pipeline)
         for token in try await Self.accounts(client, count: 6) {
@@ -41,7 +43,9 @@ import Testing
         let url = try await TestDatabase.create("pier_test_anonymous_account_quota")
         let stack = try await EmbeddedStack.start(
             databaseURL: url,
-            settings: ["PIER_FEEDBACK_MODERATE_ANONYMOUS": "true", "PIER_FEEDBACK_QUOTA_PER_MINUTE": "10"],
+            settings: [
+                "PIER_FEEDBACK_MODERATE_ANONYMOUS": "true", "PIER_FEEDBACK_QUOTA_PER_MINUTE": "10", "PIER_DB_POOL_SIZE": "3",
+            ],
             plugins: ["auth", "feedback"])
         let client = ServiceClient(pipeline: stack.pipeline)
         var statuses: [Int] = []

@@ -1,5 +1,6 @@
 import Foundation
 import PierHTTP
+import PierPostgres
 import PierRuntime
 import PierService
 import PierTestSupport
@@ -49,16 +50,31 @@ import Testing
             #expect(await run(executable, environment: ["PIER_PORT": "eighty"]) == 2)
             #expect(executable.usage.contains("\(executable.name) healthcheck"))
         }
-        // Only the gateway chooses its plugins; it needs one, or a route.
+        // Only the gateway chooses its plugins (every one it was built with when it names none).
         #expect(await run(feedback, "--embed", "auth") == 2)
         #expect(await run(Gateway.executable, "--embed", "billing") == 2)
-        #expect(await run(Gateway.executable) == 2)
         #expect(await run(Gateway.executable, "--route") == 2)
         // A prefix is either hosted or proxied.
         #expect(await run(Gateway.executable, "--embed", "feedback", "--route", "/feedback=http://127.0.0.1:9") == 2)
         // A plugin's command is the host's command when it hosts the plugin.
         #expect(Gateway.executable.usage.contains("pier-gateway create-admin"))
         #expect(await run(Gateway.executable, "create-admin", "--embed", "feedback") == 2)
+    }
+
+    /// A gateway told no plugin and no route hosts every plugin it was built with: the README's
+    /// `gateway-with-config serve --migrate` and docs/plugins.md's `my-gateway serve --migrate`
+    /// run as printed (here `migrate`, which stops when done).
+    @Test func aGatewayNamingNoPluginHostsEveryOne() async throws {
+        let url = try await TestDatabase.create("pier_test_gateway_every_plugin")
+        let status = await run(Gateway.executable, "migrate", environment: ["PIER_DATABASE_URL": url, "PIER_LOG_LEVEL": "error"])
+        #expect(status == 0)
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        let schemas = try await pool.query(
+            "SELECT nspname FROM pg_namespace WHERE nspname IN ('auth', 'feedback', 'subscriptions', 'console') ORDER BY 1")
+        #expect(
+            try schemas.map { try $0.decode("nspname", as: String.self) } == ["auth", "console", "feedback", "subscriptions"])
+        pool.close()
+        #expect(Gateway.executable.usage.contains("every one of them when neither names any"))
     }
 
     /// A database that refuses is a failure of the step (1), told on stderr, not a usage error.

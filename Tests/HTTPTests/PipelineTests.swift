@@ -1,3 +1,4 @@
+import PierModels
 import PierRuntime
 import Testing
 
@@ -99,5 +100,34 @@ import Testing
         #expect(failed.status == 500 && failed.headers["Content-Type"] == "application/problem+json")
         #expect(String(decoding: failed.body, as: UTF8.self).contains(failed.headers["X-Request-ID"] ?? "missing"))
         #expect(await bare.respond(to: try request("GET", "/nowhere")).status == 404)
+    }
+}
+
+/// Bodies are strict by default, whoever declares the type (a plugin's plain `Decodable` too):
+/// an unknown member is a 422 naming it; only a body from another party (`LenientDecodable`)
+/// takes members its type does not read.
+@Suite struct BodyStrictnessTests {
+    struct Score: Decodable {
+        var points: Int
+    }
+    struct Envelope: LenientDecodable {
+        var message: String
+    }
+
+    func request(_ json: String) throws -> Request {
+        try Request.received(
+            method: "POST", target: "/scores", headers: ["Content-Type": "application/json"], body: Array(json.utf8),
+            peerAddress: "127.0.0.1", trustedProxies: .none)
+    }
+
+    @Test func unknownMembersAreRefusedUnlessTheTypeIsLenient() throws {
+        #expect(try request(#"{"points":3}"#).body(as: Score.self).points == 3)
+        do {
+            _ = try request(#"{"points":3,"pionts":4}"#).body(as: Score.self)
+            Issue.record("an unknown member was taken")
+        } catch let error as HTTPError {
+            #expect(error.status == 422 && error.problem.errors?.map(\.field) == ["pionts"], "\(error)")
+        }
+        #expect(try request(#"{"message":"m","subscription":"s"}"#).body(as: Envelope.self).message == "m")
     }
 }

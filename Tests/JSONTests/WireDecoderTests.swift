@@ -202,6 +202,37 @@ import Testing
         var rating: Int
     }
 
+    /// A plugin's body type, plain `Decodable`: its unknown top-level members are refused all
+    /// the same (its synthesized keys say what it reads), nested ones and values untouched.
+    struct Plain: Decodable, Equatable {
+        struct Inner: Decodable, Equatable { var a: Int }
+        var score: Int
+        var name: String?
+        var inner: Inner?
+    }
+
+    @Test func everyBodyIsStrictByDefault() throws {
+        func refusal(_ text: String) -> JSON.BodyError? {
+            do {
+                _ = try JSON.decodeBody(knownMembersOf: Plain.self, from: Array(text.utf8))
+                return nil
+            } catch { return error }
+        }
+        #expect(
+            try JSON.decodeBody(knownMembersOf: Plain.self, from: Array(#"{"score":3,"inner":{"a":1,"b":2}}"#.utf8))
+                == Plain(score: 3, name: nil, inner: .init(a: 1)))
+        #expect(
+            refusal(#"{"score":3,"scroe":4,"nmae":"x","scroe":5}"#)
+                == .fields([
+                    .init(field: "nmae", message: "is not a known field"), .init(field: "scroe", message: "is not a known field"),
+                ]))
+        #expect(refusal(#"{"name":"x"}"#) == .fields([.init(field: "score", message: "is required")]))
+        #expect(refusal("[1]") != nil && refusal("3") != nil)
+        let many = (0..<30).map { #""m\#($0)":1"# }.joined(separator: ",")
+        guard case .fields(let issues)? = refusal("{\"score\":1," + many + "}") else { Issue.record("not refused"); return }
+        #expect(issues.count == JSON.listedUnknown + 1 && issues.last?.field == "*")
+    }
+
     @Test func strictBodiesNameEveryMissingAndUnknownMemberAtOnce() {
         func refusal(_ text: String) -> JSON.BodyError? {
             do {

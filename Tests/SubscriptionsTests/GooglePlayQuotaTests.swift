@@ -18,7 +18,8 @@ import Testing
         let google = try TestGooglePlay()
         do {
             try await SubscriptionsHarness.with(
-                database: "pier_test_google_play_quota", settings: google.settings.merging(settings) { $1 }
+                database: "pier_test_google_play_quota",
+                settings: google.settings.merging(settings.merging(["PIER_DB_POOL_SIZE": "3"]) { $1 }) { $1 }
             ) { try await body($0, google) }
         } catch {
             await google.stop()

@@ -10,6 +10,8 @@ public final class PierSubscriptions: Sendable {
     let authorized: Authorized
     let staleLimit: TimeInterval
     let cache = Locked<CachedStatus?>(nil)
+    /// Why the last status was refused (``PierError/Kind/untrusted``), until one is trusted again.
+    let refusal = Locked<PierError?>(nil)
     let signing: StatusSigning?
     let installationID: String
 
@@ -34,7 +36,8 @@ public final class PierSubscriptions: Sendable {
     public func status() async throws(PierError) -> CachedStatus {
         let user = authorized.sessions.snapshot.withLock { $0?.id }
         guard let user else { throw .signedOut() }
-        let cached = (cache.withLock { $0 } ?? stored(for: user)).flatMap { $0.userId == user ? $0 : nil }
+        var keptRefusal: PierError? = nil
+        let cached = (cache.withLock { $0 } ?? stored(for: user, refusal: &keptRefusal)).flatMap { $0.userId == user ? $0 : nil }
         if let cached, cached.freshUntil > Date() { return cached }
         do {
             // Revalidated with the ETag: 304, no body, while nothing changed.
@@ -68,6 +71,7 @@ public final class PierSubscriptions: Sendable {
                 etag: response.value(forHTTPHeaderField: "ETag") ?? cached?.etag, signed: signed?.jws,
                 signedUntil: signed?.until)
             keep(fresh)
+            refusal.withLock { $0 = nil }
             return fresh
         } catch {
             if error.isTransient, var cached, -cached.fetchedAt.timeIntervalSinceNow < staleLimit,
@@ -76,9 +80,18 @@ public final class PierSubscriptions: Sendable {
                 cached.isStale = true
                 return cached
             }
-            throw error
+            // Offline with a kept status that failed its check (edited, copied): that is the
+            // answer, not the network's.
+            let failure = error.isTransient ? keptRefusal ?? error : error
+            if failure.kind == .untrusted { refusal.withLock { $0 = failure } }
+            throw failure
         }
     }
+
+    /// Why the last status was refused (``PierError/Kind/untrusted``: changed on the way, edited
+    /// in the store, another user's or installation's), while no trusted one came since; nil
+    /// otherwise. What an app reads when ``updates`` yields a status without access.
+    public var lastRefusal: PierError? { refusal.withLock { $0 } }
 
     /// The signed-in user's status as it changes, pushed by the server
     /// (`GET /subscriptions/me/events`): the status now first, then each change (a grant, its
@@ -101,7 +114,18 @@ public final class PierSubscriptions: Sendable {
             [self] status, user in
             guard signing == nil else {
                 invalidate()
-                return try? await self.status().value
+                do {
+                    return try await self.status().value
+                } catch let error as PierError where error.kind == .untrusted {
+                    // A change that fails its check gives no access, and says so (``lastRefusal``).
+                    cache.withLock { $0 = nil }
+                    return SubscriptionStatus(
+                        status: .none, active: false, plan: nil, entitlements: [], currentPeriodStart: nil,
+                        currentPeriodEnd: nil, graceUntil: nil, willRenew: false, source: nil, environment: nil,
+                        checkAgainAt: Date())
+                } catch {
+                    return nil
+                }
             }
             keep(
                 CachedStatus(
@@ -152,8 +176,9 @@ public final class PierSubscriptions: Sendable {
     /// Makes the next ``status()`` ask the server. The status kept is still served, stale, when
     /// the server cannot be reached.
     public func invalidate() {
+        var refused: PierError? = nil
         guard let user = authorized.sessions.snapshot.withLock({ $0?.id }),
-            var kept = cache.withLock({ $0 }) ?? stored(for: user)
+            var kept = cache.withLock({ $0 }) ?? stored(for: user, refusal: &refused)
         else { return }
         kept.freshUntil = .distantPast
         keep(kept)
@@ -172,14 +197,23 @@ public final class PierSubscriptions: Sendable {
     /// ``StatusSigning``, only a kept signature that still verifies, for this user and
     /// installation and unexpired, gives a status, and the status is the signed one: one edited
     /// in the store is dropped.
-    private func stored(for user: UUID) -> CachedStatus? {
+    private func stored(for user: UUID, refusal: inout PierError?) -> CachedStatus? {
         guard let data = authorized.sessions.store.loadStatus(),
             var status = try? Self.reading.decode(CachedStatus.self, from: data)
         else { return nil }
         if let signing {
-            guard let claims = try? signing.claims(status.signed, user: user, installation: installationID, nonce: nil),
-                claims.status == status.value
-            else { return nil }
+            do {
+                let claims = try signing.claims(status.signed, user: user, installation: installationID, nonce: nil)
+                guard claims.status == status.value else {
+                    refusal = PierError(
+                        kind: .untrusted,
+                        detail: "The subscription status kept on the device was edited: it differs from its signature.")
+                    return nil
+                }
+            } catch {
+                refusal = error
+                return nil
+            }
         }
         status.freshUntil = .distantPast
         return status

@@ -21,7 +21,7 @@ public struct GooglePurchaseRequest: Codable, Sendable, StrictDecodable {
 /// `POST /subscriptions/google/notifications`: a Cloud Pub/Sub push of a Real-time developer
 /// notification (the push's OIDC token in `Authorization` is the credential). Members Google adds
 /// later are ignored.
-public struct GooglePushRequest: Codable, Sendable {
+public struct GooglePushRequest: Codable, Sendable, LenientDecodable {
     public struct Message: Codable, Sendable {
         /// The notification, base64 JSON.
         public var data: String?

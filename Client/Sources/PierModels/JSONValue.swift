@@ -84,6 +84,11 @@ public protocol StrictDecodable: Decodable {
     static var required: [[String]] { get }
 }
 
+/// A body another party sends (a store's notification, a push service's envelope), which may
+/// carry members Pier does not read: they are ignored rather than refused. Every other body's
+/// unknown top-level members are refused (422, each named).
+public protocol LenientDecodable: Decodable {}
+
 /// A body an HTML form may send as well as JSON (`application/x-www-form-urlencoded`): the
 /// pages behind mailed links post their token that way.
 public protocol FormDecodable: StrictDecodable {

@@ -31,30 +31,25 @@ public struct Price: Sendable, Hashable, CustomStringConvertible {
         self.init(minorUnits: (scaled + (scaled < 0 ? -500 : 500)) / 1000, currency: currency)
     }
 
-    /// A price as a person types it, in the currency's own decimals: "59.99" and "59,99" USD
-    /// are 5999 cents, "500" JPY is 500 yen, "1,250.50" and "1.250,50" are 125050 cents; a
-    /// currency symbol or code around it, spaces and apostrophes between groups are ignored. Nil
-    /// for anything else: more decimals than the currency has ("4.999" USD, "5.5" JPY), a
-    /// negative amount, letters, or more than a billion units.
+    /// A price as a person types it in the console, in the currency's own decimals: digits, and
+    /// a point before at most as many decimals as the currency has ("59.99" and "59.9" USD are
+    /// 5999 and 5990 cents, "500" JPY is 500 yen, "1.250" KWD is 1250 fils); a currency symbol
+    /// or code around it is ignored. Nil for anything else, so that nothing is guessed: a comma
+    /// or a space ("2,49", "1.234,56", "1,000"), more decimals than the currency has ("2.495"
+    /// USD, "5.5" JPY), a sign, an exponent, letters, or more than a billion units.
     public init?(typed text: String, currency: String) {
         let exponent = Self.exponent(of: currency)
-        let kept = text.uppercased().replacing(currency.uppercased(), with: "").filter {
-            !" \u{00A0}\u{202F}'$€£¥₩₹".contains($0)
-        }
-        guard kept.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == ",") }) else { return nil }
-        var groups = kept.split(omittingEmptySubsequences: false) { $0 == "." || $0 == "," }.map(String.init)
-        // The last separator is the decimal one, unless three digits follow it in a currency
-        // without three decimals ("1,000" and "1.000" are a thousand).
-        var fraction = ""
-        let separators = kept.filter { !$0.isNumber }
-        if groups.count > 1, groups.last!.count != 3 || exponent == 3 || Set(separators).count > 1 {
-            fraction = groups.removeLast()
-            // The decimal separator once, after every group separator of the other kind.
-            guard separators.dropLast().allSatisfy({ $0 != separators.last }) else { return nil }
-        }
-        let grouped = groups.count == 1 || (1...3).contains(groups[0].count) && groups.dropFirst().allSatisfy { $0.count == 3 }
-        let digits = groups.joined()
-        guard grouped, !digits.isEmpty, digits.count <= 9, fraction.count <= exponent, let units = Int(digits),
+        // The currency's code or symbol around the amount, and the spaces beside them; none inside.
+        var kept = Substring(text.uppercased().replacing(currency.uppercased(), with: "").filter { !"$€£¥₩₹".contains($0) })
+        while kept.first?.isWhitespace == true { kept.removeFirst() }
+        while kept.last?.isWhitespace == true { kept.removeLast() }
+        let parts = kept.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty, whole.count <= 9,
+            whole.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard fraction.count <= exponent, parts.count == 1 || !fraction.isEmpty,
+            fraction.allSatisfy({ $0.isASCII && $0.isNumber }), let units = Int(whole),
             let minor = exponent == 0 ? 0 : Int(fraction + String(repeating: "0", count: exponent - fraction.count))
         else { return nil }
         self.init(minorUnits: units * Self.minorUnitsPerUnit(of: currency) + minor, currency: currency)

@@ -10,7 +10,8 @@ import PierService
     import Foundation
 #endif
 
-/// `pier-auth create-admin --email <address> [--promote-existing]`: creates an admin account.
+/// `pier-auth create-admin --email <address> [--name "Maya Lind"] [--promote-existing]`: creates an
+/// admin account (the name is what the team and the users the admin answers see).
 /// The password comes from `PIER_ADMIN_PASSWORD` or the first line of standard input — never
 /// from the command line, where `ps` would show it.
 ///
@@ -23,12 +24,21 @@ import PierService
 enum AdminCommand {
     static let createAdmin = ServiceCommand(
         name: "create-admin",
-        usage: "create-admin --email <address> [--promote-existing]   (password from PIER_ADMIN_PASSWORD or stdin)"
+        usage:
+            "create-admin --email <address> [--name \"Maya Lind\"] [--promote-existing]   (password from PIER_ADMIN_PASSWORD or stdin)"
     ) { arguments, context in
         guard let flag = arguments.firstIndex(of: "--email"), flag + 1 < arguments.count,
             let email = EmailAddress(arguments[flag + 1])
         else { throw CommandError(description: "create-admin needs --email <address>") }
         let promote = arguments.contains("--promote-existing")
+        var name: String? = nil
+        if let flag = arguments.firstIndex(of: "--name") {
+            guard flag + 1 < arguments.count else { throw CommandError(description: "--name needs a name") }
+            var errors: [Problem.FieldError] = []
+            name = Names.clean(arguments[flag + 1], field: "name", into: &errors)
+            if let problem = errors.first { throw CommandError(description: "--name \(problem.message)") }
+            if name?.isEmpty == true { name = nil }
+        }
         let password = context.configuration.environment.string("PIER_ADMIN_PASSWORD") ?? readLine(strippingNewline: true) ?? ""
         let configuration = try AuthConfiguration(
             environment: context.configuration.environment, production: context.configuration.production,
@@ -43,7 +53,7 @@ enum AdminCommand {
             database: context.database,
             lifetimes: .init(refreshDays: configuration.refreshTokenTTLDays, accessTTL: configuration.accessTokenTTL),
             mails: Mails(appName: configuration.appName, publicURL: configuration.publicURL, from: configuration.mailFrom))
-        switch try await accounts.makeAdmin(email: email, passwordHash: hash, promoteExisting: promote) {
+        switch try await accounts.makeAdmin(email: email, passwordHash: hash, name: name, promoteExisting: promote) {
         case .created(let id):
             context.logger.info("admin account created", [("user_id", .string(id.text()))])
             print("admin \(email.address) ready (id \(id.text()))")

@@ -326,6 +326,7 @@ struct Console: Sendable {
         let plans = PlanScreens(console: self)
         let dashboard = DashboardScreens(console: self)
         let twoStep = TwoStepScreens(console: self)
+        let profile = ProfileScreens(console: self)
         PluginScreens(console: self).routes(into: router)
         // The front door, `/console/` as the README prints it and `/console` alike (one route).
         router.get("/console/") { request, context in
@@ -335,6 +336,8 @@ struct Console: Sendable {
         router.post("/console/sign-in", open { try await signIn.submit($0) })
         router.post("/console/sign-in/code", open { try await signIn.submitCode($0) })
         router.post("/console/sign-out") { request, context in try await staff(signIn.signOut)(request, context) }
+        router.get("/console/me") { try await staff(profile.form)($0, $1) }
+        router.post("/console/me") { try await staff(profile.save)($0, $1) }
         router.get("/console/two-step") { try await staff(twoStep.overview)($0, $1) }
         router.post("/console/two-step") { try await staff(twoStep.start)($0, $1) }
         router.post("/console/two-step/confirm") { try await staff(twoStep.confirm)($0, $1) }

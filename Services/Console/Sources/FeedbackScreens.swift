@@ -48,7 +48,12 @@ struct FeedbackScreens: Sendable {
         let replyForm =
             replyForm
             ?? FormState(values: [
-                "message": template.map { Self.fill($0.body, item: item, sender: sender.name, agent: session) } ?? "",
+                "message": template.map {
+                    Self.fill(
+                        $0.body, item: item, sender: sender.name,
+                        agent: team.first { $0.id == session.userID }?.displayName
+                            ?? String(session.email.prefix { $0 != "@" }))
+                } ?? "",
                 "replyId": UUID.random().text(),
             ])
         let notice: HTML =
@@ -170,14 +175,15 @@ struct FeedbackScreens: Sendable {
     }
 
     /// A saved reply's text with its placeholders filled: `{name}` and `{first name}` (the
-    /// sender's, "there" when unknown), `{agent}` (the one replying), `{app version}`,
-    /// `{platform}`. Anything else in braces stays as written.
-    static func fill(_ body: String, item: FeedbackItem, sender: String?, agent session: ConsoleSession) -> String {
+    /// sender's, "there" when unknown), `{agent}` (the one replying: their name, set at
+    /// `/console/me`, else their address's local part), `{app version}`, `{platform}`. Anything
+    /// else in braces stays as written.
+    static func fill(_ body: String, item: FeedbackItem, sender: String?, agent: String) -> String {
         let name = sender?.trimmingWhitespace() ?? ""
         let values = [
             "{name}": name.isEmpty ? "there" : name,
             "{first name}": name.split(separator: " ").first.map(String.init) ?? "there",
-            "{agent}": String(session.email.prefix { $0 != "@" }),
+            "{agent}": agent,
             "{app version}": item.appVersion ?? "the app", "{platform}": Labels.english(item.platform, none: "your device"),
         ]
         return fill(body, values)

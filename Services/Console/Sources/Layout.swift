@@ -64,7 +64,7 @@ enum Layout {
             <nav>
             \(links)
             </nav>
-            <span class="who"><span data-who>\(session.email)</span> <span class="badge">\(label: session.role)</span>
+            <span class="who"><a href="/console/me" data-who title="Your name, as the team sees it">\(session.email)</a> <span class="badge">\(label: session.role)</span>
             <form class="inline" method="post" action="/console/sign-out">
             <input type="hidden" name="csrf" value="\(session.csrf)">
             <button class="plain" type="submit">Sign out</button>

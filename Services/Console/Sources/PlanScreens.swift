@@ -246,7 +246,7 @@ struct PlanScreens: Sendable {
         return """
             \(form.input("name", "Name", extra: " required"))
             \(form.input("description", "Description"))
-            \(form.input("price", "Price, as customers see it (59.99; 500 for yen)", extra: " inputmode=\"decimal\" required"))
+            \(form.input("price", "Price, digits and a point (59.99; 500 for yen)", extra: " inputmode=\"decimal\" required"))
             \(form.input("currency", "Currency (USD, EUR, JPY)", extra: " maxlength=\"3\" required"))
             \(choice("billingPeriod", "Billed", periods, form, words: Labels.english.period))
             \(choice("trialPeriod", "Free trial", trials, form) { $0.isEmpty ? "none" : Labels.english.duration($0) })
@@ -303,8 +303,9 @@ struct PlanScreens: Sendable {
                     form.refuse(
                         "price",
                         decimals == 0
-                            ? "Type the price in whole \(currency) without decimals, like 500."
-                            : "Type the price as customers see it, like 59.99 (at most \(decimals) decimals).")
+                            ? "Type the price in whole \(currency), digits only, like 500: no decimals, no commas or spaces."
+                            : "Type the price with a point before the decimals, like 59.99 (at most \(decimals) decimals, no commas or spaces)."
+                    )
                     continue
                 }
                 body[name] = .number(Double(price.minorUnits))

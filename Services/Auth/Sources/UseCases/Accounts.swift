@@ -105,13 +105,15 @@ struct Accounts: Sendable {
     /// that has it. An existing account is taken over only once its sessions are ended, its
     /// identities unlinked and its mailed links void (whoever registered the address first
     /// must not keep a way into an admin account).
-    func makeAdmin(email: EmailAddress, passwordHash: String, promoteExisting: Bool) async throws -> AdminAccount {
+    func makeAdmin(email: EmailAddress, passwordHash: String, name: String? = nil, promoteExisting: Bool) async throws
+        -> AdminAccount
+    {
         try await database.withTransaction { connection in
             let users = Users(connection)
             guard let existing = try await users.lockForAdmin(emailKey: email.key) else {
                 let id = UUID.random()
                 _ = try await users.insert(
-                    id, email: email, passwordHash: passwordHash, displayName: nil, role: "admin", verified: true)
+                    id, email: email, passwordHash: passwordHash, displayName: name, role: "admin", verified: true)
                 try await AuditLog.append(
                     .init(
                         .userCreatedAdmin, target: ("user", id.text()), subject: id, after: .object(["role": .string("admin")])
@@ -123,6 +125,7 @@ struct Accounts: Sendable {
             let wasAdmin = existing.role == AccountRole.admin.rawValue
             guard promoteExisting || wasAdmin else { return .exists(existing.id, liveSessions: existing.liveSessions) }
             try await users.promote(existing.id, passwordHash: passwordHash)
+            if let name { _ = try await users.updateProfile(of: existing.id, displayName: name, locale: nil) }
             try await Identities(connection).unlinkAll(of: existing.id)
             try await EmailTokens(connection).void(of: existing.id, [.verify, .reset, .change, .cancelChange])
             let ended = try await Sessions(connection, lifetimes).end(of: existing.id, reason: "made admin")
