@@ -325,6 +325,10 @@ import Testing
         #expect(try await pier("profile", "--locale", "en_GB").status == 5)
         let whoami = try await pier("whoami", "--json")
         #expect(whoami.status == 0 && whoami.output.contains(#""email":"\#(email)""#))
+        // Ids in lowercase, as everywhere else Pier writes them.
+        let whoamiID = try #require(
+            (try JSONSerialization.jsonObject(with: Data(whoami.output.utf8)) as? [String: Any])?["id"] as? String)
+        #expect(whoamiID == whoamiID.lowercased() && UUID(uuidString: whoamiID) != nil, "\(whoami.output)")
 
         #expect(try await pier("feedback", "send", "Hello from the terminal", "--rating", "4", "--platform", "macOS").status == 0)
         let mine = try await pier("feedback", "list")

@@ -79,7 +79,20 @@ struct Output {
     let json: Bool
 
     func show<T: Encodable>(_ value: T, _ human: (T) -> Void) throws {
-        if json { raw(try JSONEncoder.pier.encode(value)) } else { human(value) }
+        if json { raw(try Self.lowercasingIDs(JSONEncoder.pier.encode(value))) } else { human(value) }
+    }
+
+    /// Ids as the API writes them, lowercase (Foundation's encoder writes a UUID in capitals).
+    static func lowercasingIDs(_ data: Data) throws -> Data {
+        func lowered(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .string(let text) where text.count == 36 && UUID(uuidString: text) != nil: .string(text.lowercased())
+            case .array(let items): .array(items.map(lowered))
+            case .object(let members): .object(members.mapValues(lowered))
+            default: value
+            }
+        }
+        return try JSONEncoder.pier.encode(lowered(try JSONDecoder().decode(JSONValue.self, from: data)))
     }
 
     /// A line for a person; nothing with `--json` (the exit status says it was done).

@@ -189,57 +189,6 @@ struct Users: Sendable {
         ).first.map { (try $0.decode("email"), try $0.decode("anonymous"), try $0.decode("taken")) }
     }
 
-    /// Makes the anonymous account permanent with the address (proven by the link that was
-    /// followed) and the password; nil when it is not anonymous any more.
-    func makePermanent(_ user: UUID, address: EmailAddress, passwordHash: String) async throws -> User? {
-        try await database.query(
-            """
-            UPDATE auth.users SET email = \(address.address), email_key = \(address.key), email_verified_at = now(),
-                password_hash = \(passwordHash), permanent_at = now(), updated_at = now()
-            WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL
-            RETURNING \(unsafeSQL: Self.columns)
-            """
-        ).first?.decode(User.self)
-    }
-
-    /// Makes the anonymous account permanent without an address (a passkey, an identity that
-    /// shared none) or with one its identity provider verified; false when it was not anonymous.
-    func makePermanent(_ user: UUID, address: EmailAddress?) async throws -> Bool {
-        try await !database.query(
-            """
-            UPDATE auth.users SET email = coalesce(email, \(address?.address)), email_key = coalesce(email_key, \(address?.key)),
-                email_verified_at = CASE WHEN \(address?.key)::text IS NOT NULL THEN now() ELSE email_verified_at END,
-                permanent_at = now(), updated_at = now()
-            WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL
-            RETURNING id
-            """
-        ).isEmpty
-    }
-
-    /// A new anonymous account (no address, no password) and its `user.created` event.
-    func insertAnonymous(_ id: UUID) async throws -> User {
-        let rows = try await database.query(
-            """
-            INSERT INTO auth.users (id, anonymous_at) VALUES (\(id), now())
-            RETURNING \(unsafeSQL: Self.columns)
-            """)
-        let user = try rows[0].decode(User.self)
-        try await EventLog.append(
-            UserCreated.type,
-            payload: UserCreated(
-                userId: user.id, email: nil, emailVerified: false, displayName: nil, role: user.role.rawValue,
-                createdAt: user.createdAt, isAnonymous: true),
-            on: database)
-        return user
-    }
-
-    /// Whether the account is anonymous (false when there is none).
-    func isAnonymous(_ user: UUID) async throws -> Bool {
-        try await database.query(
-            "SELECT 1 FROM auth.users WHERE id = \(user) AND anonymous_at IS NOT NULL AND permanent_at IS NULL"
-        ).first != nil
-    }
-
     /// The account of `user` or of `emailKey`, locked, with whether its address is proven and how
     /// many verification mails went out for it in the last 10 minutes.
     func lockForVerification(of user: UUID?, emailKey: String?) async throws -> (
@@ -371,44 +320,6 @@ struct Users: Sendable {
         try await database.query("DELETE FROM auth.users WHERE id = \(user) RETURNING email").first.map {
             try $0.decode("email", as: String?.self)
         }
-    }
-
-    // MARK: - Figures
-
-    /// Sign-ups on each UTC day of the last `days`, today included, oldest first (an index
-    /// range of those days' accounts): all of them, the anonymous ones among them (those merged
-    /// since included), and the anonymous accounts kept (made permanent) and merged that day.
-    func signUpsPerDay(days: Int) async throws -> [SignUpStats.Day] {
-        let rows = try await database.query(
-            """
-            SELECT d.day::text AS day, count(u.id)::int AS n, count(u.anonymous_at)::int AS anonymous,
-                (SELECT count(*) FROM auth.users k WHERE k.permanent_at >= (d.day AT TIME ZONE 'UTC')
-                    AND k.permanent_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC'))::int AS kept,
-                (SELECT count(*) FROM auth.merges m WHERE m.merged_at >= (d.day AT TIME ZONE 'UTC')
-                    AND m.merged_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC'))::int AS merged,
-                (SELECT count(*) FROM auth.merges m WHERE m.anonymous_at >= (d.day AT TIME ZONE 'UTC')
-                    AND m.anonymous_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC'))::int AS merged_began
-            FROM generate_series((now() AT TIME ZONE 'UTC')::date - \(days - 1)::int, (now() AT TIME ZONE 'UTC')::date, interval '1 day') AS d (day)
-            LEFT JOIN auth.users u ON u.created_at >= (d.day AT TIME ZONE 'UTC') AND u.created_at < ((d.day + interval '1 day') AT TIME ZONE 'UTC')
-                AND u.role = 'user'
-            GROUP BY d.day ORDER BY d.day
-            """)
-        return try rows.map {
-            let began: Int = try $0.decode("merged_began")
-            return SignUpStats.Day(
-                day: String(try $0.decode("day", as: String.self).prefix(10)), signUps: try $0.decode("n") + began,
-                anonymous: try $0.decode("anonymous") + began, kept: try $0.decode("kept"), merged: try $0.decode("merged"))
-        }
-    }
-
-    /// How many accounts there are: the planner's estimate of a large table, or counted when
-    /// the table is small (its estimate may be -1, never analyzed, or rough).
-    func count() async throws -> Int {
-        let estimate = try await database.query(
-            "SELECT reltuples::bigint AS estimate FROM pg_class WHERE oid = 'auth.users'::regclass")
-        let counted = try estimate.first?.decode("estimate", as: Int64.self) ?? 0
-        guard counted < 100_000 else { return Int(counted) }
-        return Int(try await database.query("SELECT count(*) AS n FROM auth.users")[0].decode("n", as: Int64.self))
     }
 }
 
