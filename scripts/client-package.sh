@@ -67,34 +67,68 @@ assert not described.get("dependencies"), f"the client's dependencies: {describe
 print(f"client-package: an outside app builds on PierClient alone ({', '.join(sorted(kinds))}; no C module, no server target)")
 PY
 
-# The README's Swift snippets, as an app developer copies them: every ```swift block that does
-# not import SwiftUI (which exists on Apple platforms only) is compiled on Linux, each as an
-# executable of its own, with warnings as errors; the command-line quick start then runs against a
-# live stack, its address the one change (the README's :8080 is `make run`'s).
-mkdir -p "$app/Sources"
+# The README's Swift snippets, as an app developer copies them, each compiled in the context it
+# is shown in, with warnings as errors: a whole file (it starts with `import`) as an executable of
+# its own; a view fragment (a Button's action, a sheet, @State) as the body of a view, beside
+# Tests/Snippets/SnippetUI.swift, a stand-in for the few SwiftUI shapes it uses (so a `catch`
+# inside a `Task` in a closure sees `any Error`, as in the app). What needs Apple's frameworks is
+# named as not built here, with the reason. The command-line quick start then runs against a live
+# stack, its address the one change (the README's :8080 is `make run`'s).
+mkdir -p "$app/Sources/SnippetUI"
+cp "$root/Tests/Snippets/SnippetUI.swift" "$app/Sources/SnippetUI/"
 python3 - "$root/README.md" "$app" <<'PY'
-import pathlib, re, sys
+import pathlib, re, sys, textwrap
 readme, app = pathlib.Path(sys.argv[1]).read_text(), pathlib.Path(sys.argv[2])
 blocks = re.findall(r"```swift\n(.*?)```", readme, re.S)
-compiled = []
-for number, code in enumerate(blocks, 1):
-    if "import SwiftUI" in code or not code.lstrip().startswith("import"):
+apple_only = {
+    "KeychainSessionStore": "the Keychain", "anchor:": "AuthenticationServices (a passkey sheet's anchor)",
+    "StoreKit": "StoreKit", "Transaction.": "StoreKit", "CryptoKit": "CryptoKit",
+}
+compiled, views = [], []
+for number, block in enumerate(blocks, 1):
+    code = textwrap.dedent(block)
+    why = next((what for marker, what in apple_only.items() if marker in code), None)
+    if why:
+        print(f"client-package: README snippet {number} not built here: it needs {why}, on Apple platforms only")
         continue
     target = app / "Sources" / f"Snippet{number}"
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "main.swift").write_text(code)
-    compiled.append(f"Snippet{number}")
-assert compiled, "no compilable Swift snippet in the README"
+    if code.lstrip().startswith("import") and "import SwiftUI" not in code:
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "main.swift").write_text(code)
+        compiled.append(f"Snippet{number}")
+    elif "Button(" in code or "@State" in code:
+        lines = code.rstrip("\n").split("\n")
+        members, body = [], []
+        for line in lines:
+            if not body and (line.startswith(("@State", "let ", "var ")) or not line.strip()):
+                members.append(line)
+            else:
+                body.append(line)
+        # What a screen holding the snippet has: the client, and the fields it names.
+        declared = " ".join(members)
+        extra = [f'@State private var {name} = ""' for name in ["message", "email", "password"]
+                 if not re.search(r"\bvar " + name + r"\b", declared)]
+        source = "import Foundation\nimport PierClient\nimport SnippetUI\n\nstruct Screen: View {\n    let pier: PierClient\n"
+        source += "".join(f"    {line}\n" for line in extra + members)
+        source += "\n    @ViewBuilder var body: some View {\n" + "".join(f"        {line}\n" for line in body) + "    }\n}\n"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "Screen.swift").write_text(source)
+        views.append(f"Snippet{number}")
+    else:
+        print(f"client-package: README snippet {number} is a Package.swift fragment: the manifest above uses it")
+assert compiled and views, "no compilable Swift snippet in the README"
 manifest = (app / "Package.swift").read_text()
-snippets = ",\n".join(
-    f'        .executableTarget(name: "{name}", dependencies: [.product(name: "PierClient", package: "Client")])'
-    for name in compiled)
-manifest = manifest.replace("    targets: [\n", "    targets: [\n" + snippets + ",\n", 1)
+targets = [f'        .executableTarget(name: "{name}", dependencies: [.product(name: "PierClient", package: "Client")])'
+           for name in compiled]
+targets += ['        .target(name: "SnippetUI")'] + [
+    f'        .target(name: "{name}", dependencies: ["SnippetUI", .product(name: "PierClient", package: "Client")])'
+    for name in views]
+manifest = manifest.replace("    targets: [\n", "    targets: [\n" + ",\n".join(targets) + ",\n", 1)
 (app / "Package.swift").write_text(manifest)
 (app / "snippets").write_text("\n".join(compiled))
 # The one-line dependency the README gives is the one this app uses.
 assert '.product(name: "PierClient", package: "Client")' in readme
-print(f"client-package: README snippets to build on Linux: {', '.join(compiled)}")
+print(f"client-package: README snippets built on Linux: {', '.join(compiled)}; in a view's context: {', '.join(views)}")
 PY
 (cd "$app" && swift build -Xswiftc -warnings-as-errors 2>&1 | tail -n 3)
 admin=$("$root/scripts/postgres.sh" url)
