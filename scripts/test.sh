@@ -8,13 +8,33 @@
 # the README's `make run` with a passkey made at its address (scripts/local-stack.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --tests
-scripts/postgres.sh start
+# Every stage is timed: its wall time as it ends, and a table of them all at the end (or at the
+# first failure), so what the suite costs is known stage by stage.
+# (A stage's command runs with errexit off, as `cmd || rc=$?` has it: a function given to it
+# returns its first failure itself.)
+stages=()
+stage() {
+  local name=$1 what=$2 started rc=0
+  shift 2
+  started=$(date +%s)
+  "$@" || rc=$?
+  local took=$(( $(date +%s) - started ))
+  stages+=("$(printf '%-18s %6d s  %s' "$name" "$took" "$what")")
+  echo "test: stage $name took $took s$([ "$rc" = 0 ] || echo ", and failed ($rc)")"
+  if [ "$rc" != 0 ]; then table; exit "$rc"; fi
+}
+table() {
+  echo "test: stages (wall time):"
+  printf '  %s\n' "${stages[@]}"
+}
+
+stage setup "the packages the tests need (apt)" scripts/setup.sh --tests
+stage postgres "PostgreSQL under .pier/" scripts/postgres.sh start
 export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
-scripts/lint.sh
-swift build --build-tests -Xswiftc -warnings-as-errors
+stage lint "swift format, Foundation imports" scripts/lint.sh
+stage build "debug build of Pier and its tests" swift build --build-tests -Xswiftc -warnings-as-errors
 # A test that makes no progress for 5 minutes reports every thread's stack (gdb), then stops:
 # a hang says where it is instead of waiting out CI's limit.
 watched() {
@@ -42,21 +62,26 @@ watched() {
   rm -f "$log"
   return "$rc"
 }
-watched swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests
+stage suites "swift test: every suite but those below" \
+  watched swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests
 # Suites that restart the shared server, or measure this process's memory, run one at a
 # time, after everything else.
-for suite in PostgresTests.RestartTests AuthTests.AuthRestartTests; do
-  PIER_TEST_RESTART=1 swift test --skip-build --filter "$suite"
-done
-PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
-scripts/client-package.sh
-scripts/plugin-outside.sh
-scripts/interop.sh
-scripts/browser.sh
-scripts/fuzz.sh
-scripts/check-deploy.sh
-scripts/check-root-home.sh
-scripts/separate-hosts.sh
-scripts/containers.sh
-scripts/local-stack.sh
+restarts() {
+  for suite in PostgresTests.RestartTests AuthTests.AuthRestartTests; do
+    PIER_TEST_RESTART=1 swift test --skip-build --filter "$suite" || return $?
+  done
+}
+stage restarts "suites that restart PostgreSQL" restarts
+stage memory "the export's memory, alone" env PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
+stage client-package "an app's package on PierClient; README snippets" scripts/client-package.sh
+stage plugin-outside "a plugin's package outside the repository" scripts/plugin-outside.sh
+stage interop "tokens checked by PyJWT" scripts/interop.sh
+stage browser "the console in headless Chromium" scripts/browser.sh
+stage fuzz "the OpenAPI fuzzer" scripts/fuzz.sh
+stage check-deploy "deployment files" scripts/check-deploy.sh
+stage root-home "a clone in root's home" scripts/check-root-home.sh
+stage separate-hosts "services on separate hosts (namespaces)" scripts/separate-hosts.sh
+stage containers "the compose stack in containers" scripts/containers.sh
+stage local-stack "the README's make run" scripts/local-stack.sh
+table
 echo "all tests passed"
