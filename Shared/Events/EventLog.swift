@@ -179,7 +179,12 @@ public struct UserCreated: Codable, Sendable, Equatable {
 public struct UserUpdated: Codable, Sendable, Equatable {
     public static let type = "user.updated"
     public var userId: UUID
-    public init(userId: UUID) { self.userId = userId }
+    /// The account's role after the change (absent from events written before it was told).
+    public var role: String?
+    public init(userId: UUID, role: String? = nil) {
+        self.userId = userId
+        self.role = role
+    }
 }
 
 /// The payload of `feedback.created` (written by feedback's intake statement itself, in SQL).

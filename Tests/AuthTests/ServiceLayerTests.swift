@@ -153,7 +153,10 @@ import Testing
             "CREATE SCHEMA events AUTHORIZATION pier_test_events_owner",
             "CREATE SCHEMA auth AUTHORIZATION pier_test_events_reader",
             "GRANT USAGE ON SCHEMA events TO pier_test_events_reader",
-            "ALTER DEFAULT PRIVILEGES FOR ROLE pier_test_events_owner IN SCHEMA events GRANT SELECT ON TABLES TO pier_test_events_reader",
+            // The reader here is auth's migrations, which append to the log (as feedback and
+            // subscriptions may): it reads and appends, and creates nothing there.
+            "ALTER DEFAULT PRIVILEGES FOR ROLE pier_test_events_owner IN SCHEMA events GRANT SELECT, INSERT ON TABLES TO pier_test_events_reader",
+            "ALTER DEFAULT PRIVILEGES FOR ROLE pier_test_events_owner IN SCHEMA events GRANT USAGE ON SEQUENCES TO pier_test_events_reader",
         ] {
             try await admin.execute(PostgresQuery(unsafeSQL: statement))
         }

@@ -201,10 +201,18 @@ import Testing
         // Tags: searched, and filtered on (every tag given).
         let crash = try #require(
             try await feedback.send("GET", "/feedback?q=crashes", token: admin).decode(FeedbackPage.self).items.first)
+        // Only a team member takes an item: feedback knows the team from auth's events.
         let me = UUID()
-        let tagged = try await feedback.send(
-            "PATCH", "/feedback/\(crash.id)", json: #"{"tags":["Billing","ios-17"],"assignee":"\#(me)"}"#, token: admin)
-        #expect(tagged.status == 200, "\(tagged.text)")
+        let tag = #"{"tags":["Billing","ios-17"],"assignee":"\#(me)"}"#
+        let stranger = try await feedback.send("PATCH", "/feedback/\(crash.id)", json: tag, token: admin)
+        #expect(stranger.status == 422 && stranger.problem?.errors?.map(\.field) == ["assignee"], "\(stranger.text)")
+        _ = try await EventLog.append(UserUpdated.type, payload: UserUpdated(userId: me, role: "support"), on: feedback.pool)
+        var tagged = stranger
+        #expect(
+            try await eventually {
+                tagged = try await feedback.send("PATCH", "/feedback/\(crash.id)", json: tag, token: admin)
+                return tagged.status == 200
+            }, "\(tagged.text)")
         #expect(try tagged.decode(FeedbackItem.self).assignee == me)
         #expect(try await found("q=billing") == ["The app crashes when I open it"])
         #expect(try await found("tag=billing") == ["The app crashes when I open it"])
@@ -218,6 +226,15 @@ import Testing
         #expect(try unassigned.decode(FeedbackItem.self).assignee == nil)
         #expect(
             try await feedback.send("PATCH", "/feedback/\(crash.id)", json: #"{"assignee":"sam"}"#, token: admin).status == 422)
+        // A member no longer on the team takes nothing more.
+        _ = try await EventLog.append(UserUpdated.type, payload: UserUpdated(userId: me, role: "user"), on: feedback.pool)
+        #expect(
+            try await eventually {
+                try await feedback.pool.query("SELECT 1 AS n FROM feedback.team WHERE user_id = \(me)").isEmpty
+            })
+        let former = try await feedback.send(
+            "PATCH", "/feedback/\(crash.id)", json: #"{"assignee":"\#(me)"}"#, token: admin)
+        #expect(former.status == 422 && former.text.contains("team member"), "\(former.text)")
         await feedback.stop()
     }
 

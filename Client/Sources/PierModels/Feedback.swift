@@ -278,7 +278,8 @@ public struct UpdateFeedback: Codable, Sendable, StrictDecodable {
     public var internalNote: String?
     /// `approved` or `rejected`.
     public var moderation: String?
-    /// A team member's account id; an empty string unassigns.
+    /// A team member's account id (support or admin; any other is 422 naming the field); an
+    /// empty string unassigns.
     public var assignee: String?
 
     public init(

@@ -41,7 +41,9 @@ public enum FeedbackAPI {
     /// `PATCH /feedback/{id}`: triage (status, tags, internal note, moderation).
     public static let update = Endpoint<PathID, UpdateFeedback, FeedbackItem>(
         "PATCH", "/feedback/{id}", access: .staff, operation: "updateFeedback",
-        summary: "Triage an item: status, tags, internal note, moderation (the team)",
+        summary: "Triage an item: status, tags, internal note, moderation, assignee (the team)",
+        description:
+            "`assignee` must be a team member's account (support or admin, as auth's events told feedback): any other id is 422 naming the field.",
         answers: "The item with its history", problems: [.validationFailed, .notFound, .conflict])
 
     /// `POST /feedback/{id}/replies`: a reply to the sender; a retry with its `id` answers the

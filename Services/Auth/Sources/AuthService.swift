@@ -51,6 +51,9 @@ public struct AuthService: Service {
         Migration(version: 19, name: "merges", sql: String(decoding: PackageResources._019_merges_sql, as: UTF8.self)),
         Migration(
             version: 20, name: "app_attest", sql: String(decoding: PackageResources._020_app_attest_sql, as: UTF8.self)),
+        Migration(
+            version: 21, name: "user_updated_role",
+            sql: String(decoding: PackageResources._021_user_updated_role_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

@@ -33,6 +33,7 @@ public struct FeedbackService: Service {
         Migration(
             version: 8, name: "search_and_assignment",
             sql: String(decoding: PackageResources._008_search_and_assignment_sql, as: UTF8.self)),
+        Migration(version: 9, name: "team", sql: String(decoding: PackageResources._009_team_sql, as: UTF8.self)),
     ]
 
     let controller: FeedbackController

@@ -9,8 +9,8 @@ import PierService
     import Foundation
 #endif
 
-/// Background work: anonymizes the feedback of deleted accounts and moves that of merged ones
-/// (from the shared event log),
+/// Background work: anonymizes the feedback of deleted accounts, moves that of merged ones and
+/// keeps the team's list (from the shared event log),
 /// forgets expired idempotency keys, rolls up the reports' daily counts.
 final class FeedbackWorker: Sendable {
     let consumer: EventConsumer
@@ -23,15 +23,25 @@ final class FeedbackWorker: Sendable {
         self.logger = logger
         self.idempotencyHours = configuration.idempotencyHours
         consumer = EventConsumer(
-            name: "feedback", cursorTable: "feedback.event_cursor", types: [AccountDeleted.type, AccountMerged.type],
+            name: "feedback", cursorTable: "feedback.event_cursor",
+            types: [AccountDeleted.type, AccountMerged.type, UserCreated.type, UserUpdated.type],
             database: database, listener: events, logger: logger, pollInterval: .seconds(configuration.eventPollSeconds)
         ) { event, connection in
-            if event.type == AccountMerged.type {
+            switch event.type {
+            case AccountMerged.type:
                 let merged = try event.decode(AccountMerged.self)
                 try await FeedbackItems(connection).move(from: merged.userId, to: merged.intoUserId)
                 try await IdempotencyKeys(connection).forget(scope: merged.userId.text())
-            } else {
-                try await FeedbackWorker.anonymize(try event.decode(AccountDeleted.self).userId, on: connection)
+            case UserCreated.type:
+                let created = try event.decode(UserCreated.self)
+                try await TeamMembers(connection).follow(created.userId, role: created.role)
+            case UserUpdated.type:
+                let updated = try event.decode(UserUpdated.self)
+                if let role = updated.role { try await TeamMembers(connection).follow(updated.userId, role: role) }
+            default:
+                let deleted = try event.decode(AccountDeleted.self).userId
+                try await FeedbackWorker.anonymize(deleted, on: connection)
+                try await TeamMembers(connection).forget(deleted)
             }
         }
     }

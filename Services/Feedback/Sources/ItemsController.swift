@@ -131,6 +131,7 @@ struct ItemsController: Sendable {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)
         case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")
+        case .notTeamMember: throw HTTPError.invalid("assignee", "is not a team member's account (support or admin)")
         case .updated: return try await item(request, context)
         }
     }

@@ -34,6 +34,8 @@ struct FeedbackTriage: Sendable {
         case conflict(String)
         /// `duplicateOf` names no item.
         case unknownOriginal
+        /// `assignee` is not one of the team.
+        case notTeamMember
     }
 
     let database: PostgresPool
@@ -88,6 +90,7 @@ struct FeedbackTriage: Sendable {
             changes["moderation"] = .init(from: .string(before.moderation.rawValue), to: .string(moderation.rawValue))
         }
         if let assignee = patch.assignee, assignee != before.assignee {
+            if let member = assignee, try await !TeamMembers(connection).isMember(member) { return .notTeamMember }
             after.assignee = assignee
             changes["assignee"] = .init(
                 from: before.assignee.map { .string($0.text()) } ?? .null, to: assignee.map { .string($0.text()) } ?? .null)
