@@ -57,7 +57,7 @@ listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = ''
 # The test suites run in parallel, each with its own pools: 392 connections at the peak of
-# `swift test` (109 suites, measured); 600 leaves room for the suites to come.
+# the swift test run (109 suites, measured); 600 leaves room for the suites to come.
 max_connections = 600
 shared_buffers = 128MB
 # A development and test cluster: nothing in it must outlive a power cut, and every suite's
