@@ -9,11 +9,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-mkdir -p "$work/remote-config"
+mkdir -p "$work/remote-config" "$work/example/leaderboard"
+# Both outside packages reach this checkout by one path (a link named as docs/plugins.md's
+# `../pier`) and build into one folder with the same flags: Pier is compiled for them once, not
+# twice (measured: the leaderboard's build fell from 90 s to 2 s).
+ln -s "$root" "$work/example/pier"
+pier="$work/example/pier"
 tar -C "$root/Plugins/RemoteConfig" --exclude=.build --exclude=.swiftpm --exclude=__pycache__ -cf - . | tar -C "$work/remote-config" -xf -
-sed -i "s|path: \"\.\./\.\./Client\"|path: \"$root/Client\"|; s|path: \"\.\./\.\.\"|path: \"$root\"|" \
+sed -i "s|path: \"\.\./\.\./Client\"|path: \"$pier/Client\"|; s|path: \"\.\./\.\.\"|path: \"$pier\"|" \
   "$work/remote-config/Package.swift"
-sed -i "s|path: \"\.\./\.\./\.\./Client\"|path: \"$root/Client\"|" "$work/remote-config/API/Package.swift"
+sed -i "s|path: \"\.\./\.\./\.\./Client\"|path: \"$pier/Client\"|" "$work/remote-config/API/Package.swift"
 cd "$work/remote-config"
 swift build --build-tests -Xswiftc -warnings-as-errors 2>&1 | grep -Ev '^\[|^Building|^Compiling|^Write|^Build complete' || true
 swift build --build-tests -Xswiftc -warnings-as-errors >/dev/null
@@ -49,9 +54,7 @@ python3 Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the op
   sam@example.com "a support passphrase" robin@example.com "$root" "$root/.pier/screenshots"
 
 # The leaderboard of docs/plugins.md, its files as the page gives them, built beside a checkout
-# of Pier at ../pier (a link to this one): the page's example compiles.
-mkdir -p "$work/example/leaderboard"
-ln -s "$root" "$work/example/pier"
+# of Pier at ../pier (the link above): the page's example compiles.
 python3 - "$root/docs/plugins.md" "$work/example/leaderboard" <<'PY'
 import os, re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
@@ -64,6 +67,7 @@ for block in re.findall(r"```swift\n(.*?)```", text, re.S):
             # The manifest's first line must be the tools version.
             out.write(rest if first == "// Package.swift" else block)
 PY
-(cd "$work/example/leaderboard" && swift build -Xswiftc -warnings-as-errors >/dev/null)
+(cd "$work/example/leaderboard" \
+  && swift build --build-tests -Xswiftc -warnings-as-errors --scratch-path "$work/remote-config/.build" >/dev/null)
 echo "plugin-outside: docs/plugins.md's leaderboard builds as written"
 echo "plugin-outside: a package outside the repository built a gateway hosting Pier's plugins and its own"
