@@ -66,16 +66,7 @@ public enum JSON {
         do {
             return try document.decodeKnown(T.self)
         } catch let unknown as NodeDecoder.UnknownMembers {
-            let shown = unknown.names.prefix(listedUnknown).map { name in
-                FieldIssue(
-                    field: name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…",
-                    message: "is not a known field")
-            }
-            var issues = Array(shown)
-            if unknown.names.count > listedUnknown {
-                issues.append(FieldIssue(field: "*", message: "and \(unknown.names.count - listedUnknown) more unknown fields"))
-            }
-            throw .fields(issues)
+            throw .fields(unknownIssues(unknown.names))
         } catch let error as DecodingError {
             throw issue(for: error)
         } catch {
@@ -108,17 +99,23 @@ public enum JSON {
         var unknownNames: [String] = []
         for name in names.sorted() where !T.reads(name) && unknownNames.last != name { unknownNames.append(name) }
         guard missing.isEmpty && unknownNames.isEmpty else {
-            let shown = unknownNames.prefix(listedUnknown).map { name in
-                FieldIssue(
-                    field: name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…",
-                    message: "is not a known field")
-            }
-            var errors = (missing + shown).sorted { $0.field < $1.field }
-            if unknownNames.count > listedUnknown {
-                errors.append(FieldIssue(field: "*", message: "and \(unknownNames.count - listedUnknown) more unknown fields"))
-            }
-            throw .fields(errors)
+            var errors = unknownIssues(unknownNames)
+            let more = errors.last?.field == "*" ? errors.removeLast() : nil
+            throw .fields((missing + errors).sorted { $0.field < $1.field } + (more.map { [$0] } ?? []))
         }
+    }
+
+    /// Unknown member names (sorted, each once) as issues: at most ``listedUnknown``, each cut to
+    /// ``shownLength``, then a count of the rest.
+    static func unknownIssues(_ names: [String]) -> [FieldIssue] {
+        var issues = names.prefix(listedUnknown).map { name in
+            FieldIssue(
+                field: name.count <= shownLength ? name : String(name.prefix(shownLength)) + "…", message: "is not a known field")
+        }
+        if names.count > listedUnknown {
+            issues.append(FieldIssue(field: "*", message: "and \(names.count - listedUnknown) more unknown fields"))
+        }
+        return issues
     }
 
     private static func parseBody(_ bytes: [UInt8]) throws(BodyError) -> JSONDocument {

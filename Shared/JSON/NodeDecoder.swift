@@ -31,8 +31,7 @@ struct NodeDecoder: Decoder {
         if knownMembersOnly {
             // The type's own keys say what it reads (a synthesized `CodingKeys` knows its cases
             // alone): a member none of them names is a client's typo, not data to drop.
-            var unknown: [String] = []
-            for name in keys where Key(stringValue: name) == nil && !unknown.contains(name) { unknown.append(name) }
+            let unknown = Set(keys.filter { Key(stringValue: $0) == nil })
             if !unknown.isEmpty { throw UnknownMembers(names: unknown.sorted()) }
         }
         return KeyedDecodingContainer(ObjectContainer(keys: keys, values: values, bytes: bytes, codingPath: codingPath))

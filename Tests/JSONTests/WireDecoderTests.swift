@@ -231,6 +231,11 @@ import Testing
         let many = (0..<30).map { #""m\#($0)":1"# }.joined(separator: ",")
         guard case .fields(let issues)? = refusal("{\"score\":1," + many + "}") else { Issue.record("not refused"); return }
         #expect(issues.count == JSON.listedUnknown + 1 && issues.last?.field == "*")
+        // A body of twenty thousand made-up members (each repeated) is answered as briefly, in
+        // one pass over its names: no member is compared with every other.
+        let flood = (0..<40_000).map { #""x\#($0 % 20_000)":1"# }.joined(separator: ",")
+        guard case .fields(let flooded)? = refusal("{\"score\":1," + flood + "}") else { Issue.record("not refused"); return }
+        #expect(flooded.count == JSON.listedUnknown + 1 && flooded.last?.message == "and 19980 more unknown fields")
     }
 
     @Test func strictBodiesNameEveryMissingAndUnknownMemberAtOnce() {

@@ -28,7 +28,7 @@ struct Reauthentication: Sendable {
     @discardableResult
     func require(_ principal: Principal, _ body: ReauthenticationRequest?, request: Request) async throws -> Proven? {
         // An anonymous account has nothing to give again: its session is all that proves it.
-        if principal.amr.contains("anon"), try await useCases.users.isAnonymous(principal.userID) { return nil }
+        if principal.isAnonymous, try await useCases.users.isAnonymous(principal.userID) { return nil }
         let (password, code) = (body?.password, body?.code)
         if let passkey = body?.passkey {
             let proof = try PasskeyController.proof(passkey, rp: useCases.passkeys.rp, prefix: "passkey.")

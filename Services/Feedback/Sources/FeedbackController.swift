@@ -23,14 +23,14 @@ struct FeedbackController: Sendable {
 
     init(
         database: PostgresPool, configuration: FeedbackConfiguration, authenticator: Authenticator,
-        quota: SenderQuota, announcer: EventAnnouncer, logger: Logger
+        quota: SenderQuota, announcer: EventAnnouncer, logger: Logger, catchUp: @escaping @Sendable () async throws -> Void = {}
     ) {
         intake = IntakeController(
             intake: FeedbackIntake(
                 database: database, quota: quota, announcer: announcer, lanes: configuration.intakeLanes),
             configuration: configuration, installations: authenticator.verifier,
             logger: logger)
-        items = ItemsController(database: database, replyMovesNewTo: configuration.replyMovesNewTo)
+        items = ItemsController(database: database, replyMovesNewTo: configuration.replyMovesNewTo, catchUp: catchUp)
         reports = ReportsController(database: database)
         self.authenticator = authenticator
     }

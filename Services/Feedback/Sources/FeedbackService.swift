@@ -64,7 +64,8 @@ public struct FeedbackService: Service {
         return FeedbackService(
             controller: FeedbackController(
                 database: context.database, configuration: configuration, authenticator: context.authenticator, quota: quota,
-                announcer: announcer, logger: context.logger),
+                announcer: announcer, logger: context.logger,
+                catchUp: { [consumer = worker.consumer] in _ = try await consumer.consumeBatch() }),
             worker: worker, quota: quota, database: context.database)
     }
 

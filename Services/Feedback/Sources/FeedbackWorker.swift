@@ -1,4 +1,5 @@
 import PierEvents
+import PierModels
 import PierPostgres
 import PierRuntime
 import PierService
@@ -33,8 +34,11 @@ final class FeedbackWorker: Sendable {
                 try await FeedbackItems(connection).move(from: merged.userId, to: merged.intoUserId)
                 try await IdempotencyKeys(connection).forget(scope: merged.userId.text())
             case UserCreated.type:
+                // A new account is on the team only when made so (an admin by the command line).
                 let created = try event.decode(UserCreated.self)
-                try await TeamMembers(connection).follow(created.userId, role: created.role)
+                if AccountRole(rawValue: created.role)?.isStaff == true {
+                    try await TeamMembers(connection).follow(created.userId, role: created.role)
+                }
             case UserUpdated.type:
                 let updated = try event.decode(UserUpdated.self)
                 if let role = updated.role { try await TeamMembers(connection).follow(updated.userId, role: role) }

@@ -20,6 +20,9 @@ struct ItemsController: Sendable {
     let database: PostgresPool
     /// Where a reply moves a new item (`PIER_FEEDBACK_REPLY_STATUS`).
     var replyMovesNewTo: FeedbackStatus? = nil
+    /// Reads the event log up to now (the team as auth last told it): an assignee the team list
+    /// does not know yet may have been given a role a moment ago.
+    var catchUp: @Sendable () async throws -> Void = {}
     var items: FeedbackItems { FeedbackItems(database) }
 
     var replies: FeedbackReplies { FeedbackReplies(database) }
@@ -127,7 +130,12 @@ struct ItemsController: Sendable {
             status: patch.status.flatMap(FeedbackStatus.init(rawValue:)), duplicateOf: patch.duplicateOf, tags: tags,
             internalNote: patch.internalNote, moderation: patch.moderation.flatMap(Moderation.init(rawValue:)),
             assignee: assignee)
-        switch try await FeedbackTriage(database: database).update(id, checked, actor: actor) {
+        var outcome = try await FeedbackTriage(database: database).update(id, checked, actor: actor)
+        if case .notTeamMember = outcome {
+            try await catchUp()
+            outcome = try await FeedbackTriage(database: database).update(id, checked, actor: actor)
+        }
+        switch outcome {
         case .missing: throw HTTPError.notFound("No such feedback.")
         case .conflict(let detail): throw HTTPError.conflict(detail)
         case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")

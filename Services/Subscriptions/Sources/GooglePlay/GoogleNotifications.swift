@@ -74,8 +74,7 @@ extension GooglePlayController {
             }
         } catch let failure {
             if case .unreadable(let why) = failure {
-                try await GooglePurchases.markUnreadable(token, why: why, on: database)
-                logger.warning("google play purchase cannot be held", [("error", .string(why))])
+                try await play.markIfUnreadable(token, failure)
                 return .init(ignored: true, reason: why, revoking: false)
             }
             await play.rereadLater(token)

@@ -77,7 +77,7 @@ struct GooglePlay: Sendable {
 
     /// A purchase Google described with a number Pier cannot hold is marked so: the worker
     /// leaves it until a notification or support reads it again.
-    private func markIfUnreadable(_ token: String, _ failure: GooglePlayAPI.Failure) async throws {
+    func markIfUnreadable(_ token: String, _ failure: GooglePlayAPI.Failure) async throws {
         guard case .unreadable(let why) = failure else { return }
         logger.warning(
             "google play purchase cannot be held", [("purchase", .string(Self.short(token))), ("error", .string(why))])
