@@ -305,6 +305,38 @@ try:
     except urllib.error.HTTPError as error:
         check(error.code == 403, "a role change by support is refused: %d" % error.code)
 
+    # Support's own name, from the bar's link. A name with < or > is refused beside the field,
+    # kept as typed; one with quotes, an ampersand and a placeholder is kept as text on the page
+    # and in the audit log; then the real name again.
+    driver.find_element(By.CSS_SELECTOR, "[data-who]").click()
+    wait_for(lambda: driver.current_url.endswith("/console/me"), "the bar's name leads to /console/me")
+
+    def name_as(name):
+        field = driver.find_element(By.NAME, "displayName")
+        field.clear()
+        field.send_keys(name)
+        driver.find_element(By.CSS_SELECTOR, "form[data-profile] button[type=submit]").click()
+
+    refused_name = '"><img src=x onerror=alert(7)><script>alert(8)</script>'
+    name_as(refused_name)
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-error-for=displayName]"), "a name with < > is refused")
+    check(driver.find_element(By.NAME, "displayName").get_attribute("value") == refused_name, "the refused name is kept")
+    no_dialog("the name page, refused")
+    injected("the name page, refused")
+    shot("your-name-refused")
+    for name in ['" onmouseover="alert(9)" x=\'&amp; {agent} javascript:alert(10)', "Sam Support"]:
+        name_as(name)
+        wait_for(lambda: "done=saved" in driver.current_url, "the name is saved")
+        check(driver.find_element(By.NAME, "displayName").get_attribute("value") == name, "the name reads back as typed")
+        no_dialog("the name page")
+        injected("the name page")
+        if name != "Sam Support":
+            driver.get(base + "/console/audit")
+            no_dialog("the audit log with a hostile name")
+            injected("the audit log with a hostile name")
+            check(not driver.find_elements(By.CSS_SELECTOR, "[onmouseover]"), "no attribute made of the name")
+            driver.get(base + "/console/me")
+
     # The plans: support reads them, the admin's forms are absent.
     driver.get(base + "/console/plans")
     check("pro-monthly" in driver.find_element(By.TAG_NAME, "main").text, "the plans are listed")
@@ -384,6 +416,7 @@ try:
     # That page's 403, the 403 of the first set-up waiting for its mailed link, and the 422 of
     # the wrong code typed on purpose, are the errors the browser may log; any other is kept.
     expected = ["/console/webhooks - Failed to load resource", "/console/two-step/confirm - Failed to load resource",
+                "/console/me - Failed to load resource",
                 "/console/two-step - Failed to load resource"]
     # Every link of every page, followed as the admin (who sees every page and every link).
     follow_every_link("/console/inbox")
