@@ -42,6 +42,29 @@ echo "deploy: systemd units verified (pier-auth also with the optional Apple key
 
 hadolint deploy/docker/Dockerfile scripts/containers/postgres/Dockerfile
 echo "deploy: Dockerfile passes hadolint"
+# The Dockerfile's build stage, which scripts/containers.sh does not run (its images take the
+# binaries the run built; Swift's image is not reachable here): what breaks it when Pier changes
+# is checked here. Every folder the manifest names is copied in, every C library's Debian -dev
+# package (the manifest's providers) is installed, and the image's Swift is this toolchain's.
+python3 - "$(swift --version 2>&1)" <<'PY'
+import re, sys
+dockerfile = open("deploy/docker/Dockerfile", encoding="utf-8").read()
+manifest = open("Package.swift", encoding="utf-8").read()
+build = dockerfile.split("FROM scratch AS prebuilt")[0]
+copied = set(re.findall(r"^COPY (\S+) ", build, re.M))
+folders = {path.split("/")[0] for path in re.findall(r'path: "([^"]+)"', manifest)}
+problems = [f"the build stage does not copy {folder}/, which Package.swift names" for folder in sorted(folders - copied)]
+installed = set(re.search(r"apt-get install[^&]*", build).group(0).split())
+for package in sorted(set(re.findall(r'"(lib[a-z0-9.+-]+-dev)"', manifest)) - installed):
+    problems.append(f"the build stage does not install {package}, a provider in Package.swift")
+toolchain = re.search(r"Swift version (\d+\.\d+)", sys.argv[1]).group(1)
+image = re.search(r"^ARG SWIFT_VERSION=(\S+)", dockerfile, re.M).group(1)
+if image != toolchain:
+    problems.append(f"the build stage's Swift is {image}, the toolchain here is {toolchain}")
+if problems:
+    sys.exit("deploy: " + "\ndeploy: ".join(problems))
+print(f"deploy: the Dockerfile's build stage copies {len(folders)} folders, installs every C library's -dev package, Swift {image}")
+PY
 
 docker-compose -f deploy/docker/compose.yaml config -q
 echo "deploy: compose.yaml is valid"

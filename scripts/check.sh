@@ -13,5 +13,5 @@ export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
 scripts/lint.sh
-swift build --build-tests -Xswiftc -warnings-as-errors
+scripts/build.sh
 swift test --skip-build --skip RestartTests --skip FeedbackExportMemoryTests --skip SlowClientTests

@@ -10,8 +10,8 @@ for module in cbor2 cryptography; do
   python3 -c "import $module" 2>/dev/null && continue
   python3 -m pip install -q "$module" 2>/dev/null || python3 -m pip install -q --break-system-packages "$module"
 done
-# The products as run.sh builds them (without the tests' flags, so not what `swift build
-# --build-tests` made): built first, so that the wait below is the stack's start alone.
+# The products as run.sh builds them, in the configuration scripts/build.sh built (so nothing
+# is compiled here): built first, so that the wait below is the stack's start alone.
 for product in pier-auth pier-feedback pier-subscriptions pier-gateway; do
   swift build -c debug --product "$product" 2>&1 | tail -n 1
 done

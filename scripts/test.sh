@@ -34,7 +34,7 @@ export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
 stage lint "swift format, Foundation imports" scripts/lint.sh
-stage build "debug build of Pier and its tests" swift build --build-tests -Xswiftc -warnings-as-errors
+stage build "debug build of Pier and its tests (make run's too)" scripts/build.sh
 # A test that makes no progress for 5 minutes reports every thread's stack (gdb), then stops:
 # a hang says where it is instead of waiting out CI's limit.
 watched() {
