@@ -21,7 +21,13 @@ built() {  # swift build in the current package, into the checkout's build folde
   log=$(mktemp)
   swift build --build-tests --scratch-path "$root/.build" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; return 1; }
   if grep ': warning: ' "$log" >&2; then rm -f "$log"; echo "plugin-outside: warnings in $PWD" >&2; return 1; fi
+  # What it compiled, by module: the package's own, never one of Pier's again.
+  local compiled again
+  compiled=$(sed -nE 's/^\[[0-9]+\/[0-9]+\] Compiling ([A-Za-z_0-9]+) .*/\1/p' "$log" | sort -u | tr '\n' ' ')
+  again=$(for module in $compiled; do grep -q "name: \"$module\"" "$root/Package.swift" "$root/Client/Package.swift" && echo "$module"; done || true)
   rm -f "$log"
+  echo "plugin-outside: $(basename "$PWD") compiled ${compiled:-nothing}(of Pier's modules: ${again:-none})"
+  [ -z "$again" ] || { echo "plugin-outside: Pier's modules were compiled again; scripts/build.sh builds them first" >&2; return 1; }
 }
 tar -C "$root/Plugins/RemoteConfig" --exclude=.build --exclude=.swiftpm --exclude=__pycache__ -cf - . | tar -C "$work/remote-config" -xf -
 sed -i "s|path: \"\.\./\.\./Client\"|path: \"$root/Client\"|; s|path: \"\.\./\.\.\"|path: \"$root\"|" \
