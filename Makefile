@@ -7,7 +7,7 @@ help:           ## this list
 run:            ## set up, build, start PostgreSQL under .pier/, migrate and serve the stack
 	deploy/local/run.sh
 
-run-embedded:   ## the same stack in one process: pier-gateway --embed auth,feedback,subscriptions,console on 8080
+run-embedded:   ## the same stack in one process: pier-gateway --embed auth,feedback,subscriptions,console,config on 8080
 	PIER_EMBED=1 deploy/local/run.sh
 
 check:          ## the inner loop (< 2 min warm): format lint, build with warnings as errors, the database suites

@@ -1,8 +1,11 @@
 // swift-tools-version:6.0
-// Pier: the backend a mobile app docks at. Every target names its folder explicitly, so the
-// folder tree is the architecture: Client/ is the package apps add (PierClient and the wire
-// types, PierModels, which the server shares), Shared/ holds the libraries every service stands
-// on, Services/ one plugin library plus one thin executable per service.
+// Pier: the backend a mobile app docks at, and the one package apps and plugins add by URL
+// (`.package(url: "…/pier.git", from: "1.0.0")`). Every target names its folder explicitly, so
+// the folder tree is the architecture: Client/ is what apps link (PierClient and the wire types,
+// PierModels, which the server shares: Foundation only, so an app's build compiles those two
+// modules and no server module or C library), Shared/ holds the libraries every service stands
+// on, Services/ one plugin library plus one thin executable per service, Plugins/ remote config,
+// a plugin written on the public plugin products alone.
 import PackageDescription
 
 /// Debian's C libraries, wrapped once; only the Shared modules import them.
@@ -12,17 +15,31 @@ func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
         providers: [.apt(apt)])
 }
 
-/// The wire types and the client, from the package apps add.
-let models: Target.Dependency = .product(name: "PierModels", package: "Client")
-let client: Target.Dependency = .product(name: "PierClient", package: "Client")
+/// The wire types and the client: what apps link.
+let models: Target.Dependency = "PierModels"
+let client: Target.Dependency = "PierClient"
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+/// What a team's own package builds a plugin with (docs/plugins.md), the product `PierPlugin`:
+/// hosting, HTTP, the database, callers and their roles, the audit and event logs, HTML for
+/// console pages, the wire types and `Endpoint`. Remote config stands on these alone.
+let pluginKit = [
+    "PierService", "PierHTTP", "PierPostgres", "PierIdentity", "PierAudit", "PierEvents", "PierHTML", "PierJSON", "PierRuntime",
+    "PierModels",
+]
 
 let package = Package(
     name: "Pier",
     // The client's platforms (`pier` is built on it). The services and the gateway run on Linux.
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
+        // What an app links: `import PierClient` gives the client and every type of its calls
+        // (it re-exports PierModels); remote config's client beside it.
+        .library(name: "PierClient", targets: ["PierClient"]),
+        .library(name: "PierModels", targets: ["PierModels"]),
+        .library(name: "RemoteConfigClient", targets: ["RemoteConfigClient"]),
+        .library(name: "RemoteConfigAPI", targets: ["RemoteConfigAPI"]),
         .executable(name: "pier-auth", targets: ["pier-auth"]),
         .executable(name: "pier-feedback", targets: ["pier-feedback"]),
         .executable(name: "pier-subscriptions", targets: ["pier-subscriptions"]),
@@ -32,21 +49,21 @@ let package = Package(
         .library(name: "SubscriptionsService", targets: ["SubscriptionsService"]),
         .library(name: "AuthService", targets: ["AuthService"]),
         .library(name: "PierService", targets: ["PierService"]),
-        // What a team's own package builds a plugin with (docs/plugins.md): hosting, HTTP, the
-        // database, callers and their roles, the audit and event logs, HTML for console pages.
-        .library(
-            name: "PierPlugin",
-            targets: [
-                "PierService", "PierHTTP", "PierPostgres", "PierIdentity", "PierAudit", "PierEvents", "PierHTML", "PierJSON",
-                "PierRuntime",
-            ]),
+        // What a team's own package builds a plugin with (`pluginKit` above).
+        .library(name: "PierPlugin", targets: pluginKit),
         // A gateway hosting Pier's plugins and a team's: `Gateway.main(plugins: Gateway.builtIn + […])`.
         .library(name: "Gateway", targets: ["Gateway"]),
         .executable(name: "pier", targets: ["pier"]),
+        // Remote config: the plugin, run alone, and its command line (`pier config`).
+        .library(name: "RemoteConfig", targets: ["RemoteConfig"]),
+        .executable(name: "pier-remote-config", targets: ["pier-remote-config"]),
+        .executable(name: "pier-config", targets: ["pier-config"]),
     ],
-    // Apps add Client/ alone (README, "For app developers"); a path, never fetched.
-    dependencies: [.package(path: "Client")],
     targets: [
+        // What apps link: Foundation and nothing else.
+        .target(name: "PierModels", path: "Client/Sources/PierModels", swiftSettings: strict),
+        .target(name: "PierClient", dependencies: ["PierModels"], path: "Client/Sources/PierClient", swiftSettings: strict),
+
         system("CPostgres", pkgConfig: "libpq", apt: ["libpq-dev"]),
         system("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
         system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
@@ -168,11 +185,37 @@ let package = Package(
             dependencies: [
                 "AuthService", "FeedbackService", "SubscriptionsService", "ConsoleService", "PierService", "PierEvents",
                 "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML", "PierHTTP",
-                "PierPostgres", models, "PierRuntime", "PierDocument",
+                "PierPostgres", models, "PierRuntime", "PierDocument", "RemoteConfig",
             ],
             path: "Services/Gateway", exclude: ["Main"], sources: ["Sources"], swiftSettings: strict),
         .executableTarget(
             name: "pier-gateway", dependencies: ["Gateway"], path: "Services/Gateway/Main",
+            swiftSettings: strict),
+
+        // Remote config, a plugin as a team writes one: on the plugin kit and the wire types alone
+        // (scripts/lint.sh holds its imports to them), its endpoints and client in modules an app
+        // links beside PierClient.
+        .target(
+            name: "RemoteConfigAPI", dependencies: [models], path: "Plugins/RemoteConfig/Sources/RemoteConfigAPI",
+            swiftSettings: strict),
+        .target(
+            name: "RemoteConfigClient", dependencies: ["RemoteConfigAPI", client],
+            path: "Plugins/RemoteConfig/Sources/RemoteConfigClient", swiftSettings: strict),
+        .target(
+            name: "RemoteConfig", dependencies: pluginKit.map { .target(name: $0) } + ["RemoteConfigAPI"],
+            path: "Plugins/RemoteConfig/Sources/RemoteConfig", resources: [.embedInCode("Migrations")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "pier-remote-config", dependencies: ["RemoteConfig"], path: "Plugins/RemoteConfig/Sources/pier-remote-config",
+            swiftSettings: strict),
+        // Remote config from a terminal, beside `pier` (`pier config`, its session shared).
+        .executableTarget(
+            name: "pier-config", dependencies: ["RemoteConfigClient", "RemoteConfigAPI"],
+            path: "Plugins/RemoteConfig/Sources/pier-config", swiftSettings: strict),
+        // What an app does with the client: reads the flags, keeps the last config for a cold
+        // start offline (driven by Plugins/RemoteConfig/Tests/http_test.py against a live gateway).
+        .executableTarget(
+            name: "config-check", dependencies: ["RemoteConfigClient"], path: "Plugins/RemoteConfig/Sources/config-check",
             swiftSettings: strict),
 
         // What a test of any module stands on, linking none of Pier's: waiting for a condition,
@@ -202,6 +245,9 @@ let package = Package(
             swiftSettings: strict),
 
         // A test target per module, linking only what it tests (and the support at its level).
+        .testTarget(
+            name: "RemoteConfigTests", dependencies: ["RemoteConfig", models, "RemoteConfigAPI"],
+            path: "Plugins/RemoteConfig/Tests/RemoteConfigTests", swiftSettings: strict),
         .testTarget(
             name: "RuntimeTests", dependencies: ["PierRuntime", "PierTestBasics"], path: "Tests/RuntimeTests",
             swiftSettings: strict),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Remote config (Plugins/RemoteConfig, a plugin of its own package) against the gateway's
+# Remote config (Plugins/RemoteConfig) against the gateway's
 # /healthz in one run: GET /config answers from memory, so its rate should be near that of a
-# route that does nothing (target >= 0.8). Both through `gateway-with-config` hosting auth and
+# route that does nothing (target >= 0.8). Both through `pier-gateway` hosting auth and
 # config (release build), wrk at 32 connections; /config with an app's headers and a config of
 # 20 parameters of 3 rules each (versions, locales, a rollout), for an anonymous caller.
 # Usage: bench/config.sh [seconds per run, default 10]
@@ -11,16 +11,16 @@ duration=${1:-10}
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 bench_prepare pier_bench_config
-swift build -c release --static-swift-stdlib --package-path Plugins/RemoteConfig --product gateway-with-config >/dev/null
-bin=$(swift build -c release --static-swift-stdlib --package-path Plugins/RemoteConfig --show-bin-path)
+swift build -c release --static-swift-stdlib --product pier-gateway >/dev/null
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 port=18690
 env PIER_DATABASE_URL="$url" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_GATEWAY_RATE_LIMIT=0 PIER_HTTP_ACCESS_LOG=false \
-  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none PIER_GATEWAY_EMBED=auth,config "$bin/gateway-with-config" serve --migrate \
+  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none PIER_GATEWAY_EMBED=auth,config "$bin/pier-gateway" serve --migrate \
   > "$work/gateway.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 PIER_DATABASE_URL="$url" PIER_ADMIN_PASSWORD="a bench passphrase" PIER_GATEWAY_EMBED=auth,config \
-  "$bin/gateway-with-config" create-admin --email admin@example.com >/dev/null
+  "$bin/pier-gateway" create-admin --email admin@example.com >/dev/null
 token=$(curl -sf -XPOST "http://127.0.0.1:$port/auth/login" -H 'Content-Type: application/json' \
   -d '{"email":"admin@example.com","password":"a bench passphrase"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])')
 python3 - <<'PY' > "$work/config.json"

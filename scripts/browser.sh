@@ -39,7 +39,7 @@ export PIER_WEBHOOKS='[{"name":"backend","url":"http://127.0.0.1:'$hook_port'/ok
 export PIER_DATABASE_URL="${admin%/*}/pier_browser" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning
 export PIER_AUTH_SMTP_URL="smtp://127.0.0.1:$smtp_port" PIER_AUTH_MAIL_POLL_S=1
 bin=$(swift build --show-bin-path)
-"$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console --migrate > "$work/gateway.log" 2>&1 &
+"$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console,config --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
 trap 'kill $pid $smtp $hooks 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 600); do curl -sf "$base/readyz" >/dev/null && break; sleep 0.1; done

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# An app's package outside the repository adds PierClient as the README says (a path to
-# Client/) and builds on Linux with `import PierClient` alone: the client, the wire types its
-# calls take and return, and their errors. Its dependency graph holds the client's package
-# and nothing else; the client's package has no system-library (C) target.
+# An app's package outside the repository adds Pier as the README says, the repository as one
+# package (here this checkout, by a path whose last component is `pier`: the identity a URL
+# ending in pier.git gives), and builds on Linux with `import PierClient` alone: the client, the
+# wire types its calls take and return, and their errors. Its build compiles PierModels,
+# PierClient and itself and nothing else (no server module, no C module: nothing to install on
+# a Mac), warns of nothing, and links none of the server's C libraries.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-app=$(mktemp -d)
-trap 'rm -rf "$app"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+ln -s "$root" "$work/pier"
+app=$work/SeedsApp
 mkdir -p "$app/Sources/SeedsApp"
 cat > "$app/Package.swift" <<MANIFEST
 // swift-tools-version:6.0
@@ -15,9 +19,9 @@ import PackageDescription
 let package = Package(
     name: "SeedsApp",
     platforms: [.macOS(.v13), .iOS(.v16)],
-    dependencies: [.package(path: "$root/Client")],
+    dependencies: [.package(path: "../pier")],
     targets: [
-        .executableTarget(name: "SeedsApp", dependencies: [.product(name: "PierClient", package: "Client")])
+        .executableTarget(name: "SeedsApp", dependencies: [.product(name: "PierClient", package: "pier")])
     ]
 )
 MANIFEST
@@ -50,23 +54,27 @@ let open = items.filter { $0.status != .done && $0.category == .bug && $0.platfo
 print(user == nil, items.count, plans.count, status == nil, problem, shown.count + open.count)
 SWIFT
 cd "$app"
-swift build -Xswiftc -warnings-as-errors 2>&1 | tail -n 3
+swift build -Xswiftc -warnings-as-errors >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; exit 1; }
+if grep -i 'warning' "$work/build.log" >&2; then echo "client-package: the app's build warned" >&2; exit 1; fi
 [ "$(.build/debug/SeedsApp)" = "true 0 0 true token_expired 0" ] || { echo "client-package: the app did not run" >&2; exit 1; }
-python3 - "$root/Client" <<'PY'
-import json, subprocess, sys
+compiled=$(sed -nE 's/^\[[0-9]+\/[0-9]+\] Compiling ([A-Za-z_0-9]+) .*/\1/p' "$work/build.log" | sort -u | tr '\n' ' ')
+[ "$compiled" = "PierClient PierModels SeedsApp " ] || { echo "client-package: the app's build compiled $compiled" >&2; exit 1; }
+linked=$(readelf -d .build/debug/SeedsApp | sed -nE 's/.*Shared library: \[(.*)\]/\1/p' | tr '\n' ' ')
+if grep -qE 'libpq|libssl|libcrypto|libargon2|libmicrohttpd|libqrencode|libcbor|libcurl' <<<"$linked"; then
+  echo "client-package: the app links a C library of the server: $linked" >&2
+  exit 1
+fi
+python3 - <<'PY'
+import json, subprocess
 graph = json.loads(subprocess.run(["swift", "package", "show-dependencies", "--format", "json"],
                                   check=True, capture_output=True, text=True).stdout)
 names = [d["identity"] for d in graph["dependencies"]]
 nested = [n for d in graph["dependencies"] for n in d["dependencies"]]
-assert names == ["client"] and not nested, f"the app's dependencies: {names}, theirs: {nested}"
-described = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=sys.argv[1],
-                                      check=True, capture_output=True, text=True).stdout)
-kinds = {t["name"]: t["type"] for t in described["targets"]}
-assert kinds == {"PierModels": "library", "PierClient": "library"}, f"the client's targets: {kinds}"
-assert not described.get("dependencies"), f"the client's dependencies: {described.get('dependencies')}"
-print(f"client-package: an outside app builds on PierClient alone ({', '.join(sorted(kinds))}; no C module, no server target)")
+assert names == ["pier"] and not nested, f"the app's dependencies: {names}, theirs: {nested}"
 PY
-
+echo "client-package: an outside app depends on Pier, one package;" \
+  "it compiled ${compiled% } and links $linked"
 # The README's Swift snippets, as an app developer copies them, each compiled in the context it
 # is shown in, with warnings as errors: a whole file (it starts with `import`) as an executable of
 # its own; a view fragment (a Button's action, a sheet, @State) as the body of a view, beside
@@ -118,16 +126,16 @@ for number, block in enumerate(blocks, 1):
         print(f"client-package: README snippet {number} is a Package.swift fragment: the manifest above uses it")
 assert compiled and views, "no compilable Swift snippet in the README"
 manifest = (app / "Package.swift").read_text()
-targets = [f'        .executableTarget(name: "{name}", dependencies: [.product(name: "PierClient", package: "Client")])'
+targets = [f'        .executableTarget(name: "{name}", dependencies: [.product(name: "PierClient", package: "pier")])'
            for name in compiled]
 targets += ['        .target(name: "SnippetUI")'] + [
-    f'        .target(name: "{name}", dependencies: ["SnippetUI", .product(name: "PierClient", package: "Client")])'
+    f'        .target(name: "{name}", dependencies: ["SnippetUI", .product(name: "PierClient", package: "pier")])'
     for name in views]
 manifest = manifest.replace("    targets: [\n", "    targets: [\n" + ",\n".join(targets) + ",\n", 1)
 (app / "Package.swift").write_text(manifest)
 (app / "snippets").write_text("\n".join(compiled))
 # The one-line dependency the README gives is the one this app uses.
-assert '.product(name: "PierClient", package: "Client")' in readme
+assert '.product(name: "PierClient", package: "pier")' in readme
 print(f"client-package: README snippets built on Linux: {', '.join(compiled)}; in a view's context: {', '.join(views)}")
 PY
 (cd "$app" && swift build -Xswiftc -warnings-as-errors 2>&1 | tail -n 3)
@@ -139,7 +147,7 @@ bin=$(cd "$root" && swift build --show-bin-path)
 PIER_DATABASE_URL="${admin%/*}/pier_snippets" PIER_PORT=$port PIER_DATA_DIR="$app/data" PIER_LOG_LEVEL=warning \
   "$bin/pier-gateway" serve --embed auth,feedback,subscriptions --migrate > "$app/gateway.log" 2>&1 &
 gateway=$!
-trap 'kill $gateway 2>/dev/null || true; rm -rf "$app"' EXIT
+trap 'kill $gateway 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 quick=$(grep -l 'FileSessionStore' "$app"/Sources/Snippet*/main.swift | head -n 1)
 [ -n "$quick" ] || { echo "client-package: the README has no command-line quick start" >&2; exit 1; }

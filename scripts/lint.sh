@@ -12,3 +12,18 @@ if found=$(grep -rln --include=*.swift '^import Foundation$' Client/Sources/Pier
   echo "$found" >&2
   exit 1
 fi
+# Remote config is written as a team writes a plugin: its module imports the public plugin
+# products (`pluginKit` in Package.swift, the product PierPlugin), its own API module and the
+# toolchain's, nothing else of Pier's; and the manifest gives it no other dependency.
+kit=$(sed -n '/^let pluginKit = \[/,/^\]/p' Package.swift | grep -o '"[A-Za-z]*"' | tr -d '"' | tr '\n' ' ')
+[ -n "$kit" ] || { echo "lint: Package.swift has no pluginKit list" >&2; exit 1; }
+allowed=" $kit RemoteConfigAPI Foundation FoundationEssentials Glibc Synchronization Dispatch "
+imported=$(grep -rhoE '^(@testable |@_exported )?import [A-Za-z]+' Plugins/RemoteConfig/Sources/RemoteConfig | awk '{ print $NF }' | sort -u)
+for module in $imported; do
+  case "$allowed" in
+    *" $module "*) ;;
+    *) echo "lint: remote config imports $module, which is not a public plugin product (Package.swift's pluginKit)" >&2; exit 1 ;;
+  esac
+done
+grep -q 'name: "RemoteConfig", dependencies: pluginKit.map { .target(name: $0) } + \["RemoteConfigAPI"\],' Package.swift \
+  || { echo "lint: the RemoteConfig target depends on more than pluginKit and RemoteConfigAPI" >&2; exit 1; }

@@ -36,4 +36,10 @@ for address in $(grep -oh "http://127.0.0.1:8080[^ )\`\"'<>,;{}]*" README.md dep
   esac
 done
 echo "local-stack: every address the README prints answers"
+# Remote config is served by the stock stack: GET /config with an ETag, 304 when it is sent back.
+etag=$(curl -s -D - -o /dev/null http://127.0.0.1:8080/config | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+[ -n "$etag" ] || { echo "local-stack: GET /config answered without an ETag" >&2; exit 1; }
+again=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" http://127.0.0.1:8080/config)
+[ "$again" = 304 ] || { echo "local-stack: GET /config with its ETag answered $again, not 304" >&2; exit 1; }
+echo "local-stack: make run serves remote config (GET /config: ETag $etag, then 304)"
 python3 Tests/Interop/passkey_local.py http://127.0.0.1:8080 .pier/mail || { cat "$log" >&2; exit 1; }

@@ -1,21 +1,57 @@
 #!/usr/bin/env bash
-# A team's plugin built as the team would build it (docs/plugins.md): the remote config package
-# (Plugins/RemoteConfig) copied to a folder outside the repository, its dependencies on Pier's
-# packages pointed at this checkout, built on its own, its unit tests run, then its
-# `gateway-with-config` hosting Pier's plugins and it, on a fresh database, driven over HTTP
-# (Plugins/RemoteConfig/Tests/http_test.py).
+# Plugins, as a team writes and runs them (docs/plugins.md):
+#   1. remote config, Pier's own plugin written on the public plugin products alone, in the stock
+#      `pier-gateway` beside Pier's other plugins (as `make run-embedded` runs it), on a fresh
+#      database: driven over HTTP (Plugins/RemoteConfig/Tests/http_test.py), its console pages in
+#      Chromium (console_test.py);
+#   2. docs/plugins.md's leaderboard, its files as the page gives them, a package outside the
+#      repository that depends on this checkout as a package (as a URL would give it), built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-mkdir -p "$work/remote-config" "$work/example/leaderboard"
-# Both outside packages reach this checkout by its own path and build into its build folder
-# (--scratch-path), in the configuration scripts/build.sh built: SwiftPM finds Pier's modules
-# compiled with the very same commands and compiles only the plugins' own (measured: the remote
-# config's build fell from 100 s, Pier compiled again in a folder of its own, to 10 s). The
-# checkout's next build compiles nothing either. No -warnings-as-errors, which would compile
-# Pier again: a warning the compiler prints fails the stage as it would.
+cd "$root"
+bin=$(swift build --show-bin-path)
+# 1. Remote config in the stock gateway.
+admin=$("$root/scripts/postgres.sh" url)
+PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_plugin WITH (FORCE)" \
+  -c "CREATE DATABASE pier_plugin" >/dev/null
+port=${PIER_PLUGIN_PORT:-18095}
+export PIER_DATABASE_URL="${admin%/*}/pier_plugin" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning \
+  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none
+# Pier's webhooks send the plugin's event to the receiver http_test.py runs.
+export PIER_PLUGIN_HOOK_PORT=${PIER_PLUGIN_HOOK_PORT:-18096}
+export PIER_WEBHOOKS='[{"name":"backend","url":"http://127.0.0.1:'$PIER_PLUGIN_HOOK_PORT'/hooks","secret":"whsec_'"$(openssl rand -base64 32)"'","events":["config.published"]}]'
+"$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console,config --migrate > "$work/gateway.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
+  || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
+PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/pier-gateway" create-admin --email owner@example.com >/dev/null
+# A support account (an address verified, as a team role requires): it grants, and reads the pages.
+curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
+  -d '{"email":"sam@example.com","password":"a support passphrase"}' >/dev/null
+psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
+"$bin/pier-gateway" set-role --email sam@example.com --role support >/dev/null
+PIER_PLUGIN_SUPPORT_EMAIL=sam@example.com PIER_PLUGIN_SUPPORT_PASSWORD="a support passphrase" \
+PIER_BINARY="$bin/pier" CONFIG_CHECK="$bin/config-check" python3 Plugins/RemoteConfig/Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
+# The plugin's console pages in Chromium, by an admin and by support; a customer of its own.
+"$root/scripts/python-modules.sh" selenium
+curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
+  -d '{"email":"robin@example.com","password":"a customer passphrase"}' >/dev/null
+python3 Plugins/RemoteConfig/Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase" \
+  sam@example.com "a support passphrase" robin@example.com "$root" "$root/.pier/screenshots"
+
+# 2. The leaderboard of docs/plugins.md, its files as the page gives them, beside a checkout of
+# Pier: the page's `../pier` becomes this checkout's own path, and its package name `pier` this
+# checkout's (a path dependency's identity is its last component, as a URL's is). It builds into
+# the checkout's build folder, in the configuration scripts/build.sh built: SwiftPM finds Pier's
+# modules compiled by the very same commands (same paths, same package name) and compiles only
+# the plugin's (measured: 100 s for a plugin built in a folder of its own, or by a path that
+# names Pier otherwise; 10 s here). No -warnings-as-errors, which would compile Pier again: a
+# warning the compiler prints fails the stage all the same.
+mkdir -p "$work/example/leaderboard"
 built() {  # swift build in the current package, into the checkout's build folder
   local log
   log=$(mktemp)
@@ -24,50 +60,11 @@ built() {  # swift build in the current package, into the checkout's build folde
   # What it compiled, by module: the package's own, never one of Pier's again.
   local compiled again
   compiled=$(sed -nE 's/^\[[0-9]+\/[0-9]+\] Compiling ([A-Za-z_0-9]+) .*/\1/p' "$log" | sort -u | tr '\n' ' ')
-  again=$(for module in $compiled; do grep -q "name: \"$module\"" "$root/Package.swift" "$root/Client/Package.swift" && echo "$module"; done || true)
+  again=$(for module in $compiled; do grep -q "name: \"$module\"" "$root/Package.swift" && echo "$module"; done || true)
   rm -f "$log"
   echo "plugin-outside: $(basename "$PWD") compiled ${compiled:-nothing}(of Pier's modules: ${again:-none})"
   [ -z "$again" ] || { echo "plugin-outside: Pier's modules were compiled again; scripts/build.sh builds them first" >&2; return 1; }
 }
-tar -C "$root/Plugins/RemoteConfig" --exclude=.build --exclude=.swiftpm --exclude=__pycache__ -cf - . | tar -C "$work/remote-config" -xf -
-sed -i "s|path: \"\.\./\.\./Client\"|path: \"$root/Client\"|; s|path: \"\.\./\.\.\"|path: \"$root\"|" \
-  "$work/remote-config/Package.swift"
-sed -i "s|path: \"\.\./\.\./\.\./Client\"|path: \"$root/Client\"|" "$work/remote-config/API/Package.swift"
-cd "$work/remote-config"
-built
-swift test --skip-build --scratch-path "$root/.build" 2>&1 | tail -n 1
-admin=$("$root/scripts/postgres.sh" url)
-PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_plugin WITH (FORCE)" \
-  -c "CREATE DATABASE pier_plugin" >/dev/null
-port=${PIER_PLUGIN_PORT:-18095}
-export PIER_DATABASE_URL="${admin%/*}/pier_plugin" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning \
-  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none PIER_GATEWAY_EMBED=auth,feedback,subscriptions,console,config
-# Pier's webhooks send the plugin's event to the receiver http_test.py runs.
-export PIER_PLUGIN_HOOK_PORT=${PIER_PLUGIN_HOOK_PORT:-18096}
-export PIER_WEBHOOKS='[{"name":"backend","url":"http://127.0.0.1:'$PIER_PLUGIN_HOOK_PORT'/hooks","secret":"whsec_'"$(openssl rand -base64 32)"'","events":["config.published"]}]'
-bin=$(swift build --scratch-path "$root/.build" --show-bin-path)
-"$bin/gateway-with-config" serve --migrate > "$work/gateway.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
-  || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
-PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/gateway-with-config" create-admin --email owner@example.com >/dev/null
-# A support account (an address verified, as a team role requires): it grants, and reads the pages.
-curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
-  -d '{"email":"sam@example.com","password":"a support passphrase"}' >/dev/null
-psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
-"$bin/gateway-with-config" set-role --email sam@example.com --role support >/dev/null
-PIER_PLUGIN_SUPPORT_EMAIL=sam@example.com PIER_PLUGIN_SUPPORT_PASSWORD="a support passphrase" \
-PIER_BINARY="$bin/pier" CONFIG_CHECK="$bin/config-check" python3 Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
-# The plugin's console pages in Chromium, by an admin and by support; a customer of its own.
-"$root/scripts/python-modules.sh" selenium
-curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
-  -d '{"email":"robin@example.com","password":"a customer passphrase"}' >/dev/null
-python3 Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase" \
-  sam@example.com "a support passphrase" robin@example.com "$root" "$root/.pier/screenshots"
-
-# The leaderboard of docs/plugins.md, its files as the page gives them, built beside a checkout
-# of Pier (the page's `../pier`, this checkout's path here): the page's example compiles.
 python3 - "$root/docs/plugins.md" "$work/example/leaderboard" <<'PY'
 import os, re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
@@ -80,9 +77,10 @@ for block in re.findall(r"```swift\n(.*?)```", text, re.S):
             # The manifest's first line must be the tools version.
             out.write(rest if first == "// Package.swift" else block)
 PY
+identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
 grep -q 'path: "\.\./pier"' "$work/example/leaderboard/Package.swift" \
   || { echo "plugin-outside: docs/plugins.md's manifest no longer finds Pier at ../pier" >&2; exit 1; }
-sed -i "s|path: \"\.\./pier|path: \"$root|g" "$work/example/leaderboard/Package.swift"
+sed -i "s|path: \"\.\./pier\"|path: \"$root\"|; s|package: \"pier\"|package: \"$identity\"|g" "$work/example/leaderboard/Package.swift"
 (cd "$work/example/leaderboard" && built)
 echo "plugin-outside: docs/plugins.md's leaderboard builds as written"
-echo "plugin-outside: a package outside the repository built a gateway hosting Pier's plugins and its own"
+echo "plugin-outside: remote config served by the stock gateway; a plugin's package outside the repository built on Pier's"

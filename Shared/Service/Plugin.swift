@@ -12,7 +12,8 @@ public struct Plugin: Sendable {
     public let migrations: [Migration]
     public let defaultPort: Int
     public let commands: [ServiceCommand]
-    /// The endpoints it declares for the API document (``Service/endpoints``).
+    /// The endpoints it declares for the API document (``Service/endpoints``), and its audit log's
+    /// (`GET /<prefix>/audit`) when it keeps one.
     public let endpoints: [EndpointDefinition]
     /// The capabilities it takes and offers, by name (the host's order of building).
     public let needs: [String]
@@ -35,7 +36,7 @@ public struct Plugin: Sendable {
         migrations = S.migrations
         defaultPort = S.defaultPort
         commands = S.commands
-        endpoints = S.endpoints
+        endpoints = S.endpoints + (S.auditLog == nil ? [] : [AuditAPI.log(of: String(S.prefix.dropFirst())).definition])
         needs = S.needs
         offers = S.offers
         events = S.events

@@ -177,7 +177,9 @@ import Testing
             of: userSubject)
         #expect(receiver.received.withLock { $0.last { $0.subject == userSubject }?.id } == deleted.messageId)
         let endpoints = try await admin.admin.webhookEndpoints()
-        #expect(endpoints.map(\.name) == ["backend"] && endpoints.first?.secrets == 2 && endpoints.first?.events.count == 6)
+        // Every event Pier's plugins send, remote config's among them.
+        #expect(endpoints.map(\.name) == ["backend"] && endpoints.first?.secrets == 2 && endpoints.first?.events.count == 7)
+        #expect(endpoints.first?.events.contains("config.published") == true)
 
         // An anonymous account merged into another: `user.merged`, in order after its `user.created`.
         let (intoEmail, password) = ("merged-into-\(UUID().uuidString.prefix(8).lowercased())@example.com", "a long passphrase")

@@ -11,9 +11,11 @@ import Testing
 
 /// Auth, feedback and subscriptions hosted in one process answer exactly as they do apart.
 @Suite struct EmbeddedGatewayTests {
-    /// Auth, feedback and subscriptions in one gateway on a fresh database, and a client for it.
+    /// Auth, feedback, subscriptions and remote config in one gateway on a fresh database, and a
+    /// client for it.
     static func embedAll(database: String) async throws -> (Hosted, ServiceClient) {
-        let gateway = try await EmbeddedStack.start(databaseURL: try await TestDatabase.create(database))
+        let gateway = try await EmbeddedStack.start(
+            databaseURL: try await TestDatabase.create(database), plugins: ["feedback", "auth", "subscriptions", "config"])
         return (gateway, ServiceClient(base: "http://127.0.0.1:\(gateway.server.port)"))
     }
 

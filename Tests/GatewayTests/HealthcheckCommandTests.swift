@@ -61,18 +61,22 @@ import Testing
         #expect(await run(Gateway.executable, "create-admin", "--embed", "feedback") == 2)
     }
 
-    /// A gateway told no plugin and no route hosts every plugin it was built with: the README's
-    /// `gateway-with-config serve --migrate` and docs/plugins.md's `my-gateway serve --migrate`
-    /// run as printed (here `migrate`, which stops when done).
+    /// A gateway told no plugin and no route hosts every plugin it was built with (remote config
+    /// among them): the README's `pier-gateway serve --migrate` and docs/plugins.md's
+    /// `my-gateway serve --migrate` run as printed (here `migrate`, which stops when done).
     @Test func aGatewayNamingNoPluginHostsEveryOne() async throws {
         let url = try await TestDatabase.create("pier_test_gateway_every_plugin")
         let status = await run(Gateway.executable, "migrate", environment: ["PIER_DATABASE_URL": url, "PIER_LOG_LEVEL": "error"])
         #expect(status == 0)
         let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
         let schemas = try await pool.query(
-            "SELECT nspname FROM pg_namespace WHERE nspname IN ('auth', 'feedback', 'subscriptions', 'console') ORDER BY 1")
+            """
+            SELECT nspname FROM pg_namespace
+            WHERE nspname IN ('auth', 'feedback', 'subscriptions', 'console', 'remote_config') ORDER BY 1
+            """)
         #expect(
-            try schemas.map { try $0.decode("nspname", as: String.self) } == ["auth", "console", "feedback", "subscriptions"])
+            try schemas.map { try $0.decode("nspname", as: String.self) }
+                == ["auth", "console", "feedback", "remote_config", "subscriptions"])
         pool.close()
         #expect(Gateway.executable.usage.contains("every one of them when neither names any"))
     }

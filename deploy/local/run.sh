@@ -4,7 +4,7 @@
 # 8080, each log line prefixed with its name. Ctrl-C (or SIGTERM) stops everything gracefully,
 # then PostgreSQL.
 #   PIER_BUILD=debug deploy/local/run.sh     use a debug build (faster to compile)
-#   PIER_EMBED=1 deploy/local/run.sh         one process instead: pier-gateway --embed auth,feedback,subscriptions,console on 8080
+#   PIER_EMBED=1 deploy/local/run.sh         one process instead: pier-gateway --embed auth,feedback,subscriptions,console,config on 8080
 # Either way the gateway hosts the team's console at http://127.0.0.1:8080/console/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,9 +42,9 @@ ready() {
   echo "a service on port $1 did not become ready" >&2
 }
 if [ "${PIER_EMBED:-0}" = 1 ]; then
-  PIER_PORT=8080 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console --migrate > >(sed -u "s/^/[gateway] /") 2>&1 &
+  PIER_PORT=8080 "$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console,config --migrate > >(sed -u "s/^/[gateway] /") 2>&1 &
   pids+=($!)
-  echo "Pier is running in one process on http://127.0.0.1:8080 (try: curl http://127.0.0.1:8080/readyz; the console: http://127.0.0.1:8080/console/). Ctrl-C stops it."
+  echo "Pier is running in one process on http://127.0.0.1:8080 (try: curl http://127.0.0.1:8080/readyz; the console: http://127.0.0.1:8080/console/; remote config: http://127.0.0.1:8080/config). Ctrl-C stops it."
 else
   # Mailed links and passkeys name the address clients use, the gateway's, not auth's own port.
   PIER_AUTH_PUBLIC_URL=${PIER_AUTH_PUBLIC_URL:-http://127.0.0.1:8080} start auth 8081
@@ -52,12 +52,13 @@ else
   start subscriptions 8083
   for port in 8081 8082 8083; do ready $port; done
   # The gateway trusts nothing in front of it here; the services trust the gateway's address.
-  # It hosts the console itself, which calls the services through the gateway's own routes.
-  PIER_PORT=8080 "$bin/pier-gateway" serve --embed console --migrate \
+  # It hosts the console itself, which calls the services through the gateway's own routes, and
+  # remote config (GET /config, its console page, `pier config`).
+  PIER_PORT=8080 "$bin/pier-gateway" serve --embed console,config --migrate \
     --route /auth=http://127.0.0.1:8081 --route /feedback=http://127.0.0.1:8082 \
     --route /subscriptions=http://127.0.0.1:8083 > >(sed -u "s/^/[gateway] /") 2>&1 &
   pids+=($!)
   ready 8080
-  echo "Pier is running on http://127.0.0.1:8080 (the gateway; try: curl http://127.0.0.1:8080/readyz), with auth on :8081, feedback on :8082 and subscriptions on :8083; the console: http://127.0.0.1:8080/console/. Ctrl-C stops it."
+  echo "Pier is running on http://127.0.0.1:8080 (the gateway; try: curl http://127.0.0.1:8080/readyz), with auth on :8081, feedback on :8082 and subscriptions on :8083; the console: http://127.0.0.1:8080/console/; remote config: http://127.0.0.1:8080/config. Ctrl-C stops it."
 fi
 wait

@@ -1,4 +1,4 @@
-"""Remote config's console pages in headless Chromium, against `gateway-with-config` (started
+"""Remote config's console pages in headless Chromium, against the stock `pier-gateway` (started
 by scripts/plugin-outside.sh after http_test.py): the menu entry, a parameter added with hostile
 text in every field (refused first, every value kept, each problem beside its field), the
 overview, an edit, the preview "what does this user get and why", the history with its diff, a

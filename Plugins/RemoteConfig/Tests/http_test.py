@@ -1,4 +1,4 @@
-"""Remote config over HTTP, as an app and a team use it, against `gateway-with-config` hosting
+"""Remote config over HTTP, as an app and a team use it, against the stock `pier-gateway` hosting
 Pier's plugins and this one on a real database (scripts/plugin-outside.sh starts it):
 publishing, what each caller gets (locale, rollout, an entitlement granted by the team), ETag
 and 304, conflicts and refusals, rollback, the audit log, the API document, and the plugin's

@@ -8,6 +8,7 @@ import PierIdentity
 import PierModels
 import PierRuntime
 import PierService
+import RemoteConfig
 import SubscriptionsService
 import Synchronization
 
@@ -23,9 +24,11 @@ import Synchronization
 /// proxies routes to upstreams. The same ``PluginHost`` as `pier-<name>`, with more plugins and the
 /// proxy as an extension.
 public enum Gateway {
-    /// Pier's own plugins: auth, feedback, subscriptions and the console.
+    /// Pier's own plugins: auth, feedback, subscriptions, the console and remote config (a plugin
+    /// written on the plugin kit alone, as a team's would be).
     public static let builtIn = [
         Plugin(AuthService.self), Plugin(FeedbackService.self), Plugin(SubscriptionsService.self), Plugin(ConsoleService.self),
+        Plugin(RemoteConfigService.self),
     ]
 
     /// The plugins this build can host.
@@ -45,12 +48,11 @@ public enum Gateway {
 
     /// The gateway's command line for `plugins`.
     public static func executable(plugins: [Plugin], name: String = "pier-gateway") -> Executable {
-        let extra = plugins.flatMap(\.endpoints)
         let document: @Sendable () -> [UInt8]
-        if extra.isEmpty {
+        if Set(plugins.map(\.name)) == Set(builtIn.map(\.name)) {
             document = { Gateway.document }
         } else {
-            document = Document(adding: extra).bytes
+            document = Document(adding: plugins.flatMap(\.endpoints)).bytes
         }
         return Executable(
             name: name, defaultPort: 8080, plugins: plugins, embedVariable: "PIER_GATEWAY_EMBED",
@@ -75,13 +77,7 @@ public enum Gateway {
 
     /// The API document, generated once from the endpoints' definitions (a failure to describe a
     /// type is a bug a test finds first).
-    public static let document: [UInt8] = {
-        do {
-            return try APIDocument.generate(version: PierVersion.current)
-        } catch {
-            return Array(#"{"error":"the API document could not be generated"}"#.utf8)
-        }
-    }()
+    public static let document: [UInt8] = Document.generate(adding: builtIn.flatMap(\.endpoints))
 
     /// The document of Pier's endpoints and `extra` (a team's plugins'), generated when first
     /// asked for: generating it at start would hold the generator's memory in every gateway
@@ -95,12 +91,16 @@ public enum Gateway {
         @Sendable func bytes() -> [UInt8] {
             made.withLock { made in
                 if let made { return made }
-                let bytes =
-                    (try? APIDocument.generate(APIDocument.endpoints + extra, version: PierVersion.current))
-                    ?? Array(#"{"error":"the API document could not be generated"}"#.utf8)
+                let bytes = Self.generate(adding: extra)
                 made = bytes
                 return bytes
             }
+        }
+
+        /// The document of the endpoints the API declares (PierModels) and `extra`.
+        static func generate(adding extra: [EndpointDefinition]) -> [UInt8] {
+            (try? APIDocument.generate(APIDocument.endpoints + extra, version: PierVersion.current))
+                ?? Array(#"{"error":"the API document could not be generated"}"#.utf8)
         }
     }
 
