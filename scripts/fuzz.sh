@@ -31,7 +31,7 @@ PIER_DATABASE_URL="${admin%/*}/pier_fuzz" PIER_PORT=$port PIER_DATA_DIR="$work" 
   PIER_AUTH_ARGON2_MEMORY_KIB=1024 PIER_AUTH_ARGON2_ITERATIONS=1 \
   PIER_AUTH_HASHES_PER_ADDRESS=10000 PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE=100000000 PIER_GATEWAY_RATE_LIMIT=0 \
   PIER_FEEDBACK_QUOTA_PER_MINUTE=100000 PIER_FEEDBACK_QUOTA_PER_DAY=1000000 \
-  "$(swift build --show-bin-path)/pier-gateway" --embed auth,feedback,subscriptions --migrate > "$work/gateway.log" 2>&1 &
+  "$(swift build --show-bin-path)/pier-gateway" --embed auth,feedback,subscriptions,config --migrate > "$work/gateway.log" 2>&1 &
 pid=$!
 trap 'kill $pid $standin 2>/dev/null || true; rm -rf "$work"' EXIT
 # Migrations of three services first: wait for readiness itself (up to a minute), not a fixed time.

@@ -97,6 +97,10 @@ public struct Executable: Sendable {
         }
         let command = invocation.command
         if command == "healthcheck" { return await Self.healthcheck(environment: environment, defaultPort: defaultPort) }
+        if let twice = Plugin.repeated(in: plugins) {
+            Self.printError("\(name): configuration error: \(twice)")
+            return .usage
+        }
         var hosted = plugins
         // Nothing named: every plugin this build has, unless the process proxies (a front that
         // routes elsewhere hosts only what it is told to).

@@ -108,6 +108,7 @@ public enum PluginHost {
         guard !plugins.isEmpty || !extensions.isEmpty else {
             throw Environment.Failure(variable: "--embed", problem: "names no plugin and no route is proxied")
         }
+        if let twice = Plugin.repeated(in: plugins) { throw Environment.Failure(variable: "plugins", problem: twice) }
         let pools = try await openPools(plugins, configuration: configuration, logger: logger, migrate: migrate, &opened)
         let (events, revocations) = followEvents(pools.first?.1, &opened)
         let chosen = HostKeys(fallback: keys ?? JWKSKeyProvider(url: configuration.jwksURL, client: http))

@@ -45,6 +45,18 @@ public struct Plugin: Sendable {
         self.make = { try await make($0) }
     }
 
+    /// What makes `plugins` impossible to host together: a name, a prefix or a schema that two
+    /// of them share (a team's list that adds one of `Gateway.builtIn` again, say); nil when none.
+    public static func repeated(in plugins: [Plugin]) -> String? {
+        for (what, key) in [("name", \Plugin.name), ("prefix", \Plugin.prefix), ("schema", \Plugin.schema)] {
+            var seen = Set<String>()
+            for plugin in plugins where !seen.insert(plugin[keyPath: key]).inserted {
+                return "two plugins have the \(what) \(plugin[keyPath: key]) (is one of Pier's own listed again?)"
+            }
+        }
+        return nil
+    }
+
     /// Applies the plugin's migrations and the shared event log's, first waiting up to `wait`
     /// seconds for a database that cannot be reached yet (a migrate job started with its database,
     /// as an orchestrator that does not order them starts it). Only failures to connect are

@@ -81,6 +81,24 @@ import Testing
         #expect(Gateway.executable.usage.contains("every one of them when neither names any"))
     }
 
+    /// A team's list that adds one of Pier's own plugins again (remote config was a team's
+    /// plugin before it was built in) is refused before anything starts: exit 2, never a trap;
+    /// hosting it twice through the host is refused too.
+    @Test func aPluginListedTwiceIsRefused() async throws {
+        let twice = Gateway.builtIn + [Gateway.builtIn.last!]
+        #expect(Plugin.repeated(in: twice)?.contains("the name config") == true)
+        #expect(Plugin.repeated(in: Gateway.builtIn) == nil)
+        let executable = Gateway.executable(plugins: twice, name: "my-gateway")
+        #expect(await run(executable, "migrate", environment: ["PIER_DATABASE_URL": "postgresql://127.0.0.1:9/none"]) == 2)
+        let configuration = try ServiceConfiguration(
+            environment: Environment(["PIER_DATABASE_URL": "postgresql://127.0.0.1:9/none", "PIER_PORT": "0"]), defaultPort: 0,
+            applicationName: "twice")
+        await #expect(throws: Environment.Failure.self) {
+            _ = try await PluginHost.start(
+                twice, configuration: configuration, logger: Logger(service: "twice", level: .error), migrate: false)
+        }
+    }
+
     /// A database that refuses is a failure of the step (1), told on stderr, not a usage error.
     @Test func aFailedStepExitsWithOne() async throws {
         let nobody = try PortHolder()
