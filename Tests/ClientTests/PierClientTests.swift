@@ -29,6 +29,10 @@ import Testing
             // Mails go to a real SMTP server; links as an app's universal links would carry them.
             "PIER_AUTH_SMTP_URL": try await smtp.value.url, "PIER_AUTH_PUBLIC_URL": "https://seeds.example",
             "PIER_APP_NAME": "Seeds",
+            // Dozens of tests share this stack at once: on a machine busy with every other suite a
+            // request waited past the pool's default 5 s and was 503 (busy), which is not what
+            // any test here checks.
+            "PIER_DB_ACQUIRE_TIMEOUT_MS": "30000",
             // Sign in with Apple against a JWKS the test serves.
             "PIER_AUTH_APPLE_AUDIENCES": "dev.pier.seeds", "PIER_AUTH_APPLE_JWKS_URL": try await identityProvider.value.jwksURL,
         ]
