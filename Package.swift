@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
-// Pier: the backend a mobile app docks at, and the one package apps and plugins add by URL
-// (`.package(url: "…/pier.git", from: "1.0.0")`). Every target names its folder explicitly, so
+// Pier: the backend a mobile app docks at, and the one package apps and plugins add by its
+// repository's address (README, "For app developers"). Every target names its folder explicitly, so
 // the folder tree is the architecture: Client/ is what apps link (PierClient and the wire types,
 // PierModels, which the server shares: Foundation only, so an app's build compiles those two
 // modules and no server module or C library), Shared/ holds the libraries every service stands

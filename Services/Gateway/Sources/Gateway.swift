@@ -48,12 +48,7 @@ public enum Gateway {
 
     /// The gateway's command line for `plugins`.
     public static func executable(plugins: [Plugin], name: String = "pier-gateway") -> Executable {
-        let document: @Sendable () -> [UInt8]
-        if Set(plugins.map(\.name)) == Set(builtIn.map(\.name)) {
-            document = { Gateway.document }
-        } else {
-            document = Document(adding: plugins.flatMap(\.endpoints)).bytes
-        }
+        let document = Document(adding: plugins.flatMap(\.endpoints)).bytes
         return Executable(
             name: name, defaultPort: 8080, plugins: plugins, embedVariable: "PIER_GATEWAY_EMBED",
             options: [
