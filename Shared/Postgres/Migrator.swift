@@ -32,7 +32,18 @@ public enum Migrator {
         // connection's stale "no such schema" and collide with the schema the other migrator
         // made. Starting the transaction after the wait reads them.
         return try await pool.withConnection { connection in
-            try await connection.execute("SELECT pg_advisory_lock(hashtext(\(lock)))")
+            // Waiting for another replica's migration is not a slow statement: the wait has no
+            // statement timeout (a replica gave up after 10 s while the other still migrated, on a
+            // busy machine); what runs after it has the connection's again (`RESET` returns to the
+            // value the connection started with).
+            try await connection.execute("SET statement_timeout = 0")
+            do {
+                try await connection.execute("SELECT pg_advisory_lock(hashtext(\(lock)))")
+            } catch {
+                _ = try? await connection.execute("RESET statement_timeout")
+                throw error
+            }
+            try await connection.execute("RESET statement_timeout")
             do {
                 let done = try await migrate(schema, sorted, on: connection)
                 try await connection.execute("SELECT pg_advisory_unlock(hashtext(\(lock)))")

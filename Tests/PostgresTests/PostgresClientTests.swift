@@ -389,6 +389,9 @@ import Testing
             let waited = try await Migrator.migrate(second, schema: "mig_wait", migrations: migrations)
             #expect(try await migrated == [1])
             #expect(waited == [])
+            // The wait had no statement timeout; the connection has its own again.
+            let timeout: String = try await second.query("SELECT current_setting('statement_timeout') AS t")[0].decode("t")
+            #expect(timeout != "0")
         }
     }
 }
