@@ -15,9 +15,10 @@ import Testing
 @Suite(.serialized) struct AppAttestTests {
     static let appID = "ABCDE12345.com.example.seeds"
 
-    func withService(_ device: TestAppAttest, mode: String = "required", _ body: (AuthHarness) async throws -> Void)
-        async throws
-    {
+    func withService(
+        _ device: TestAppAttest, mode: String = "required", settings: [String: String] = [:],
+        _ body: (AuthHarness) async throws -> Void
+    ) async throws {
         let roots = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-\(UUID()).pem")
         try device.ca.rootPEM.write(to: roots, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: roots) }
@@ -26,7 +27,7 @@ import Testing
             settings: [
                 "PIER_AUTH_APP_ATTEST": mode, "PIER_AUTH_APP_ATTEST_APP_IDS": Self.appID,
                 "PIER_AUTH_APP_ATTEST_ROOTS": roots.path,
-            ], body)
+            ].merging(settings) { $1 }, body)
     }
 
     static func challenge(_ auth: AuthHarness) async throws -> String {
@@ -37,14 +38,15 @@ import Testing
 
     static func register(
         _ auth: AuthHarness, _ device: TestAppAttest, installation: String, keyID: [UInt8]? = nil,
-        _ make: (String) throws -> [UInt8]
+        headers: HTTPHeaders = [:], _ make: (String) throws -> [UInt8]
     ) async throws -> Reply {
         let challenge = try await challenge(auth)
         let body = AppAttestKeyRequest(
             installationId: installation, keyId: Base64.encoded(keyID ?? device.keyID),
             attestation: Base64.encoded(try make(challenge)), challenge: challenge)
         return try await auth.send(
-            "POST", "/auth/app-attest/keys", json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+            "POST", "/auth/app-attest/keys", json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self),
+            headers: headers)
     }
 
     static func signUp(_ auth: AuthHarness, installation: String, _ proof: AppAttestAssertion?) async throws -> Reply {
@@ -113,6 +115,49 @@ import Testing
             #expect(next.status == 201, "\(next.text)")
             let users = try await auth.pool.query("SELECT count(*)::int AS n FROM auth.users")
             #expect(try users[0].decode("n", as: Int.self) == 2)
+        }
+    }
+
+    /// What the outsider did: one genuine device makes a new key for each new installation id,
+    /// and each installation signs up its own five. The keys one network attests in a day bound
+    /// it; another network is not affected, and a refused attestation does not count.
+    @Test func newInstallationsAreBoundPerNetwork() async throws {
+        let first = try TestAppAttest()
+        try await withService(
+            first,
+            settings: ["PIER_AUTH_APP_ATTEST_KEYS_PER_ADDRESS_PER_DAY": "2", "PIER_TRUSTED_PROXIES": "127.0.0.1"]
+        ) { auth in
+            func attest(_ device: TestAppAttest, _ installation: String, from address: String, valid: Bool = true)
+                async throws -> Reply
+            {
+                try await Self.register(auth, device, installation: installation, headers: ["X-Forwarded-For": address]) {
+                    try device.attestation(
+                        appID: valid ? Self.appID : "ABCDE12345.com.example.other", clientDataHash: SHA256.hash($0))
+                }
+            }
+            let devices = [first] + (try (0..<3).map { _ in try TestAppAttest(ca: first.ca) })
+            // A refused attestation (another app's) counts for nothing.
+            let wrong = try await attest(devices[0], "inst-0", from: "198.51.100.9", valid: false)
+            #expect(wrong.status == 422 && wrong.problem?.code == .invalidAttestation, "\(wrong.text)")
+            for (index, device) in devices.prefix(2).enumerated() {
+                let kept = try await attest(device, "inst-\(index)", from: "198.51.100.9")
+                #expect(kept.status == 201, "\(kept.text)")
+            }
+            let limited = try await attest(devices[2], "inst-2", from: "198.51.100.9")
+            #expect(limited.status == 429 && limited.problem?.code == .rateLimited, "\(limited.text)")
+            #expect(Int(limited.headers["Retry-After"] ?? "") == 3600, "\(limited.headers)")
+            // Nothing was kept for the refused key: it cannot sign an installation up.
+            let proof = try Self.proof(devices[2], try await Self.challenge(auth), counter: 1)
+            let unknown = try await Self.signUp(auth, installation: "inst-2", proof)
+            #expect(unknown.problem?.errors?.map(\.field) == ["appAttest.keyId"], "\(unknown.text)")
+            // Another network attests its own.
+            #expect(try await attest(devices[3], "inst-3", from: "203.0.113.4").status == 201)
+            let keys = try await auth.pool.query(
+                "SELECT address, count(*)::int AS n FROM auth.app_attest_keys GROUP BY address ORDER BY address")
+            #expect(
+                try keys.map { [try $0.decode("address", as: String.self): try $0.decode("n", as: Int.self)] } == [
+                    ["198.51.100.9": 2], ["203.0.113.4": 1],
+                ])
         }
     }
 

@@ -16,8 +16,10 @@ public final class TestAppAttest: @unchecked Sendable {
     public let x: [UInt8]
     public let y: [UInt8]
 
-    public init() throws {
-        ca = try TestCA()
+    /// A device with a new key, attested by `ca` (a new one unless given: devices that share one
+    /// are devices of one app).
+    public init(ca: TestCA? = nil) throws {
+        self.ca = try ca ?? TestCA()
         guard let raw = COpenSSL_generate_p256() else { throw TestCAError("key") }
         rawKey = raw
         key = try P256PrivateKey(pem: try TestCA.privatePEM(raw))

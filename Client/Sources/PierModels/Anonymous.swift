@@ -198,8 +198,8 @@ extension AuthAPI {
         "POST", "/auth/app-attest/keys", access: .public, operation: "attestKey",
         summary: "Register a key Apple attested for this installation",
         description:
-            "Checks the attestation as Apple documents it (the certificate chain to Apple's App Attest root, the nonce, the key identifier, the App ID among PIER_AUTH_APP_ATTEST_APP_IDS, a zero counter, the environment's aaguid) and keeps the key for the installation; its assertions then sign the installation's anonymous sign-ups. 422 invalid_attestation names the part at fault (a key attested before too); 404 when App Attest is off.",
-        status: 201, answers: "Key registered", problems: [.validationFailed, .invalidAttestation, .notFound])
+            "Checks the attestation as Apple documents it (the certificate chain to Apple's App Attest root, the nonce, the key identifier, the App ID among PIER_AUTH_APP_ATTEST_APP_IDS, a zero counter, the environment's aaguid) and keeps the key for the installation; its assertions then sign the installation's anonymous sign-ups. 422 invalid_attestation names the part at fault (a key attested before too); 429 once the client's network attested PIER_AUTH_APP_ATTEST_KEYS_PER_ADDRESS_PER_DAY keys in a day (a genuine device can make keys, and so installations, without limit: this is what bounds them); 404 when App Attest is off.",
+        status: 201, answers: "Key registered", problems: [.validationFailed, .invalidAttestation, .rateLimited, .notFound])
 
     public static let signInAnonymously = Endpoint<NoParameters, AnonymousSignInRequest, AuthSession>(
         "POST", "/auth/anonymous", access: .public, operation: "signInAnonymously",

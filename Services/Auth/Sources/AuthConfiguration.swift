@@ -349,8 +349,13 @@ public struct AppAttestSettings: Sendable {
     public var appIDs: [String]
     public var environment: String
     public var roots: [Certificate]
+    /// Keys one client network may attest in a day: what bounds new installations from one
+    /// network, since a genuine device can make keys without limit.
+    public var keysPerAddressPerDay: Int
 
     init(_ environment: Environment) throws(Environment.Failure) {
+        keysPerAddressPerDay = try environment.int(
+            "PIER_AUTH_APP_ATTEST_KEYS_PER_ADDRESS_PER_DAY", default: 20, in: 1...1_000_000)
         let variable = "PIER_AUTH_APP_ATTEST"
         guard let mode = Mode(rawValue: environment.string(variable, default: "off")) else {
             throw Environment.Failure(variable: variable, problem: "must be off, optional or required")

@@ -54,6 +54,9 @@ public struct AuthService: Service {
         Migration(
             version: 21, name: "user_updated_role",
             sql: String(decoding: PackageResources._021_user_updated_role_sql, as: UTF8.self)),
+        Migration(
+            version: 22, name: "app_attest_keys_per_network",
+            sql: String(decoding: PackageResources._022_app_attest_keys_per_network_sql, as: UTF8.self)),
     ]
     public static let commands = [AdminCommand.createAdmin, AdminCommand.setRole]
 

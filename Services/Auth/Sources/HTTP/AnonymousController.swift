@@ -88,13 +88,17 @@ struct AnonymousController: Sendable {
         }
         let registered: AppAttestGate.Registered
         do {
-            registered = try await attest.register(body)
+            registered = try await attest.register(body, client: request.clientKey)
         } catch let failure as WebAuthn.Failure {
             logger.info("app attest attestation refused", [("reason", .string(failure.reason))])
             throw HTTPError.invalid(failure.field, failure.reason, code: .invalidAttestation)
         }
-        guard registered == .registered else {
-            throw HTTPError.invalid("keyId", "was attested before: generate a new key", code: .invalidAttestation)
+        switch registered {
+        case .registered: break
+        case .known: throw HTTPError.invalid("keyId", "was attested before: generate a new key", code: .invalidAttestation)
+        case .limited(let retryAfter):
+            throw HTTPError.tooManyRequests(
+                retryAfter: retryAfter, "Enough App Attest keys were attested from this network lately.")
         }
         logger.info("app attest key registered", [("installation", .string(installation))])
         return try .json(AppAttestKey(keyId: body.keyId), status: 201)

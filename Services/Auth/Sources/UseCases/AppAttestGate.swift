@@ -19,12 +19,14 @@ struct AppAttestGate: Sendable {
     let database: PostgresPool
     let verifier: AppAttest
     let mode: AppAttestSettings.Mode
+    let keysPerAddressPerDay: Int
     private let key: [UInt8]
     static let challengeLifetime: TimeInterval = 300
 
     init(database: PostgresPool, settings: AppAttestSettings, keys: SigningKeys) {
         self.database = database
         mode = settings.mode
+        keysPerAddressPerDay = settings.keysPerAddressPerDay
         verifier = AppAttest(
             roots: CertificateChainVerifier(roots: settings.roots), appIDs: settings.appIDs,
             environment: AppAttest.Environment(rawValue: settings.environment) ?? .production)
@@ -56,10 +58,14 @@ struct AppAttestGate: Sendable {
         case registered
         /// The key was attested before (a replayed attestation).
         case known
+        /// The client's network attested `keysPerAddressPerDay` keys in the last day.
+        case limited(retryAfter: Int)
     }
 
-    /// Verifies and keeps the attested key of `installation`.
-    func register(_ request: AppAttestKeyRequest) async throws -> Registered {
+    /// Verifies and keeps the attested key of `installation`, attested from `client` (its
+    /// address, an IPv6 /64), unless that network attested `keysPerAddressPerDay` keys in the
+    /// last day (counted under its lock, so a burst makes no more).
+    func register(_ request: AppAttestKeyRequest, client: String) async throws -> Registered {
         let hash = try clientDataHash(request.challenge, field: "challenge")
         guard let keyID = Base64.decoded(request.keyId), keyID.count == 32 else {
             throw Failure(field: "keyId", reason: "must be the key identifier DCAppAttestService gave, base64")
@@ -68,14 +74,25 @@ struct AppAttestGate: Sendable {
             throw Failure(field: "attestation", reason: "must be base64")
         }
         let attested = try verifier.attestation(object, keyID: keyID, clientDataHash: hash)
-        let inserted = try await database.query(
-            """
-            INSERT INTO auth.app_attest_keys (key_id, installation, public_key, app_id, receipt)
-            VALUES (\(PostgresBytes(keyID)), \(request.installationId), \(PostgresBytes(attested.publicKey)),
-                \(attested.appID), \(PostgresBytes(attested.receipt)))
-            ON CONFLICT (key_id) DO NOTHING RETURNING 1 AS n
-            """)
-        return inserted.isEmpty ? .known : .registered
+        return try await database.withTransaction { connection in
+            // Locked first, counted in the next statement: its snapshot sees what the holders before committed.
+            try await connection.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('pier.app_attest.address:' || \(client), 0))")
+            let recent = try await connection.query(
+                """
+                SELECT count(*)::int AS n FROM auth.app_attest_keys
+                WHERE address = \(client) AND created_at > now() - interval '1 day'
+                """)[0]
+            if try recent.decode("n", as: Int.self) >= keysPerAddressPerDay { return .limited(retryAfter: 3600) }
+            let inserted = try await connection.query(
+                """
+                INSERT INTO auth.app_attest_keys (key_id, installation, public_key, app_id, receipt, address)
+                VALUES (\(PostgresBytes(keyID)), \(request.installationId), \(PostgresBytes(attested.publicKey)),
+                    \(attested.appID), \(PostgresBytes(attested.receipt)), \(client))
+                ON CONFLICT (key_id) DO NOTHING RETURNING 1 AS n
+                """)
+            return inserted.isEmpty ? .known : .registered
+        }
     }
 
     /// Checks the assertion of an anonymous sign-up for `installation`, spending its counter.
