@@ -147,8 +147,8 @@ auth = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name
 env = {e["name"]: e.get("value") for e in auth["spec"]["template"]["spec"]["containers"][0]["env"]}
 assert env.get("PIER_AUTH_PUBLIC_URL") == "http://127.0.0.1:8080", f"Kubernetes: {env.get('PIER_AUTH_PUBLIC_URL')}"
 assert re.search(r"^PIER_AUTH_PUBLIC_URL=https://", open(sys.argv[3]).read(), re.M), "systemd: no public address"
-assert "PIER_AUTH_PUBLIC_URL=${PIER_AUTH_PUBLIC_URL:-http://127.0.0.1:8080} start auth" in open(sys.argv[4]).read(), \
-    "make run: auth's public address is not the gateway's"
+assert re.search(r"PIER_AUTH_PUBLIC_URL=\$\{PIER_AUTH_PUBLIC_URL:-http://127\.0\.0\.1:8080\} \\\n(.*\\\n)*\s*start auth ",
+                 open(sys.argv[4]).read()), "make run: auth's public address is not the gateway's"
 print("deploy: auth's public address is the gateway's in compose, Kubernetes, systemd and make run")
 PY
 
@@ -190,4 +190,63 @@ for service, setting, folder, file, volume_name, secret, optional, dropin, crede
     for line in (credential, f"Environment={setting}=%d/{credential.split('=')[1].split(':')[0]}"):
         assert line in unit, f"systemd's drop-in {dropin}: {line}"
 print("deploy: Sign in with Apple's and Google Play's keys are optional secrets in compose, Kubernetes and systemd")
+PY
+# Every path the gateway's document describes is served in compose and Kubernetes (a prefix
+# routed to a process that hosts its plugin), and remote config runs where subscriptions does: a
+# capability (entitlements) is offered in-process only. Each plugin in a shared process keeps its
+# own role and password (PIER_<NAME>_DATABASE_URL and _PASSWORD_FILE), and has a role in the
+# roles script.
+python3 - deploy/docker/compose.yaml "$work/deploy-k8s-overlays-local.yaml" docs/openapi.json \
+  deploy/k8s/overlays/local/initdb/10-roles.sh <<'PY'
+import json, re, sys, yaml
+prefixes = {"/" + path.split("/")[1] for path in json.load(open(sys.argv[3]))["paths"]}
+owners = {"/auth": "auth", "/feedback": "feedback", "/subscriptions": "subscriptions", "/config": "config"}
+# The gateway's own paths (every process serves them itself).
+front = {"/", "/.well-known", "/favicon.ico", "/healthz", "/metrics", "/openapi.json", "/readyz"}
+assert prefixes - front == set(owners), f"the document's plugin prefixes: {sorted(prefixes - front)}"
+def hosted(command, image, embed):
+    """The plugins a container runs: --embed's list or PIER_GATEWAY_EMBED's (the gateway's image),
+    or the image's own."""
+    if "--embed" in command:
+        return set(command[command.index("--embed") + 1].split(","))
+    if embed:
+        return set(embed.split(","))
+    name = image.split(":")[0].removeprefix("pier-")
+    return set() if name == "gateway" else {name}
+def routes(value):
+    return dict(part.split(";")[0].split("=", 1) for part in value.split(","))
+roles = open(sys.argv[4]).read()
+def check(where, routed, containers):
+    for prefix, plugin in owners.items():
+        assert prefix in routed, f"{where}: {prefix} is not routed by the gateway"
+        host = routed[prefix].split("//")[1].split(":")[0].split("/")[0]
+        plugins = containers.get(host)
+        assert plugins and plugin in plugins, f"{where}: {prefix} goes to {host}, which runs {plugins}"
+    together = next(p for p in containers.values() if "config" in p)
+    assert "subscriptions" in together, f"{where}: remote config runs without subscriptions ({together})"
+compose = yaml.safe_load(open(sys.argv[1]))
+services = compose["services"]
+def composed(service):
+    return hosted(service.get("command", ["serve"]), service["image"], service["environment"].get("PIER_GATEWAY_EMBED"))
+containers = {name: composed(s) for name, s in services.items() if "pier-" in s["image"]}
+check("compose", routes(services["gateway"]["environment"]["PIER_GATEWAY_ROUTES"]), containers)
+for name, service in services.items():
+    plugins = composed(service) if "pier-" in service["image"] else set()
+    if len(plugins) < 2:
+        continue
+    env = service["environment"]
+    for plugin in plugins - {"subscriptions"}:
+        variable = f"PIER_{plugin.upper()}_DATABASE_"
+        assert f"pier_{plugin}@" in env.get(variable + "URL", ""), f"compose: {name} gives {plugin} no role of its own"
+        secret = env.get(variable + "PASSWORD_FILE", "").removeprefix("/run/secrets/")
+        assert secret in service["secrets"], f"compose: {name} gives {plugin} no password of its own"
+        assert f"CREATE ROLE pier_{plugin} LOGIN" in roles, f"the roles script makes no role for {plugin}"
+docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+deployments = {d["metadata"]["name"]: d["spec"]["template"]["spec"]["containers"][0] for d in docs if d["kind"] == "Deployment"}
+gateway_env = {e["name"]: e.get("value") for e in deployments["pier-gateway"]["env"]}
+check("Kubernetes", routes(gateway_env["PIER_GATEWAY_ROUTES"]),
+      {name: hosted(c.get("args", ["serve"]), c["image"], next((e.get("value") for e in c["env"] if e["name"] == "PIER_GATEWAY_EMBED"), None))
+       for name, c in deployments.items()})
+print("deploy: every prefix of the gateway's document is routed in compose and Kubernetes to a process that hosts it;"
+      " remote config runs beside subscriptions, with its own role")
 PY

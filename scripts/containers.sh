@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The compose deployment (deploy/docker) run for real, in OCI containers, with podman:
-#   1. the images are built from deploy/docker/Dockerfile as the README says (one host release
+#   1. the image is built from deploy/docker/Dockerfile as the README says (one host release
 #      build, fed to the runtime stage with BINARY=prebuilt), plus a stand-in for the official
 #      postgres:15-bookworm image (scripts/containers/postgres; no registry is reachable here);
 #   2. deploy/docker/compose.yaml, unchanged, comes up in stages, each waited on by its
@@ -8,7 +8,8 @@
 #      together (the job waits for the database), the other migrate jobs, the services, the
 #      gateway on its published port;
 #   3. through that port, with the pier command line: register, log in, send feedback, read
-#      the subscription status; the console at /console/: an admin signs in, reads the inbox;
+#      the subscription status; the console at /console/: an admin signs in, reads the inbox,
+#      opens remote config's page and publishes a version (`pier config`) that /config serves;
 #   4. feedback's container is stopped (SIGTERM to PID 1: it exits 0, promptly): only /feedback
 #      fails, 503 with Retry-After; started again, it is back without touching the gateway;
 #      its process killed outright, the restart policy brings it back; PostgreSQL stopped
@@ -44,17 +45,21 @@ compose_bin=${ready##*podman-compose at }
 [ -x "$compose_bin" ] || fail "podman-compose not found (the sandbox tool said: $ready)"
 say "$ready"
 
-# 1. Images. One release build on the host serves the five (measured: shorter than four
-# builds in Swift's image, one per product; see the README's Docker section).
-swift build -c release --static-swift-stdlib >/dev/null
+# 1. The image. One release build on the host (measured: shorter than a build in Swift's image;
+# see the README's Docker section) gives pier-gateway, the image every container runs
+# (PIER_GATEWAY_EMBED names what each hosts; compose.yaml says why).
+swift build -c release --static-swift-stdlib --product pier-gateway >/dev/null
+swift build -c release --static-swift-stdlib --product pier >/dev/null
+swift build -c release --static-swift-stdlib --product pier-config >/dev/null
 bin=$(swift build -c release --show-bin-path)
 compiled=$(date +%s)
 services=(auth feedback subscriptions console)
+images=(gateway)
 mkdir -p .build/images
-for name in "${services[@]}" gateway; do cp "$bin/pier-$name" .build/images/; done
+for name in "${images[@]}"; do cp "$bin/pier-$name" .build/images/; done
 # HEALTHCHECK is part of Docker's image format only (podman's default, OCI, drops it).
 export BUILDAH_FORMAT=docker
-for name in "${services[@]}" gateway; do
+for name in "${images[@]}"; do
   podman build -q -f deploy/docker/Dockerfile --build-arg PRODUCT="pier-$name" --build-arg BINARY=prebuilt \
     -t "pier-$name" . >/dev/null
 done
@@ -98,7 +103,7 @@ trap cleanup EXIT
 cp -r deploy "$work/"
 (
   cd "$work/deploy/docker/secrets"
-  for name in postgres auth_db feedback_db subscriptions_db console_db; do openssl rand -hex 24 >"${name}_password"; done
+  for name in postgres auth_db feedback_db subscriptions_db console_db config_db; do openssl rand -hex 24 >"${name}_password"; done
   for key in auth subscriptions; do
     openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt >"${key}_signing_key.pem"
   done
@@ -169,12 +174,13 @@ base=http://127.0.0.1:$port
 # The gateway serves a route once its own check of the upstream's /readyz passed: each prefix
 # answers (its upstream's 200 or 401), not the gateway's 503.
 routed() {
-  local auth feedback subscriptions console
+  local auth feedback subscriptions config console
   auth=$(curl -s -o /dev/null -w '%{http_code}' "$base/auth/.well-known/jwks.json")
+  config=$(curl -s -o /dev/null -w '%{http_code}' "$base/config")
   feedback=$(curl -s -o /dev/null -w '%{http_code}' "$base/feedback/mine")
   subscriptions=$(curl -s -o /dev/null -w '%{http_code}' "$base/subscriptions/plans")
   console=$(curl -s -o /dev/null -w '%{http_code}' "$base/console/sign-in")
-  [ "$auth" = 200 ] && [ "$feedback" = 401 ] && [ "$subscriptions" = 200 ] && [ "$console" = 200 ]
+  [ "$auth" = 200 ] && [ "$feedback" = 401 ] && [ "$subscriptions" = 200 ] && [ "$config" = 200 ] && [ "$console" = 200 ]
 }
 waited=$(within_a_minute "the gateway does not route every prefix" routed)
 # And every service verifies tokens: each fetches auth's keys (JWKS) on first use, over the
@@ -283,8 +289,23 @@ curl -s -b "$jar" -H "Origin: http://localhost:$port" --data-urlencode "csrf=$cs
   | grep -q "Two-step sign-in is on" || fail "the authenticator app's code did not turn two-step sign-in on"
 curl -s -b "$jar" "$console/inbox" | grep -q "Sent through the containers" \
   || fail "the console's inbox does not show the feedback sent"
+# Remote config, beside subscriptions: its page in the console (which has every plugin's pages),
+# a version published by the admin through the gateway, served to the app.
+curl -s -b "$jar" "$console/config" | grep -q "Nothing published yet" || fail "the console has no remote config page"
+# The admin's command line, in a session of its own: signed in with its next code (this one was
+# spent turning two-step sign-in on).
+printf '[{"key":"welcome","type":"string","defaultValue":"hello","rules":[]}]' >"$work/config.json"
+XDG_CONFIG_HOME=$work/admin "$pier" login "$admin" --code "$(python3 Tests/Interop/totp.py "$secret" 1)" >/dev/null \
+  || fail "the admin could not sign in with pier and a code"
+XDG_CONFIG_HOME=$work/admin "$pier" config publish "$work/config.json" --note "from the containers test" >/dev/null \
+  || fail "pier config publish, as the admin, through the gateway"
+curl -s "$base/config" | grep -q '"welcome":"hello"' || fail "GET /config does not serve the version published"
+if podman logs "$(container subscriptions)" 2>&1 | grep -q "offered by no plugin"; then
+  fail "remote config runs without a capability it needs: $(podman logs "$(container subscriptions)" 2>&1 | grep "offered by no plugin")"
+fi
 say "the console behind the gateway: a form from another origin refused; an admin signed in at" \
-  "http://localhost:$port/console/ and read the feedback sent in the inbox"
+  "http://localhost:$port/console/ and read the feedback sent in the inbox; remote config's page shown," \
+  "a version published with pier config and served at /config"
 
 # 4. One service stopped: only its routes fail; started again, back behind the same gateway.
 gateway_started=$(podman inspect -f '{{.State.StartedAt}}' "$(container gateway)")
@@ -338,7 +359,8 @@ for name in "${services[@]}" gateway; do
     || fail "$name's resolver waits 5 s for a dropped lookup: $(grep '^options' "/proc/$pid/root/etc/resolv.conf")"
 done
 for pair in auth:auth_db_password auth:auth_signing_key auth:auth_mfa_key feedback:feedback_db_password \
-  subscriptions:subscriptions_db_password subscriptions:subscriptions_signing_key console:console_db_password; do
+  subscriptions:subscriptions_db_password subscriptions:subscriptions_signing_key subscriptions:config_db_password \
+  console:console_db_password; do
   name=${pair%%:*} secret=${pair#*:}
   pid=$(podman inspect -f '{{.State.Pid}}' "$(container "$name")")
   file=/proc/$pid/root/run/secrets/$secret
@@ -352,19 +374,26 @@ for pair in auth:auth_db_password auth:auth_signing_key auth:auth_mfa_key feedba
   if podman inspect "$(container "$name")" | grep -qF -- "$needle"; then fail "$name's configuration shows $secret"; fi
 done
 say "every service: uid 10001, read-only root, a 1-s resolver timeout, secrets as files under /run/secrets and nowhere in its environment"
-# Each service's role owns its schema; feedback and subscriptions may append to the event log
-# (replies mailed by auth, and the events webhooks send) and nothing more there; the console only
-# reads it.
+# Each plugin's role owns its schema; feedback, subscriptions and remote config may append to
+# the event log (replies mailed by auth, the events webhooks send, a publication) and nothing
+# more there; the console only reads it. Remote config, in subscriptions' process, cannot read
+# subscriptions' tables (its rules ask subscriptions' capability).
 privileges=$(podman exec "$(container postgres)" psql -U postgres -d pier -tAc "
-  SELECT string_agg(r || ':' || has_table_privilege(r, 'events.events', 'INSERT')::text
+  SELECT string_agg(r || ':' || has_table_privilege(r, 'events.events', 'SELECT')::text
+    || has_table_privilege(r, 'events.events', 'INSERT')::text
     || has_table_privilege(r, 'events.events', 'DELETE')::text, ' ' ORDER BY r)
-  FROM unnest(ARRAY['pier_console', 'pier_feedback', 'pier_subscriptions']) AS r")
-[ "$privileges" = "pier_console:falsefalse pier_feedback:truefalse pier_subscriptions:truefalse" ] \
+  FROM unnest(ARRAY['pier_config', 'pier_console', 'pier_feedback', 'pier_subscriptions']) AS r")
+[ "$privileges" = "pier_config:truetruefalse pier_console:truefalsefalse pier_feedback:truetruefalse pier_subscriptions:truetruefalse" ] \
   || fail "privileges on the event log: $privileges"
-say "the event log: feedback and subscriptions append (INSERT only), the console reads"
+apart=$(podman exec "$(container postgres)" psql -U postgres -d pier -tAc "
+  SELECT has_schema_privilege('pier_config', 'subscriptions', 'USAGE')::text || ' '
+    || has_schema_privilege('pier_subscriptions', 'remote_config', 'USAGE')::text")
+[ "$apart" = "false false" ] || fail "remote config and subscriptions reach each other's schema: $apart"
+say "the event log: feedback, subscriptions and remote config append (INSERT only), the console reads;" \
+  "remote config and subscriptions, in one process, each in its own schema alone"
 
 say "image sizes:"
-for name in "${services[@]}" gateway; do
+for name in "${images[@]}"; do
   printf '  pier-%-14s %s MB\n' "$name" "$(($(podman image inspect -f '{{.Size}}' "pier-$name") / 1000000))"
 done
 printf '  %-19s %s MB (the stand-in)\n' postgres "$(($(podman image inspect -f '{{.Size}}' postgres:15-bookworm) / 1000000))"

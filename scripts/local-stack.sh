@@ -10,11 +10,9 @@ for module in cbor2 cryptography; do
   python3 -c "import $module" 2>/dev/null && continue
   python3 -m pip install -q "$module" 2>/dev/null || python3 -m pip install -q --break-system-packages "$module"
 done
-# The products as run.sh builds them, in the configuration scripts/build.sh built (so nothing
+# The product as run.sh builds it, in the configuration scripts/build.sh built (so nothing
 # is compiled here): built first, so that the wait below is the stack's start alone.
-for product in pier-auth pier-feedback pier-subscriptions pier-gateway; do
-  swift build -c debug --product "$product" 2>&1 | tail -n 1
-done
+swift build -c debug --product pier-gateway 2>&1 | tail -n 1
 log=$(mktemp)
 started=$(date +%s.%N)
 PIER_BUILD=debug setsid deploy/local/run.sh > "$log" 2>&1 &
@@ -42,4 +40,12 @@ etag=$(curl -s -D - -o /dev/null http://127.0.0.1:8080/config | tr -d '\r' | sed
 again=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" http://127.0.0.1:8080/config)
 [ "$again" = 304 ] || { echo "local-stack: GET /config with its ETag answered $again, not 304" >&2; exit 1; }
 echo "local-stack: make run serves remote config (GET /config: ETag $etag, then 304)"
+# "Download my data" through make run's gateway holds every service's part (auth gathers the
+# others' over HTTP).
+token=$(curl -s -H 'Content-Type: application/json' -d '{"email":"local-stack-'"$(date +%s%N)"'@example.com","password":"a long enough passphrase"}' \
+  http://127.0.0.1:8080/auth/register | python3 -c 'import json, sys; print(json.load(sys.stdin)["accessToken"])')
+parts=$(curl -s -H "Authorization: Bearer $token" http://127.0.0.1:8080/auth/me/export \
+  | python3 -c 'import json, sys; print(",".join(sorted(json.load(sys.stdin)["services"])))')
+[ "$parts" = "auth,feedback,subscriptions" ] || { echo "local-stack: make run's export holds $parts" >&2; exit 1; }
+echo "local-stack: make run's \"download my data\" holds auth's, feedback's and subscriptions' parts"
 python3 Tests/Interop/passkey_local.py http://127.0.0.1:8080 .pier/mail || { cat "$log" >&2; exit 1; }

@@ -1,39 +1,59 @@
 #!/usr/bin/env bash
 # Plugins, as a team writes and runs them (docs/plugins.md):
 #   1. remote config, Pier's own plugin written on the public plugin products alone, in the stock
-#      `pier-gateway` beside Pier's other plugins (as `make run-embedded` runs it), on a fresh
-#      database: driven over HTTP (Plugins/RemoteConfig/Tests/http_test.py), its console pages in
-#      Chromium (console_test.py);
+#      stack as `make run` runs it (a process per service, each `pier-gateway --embed <its
+#      plugins>`: remote config beside subscriptions, the console in the front gateway, auth's
+#      webhooks sending the plugin's event), on a fresh database: driven over HTTP, rules on
+#      entitlements granted by the team included (Plugins/RemoteConfig/Tests/http_test.py), its
+#      console pages in Chromium (console_test.py);
 #   2. docs/plugins.md's leaderboard, its files as the page gives them, a package outside the
 #      repository that depends on this checkout as a package (as a URL would give it), built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 cd "$root"
 bin=$(swift build --show-bin-path)
-# 1. Remote config in the stock gateway.
+# 1. Remote config in the stock stack.
 admin=$("$root/scripts/postgres.sh" url)
 PGOPTIONS="-c client_min_messages=warning" psql "$admin" -qc "DROP DATABASE IF EXISTS pier_plugin WITH (FORCE)" \
   -c "CREATE DATABASE pier_plugin" >/dev/null
 port=${PIER_PLUGIN_PORT:-18095}
-export PIER_DATABASE_URL="${admin%/*}/pier_plugin" PIER_PORT=$port PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning \
-  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none
+export PIER_DATABASE_URL="${admin%/*}/pier_plugin" PIER_DATA_DIR="$work" PIER_LOG_LEVEL=warning \
+  PIER_AUTH_REQUIRE_MFA_FOR_ROLES=none PIER_TRUSTED_PROXIES=127.0.0.1 \
+  PIER_JWKS_URL=http://127.0.0.1:$((port + 2))/auth/.well-known/jwks.json PIER_AUTH_PUBLIC_URL=http://127.0.0.1:$port
 # Pier's webhooks send the plugin's event to the receiver http_test.py runs.
 export PIER_PLUGIN_HOOK_PORT=${PIER_PLUGIN_HOOK_PORT:-18096}
 export PIER_WEBHOOKS='[{"name":"backend","url":"http://127.0.0.1:'$PIER_PLUGIN_HOOK_PORT'/hooks","secret":"whsec_'"$(openssl rand -base64 32)"'","events":["config.published"]}]'
-"$bin/pier-gateway" serve --embed auth,feedback,subscriptions,console,config --migrate > "$work/gateway.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$port/readyz" >/dev/null \
-  || { echo "plugin-outside: the gateway did not become ready; its log:" >&2; cat "$work/gateway.log" >&2; exit 1; }
-PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/pier-gateway" create-admin --email owner@example.com >/dev/null
+# name port executable [arguments…]: a process of the stack, its log in $work/<name>.log.
+start() {
+  local name=$1 port=$2 executable=$3
+  shift 3
+  PIER_PORT=$port "$bin/$executable" serve --migrate "$@" > "$work/$name.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && return 0; sleep 0.1; done
+  echo "plugin-outside: $name did not become ready; its log:" >&2
+  cat "$work/$name.log" >&2
+  exit 1
+}
+start auth $((port + 2)) pier-gateway --embed auth
+start feedback $((port + 3)) pier-gateway --embed feedback
+start subscriptions $((port + 4)) pier-gateway --embed subscriptions,config
+start gateway "$port" pier-gateway --embed console --route /auth=http://127.0.0.1:$((port + 2)) \
+  --route /feedback=http://127.0.0.1:$((port + 3)) --route /subscriptions=http://127.0.0.1:$((port + 4)) \
+  --route /config=http://127.0.0.1:$((port + 4))
+# Hosted beside subscriptions, remote config has what it needs: its log says nothing of it.
+if grep -h "offered by no plugin" "$work"/*.log >&2; then
+  echo "plugin-outside: a plugin runs without a capability it needs" >&2
+  exit 1
+fi
+PIER_ADMIN_PASSWORD="the operator's passphrase" "$bin/pier-gateway" create-admin --embed auth --email owner@example.com >/dev/null
 # A support account (an address verified, as a team role requires): it grants, and reads the pages.
 curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/register" \
   -d '{"email":"sam@example.com","password":"a support passphrase"}' >/dev/null
 psql "$PIER_DATABASE_URL" -qc "UPDATE auth.users SET email_verified_at = now() WHERE email = 'sam@example.com'"
-"$bin/pier-gateway" set-role --email sam@example.com --role support >/dev/null
+"$bin/pier-gateway" set-role --embed auth --email sam@example.com --role support >/dev/null
 PIER_PLUGIN_SUPPORT_EMAIL=sam@example.com PIER_PLUGIN_SUPPORT_PASSWORD="a support passphrase" \
 PIER_BINARY="$bin/pier" CONFIG_CHECK="$bin/config-check" python3 Plugins/RemoteConfig/Tests/http_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase"
 # The plugin's console pages in Chromium, by an admin and by support; a customer of its own.
@@ -83,4 +103,4 @@ grep -q 'path: "\.\./pier"' "$work/example/leaderboard/Package.swift" \
 sed -i "s|path: \"\.\./pier\"|path: \"$root\"|; s|package: \"pier\"|package: \"$identity\"|g" "$work/example/leaderboard/Package.swift"
 (cd "$work/example/leaderboard" && built)
 echo "plugin-outside: docs/plugins.md's leaderboard builds as written"
-echo "plugin-outside: remote config served by the stock gateway; a plugin's package outside the repository built on Pier's"
+echo "plugin-outside: remote config served by the stock stack (a process per service); a plugin's package outside the repository built on Pier's"

@@ -65,6 +65,19 @@ public enum EventLog {
         // Readers go by (txid, id) (migration 2): an id order skipped an event whose id was
         // taken before an older transaction's (1 in 10,000 at 500 events/s).
         Migration(version: 5, name: "read_by_transaction", sql: "CREATE INDEX events_txid ON events.events (txid, id);"),
+        // Every producer since (remote config's `config.published`, a team's plugin) joins one
+        // group role where the deployment has it (the roles script's pier_event_writers): the
+        // grant is made once, for the group.
+        Migration(
+            version: 6, name: "writers_append",
+            sql: """
+                DO $$ BEGIN
+                    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pier_event_writers') THEN
+                        GRANT INSERT ON events.events TO pier_event_writers;
+                        GRANT USAGE ON SEQUENCE events.events_id_seq TO pier_event_writers;
+                    END IF;
+                END $$;
+                """),
     ]
 
     /// Appends an event on `connection` (inside the producer's transaction) and wakes

@@ -183,7 +183,7 @@ public struct Executable: Sendable {
     /// Applies each plugin's pending migrations.
     static func migrate(_ hosted: [Plugin], configuration: ServiceConfiguration, logger: Logger) async throws {
         for plugin in hosted {
-            let pool = PostgresPool(configuration: PluginHost.database(for: plugin, configuration, alone: hosted.count == 1))
+            let pool = PostgresPool(configuration: try PluginHost.database(for: plugin, configuration, alone: hosted.count == 1))
             defer { pool.close() }
             try await plugin.migrate(
                 pool: pool, logger: logger.named(plugin.name), waitingUpTo: configuration.databaseStartupWaitSeconds)
@@ -217,7 +217,7 @@ public struct Executable: Sendable {
         configuration: ServiceConfiguration, logger: Logger, http: HTTPClient
     ) async throws {
         guard let owner = hosted.first(where: { $0.commands.contains { $0.name == command.name } }) else { return }
-        let pool = PostgresPool(configuration: PluginHost.database(for: owner, configuration, alone: true))
+        let pool = PostgresPool(configuration: try PluginHost.database(for: owner, configuration, alone: true))
         defer { pool.close() }
         let context = ServiceContext(
             configuration: configuration, database: pool, logger: logger.named(owner.name),

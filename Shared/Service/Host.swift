@@ -166,7 +166,7 @@ public enum PluginHost {
     ) async throws -> [(Plugin, PostgresPool)] {
         var pools: [(Plugin, PostgresPool)] = []
         for plugin in plugins {
-            let pool = PostgresPool(configuration: database(for: plugin, configuration, alone: plugins.count == 1))
+            let pool = PostgresPool(configuration: try database(for: plugin, configuration, alone: plugins.count == 1))
             pools.append((plugin, pool))
             opened.pools.append(pool)
             opened.parts.append(Lifecycle("pool \(plugin.name)", stop: { pool.close() }))
@@ -241,11 +241,26 @@ public enum PluginHost {
         return ordered
     }
 
-    /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role) or the shared URL, named
+    /// A plugin's database: `PIER_<NAME>_DATABASE_URL` (its own role, with its password in
+    /// `PIER_<NAME>_DATABASE_PASSWORD_FILE` when the URL has none) or the shared URL, named
     /// after the process and, when it hosts several, the plugin.
-    public static func database(for plugin: Plugin, _ configuration: ServiceConfiguration, alone: Bool) -> PostgresConfiguration {
+    public static func database(for plugin: Plugin, _ configuration: ServiceConfiguration, alone: Bool)
+        throws(Environment.Failure) -> PostgresConfiguration
+    {
         var database = configuration.database
-        database.url = configuration.environment.string("PIER_\(plugin.name.uppercased())_DATABASE_URL") ?? database.url
+        let variable = "PIER_\(plugin.name.uppercased())_DATABASE_"
+        if let url = configuration.environment.string(variable + "URL") {
+            database.url = url
+            // The shared password is the shared role's, never another's.
+            database.password = nil
+            if let file = configuration.environment.string(variable + "PASSWORD_FILE") {
+                do {
+                    database.password = try readFile(file).trimmingWhitespace()
+                } catch {
+                    throw Environment.Failure(variable: variable + "PASSWORD_FILE", problem: "\(error)")
+                }
+            }
+        }
         if !alone { database.applicationName += "/\(plugin.name)" }
         return database
     }

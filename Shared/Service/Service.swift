@@ -117,4 +117,19 @@ public struct ServiceContext: Sendable {
         self.http = http
         self.capabilities = capabilities
     }
+
+    /// The first offer of `capability` in this process, for a plugin that does not work as it
+    /// should without it. Capabilities are offered in-process only: when no hosted plugin offers
+    /// it, the log says so at start, naming the plugins that would (host them together).
+    public func need<Value>(_ capability: Capability<Value>) -> Value? {
+        if let value = capabilities.first(capability) { return value }
+        let offerers = plugins.filter { $0.offers.contains(capability.name) }.map(\.name)
+        logger.warning(
+            "a capability it needs is offered by no plugin in this process: host them together",
+            [
+                ("capability", .string(capability.name)),
+                ("offered_by", .string(offerers.isEmpty ? "no plugin this executable has" : offerers.joined(separator: ","))),
+            ])
+        return nil
+    }
 }

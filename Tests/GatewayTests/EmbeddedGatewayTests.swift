@@ -59,17 +59,61 @@ import Testing
         await gateway.shutdown()
     }
 
+    /// Two plugins in one process, each with its own role and that role's password (a container
+    /// secret each); a plugin named with no password file of its own never gets the shared one.
     @Test func eachPluginMayHaveItsOwnDatabase() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("passwords-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (name, password) in [("shared", "shared secret"), ("config", "config secret")] {
+            try (password + "\n").write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
         let configuration = try ServiceConfiguration(
             environment: Environment([
                 "PIER_DATABASE_URL": "postgresql://shared@db/pier", "PIER_FEEDBACK_DATABASE_URL": "postgresql://feedback@db/pier",
+                "PIER_DATABASE_PASSWORD_FILE": folder.appendingPathComponent("shared").path,
+                "PIER_CONFIG_DATABASE_URL": "postgresql://pier_config@db/pier",
+                "PIER_CONFIG_DATABASE_PASSWORD_FILE": folder.appendingPathComponent("config").path,
             ]), defaultPort: 0, applicationName: "t")
-        func database(_ name: String) -> PostgresConfiguration {
-            PluginHost.database(for: Gateway.plugins.first { $0.name == name }!, configuration, alone: false)
+        func database(_ name: String) throws -> PostgresConfiguration {
+            try PluginHost.database(for: Gateway.plugins.first { $0.name == name }!, configuration, alone: false)
         }
-        #expect(database("feedback").url == "postgresql://feedback@db/pier")
-        #expect(database("auth").url == "postgresql://shared@db/pier")
-        #expect(database("auth").applicationName == "t/auth")
+        #expect(try database("feedback").url == "postgresql://feedback@db/pier")
+        #expect(try database("feedback").password == nil)
+        #expect(try database("config").url == "postgresql://pier_config@db/pier")
+        #expect(try database("config").password == "config secret")
+        #expect(try database("auth").url == "postgresql://shared@db/pier")
+        #expect(try database("auth").password == "shared secret")
+        #expect(try database("auth").applicationName == "t/auth")
+        let missing = try ServiceConfiguration(
+            environment: Environment([
+                "PIER_CONFIG_DATABASE_URL": "postgresql://pier_config@db/pier",
+                "PIER_CONFIG_DATABASE_PASSWORD_FILE": folder.appendingPathComponent("none").path,
+            ]), defaultPort: 0, applicationName: "t")
+        #expect {
+            try PluginHost.database(for: Gateway.plugins.first { $0.name == "config" }!, missing, alone: true)
+        } throws: { ($0 as? Environment.Failure)?.variable == "PIER_CONFIG_DATABASE_PASSWORD_FILE" }
+    }
+
+    /// Capabilities are offered in-process: remote config hosted without subscriptions says at
+    /// start that its rules on entitlements need subscriptions beside it; hosted together, the
+    /// log is silent about it.
+    @Test func aPluginHostedWithoutWhatItNeedsSaysWhere() async throws {
+        let url = try await TestDatabase.create("pier_test_gateway_needs")
+        let configuration = try ServiceConfiguration(
+            environment: Environment(["PIER_PORT": "0", "PIER_DATABASE_URL": url]), defaultPort: 0, applicationName: "t")
+        for (names, warned) in [(["config"], true), (["subscriptions", "config"], false)] {
+            let lines = Locked<[String]>([])
+            let logger = Logger(service: "gateway", level: .info) { line in lines.withLock { $0.append(line) } }
+            await Hosted(try await Gateway.start(names, configuration: configuration, logger: logger, migrate: true))
+                .shutdown()
+            let warnings = lines.withLock { $0 }.filter { $0.contains("offered by no plugin in this process") }
+            #expect(warnings.count == (warned ? 1 : 0), "\(names): \(warnings)")
+            if warned {
+                #expect(warnings[0].contains(#""service":"config""#) && warnings[0].contains(#""capability":"entitlements""#))
+                #expect(warnings[0].contains(#""offered_by":"subscriptions""#), "\(warnings[0])")
+            }
+        }
     }
 
     @Test func unknownPluginsAreRefused() async throws {

@@ -62,7 +62,8 @@ public struct RemoteConfigService: Service {
 
     public static func make(context: ServiceContext) async throws -> RemoteConfigService {
         let store = ConfigStore(database: context.database, events: context.events, logger: context.logger)
-        let entitlements = context.capabilities.first(.entitlements)
+        // Without subscriptions in this process, a rule on entitlements never holds (said at start).
+        let entitlements = context.need(.entitlements)
         let live = LiveFeed(
             name: "config stream", database: context.database, listener: context.events,
             revocations: context.authenticator.revocations, changes: [SubscriptionUpdated.type],
