@@ -58,6 +58,9 @@ let package = Package(
         .library(name: "RemoteConfig", targets: ["RemoteConfig"]),
         .executable(name: "pier-remote-config", targets: ["pier-remote-config"]),
         .executable(name: "pier-config", targets: ["pier-config"]),
+        // A plugin's tests: Pier's plugins and the team's hosted on a test database, called with
+        // PierClient as users, staff and nobody (docs/plugins.md, "Testing a plugin").
+        .library(name: "PierPluginTesting", targets: ["PierPluginTesting", "PierTestBasics"]),
     ],
     targets: [
         // What apps link: Foundation and nothing else.
@@ -218,6 +221,26 @@ let package = Package(
             name: "config-check", dependencies: ["RemoteConfigClient"], path: "Plugins/RemoteConfig/Sources/config-check",
             swiftSettings: strict),
 
+        // The leaderboard, docs/plugins.md's larger example: a plugin on the kit alone (lint.sh
+        // holds its imports to it), its endpoints in a module apps link.
+        .target(
+            name: "LeaderboardAPI", dependencies: [models], path: "Plugins/Leaderboard/Sources/LeaderboardAPI",
+            swiftSettings: strict),
+        .target(
+            name: "Leaderboard", dependencies: pluginKit.map { .target(name: $0) } + ["LeaderboardAPI"],
+            path: "Plugins/Leaderboard/Sources/Leaderboard", resources: [.embedInCode("Migrations")],
+            swiftSettings: strict),
+        // The plugin kit's testing part (the product PierPluginTesting).
+        .target(
+            name: "PierPluginTesting",
+            dependencies: [
+                "Gateway", "PierService", "PierPostgres", "PierEvents", "PierAudit", "PierHTTP", "PierJSON", "PierRuntime",
+                models,
+                client,
+                "PierTestBasics",
+            ],
+            path: "Shared/PluginTesting", swiftSettings: strict),
+
         // What a test of any module stands on, linking none of Pier's: waiting for a condition,
         // log lines, ports, a real SMTP server.
         .target(name: "PierTestBasics", path: "Tests/Basics", swiftSettings: strict),
@@ -248,6 +271,10 @@ let package = Package(
         .testTarget(
             name: "RemoteConfigTests", dependencies: ["RemoteConfig", models, "RemoteConfigAPI"],
             path: "Plugins/RemoteConfig/Tests/RemoteConfigTests", swiftSettings: strict),
+        .testTarget(
+            name: "LeaderboardTests",
+            dependencies: ["Leaderboard", "LeaderboardAPI", "PierPluginTesting", client, "PierService", "PierTestBasics"],
+            path: "Plugins/Leaderboard/Tests/LeaderboardTests", swiftSettings: strict),
         .testTarget(
             name: "RuntimeTests", dependencies: ["PierRuntime", "PierTestBasics"], path: "Tests/RuntimeTests",
             swiftSettings: strict),

@@ -6,7 +6,7 @@
 #      webhooks sending the plugin's event), on a fresh database: driven over HTTP, rules on
 #      entitlements granted by the team included (Plugins/RemoteConfig/Tests/http_test.py), its
 #      console pages in Chromium (console_test.py);
-#   2. docs/plugins.md's leaderboard, its files as the page gives them, a package outside the
+#   2. docs/plugins.md's guestbook, its files as the page gives them, a package outside the
 #      repository that depends on this checkout as a package (as a URL would give it), built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,7 +63,7 @@ curl -sf -H 'Content-Type: application/json' "http://127.0.0.1:$port/auth/regist
 python3 Plugins/RemoteConfig/Tests/console_test.py "http://127.0.0.1:$port" owner@example.com "the operator's passphrase" \
   sam@example.com "a support passphrase" robin@example.com "$root" "$root/.pier/screenshots"
 
-# 2. The leaderboard of docs/plugins.md, its files as the page gives them, beside a checkout of
+# 2. The guestbook of docs/plugins.md, its files as the page gives them, beside a checkout of
 # Pier: the page's `../pier` becomes this checkout's own path, and its package name `pier` this
 # checkout's (a path dependency's identity is its last component, as a URL's is). It builds into
 # the checkout's build folder, in the configuration scripts/build.sh built: SwiftPM finds Pier's
@@ -71,7 +71,7 @@ python3 Plugins/RemoteConfig/Tests/console_test.py "http://127.0.0.1:$port" owne
 # the plugin's (measured: 100 s for a plugin built in a folder of its own, or by a path that
 # names Pier otherwise; 10 s here). No -warnings-as-errors, which would compile Pier again: a
 # warning the compiler prints fails the stage all the same.
-mkdir -p "$work/example/leaderboard"
+mkdir -p "$work/example/guestbook"
 built() {  # swift build in the current package, into the checkout's build folder
   local log
   log=$(mktemp)
@@ -85,7 +85,7 @@ built() {  # swift build in the current package, into the checkout's build folde
   echo "plugin-outside: $(basename "$PWD") compiled ${compiled:-nothing}(of Pier's modules: ${again:-none})"
   [ -z "$again" ] || { echo "plugin-outside: Pier's modules were compiled again; scripts/build.sh builds them first" >&2; return 1; }
 }
-python3 - "$root/docs/plugins.md" "$work/example/leaderboard" <<'PY'
+python3 - "$root/docs/plugins.md" "$work/example/guestbook" <<'PY'
 import os, re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 for block in re.findall(r"```swift\n(.*?)```", text, re.S):
@@ -98,9 +98,14 @@ for block in re.findall(r"```swift\n(.*?)```", text, re.S):
             out.write(rest if first == "// Package.swift" else block)
 PY
 identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
-grep -q 'path: "\.\./pier"' "$work/example/leaderboard/Package.swift" \
+grep -q 'path: "\.\./pier"' "$work/example/guestbook/Package.swift" \
   || { echo "plugin-outside: docs/plugins.md's manifest no longer finds Pier at ../pier" >&2; exit 1; }
-sed -i "s|path: \"\.\./pier\"|path: \"$root\"|; s|package: \"pier\"|package: \"$identity\"|g" "$work/example/leaderboard/Package.swift"
-(cd "$work/example/leaderboard" && built)
-echo "plugin-outside: docs/plugins.md's leaderboard builds as written"
+sed -i "s|path: \"\.\./pier\"|path: \"$root\"|; s|package: \"pier\"|package: \"$identity\"|g" "$work/example/guestbook/Package.swift"
+(cd "$work/example/guestbook" && built)
+# Its test, as printed, with the plugin kit on a database of its own.
+(cd "$work/example/guestbook" && PIER_TEST_DATABASE_URL=$admin swift test --skip-build --scratch-path "$root/.build" 2>&1) \
+  >"$work/guestbook-test.log" || { cat "$work/guestbook-test.log" >&2; echo "plugin-outside: docs/plugins.md's guestbook test failed" >&2; exit 1; }
+grep -q "Test signedInPeopleSignAndAnyoneReads() passed" "$work/guestbook-test.log" \
+  || { cat "$work/guestbook-test.log" >&2; echo "plugin-outside: docs/plugins.md's guestbook test did not run" >&2; exit 1; }
+echo "plugin-outside: docs/plugins.md's guestbook builds and its test passes as written"
 echo "plugin-outside: remote config served by the stock stack (a process per service); a plugin's package outside the repository built on Pier's"

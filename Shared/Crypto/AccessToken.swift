@@ -46,9 +46,12 @@ public struct AccessClaims: Codable, Sendable, Equatable, SignedTokenClaims {
     /// (`PIER_AUTH_REQUIRE_MFA_FOR_ROLES`) and this session has none: the team's routes refuse it
     /// until the account enrols and signs in with it.
     public var mfaEnrolmentRequired: Bool?
+    /// `name` (OpenID Connect's claim): the account's display name when the token was issued, for
+    /// plugins to show people by (a change reaches the next token, within its lifetime).
+    public var name: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, iat, nbf, exp, jti, sid, role, amr, acr
+        case iss, sub, aud, iat, nbf, exp, jti, sid, role, amr, acr, name
         case emailVerified = "email_verified"
         case authTime = "auth_time"
         case mfaEnrolmentRequired = "mfa_enrolment_required"
@@ -57,8 +60,9 @@ public struct AccessClaims: Codable, Sendable, Equatable, SignedTokenClaims {
     public init(
         iss: String, sub: String, aud: String, iat: Int, nbf: Int, exp: Int, jti: String,
         sid: String?, role: String, emailVerified: Bool? = nil, authTime: Int? = nil, amr: [String]? = nil,
-        acr: String? = nil, mfaEnrolmentRequired: Bool? = nil
+        acr: String? = nil, mfaEnrolmentRequired: Bool? = nil, name: String? = nil
     ) {
+        self.name = name
         self.amr = amr
         self.acr = acr
         self.mfaEnrolmentRequired = mfaEnrolmentRequired

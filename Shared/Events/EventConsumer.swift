@@ -34,6 +34,8 @@ public final class EventConsumer: LifecycleService {
     private let listener: PostgresListener
     /// Whether its cursor row is known to exist (made on the first batch).
     private let cursorMade = Atomic<Bool>(false)
+    /// Whether it makes `cursorTable` itself, when missing (a plugin's, kept by the host).
+    private let makesCursorTable: Bool
 
     /// - Parameters:
     ///   - name: the consumer's row in `cursorTable` (a `consumer text, last_event_id bigint` table).
@@ -42,12 +44,16 @@ public final class EventConsumer: LifecycleService {
     ///     wait for, such as a mail outbox).
     ///   - wakingOn: the types whose notifications wake it (default: `types`); fewer when some
     ///     of them change nothing now (webhooks nobody subscribed to).
+    ///   - makesCursorTable: make `cursorTable` when it is missing (`ServiceContext.eventConsumer`:
+    ///     a plugin's cursor kept without a migration of its own).
     ///   - handler: applies one event on the transaction's connection; throwing retries later.
     public init(
         name: String, cursorTable: String, types: [String], database: PostgresPool, listener: PostgresListener,
         logger: Logger, pollInterval: Duration = .seconds(5), applied: (@Sendable () -> Void)? = nil,
-        wakingOn: [String]? = nil, handler: @escaping @Sendable (Event, PostgresConnection) async throws -> Void
+        wakingOn: [String]? = nil, makesCursorTable: Bool = false,
+        handler: @escaping @Sendable (Event, PostgresConnection) async throws -> Void
     ) {
+        self.makesCursorTable = makesCursorTable
         self.wakingOn = Set(wakingOn ?? types)
         self.applied = applied
         self.name = name
@@ -94,7 +100,18 @@ public final class EventConsumer: LifecycleService {
     public func consumeBatch() async throws -> Int {
         let name = name, table = cursorTable, wanted = self.types, types = Set(self.types), handler = handler
         let made = cursorMade.load(ordering: .relaxed)
+        let makesTable = makesCursorTable && !made
         let (read, applied) = try await database.withTransaction { connection in
+            if makesTable {
+                // Replicas starting together make it once: the second waits, then finds it.
+                try await connection.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended('pier.event_cursors:' || \(table), 0))")
+                try await connection.execute(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unsafeSQL: table) (
+                        consumer text PRIMARY KEY, last_event_id bigint NOT NULL, last_txid xid8 NOT NULL DEFAULT '0')
+                    """)
+            }
             func lockCursor() async throws -> PostgresRow? {
                 try await connection.query(
                     "SELECT last_event_id, last_txid::text AS last_txid FROM \(unsafeSQL: table) WHERE consumer = \(name) FOR UPDATE"

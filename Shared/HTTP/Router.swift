@@ -66,7 +66,10 @@ public struct Routes: Sendable {
         "/" + pattern.split(separator: "/").joined(separator: "/")
     }
 
-    /// Adds a route; later routes never shadow earlier ones with the same method and path.
+    /// Adds a route; later routes never shadow earlier ones with the same method and path. A path
+    /// made of literal segments alone wins over any pattern with parameters; among patterns, at the
+    /// first segment where they differ a literal wins over a parameter (`/leaderboard/me/best`
+    /// before `/leaderboard/{game}/best`).
     public mutating func add(_ method: String, _ pattern: String, _ respond: @escaping Responder) {
         let segments = pattern.split(separator: "/").map { part -> Segment in
             if part.hasPrefix("{") && part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
@@ -78,8 +81,18 @@ public struct Routes: Sendable {
             let key = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
             if exact[key]?[method] == nil { exact[key, default: [:]][method] = index }
         } else {
-            parameterized.append(index)
+            // Literal segments before parameters, segment by segment (`/games/top/{n}` before
+            // `/games/{id}/{part}`, whatever the order they were added in); in the order added
+            // otherwise.
+            let rank = Self.rank(segments)
+            let position = parameterized.firstIndex { rank.lexicographicallyPrecedes(Self.rank(routes[$0].segments)) }
+            parameterized.insert(index, at: position ?? parameterized.endIndex)
         }
+    }
+
+    /// A pattern's shape for precedence: 0 for a literal segment, 1 for a parameter.
+    static func rank(_ segments: [Segment]) -> [Int] {
+        segments.map { if case .literal = $0 { 0 } else { 1 } }
     }
 
     /// Sends every request for `prefix` or below it (`prefix/…`), whatever its method, to

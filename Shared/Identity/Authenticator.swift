@@ -25,6 +25,11 @@ public struct Principal: Sendable, Equatable {
     /// The account's role asks for a second factor this session does not have (the token's
     /// `mfa_enrolment_required`): the team's routes answer 403 `mfa_enrolment_required`.
     public var mfaEnrolmentRequired = false
+    /// The account's display name when the token was issued (its `name` claim), for showing
+    /// people by: a plugin needs no access to auth's tables for it. Nil when it has none, and for
+    /// tokens issued before it was told; a change reaches the next token (within
+    /// `PIER_AUTH_ACCESS_TTL_S`).
+    public var name: String? = nil
 
     /// Whether a second factor proved this session's sign-in (or its last re-authentication).
     public var usedSecondFactor: Bool { amr.contains("mfa") }
@@ -105,7 +110,8 @@ public struct Authenticator: Sendable {
         }
         return Principal(
             userID: userID, role: claims.role, sessionID: claims.sid.flatMap { UUID(text: $0) }, authenticatedAt: claims.authTime,
-            expiresAt: claims.exp, amr: claims.amr ?? [], mfaEnrolmentRequired: claims.mfaEnrolmentRequired ?? false)
+            expiresAt: claims.exp, amr: claims.amr ?? [], mfaEnrolmentRequired: claims.mfaEnrolmentRequired ?? false,
+            name: claims.name)
     }
 
     /// The caller when a bearer token is present; nil for anonymous requests. A present but

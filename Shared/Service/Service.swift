@@ -1,4 +1,5 @@
 import PierCrypto
+import PierEvents
 import PierHTTP
 import PierIdentity
 import PierModels
@@ -116,6 +117,19 @@ public struct ServiceContext: Sendable {
         self.events = events
         self.http = http
         self.capabilities = capabilities
+    }
+
+    /// A consumer of the shared event log: `handler` applies each event of `types` exactly once,
+    /// in order, in one transaction with the cursor, which the host keeps in
+    /// `<schema>.event_cursors` under `name` (made on its first read: no migration of yours).
+    /// Woken by the process's listener; put it in your ``Service/background``.
+    public func eventConsumer(
+        name: String, schema: String, types: [String],
+        handler: @escaping @Sendable (EventConsumer.Event, PostgresConnection) async throws -> Void
+    ) -> EventConsumer {
+        EventConsumer(
+            name: name, cursorTable: "\(schema).event_cursors", types: types, database: database, listener: events,
+            logger: logger, makesCursorTable: true, handler: handler)
     }
 
     /// The first offer of `capability` in this process, for a plugin that does not work as it

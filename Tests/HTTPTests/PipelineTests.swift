@@ -63,6 +63,24 @@ import Testing
         #expect(missing.status == 404)
     }
 
+    /// Which route a path takes does not depend on the order they were added: a path of literals
+    /// wins over any pattern, and among patterns a literal segment over a parameter at the first
+    /// segment where they differ (docs/plugins.md says so to plugin authors).
+    @Test func literalSegmentsComeBeforeParameters() {
+        let answer: Routes.Responder = { _, _ in Response() }
+        let patterns = ["/games/{game}/{part}", "/games/{game}/best", "/games/me/{part}", "/games/{game}", "/games/me"]
+        for order in [patterns, patterns.reversed()] {
+            var routes = Routes()
+            for pattern in order { routes.add("GET", pattern, answer) }
+            func pattern(_ path: String) -> String? { try? routes.match(method: "GET", path: path).get().0.pattern }
+            #expect(pattern("/games/me") == "/games/me")
+            #expect(pattern("/games/chess") == "/games/{game}")
+            #expect(pattern("/games/me/best") == "/games/me/{part}")
+            #expect(pattern("/games/chess/best") == "/games/{game}/best")
+            #expect(pattern("/games/chess/worst") == "/games/{game}/{part}")
+        }
+    }
+
     /// A path with and without its trailing slash is one route, whichever spelling was added:
     /// the console's front door once redirected `/console/` to itself because both were added.
     @Test func aTrailingSlashIsTheSameRoute() {

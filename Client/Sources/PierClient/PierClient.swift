@@ -137,6 +137,20 @@ extension PierClient {
         try await authorized.call(endpoint, parameters, signedIn: auth.currentUser != nil)
     }
 
+    /// Calls an endpoint of a plugin that answers no content (204), with `body`.
+    public func call<Parameters, Body: Encodable>(
+        _ endpoint: Endpoint<Parameters, Body, NoContent>, _ parameters: Parameters, body: Body
+    ) async throws(PierError) {
+        try await authorized.perform(endpoint, parameters, body: body, signedIn: auth.currentUser != nil)
+    }
+
+    /// Calls an endpoint of a plugin that takes no body and answers no content (a DELETE).
+    public func call<Parameters>(_ endpoint: Endpoint<Parameters, NoBody, NoContent>, _ parameters: Parameters)
+        async throws(PierError)
+    {
+        try await authorized.perform(endpoint, parameters, signedIn: auth.currentUser != nil)
+    }
+
     /// A GET of a plugin's endpoint, conditional on `etag` (`If-None-Match`): nil answer when
     /// unchanged. As the signed-in user when there is one, anonymously otherwise.
     public func fetch<Parameters, Answer: Decodable & Sendable>(

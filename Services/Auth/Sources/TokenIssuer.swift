@@ -25,7 +25,7 @@ struct TokenIssuer: Sendable {
     ///   one gets `mfa_enrolment_required`.
     func accessToken(
         userID: UUID, role: AccountRole, sessionID: UUID, emailVerified: Bool, authenticatedAt: Date, amr: [String],
-        now: Date = Date()
+        name: String?, now: Date = Date()
     ) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
         let secondFactor = amr.contains("mfa")
@@ -36,7 +36,7 @@ struct TokenIssuer: Sendable {
             sid: sessionID.text(), role: role.rawValue, emailVerified: emailVerified,
             authTime: Int(authenticatedAt.timeIntervalSince1970.rounded(.down)), amr: amr.isEmpty ? nil : amr,
             acr: secondFactor ? "aal2" : "aal1",
-            mfaEnrolmentRequired: !secondFactor && requireMFAForRoles.contains(role) ? true : nil)
+            mfaEnrolmentRequired: !secondFactor && requireMFAForRoles.contains(role) ? true : nil, name: name)
         return try keys.signer.sign(claims)
     }
 

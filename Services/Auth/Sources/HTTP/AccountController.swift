@@ -154,7 +154,7 @@ struct AccountController: Sendable {
         }
         let token = try tokens.accessToken(
             userID: user.id, role: user.role, sessionID: session, emailVerified: user.emailVerified,
-            authenticatedAt: proven.at, amr: proven.amr)
+            authenticatedAt: proven.at, amr: proven.amr, name: user.displayName)
         return try .json(StepUpToken(accessToken: token, expiresIn: tokens.accessTTL), headers: ["Cache-Control": "no-store"])
     }
 

@@ -225,7 +225,7 @@ extension TokenIssuer {
             user: user,
             accessToken: try accessToken(
                 userID: user.id, role: user.role, sessionID: sessionID, emailVerified: user.emailVerified,
-                authenticatedAt: authenticatedAt ?? now, amr: amr, now: now),
+                authenticatedAt: authenticatedAt ?? now, amr: amr, name: user.displayName, now: now),
             refreshToken: refreshToken, expiresIn: accessTTL,
             refreshExpiresAt: Date(
                 timeIntervalSince1970: (now.timeIntervalSince1970 + Double(refreshDays * 86_400)).rounded(.down)))
