@@ -84,9 +84,13 @@ echo "client-package: an outside app depends on Pier, one package;" \
 # stack, its address the one change (the README's :8080 is `make run`'s).
 mkdir -p "$app/Sources/SnippetUI"
 cp "$root/Tests/Snippets/SnippetUI.swift" "$app/Sources/SnippetUI/"
-python3 - "$root/README.md" "$app" <<'PY'
+python3 - "$root" "$app" <<'PY'
 import pathlib, re, sys, textwrap
-readme, app = pathlib.Path(sys.argv[1]).read_text(), pathlib.Path(sys.argv[2])
+# The README and the guides an app developer reads (docs/plugins.md's are a plugin's, built by
+# scripts/plugin-outside.sh).
+root, app = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+guides = [root / "README.md"] + sorted(p for p in (root / "docs").glob("*.md") if p.name != "plugins.md")
+readme = "\n".join(p.read_text() for p in guides)
 blocks = re.findall(r"```swift\n(.*?)```", readme, re.S)
 apple_only = {
     "KeychainSessionStore": "the Keychain", "anchor:": "AuthenticationServices (a passkey sheet's anchor)",

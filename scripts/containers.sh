@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The compose deployment (deploy/docker) run for real, in OCI containers, with podman:
-#   1. the image is built from deploy/docker/Dockerfile as the README says (one host release
+#   1. the image is built from deploy/docker/Dockerfile as docs/operating.md says (one host release
 #      build, fed to the runtime stage with BINARY=prebuilt), plus a stand-in for the official
 #      postgres:15-bookworm image (scripts/containers/postgres; no registry is reachable here);
 #   2. deploy/docker/compose.yaml, unchanged, comes up in stages, each waited on by its
@@ -46,7 +46,7 @@ compose_bin=${ready##*podman-compose at }
 say "$ready"
 
 # 1. The image. One release build on the host (measured: shorter than a build in Swift's image;
-# see the README's Docker section) gives pier-gateway, the image every container runs
+# see docs/operating.md, Docker) gives pier-gateway, the image every container runs
 # (PIER_GATEWAY_EMBED names what each hosts; compose.yaml says why).
 swift build -c release --static-swift-stdlib --product pier-gateway >/dev/null
 swift build -c release --static-swift-stdlib --product pier >/dev/null

@@ -26,20 +26,46 @@ for _ in $(seq 1 1200); do
 done
 grep -q "Pier is running" "$log" || { echo "local-stack: make run did not come up in 5 minutes:" >&2; cat "$log" >&2; exit 1; }
 echo "local-stack: make run (debug build present) serving after $(python3 -c "import time; print(round(time.time() - $started, 1))") s"
-for address in $(grep -oh "http://127.0.0.1:8080[^ )\`\"'<>,;{}]*" README.md deploy/local/run.sh | sed 's/\.$//' | sort -u); do
+for address in $(grep -oh "http://127.0.0.1:8080[^ )\`\"'<>,;{}]*" README.md docs/*.md deploy/local/run.sh | sed 's/\.$//' | sort -u); do
   status=$(curl -s -o /dev/null -w '%{http_code}' "$address")
   case "$status" in
     200 | 303) ;;
     *) echo "local-stack: the README's address $address answers $status" >&2; exit 1 ;;
   esac
 done
-echo "local-stack: every address the README prints answers"
+echo "local-stack: every address the README and docs/ print answers"
 # Remote config is served by the stock stack: GET /config with an ETag, 304 when it is sent back.
 etag=$(curl -s -D - -o /dev/null http://127.0.0.1:8080/config | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
 [ -n "$etag" ] || { echo "local-stack: GET /config answered without an ETag" >&2; exit 1; }
 again=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" http://127.0.0.1:8080/config)
 [ "$again" = 304 ] || { echo "local-stack: GET /config with its ETag answered $again, not 304" >&2; exit 1; }
 echo "local-stack: make run serves remote config (GET /config: ETag $etag, then 304)"
+# The README's tour, as a newcomer types it: its terminal block line by line (the address made
+# unique, the password from PIER_PASSWORD as `pier` reads it) and its create-admin (the
+# password given, `make run`'s release build here the debug one).
+tour=$(python3 - README.md <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+tour = text[text.index("## A short tour"):text.index("## Where to go next")]
+admin = re.search(r"`(PIER_ADMIN_PASSWORD=[^`]*create-admin[^`]*)`", tour).group(1)
+block = re.search(r"```sh\n(.*?)```", tour, re.S).group(1)
+print(admin)
+print(block, end="")
+PY
+)
+unique="ada-$(date +%s%N)@example.com"
+while IFS= read -r line; do
+  [ -n "$line" ] || continue
+  command=${line%%#*}
+  command=${command//ada@example.com/$unique}
+  command=${command//PIER_ADMIN_PASSWORD=…/PIER_ADMIN_PASSWORD=\"an admin passphrase\"}
+  command=${command//you@example.com/admin-$unique}
+  command=${command//.build\/release/.build\/debug}
+  XDG_CONFIG_HOME="$log.config" PIER_PASSWORD="a long enough passphrase" bash -c "$command" </dev/null >/dev/null 2>"$log.tour" \
+    || { echo "local-stack: the README's tour failed at: $line" >&2; cat "$log.tour" >&2; exit 1; }
+done <<<"$tour"
+rm -rf "$log.tour" "$log.config"
+echo "local-stack: the README's tour runs as printed (an admin made, an account registered, feedback sent, the status read)"
 # "Download my data" through make run's gateway holds every service's part (auth gathers the
 # others' over HTTP).
 token=$(curl -s -H 'Content-Type: application/json' -d '{"email":"local-stack-'"$(date +%s%N)"'@example.com","password":"a long enough passphrase"}' \

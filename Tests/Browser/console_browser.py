@@ -94,10 +94,10 @@ def set_up_two_step(who, address):
 
 
 def readme_addresses():
-    """Every address of the local stack that the README and `make run` print, as paths."""
-    import re
+    """Every address of the local stack that the README, docs/ and `make run` print, as paths."""
+    import glob, re
     paths = set()
-    for name in ["README.md", "deploy/local/run.sh"]:
+    for name in ["README.md", "deploy/local/run.sh"] + sorted(glob.glob("docs/*.md")):
         with open(name, encoding="utf-8") as text:
             for found in re.findall(r"http://127\.0\.0\.1:8080([^\s)`\"'<>,;{}]*)", text.read()):
                 paths.add(found.rstrip(".") or "/")
@@ -112,7 +112,7 @@ def first_click(path):
     body = driver.find_element(By.TAG_NAME, "body").text
     for error in ["ERR_TOO_MANY_REDIRECTS", "redirected you too many times", "This page isn", "ERR_"]:
         check(error not in body, "the README's address " + path + " opens: " + body[:200])
-    for answer in ['"status":404', '"status":500', '"status":503', "not_found", "Internal Server Error"]:
+    for answer in ['"status":404', '"status":500', '"status":503', '"code":"not_found"', "Internal Server Error"]:
         check(answer not in body, "the README's address " + path + " answers: " + body[:200])
     return body
 

@@ -3,7 +3,7 @@ import Foundation
 /// A link Pier mailed (address verification, password reset, an address change confirmed or
 /// cancelled), as the app receives it when iOS or Android opens it in the app rather than in the
 /// browser (universal links / app links: the gateway serves the domain's association files from
-/// `PIER_APPLE_APP_IDS` and `PIER_ANDROID_PACKAGE`; README, "Links that open the app").
+/// `PIER_APPLE_APP_IDS` and `PIER_ANDROID_PACKAGE`; docs/apps.md, "Links that open the app").
 ///
 /// ```swift
 /// .onOpenURL { url in

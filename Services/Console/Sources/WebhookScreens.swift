@@ -65,7 +65,7 @@ struct WebhookScreens: Sendable {
             <h1>Webhooks</h1>
             <table data-endpoints><thead><tr><th>Endpoint</th><th>URL</th><th>Events</th><th>Secrets</th><th>Pending</th><th>Given up</th><th>Last delivered</th></tr></thead>
             <tbody>\(endpointRows)</tbody></table>
-            \(endpoints.isEmpty ? "<p class=\"muted\">No endpoint is configured: set PIER_WEBHOOKS (see the README's Webhooks).</p>" : HTML.empty)
+            \(endpoints.isEmpty ? "<p class=\"muted\">No endpoint is configured: set PIER_WEBHOOKS (see docs/webhooks.md).</p>" : HTML.empty)
             <h2>Deliveries</h2>
             <form class="filters" method="get" action="/console/webhooks">
             \(InboxScreens.choice("endpoint", "Endpoint", endpointNames.map { ($0, $0.isEmpty ? "any" : $0) }, request.query("endpoint") ?? ""))

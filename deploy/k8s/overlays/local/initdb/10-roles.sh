@@ -9,8 +9,8 @@
 # `config.published`, …: auth's migration of the log grants that INSERT, and nothing more). A
 # team's plugin joins them with one GRANT each.
 # Passwords come from the secrets, never from this file. A data directory initialized before
-# remote config (or the console) existed gets its role from the statements under "Upgrading" in
-# the README.
+# remote config (or the console) existed gets its role from the statements in docs/operating.md
+# (Deploying, Docker).
 set -eu
 password() { tr -d '\n' < "/run/secrets/$1"; }
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
