@@ -14,7 +14,8 @@ import PierRuntime
 ///
 ///     <name> [serve] [--migrate] [--<option> <value>]…   run (the default), optionally migrating first
 ///     <name> migrate                                   apply pending migrations and exit
-///     <name> <command> …                               a plugin's own commands (create-admin)
+///     <name> <command> … [--migrate]                   a plugin's own commands (create-admin), its
+///                                                      plugin's schema migrated first with --migrate
 ///     <name> healthcheck                               exit 0 when the server answers /healthz
 ///     <name> --help | --version
 public struct Executable: Sendable {
@@ -167,7 +168,7 @@ public struct Executable: Sendable {
                 guard let extra else { return usageError("unknown command \(command)") }
                 try await Self.run(
                     extra, invocation.words, of: hosted, catalog: plugins, configuration: configuration, logger: logger,
-                    http: http)
+                    http: http, migrate: invocation.migrateFirst, executable: name)
             }
             return .success
         } catch let error as Environment.Failure {
@@ -211,14 +212,24 @@ public struct Executable: Sendable {
     }
 
     /// A plugin's own command (`pier-auth admin …`), with a context of its own: its pool, tokens
-    /// verified against the JWKS, and no events followed.
+    /// verified against the JWKS, and no events followed. Its plugin's schema migrated first with
+    /// `--migrate`; a schema behind its migrations is refused in words before the command runs.
     static func run(
         _ command: ServiceCommand, _ words: [String], of hosted: [Plugin], catalog: [Plugin],
-        configuration: ServiceConfiguration, logger: Logger, http: HTTPClient
+        configuration: ServiceConfiguration, logger: Logger, http: HTTPClient, migrate: Bool = false,
+        executable: String = "pier"
     ) async throws {
         guard let owner = hosted.first(where: { $0.commands.contains { $0.name == command.name } }) else { return }
         let pool = PostgresPool(configuration: try PluginHost.database(for: owner, configuration, alone: true))
         defer { pool.close() }
+        if migrate {
+            try await owner.migrate(
+                pool: pool, logger: logger.named(owner.name), waitingUpTo: configuration.databaseStartupWaitSeconds)
+        } else if try await !Migrator.pending(pool, schema: owner.schema, migrations: owner.migrations).isEmpty {
+            throw HostFailure(
+                description:
+                    "schema \(owner.schema) is not migrated: run \(executable) migrate first, or \(command.name) with --migrate")
+        }
         let context = ServiceContext(
             configuration: configuration, database: pool, logger: logger.named(owner.name),
             authenticator: Authenticator(
@@ -250,7 +261,7 @@ public struct Executable: Sendable {
             "       \(name) migrate\(embed)   apply pending migrations (schema \(schemas)) and exit",
             "       \(name) healthcheck   exit 0 when the server answers /healthz (a container's HEALTHCHECK)",
         ]
-        for command in plugins.flatMap(\.commands) { lines.append("       \(name) \(command.usage)") }
+        for command in plugins.flatMap(\.commands) { lines.append("       \(name) \(command.usage) [--migrate]") }
         lines.append("       \(name) --help | --version")
         var text = lines.joined(separator: "\n")
         if let embedVariable {

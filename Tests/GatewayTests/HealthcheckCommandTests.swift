@@ -61,6 +61,26 @@ import Testing
         #expect(await run(Gateway.executable, "create-admin", "--embed", "feedback") == 2)
     }
 
+    /// A plugin's command on a database nobody migrated: refused in words (exit 1, nothing done),
+    /// and with `--migrate` its plugin's schema is migrated first, then it runs.
+    @Test func aCommandMigratesFirstWhenToldAndSaysSoWhenNot() async throws {
+        let url = try await TestDatabase.create("pier_test_command_migrates")
+        let environment = ["PIER_DATABASE_URL": url, "PIER_LOG_LEVEL": "error", "PIER_ADMIN_PASSWORD": "an admin passphrase"]
+        #expect(
+            await run(Gateway.executable, "create-admin", "--embed", "auth", "--email", "a@example.com", environment: environment)
+                == 1)
+        let pool = PostgresPool(configuration: PostgresConfiguration(url: url, poolSize: 1))
+        defer { pool.close() }
+        #expect(try await pool.query("SELECT 1 AS n FROM pg_namespace WHERE nspname = 'auth'").isEmpty)
+        #expect(
+            await run(
+                Gateway.executable, "create-admin", "--migrate", "--embed", "auth", "--email", "a@example.com",
+                environment: environment)
+                == 0)
+        let admins = try await pool.query("SELECT role FROM auth.users WHERE email = 'a@example.com'")
+        #expect(try admins.map { try $0.decode("role", as: String.self) } == ["admin"])
+    }
+
     /// A gateway told no plugin and no route hosts every plugin it was built with (remote config
     /// among them): the README's `pier-gateway serve --migrate` and docs/plugins.md's
     /// `my-gateway serve --migrate` run as printed (here `migrate`, which stops when done).
