@@ -1,5 +1,5 @@
 # The two commands of the README, and a few conveniences: `make help` lists them.
-.PHONY: help run run-embedded check test build bench openapi clean
+.PHONY: help run run-embedded check test build bench openapi docs clean
 
 help:           ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):[^#]*## /\1\t/' | awk -F'\t' '{ printf "  make %-14s %s\n", $$1, $$2 }'
@@ -25,9 +25,13 @@ bench:          ## ratios against references run side by side (nginx, the bare K
 	bench/subscriptions.sh
 	bench/gateway.sh
 
-openapi:        ## write docs/openapi.json again from the endpoints' definitions (a test holds it to them)
+openapi:        ## write docs/openapi.json and docs/api-reference.md again from the endpoints' definitions (a test holds them to them)
 	swift build --product pier-gateway
 	"$$(swift build --show-bin-path)/pier-gateway" openapi > docs/openapi.json.new && mv docs/openapi.json.new docs/openapi.json
+	"$$(swift build --show-bin-path)/pier-gateway" api-reference > docs/api-reference.md.new && mv docs/api-reference.md.new docs/api-reference.md
+
+docs:           ## PierClient's reference with DocC, in .build/docs/PierClient.doccarchive (a broken link fails)
+	scripts/docs.sh
 
 clean:          ## delete the local database and the build
 	scripts/postgres.sh delete

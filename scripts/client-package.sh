@@ -90,6 +90,7 @@ import pathlib, re, sys, textwrap
 # scripts/plugin-outside.sh).
 root, app = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 guides = [root / "README.md"] + sorted(p for p in (root / "docs").glob("*.md") if p.name != "plugins.md")
+guides.append(root / "Client/Sources/PierClient/PierClient.docc/PierClient.md")
 readme = "\n".join(p.read_text() for p in guides)
 blocks = re.findall(r"```swift\n(.*?)```", readme, re.S)
 apple_only = {

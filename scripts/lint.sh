@@ -29,3 +29,64 @@ for plugin in RemoteConfig Leaderboard; do
   grep -q "name: \"$plugin\", dependencies: pluginKit.map { .target(name: \$0) } + \[\"${plugin}API\"\]," Package.swift \
     || { echo "lint: the $plugin target depends on more than pluginKit and ${plugin}API" >&2; exit 1; }
 done
+# Every shell block the README and docs/ show says how it is run: `<!-- run: local-stack -->`
+# (scripts/local-stack.sh runs it against `make run`), `<!-- run by: … -->` (the test that runs
+# it) or `<!-- not run here: … -->` (the reason), on the line before it.
+python3 - README.md docs/*.md <<'PY'
+import re, sys
+unmarked = []
+for name in sys.argv[1:]:
+    lines = open(name, encoding="utf-8").read().split("\n")
+    for number, line in enumerate(lines):
+        if re.match(r"\s*```(sh|bash|shell|console)\s*$", line):
+            before = lines[number - 1].strip() if number else ""
+            if not re.match(r"<!-- (run: local-stack|run by: .+|not run here: .+) -->$", before):
+                unmarked.append(f"{name}:{number + 1}")
+if unmarked:
+    sys.exit("lint: shell blocks that say neither how they are run nor why not (<!-- run: local-stack -->, "
+             "<!-- run by: … -->, <!-- not run here: … -->): " + ", ".join(unmarked))
+PY
+# Every setting the code reads is in the settings reference (docs/operating.md, "Settings"), and
+# every setting the reference lists is read somewhere: `PIER_…` names the server's sources spell,
+# against the reference's rows (`PIER_A_X` / `_Y` rows name `PIER_A_Y` too). The command lines'
+# own (PIER_URL, PIER_PASSWORD) are docs/cli.md's; the plugin kit's (PIER_TEST_DATABASE_URL)
+# docs/plugins.md's.
+python3 - <<'PY'
+import pathlib, re, sys
+root = pathlib.Path(".")
+def names(paths):
+    found = {}
+    for path in paths:
+        for name in re.findall(r'"(PIER_[A-Z0-9_]+)', path.read_text(encoding="utf-8")):
+            found.setdefault(name, str(path))
+    return found
+server = [p for folder in ("Shared", "Services", "Plugins") for p in (root / folder).rglob("*.swift")
+          if "/Tests/" not in str(p) and "pier-config" not in str(p) and "PluginTesting" not in str(p)]
+read = names(server)
+text = (root / "docs/operating.md").read_text(encoding="utf-8")
+settings = text[text.index("## Settings"):text.index("## Deploying")]
+listed = set()
+for row in re.findall(r"^\| (`PIER_[^|]*)\|", settings, re.M):
+    spelled = re.findall(r"`(PIER_[A-Z0-9_<>]+|_[A-Z0-9_]+)`", row)
+    first = spelled[0]
+    listed.add(first)
+    for suffix in spelled[1:]:
+        if suffix.startswith("PIER_"):
+            listed.add(suffix)
+            continue
+        parts = first.split("_")
+        # The shortest stem of the first name that, with the suffix, names a setting the code reads.
+        candidates = ["_".join(parts[:k]) + suffix for k in range(2, len(parts))]
+        listed.add(next((c for c in candidates if c in read), candidates[-1]))
+undocumented = sorted(n for n in read if n not in listed)
+unread = sorted(n for n in listed if "<" not in n and n not in read)
+problems = [f"{n} is read ({read[n]}) but not in docs/operating.md's settings" for n in undocumented]
+problems += [f"{n} is in docs/operating.md's settings but read nowhere" for n in unread]
+cli = (root / "docs/cli.md").read_text(encoding="utf-8")
+for n in sorted(names(list((root / "Tools").rglob("*.swift")) + list(root.glob("Plugins/*/Sources/pier-config/*.swift")))):
+    if n not in read and n not in cli:
+        problems.append(f"{n}, read by a command line, is not in docs/cli.md")
+if problems:
+    sys.exit("lint: " + "\nlint: ".join(problems))
+print(f"lint: {len(read)} settings read, each in the reference, and the reference's {len(listed)} all read")
+PY

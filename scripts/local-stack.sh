@@ -40,32 +40,38 @@ etag=$(curl -s -D - -o /dev/null http://127.0.0.1:8080/config | tr -d '\r' | sed
 again=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" http://127.0.0.1:8080/config)
 [ "$again" = 304 ] || { echo "local-stack: GET /config with its ETag answered $again, not 304" >&2; exit 1; }
 echo "local-stack: make run serves remote config (GET /config: ETag $etag, then 304)"
-# The README's tour, as a newcomer types it: its terminal block line by line (the address made
-# unique, the password from PIER_PASSWORD as `pier` reads it) and its create-admin (the
-# password given, `make run`'s release build here the debug one).
-tour=$(python3 - README.md <<'PY'
+# The shell blocks of the README and docs/ marked `<!-- run: local-stack -->`, as a newcomer
+# types them, line by line: the addresses made unique, the password from PIER_PASSWORD as `pier`
+# reads it, an admin's given, `make run`'s release build here the debug one, curl failing on an
+# error's answer.
+blocks=$(python3 - README.md docs/*.md <<'PY'
 import re, sys
-text = open(sys.argv[1], encoding="utf-8").read()
-tour = text[text.index("## A short tour"):text.index("## Where to go next")]
-admin = re.search(r"`(PIER_ADMIN_PASSWORD=[^`]*create-admin[^`]*)`", tour).group(1)
-block = re.search(r"```sh\n(.*?)```", tour, re.S).group(1)
-print(admin)
-print(block, end="")
+for name in sys.argv[1:]:
+    text = open(name, encoding="utf-8").read()
+    for block in re.findall(r"<!-- run: local-stack -->\n\s*```sh\n(.*?)```", text, re.S):
+        print(block, end="")
 PY
 )
-unique="ada-$(date +%s%N)@example.com"
+[ -n "$blocks" ] || { echo "local-stack: no shell block is marked to run here" >&2; exit 1; }
+unique=$(date +%s%N)
+ran=0
 while IFS= read -r line; do
-  [ -n "$line" ] || continue
   command=${line%%#*}
-  command=${command//ada@example.com/$unique}
+  [ -n "${command// /}" ] || continue
+  # A line that ends in a backslash goes on.
+  while [[ "$command" == *\\ ]] && IFS= read -r more; do command="${command%\\}${more%%#*}"; done
+  command=${command//ada@example.com/ada-$unique-$ran@example.com}
+  command=${command//you@example.com/admin-$unique@example.com}
   command=${command//PIER_ADMIN_PASSWORD=…/PIER_ADMIN_PASSWORD=\"an admin passphrase\"}
-  command=${command//you@example.com/admin-$unique}
   command=${command//.build\/release/.build\/debug}
-  XDG_CONFIG_HOME="$log.config" PIER_PASSWORD="a long enough passphrase" bash -c "$command" </dev/null >/dev/null 2>"$log.tour" \
-    || { echo "local-stack: the README's tour failed at: $line" >&2; cat "$log.tour" >&2; exit 1; }
-done <<<"$tour"
-rm -rf "$log.tour" "$log.config"
-echo "local-stack: the README's tour runs as printed (an admin made, an account registered, feedback sent, the status read)"
+  # An answer that is an error fails the line.
+  command=${command//curl -s /curl -s --fail-with-body }
+  XDG_CONFIG_HOME="$log.config" PIER_PASSWORD="a long enough passphrase" bash -c "set -o pipefail; $command" </dev/null \
+    >"$log.out" 2>&1 || { echo "local-stack: a documented command failed: $line" >&2; cat "$log.out" >&2; exit 1; }
+  ran=$((ran + 1))
+done <<<"$blocks"
+rm -rf "$log.out" "$log.config"
+echo "local-stack: the $ran commands the README and docs/ mark as run here run as printed"
 # "Download my data" through make run's gateway holds every service's part (auth gathers the
 # others' over HTTP).
 token=$(curl -s -H 'Content-Type: application/json' -d '{"email":"local-stack-'"$(date +%s%N)"'@example.com","password":"a long enough passphrase"}' \

@@ -74,6 +74,7 @@ restarts() {
 stage restarts "suites that restart PostgreSQL" restarts
 stage memory "the export's memory, alone" env PIER_TEST_ISOLATED=1 swift test --skip-build --filter FeedbackTests.FeedbackExportMemoryTests
 stage client-package "an app's package on Pier by URL; README snippets" scripts/client-package.sh
+stage docs "PierClient's reference (DocC), no broken link" scripts/docs.sh
 stage plugin-outside "remote config; a plugin's package outside" scripts/plugin-outside.sh
 stage interop "tokens checked by PyJWT" scripts/interop.sh
 stage browser "the console in headless Chromium" scripts/browser.sh

@@ -30,6 +30,18 @@ import Testing
         #expect(Gateway.document == generated)
     }
 
+    /// `docs/api-reference.md`, the reference in words, is what the same definitions generate,
+    /// and names every route the gateway serves.
+    @Test func theReferenceInWordsIsTheGeneratedOne() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/api-reference.md")
+        let kept = try String(contentsOf: file, encoding: .utf8)
+        let endpoints = APIDocument.endpoints + Gateway.builtIn.flatMap(\.endpoints)
+        #expect(
+            kept == APIReference.markdown(endpoints), "docs/api-reference.md differs from the definitions: run `make openapi`")
+        for endpoint in endpoints { #expect(kept.contains("| `\(endpoint.method) \(endpoint.template)` |")) }
+    }
+
     /// A body's required members, checked before it is decoded (``StrictDecodable/required``),
     /// are the members the document says are required.
     @Test func eachBodysRequiredMembersAreTheDocuments() throws {

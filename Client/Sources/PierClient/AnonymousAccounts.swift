@@ -14,7 +14,7 @@ extension PierAuth {
     /// passkey. Throws `rate_limited` (429) past the installation's or network's limit.
     ///
     /// The sign-up is counted against this installation (``PierClient/installationID``).
-    /// With `attestation` (or ``PierClient/Options/appAttestation``; ``DeviceCheckAttestation`` on
+    /// With `attestation` (or ``PierClient/Options/appAttestation``; `DeviceCheckAttestation` on
     /// Apple platforms), the sign-up carries an
     /// App Attest assertion, as a server with `PIER_AUTH_APP_ATTEST=required` asks
     /// (`attestation_required`, 403, without one); the installation's key is attested the first time.

@@ -3,7 +3,7 @@ import PierModels
 
 /// What proves to the server that an anonymous sign-up comes from a genuine installation of the
 /// app (App Attest; the server's `PIER_AUTH_APP_ATTEST`). On Apple platforms
-/// ``DeviceCheckAttestation`` is it (`AppAttestApple.swift`, over `DCAppAttestService`); elsewhere
+/// `DeviceCheckAttestation` is it (`AppAttestApple.swift`, over `DCAppAttestService`); elsewhere
 /// implement it with the platform's own (or leave it out when the server does not require it).
 ///
 /// Each method receives the server's challenge as bytes; the `clientDataHash` Apple's API takes is

@@ -123,7 +123,7 @@ public final class PierAuth: Sendable {
     /// Signs in with Sign in with Apple: the credential's `identityToken` (as a string), the raw
     /// `nonce` whose SHA-256 the app put in the authorization request, and the name Apple gives
     /// on the first authorization only (`fullName`). Signed in anonymously
-    /// (``signInAnonymously(deviceName:)``), it keeps that account instead, with
+    /// (``signInAnonymously(deviceName:attestation:)``), it keeps that account instead, with
     /// the same id and everything it holds; `identity_taken` (409) when the Apple ID belongs to
     /// another account (offer to sign in to it).
     ///
@@ -134,7 +134,7 @@ public final class PierAuth: Sendable {
     /// `email_taken` (409: an account has the address and Apple did not verify it).
     /// `authorizationCode` (the credential's, as a string) lets the server revoke Apple's tokens
     /// when the account is deleted, as App Review asks. On Apple platforms,
-    /// ``signInWithApple(_:nonce:deviceName:)`` takes the credential itself.
+    /// `signInWithApple(_:nonce:deviceName:)` takes the credential itself.
     @discardableResult
     public func signInWithApple(
         identityToken: String, nonce: String, fullName: String? = nil, deviceName: String? = nil,

@@ -35,7 +35,7 @@ public final class PierClient: Sendable {
         /// Trust only statuses signed by your server's pinned key (see ``StatusSigning``); nil:
         /// statuses are trusted as HTTPS delivers them.
         public var statusSigning: StatusSigning?
-        /// The installation's App Attest (``DeviceCheckAttestation`` on Apple platforms): anonymous
+        /// The installation's App Attest (`DeviceCheckAttestation` on Apple platforms): anonymous
         /// feedback carries its word (`X-Installation-Token`, as a server with
         /// `PIER_FEEDBACK_APP_ATTEST` asks), and ``PierAuth/signInAnonymously(deviceName:attestation:)``
         /// uses it. nil: neither does.

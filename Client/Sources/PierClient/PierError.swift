@@ -3,7 +3,7 @@ import PierModels
 
 /// Every error PierClient throws: a problem the server answered with, or a failure to reach it.
 ///
-/// Switch on ``code`` (stable; see ``ProblemCode``) rather than ``detail`` (for people, may be
+/// Switch on ``code`` (stable; see `ProblemCode`) rather than ``detail`` (for people, may be
 /// reworded). ``isTransient`` says whether trying again later can help.
 public struct PierError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {

@@ -85,7 +85,7 @@ public final class MemorySessionStore: SessionStore {
 }
 
 /// Keeps the session in a JSON file readable by its owner only (mode 0600), written atomically:
-/// for command-line tools and Linux; on Apple platforms prefer ``KeychainSessionStore``.
+/// for command-line tools and Linux; on Apple platforms prefer `KeychainSessionStore`.
 public final class FileSessionStore: SessionStore {
     public let url: URL
     public init(url: URL) { self.url = url }

@@ -10,7 +10,7 @@
     @available(iOS 16, macOS 13, tvOS 16, watchOS 9, visionOS 1, *)
     extension PierAuth {
         /// A fresh nonce for an `ASAuthorizationAppleIDRequest`: give `hashed` to the request's
-        /// `nonce`, keep `raw` for ``signInWithApple(_:nonce:deviceName:)``.
+        /// `nonce`, keep `raw` for `signInWithApple(_:nonce:deviceName:)`.
         public static func appleNonce() -> (raw: String, hashed: String) {
             var bytes = [UInt8](repeating: 0, count: 32)
             _ = SecRandomCopyBytes(kSecRandomDefault, bytes.count, &bytes)

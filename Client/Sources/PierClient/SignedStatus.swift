@@ -51,7 +51,7 @@ public struct StatusSigning: Sendable {
     ///   - jwks: the JSON of `GET /subscriptions/.well-known/jwks.json`, fetched once and
     ///     shipped in the app (pinned: a key fetched at run time would be the attacker's).
     ///     During a key rotation, list the old and the new keys' sets' entries together.
-    ///   - verifier: checks the signatures (``CryptoKitVerifier`` on Apple platforms).
+    ///   - verifier: checks the signatures (`CryptoKitVerifier` on Apple platforms).
     public init(jwks: Data, verifier: any SignatureVerifier) throws(PierError) {
         struct Set: Decodable {
             struct Key: Decodable {

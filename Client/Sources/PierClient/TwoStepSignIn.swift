@@ -42,8 +42,8 @@ extension PierAuth {
         try await authorized.call(AuthAPI.secondFactorStatus, NoParameters())
     }
 
-    /// A new authenticator-app secret: show ``TOTPEnrolment/qrCode`` (SVG) or open
-    /// ``TOTPEnrolment/uri``, then confirm with the app's first code. Needs `password` (or `code`,
+    /// A new authenticator-app secret: show `TOTPEnrolment.qrCode` (SVG) or open
+    /// `TOTPEnrolment.uri`, then confirm with the app's first code. Needs `password` (or `code`,
     /// when a factor exists) unless the user signed in within 5 minutes; `email_unverified` (403)
     /// until the address is proven.
     public func setUpAuthenticatorApp(password: String? = nil) async throws(PierError) -> TOTPEnrolment {

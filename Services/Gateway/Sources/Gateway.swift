@@ -38,12 +38,18 @@ public enum Gateway {
     public static let executable = executable(plugins: builtIn)
 
     /// A gateway hosting `plugins` (Pier's own and a team's: `Gateway.builtIn + [Plugin(Mine.self)]`),
-    /// its `main`: `pier-gateway openapi` prints the API document of them all, anything else
+    /// its `main`: `pier-gateway openapi` prints the API document of them all (`api-reference`, the
+    /// same in words, Markdown), anything else
     /// is the gateway's command line (see ``executable``). What a team's own gateway executable
     /// calls (docs/plugins.md).
     public static func main(plugins: [Plugin], name: String = "pier-gateway") async -> Int32 {
-        if CommandLine.arguments.dropFirst().first == "openapi" { return writeDocument(plugins: plugins, name: name) }
-        return await executable(plugins: plugins, name: name).main()
+        switch CommandLine.arguments.dropFirst().first {
+        case "openapi": return writeDocument(plugins: plugins, name: name)
+        case "api-reference":
+            print(APIReference.markdown(APIDocument.endpoints + plugins.flatMap(\.endpoints)), terminator: "")
+            return 0
+        default: return await executable(plugins: plugins, name: name).main()
+        }
     }
 
     /// The gateway's command line for `plugins`.
