@@ -23,11 +23,13 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 /// What a team's own package builds a plugin with (docs/plugins.md), the product `PierPlugin`:
 /// hosting, HTTP, the database, callers and their roles, the audit and event logs, HTML for
-/// console pages, the wire types and `Endpoint`. Remote config stands on these alone.
-let pluginKit = [
+/// console pages, the wire types and `Endpoint`, and the module `PierPlugin` that re-exports them
+/// all (one import). Remote config and the leaderboard stand on these alone.
+let pluginModules = [
     "PierService", "PierHTTP", "PierPostgres", "PierIdentity", "PierAudit", "PierEvents", "PierHTML", "PierJSON", "PierRuntime",
     "PierModels",
 ]
+let pluginKit = pluginModules + ["PierPlugin"]
 
 let package = Package(
     name: "Pier",
@@ -221,6 +223,10 @@ let package = Package(
             name: "config-check", dependencies: ["RemoteConfigClient"], path: "Plugins/RemoteConfig/Sources/config-check",
             swiftSettings: strict),
 
+        // One import for a plugin: the plugin kit's modules, re-exported.
+        .target(
+            name: "PierPlugin", dependencies: pluginModules.map { .target(name: $0) }, path: "Shared/Plugin",
+            swiftSettings: strict),
         // The leaderboard, docs/plugins.md's larger example: a plugin on the kit alone (lint.sh
         // holds its imports to it), its endpoints in a module apps link.
         .target(

@@ -15,8 +15,10 @@ fi
 # Remote config and the leaderboard are written as a team writes a plugin: each module imports
 # the public plugin products (`pluginKit` in Package.swift, the product PierPlugin), its own API
 # module and the toolchain's, nothing else of Pier's; and the manifest gives it no other dependency.
-kit=$(sed -n '/^let pluginKit = \[/,/^\]/p' Package.swift | grep -o '"[A-Za-z]*"' | tr -d '"' | tr '\n' ' ')
-[ -n "$kit" ] || { echo "lint: Package.swift has no pluginKit list" >&2; exit 1; }
+kit="$(sed -n '/^let pluginModules = \[/,/^\]/p' Package.swift | grep -o '"[A-Za-z]*"' | tr -d '"' | tr '\n' ' ')PierPlugin"
+[ "$kit" != PierPlugin ] || { echo "lint: Package.swift has no pluginModules list" >&2; exit 1; }
+grep -q '^let pluginKit = pluginModules + \["PierPlugin"\]$' Package.swift \
+  || { echo "lint: the plugin kit is no longer pluginModules and PierPlugin" >&2; exit 1; }
 for plugin in RemoteConfig Leaderboard; do
   allowed=" $kit ${plugin}API Foundation FoundationEssentials Glibc Synchronization Dispatch "
   imported=$(grep -rhoE '^(@testable |@_exported )?import [A-Za-z]+' "Plugins/$plugin/Sources/$plugin" | awk '{ print $NF }' | sort -u)

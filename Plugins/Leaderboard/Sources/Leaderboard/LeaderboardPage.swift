@@ -1,8 +1,5 @@
 import LeaderboardAPI
-import PierHTML
-import PierHTTP
-import PierModels
-import PierService
+import PierPlugin
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

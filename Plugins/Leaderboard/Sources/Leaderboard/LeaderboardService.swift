@@ -1,13 +1,5 @@
 import LeaderboardAPI
-import PierAudit
-import PierEvents
-import PierHTML
-import PierHTTP
-import PierIdentity
-import PierModels
-import PierPostgres
-import PierRuntime
-import PierService
+import PierPlugin
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
