@@ -92,3 +92,6 @@ if problems:
     sys.exit("lint: " + "\nlint: ".join(problems))
 print(f"lint: {len(read)} settings read, each in the reference, and the reference's {len(listed)} all read")
 PY
+# The layout's rules a machine can check (no source file over 400 lines, no function over 80),
+# each first shown failing on a file made to break it.
+python3 scripts/layout.py --self-test

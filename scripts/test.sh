@@ -33,7 +33,7 @@ stage postgres "PostgreSQL under .pier/" scripts/postgres.sh start
 export PIER_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SWIFT_BACKTRACE=enable=no
 
-stage lint "swift format, Foundation imports" scripts/lint.sh
+stage lint "format, imports, settings, shell blocks, layout" scripts/lint.sh
 stage build "debug build of Pier and its tests (make run's too)" scripts/build.sh
 # A test that makes no progress for 5 minutes reports every thread's stack (gdb), then stops:
 # a hang says where it is instead of waiting out CI's limit.

@@ -102,30 +102,14 @@ public struct Executable: Sendable {
             Self.printError("\(name): configuration error: \(twice)")
             return .usage
         }
-        var hosted = plugins
+        let choice = chosen(invocation, environment)
+        guard choice.unknown.isEmpty else { return usageError("unknown plugin \(choice.unknown.joined(separator: ", "))") }
         // Nothing named: every plugin this build has, unless the process proxies (a front that
         // routes elsewhere hosts only what it is told to).
-        var everyByDefault = true
-        if let embedVariable {
-            let named =
-                invocation.options["--embed"].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
-                ?? (environment.string(embedVariable) == nil ? nil : environment.list(embedVariable))
-            if let names = named {
-                let unknown = names.filter { name in !plugins.contains { $0.name == name } }
-                guard unknown.isEmpty else {
-                    return usageError("unknown plugin \(unknown.joined(separator: ", "))")
-                }
-                hosted = plugins.filter { names.contains($0.name) }
-                everyByDefault = false
-            }
-        }
+        var hosted = choice.named ?? plugins
+        let everyByDefault = choice.named == nil
         let extra = hosted.flatMap(\.commands).first { $0.name == command }
-        guard ["serve", "migrate"].contains(command) || extra != nil else {
-            return usageError("unknown command \(([command] + invocation.words).joined(separator: " "))")
-        }
-        guard extra != nil || invocation.words.isEmpty else {
-            return usageError("unknown arguments \(invocation.words.joined(separator: " "))")
-        }
+        if let refused = Self.refusal(of: invocation, commandOfAPlugin: extra != nil) { return usageError(refused) }
         var configuration: ServiceConfiguration
         let logger: Logger
         var extensions: [any HostExtension] = []
@@ -179,6 +163,30 @@ public struct Executable: Sendable {
             printError("\(name): \(error)")
             return .failure
         }
+    }
+
+    /// Why the command line is wrong before anything is configured: a command neither the host's
+    /// nor a hosted plugin's, or words after one that takes none.
+    static func refusal(of invocation: Invocation, commandOfAPlugin: Bool) -> String? {
+        let command = invocation.command
+        guard ["serve", "migrate"].contains(command) || commandOfAPlugin else {
+            return "unknown command \(([command] + invocation.words).joined(separator: " "))"
+        }
+        guard commandOfAPlugin || invocation.words.isEmpty else {
+            return "unknown arguments \(invocation.words.joined(separator: " "))"
+        }
+        return nil
+    }
+
+    /// The plugins `--embed` (or the embed variable) names, nil when neither names any, and the
+    /// names this build has no plugin for.
+    private func chosen(_ invocation: Invocation, _ environment: Environment) -> (named: [Plugin]?, unknown: [String]) {
+        guard let embedVariable else { return (nil, []) }
+        let named =
+            invocation.options["--embed"].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
+            ?? (environment.string(embedVariable) == nil ? nil : environment.list(embedVariable))
+        guard let names = named else { return (nil, []) }
+        return (plugins.filter { names.contains($0.name) }, names.filter { name in !plugins.contains { $0.name == name } })
     }
 
     /// Applies each plugin's pending migrations.

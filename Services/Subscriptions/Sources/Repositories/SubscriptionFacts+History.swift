@@ -12,6 +12,21 @@ import PierRuntime
 extension SubscriptionFacts {
     /// Everything recorded about one user, oldest first, for admins.
     static func history(of user: UUID, on connection: any PostgresExecutor) async throws -> [SubscriptionFact] {
+        var facts = try await grants(of: user, on: connection)
+        for (kind, query) in stores(of: user) {
+            for row in try await connection.query(query) {
+                var details = try row.decode("details", as: PostgresJSON<[String: JSONValue]>.self).value
+                if kind.hasPrefix("appstore.") { Self.inMinorUnits(&details) }
+                facts.append(
+                    SubscriptionFact(
+                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"), details: details))
+            }
+        }
+        return facts.sorted { ($0.at, $0.kind) < ($1.at, $1.kind) }
+    }
+
+    /// The team's grants of `user`, each with who granted it and when it was revoked or cancelled.
+    static func grants(of user: UUID, on connection: any PostgresExecutor) async throws -> [SubscriptionFact] {
         var facts: [SubscriptionFact] = []
         for row in try await connection.query(
             """
@@ -31,7 +46,13 @@ extension SubscriptionFacts {
                     kind: "grant", reference: (try row.decode("id", as: UUID.self)).text(),
                     at: try row.decode("created_at"), details: details))
         }
-        for (kind, query) in [
+        return facts
+    }
+
+    /// The stores' facts about `user`: each kind's query, answering `reference`, `at` and
+    /// `details` (JSON text).
+    static func stores(of user: UUID) -> [(String, PostgresQuery)] {
+        [
             (
                 "appstore.transaction",
                 """
@@ -86,16 +107,7 @@ extension SubscriptionFacts {
                 WHERE g.user_id = \(user)
                 """
             ),
-        ] as [(String, PostgresQuery)] {
-            for row in try await connection.query(query) {
-                var details = try row.decode("details", as: PostgresJSON<[String: JSONValue]>.self).value
-                if kind.hasPrefix("appstore.") { Self.inMinorUnits(&details) }
-                facts.append(
-                    SubscriptionFact(
-                        kind: kind, reference: try row.decode("reference"), at: try row.decode("at"), details: details))
-            }
-        }
-        return facts.sorted { ($0.at, $0.kind) < ($1.at, $1.kind) }
+        ]
     }
 
     static func iso(_ date: Date) -> String { date.postgresText }
