@@ -10,14 +10,16 @@ public struct PostgresConfiguration: Sendable {
     public var acquireTimeout: Duration
     /// `statement_timeout` set on every connection, in milliseconds; default 10,000; 0 disables.
     public var statementTimeoutMilliseconds: Int
-    /// libpq's `connect_timeout`, in seconds; default 5.
+    /// libpq's `connect_timeout`, in seconds; default 15: a busy machine forks a backend slowly
+    /// (5 s was seen to expire under load), and a request never waits for it longer than the
+    /// pool's acquire timeout.
     public var connectTimeoutSeconds: Int
     /// Reported to the server as `application_name`.
     public var applicationName: String
 
     public init(
         url: String, poolSize: Int = 8, acquireTimeout: Duration = .seconds(5),
-        statementTimeoutMilliseconds: Int = 10_000, connectTimeoutSeconds: Int = 5,
+        statementTimeoutMilliseconds: Int = 10_000, connectTimeoutSeconds: Int = 15,
         applicationName: String = "pier"
     ) {
         self.url = url

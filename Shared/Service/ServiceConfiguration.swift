@@ -13,6 +13,7 @@ import PierRuntime
 /// | `PIER_DATABASE_URL` | local cluster (development) | libpq URL of the service's database role |
 /// | `PIER_DB_POOL_SIZE` | `10` | connections |
 /// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
+/// | `PIER_DB_CONNECT_TIMEOUT_S` | `15` | how long opening a connection may take (libpq's `connect_timeout`) |
 /// | `PIER_DB_STATEMENT_TIMEOUT_MS` | `10000` | `statement_timeout` |
 /// | `PIER_DB_STARTUP_WAIT_S` | `60` | `migrate` waits this long for a database that is not reachable yet (a container started with it); 0 fails at once |
 /// | `PIER_ADMIN_PORT` | none | a separate listener for `/readyz` and `/metrics`, which then leave the main port (`/healthz` stays on both) |
@@ -84,6 +85,7 @@ public struct ServiceConfiguration: Sendable {
             poolSize: try environment.int("PIER_DB_POOL_SIZE", default: 10, in: 1...500),
             acquireTimeout: .milliseconds(try environment.int("PIER_DB_ACQUIRE_TIMEOUT_MS", default: 5000, in: 1...600_000)),
             statementTimeoutMilliseconds: try environment.int("PIER_DB_STATEMENT_TIMEOUT_MS", default: 10_000),
+            connectTimeoutSeconds: try environment.int("PIER_DB_CONNECT_TIMEOUT_S", default: 15, in: 1...300),
             applicationName: applicationName)
         if let file = environment.string("PIER_DATABASE_PASSWORD_FILE") {
             do {
