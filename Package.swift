@@ -26,7 +26,8 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 /// console pages, the wire types and `Endpoint`, and the module `PierPlugin` that re-exports them
 /// all (one import). Remote config and the leaderboard stand on these alone.
 let pluginModules = [
-    "PierService", "PierHTTP", "PierPostgres", "PierIdentity", "PierAudit", "PierEvents", "PierHTML", "PierJSON", "PierRuntime",
+    "PierService", "PierLive", "PierHTTP", "PierPostgres", "PierIdentity", "PierAudit", "PierEvents", "PierHTML", "PierJSON",
+    "PierRuntime",
     "PierModels",
 ]
 let pluginKit = pluginModules + ["PierPlugin"]
@@ -106,11 +107,17 @@ let package = Package(
             name: "PierIdentity",
             dependencies: ["PierEvents", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime"],
             path: "Shared/Identity", swiftSettings: strict),
+        // Live streams: each signed-in app's server-sent events, woken by the event log.
+        .target(
+            name: "PierLive",
+            dependencies: ["PierEvents", "PierIdentity", "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", "PierRuntime"],
+            path: "Shared/Live", swiftSettings: strict),
+        // Hosting: the plugin contract, the host, the command line, configuration.
         .target(
             name: "PierService",
             dependencies: [
                 "PierEvents", "PierIdentity", "PierHTTP", "PierHTML", "PierJSON", "PierPostgres", "PierCrypto", models,
-                "PierRuntime",
+                "PierRuntime", "PierLive",
             ],
             path: "Shared/Service", swiftSettings: strict),
         .target(
@@ -128,7 +135,7 @@ let package = Package(
             dependencies: [
                 "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
                 "PierHTTP", "PierJSON", "PierMail", "PierPostgres", "PierCrypto", "PierQR", "PierCBOR", models,
-                "PierRuntime",
+                "PierRuntime", "PierLive",
             ],
             path: "Services/Auth",
             exclude: ["Main"], sources: ["Sources"],
@@ -158,7 +165,7 @@ let package = Package(
             name: "SubscriptionsService",
             dependencies: [
                 "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
-                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime", "PierLive",
             ],
             path: "Services/Subscriptions",
             exclude: ["Main"], sources: ["Sources"],
@@ -304,7 +311,7 @@ let package = Package(
             name: "ServiceTests",
             dependencies: [
                 "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
-                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime",
+                "PierHTTP", "PierJSON", "PierPostgres", "PierCrypto", models, "PierRuntime", "PierLive",
                 "PierTestSupport",
             ],
             path: "Tests/ServiceTests", swiftSettings: strict),
@@ -337,7 +344,7 @@ let package = Package(
             dependencies: [
                 "SubscriptionsService", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport",
                 "PierAppAssociation", "PierHTML", "PierCrypto", "PierHTTP", "PierJSON", models, "PierPostgres",
-                "PierRuntime", "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
+                "PierRuntime", "PierLive", "PierTestSupport", "PierServiceTestSupport", "COpenSSL",
             ],
             path: "Tests/SubscriptionsTests", resources: [.embedInCode("Fixtures")], swiftSettings: strict),
         .testTarget(

@@ -1,4 +1,5 @@
 import PierHTTP
+import PierLive
 import PierPostgres
 import PierRuntime
 
@@ -126,11 +127,4 @@ public struct ServiceConfiguration: Sendable {
             limit: try environment.int("PIER_LIVE_STREAMS", default: 20_000, in: 1...1_000_000),
             limitPerUser: try environment.int("PIER_LIVE_STREAMS_PER_USER", default: 8, in: 1...1000))
     }
-}
-
-/// `PIER_LIVE_*`: live streams' heartbeat and bounds.
-public struct LiveSettings: Sendable {
-    public var heartbeat: Duration
-    public var limit: Int
-    public var limitPerUser: Int
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PierEvents
 import PierIdentity
+import PierLive
 import PierPostgres
 import PierTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import PierEvents
 import PierHTTP
+import PierLive
 import PierModels
 import PierPostgres
 import PierService

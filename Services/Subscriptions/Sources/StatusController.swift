@@ -2,6 +2,7 @@ import PierCrypto
 import PierHTTP
 import PierIdentity
 import PierJSON
+import PierLive
 import PierModels
 import PierPostgres
 import PierRuntime

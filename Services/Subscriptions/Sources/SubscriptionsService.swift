@@ -3,6 +3,7 @@ import PierEvents
 import PierExport
 import PierHTTP
 import PierJSON
+import PierLive
 import PierModels
 import PierPostgres
 import PierRuntime

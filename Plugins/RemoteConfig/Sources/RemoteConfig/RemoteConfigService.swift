@@ -3,6 +3,7 @@ import PierEvents
 import PierHTTP
 import PierIdentity
 import PierJSON
+import PierLive
 import PierModels
 import PierPostgres
 import PierRuntime

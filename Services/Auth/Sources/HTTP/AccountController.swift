@@ -1,6 +1,7 @@
 import PierCrypto
 import PierHTTP
 import PierIdentity
+import PierLive
 import PierModels
 import PierPostgres
 import PierRuntime

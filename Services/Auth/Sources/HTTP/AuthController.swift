@@ -5,6 +5,7 @@ import PierExport
 import PierHTTP
 import PierIdentity
 import PierJSON
+import PierLive
 import PierModels
 import PierPostgres
 import PierRuntime
