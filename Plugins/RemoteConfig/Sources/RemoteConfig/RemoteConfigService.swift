@@ -3,7 +3,6 @@ import PierEvents
 import PierHTTP
 import PierIdentity
 import PierJSON
-import PierLive
 import PierModels
 import PierPostgres
 import PierRuntime
