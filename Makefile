@@ -25,10 +25,11 @@ bench:          ## ratios against references run side by side (nginx, the bare K
 	bench/subscriptions.sh
 	bench/gateway.sh
 
-openapi:        ## write docs/openapi.json and docs/api-reference.md again from the endpoints' definitions (a test holds them to them)
+openapi:        ## write docs/openapi.json, docs/api-reference.md and docs/settings.md again from the declarations (tests hold them to them)
 	swift build --product pier-gateway
 	"$$(swift build --show-bin-path)/pier-gateway" openapi > docs/openapi.json.new && mv docs/openapi.json.new docs/openapi.json
 	"$$(swift build --show-bin-path)/pier-gateway" api-reference > docs/api-reference.md.new && mv docs/api-reference.md.new docs/api-reference.md
+	"$$(swift build --show-bin-path)/pier-gateway" settings-reference > docs/settings.md.new && mv docs/settings.md.new docs/settings.md
 
 docs:           ## PierClient's reference with DocC, in .build/docs/PierClient.doccarchive (a broken link fails)
 	scripts/docs.sh

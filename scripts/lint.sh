@@ -48,49 +48,40 @@ if unmarked:
     sys.exit("lint: shell blocks that say neither how they are run nor why not (<!-- run: local-stack -->, "
              "<!-- run by: … -->, <!-- not run here: … -->): " + ", ".join(unmarked))
 PY
-# Every setting the code reads is in the settings reference (docs/operating.md, "Settings"), and
-# every setting the reference lists is read somewhere: `PIER_…` names the server's sources spell,
-# against the reference's rows (`PIER_A_X` / `_Y` rows name `PIER_A_Y` too). The command lines'
-# own (PIER_URL, PIER_PASSWORD) are docs/cli.md's; the plugin kit's (PIER_TEST_DATABASE_URL)
-# docs/plugins.md's.
+# Every setting the code reads is declared (`SettingDeclaration`, beside the code that reads it),
+# and every declared one is read somewhere: `PIER_…` names the server's sources spell, against
+# docs/settings.md, which is made of the declarations (EndpointDocumentTests holds it to them).
+# The declarations' own files do not count as reads. The command lines' own (PIER_URL,
+# PIER_PASSWORD) are docs/cli.md's; the plugin kit's (PIER_TEST_DATABASE_URL) docs/plugins.md's.
 python3 - <<'PY'
 import pathlib, re, sys
 root = pathlib.Path(".")
 def names(paths):
     found = {}
     for path in paths:
-        for name in re.findall(r'"(PIER_[A-Z0-9_]+)', path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        if "static let settings: [SettingDeclaration]" in text:
+            continue
+        for name in re.findall(r'"(PIER_[A-Z0-9_]+)', text):
             found.setdefault(name, str(path))
     return found
 server = [p for folder in ("Shared", "Services", "Plugins") for p in (root / folder).rglob("*.swift")
           if "/Tests/" not in str(p) and "pier-config" not in str(p) and "PluginTesting" not in str(p)]
 read = names(server)
-text = (root / "docs/operating.md").read_text(encoding="utf-8")
-settings = text[text.index("## Settings"):text.index("## Deploying")]
-listed = set()
-for row in re.findall(r"^\| (`PIER_[^|]*)\|", settings, re.M):
-    spelled = re.findall(r"`(PIER_[A-Z0-9_<>]+|_[A-Z0-9_]+)`", row)
-    first = spelled[0]
-    listed.add(first)
-    for suffix in spelled[1:]:
-        if suffix.startswith("PIER_"):
-            listed.add(suffix)
-            continue
-        parts = first.split("_")
-        # The shortest stem of the first name that, with the suffix, names a setting the code reads.
-        candidates = ["_".join(parts[:k]) + suffix for k in range(2, len(parts))]
-        listed.add(next((c for c in candidates if c in read), candidates[-1]))
-undocumented = sorted(n for n in read if n not in listed)
-unread = sorted(n for n in listed if "<" not in n and n not in read)
-problems = [f"{n} is read ({read[n]}) but not in docs/operating.md's settings" for n in undocumented]
-problems += [f"{n} is in docs/operating.md's settings but read nowhere" for n in unread]
+settings = (root / "docs/settings.md").read_text(encoding="utf-8")
+listed = {name for row in re.findall(r"^\| (`PIER_[^|]*)\|", settings, re.M)
+          for name in re.findall(r"`(PIER_[A-Z0-9_<>]+)`", row)}
+problems = [f"{n} is read ({read[n]}) but declared nowhere (SettingDeclaration; then `make openapi`)"
+            for n in sorted(n for n in read if n not in listed)]
+problems += [f"{n} is declared (docs/settings.md) but read nowhere"
+             for n in sorted(n for n in listed if "<" not in n and n not in read)]
 cli = (root / "docs/cli.md").read_text(encoding="utf-8")
 for n in sorted(names(list((root / "Tools").rglob("*.swift")) + list(root.glob("Plugins/*/Sources/pier-config/*.swift")))):
     if n not in read and n not in cli:
         problems.append(f"{n}, read by a command line, is not in docs/cli.md")
 if problems:
     sys.exit("lint: " + "\nlint: ".join(problems))
-print(f"lint: {len(read)} settings read, each in the reference, and the reference's {len(listed)} all read")
+print(f"lint: {len(read)} settings read, each declared, and the {len(listed)} declared all read")
 PY
 # The layout's rules a machine can check (no source file over 400 lines, no function over 80),
 # each first shown failing on a file made to break it.

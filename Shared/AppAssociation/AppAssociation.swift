@@ -7,11 +7,7 @@ import PierService
 /// (`/.well-known/apple-app-site-association`), and what Android reads for the same two
 /// (`/.well-known/assetlinks.json`).
 ///
-/// | variable | meaning |
-/// |---|---|
-/// | `PIER_APPLE_APP_IDS` | the iOS apps, comma-separated, each `TEAMID.bundle.id` (the team id from the developer account, ten capitals and digits) |
-/// | `PIER_ANDROID_PACKAGE` | the Android app's package name (`com.example.app`) |
-/// | `PIER_ANDROID_CERT_SHA256` | the SHA-256 fingerprints of the certificates that sign it, comma-separated (as `keytool -list` prints them, colons or not) |
+/// The variables and their defaults are declared with the gateway's (docs/settings.md).
 public struct AppAssociation: Sendable, Equatable {
     public var appleAppIDs: [String]
     public var androidPackage: String?

@@ -278,7 +278,7 @@ public struct Executable: Sendable {
                 + " every one of them when neither names any and no route is given)"
         }
         for option in options { text += "\n\(option.value): \(option.help)" }
-        return text + "\n\nConfiguration comes from PIER_* environment variables; see docs/operating.md, Settings."
+        return text + "\n\nConfiguration comes from PIER_* environment variables; see docs/settings.md."
     }
 
     /// `healthcheck`: GET /healthz from the server on PIER_HOST:PIER_PORT (the loopback when it

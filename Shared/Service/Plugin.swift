@@ -23,6 +23,8 @@ public struct Plugin: Sendable {
     public let events: [EventDeclaration]
     public let auditLog: AuditLogDeclaration?
     public let consolePages: [ConsolePage]
+    /// The settings it reads (``Service/settings``).
+    public let settings: [SettingDeclaration]
     let make: @Sendable (ServiceContext) async throws -> any Service
 
     public init<S: Service>(_ type: S.Type) {
@@ -42,6 +44,7 @@ public struct Plugin: Sendable {
         events = S.events
         auditLog = S.auditLog
         consolePages = S.consolePages
+        settings = S.settings
         self.make = { try await make($0) }
     }
 

@@ -34,6 +34,10 @@ public protocol Service: Sendable {
     static var auditLog: AuditLogDeclaration? { get }
     /// Its pages in the console: entries in the menu, screens over its API.
     static var consolePages: [ConsolePage] { get }
+    /// The settings it reads from the environment, for the settings reference (docs/settings.md,
+    /// `pier-gateway settings-reference`): a setting it reads and does not declare fails
+    /// `scripts/lint.sh` for Pier's own plugins.
+    static var settings: [SettingDeclaration] { get }
 
     /// Builds the service from its context (configuration, pool, logger, token verifier),
     /// starting nothing.
@@ -65,6 +69,7 @@ extension Service {
     public static var events: [EventDeclaration] { [] }
     public static var auditLog: AuditLogDeclaration? { nil }
     public static var consolePages: [ConsolePage] { [] }
+    public static var settings: [SettingDeclaration] { [] }
     public func isReady() async -> Bool { true }
     public var background: [any LifecycleService] { [] }
     public static var needs: [String] { [] }

@@ -42,6 +42,24 @@ import Testing
         for endpoint in endpoints { #expect(kept.contains("| `\(endpoint.method) \(endpoint.template)` |")) }
     }
 
+    /// `docs/settings.md` is what the settings' declarations make: every executable's, each
+    /// plugin's and the gateway's, each variable once.
+    @Test func theSettingsReferenceIsTheGeneratedOne() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/settings.md")
+        let kept = try String(contentsOf: file, encoding: .utf8)
+        #expect(kept == Gateway.settingsReference(), "docs/settings.md differs from the declarations: run `make openapi`")
+        let sections = SettingsReference.sections(
+            plugins: Gateway.builtIn, extra: [.init(title: "gateway", settings: Gateway.settings)])
+        let names = sections.flatMap(\.settings).flatMap(\.names)
+        #expect(Set(names).count == names.count, "a variable declared twice")
+        #expect(sections.map(\.settings.count).allSatisfy { $0 > 0 })
+        for name in ["PIER_DATABASE_URL", "PIER_AUTH_SIGNING_KEY_FILE", "PIER_FEEDBACK_APP_ATTEST", "PIER_CONFIG_COUNTRY_HEADER"]
+        {
+            #expect(kept.contains("| `\(name)`"), "\(name) is not in docs/settings.md")
+        }
+    }
+
     /// A body's required members, checked before it is decoded (``StrictDecodable/required``),
     /// are the members the document says are required.
     @Test func eachBodysRequiredMembersAreTheDocuments() throws {

@@ -8,48 +8,7 @@ import PierService
 
 /// The auth service's own settings, from `PIER_AUTH_*`.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_AUTH_SIGNING_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | PEM P-256 private key that signs access tokens |
-/// | `PIER_AUTH_PREVIOUS_KEY_FILES` | none | comma-separated PEM keys still published and accepted (rotation) |
-/// | `PIER_DATA_DIR` | `.pier` | where development keys are generated |
-/// | `PIER_AUTH_ACCESS_TTL_S` | `900` | access token lifetime |
-/// | `PIER_AUTH_REFRESH_TTL_DAYS` | `30` | refresh token (session) lifetime |
-/// | `PIER_AUTH_REFRESH_GRACE_S` | `30` | a rotated refresh token resent within this window returns the same new pair |
-/// | `PIER_AUTH_PASSWORD_MIN_LENGTH` | `8` | minimum password length (characters) |
-/// | `PIER_AUTH_ARGON2_MEMORY_KIB` / `_ITERATIONS` / `_PARALLELISM` | `19456` / `2` / `1` | Argon2id cost (OWASP minimum) |
-/// | `PIER_AUTH_HASH_THREADS` | cores | password hashes computed at once |
-/// | `PIER_AUTH_HASH_QUEUE` | `64` | hashes waiting; beyond → 503 |
-/// | `PIER_AUTH_THROTTLE_ACCOUNT` | `5` | failed logins per account (or per device that signed in to it before) before back-off |
-/// | `PIER_AUTH_HASHES_PER_ADDRESS` | `2` | password hashes in flight per client address (per replica); beyond → 429 at once |
-/// | `PIER_AUTH_LOGINS_PER_ADDRESS_PER_MINUTE` | `60` | logins per client address, successful or not (per replica; bursts of as many) |
-/// | `PIER_APP_NAME` | `Pier` | the app's name, in mails |
-/// | `PIER_AUTH_PUBLIC_URL` | the address this process serves: `http://PIER_HOST:PIER_PORT` (the loopback for a wildcard host) | the base of links in mails (Pier's public address, or the app's universal-link domain) |
-/// | `PIER_AUTH_SMTP_URL` | none: mails written as `.eml` files under `PIER_DATA_DIR/mail` | `smtp://host:587` (STARTTLS) or `smtps://host:465` |
-/// | `PIER_AUTH_SMTP_USER` / `PIER_AUTH_SMTP_PASSWORD_FILE` | none | SMTP AUTH credentials |
-/// | `PIER_AUTH_SMTP_CA_FILE` | the system's | PEM certificates to trust for the SMTP server's TLS (a relay with a private CA) |
-/// | `PIER_AUTH_MAIL_FROM` | `PIER_APP_NAME <no-reply@localhost>` | the mails' sender |
-/// | `PIER_AUTH_REQUIRE_VERIFIED_EMAIL` | `false` | refuse password logins until the address is verified (`email_unverified`) |
-/// | `PIER_AUTH_MAIL_RETRY_S` | `30` | the first retry delay of a mail that could not be sent (doubling, up to an hour; 8 attempts) |
-/// | `PIER_AUTH_MAIL_POLL_S` | `5` | how often the outbox looks for mails another replica queued |
-/// | `PIER_AUTH_FORGOT_PER_ADDRESS_PER_HOUR` | `10` | password-reset requests per client address (per replica) |
-/// | `PIER_AUTH_EXPORT_URLS` | none | the `GET /<service>/me/export` URLs of the services running apart from auth (`GET /auth/me/export` gathers them) |
-/// | `PIER_AUTH_APPLE_AUDIENCES` | none: Sign in with Apple off | comma-separated bundle ids and service ids Apple's ID tokens may be for |
-/// | `PIER_AUTH_APPLE_JWKS_URL` | `https://appleid.apple.com/auth/keys` | Apple's signing keys (https; http only to the loopback, for development) |
-/// | `PIER_AUTH_APPLE_TEAM_ID`, `PIER_AUTH_APPLE_KEY_ID`, `PIER_AUTH_APPLE_KEY_FILE` | none: tokens not exchanged | the team id, and the Sign in with Apple key (its id, its `.p8` file): the app's authorization codes are exchanged for refresh tokens, revoked when the account is deleted or Apple unlinked (all three, or none; a key file that is absent, with neither id, is none: deployments name the optional secret's path always) |
-/// | `PIER_AUTH_APPLE_CLIENT_ID` | the first of `PIER_AUTH_APPLE_AUDIENCES` | the bundle id the app's authorization codes are issued to |
-/// | `PIER_AUTH_APPLE_URL` | `https://appleid.apple.com` | Apple's token and revoke endpoints' base (http only to the loopback, for tests) |
-/// | `PIER_AUTH_APPLE_RETRY_S` | `60` | the first retry of a revocation Apple did not take (doubling, up to an hour; 8 attempts) |
-/// | `PIER_WEBHOOKS` | none | JSON array of `{name, url, secret or secretFile, events?}`: where webhooks go (``WebhookEndpointSetting``) |
-/// | `PIER_WEBHOOK_RETRY_MS` | `5000` | the first retry of a webhook not delivered; later ones grow to a day (``Webhooks/schedule``) |
-/// | `PIER_WEBHOOK_ATTEMPTS` | `14` | attempts before a webhook is given up (14: about four days) |
-/// | `PIER_WEBHOOK_CONCURRENCY` / `_TIMEOUT_S` / `_RETENTION_DAYS` / `_POLL_MS` | `16` / `15` / `30` / `1000` | attempts at once per process; an attempt's time limit; how long ended deliveries are listed; how often other replicas' messages and retries are looked for |
-/// | `PIER_AUTH_MFA_KEY_FILE` | generated under `PIER_DATA_DIR` in development; required in production | 32 random bytes, base64 (`openssl rand -base64 32`): the key that seals second-factor secrets and Apple's refresh tokens at rest |
-/// | `PIER_AUTH_REQUIRE_MFA_FOR_ROLES` | `admin,support` | roles whose sessions must have used a second factor before the team's routes answer them (403 `mfa_enrolment_required`; the console leads them to set one up); `none`: no role |
-/// | `PIER_AUTH_PASSKEY_RP_ID` | the host of `PIER_AUTH_PUBLIC_URL` | the domain passkeys belong to (the app's associated domain, `webcredentials:`) |
-/// | `PIER_AUTH_PASSKEY_RP_NAME` | `PIER_APP_NAME` | the name authenticators show |
-/// | `PIER_AUTH_PASSKEY_ORIGINS` | the origin of `PIER_AUTH_PUBLIC_URL`, and the Android app's (`PIER_ANDROID_*`) | comma-separated origins passkeys are used from (`https://…`, `android:apk-key-hash:…`) |
-/// | `PIER_AUTH_OIDC_PROVIDERS` | none | JSON array of `{name, issuer, jwksURL, audiences, nonce: "plain"|"hashed"}`: other OpenID Connect providers (`POST /auth/oidc/{name}`); `jwksURL` https (http only to the loopback) |
+/// The variables and their defaults are declared in ``AuthService/settings`` (docs/settings.md).
 public struct AuthConfiguration: Sendable {
     public var signingKeyFile: String?
     public var previousKeyFiles: [String]

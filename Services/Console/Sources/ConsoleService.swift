@@ -60,13 +60,7 @@ public struct ConsoleService: Service {
 
 /// The console's settings, from `PIER_CONSOLE_*`.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_CONSOLE_IDLE_MINUTES` | `30` | a session unused this long is signed out |
-/// | `PIER_CONSOLE_ABSOLUTE_HOURS` | `12` | a session this old is signed out, used or not |
-/// | `PIER_CONSOLE_SECURE_COOKIES` | `true` in production | the cookie is `__Host-pier_console`, `Secure` (served over TLS); else `pier_console` (plain HTTP on a laptop) |
-/// | `PIER_CONSOLE_API_URL` | none: the process's own routes | Pier's API (the gateway's address), required when the console runs alone (`pier-console`) |
-/// | `PIER_CONSOLE_ORIGIN` | the request's `Host` | the origin browsers open the console at (`https://admin.example.com`), when a proxy in front changes `Host`: forms must come from it |
+/// The variables and their defaults are declared in ``ConsoleService/settings`` (docs/settings.md).
 struct ConsoleConfiguration: Sendable {
     var idleMinutes: Int
     var absoluteHours: Int

@@ -3,17 +3,7 @@ import PierService
 
 /// The feedback service's own settings, from `PIER_FEEDBACK_*`.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_FEEDBACK_QUOTA_PER_MINUTE` | `10` | items per sender (user, or client address when anonymous) per minute |
-/// | `PIER_FEEDBACK_QUOTA_PER_DAY` | `100` | items per sender per day |
-/// | `PIER_FEEDBACK_QUOTA_FLUSH_MS` | `1000` | how often a replica shares its quota counts with the others (their lag) |
-/// | `PIER_FEEDBACK_MODERATE_ANONYMOUS` | `false` | anonymous feedback arrives `pending`, hidden from the default view until approved |
-/// | `PIER_FEEDBACK_IDEMPOTENCY_HOURS` | `48` | how long idempotency keys are kept (at least 24) |
-/// | `PIER_FEEDBACK_INTAKE_LANES` | `4` | batches of new items stored at once, each on a connection of the pool; items arriving while all are busy wait and are stored together |
-/// | `PIER_FEEDBACK_REPLY_STATUS` | `triaged` | where the team's first reply moves a new item (`none`: it stays new; a status a new item may move to) |
-/// | `PIER_FEEDBACK_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
-/// | `PIER_FEEDBACK_APP_ATTEST` | `off` | anonymous feedback and App Attest: `required` takes it only with an installation token (`X-Installation-Token`, from `POST /auth/app-attest/installation-token`), `optional` checks one when sent; an attested installation's quota is its own rather than its address's |
+/// The variables and their defaults are declared in `FeedbackService.settings` (docs/settings.md).
 public struct FeedbackConfiguration: Sendable {
     /// What anonymous feedback must show of App Attest.
     public enum AppAttest: String, Sendable, CaseIterable { case off, optional, required }

@@ -39,17 +39,26 @@ public enum Gateway {
 
     /// A gateway hosting `plugins` (Pier's own and a team's: `Gateway.builtIn + [Plugin(Mine.self)]`),
     /// its `main`: `pier-gateway openapi` prints the API document of them all (`api-reference`, the
-    /// same in words, Markdown), anything else
-    /// is the gateway's command line (see ``executable``). What a team's own gateway executable
-    /// calls (docs/plugins.md).
+    /// same in words, Markdown), `settings-reference` the settings they read (Markdown), anything
+    /// else is the gateway's command line (see ``executable``). What a team's own gateway
+    /// executable calls (docs/plugins.md).
     public static func main(plugins: [Plugin], name: String = "pier-gateway") async -> Int32 {
         switch CommandLine.arguments.dropFirst().first {
         case "openapi": return writeDocument(plugins: plugins, name: name)
         case "api-reference":
             print(APIReference.markdown(APIDocument.endpoints + plugins.flatMap(\.endpoints)), terminator: "")
             return 0
+        case "settings-reference":
+            print(settingsReference(plugins: plugins), terminator: "")
+            return 0
         default: return await executable(plugins: plugins, name: name).main()
         }
+    }
+
+    /// The settings reference of a gateway hosting `plugins` (docs/settings.md for Pier's own).
+    public static func settingsReference(plugins: [Plugin] = builtIn) -> String {
+        SettingsReference.markdown(
+            SettingsReference.sections(plugins: plugins, extra: [.init(title: "`pier-gateway`", settings: settings)]))
     }
 
     /// The gateway's command line for `plugins`.

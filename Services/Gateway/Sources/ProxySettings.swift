@@ -80,18 +80,7 @@ public struct ProxyRoute: Sendable, Equatable {
 
 /// The gateway's proxy settings, from `PIER_GATEWAY_*`.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_GATEWAY_ROUTES` | none | proxied routes, comma-separated (see ``ProxyRoute``); `--route` adds one |
-/// | `PIER_GATEWAY_BALANCE` | `round-robin` | `round-robin` or `least-busy` among a route's healthy upstreams |
-/// | `PIER_GATEWAY_RATE_LIMIT` | `100` | requests per second per client address (token bucket); `0` turns it off |
-/// | `PIER_GATEWAY_RATE_BURST` | `200` | the bucket's size |
-/// | `PIER_GATEWAY_EJECT_AFTER` | `3` | consecutive failures that take an upstream out |
-/// | `PIER_GATEWAY_EJECT_S` | `10` | how long it stays out (an active check that passes brings it back sooner) |
-/// | `PIER_GATEWAY_HEALTH_INTERVAL_MS` | `1000` | active checks of every upstream's `/readyz` |
-/// | `PIER_GATEWAY_MAX_IN_FLIGHT` | `4096` | exchanges with upstreams at once, live streams aside; beyond, 503 |
-/// | `PIER_GATEWAY_MAX_STREAMS` | `10000` | live streams (`text/event-stream`) relayed at once, a budget of their own; beyond, 503 |
-/// | `PIER_GATEWAY_STREAMS_PER_CLIENT` | `32` | live streams one client address (IPv6: its /64) holds at once, whatever the accounts; beyond, 429 |
+/// The variables and their defaults are declared in ``Gateway/settings`` (docs/settings.md).
 public struct ProxySettings: Sendable {
     public enum Balance: String, Sendable { case roundRobin = "round-robin", leastBusy = "least-busy" }
 

@@ -4,24 +4,7 @@ import PierService
 
 /// The subscriptions service's own settings, from `PIER_SUBSCRIPTIONS_*`.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_BUNDLE_ID` | `dev.pier.app` in development; required in production | the app's bundle id; signed data for any other app is refused |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_APP_APPLE_ID` | none; required in production | the app's Apple ID (number); production notifications must carry it |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_ROOTS` | Apple Root CA - G3 (shipped in `Services/Subscriptions/Resources/`) | comma-separated PEM files of the trusted roots |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX` | `true` | accept sandbox purchases and notifications (App Review buys with sandbox accounts on the production build; their facts are kept apart from production's and give access only to the account that made them) |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP` | `soft` | revocation checks of signed data's certificates (OCSP): `off`, `soft` (only a proven revocation refuses), `hard` (anything short of a good answer refuses) |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_OCSP_TIMEOUT_S` | `5` | how long an OCSP responder is waited for |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_KEY_FILE` | none | the In-App Purchase key (`.p8`) for the App Store Server API; with the two below, or none of them |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_KEY_ID` | none | that key's id |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_ISSUER_ID` | none | the issuer id from App Store Connect |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_API_URL` | `https://api.storekit.itunes.apple.com` | the API for production data |
-/// | `PIER_SUBSCRIPTIONS_APPSTORE_SANDBOX_API_URL` | `https://api.storekit-sandbox.itunes.apple.com` | the API for sandbox data |
-/// | `PIER_SUBSCRIPTIONS_RECHECK_S` | `300` | the longest `checkAgainAt` / `max-age` of a status answer |
-/// | `PIER_SUBSCRIPTIONS_EVENT_POLL_S` | `5` | how often the event log is polled when no notification wakes the consumer |
-/// | `PIER_SUBSCRIPTIONS_SIGNING_KEY_FILE` | generated into `PIER_DATA_DIR` in development; none in production (statuses unsigned) | a P-256 private key (PEM) that signs statuses (`Pier-Signed-Status`); its public key is served at `GET /subscriptions/.well-known/jwks.json` |
-/// | `PIER_SUBSCRIPTIONS_SIGNED_STATUS_S` | `86400` | how long a signed status is trusted, offline included |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_*` | Google Play off | see ``GooglePlaySettings`` |
+/// The variables and their defaults are declared in `SubscriptionsService.settings` (docs/settings.md).
 public struct SubscriptionsConfiguration: Sendable {
     public var bundleID: String
     public var appAppleID: Int?

@@ -5,18 +5,7 @@ import PierService
 
 /// Google Play's settings, from `PIER_SUBSCRIPTIONS_GOOGLE_*`: off unless the package is named.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_PACKAGE` | none (Google Play off) | the app's package name (`com.example.app`) |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_KEY_FILE` | required with the package | the service account's JSON key (a secret file): Pier reads and acknowledges purchases as it; its `token_uri` is where Pier exchanges the account's assertion for an access token (`https://oauth2.googleapis.com/token` when the key names none) |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_API_URL` | `https://androidpublisher.googleapis.com` | the Play Developer API |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_PUSH_AUDIENCE` | none (notifications refused) | the audience of the Pub/Sub push subscription's OIDC tokens |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_PUSH_SERVICE_ACCOUNT` | required with the audience | the service account the push subscription signs its tokens as |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_JWKS_URL` | `https://www.googleapis.com/oauth2/v3/certs` | Google's keys for push tokens |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_TEST_PURCHASES` | `true` | count licence testers' purchases (kept apart, as sandbox ones are) |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_RECONCILE_S` | `600` | how often purchases whose state may have moved are read again |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ACCOUNT_PER_MINUTE` | `10` | purchase posts one account may make a minute (each may be a call on the app's Google quota) |
-/// | `PIER_SUBSCRIPTIONS_GOOGLE_POSTS_PER_ADDRESS_PER_MINUTE` | `30` | purchase posts one client address may make a minute, whatever the accounts |
+/// The variables and their defaults are declared in `SubscriptionsService.settings` (docs/settings.md).
 public struct GooglePlaySettings: Sendable {
     /// A service account's JSON key, as the Cloud console downloads it.
     public struct ServiceAccount: Sendable {
