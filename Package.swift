@@ -145,7 +145,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(
-            name: "pier-auth", dependencies: ["AuthService"],
+            name: "pier-auth", dependencies: ["AuthService", "PierService"],
             path: "Services/Auth/Main", swiftSettings: strict),
 
         .target(
@@ -158,7 +158,7 @@ let package = Package(
             exclude: ["Main"], sources: ["Sources"], resources: [.embedInCode("Migrations")],
             swiftSettings: strict),
         .executableTarget(
-            name: "pier-feedback", dependencies: ["FeedbackService"],
+            name: "pier-feedback", dependencies: ["FeedbackService", "PierService"],
             path: "Services/Feedback/Main", swiftSettings: strict),
 
         .target(
@@ -172,7 +172,7 @@ let package = Package(
             resources: [.embedInCode("Migrations"), .embedInCode("Resources/AppleRootCA-G3.pem")],
             swiftSettings: strict),
         .executableTarget(
-            name: "pier-subscriptions", dependencies: ["SubscriptionsService"],
+            name: "pier-subscriptions", dependencies: ["SubscriptionsService", "PierService"],
             path: "Services/Subscriptions/Main", swiftSettings: strict),
 
         .target(
@@ -189,7 +189,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(
-            name: "pier-console", dependencies: ["ConsoleService"],
+            name: "pier-console", dependencies: ["ConsoleService", "PierService"],
             path: "Services/Console/Main", swiftSettings: strict),
 
         .target(
@@ -218,16 +218,18 @@ let package = Package(
             path: "Plugins/RemoteConfig/Sources/RemoteConfig", resources: [.embedInCode("Migrations")],
             swiftSettings: strict),
         .executableTarget(
-            name: "pier-remote-config", dependencies: ["RemoteConfig"], path: "Plugins/RemoteConfig/Sources/pier-remote-config",
+            name: "pier-remote-config", dependencies: ["RemoteConfig", "PierService"],
+            path: "Plugins/RemoteConfig/Sources/pier-remote-config",
             swiftSettings: strict),
         // Remote config from a terminal, beside `pier` (`pier config`, its session shared).
         .executableTarget(
-            name: "pier-config", dependencies: ["RemoteConfigClient", "RemoteConfigAPI"],
+            name: "pier-config", dependencies: ["RemoteConfigClient", "RemoteConfigAPI", "PierClient"],
             path: "Plugins/RemoteConfig/Sources/pier-config", swiftSettings: strict),
         // What an app does with the client: reads the flags, keeps the last config for a cold
         // start offline (driven by Plugins/RemoteConfig/Tests/http_test.py against a live gateway).
         .executableTarget(
-            name: "config-check", dependencies: ["RemoteConfigClient"], path: "Plugins/RemoteConfig/Sources/config-check",
+            name: "config-check", dependencies: ["RemoteConfigClient", "PierClient"],
+            path: "Plugins/RemoteConfig/Sources/config-check",
             swiftSettings: strict),
 
         // One import for a plugin: the plugin kit's modules, re-exported.
@@ -319,7 +321,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Gateway", "FeedbackService", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport",
-                "PierAppAssociation", "PierHTML", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "PierAppAssociation", "PierHTML", "PierHTTP", models, "PierPostgres", "PierRuntime", "PierCrypto",
                 "PierTestSupport", "PierServiceTestSupport", "PierDocument",
             ],
             path: "Tests/GatewayTests", swiftSettings: strict),
@@ -327,7 +329,7 @@ let package = Package(
             name: "ConsoleTests",
             dependencies: [
                 "ConsoleService", "Gateway", "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport",
-                "PierAppAssociation", "PierHTML", "PierHTTP", models, "PierPostgres", "PierRuntime",
+                "PierAppAssociation", "PierHTML", "PierHTTP", models, "PierPostgres", "PierRuntime", "PierCrypto",
                 "PierTestSupport", "PierServiceTestSupport",
             ],
             path: "Tests/ConsoleTests", swiftSettings: strict),
@@ -358,7 +360,7 @@ let package = Package(
         .testTarget(
             name: "ClientTests",
             dependencies: [
-                client, "Gateway", "PierHTTP", models, "PierPostgres", "PierRuntime", "PierCrypto",
+                client, "Gateway", "AuthService", "PierHTTP", models, "PierPostgres", "PierRuntime", "PierCrypto",
                 "PierService", "PierEvents", "PierIdentity", "PierAudit", "PierExport", "PierAppAssociation", "PierHTML",
                 "PierTestSupport", "PierServiceTestSupport",
             ],

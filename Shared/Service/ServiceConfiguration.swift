@@ -5,36 +5,7 @@ import PierRuntime
 
 /// What every service reads from the environment. Each service adds its own struct for the rest.
 ///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `PIER_ENV` | `development` | `production` refuses development shortcuts |
-/// | `PIER_HOST` | `127.0.0.1` | address to bind |
-/// | `PIER_PORT` | per service | port to bind |
-/// | `PIER_DATABASE_PASSWORD_FILE` | none | a file holding the database password (a container secret), when the URL has none |
-/// | `PIER_DATABASE_URL` | local cluster (development) | libpq URL of the service's database role |
-/// | `PIER_DB_POOL_SIZE` | `10` | connections |
-/// | `PIER_DB_ACQUIRE_TIMEOUT_MS` | `5000` | wait for a free connection before 503 |
-/// | `PIER_DB_CONNECT_TIMEOUT_S` | `15` | how long opening a connection may take (libpq's `connect_timeout`) |
-/// | `PIER_DB_STATEMENT_TIMEOUT_MS` | `10000` | `statement_timeout` |
-/// | `PIER_DB_STARTUP_WAIT_S` | `60` | `migrate` waits this long for a database that is not reachable yet (a container started with it); 0 fails at once |
-/// | `PIER_ADMIN_PORT` | none | a separate listener for `/readyz` and `/metrics`, which then leave the main port (`/healthz` stays on both) |
-/// | `PIER_ADMIN_HOST` | `PIER_HOST` | address the admin listener binds |
-/// | `PIER_HTTP_THREADS` | 2 × cores | HTTP threads |
-/// | `PIER_HTTP_MAX_BODY_BYTES` | `1048576` | larger bodies → 413 |
-/// | `PIER_HTTP_MAX_CONNECTIONS` | `16384` | open connections at most (the file limit is raised to its hard limit) |
-/// | `PIER_HTTP_MAX_CONNECTIONS_PER_CLIENT` | `256` | open connections per client address (IPv6: /64); trusted proxies are exempt; 0 for none |
-/// | `PIER_HTTP_HEAD_TIMEOUT_S` | `10` | a whole request head must arrive within this, however it trickles |
-/// | `PIER_HTTP_IDLE_TIMEOUT_S` | `30` | silent connections are closed |
-/// | `PIER_HTTP_ACCESS_LOG` | `true` | one log line per request |
-/// | `PIER_TRUSTED_PROXIES` | none | addresses or CIDR blocks whose `X-Forwarded-For` names the client (the gateway, a load balancer) |
-/// | `PIER_LOG_LEVEL` | `info` | `debug`, `info`, `warning`, `error` |
-/// | `PIER_CORS_ORIGINS` | empty (off) | allowed origins, comma-separated, or `*` |
-/// | `PIER_TOKEN_ISSUER` | `pier` | `iss` of access tokens |
-/// | `PIER_TOKEN_AUDIENCE` | `pier` | `aud` of access tokens |
-/// | `PIER_JWKS_URL` | the auth service on localhost | where services fetch the auth service's keys |
-/// | `PIER_LIVE_HEARTBEAT_S` | `15` | a comment on every live stream this often (keeps proxies from closing idle streams) |
-/// | `PIER_LIVE_STREAMS` | `20000` | live streams held at most by the process (then 503) |
-/// | `PIER_LIVE_STREAMS_PER_USER` | `8` | live streams of one account at most (then 429 `too_many_streams`) |
+/// The variables and their defaults are declared in ``ServiceConfiguration/settings`` (docs/settings.md).
 public struct ServiceConfiguration: Sendable {
     public var production: Bool
     public var http: HTTPServer.Configuration

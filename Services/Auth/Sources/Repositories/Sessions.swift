@@ -157,6 +157,16 @@ struct Sessions: Sendable {
 
     /// Takes `anon` out of the session's `amr`: its account became permanent, and the tokens
     /// refreshed from now on no longer mark it anonymous to the other services.
+    /// Whether `session` is `user`'s, not ended, not expired.
+    func isLive(_ session: UUID, of user: UUID) async throws -> Bool {
+        try await !database.query(
+            """
+            SELECT 1 FROM auth.sessions
+            WHERE id = \(session) AND user_id = \(user) AND revoked_at IS NULL AND expires_at > now()
+            """
+        ).isEmpty
+    }
+
     func markPermanent(_ session: UUID) async throws {
         try await database.execute("UPDATE auth.sessions SET amr = array_remove(amr, 'anon') WHERE id = \(session)")
     }

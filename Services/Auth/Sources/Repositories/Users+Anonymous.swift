@@ -13,6 +13,24 @@ import PierService
 
 /// The statements of anonymous accounts: made, asked about, made permanent.
 extension Users {
+    /// Deletes up to `batch` anonymous accounts that no session used for `days` days (nor made
+    /// since), locking them (skipping those locked); their ids.
+    func deleteUnusedAnonymous(olderThan days: Int, batch: Int) async throws -> [UUID] {
+        try await database.query(
+            """
+            DELETE FROM auth.users WHERE id IN (
+                SELECT u.id FROM auth.users u
+                WHERE u.anonymous_at IS NOT NULL AND u.permanent_at IS NULL
+                    AND u.anonymous_at < now() - make_interval(days => \(days))
+                    AND NOT EXISTS (SELECT 1 FROM auth.sessions s WHERE s.user_id = u.id
+                        AND coalesce(s.last_used_at, s.created_at) >= now() - make_interval(days => \(days)))
+                ORDER BY u.anonymous_at LIMIT \(batch)
+                FOR UPDATE SKIP LOCKED)
+            RETURNING id
+            """
+        ).map { try $0.decode("id") }
+    }
+
     /// Makes the anonymous account permanent with the address (proven by the link that was
     /// followed) and the password; nil when it is not anonymous any more.
     func makePermanent(_ user: UUID, address: EmailAddress, passwordHash: String) async throws -> User? {

@@ -38,26 +38,11 @@ extension Accounts {
         installation: String, client: String, device: Sessions.Device, refreshToken: String, quota: AnonymousQuota
     ) async throws -> AnonymousSignUp {
         try await database.withTransaction { connection in
-            // Locked first, counted in the next statement: its snapshot sees what the holders before committed.
-            try await connection.execute(
-                """
-                SELECT pg_advisory_xact_lock(hashtextextended('pier.anonymous.installation:' || \(installation), 0)),
-                    pg_advisory_xact_lock(hashtextextended('pier.anonymous.address:' || \(client), 0))
-                """)
-            let counts = try await connection.query(
-                """
-                SELECT
-                    (SELECT count(*) FROM auth.anonymous_signups WHERE installation = \(installation)
-                        AND created_at > now() - interval '1 day')::int AS installation,
-                    (SELECT count(*) FROM auth.anonymous_signups WHERE address = \(client)
-                        AND created_at > now() - interval '1 hour')::int AS address
-                """)[0]
-            if try counts.decode("installation", as: Int.self) >= quota.perInstallationPerDay {
-                return .limited(retryAfter: 3600)
-            }
-            if try counts.decode("address", as: Int.self) >= quota.perAddressPerHour { return .limited(retryAfter: 600) }
-            try await connection.execute(
-                "INSERT INTO auth.anonymous_signups (installation, address) VALUES (\(installation), \(client))")
+            let signups = AnonymousSignups(connection)
+            let recent = try await signups.lockAndCount(installation: installation, client: client)
+            if recent.installation >= quota.perInstallationPerDay { return .limited(retryAfter: 3600) }
+            if recent.address >= quota.perAddressPerHour { return .limited(retryAfter: 600) }
+            try await signups.record(installation: installation, client: client)
             let user = try await Users(connection).insertAnonymous(UUID.random())
             let session = try await Sessions(connection, lifetimes).open(for: user.id, refreshToken: refreshToken, device: device)
             return .created(user, session: session)
@@ -86,19 +71,7 @@ extension Accounts {
         var deleted = 0
         while true {
             let gone = try await database.withTransaction { connection -> [UUID] in
-                let ids: [UUID] = try await connection.query(
-                    """
-                    DELETE FROM auth.users WHERE id IN (
-                        SELECT u.id FROM auth.users u
-                        WHERE u.anonymous_at IS NOT NULL AND u.permanent_at IS NULL
-                            AND u.anonymous_at < now() - make_interval(days => \(days))
-                            AND NOT EXISTS (SELECT 1 FROM auth.sessions s WHERE s.user_id = u.id
-                                AND coalesce(s.last_used_at, s.created_at) >= now() - make_interval(days => \(days)))
-                        ORDER BY u.anonymous_at LIMIT \(batch)
-                        FOR UPDATE SKIP LOCKED)
-                    RETURNING id
-                    """
-                ).map { try $0.decode("id") }
+                let ids = try await Users(connection).deleteUnusedAnonymous(olderThan: days, batch: batch)
                 for id in ids {
                     try await EventLog.append(AccountDeleted.type, payload: AccountDeleted(userId: id), on: connection)
                 }
@@ -118,8 +91,7 @@ enum AnonymousSweep {
         Periodic("anonymous accounts sweep", every: .seconds(3600)) {
             do {
                 let deleted = try await accounts.deleteUnusedAnonymous(olderThan: days)
-                try await accounts.database.execute(
-                    "DELETE FROM auth.anonymous_signups WHERE created_at < now() - interval '1 day'")
+                try await AnonymousSignups(accounts.database).forgetOld()
                 if deleted > 0 { logger.info("unused anonymous accounts deleted", [("count", .int(deleted))]) }
             } catch {
                 logger.warning("anonymous accounts sweep will retry", [("error", .string("\(error)"))])

@@ -36,18 +36,11 @@ extension Accounts {
         try await database.withTransaction { connection in
             guard try await Users(connection).isAnonymous(user) else { return .notAnonymous }
             let token = TokenIssuer.randomToken()
-            try await connection.execute("DELETE FROM auth.merge_tokens WHERE session_id = \(session)")
-            let rows = try await connection.query(
-                """
-                INSERT INTO auth.merge_tokens (token_hash, user_id, session_id, expires_at)
-                SELECT \(PostgresBytes(TokenIssuer.hash(token))), \(user), id,
-                    now() + make_interval(secs => \(Self.mergeTokenLifetime))
-                FROM auth.sessions
-                WHERE id = \(session) AND user_id = \(user) AND revoked_at IS NULL AND expires_at > now()
-                RETURNING expires_at
-                """)
-            guard let row = rows.first else { return .notAnonymous }
-            return .started(token: token, expiresAt: try row.decode("expires_at"))
+            guard
+                let expiresAt = try await MergeTokens(connection).replace(
+                    TokenIssuer.hash(token), user: user, session: session, lifetime: Self.mergeTokenLifetime)
+            else { return .notAnonymous }
+            return .started(token: token, expiresAt: expiresAt)
         }
     }
 
@@ -69,37 +62,16 @@ extension Accounts {
         -> Merge
     {
         try await database.withTransaction { connection in
-            let hash = PostgresBytes(TokenIssuer.hash(token))
-            guard
-                let row = try await connection.query(
-                    """
-                    SELECT t.user_id, extract(epoch FROM t.created_at)::float8 AS created_at, u.anonymous_at,
-                        t.expires_at > now() AND s.revoked_at IS NULL AND s.expires_at > now()
-                            AND u.permanent_at IS NULL AND u.anonymous_at IS NOT NULL AS usable
-                    FROM auth.merge_tokens t
-                    JOIN auth.sessions s ON s.id = t.session_id JOIN auth.users u ON u.id = t.user_id
-                    WHERE t.token_hash = \(hash)
-                    FOR UPDATE OF t, u
-                    """
-                ).first, try row.decode("usable", as: Bool.self)
+            let tokens = MergeTokens(connection)
+            guard let found = try await tokens.lock(TokenIssuer.hash(token)), found.usable, let anonymousAt = found.anonymousAt
             else { return .invalidToken }
-            let anonymous: UUID = try row.decode("user_id")
+            let anonymous = found.user
             guard anonymous != into, !(try await Users(connection).isAnonymous(into)) else { return .intoAnonymous }
-            guard let authenticatedAt, Double(authenticatedAt) >= (try row.decode("created_at", as: Double.self)).rounded(.down)
-            else { return .signInFirst }
+            guard let authenticatedAt, Double(authenticatedAt) >= found.createdAt.rounded(.down) else { return .signInFirst }
             guard let session, try await Users(connection).lockEnabled(into),
-                try await !connection.query(
-                    """
-                    SELECT 1 FROM auth.sessions
-                    WHERE id = \(session) AND user_id = \(into) AND revoked_at IS NULL AND expires_at > now()
-                    """
-                ).isEmpty
+                try await Sessions(connection, lifetimes).isLive(session, of: into)
             else { return .callerEnded }
-            try await connection.execute(
-                """
-                INSERT INTO auth.merges (anonymous_id, into_id, anonymous_at)
-                VALUES (\(anonymous), \(into), \(try row.decode("anonymous_at", as: Date.self)))
-                """)
+            try await tokens.recordMerge(of: anonymous, into: into, anonymousAt: anonymousAt)
             _ = try await Users(connection).delete(anonymous)
             try await EventLog.append(
                 AccountMerged.type, payload: AccountMerged(userId: anonymous, intoUserId: into), on: connection)

@@ -16,7 +16,7 @@ import PierPostgres
 /// challenges: an attestation names its key, attested once; an assertion's counter must grow,
 /// kept by a conditional update that two concurrent replays cannot both pass.
 struct AppAttestGate: Sendable {
-    let database: PostgresPool
+    let attestedKeys: AppAttestKeys
     let verifier: AppAttest
     let mode: AppAttestSettings.Mode
     let keysPerAddressPerDay: Int
@@ -24,7 +24,7 @@ struct AppAttestGate: Sendable {
     static let challengeLifetime: TimeInterval = 300
 
     init(database: PostgresPool, settings: AppAttestSettings, keys: SigningKeys) {
-        self.database = database
+        attestedKeys = AppAttestKeys(database: database)
         mode = settings.mode
         keysPerAddressPerDay = settings.keysPerAddressPerDay
         verifier = AppAttest(
@@ -74,24 +74,13 @@ struct AppAttestGate: Sendable {
             throw Failure(field: "attestation", reason: "must be base64")
         }
         let attested = try verifier.attestation(object, keyID: keyID, clientDataHash: hash)
-        return try await database.withTransaction { connection in
-            // Locked first, counted in the next statement: its snapshot sees what the holders before committed.
-            try await connection.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended('pier.app_attest.address:' || \(client), 0))")
-            let recent = try await connection.query(
-                """
-                SELECT count(*)::int AS n FROM auth.app_attest_keys
-                WHERE address = \(client) AND created_at > now() - interval '1 day'
-                """)[0]
-            if try recent.decode("n", as: Int.self) >= keysPerAddressPerDay { return .limited(retryAfter: 3600) }
-            let inserted = try await connection.query(
-                """
-                INSERT INTO auth.app_attest_keys (key_id, installation, public_key, app_id, receipt, address)
-                VALUES (\(PostgresBytes(keyID)), \(request.installationId), \(PostgresBytes(attested.publicKey)),
-                    \(attested.appID), \(PostgresBytes(attested.receipt)), \(client))
-                ON CONFLICT (key_id) DO NOTHING RETURNING 1 AS n
-                """)
-            return inserted.isEmpty ? .known : .registered
+        let key = AppAttestKeys.NewKey(
+            id: keyID, installation: request.installationId, publicKey: attested.publicKey, appID: attested.appID,
+            receipt: attested.receipt, address: client)
+        switch try await attestedKeys.insert(key, limit: keysPerAddressPerDay) {
+        case .inserted: return .registered
+        case .known: return .known
+        case .limited: return .limited(retryAfter: 3600)
         }
     }
 
@@ -99,30 +88,17 @@ struct AppAttestGate: Sendable {
     func check(_ proof: AppAttestAssertion, installation: String) async throws {
         let hash = try clientDataHash(proof.challenge, field: "appAttest.challenge")
         guard let keyID = Base64.decoded(proof.keyId), keyID.count == 32,
-            let row = try await database.query(
-                """
-                SELECT public_key, counter FROM auth.app_attest_keys
-                WHERE key_id = \(PostgresBytes(keyID)) AND installation = \(installation)
-                """
-            ).first
+            let kept = try await attestedKeys.key(keyID, installation: installation)
         else { throw Failure(field: "appAttest.keyId", reason: "names no key this installation attested") }
         guard let object = Base64.decoded(proof.assertion) else {
             throw Failure(field: "appAttest.assertion", reason: "must be base64")
         }
-        let (publicKey, last) = (
-            try row.decode("public_key", as: PostgresBytes.self).bytes, try row.decode("counter", as: Int64.self)
-        )
         let counter: UInt32
         do {
             counter = try verifier.assertion(
-                object, clientDataHash: hash, publicKey: publicKey, after: UInt32(clamping: last))
+                object, clientDataHash: hash, publicKey: kept.publicKey, after: UInt32(clamping: kept.counter))
         } catch { throw Failure(field: "appAttest." + error.field, reason: error.reason) }
-        let advanced = try await database.query(
-            """
-            UPDATE auth.app_attest_keys SET counter = \(Int64(counter)), used_at = now()
-            WHERE key_id = \(PostgresBytes(keyID)) AND counter < \(Int64(counter)) RETURNING 1 AS n
-            """)
-        guard !advanced.isEmpty else {
+        guard try await attestedKeys.advance(keyID, to: Int64(counter)) else {
             throw Failure(field: "appAttest.assertion", reason: "has a counter that did not grow (a replay)")
         }
     }
