@@ -185,52 +185,34 @@ public enum AuditLog {
         -> Routes
     {
         let router = Router<ServiceRequestContext>()
-        EndpointRouter(router, authenticator: authenticator).on(AuditAPI.log(of: String(prefix.dropFirst()))) { request, _ in
+        let known = Set(AuditAction.allCases.map(\.rawValue) + actions)
+        EndpointRouter(router, authenticator: authenticator).on(AuditAPI.log(of: String(prefix.dropFirst()))) { _, _, query in
             var errors: [Problem.FieldError] = []
             var filter = Filter()
-            filter.subject = uuid("subject", request, &errors)
-            filter.actor = uuid("actor", request, &errors)
-            if let target = request.query("target") {
-                if target.isEmpty || target.utf8.count > 200 {
-                    errors.append(.init(field: "target", message: "must be an id of 1 to 200 bytes"))
-                } else {
-                    // An id in any casing finds the entries (ids are stored as they are written).
-                    filter.target = UUID(uuidString: target)?.text() ?? target
-                }
+            filter.subject = query.subject
+            filter.actor = query.actor
+            // An id in any casing finds the entries (ids are stored as they are written).
+            filter.target = query.target.map { UUID(uuidString: $0)?.text() ?? $0 }
+            if let action = query.action, !known.contains(action) {
+                errors.append(.init(field: "action", message: "must be one of \(Vocabulary.list(known))"))
             }
-            if let action = request.query("action") {
-                let known = Set(AuditAction.allCases.map(\.rawValue) + actions)
-                if known.contains(action) {
-                    filter.action = action
-                } else {
-                    errors.append(.init(field: "action", message: "must be one of \(Vocabulary.list(known))"))
-                }
-            }
-            filter.since = date("since", request, &errors)
-            filter.until = date("until", request, &errors)
-            filter.before = request.query("before", in: 1...Int.max, into: &errors).map(Int64.init)
-            filter.limit = request.query("limit", in: 1...200, into: &errors) ?? 50
+            filter.action = query.action
+            filter.since = date("since", query.since, &errors)
+            filter.until = date("until", query.until, &errors)
+            filter.before = query.before
+            filter.limit = query.limit ?? 50
             guard errors.isEmpty else { throw HTTPError.invalid(errors) }
             return JSONResponse(try await list(filter, service: service, schema: schema, on: database))
         }
         return router.routes
     }
 
-    private static func date(_ name: String, _ request: Request, _ errors: inout [Problem.FieldError]) -> Date? {
-        guard let text = request.query(name) else { return nil }
+    private static func date(_ name: String, _ text: String?, _ errors: inout [Problem.FieldError]) -> Date? {
+        guard let text else { return nil }
         guard let seconds = CivilDate.parse(text) else {
             errors.append(.init(field: name, message: "must be an ISO 8601 date or date-time"))
             return nil
         }
         return Date(timeIntervalSince1970: seconds)
-    }
-
-    private static func uuid(_ name: String, _ request: Request, _ errors: inout [Problem.FieldError]) -> UUID? {
-        guard let text = request.query(name) else { return nil }
-        guard let id = UUID(uuidString: text) else {
-            errors.append(.init(field: name, message: "must be an account id (a UUID)"))
-            return nil
-        }
-        return id
     }
 }

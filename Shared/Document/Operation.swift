@@ -87,7 +87,11 @@ struct Operation {
         if let pattern = parameter.pattern { schema["pattern"] = .string(pattern) }
         if let values = parameter.values { schema["enum"] = .array(values.map(JSONValue.string)) }
         if let value = parameter.defaultValue {
-            schema["default"] = parameter.kind == .integer ? .number(Double(value) ?? 0) : .string(value)
+            switch parameter.kind {
+            case .integer: schema["default"] = .number(Double(value) ?? 0)
+            case .boolean: schema["default"] = .bool(value == "true")
+            default: schema["default"] = .string(value)
+            }
         }
         return [
             "name": .string(parameter.name), "in": .string(parameter.location.rawValue),

@@ -190,13 +190,13 @@ public struct Authentication<Context: AuthenticatedContext>: RouterMiddleware {
 
     let authenticator: Authenticator
     let requirement: Requirement
-    let applies: @Sendable (Request) -> Bool
+    let applies: @Sendable (Request, Context) -> Bool
 
     /// - Parameter when: the requests it applies to (others pass untouched, anonymous): an
     ///   admin-only view of a public resource (`?all=true`).
     public init(
         _ authenticator: Authenticator, _ requirement: Requirement, context: Context.Type = Context.self,
-        when applies: @escaping @Sendable (Request) -> Bool = { _ in true }
+        when applies: @escaping @Sendable (Request, Context) -> Bool = { _, _ in true }
     ) {
         self.authenticator = authenticator
         self.requirement = requirement
@@ -206,7 +206,7 @@ public struct Authentication<Context: AuthenticatedContext>: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard applies(request) else { return try await next(request, context) }
+        guard applies(request, context) else { return try await next(request, context) }
         var context = context
         switch requirement {
         case .optional: context.principal = try await authenticator.optionalPrincipal(request)

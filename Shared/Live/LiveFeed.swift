@@ -239,11 +239,13 @@ public enum ServerSentEvents {
     ///   - caller: whose state (their stream ends when the token it was opened with expires:
     ///     the client opens the next one with a fresh token, so a stream never outlives what
     ///     let it be opened; it ends at once when that token's session is revoked).
+    ///   - resumedFrom: the last id the client received (`Last-Event-ID`, ``EventStreamRequest``),
+    ///     when it reconnects.
     ///   - event: the name of the messages.
     ///   - fingerprint: what of the encoded state identifies it (without values that change by
     ///     themselves, as a time to check again).
     public static func response(
-        _ request: Request, feed: LiveFeed, caller: Principal, event: String,
+        _ request: Request, resumingAfter resumedFrom: String?, feed: LiveFeed, caller: Principal, event: String,
         fingerprint: @escaping @Sendable ([UInt8]) -> [UInt8] = { $0 }
     ) throws -> Response {
         let (user, endsAt) = (caller.userID, caller.expiresAt)
@@ -260,7 +262,6 @@ public enum ServerSentEvents {
         } catch {
             throw HTTPError.unavailable(retryAfter: 5, "This server holds all the live streams it can; try again shortly.")
         }
-        let resumedFrom = request.headers["Last-Event-ID"]
         let headers: HTTPHeaders = [
             "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no",
         ]

@@ -14,8 +14,9 @@ import Testing
         var name: String
         var q: String?
         var tag: String?
-        var values: [(name: String, value: String)] {
-            Self.present([("name", name), ("q", q), ("X-Tag", tag)])
+        enum CodingKeys: String, CodingKey {
+            case name, q
+            case tag = "X-Tag"
         }
     }
 
@@ -33,6 +34,34 @@ import Testing
         #expect(Self.named.query(hostile).map(\.name) == ["q"])
         // Unset values are left out; plain values pass as they are.
         #expect(Self.named.target(Named(name: "plain-name_1.0~")) == "/things/plain-name_1.0~/parts")
+    }
+
+    /// What the server reads from a request's text: the declared kinds, ranges, sets, lengths and
+    /// patterns checked first, every problem named at once; a path segment's problem marked as
+    /// such (a 404); a default filled in; the same type the client wrote.
+    @Test func parametersAreCheckedAgainstTheirDeclarationsThenDecoded() throws {
+        func problems<P>(_ result: Result<P, ParameterProblems>) -> ParameterProblems? {
+            guard case .failure(let problems) = result else { return nil }
+            return problems
+        }
+        let refused = try #require(
+            problems(
+                WebhookDeliveryQuery.decoded(["state": "lost", "limit": "0", "subject": String(repeating: "s", count: 101)])))
+        #expect(
+            refused.fields.map(\.field) == ["state", "subject", "limit"] && !refused.inPath
+                && refused.fields[0].message == "must be pending, delivered or failed"
+                && refused.fields[2].message == "must be an integer from 1 to 100")
+        let read = try WebhookDeliveryQuery.decoded(["state": "failed", "endpoint": "crm"]).get()
+        #expect(read == WebhookDeliveryQuery(endpoint: "crm", state: .failed, limit: 50))
+        #expect(read.values.map(\.name) == ["endpoint", "state"], "the default limit is not sent")
+        let path = try #require(problems(UserSessionID.decoded(["id": "me", "session": UUID().uuidString])))
+        #expect(path.inPath && path.fields.map(\.field) == ["id"] && path.fields[0].message == "must be a UUID")
+        let sender = try #require(problems(FeedbackSender.decoded(["X-Installation-ID": "two words"])))
+        #expect(sender.fields.map(\.field) == ["X-Installation-ID"])
+        let required = try #require(problems(GrantsQuery.decoded([:])))
+        #expect(required.fields.map(\.message) == ["is required"])
+        let user = UUID()
+        #expect(try UserSessionID.decoded(["id": user.uuidString.lowercased(), "session": user.uuidString]).get().user == user)
     }
 
     @Test func aCallCarriesTheEndpointsMethodPathQueryHeadersAndRetryRule() {

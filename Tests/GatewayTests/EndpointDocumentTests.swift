@@ -60,6 +60,42 @@ import Testing
         }
     }
 
+    /// Every endpoint's parameters type reads what its declarations name and writes it back the
+    /// same: a value for each declared parameter (valid for its kind and limits, never its
+    /// default) decodes, and the type's `values` give each name with the same text. A member
+    /// whose coding key differs from its declared name fails here.
+    @Test func eachParametersTypeReadsAndWritesWhatItDeclares() throws {
+        func roundTrip<P: EndpointParameters>(_ type: P.Type, _ text: [String: String]) throws -> [String: String] {
+            let decoded = try P.decoded(text).get()
+            return Dictionary(decoded.values.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
+        let endpoints = APIDocument.endpoints + Gateway.builtIn.flatMap(\.endpoints)
+        var checked = 0
+        for endpoint in endpoints where !endpoint.parameters.isEmpty {
+            let text = Dictionary(uniqueKeysWithValues: endpoint.parameters.map { ($0.name, Self.sample(of: $0)) })
+            let written = try roundTrip(endpoint.parametersType, text)
+            #expect(written == text, "\(endpoint.method) \(endpoint.template): wrote \(written) for \(text)")
+            checked += 1
+        }
+        #expect(checked > 40)
+    }
+
+    /// A value `parameter` accepts that is not its default.
+    static func sample(of parameter: Parameter) -> String {
+        switch parameter.kind {
+        case .uuid: return "0b5c7a9e-3f41-4d7a-9c2e-5a8e1f0d6b42"
+        case .boolean: return parameter.defaultValue == "true" ? "false" : "true"
+        case .integer:
+            let low = parameter.minimum ?? 1
+            return String(String(low) == parameter.defaultValue ? (parameter.maximum ?? low + 1) : low)
+        case .date: return "2026-11-30"
+        case .string:
+            if let values = parameter.values { return values.first { $0 != parameter.defaultValue } ?? values[0] }
+            let length = parameter.length ?? 16...16
+            return String(repeating: "a", count: min(max(length.lowerBound, 16), length.upperBound))
+        }
+    }
+
     /// A body's required members, checked before it is decoded (``StrictDecodable/required``),
     /// are the members the document says are required.
     @Test func eachBodysRequiredMembersAreTheDocuments() throws {

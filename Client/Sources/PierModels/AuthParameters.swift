@@ -63,7 +63,6 @@ public struct TokenQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [.query("token", .string, "The mailed link's token.")]
     public var token: String?
     public init(token: String? = nil) { self.token = token }
-    public var values: [(name: String, value: String)] { Self.present([("token", token)]) }
 }
 
 /// `{provider}`: an OpenID Connect provider's name, as the server's configuration gives it.
@@ -73,7 +72,6 @@ public struct ProviderName: EndpointParameters, Equatable {
     ]
     public var provider: String
     public init(_ provider: String) { self.provider = provider }
-    public var values: [(name: String, value: String)] { [("provider", provider)] }
 }
 
 /// `GET /auth/users?q=&limit=`.
@@ -87,13 +85,16 @@ public struct UserSearch: EndpointParameters, Equatable {
             1...254),
         .query("limit", .integer, "At most this many, 1 to 100 (20 by default).").within(1...100, defaultValue: 20),
     ]
+    enum CodingKeys: String, CodingKey {
+        case query = "q"
+        case limit
+    }
     public var query: String
     public var limit: Int?
     public init(_ query: String, limit: Int? = nil) {
         self.query = query
         self.limit = limit
     }
-    public var values: [(name: String, value: String)] { Self.present([("q", query), ("limit", limit.map(String.init))]) }
 }
 
 /// `{id}/sessions/{session}`: one session of an account.
@@ -101,23 +102,23 @@ public struct UserSessionID: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
         .path("id", .uuid, "The account's id."), .path("session", .uuid, "The session's id."),
     ]
+    enum CodingKeys: String, CodingKey {
+        case user = "id"
+        case session
+    }
     public var user: UUID
     public var session: UUID
     public init(user: UUID, session: UUID) {
         self.user = user
         self.session = session
     }
-    public var values: [(name: String, value: String)] {
-        [("id", user.uuidString.lowercased()), ("session", session.uuidString.lowercased())]
-    }
 }
 
 /// `{id}` of a webhook delivery: a number.
 public struct DeliveryID: EndpointParameters, Equatable {
-    public static let declared: [Parameter] = [.path("id", .integer, "The delivery's id.")]
+    public static let declared: [Parameter] = [.path("id", .integer, "The delivery's id.").within(1...)]
     public var id: Int
     public init(_ id: Int) { self.id = id }
-    public var values: [(name: String, value: String)] { [("id", String(id))] }
 }
 
 /// Which webhook deliveries are listed: every field that is set narrows it.
@@ -150,13 +151,6 @@ public struct WebhookDeliveryQuery: EndpointParameters, Equatable {
         self.cursor = cursor
         self.limit = limit
     }
-
-    public var values: [(name: String, value: String)] {
-        Self.present([
-            ("endpoint", endpoint), ("state", state?.rawValue), ("type", type), ("subject", subject), ("cursor", cursor),
-            ("limit", limit.map(String.init)),
-        ])
-    }
 }
 
 /// Which audit entries are listed: every field that is set narrows it.
@@ -165,7 +159,8 @@ public struct AuditQuery: EndpointParameters, Equatable {
         .query("subject", .uuid, "The account the entries are about."),
         .query("actor", .uuid, "The team member who acted."),
         .query("target", .string, "What was acted on: an id (a plan's, an item's, a delivery's).").sized(1...200),
-        .query("action", .string, "What was done.").one(of: AuditAction.allCases.map(\.rawValue)),
+        .query("action", .string, "What was done: one of Pier's actions (`user.disabled`, …) or one the plugin declares.")
+            .sized(1...100),
         .query("since", .date, "Recorded at or after (ISO 8601 date or date-time)."),
         .query("until", .date, "Recorded before (ISO 8601 date or date-time)."),
         .query("before", .integer, "The `next` of the page before.").within(1...),
@@ -174,7 +169,8 @@ public struct AuditQuery: EndpointParameters, Equatable {
     public var subject: UUID?
     public var actor: UUID?
     public var target: String?
-    public var action: AuditAction?
+    /// One of Pier's actions (``AuditAction``) or one a plugin declares.
+    public var action: String?
     /// An ISO 8601 date or date-time.
     public var since: String?
     /// An ISO 8601 date or date-time.
@@ -184,7 +180,7 @@ public struct AuditQuery: EndpointParameters, Equatable {
     public var limit: Int?
 
     public init(
-        subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, action: AuditAction? = nil, since: String? = nil,
+        subject: UUID? = nil, actor: UUID? = nil, target: String? = nil, action: String? = nil, since: String? = nil,
         until: String? = nil, before: Int64? = nil, limit: Int? = nil
     ) {
         self.subject = subject
@@ -195,14 +191,6 @@ public struct AuditQuery: EndpointParameters, Equatable {
         self.until = until
         self.before = before
         self.limit = limit
-    }
-
-    public var values: [(name: String, value: String)] {
-        Self.present([
-            ("subject", subject?.uuidString.lowercased()), ("actor", actor?.uuidString.lowercased()), ("target", target),
-            ("action", action?.rawValue), ("since", since), ("until", until),
-            ("before", before.map(String.init)), ("limit", limit.map(String.init)),
-        ])
     }
 
 }

@@ -40,10 +40,24 @@ public struct Endpoint<Parameters: EndpointParameters, Body: Sendable, Answer: S
         definition = EndpointDefinition(
             method: method, template: template, access: access, operation: operation, summary: summary,
             description: description, status: status, answers: answers, headers: headers, media: media, also: also,
-            problems: problems, retryable: retryable ?? (method == "GET" || method == "PUT" || method == "DELETE"),
-            parameters: Parameters.declared, bodyType: bodyType,
+            problems: problems + Self.problems(of: Parameters.declared).filter { !problems.contains($0) },
+            retryable: retryable ?? (method == "GET" || method == "PUT" || method == "DELETE"),
+            parameters: Parameters.declared, parametersType: Parameters.self, bodyType: bodyType,
             bodyRequired: Body.self != NoBody.self && !(Body.self is any OptionalBody.Type),
             answerType: Answer.self == NoContent.self ? nil : Answer.self)
+    }
+
+    /// The problems the parameters' checks answer (``EndpointParameters/decoded(_:)``): a path
+    /// segment that cannot be what its declaration says is a 404, a query or header a 422.
+    static func problems(of declared: [Parameter]) -> [ProblemCode] {
+        func checked(_ parameter: Parameter) -> Bool {
+            parameter.kind != .string || parameter.length != nil || parameter.values != nil || parameter.pattern != nil
+                || (parameter.required && parameter.location != .path)
+        }
+        var implied: [ProblemCode] = []
+        if declared.contains(where: { $0.location == .path && checked($0) }) { implied.append(.notFound) }
+        if declared.contains(where: { $0.location != .path && checked($0) }) { implied.append(.validationFailed) }
+        return implied
     }
 
     /// The names of the template's `{name}` segments, in order.
@@ -117,6 +131,8 @@ public struct EndpointDefinition: Sendable {
     public let retryable: Bool
     /// Its path, query and header parameters.
     public let parameters: [Parameter]
+    /// The type they are read as and written from (``EndpointParameters``).
+    public let parametersType: any EndpointParameters.Type
     /// The request body's type (`CreateFeedback`), nil for none.
     public let bodyType: Any.Type?
     /// Whether the body must be sent (else it may be left out: a confirmation that a recent
@@ -208,6 +224,13 @@ public struct Parameter: Sendable, Equatable {
         return copy
     }
 
+    /// This parameter, meaning `value` when left out.
+    public func defaulting(_ value: String) -> Parameter {
+        var copy = self
+        copy.defaultValue = value
+        return copy
+    }
+
     /// This parameter, matching `pattern`.
     public func matching(_ pattern: String) -> Parameter {
         var copy = self
@@ -239,10 +262,12 @@ public struct Parameter: Sendable, Equatable {
 }
 
 /// The path, query and header values of one call to an endpoint.
-public protocol EndpointParameters: Sendable {
-    /// What the endpoint takes; path parameters named as its template names them.
+public protocol EndpointParameters: Codable, Sendable {
+    /// What the endpoint takes; path parameters named as its template names them, and each
+    /// named as the type's coding key for it.
     static var declared: [Parameter] { get }
-    /// This call's values, in the declared order; what is not set is left out.
+    /// This call's values, in the declared order: by default its encoding, what is not set or is
+    /// the declared default left out (``EndpointParameters/values``).
     var values: [(name: String, value: String)] { get }
 }
 
@@ -256,7 +281,6 @@ extension EndpointParameters {
 /// An endpoint without path or query parameters.
 public struct NoParameters: EndpointParameters {
     public static let declared: [Parameter] = []
-    public var values: [(name: String, value: String)] { [] }
     public init() {}
 }
 
@@ -264,7 +288,6 @@ public struct NoParameters: EndpointParameters {
 public struct PathID: EndpointParameters {
     public static let declared: [Parameter] = [.path("id", .uuid, "The resource's id.")]
     public var id: UUID
-    public var values: [(name: String, value: String)] { [("id", id.uuidString.lowercased())] }
     public init(_ id: UUID) { self.id = id }
 }
 
@@ -279,9 +302,6 @@ public struct PageQuery: EndpointParameters, Equatable {
     public init(limit: Int? = nil, cursor: String? = nil) {
         self.limit = limit
         self.cursor = cursor
-    }
-    public var values: [(name: String, value: String)] {
-        Self.present([("limit", limit.map(String.init)), ("cursor", cursor)])
     }
 }
 

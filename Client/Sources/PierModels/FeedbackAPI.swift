@@ -94,6 +94,11 @@ public struct FeedbackSender: EndpointParameters, Equatable {
             "App Attest's word for the installation (`POST /auth/app-attest/installation-token`): required of anonymous senders when PIER_FEEDBACK_APP_ATTEST=required; an attested installation's quota is its own."
         ).sized(1...4096),
     ]
+    enum CodingKeys: String, CodingKey {
+        case idempotencyKey = "Idempotency-Key"
+        case installationID = "X-Installation-ID"
+        case installationToken = "X-Installation-Token"
+    }
     public var idempotencyKey: String?
     public var installationID: String?
     public var installationToken: String?
@@ -103,19 +108,15 @@ public struct FeedbackSender: EndpointParameters, Equatable {
         self.installationID = installationID
         self.installationToken = installationToken
     }
-
-    public var values: [(name: String, value: String)] {
-        Self.present([
-            ("Idempotency-Key", idempotencyKey), ("X-Installation-ID", installationID),
-            ("X-Installation-Token", installationToken),
-        ])
-    }
 }
 
 /// The filters of `GET /feedback` (and of the export): every one that is set narrows the list.
 public struct FeedbackQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] =
-        filters + [.query("includeTotal", .boolean, "`true`: the page says how many items match in all, counted up to 10000.")]
+        filters + [
+            .query("includeTotal", .boolean, "`true`: the page says how many items match in all, counted up to 10000.")
+                .defaulting("false")
+        ]
         + PageQuery.declared
 
     static let filters: [Parameter] = [
@@ -138,6 +139,13 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
             "pending", "approved", "rejected", "all",
         ]),
     ]
+
+    enum CodingKeys: String, CodingKey {
+        case status, category, platform, ratingMin, ratingMax, createdFrom, createdTo, appVersion, tag, assignee, moderation
+        case includeTotal, limit, cursor
+        case userID = "userId"
+        case text = "q"
+    }
 
     public var status: String?
     public var category: String?
@@ -192,14 +200,6 @@ public struct FeedbackQuery: EndpointParameters, Equatable {
             ("moderation", moderation), ("tag", tag), ("assignee", assignee),
         ]
     }
-
-    public var values: [(name: String, value: String)] {
-        let pairs =
-            filterValues + [
-                ("includeTotal", includeTotal ? "true" : nil), ("limit", limit.map(String.init)), ("cursor", cursor),
-            ]
-        return Self.present(pairs)
-    }
 }
 
 /// `GET /feedback/export`: the format and the list's filters.
@@ -210,13 +210,23 @@ public struct FeedbackExportQuery: EndpointParameters, Equatable {
     public var format: String?
     public var filter: FeedbackQuery
 
+    enum CodingKeys: String, CodingKey { case format }
+
+    /// The format beside the list's filters, in one query.
+    public init(from decoder: any Decoder) throws {
+        format = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .format)
+        filter = try FeedbackQuery(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(format, forKey: .format)
+        try filter.encode(to: encoder)
+    }
+
     public init(format: String? = nil, filter: FeedbackQuery = FeedbackQuery()) {
         self.format = format
         self.filter = filter
-    }
-
-    public var values: [(name: String, value: String)] {
-        Self.present([("format", format)] + filter.filterValues)
     }
 }
 
@@ -238,10 +248,6 @@ public struct FeedbackStatsQuery: EndpointParameters, Equatable {
         self.to = to
         self.moderation = moderation
     }
-
-    public var values: [(name: String, value: String)] {
-        Self.present([("from", from), ("to", to), ("moderation", moderation)])
-    }
 }
 
 /// `GET /feedback/stats/daily`: how many days, and the moderation counted.
@@ -258,9 +264,5 @@ public struct FeedbackDailyQuery: EndpointParameters, Equatable {
     public init(days: Int? = nil, moderation: String? = nil) {
         self.days = days
         self.moderation = moderation
-    }
-
-    public var values: [(name: String, value: String)] {
-        Self.present([("days", days.map(String.init)), ("moderation", moderation)])
     }
 }

@@ -135,15 +135,16 @@ public struct PlanID: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [.path("id", .string, "The plan's id (a slug such as `pro-yearly`).")]
     public var id: String
     public init(_ id: String) { self.id = id }
-    public var values: [(name: String, value: String)] { [("id", id)] }
 }
 
 /// `{userId}`: the account a path names.
 public struct UserID: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [.path("userId", .uuid, "The account's id.")]
+    enum CodingKeys: String, CodingKey {
+        case id = "userId"
+    }
     public var id: UUID
     public init(_ id: UUID) { self.id = id }
-    public var values: [(name: String, value: String)] { [("userId", id.uuidString.lowercased())] }
 }
 
 /// `{key}`: an entitlement's key.
@@ -151,23 +152,23 @@ public struct EntitlementKey: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [.path("key", .string, "The entitlement's key (`pro`).")]
     public var key: String
     public init(_ key: String) { self.key = key }
-    public var values: [(name: String, value: String)] { [("key", key)] }
 }
 
 /// `GET /subscriptions/plans?all=true`.
 public struct PlansQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
-        .query("all", .boolean, "`true`: inactive plans too (the team only)."), ifNoneMatchHeader,
+        .query("all", .boolean, "`true`: inactive plans too (the team only).").defaulting("false"), ifNoneMatchHeader,
     ]
+    enum CodingKeys: String, CodingKey {
+        case all
+        case ifNoneMatch = "If-None-Match"
+    }
     public var all: Bool
     /// The `ETag` of the list kept: 304 while it is current.
     public var ifNoneMatch: String?
     public init(all: Bool = false, ifNoneMatch: String? = nil) {
         self.all = all
         self.ifNoneMatch = ifNoneMatch
-    }
-    public var values: [(name: String, value: String)] {
-        Self.present([("all", all ? "true" : nil), ("If-None-Match", ifNoneMatch)])
     }
 }
 
@@ -178,8 +179,14 @@ public struct StatusRequest: EndpointParameters, Equatable {
         ifNoneMatchHeader,
         .header("Pier-Status-Nonce", .string, "16 to 128 base64url characters: the answer carries the status signed.").matching(
             "^[A-Za-z0-9_-]{16,128}$"),
-        .header("X-Installation-ID", .string, "The installation the signed status is bound to.").sized(1...128),
+        .header("X-Installation-ID", .string, "The installation the signed status is bound to.").sized(
+            1...128, pattern: "^[!-~]+$"),
     ]
+    enum CodingKeys: String, CodingKey {
+        case ifNoneMatch = "If-None-Match"
+        case nonce = "Pier-Status-Nonce"
+        case installationID = "X-Installation-ID"
+    }
     /// The `ETag` of the status kept: 304 while it is current.
     public var ifNoneMatch: String?
     public var nonce: String?
@@ -188,9 +195,6 @@ public struct StatusRequest: EndpointParameters, Equatable {
         self.ifNoneMatch = ifNoneMatch
         self.nonce = nonce
         self.installationID = installationID
-    }
-    public var values: [(name: String, value: String)] {
-        Self.present([("If-None-Match", ifNoneMatch), ("Pier-Status-Nonce", nonce), ("X-Installation-ID", installationID)])
     }
 }
 
@@ -203,9 +207,11 @@ public struct EventStreamRequest: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [
         .header("Last-Event-ID", .string, "The id of the last event read: the stream takes up after it.").sized(1...64)
     ]
+    enum CodingKeys: String, CodingKey {
+        case lastEventID = "Last-Event-ID"
+    }
     public var lastEventID: String?
     public init(lastEventID: String? = nil) { self.lastEventID = lastEventID }
-    public var values: [(name: String, value: String)] { lastEventID.map { [("Last-Event-ID", $0)] } ?? [] }
 }
 
 /// `limit`: how many of the newest.
@@ -215,7 +221,6 @@ public struct LimitQuery: EndpointParameters, Equatable {
     ]
     public var limit: Int?
     public init(limit: Int? = nil) { self.limit = limit }
-    public var values: [(name: String, value: String)] { limit.map { [("limit", String($0))] } ?? [] }
 }
 
 /// `days`: how many UTC days back from today.
@@ -225,15 +230,16 @@ public struct DaysQuery: EndpointParameters, Equatable {
     ]
     public var days: Int?
     public init(days: Int? = nil) { self.days = days }
-    public var values: [(name: String, value: String)] { days.map { [("days", String($0))] } ?? [] }
 }
 
 /// `GET /subscriptions/grants?userId=`.
 public struct GrantsQuery: EndpointParameters, Equatable {
     public static let declared: [Parameter] = [.query("userId", .uuid, "The account whose grants.", required: true)]
+    enum CodingKeys: String, CodingKey {
+        case userID = "userId"
+    }
     public var userID: UUID
     public init(userID: UUID) { self.userID = userID }
-    public var values: [(name: String, value: String)] { [("userId", userID.uuidString.lowercased())] }
 }
 
 /// A key set (RFC 7517), read as bytes: an app pins what it holds.

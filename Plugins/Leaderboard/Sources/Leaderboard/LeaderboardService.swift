@@ -62,8 +62,8 @@ public struct LeaderboardService: Service {
     public func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
-        endpoints.on(LeaderboardAPI.top) { _, context in
-            let game = try Self.game(context)
+        endpoints.on(LeaderboardAPI.top) { _, _, path in
+            let game = try Self.game(path.game)
             let rows = try await database.query(
                 "SELECT game, user_id, name, points FROM leaderboard.scores WHERE game = \(game) ORDER BY points DESC, at LIMIT 10"
             )
@@ -75,16 +75,15 @@ public struct LeaderboardService: Service {
                 "SELECT game, user_id, name, points FROM leaderboard.scores WHERE user_id = \(user) ORDER BY game")
             return JSONResponse(ItemList(try rows.map(Self.score)))
         }
-        endpoints.on(LeaderboardAPI.post) { _, context, body in
-            let (caller, game) = (try context.caller(), try Self.game(context))
+        endpoints.on(LeaderboardAPI.post) { _, context, path, body in
+            let (caller, game) = (try context.caller(), try Self.game(path.game))
             guard (0...1_000_000_000).contains(body.points) else {
                 throw HTTPError.invalid("points", "must be 0 to 1000000000")
             }
             return JSONResponse(try await record(body.points, by: caller, in: game), status: 201)
         }
-        endpoints.on(LeaderboardAPI.remove) { _, context in
-            let (actor, game) = (try context.auditActor(), try Self.game(context))
-            let user = try context.parameters.require("userId", as: UUID.self)
+        endpoints.on(LeaderboardAPI.remove) { _, context, path in
+            let (actor, game, user) = (try context.auditActor(), try Self.game(path.game), path.userId)
             try await database.withTransaction { connection in
                 let removed = try await connection.query(
                     "DELETE FROM leaderboard.scores WHERE game = \(game) AND user_id = \(user) RETURNING points")
@@ -137,8 +136,7 @@ public struct LeaderboardService: Service {
     }
 
     /// The `{game}` of the path: 1 to 40 lowercase letters, digits and `-`.
-    static func game(_ context: ServiceRequestContext) throws -> String {
-        let game = try context.parameters.require("game")
+    static func game(_ game: String) throws -> String {
         guard (1...40).contains(game.count), game.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") })
         else { throw HTTPError.invalid("game", "must be 1 to 40 lowercase letters, digits and -") }
         return game

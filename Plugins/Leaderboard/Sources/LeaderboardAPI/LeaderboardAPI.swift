@@ -31,7 +31,6 @@ public struct NewScore: Codable, Sendable {
 public struct GamePath: EndpointParameters {
     public static let declared: [Parameter] = [.path("game", .string, "The game: 1 to 40 lowercase letters, digits and `-`.")]
     public var game: String
-    public var values: [(name: String, value: String)] { [("game", game)] }
     public init(game: String) { self.game = game }
 }
 
@@ -42,7 +41,6 @@ public struct ScorePath: EndpointParameters {
     ]
     public var game: String
     public var userId: UUID
-    public var values: [(name: String, value: String)] { [("game", game), ("userId", userId.uuidString.lowercased())] }
     public init(game: String, userId: UUID) { (self.game, self.userId) = (game, userId) }
 }
 

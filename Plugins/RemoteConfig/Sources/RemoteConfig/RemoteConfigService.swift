@@ -88,20 +88,20 @@ public struct RemoteConfigService: Service {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
         endpoints.on(RemoteConfigAPI.config) { request, context in try await config(request, context) }
-        endpoints.on(RemoteConfigAPI.stream) { request, context in
+        endpoints.on(RemoteConfigAPI.stream) { request, context, stream in
             EndpointReply(
-                promised: try ServerSentEvents.response(request, feed: live, caller: try context.caller(), event: "config"))
+                promised: try ServerSentEvents.response(
+                    request, resumingAfter: stream.lastEventID, feed: live, caller: try context.caller(), event: "config"))
         }
         endpoints.on(RemoteConfigAPI.versions) { _, _ in
             JSONResponse(ConfigVersions(items: try await store.versions(limit: 50)))
         }
-        endpoints.on(RemoteConfigAPI.version) { _, context in
-            let number = try context.parameters.require("version", as: Int.self)
-            guard let version = try await store.version(number) else { throw HTTPError.notFound("No such version.") }
+        endpoints.on(RemoteConfigAPI.version) { _, _, path in
+            guard let version = try await store.version(path.version) else { throw HTTPError.notFound("No such version.") }
             return JSONResponse(version)
         }
         endpoints.on(RemoteConfigAPI.publish) { _, context, body in try await publish(body, context) }
-        endpoints.on(RemoteConfigAPI.rollback) { _, context in try await rollback(context) }
+        endpoints.on(RemoteConfigAPI.rollback) { _, context, path in try await rollback(path.version, context) }
         endpoints.on(RemoteConfigAPI.preview) { _, _, body in try await preview(body) }
         routes.merge(router.routes)
         routes.merge(
@@ -158,9 +158,8 @@ public struct RemoteConfigService: Service {
         }
     }
 
-    func rollback(_ context: ServiceRequestContext) async throws -> JSONResponse<ConfigVersion> {
+    func rollback(_ number: Int, _ context: ServiceRequestContext) async throws -> JSONResponse<ConfigVersion> {
         let actor = try context.auditActor()
-        let number = try context.parameters.require("version", as: Int.self)
         guard let earlier = try await store.version(number) else { throw HTTPError.notFound("No such version.") }
         let note = "Rolled back to version \(number)"
         guard

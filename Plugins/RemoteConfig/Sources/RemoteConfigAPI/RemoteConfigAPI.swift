@@ -51,6 +51,5 @@ public enum RemoteConfigAPI {
 public struct ConfigVersionPath: EndpointParameters {
     public static let declared: [Parameter] = [.path("version", .integer, "The version's number.")]
     public var version: Int
-    public var values: [(name: String, value: String)] { [("version", String(version))] }
     public init(_ version: Int) { self.version = version }
 }

@@ -64,8 +64,9 @@ struct AccountController: Sendable {
     /// role, language, disabled), whichever flow, replica or tool changed it; the stream ends
     /// when its session does (a sign-out, a password change elsewhere, a disable) or the account
     /// is deleted.
-    func events(_ request: Request, _ context: ServiceRequestContext) throws -> Response {
-        try ServerSentEvents.response(request, feed: live, caller: try context.caller(), event: "user")
+    func events(_ request: Request, _ context: ServiceRequestContext, _ stream: EventStreamRequest) throws -> Response {
+        try ServerSentEvents.response(
+            request, resumingAfter: stream.lastEventID, feed: live, caller: try context.caller(), event: "user")
     }
 
     func changePassword(_ request: Request, _ context: ServiceRequestContext, _ body: PasswordChangeRequest) async throws

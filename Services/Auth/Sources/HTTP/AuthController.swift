@@ -130,7 +130,7 @@ struct AuthController: Sendable {
         on.on(AuthAPI.logout) { try await sessions.logout($0, $1, $2) }
         on.on(AuthAPI.logoutAll) { try await sessions.logoutAll($0, $1) }
         on.on(AuthAPI.apple) { try await identity.apple($0, $1, $2) }
-        on.on(AuthAPI.oidc) { try await identity.oidc($0, $1, $2) }
+        on.on(AuthAPI.oidc) { try await identity.oidc($0, $1, $2, $3) }
         on.on(AuthAPI.appleNotifications) { try await identity.appleNotification($0, $1, $2) }
         on.on(AuthAPI.keys) { _, _ in
             EndpointReply<JWKSetAnswer>(
@@ -144,7 +144,7 @@ struct AuthController: Sendable {
         let (sessions, account, email, identity, export) = (sessions, account, email, identity, export)
         let passkeys = passkeys
         on.on(AuthAPI.me) { try await account.me($0, $1) }
-        on.on(AuthAPI.events) { EndpointReply(promised: try account.events($0, $1)) }
+        on.on(AuthAPI.events) { EndpointReply(promised: try account.events($0, $1, $2)) }
         on.on(AuthAPI.updateProfile) { try await account.updateProfile($0, $1, $2) }
         on.on(AuthAPI.deleteAccount) { try await account.deleteAccount($0, $1, $2) }
         on.on(AuthAPI.changePassword) { try await account.changePassword($0, $1, $2) }
@@ -152,24 +152,24 @@ struct AuthController: Sendable {
         on.on(AuthAPI.reauthenticationPasskeyOptions) { try await passkeys.reauthenticationOptions($0, $1) }
         on.on(AuthAPI.changeEmail) { try await email.change($0, $1, $2) }
         on.on(AuthAPI.identities) { try await identity.list($0, $1) }
-        on.on(AuthAPI.unlinkIdentity) { try await identity.unlink($0, $1, $2) }
-        on.on(AuthAPI.export) { try await export.export($0, $1) }
+        on.on(AuthAPI.unlinkIdentity) { try await identity.unlink($0, $1, $2, $3) }
+        on.on(AuthAPI.export) { try await export.export($0, $1, of: nil) }
         on.on(AuthAPI.sessions) { try await sessions.list($0, $1) }
-        on.on(AuthAPI.endSession) { try await sessions.end($0, $1) }
+        on.on(AuthAPI.endSession) { try await sessions.end($1, $2) }
     }
 
     /// A page for browsers (GET), the token spent by POST (JSON or that page's form).
     private func mailedLinks(_ on: EndpointRouter<ServiceRequestContext>) {
         let email = email
-        on.on(AuthAPI.verifyEmailPage) { try await email.verifyPage($0, $1) }
+        on.on(AuthAPI.verifyEmailPage) { try await email.verifyPage($0, $1, $2) }
         on.on(AuthAPI.verifyEmail) { try await email.verify($0, $1, $2) }
         on.on(AuthAPI.resendVerification) { try await email.resend($0, $1, $2) }
         on.on(AuthAPI.forgotPassword) { try await email.forgot($0, $1, $2) }
-        on.on(AuthAPI.resetPasswordPage) { try await email.resetPage($0, $1) }
+        on.on(AuthAPI.resetPasswordPage) { try await email.resetPage($0, $1, $2) }
         on.on(AuthAPI.resetPassword) { try await email.reset($0, $1, $2) }
-        on.on(AuthAPI.confirmEmailChangePage) { try await email.confirmChangePage($0, $1) }
+        on.on(AuthAPI.confirmEmailChangePage) { try await email.confirmChangePage($0, $1, $2) }
         on.on(AuthAPI.confirmEmailChange) { try await email.confirmChange($0, $1, $2) }
-        on.on(AuthAPI.cancelEmailChangePage) { try await email.cancelChangePage($0, $1) }
+        on.on(AuthAPI.cancelEmailChangePage) { try await email.cancelChangePage($0, $1, $2) }
         on.on(AuthAPI.cancelEmailChange) { try await email.cancelChange($0, $1, $2) }
     }
 
@@ -182,37 +182,37 @@ struct AuthController: Sendable {
         on.on(AuthAPI.confirmAuthenticatorApp) { try await factors.confirm($0, $1, $2) }
         on.on(AuthAPI.removeAuthenticatorApp) { try await factors.remove($0, $1, $2) }
         on.on(AuthAPI.replaceRecoveryCodes) { try await factors.replaceRecoveryCodes($0, $1, $2) }
-        on.on(AuthAPI.approvalPage) { try await factors.approvalPage($0, $1) }
+        on.on(AuthAPI.approvalPage) { try await factors.approvalPage($0, $1, $2) }
         on.on(AuthAPI.approveEnrolment) { try await factors.approve($0, $1, $2) }
         on.on(AuthAPI.passkeyRegistrationOptions) { try await passkeys.registrationOptions($0, $1, $2) }
         on.on(AuthAPI.registerPasskey) { try await passkeys.register($0, $1, $2) }
         on.on(AuthAPI.passkeyLoginOptions) { try await passkeys.loginOptions($0, $1, $2) }
         on.on(AuthAPI.passkeyLogin) { try await passkeys.login($0, $1, $2) }
         on.on(AuthAPI.passkeyList) { try await passkeys.list($0, $1) }
-        on.on(AuthAPI.renamePasskey) { try await passkeys.rename($0, $1, $2) }
-        on.on(AuthAPI.removePasskey) { try await passkeys.remove($0, $1, $2) }
+        on.on(AuthAPI.renamePasskey) { try await passkeys.rename($0, $1, $2, $3) }
+        on.on(AuthAPI.removePasskey) { try await passkeys.remove($0, $1, $2, $3) }
     }
 
     private func theTeam(_ on: EndpointRouter<ServiceRequestContext>) {
         let (users, export) = (users, export)
-        on.on(AuthAPI.users) { try await users.search($0, $1) }
+        on.on(AuthAPI.users) { try await users.search($0, $1, $2) }
         on.on(AuthAPI.teamMembers) { try await users.team($0, $1) }
-        on.on(AuthAPI.signUps) { try await users.stats($0, $1) }
-        on.on(AuthAPI.user) { try await users.user($0, $1) }
-        on.on(AuthAPI.userSessions) { try await users.sessions($0, $1) }
-        on.on(AuthAPI.endUserSessions) { try await users.endSessions($0, $1) }
-        on.on(AuthAPI.endUserSession) { try await users.endSessions($0, $1) }
-        on.on(AuthAPI.userIdentities) { try await users.identities($0, $1) }
-        on.on(AuthAPI.mailUser) { try await users.mail($0, $1, $2) }
-        on.on(AuthAPI.userSecondFactor) { try await users.secondFactor($0, $1) }
-        on.on(AuthAPI.userPasskeys) { try await users.passkeys($0, $1) }
-        on.on(AuthAPI.removeUserSecondFactor) { try await users.removeSecondFactor($0, $1, $2) }
-        on.on(AuthAPI.approveUserEnrolment) { try await users.approveSecondFactor($0, $1, $2) }
+        on.on(AuthAPI.signUps) { try await users.stats($0, $1, $2) }
+        on.on(AuthAPI.user) { try await users.user($0, $1, $2) }
+        on.on(AuthAPI.userSessions) { try await users.sessions($0, $1, $2) }
+        on.on(AuthAPI.endUserSessions) { try await users.endSessions($1, of: $2.id, only: nil) }
+        on.on(AuthAPI.endUserSession) { try await users.endSessions($1, of: $2.user, only: $2.session) }
+        on.on(AuthAPI.userIdentities) { try await users.identities($0, $1, $2) }
+        on.on(AuthAPI.mailUser) { try await users.mail($0, $1, $2, $3) }
+        on.on(AuthAPI.userSecondFactor) { try await users.secondFactor($0, $1, $2) }
+        on.on(AuthAPI.userPasskeys) { try await users.passkeys($0, $1, $2) }
+        on.on(AuthAPI.removeUserSecondFactor) { try await users.removeSecondFactor($0, $1, $2, $3) }
+        on.on(AuthAPI.approveUserEnrolment) { try await users.approveSecondFactor($0, $1, $2, $3) }
         on.on(AuthAPI.disableUser, users.setDisabled(true))
         on.on(AuthAPI.enableUser, users.setDisabled(false))
-        on.on(AuthAPI.exportUser) { try await export.export($0, $1) }
-        on.on(AuthAPI.setRole) { try await users.setRole($0, $1, $2) }
-        on.on(AuthAPI.deleteUser) { try await users.delete($0, $1, $2) }
+        on.on(AuthAPI.exportUser) { try await export.export($0, $1, of: $2.id) }
+        on.on(AuthAPI.setRole) { try await users.setRole($0, $1, $2, $3) }
+        on.on(AuthAPI.deleteUser) { try await users.delete($0, $1, $2, $3) }
     }
 }
 

@@ -77,8 +77,10 @@ struct EmailController: Sendable {
     }
 
     /// `GET /auth/email/verify?token=…`: the page behind the mailed link.
-    func verifyPage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
-        let token = request.query("token") ?? ""
+    func verifyPage(_ request: Request, _ context: ServiceRequestContext, _ link: TokenQuery) async throws
+        -> EndpointReply<HTMLPage>
+    {
+        let token = link.token ?? ""
         return .page(
             desk.page(
                 "Confirm your address", "Confirm that this address is yours for \(appName).",
@@ -158,11 +160,13 @@ struct EmailController: Sendable {
     }
 
     /// `GET /auth/password/reset?token=…`: the page behind the mailed link.
-    func resetPage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+    func resetPage(_ request: Request, _ context: ServiceRequestContext, _ link: TokenQuery) async throws
+        -> EndpointReply<HTMLPage>
+    {
         .page(
             desk.page(
                 "Choose a new password", "Choose a new password for your \(appName) account.",
-                form: (action: AuthAPI.resetPassword.path, token: request.query("token") ?? "", password: true, button: "Save")))
+                form: (action: AuthAPI.resetPassword.path, token: link.token ?? "", password: true, button: "Save")))
     }
 
     // MARK: - Change of address
@@ -232,12 +236,14 @@ struct EmailController: Sendable {
     }
 
     /// `GET /auth/email/change/confirm?token=…`: the page behind the mailed link.
-    func confirmChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+    func confirmChangePage(_ request: Request, _ context: ServiceRequestContext, _ link: TokenQuery) async throws
+        -> EndpointReply<HTMLPage>
+    {
         .page(
             desk.page(
                 "Confirm your new address", "Confirm that your \(appName) account should use this address.",
                 form: (
-                    action: AuthAPI.confirmEmailChange.path, token: request.query("token") ?? "", password: false,
+                    action: AuthAPI.confirmEmailChange.path, token: link.token ?? "", password: false,
                     button: "Confirm"
                 )))
     }
@@ -270,13 +276,15 @@ struct EmailController: Sendable {
     }
 
     /// `GET /auth/email/change/cancel?token=…`: the page behind the link in the notice.
-    func cancelChangePage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+    func cancelChangePage(_ request: Request, _ context: ServiceRequestContext, _ link: TokenQuery) async throws
+        -> EndpointReply<HTMLPage>
+    {
         .page(
             desk.page(
                 "Cancel the change of address",
                 "Keep the address your \(appName) account has, and sign out the device that asked.",
                 form: (
-                    action: AuthAPI.cancelEmailChange.path, token: request.query("token") ?? "", password: false,
+                    action: AuthAPI.cancelEmailChange.path, token: link.token ?? "", password: false,
                     button: "Cancel the change"
                 )))
     }

@@ -25,11 +25,12 @@ struct ExportController: Sendable {
     let client: HTTPClient
     let logger: Logger
 
-    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<DataExport> {
+    /// - Parameter id: the account the team exports (`GET /auth/users/{id}/export`); nil: the
+    ///   caller's own (`GET /auth/me/export`).
+    func export(_ request: Request, _ context: ServiceRequestContext, of id: UUID?) async throws -> EndpointReply<DataExport> {
         let principal = try context.caller()
         let user: User
-        if context.parameters["id"] != nil {
-            let id = try context.parameters.require("id", as: UUID.self)
+        if let id {
             guard let found = try await useCases.users.user(id) else { throw HTTPError.notFound("No such account.") }
             // A team member's data is for admins, as every other staff action on them is.
             let actor = try context.auditActor()

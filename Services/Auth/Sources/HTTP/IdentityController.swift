@@ -46,10 +46,10 @@ struct IdentityController: Sendable {
         try await signIn(provider: "apple", request, context, body)
     }
 
-    func oidc(_ request: Request, _ context: ServiceRequestContext, _ body: IdentitySignInRequest) async throws
-        -> AuthSessionResponse
+    func oidc(_ request: Request, _ context: ServiceRequestContext, _ path: ProviderName, _ body: IdentitySignInRequest)
+        async throws -> AuthSessionResponse
     {
-        let name = try context.parameters.require("provider")
+        let name = path.provider
         guard name != "apple" else { throw HTTPError.notFound("Sign in with Apple is POST /auth/apple.") }
         return try await signIn(provider: name, request, context, body)
     }
@@ -187,11 +187,11 @@ struct IdentityController: Sendable {
 
     /// `DELETE /auth/identities/{id} [{password}]`: needs the password or a recent sign-in, and
     /// never removes the account's last way in (409 `last_sign_in_method`).
-    func unlink(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> EndpointReply<NoContent>
+    func unlink(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: ReauthenticationRequest?)
+        async throws -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         try await reauthentication.require(principal, body, request: request)
         switch try await useCases.accounts.unlinkIdentity(id, of: principal.userID) {
         case .unlinked:

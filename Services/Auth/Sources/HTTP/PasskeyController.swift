@@ -161,11 +161,11 @@ struct PasskeyController: Sendable {
     }
 
     /// `PATCH /auth/passkeys/{id} {name}`.
-    func rename(_ request: Request, _ context: ServiceRequestContext, _ body: PasskeyRename) async throws
+    func rename(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: PasskeyRename) async throws
         -> JSONResponse<Passkey>
     {
         let principal = try context.caller()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         var errors: [Problem.FieldError] = []
         guard let name = Names.clean(body.name, field: "name", into: &errors), !name.isEmpty, errors.isEmpty else {
             throw HTTPError.invalid(errors.isEmpty ? [.init(field: "name", message: "must not be empty")] : errors)
@@ -177,11 +177,11 @@ struct PasskeyController: Sendable {
     }
 
     /// `DELETE /auth/passkeys/{id}`: a sensitive action.
-    func remove(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> EndpointReply<NoContent>
+    func remove(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: ReauthenticationRequest?)
+        async throws -> EndpointReply<NoContent>
     {
         let principal = try context.caller()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         try await reauthentication.require(principal, body, request: request)
         guard try await flows.remove(id, of: try await caller(principal)) else { throw HTTPError.notFound("No such passkey.") }
         desk.queued("passkey-removed", link: nil)

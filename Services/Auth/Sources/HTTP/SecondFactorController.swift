@@ -96,13 +96,15 @@ struct SecondFactorController: Sendable {
 
     /// `GET /auth/mfa/approve?token=…`: the page behind the mailed approval link, whose form
     /// POSTs the token (a mail scanner that prefetches the link approves nothing).
-    func approvalPage(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<HTMLPage> {
+    func approvalPage(_ request: Request, _ context: ServiceRequestContext, _ link: TokenQuery) async throws
+        -> EndpointReply<HTMLPage>
+    {
         .page(
             desk.page(
                 "Approve two-step sign-in",
                 "Approve setting up two-step sign-in for your team account, on the device that asked. Then go back to it and set it up.",
                 form: (
-                    action: AuthAPI.approveEnrolment.path, token: request.query("token") ?? "", password: false, button: "Approve"
+                    action: AuthAPI.approveEnrolment.path, token: link.token ?? "", password: false, button: "Approve"
                 )))
     }
 

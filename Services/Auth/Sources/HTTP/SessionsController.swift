@@ -188,9 +188,9 @@ struct SessionsController: Sendable {
     }
 
     /// `DELETE /auth/sessions/{id}`: one of the caller's sessions ended at once, everywhere.
-    func end(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<NoContent> {
+    func end(_ context: ServiceRequestContext, _ path: PathID) async throws -> EndpointReply<NoContent> {
         let principal = try context.caller()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         guard try await useCases.signIns.endSessions(of: principal.userID, only: id, reason: "ended by the user") > 0 else {
             throw HTTPError.notFound("No such session.")
         }

@@ -26,10 +26,12 @@ struct UsersController: Sendable {
     static let queryLimit = 254
 
     /// `GET /auth/users?q=…&limit=…` (limit 1–100, default 20), by address.
-    func search(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<UserList> {
+    func search(_ request: Request, _ context: ServiceRequestContext, _ search: UserSearch) async throws
+        -> JSONResponse<UserList>
+    {
         let principal = try context.caller()
         var errors: [Problem.FieldError] = []
-        let query = (request.query("q") ?? "").trimmingWhitespace()
+        let query = search.query.trimmingWhitespace()
         if query.isEmpty {
             errors.append(.init(field: "q", message: "is required: an address or its start, a display name's start, or an id"))
         } else if query.count > Self.queryLimit {
@@ -37,7 +39,7 @@ struct UsersController: Sendable {
         } else if query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             errors.append(.init(field: "q", message: "must not contain control characters"))
         }
-        let limit = request.query("limit", in: 1...100, into: &errors) ?? 20
+        let limit = search.limit ?? 20
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         let found = try await useCases.users.search(query, limit: limit)
         // Who looked, and how much they saw; never what they typed (an address).
@@ -54,35 +56,37 @@ struct UsersController: Sendable {
 
     /// `GET /auth/users/stats?days=N` (1–366, 30 by default): sign-ups each UTC day of the last
     /// N, today included (an index range of those days' accounts), and the number of accounts.
-    func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SignUpStats> {
+    func stats(_ request: Request, _ context: ServiceRequestContext, _ query: DaysQuery) async throws
+        -> JSONResponse<SignUpStats>
+    {
         _ = try context.caller()
-        var errors: [Problem.FieldError] = []
-        let days = request.query("days", in: 1...366, into: &errors) ?? 30
-        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
+        let days = query.days ?? 30
         let users = Users(useCases.database)
         return JSONResponse(SignUpStats(days: try await users.signUpsPerDay(days: days), total: try await users.count()))
     }
 
     /// `GET /auth/users/{id}`: one account as its owner sees it, with its role and whether it is
     /// disabled.
-    func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<User> {
+    func user(_ request: Request, _ context: ServiceRequestContext, _ path: PathID) async throws -> JSONResponse<User> {
         _ = try context.caller()
-        return JSONResponse(try await existing(context))
+        return JSONResponse(try await existing(path.id))
     }
 
     /// `GET /auth/users/{id}/sessions`: its live sessions, the most recently used first.
     /// A team member's are for admins to see, as every other staff action on them is theirs.
-    func sessions(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<SessionInfo>> {
-        let user = try await existing(context)
+    func sessions(_ request: Request, _ context: ServiceRequestContext, _ path: PathID) async throws
+        -> JSONResponse<ItemList<SessionInfo>>
+    {
+        let user = try await existing(path.id)
         try await adminsForStaff { try StaffActions.mayAct(on: user, try context.auditActor()) }
         return JSONResponse(ItemList(try await useCases.sessions.list(of: user.id, current: nil)))
     }
 
     /// `GET /auth/users/{id}/identities`: the providers it signs in with.
-    func identities(_ request: Request, _ context: ServiceRequestContext) async throws
+    func identities(_ request: Request, _ context: ServiceRequestContext, _ path: PathID) async throws
         -> JSONResponse<ItemList<LinkedIdentity>>
     {
-        let user = try await existing(context)
+        let user = try await existing(path.id)
         try await adminsForStaff { try StaffActions.mayAct(on: user, try context.auditActor()) }
         return JSONResponse(ItemList(try await useCases.identities.linked(of: user.id)))
     }
@@ -90,8 +94,10 @@ struct UsersController: Sendable {
     /// `GET /auth/users/{id}/mfa`: whether the account has two-step sign-in, how many recovery
     /// codes it has left (never the secret or the codes), and for a team member, the sessions
     /// that wait for approval to set up their first.
-    func secondFactor(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<MFAStatus> {
-        let user = try await existing(context)
+    func secondFactor(_ request: Request, _ context: ServiceRequestContext, _ path: PathID) async throws
+        -> JSONResponse<MFAStatus>
+    {
+        let user = try await existing(path.id)
         let factors = SecondFactors(useCases.database)
         var status = try await factors.status(of: user.id)
         if user.role.isStaff { status.awaitingApproval = try await factors.asks(of: user.id) }
@@ -101,11 +107,11 @@ struct UsersController: Sendable {
     /// `POST /auth/users/{id}/mfa/approve {sessionId}` (admins): the team member's session that
     /// waits to set up its first second factor may, for 30 minutes (what the mailed link does).
     /// 204; 404 when that session does not wait. Audited.
-    func approveSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: EnrolmentApproval) async throws
-        -> EndpointReply<NoContent>
+    func approveSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: EnrolmentApproval)
+        async throws -> EndpointReply<NoContent>
     {
         let actor = try context.auditActor()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         let session = body.sessionId
         switch try await adminsForStaff({ try await useCases.staff.approveSecondFactor(of: id, session: session, by: actor) }) {
         case nil: throw HTTPError.notFound("No such account.")
@@ -117,18 +123,20 @@ struct UsersController: Sendable {
     }
 
     /// `GET /auth/users/{id}/passkeys`: its passkeys (names, when used, synced, suspended).
-    func passkeys(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<Passkey>> {
-        let user = try await existing(context)
+    func passkeys(_ request: Request, _ context: ServiceRequestContext, _ path: PathID) async throws
+        -> JSONResponse<ItemList<Passkey>>
+    {
+        let user = try await existing(path.id)
         return JSONResponse(ItemList(try await useCases.passkeys.list(of: user.id)))
     }
 
     /// `DELETE /auth/users/{id}/sessions` (all, and its pending resets and changes of address)
     /// or `…/sessions/{session}`: ended at once, their tokens refused everywhere within the
     /// revocation bound.
-    func endSessions(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SessionsEnded> {
+    func endSessions(_ context: ServiceRequestContext, of id: UUID, only session: UUID?) async throws
+        -> JSONResponse<SessionsEnded>
+    {
         let actor = try context.auditActor()
-        let id = try context.parameters.require("id", as: UUID.self)
-        let session = context.parameters["session"] == nil ? nil : try context.parameters.require("session", as: UUID.self)
         guard let ended = try await adminsForStaff({ try await useCases.staff.endSessions(of: id, only: session, by: actor) })
         else {
             throw HTTPError.notFound("No such account.")
@@ -141,11 +149,11 @@ struct UsersController: Sendable {
     /// `DELETE /auth/users/{id}/mfa` (staff, re-authenticated): the account's owner lost their
     /// authenticator app and recovery codes; sign-ins ask the password alone again. Audited, and
     /// the owner is mailed (someone talking the team into it still needs the password).
-    func removeSecondFactor(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?)
-        async throws -> EndpointReply<NoContent>
-    {
+    func removeSecondFactor(
+        _ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: ReauthenticationRequest?
+    ) async throws -> EndpointReply<NoContent> {
         let principal = try context.staff()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         try await reauthentication.require(principal, body, request: request)
         let actor = try context.auditActor()
         switch try await adminsForStaff({ try await useCases.staff.removeSecondFactor(of: id, by: actor, mails: desk.mails) }) {
@@ -159,11 +167,11 @@ struct UsersController: Sendable {
     }
 
     /// `POST /auth/users/{id}/mail {mail: "password-reset" | "verification"}` → 202.
-    func mail(_ request: Request, _ context: ServiceRequestContext, _ body: StaffMailRequest) async throws -> EndpointReply<
-        NoContent
-    > {
+    func mail(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: StaffMailRequest) async throws
+        -> EndpointReply<NoContent>
+    {
         let actor = try context.auditActor()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         guard let kind = StaffMail(rawValue: body.mail) else {
             throw HTTPError.invalid("mail", "must be password-reset or verification")
         }
@@ -183,10 +191,10 @@ struct UsersController: Sendable {
 
     /// `POST /auth/users/{id}/disable` and `…/enable`: a disabled account's sessions end and it
     /// cannot sign in or refresh (403 `account_disabled`) until enabled.
-    func setDisabled(_ disabled: Bool) -> @Sendable (Request, ServiceRequestContext) async throws -> JSONResponse<User> {
-        { [useCases, logger] _, context in
+    func setDisabled(_ disabled: Bool) -> @Sendable (Request, ServiceRequestContext, PathID) async throws -> JSONResponse<User> {
+        { [useCases, logger] _, context, path in
             let actor = try context.auditActor()
-            let id = try context.parameters.require("id", as: UUID.self)
+            let id = path.id
             switch try await adminsForStaff({ try await useCases.staff.setDisabled(id, disabled, by: actor) }) {
             case .missing: throw HTTPError.notFound("No such account.")
             case .refused(let why): throw HTTPError.conflict(why)
@@ -201,9 +209,11 @@ struct UsersController: Sendable {
 
     /// `PUT /auth/users/{id}/role {role, password?}` (admins; the password, or a sign-in within
     /// 5 minutes): the account's sessions end, whoever holds them.
-    func setRole(_ request: Request, _ context: ServiceRequestContext, _ body: RoleChange) async throws -> JSONResponse<User> {
+    func setRole(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: RoleChange) async throws
+        -> JSONResponse<User>
+    {
         let principal = try context.admin()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         guard let role = AccountRole(rawValue: body.role) else {
             throw HTTPError.invalid("role", "must be one of user, support, admin")
         }
@@ -227,11 +237,11 @@ struct UsersController: Sendable {
 
     /// `DELETE /auth/users/{id} [{password}]` (admins, re-authenticated): the account and every
     /// service's data about it, as if its owner had deleted it.
-    func delete(_ request: Request, _ context: ServiceRequestContext, _ body: ReauthenticationRequest?) async throws
-        -> EndpointReply<NoContent>
+    func delete(_ request: Request, _ context: ServiceRequestContext, _ path: PathID, _ body: ReauthenticationRequest?)
+        async throws -> EndpointReply<NoContent>
     {
         let principal = try context.admin()
-        let id = try context.parameters.require("id", as: UUID.self)
+        let id = path.id
         try await reauthentication.require(principal, body, request: request)
         do {
             let actor = try context.auditActor()
@@ -246,9 +256,8 @@ struct UsersController: Sendable {
         return .noContent()
     }
 
-    /// The account of the route's `{id}`, or 404.
-    private func existing(_ context: ServiceRequestContext) async throws -> User {
-        let id = try context.parameters.require("id", as: UUID.self)
+    /// The account `id`, or 404.
+    private func existing(_ id: UUID) async throws -> User {
         guard let user = try await useCases.users.user(id) else { throw HTTPError.notFound("No such account.") }
         return user
     }

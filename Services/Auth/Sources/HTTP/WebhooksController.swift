@@ -15,13 +15,11 @@ struct WebhooksController: Sendable {
     let database: PostgresPool
     let logger: Logger
 
-    static let subjectLimit = 100
-
     func routes(into router: EndpointRouter<ServiceRequestContext>) {
         router.on(AuthAPI.webhookEndpoints) { try await endpoints($0, $1) }
-        router.on(AuthAPI.webhookDeliveries) { try await deliveries($0, $1) }
-        router.on(AuthAPI.webhookDelivery) { try await delivery($0, $1) }
-        router.on(AuthAPI.replayWebhook) { try await replay($0, $1) }
+        router.on(AuthAPI.webhookDeliveries) { try await deliveries($1, $2) }
+        router.on(AuthAPI.webhookDelivery) { try await delivery($1, $2.id) }
+        router.on(AuthAPI.replayWebhook) { try await replay($1, $2.id) }
     }
 
     /// `GET /auth/webhooks`.
@@ -43,34 +41,30 @@ struct WebhooksController: Sendable {
 
     /// `GET /auth/webhooks/deliveries?endpoint=&state=&type=&subject=&cursor=&limit=` (limit
     /// 1–100, 50 by default), newest first.
-    func deliveries(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<WebhookDeliveryPage> {
+    func deliveries(_ context: ServiceRequestContext, _ query: WebhookDeliveryQuery) async throws
+        -> JSONResponse<WebhookDeliveryPage>
+    {
         _ = try context.caller()
         var errors: [Problem.FieldError] = []
-        let endpoint = request.query("endpoint")
+        let endpoint = query.endpoint
         if let endpoint, webhooks.endpoints[endpoint] == nil {
             errors.append(.init(field: "endpoint", message: "is not a configured endpoint"))
         }
-        let state = request.query("state")
-        if let state, WebhookDeliveryState(rawValue: state) == nil {
-            errors.append(.init(field: "state", message: "must be pending, delivered or failed"))
-        }
-        let type = request.query("type")
+        let state = query.state?.rawValue
+        let type = query.type
         let known = webhooks.options.known
         if let type, !known.types.contains(type) {
             errors.append(.init(field: "type", message: "must be one of \(known.types.joined(separator: ", "))"))
         }
-        let subject = request.query("subject")
-        if let subject, subject.isEmpty || subject.count > Self.subjectLimit {
-            errors.append(.init(field: "subject", message: "must be 1 to \(Self.subjectLimit) characters"))
-        }
+        let subject = query.subject
         var before: Int?
-        if let cursor = request.query("cursor") {
+        if let cursor = query.cursor {
             before = Int(cursor)
             if before == nil || before! < 1 {
                 errors.append(.init(field: "cursor", message: "must be a nextCursor this endpoint answered"))
             }
         }
-        let limit = request.query("limit", in: 1...100, into: &errors) ?? 50
+        let limit = query.limit ?? 50
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         let found = try await WebhookDeliveries(database).list(
             endpoint: endpoint, state: state, type: type, subject: subject, before: before, limit: limit)
@@ -80,18 +74,17 @@ struct WebhooksController: Sendable {
     }
 
     /// `GET /auth/webhooks/deliveries/{id}`: with the body it sends.
-    func delivery(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<WebhookDelivery> {
+    func delivery(_ context: ServiceRequestContext, _ id: Int) async throws -> JSONResponse<WebhookDelivery> {
         _ = try context.caller()
-        guard let delivery = try await WebhookDeliveries(database).delivery(try id(context)) else {
+        guard let delivery = try await WebhookDeliveries(database).delivery(id) else {
             throw HTTPError.notFound("No such delivery.")
         }
         return JSONResponse(delivery)
     }
 
     /// `POST /auth/webhooks/deliveries/{id}/replay`: 201 with the new delivery.
-    func replay(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<WebhookDelivery> {
+    func replay(_ context: ServiceRequestContext, _ id: Int) async throws -> JSONResponse<WebhookDelivery> {
         let actor = try context.auditActor()
-        let id = try id(context)
         let deliveries = WebhookDeliveries(database)
         guard let endpoint = try await deliveries.endpoint(of: id) else { throw HTTPError.notFound("No such delivery.") }
         guard webhooks.endpoints[endpoint] != nil else {
@@ -105,12 +98,5 @@ struct WebhooksController: Sendable {
             "webhook replayed",
             [("delivery_id", .int(id)), ("replay_id", .int(replayed.id)), ("staff_id", .string(actor.id?.text() ?? ""))])
         return JSONResponse(replayed, status: 201)
-    }
-
-    private func id(_ context: ServiceRequestContext) throws -> Int {
-        guard let text = context.parameters["id"], let id = Int(text), id > 0 else {
-            throw HTTPError.notFound("No such delivery.")
-        }
-        return id
     }
 }

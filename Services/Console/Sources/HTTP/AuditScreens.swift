@@ -67,7 +67,7 @@ struct AuditScreens: Sendable {
             }
         }
         filter.target = typed("target")
-        filter.action = typed("action").flatMap { typed in actions.first { $0.rawValue == typed } }
+        filter.action = typed("action").flatMap { typed in actions.first { $0.rawValue == typed }?.rawValue }
         filter.since = typed("since").flatMap { CivilDate.parse($0) == nil ? nil : $0 }
         filter.until = typed("until").flatMap { CivilDate.parse($0) == nil ? nil : $0 }
         if typed("since") != nil && filter.since == nil { problems["since"] = "Not a date." }
@@ -81,7 +81,7 @@ struct AuditScreens: Sendable {
         var unread: [String] = []
         if problems.isEmpty {
             for name in service.map({ [$0] }) ?? logs.map(\.service)
-            where log(name, mayHold: filter.action?.rawValue) {
+            where log(name, mayHold: filter.action) {
                 let endpoint = AuditAPI.log(of: name)
                 let reply = try await console.call(endpoint.method, endpoint.target(filter), as: session, request)
                 if [404, 502, 503, 504].contains(reply.status) {

@@ -39,15 +39,15 @@ struct FeedbackController: Sendable {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
         let (intake, items, reports) = (intake, items, reports)
-        endpoints.on(FeedbackAPI.create) { try await intake.create($0, $1, $2) }
-        endpoints.on(FeedbackAPI.mine) { try await items.mine($0, $1) }
-        endpoints.on(FeedbackAPI.item) { try await items.item($0, $1) }
-        endpoints.on(FeedbackAPI.list) { try await items.list($0, $1) }
-        endpoints.on(FeedbackAPI.update) { try await items.update($0, $1, $2) }
-        endpoints.on(FeedbackAPI.reply) { try await items.reply($0, $1, $2) }
-        endpoints.on(FeedbackAPI.stats) { try await reports.stats($0, $1) }
-        endpoints.on(FeedbackAPI.daily) { try await reports.daily($0, $1) }
-        endpoints.on(FeedbackAPI.export) { try await reports.export($0, $1) }
+        endpoints.on(FeedbackAPI.create) { try await intake.create($0, $1, $2, $3) }
+        endpoints.on(FeedbackAPI.mine) { try await items.mine($1, $2) }
+        endpoints.on(FeedbackAPI.item) { try await items.item($1, $2.id) }
+        endpoints.on(FeedbackAPI.list) { try await items.list($1, $2) }
+        endpoints.on(FeedbackAPI.update) { try await items.update($1, $2.id, $3) }
+        endpoints.on(FeedbackAPI.reply) { try await items.reply($1, $2.id, $3) }
+        endpoints.on(FeedbackAPI.stats) { try await reports.stats($1, $2) }
+        endpoints.on(FeedbackAPI.daily) { try await reports.daily($1, $2) }
+        endpoints.on(FeedbackAPI.export) { try await reports.export($0, $1, $2) }
         routes.merge(router.routes)
     }
 }

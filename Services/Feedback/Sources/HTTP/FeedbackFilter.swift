@@ -32,38 +32,37 @@ struct FeedbackFilter: Sendable {
     /// nil: every moderation state; the default view shows approved items only.
     var moderation: String? = "approved"
 
-    init(_ request: Request) throws(HTTPError) {
+    /// The filters of `query`, its kinds and ranges checked against their declarations already;
+    /// the lists, dates, words and tags checked here.
+    init(_ query: FeedbackQuery) throws(HTTPError) {
         var errors: [Problem.FieldError] = []
-        func values(_ name: String, _ allowed: Set<String>) -> [String] {
-            guard let text = request.query(name) else { return [] }
+        func values(_ name: String, _ text: String?, _ allowed: Set<String>) -> [String] {
+            guard let text else { return [] }
             let values = text.split(separator: ",").map(String.init)
             if values.isEmpty || !values.allSatisfy(allowed.contains) {
                 errors.append(.init(field: name, message: "must be one or more of \(Vocabulary.list(allowed)), comma-separated"))
             }
             return values
         }
-        func date(_ name: String) -> Date? {
-            guard let text = request.query(name) else { return nil }
+        func date(_ name: String, _ text: String?) -> Date? {
+            guard let text else { return nil }
             guard let value = FeedbackFilter.parseDate(text) else {
                 errors.append(.init(field: name, message: "must be an ISO 8601 date or date-time"))
                 return nil
             }
             return value
         }
-        statuses = values("status", Vocabulary.statuses)
-        categories = values("category", Vocabulary.categories)
-        platforms = values("platform", Vocabulary.platforms)
-        ratingMin = request.query("ratingMin", in: 1...5, into: &errors)
-        ratingMax = request.query("ratingMax", in: 1...5, into: &errors)
-        createdFrom = date("createdFrom")
-        createdTo = date("createdTo")
-        appVersion = request.query("appVersion")
-        if let user = request.query("userId") {
-            sender = UUID(uuidString: user)
-            if sender == nil { errors.append(.init(field: "userId", message: "must be an account id (a UUID)")) }
-        }
-        if let q = request.query("q") {
-            if q.trimmingWhitespace().isEmpty || q.count > 200 {
+        statuses = values("status", query.status, Vocabulary.statuses)
+        categories = values("category", query.category, Vocabulary.categories)
+        platforms = values("platform", query.platform, Vocabulary.platforms)
+        ratingMin = query.ratingMin
+        ratingMax = query.ratingMax
+        createdFrom = date("createdFrom", query.createdFrom)
+        createdTo = date("createdTo", query.createdTo)
+        appVersion = query.appVersion
+        sender = query.userID
+        if let q = query.text {
+            if q.trimmingWhitespace().isEmpty {
                 errors.append(.init(field: "q", message: "must be 1 to 200 characters"))
             } else if let prefixes = PostgresTextSearch.prefixQuery(q), let typed = PostgresTextSearch.words(q) {
                 text = prefixes
@@ -72,13 +71,13 @@ struct FeedbackFilter: Sendable {
                 errors.append(.init(field: "q", message: "must hold a letter or a digit"))
             }
         }
-        if let given = request.query("tag") {
+        if let given = query.tag {
             tags = given.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
             if tags.isEmpty || tags.count > 10 || tags.contains(where: { $0.unicodeScalars.count > 32 }) {
                 errors.append(.init(field: "tag", message: "must be 1 to 10 tags of at most 32 characters, comma-separated"))
             }
         }
-        if let given = request.query("assignee") {
+        if let given = query.assignee {
             if given == "none" {
                 assignee = .some(nil)
             } else if let id = UUID(uuidString: given) {
@@ -87,15 +86,8 @@ struct FeedbackFilter: Sendable {
                 errors.append(.init(field: "assignee", message: "must be a team member's account id, or none"))
             }
         }
-        if let value = request.query("moderation") {
-            if value == "all" {
-                moderation = nil
-            } else if Vocabulary.moderation.contains(value) {
-                moderation = value
-            } else {
-                errors.append(.init(field: "moderation", message: "must be pending, approved, rejected or all"))
-            }
-        }
+        // Checked against the declared set (pending, approved, rejected, all).
+        if let value = query.moderation { moderation = value == "all" ? nil : value }
         guard errors.isEmpty else { throw .invalid(errors) }
     }
 

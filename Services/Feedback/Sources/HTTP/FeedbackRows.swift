@@ -205,11 +205,11 @@ struct PageRequest: Sendable {
     let limit: Int
     let cursor: PageCursor?
 
-    init(_ request: Request) throws(HTTPError) {
-        var errors: [Problem.FieldError] = []
-        limit = request.query("limit", in: 1...100, into: &errors) ?? 20
-        guard errors.isEmpty else { throw .invalid(errors) }
-        cursor = try request.query("cursor").map { text throws(HTTPError) in try PageCursor(text) }
+    /// - Parameters: `limit` and `cursor` as the endpoint's parameters were read (the limit
+    ///   checked against its declaration).
+    init(limit: Int?, cursor: String?) throws(HTTPError) {
+        self.limit = limit ?? 20
+        self.cursor = try cursor.map { text throws(HTTPError) in try PageCursor(text) }
     }
 
     /// The page of `rows` (fetched with `limit + 1`) as JSON, written row by row: no item is

@@ -21,8 +21,8 @@ struct IntakeController: Sendable {
     let installations: AccessTokenVerifier
     let logger: Logger
 
-    func create(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedback) async throws
-        -> EndpointReply<FeedbackItem>
+    func create(_ request: Request, _ context: ServiceRequestContext, _ headers: FeedbackSender, _ body: CreateFeedback)
+        async throws -> EndpointReply<FeedbackItem>
     {
         let principal = context.principal
         // An anonymous account's feedback is anonymous feedback: moderated, attested and counted
@@ -30,8 +30,8 @@ struct IntakeController: Sendable {
         // one address share that address's quota). It stays the account's own (`/feedback/mine`).
         let anonymous = principal?.isAnonymous ?? true
         let feedback = try ValidFeedback(body, anonymous: anonymous)
-        let key = try idempotencyKey(request, body)
-        let installation = anonymous ? try await anonymousInstallation(request) : nil
+        let key = try idempotencyKey(headers.idempotencyKey, body)
+        let installation = anonymous ? try await anonymousInstallation(headers) : nil
         let scope =
             principal.map { $0.userID.text() }
             ?? installation.map { "anonymous:installation:" + $0.id } ?? "anonymous:address:" + request.clientKey
@@ -76,10 +76,10 @@ struct IntakeController: Sendable {
     /// where its idempotency keys and ids live so that two apps choosing the same key never meet,
     /// and whether App Attest vouches for it (`X-Installation-Token`, as
     /// `PIER_FEEDBACK_APP_ATTEST` asks): then its quota is its own, not its address's.
-    private func anonymousInstallation(_ request: Request) async throws(HTTPError) -> (id: String, attested: Bool)? {
-        let named = try request.installationID()
+    private func anonymousInstallation(_ headers: FeedbackSender) async throws(HTTPError) -> (id: String, attested: Bool)? {
+        let named = headers.installationID
         guard configuration.appAttest != .off else { return named.map { ($0, false) } }
-        guard let token = request.headers["X-Installation-Token"] else {
+        guard let token = headers.installationToken else {
             guard configuration.appAttest == .required else { return named.map { ($0, false) } }
             throw HTTPError(
                 403, code: .attestationRequired,
@@ -101,9 +101,9 @@ struct IntakeController: Sendable {
     }
 
     /// The `Idempotency-Key` header, or the client-generated `id`.
-    private func idempotencyKey(_ request: Request, _ body: CreateFeedback) throws(HTTPError) -> String? {
-        if let key = request.headers["Idempotency-Key"] {
-            guard !key.isEmpty, key.utf8.count <= 255, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+    private func idempotencyKey(_ header: String?, _ body: CreateFeedback) throws(HTTPError) -> String? {
+        if let key = header {
+            guard key.utf8.count <= 255, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
                 throw .invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
             }
             return key

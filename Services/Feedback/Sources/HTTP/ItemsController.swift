@@ -29,16 +29,15 @@ struct ItemsController: Sendable {
 
     /// The sender's items with the team's replies and their moves through the workflow: what an
     /// app shows as the sender's inbox.
-    func mine(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackPage> {
+    func mine(_ context: ServiceRequestContext, _ query: PageQuery) async throws -> JSONResponse<FeedbackPage> {
         let principal = try context.caller()
-        var page = try await items.page(of: principal.userID, try PageRequest(request))
+        var page = try await items.page(of: principal.userID, try PageRequest(limit: query.limit, cursor: query.cursor))
         page.items = try await replies.attach(to: page.items, staff: false)
         return JSONResponse(page)
     }
 
-    func item(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackItem> {
+    func item(_ context: ServiceRequestContext, _ id: UUID) async throws -> JSONResponse<FeedbackItem> {
         let principal = try context.caller()
-        let id = try context.parameters.require("id", as: UUID.self)
         guard var item = try await items.item(id, admin: principal.isStaff),
             // Someone else's item answers exactly like a missing one: existence does not leak.
             principal.isStaff || item.owner == principal.userID
@@ -48,11 +47,10 @@ struct ItemsController: Sendable {
     }
 
     /// `POST /feedback/{id}/replies`: 201 with the reply; a retry with its id, 200 with it.
-    func reply(_ request: Request, _ context: ServiceRequestContext, _ body: CreateFeedbackReply) async throws
+    func reply(_ context: ServiceRequestContext, _ item: UUID, _ body: CreateFeedbackReply) async throws
         -> JSONResponse<FeedbackReply>
     {
         let actor = try context.auditActor()
-        let item = try context.parameters.require("id", as: UUID.self)
         let message = body.message.trimmingWhitespace()
         guard (1...5000).contains(message.unicodeScalars.count) else {
             throw HTTPError.invalid("message", "must be 1 to 5000 characters")
@@ -68,21 +66,20 @@ struct ItemsController: Sendable {
     }
 
     /// Written row by row into the answer: the page's items are never built.
-    func list(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<FeedbackPage> {
-        let filter = try FeedbackFilter(request)
-        let page = try PageRequest(request)
+    func list(_ context: ServiceRequestContext, _ query: FeedbackQuery) async throws -> EndpointReply<FeedbackPage> {
+        let filter = try FeedbackFilter(query)
+        let page = try PageRequest(limit: query.limit, cursor: query.cursor)
         let rows = try await items.pageRows(matching: filter, page)
-        let total = request.query("includeTotal") == "true" ? try await items.count(matching: filter) : nil
+        let total = query.includeTotal ? try await items.count(matching: filter) : nil
         var writer = JSONWriter(capacity: 64 + rows.count * 768)
         try page.write(rows, admin: true, total: total, into: &writer)
         return EndpointReply(writtenJSON: writer.bytes)
     }
 
-    func update(_ request: Request, _ context: ServiceRequestContext, _ patch: UpdateFeedback) async throws
+    func update(_ context: ServiceRequestContext, _ id: UUID, _ patch: UpdateFeedback) async throws
         -> JSONResponse<FeedbackItem>
     {
         let actor = try context.auditActor()
-        let id = try context.parameters.require("id", as: UUID.self)
         var errors: [Problem.FieldError] = []
         if let status = patch.status, !Vocabulary.statuses.contains(status) {
             errors.append(.init(field: "status", message: "must be one of \(Vocabulary.list(Vocabulary.statuses))"))
@@ -140,7 +137,7 @@ struct ItemsController: Sendable {
         case .conflict(let detail): throw HTTPError.conflict(detail)
         case .unknownOriginal: throw HTTPError.invalid("duplicateOf", "is not an existing feedback id")
         case .notTeamMember: throw HTTPError.invalid("assignee", "is not a team member's account (support or admin)")
-        case .updated: return try await item(request, context)
+        case .updated: return try await item(context, id)
         }
     }
 }

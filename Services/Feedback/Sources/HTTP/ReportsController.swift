@@ -17,57 +17,42 @@ import PierService
 struct ReportsController: Sendable {
     let database: PostgresPool
 
-    func stats(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackStats> {
+    func stats(_ context: ServiceRequestContext, _ query: FeedbackStatsQuery) async throws -> JSONResponse<FeedbackStats> {
         var errors: [Problem.FieldError] = []
-        let from = try request.query("from").map { text throws(HTTPError) -> Date in
+        let from = try query.from.map { text throws(HTTPError) -> Date in
             guard let date = FeedbackFilter.parseDate(text) else {
                 throw .invalid("from", "must be an ISO 8601 date or date-time")
             }
             return date
         }
-        let to = try request.query("to").map { text throws(HTTPError) -> Date in
+        let to = try query.to.map { text throws(HTTPError) -> Date in
             guard let date = FeedbackFilter.parseDate(text) else { throw .invalid("to", "must be an ISO 8601 date or date-time") }
             return date
         }
         if let from, let to, from > to { errors.append(.init(field: "from", message: "must not be after to")) }
-        let moderation = try Self.moderation(request)
         guard errors.isEmpty else { throw HTTPError.invalid(errors) }
         // Whole days from the rollup, the rest from the items, in one statement.
         return JSONResponse(
-            try await FeedbackRollup.reading(database) { try await $0.stats(from: from, to: to, moderation: moderation) })
+            try await FeedbackRollup.reading(database) { try await $0.stats(from: from, to: to, moderation: query.moderation) })
     }
 
     /// `GET /feedback/stats/daily?days=N` (1–366, 30 by default): each UTC day of the last N,
     /// today included, and the triage backlog now.
-    func daily(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<FeedbackDaily> {
-        var days = 30
-        if let text = request.query("days") {
-            guard let value = Int(text), (1...366).contains(value) else {
-                throw HTTPError.invalid("days", "must be a whole number from 1 to 366")
-            }
-            days = value
-        }
-        let moderation = try Self.moderation(request)
+    func daily(_ context: ServiceRequestContext, _ query: FeedbackDailyQuery) async throws -> JSONResponse<FeedbackDaily> {
+        let (days, moderation) = (query.days ?? 30, query.moderation)
         let today = Int((Date().timeIntervalSince1970 / 86_400).rounded(.down))
         return JSONResponse(
             try await FeedbackRollup.reading(database) { try await $0.daily(first: today - days + 1, moderation: moderation) })
     }
 
-    /// The `moderation` the counts are of (all states when absent).
-    static func moderation(_ request: Request) throws(HTTPError) -> String? {
-        guard let value = request.query("moderation") else { return nil }
-        guard Vocabulary.moderation.contains(value) else {
-            throw .invalid("moderation", "must be one of \(Vocabulary.list(Vocabulary.moderation))")
-        }
-        return value
-    }
-
     /// Streams every item matching the filters, newest first, as NDJSON or CSV, a thousand rows
     /// at a time: memory stays bounded however many rows there are.
-    func export(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<FileAnswer> {
-        let filter = try FeedbackFilter(request)
-        let format = request.query("format") ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
-        guard format == "csv" || format == "ndjson" else { throw HTTPError.invalid("format", "must be ndjson or csv") }
+    /// - Parameter query: the format (else what `Accept` asks for) and the list's filters.
+    func export(_ request: Request, _ context: ServiceRequestContext, _ query: FeedbackExportQuery) async throws
+        -> EndpointReply<FileAnswer>
+    {
+        let filter = try FeedbackFilter(query.filter)
+        let format = query.format ?? (request.headers["Accept"]?.contains("text/csv") == true ? "csv" : "ndjson")
         let items = FeedbackItems(database)
         let headers: HTTPHeaders = [
             "Content-Type": format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",

@@ -106,13 +106,10 @@ struct AppStoreController: Sendable {
 
     /// `GET /subscriptions/appstore/notifications?limit=N` (staff; 1–200, 50 by default): the
     /// newest notifications and what became of them, refused ones included.
-    func recent(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<
+    func recent(_ context: ServiceRequestContext, _ query: LimitQuery) async throws -> JSONResponse<
         ItemList<AppStoreNotificationEntry>
     > {
-        var errors: [Problem.FieldError] = []
-        let limit = request.query("limit", in: 1...200, into: &errors) ?? 50
-        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        return JSONResponse(ItemList(try await subscriptions.recentNotifications(limit: limit)))
+        JSONResponse(ItemList(try await subscriptions.recentNotifications(limit: query.limit ?? 50)))
     }
 
     /// `GET /subscriptions/subscribers` (staff): the accounts with access now, per plan.
@@ -125,18 +122,14 @@ struct AppStoreController: Sendable {
     /// `GET /subscriptions/stats/daily?days=N` (staff; 1–366, 30 by default): active
     /// subscriptions and introductory offers per plan at the end of each UTC day, conversions,
     /// cancellations and refunds per day.
-    func daily(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionDaily> {
-        var errors: [Problem.FieldError] = []
-        let days = request.query("days", in: 1...366, into: &errors) ?? 30
-        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        return JSONResponse(try await subscriptions.daily(days: days))
+    func daily(_ context: ServiceRequestContext, _ query: DaysQuery) async throws -> JSONResponse<SubscriptionDaily> {
+        JSONResponse(try await subscriptions.daily(days: query.days ?? 30))
     }
 
     /// `POST /subscriptions/users/{userId}/appstore/refresh` (admins): every App Store
     /// subscription of the user read again from Apple; answers the user's status and facts.
-    func refresh(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
+    func refresh(_ context: ServiceRequestContext, _ user: UUID) async throws -> JSONResponse<SubscriptionHistory> {
         let admin = try context.caller()
-        let user = try context.parameters.require("userId", as: UUID.self)
         let outcome: AppStoreReconciler.Outcome
         do {
             outcome = try await reconciler.refresh(user: user)

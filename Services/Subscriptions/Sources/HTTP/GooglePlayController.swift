@@ -114,9 +114,8 @@ struct GooglePlayController: Sendable {
 
     /// `POST /subscriptions/users/{userId}/google/refresh` (staff) → the user's status and facts
     /// after every purchase of theirs was read again from Google.
-    func refresh(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
+    func refresh(_ context: ServiceRequestContext, _ user: UUID) async throws -> JSONResponse<SubscriptionHistory> {
         let staff = try context.caller()
-        let user = try context.parameters.require("userId", as: UUID.self)
         guard let play else { throw Self.unconfigured }
         let read: Int
         do {
@@ -131,13 +130,10 @@ struct GooglePlayController: Sendable {
     }
 
     /// `GET /subscriptions/google/notifications?limit=N` (staff; 1–200, 50 by default).
-    func recent(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<
+    func recent(_ context: ServiceRequestContext, _ query: LimitQuery) async throws -> JSONResponse<
         ItemList<GoogleNotificationEntry>
     > {
-        var errors: [Problem.FieldError] = []
-        let limit = request.query("limit", in: 1...200, into: &errors) ?? 50
-        guard errors.isEmpty else { throw HTTPError.invalid(errors) }
-        return JSONResponse(ItemList(try await GooglePurchases.recent(limit: limit, on: database)))
+        JSONResponse(ItemList(try await GooglePurchases.recent(limit: query.limit ?? 50, on: database)))
     }
 
     /// Purchase tokens are long URL-safe strings: 1 to 1024 letters, digits, `.`, `-`, `_`, and

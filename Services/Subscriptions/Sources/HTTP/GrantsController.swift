@@ -48,17 +48,13 @@ struct GrantsController: Sendable {
         return JSONResponse(grant, status: 201, headers: ["Location": SubscriptionsAPI.revokeGrant.path(PathID(grant.id))])
     }
 
-    func grants(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<ItemList<Grant>> {
-        guard let text = request.query("userId"), let user = UUID(text: text) else {
-            throw HTTPError.invalid("userId", "is required: the user whose grants to list (a UUID)")
-        }
-        return JSONResponse(ItemList(try await subscriptions.grants.list(of: user)))
+    func grants(_ context: ServiceRequestContext, _ user: UUID) async throws -> JSONResponse<ItemList<Grant>> {
+        JSONResponse(ItemList(try await subscriptions.grants.list(of: user)))
     }
 
     /// Ends a grant at once; it stays in the history.
-    func revokeGrant(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<Grant> {
+    func revokeGrant(_ context: ServiceRequestContext, _ id: UUID) async throws -> JSONResponse<Grant> {
         let actor = try context.auditActor()
-        let id = try context.parameters.require("id", as: UUID.self)
         guard let grant = try await subscriptions.revokeGrant(id, by: actor)
         else { throw HTTPError.notFound("No such grant.") }
         logger.info("grant revoked", [("grant_id", .string(id.text()))])

@@ -21,8 +21,8 @@ struct PlansController: Sendable {
 
     /// Active plans for everyone; `?all=true` adds inactive ones for the team. Cacheable: a
     /// strong `ETag` over the body answers `If-None-Match` with 304.
-    func plans(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<ItemList<Plan>> {
-        let all = request.query("all") == "true"
+    func plans(_ request: Request, _ query: PlansQuery) async throws -> EndpointReply<ItemList<Plan>> {
+        let all = query.all
         let body = try JSON.encode(ItemList(try await subscriptions.plans.list(includingInactive: all)))
         return EndpointReply(
             promised: .conditionalJSON(
@@ -40,10 +40,7 @@ struct PlansController: Sendable {
         return JSONResponse(stored, status: 201, headers: ["Location": SubscriptionsAPI.updatePlan.path(PlanID(plan.id))])
     }
 
-    func updatePlan(_ request: Request, _ context: ServiceRequestContext, _ body: UpdatePlan) async throws
-        -> JSONResponse<Plan>
-    {
-        let id = try context.parameters.require("id")
+    func updatePlan(_ context: ServiceRequestContext, _ id: String, _ body: UpdatePlan) async throws -> JSONResponse<Plan> {
         // What subscribers pay is changed only after a recent sign-in (the console asks for the
         // password: `POST /auth/reauthenticate`).
         if body.price != nil || body.currency != nil || body.billingPeriod != nil {
@@ -56,8 +53,7 @@ struct PlansController: Sendable {
     }
 
     /// Only a plan nobody ever had can be deleted; one in use is deactivated instead.
-    func deletePlan(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<NoContent> {
-        let id = try context.parameters.require("id")
+    func deletePlan(_ context: ServiceRequestContext, _ id: String) async throws -> EndpointReply<NoContent> {
         let change = try await subscriptions.deletePlan(id, by: try context.auditActor())
         guard case .deleted = change else { throw Self.problem(change, id: id) }
         logger.info("plan deleted", [("plan_id", .string(id))])

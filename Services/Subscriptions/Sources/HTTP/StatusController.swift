@@ -42,13 +42,15 @@ struct StatusController: Sendable {
     ///
     /// A request with a `Pier-Status-Nonce` gets the status signed too (`Pier-Signed-Status`, on
     /// the 304 as well): bound to the caller, their `X-Installation-ID` and that nonce.
-    func me(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<SubscriptionStatus> {
+    func me(_ request: Request, _ context: ServiceRequestContext, _ asked: StatusRequest) async throws
+        -> EndpointReply<SubscriptionStatus>
+    {
         let principal = try context.caller()
-        let nonce = request.headers[SignedStatusClaims.nonceHeader]
+        let nonce = asked.nonce
         if let nonce, !SignedStatusClaims.isNonce(nonce) {
             throw HTTPError.invalid(SignedStatusClaims.nonceHeader, "must be 16 to 128 base64url characters")
         }
-        let installation = try request.installationID()
+        let installation = asked.installationID
         let status = try await subscriptions.status(of: principal.userID)
         let body = JSON.write(status)
         var headers = Self.cacheControl(status)
@@ -74,10 +76,12 @@ struct StatusController: Sendable {
     /// `GET /subscriptions/me/events`: the status as server-sent events (`event: status`), now
     /// and whenever it changes (a grant, its revocation, an App Store transaction or
     /// notification, a refund), within about a second, whichever replica or service made it.
-    func events(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<EventStreamAnswer> {
+    func events(_ request: Request, _ context: ServiceRequestContext, _ stream: EventStreamRequest) async throws
+        -> EndpointReply<EventStreamAnswer>
+    {
         EndpointReply(
             promised: try ServerSentEvents.response(
-                request, feed: live, caller: try context.caller(), event: "status",
+                request, resumingAfter: stream.lastEventID, feed: live, caller: try context.caller(), event: "status",
                 fingerprint: { Self.withoutCheckAgainAt($0) }))
     }
 
@@ -94,9 +98,8 @@ struct StatusController: Sendable {
         return Array(body[..<(start + key.count)] + body[end...])
     }
 
-    func entitlement(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<EntitlementStatus> {
+    func entitlement(_ context: ServiceRequestContext, _ key: String) async throws -> JSONResponse<EntitlementStatus> {
         let principal = try context.caller()
-        let key = try context.parameters.require("key")
         guard ValidPlan.isSlug(key, maximum: 64, extra: ".") else {
             throw HTTPError.invalid("key", "must be 1 to 64 lowercase letters, digits, '-', '_' or '.'")
         }
@@ -122,8 +125,7 @@ struct StatusController: Sendable {
         return Self.response(try await subscriptions.status(of: principal.userID))
     }
 
-    func user(_ request: Request, _ context: ServiceRequestContext) async throws -> JSONResponse<SubscriptionHistory> {
-        let user = try context.parameters.require("userId", as: UUID.self)
+    func user(_ user: UUID) async throws -> JSONResponse<SubscriptionHistory> {
         let history = try await subscriptions.history(of: user)
         return JSONResponse(history)
     }

@@ -39,29 +39,29 @@ struct SubscriptionsController: Sendable {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
         let (plans, status, appStore, grants, googlePlay) = (plans, status, appStore, grants, googlePlay)
-        endpoints.on(SubscriptionsAPI.plans, staffWhen: { $0.query("all") == "true" }) { try await plans.plans($0, $1) }
+        endpoints.on(SubscriptionsAPI.plans, staffWhen: \.all) { try await plans.plans($0, $2) }
         endpoints.on(SubscriptionsAPI.createPlan) { try await plans.createPlan($0, $1, $2) }
-        endpoints.on(SubscriptionsAPI.updatePlan) { try await plans.updatePlan($0, $1, $2) }
-        endpoints.on(SubscriptionsAPI.deletePlan) { try await plans.deletePlan($0, $1) }
-        endpoints.on(SubscriptionsAPI.me) { try await status.me($0, $1) }
+        endpoints.on(SubscriptionsAPI.updatePlan) { try await plans.updatePlan($1, $2.id, $3) }
+        endpoints.on(SubscriptionsAPI.deletePlan) { try await plans.deletePlan($1, $2.id) }
+        endpoints.on(SubscriptionsAPI.me) { try await status.me($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.keys) { try await status.keys($0, $1) }
-        endpoints.on(SubscriptionsAPI.events) { try await status.events($0, $1) }
-        endpoints.on(SubscriptionsAPI.entitlement) { try await status.entitlement($0, $1) }
+        endpoints.on(SubscriptionsAPI.events) { try await status.events($0, $1, $2) }
+        endpoints.on(SubscriptionsAPI.entitlement) { try await status.entitlement($1, $2.key) }
         endpoints.on(SubscriptionsAPI.cancel) { try await status.cancel($0, $1) }
-        endpoints.on(SubscriptionsAPI.user) { try await status.user($0, $1) }
-        endpoints.on(SubscriptionsAPI.refresh) { try await appStore.refresh($0, $1) }
+        endpoints.on(SubscriptionsAPI.user) { try await status.user($2.id) }
+        endpoints.on(SubscriptionsAPI.refresh) { try await appStore.refresh($1, $2.id) }
         endpoints.on(SubscriptionsAPI.transaction) { try await appStore.transaction($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.notification) { try await appStore.notification($0, $1, $2) }
-        endpoints.on(SubscriptionsAPI.notifications) { try await appStore.recent($0, $1) }
+        endpoints.on(SubscriptionsAPI.notifications) { try await appStore.recent($1, $2) }
         endpoints.on(SubscriptionsAPI.subscribers) { try await appStore.subscribers($0, $1) }
-        endpoints.on(SubscriptionsAPI.daily) { try await appStore.daily($0, $1) }
+        endpoints.on(SubscriptionsAPI.daily) { try await appStore.daily($1, $2) }
         endpoints.on(SubscriptionsAPI.grant) { try await grants.grant($0, $1, $2) }
-        endpoints.on(SubscriptionsAPI.grants) { try await grants.grants($0, $1) }
-        endpoints.on(SubscriptionsAPI.revokeGrant) { try await grants.revokeGrant($0, $1) }
+        endpoints.on(SubscriptionsAPI.grants) { try await grants.grants($1, $2.userID) }
+        endpoints.on(SubscriptionsAPI.revokeGrant) { try await grants.revokeGrant($1, $2.id) }
         endpoints.on(SubscriptionsAPI.googlePurchase) { try await googlePlay.purchase($0, $1, $2) }
         endpoints.on(SubscriptionsAPI.googleNotification) { try await googlePlay.notification($0, $1, $2) }
-        endpoints.on(SubscriptionsAPI.googleRefresh) { try await googlePlay.refresh($0, $1) }
-        endpoints.on(SubscriptionsAPI.googleNotifications) { try await googlePlay.recent($0, $1) }
+        endpoints.on(SubscriptionsAPI.googleRefresh) { try await googlePlay.refresh($1, $2.id) }
+        endpoints.on(SubscriptionsAPI.googleNotifications) { try await googlePlay.recent($1, $2) }
         routes.merge(router.routes)
     }
 }
