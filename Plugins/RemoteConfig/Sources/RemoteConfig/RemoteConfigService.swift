@@ -87,7 +87,7 @@ public struct RemoteConfigService: Service {
     public func routes(into routes: inout Routes) {
         let router = Router<ServiceRequestContext>()
         let endpoints = EndpointRouter(router, authenticator: authenticator)
-        endpoints.on(RemoteConfigAPI.config) { request, context in try await config(request, context) }
+        endpoints.on(RemoteConfigAPI.config) { request, context, asked in try await config(request, context, asked) }
         endpoints.on(RemoteConfigAPI.stream) { request, context, stream in
             EndpointReply(
                 promised: try ServerSentEvents.response(
@@ -114,22 +114,24 @@ public struct RemoteConfigService: Service {
 
     /// `GET /config`: evaluated from memory; the caller's entitlements are read (through the
     /// subscriptions plugin) only when a rule asks for them.
-    func config(_ request: Request, _ context: ServiceRequestContext) async throws -> EndpointReply<ConfigAnswer> {
+    func config(_ request: Request, _ context: ServiceRequestContext, _ asked: ConfigRequest) async throws
+        -> EndpointReply<ConfigAnswer>
+    {
         guard let held = store.held else {
             throw HTTPError.unavailable(retryAfter: 2, "The config has not been read from the database yet.")
         }
         let current = held.version
         var caller = ConfigCaller(
-            userID: context.principal?.userID, installationID: request.headers["X-Installation-ID"],
-            platform: request.headers["X-App-Platform"], appVersion: request.headers["X-App-Version"],
-            locale: request.headers["X-App-Locale"] ?? Self.firstLanguage(request.headers["Accept-Language"]),
+            userID: context.principal?.userID, installationID: asked.installationID, platform: asked.platform,
+            appVersion: asked.appVersion, locale: asked.locale ?? Self.firstLanguage(asked.languages),
+            // The header the deployment's load balancer names (PIER_CONFIG_COUNTRY_HEADER).
             country: countryHeader.flatMap { request.headers[$0] })
         if let user = caller.userID, Self.asksForEntitlements(current.parameters) {
             caller.entitlements = try await entitlements?.entitlements(of: user) ?? []
         }
         let answer = try store.answer(current, choices: held.compiled.choices(for: caller))
         var headers: HTTPHeaders = ["Cache-Control": "private, no-cache", "Vary": "Authorization", "ETag": answer.etag]
-        if let match = request.headers["If-None-Match"],
+        if let match = asked.ifNoneMatch,
             match.split(separator: ",").contains(where: {
                 $0.trimmingWhitespace() == answer.etag || $0.trimmingWhitespace() == "*"
             })

@@ -3,11 +3,11 @@ import PierModels
 /// The endpoints of remote config, as values: what the routes are registered from and what
 /// the API document (`/openapi.json`) describes.
 public enum RemoteConfigAPI {
-    public static let config = Endpoint<NoParameters, NoBody, ConfigAnswer>(
+    public static let config = Endpoint<ConfigRequest, NoBody, ConfigAnswer>(
         "GET", "/config", access: .anyone, operation: "getConfig",
         summary: "Every parameter's value for the calling app",
         description:
-            "The app says what it is with `X-Installation-ID`, `X-App-Platform`, `X-App-Version` and `X-App-Locale` (else `Accept-Language`); a bearer token adds who is signed in and their entitlements. `If-None-Match` with the last `ETag` answers 304 while nothing changed for the caller.",
+            "The app says what it is in its headers; a bearer token adds who is signed in and their entitlements. `If-None-Match` with the last `ETag` answers 304 while nothing changed for the caller.",
         answers: "The values", headers: ["ETag", "Cache-Control"])
 
     public static let versions = Endpoint<NoParameters, NoBody, ConfigVersions>(
@@ -45,6 +45,41 @@ public enum RemoteConfigAPI {
         config.definition, stream.definition, versions.definition, version.definition, publish.definition, rollback.definition,
         preview.definition,
     ]
+}
+
+/// What an app says of itself when it asks for its config: what the rules judge.
+public struct ConfigRequest: EndpointParameters, Equatable {
+    public static let declared: [Parameter] = [
+        .header("X-Installation-ID", .string, "The app installation's id (percentage rollouts are stable per installation)."),
+        .header("X-App-Platform", .string, "`ios`, `android`, … (what rules' `platforms` judge)."),
+        .header("X-App-Version", .string, "The app's marketing version (what rules' version ranges judge)."),
+        .header("X-App-Locale", .string, "The app's language (`de-AT`); else the first of `Accept-Language`."),
+        .header("Accept-Language", .string, "The languages the device prefers, when the app sends no `X-App-Locale`."),
+        .header("If-None-Match", .string, "The `ETag` of the config last read: 304 while nothing changed for the caller."),
+    ]
+    public var installationID: String?
+    public var platform: String?
+    public var appVersion: String?
+    public var locale: String?
+    public var languages: String?
+    public var ifNoneMatch: String?
+
+    enum CodingKeys: String, CodingKey {
+        case installationID = "X-Installation-ID"
+        case platform = "X-App-Platform"
+        case appVersion = "X-App-Version"
+        case locale = "X-App-Locale"
+        case languages = "Accept-Language"
+        case ifNoneMatch = "If-None-Match"
+    }
+
+    public init(
+        installationID: String? = nil, platform: String? = nil, appVersion: String? = nil, locale: String? = nil,
+        languages: String? = nil, ifNoneMatch: String? = nil
+    ) {
+        (self.installationID, self.platform, self.appVersion) = (installationID, platform, appVersion)
+        (self.locale, self.languages, self.ifNoneMatch) = (locale, languages, ifNoneMatch)
+    }
 }
 
 /// `{version}`: one published version.

@@ -18,7 +18,7 @@ public final class RemoteConfig: @unchecked Sendable {
 
     private let pier: PierClient
     private let storage: URL?
-    private let headers: [String: String]
+    private let asking: ConfigRequest
     private let lock = NSLock()
     private var kept: Kept?
     private var listeners: [UUID: AsyncStream<ConfigAnswer>.Continuation] = [:]
@@ -30,12 +30,10 @@ public final class RemoteConfig: @unchecked Sendable {
     public init(pier: PierClient, storage: URL? = nil, platform: String? = RemoteConfig.platform, appVersion: String? = nil) {
         self.pier = pier
         self.storage = storage
-        var headers = ["X-Installation-ID": pier.installationID]
-        headers["X-App-Platform"] = platform
-        headers["X-App-Version"] =
-            appVersion ?? Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String
-        headers["X-App-Locale"] = Locale.preferredLanguages.first
-        self.headers = headers
+        asking = ConfigRequest(
+            installationID: pier.installationID, platform: platform,
+            appVersion: appVersion ?? Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String,
+            locale: Locale.preferredLanguages.first)
         if let storage, let data = try? Data(contentsOf: storage) {
             kept = try? JSONDecoder().decode(Kept.self, from: data)
         }
@@ -87,7 +85,7 @@ public final class RemoteConfig: @unchecked Sendable {
     @discardableResult
     public func refresh() async throws(PierError) -> Bool {
         let etag = lock.withLock { kept?.etag }
-        let fetched = try await pier.fetch(RemoteConfigAPI.config, NoParameters(), headers: headers, ifNoneMatch: etag)
+        let fetched = try await pier.fetch(RemoteConfigAPI.config, asking, ifNoneMatch: etag)
         guard let answer = fetched.answer else { return false }
         let changed = lock.withLock { () -> Bool in
             let changed = kept?.answer != answer

@@ -103,11 +103,10 @@ func run(_ line: CommandLineWords) async throws -> Int32 {
         let user = try await pier.auth.login(email: line.words[1], password: password)
         print("signed in as \(user.handle)")
     case "show":
-        var headers: [String: String] = ["X-Installation-ID": line.options["installation"] ?? pier.installationID]
-        headers["X-App-Platform"] = line.options["platform"]
-        headers["X-App-Version"] = line.options["app-version"]
-        headers["X-App-Locale"] = line.options["locale"]
-        guard let answer = try await pier.fetch(RemoteConfigAPI.config, NoParameters(), headers: headers).answer else { return 0 }
+        let asking = ConfigRequest(
+            installationID: line.options["installation"] ?? pier.installationID, platform: line.options["platform"],
+            appVersion: line.options["app-version"], locale: line.options["locale"])
+        guard let answer = try await pier.fetch(RemoteConfigAPI.config, asking).answer else { return 0 }
         if line.json {
             try printJSON(answer)
         } else {
