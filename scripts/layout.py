@@ -6,7 +6,8 @@
   - a service (Services/<Name>/Sources, the gateway aside: it is all front door) is laid out as
     auth is: its folders are HTTP/ (routes, controllers, the wire's validation and JSON),
     UseCases/, Repositories/, Domain/ and Workers/, and HTTP/ is there;
-  - SQL statements only in a service's Repositories/ (its migrations are .sql files);
+  - SQL statements only in a service's Repositories/ (its migrations are .sql files), and no
+    repository function answers a tuple (a named row type says what each value is);
   - no HTTP server type (Request, Response, Router, Routes, HTTPError, a request context,
     Middleware) named below HTTP/: in UseCases/, Repositories/, Domain/ or Workers/ (an outbound
     call's `HTTPClient.Request` is not one);
@@ -72,6 +73,11 @@ def service_problems(root):
                     if not line.strip().startswith("//") and SQL.search(line):
                         found.append(f"{relative}:{number + 1}: SQL outside Repositories/")
                         break
+            if layer == "Repositories":
+                text = "\n".join(code_of(lines))
+                for match in re.finditer(r"\bfunc \w+[^{]*?\)\s*(?:async\s+)?(?:throws\s*(?:\([^)]*\))?\s*)?->\s*\(", text):
+                    number = text[:match.start()].count("\n") + 1
+                    found.append(f"{relative}:{number}: a repository function that answers a tuple")
             if layer in LAYERS - {"HTTP"}:
                 for number, line in enumerate(code_of(lines)):
                     match = HTTP_TYPES.search(line)
@@ -151,6 +157,8 @@ def self_test():
     sql = 'struct A {\n    func f() async throws {\n        try await db.query("SELECT id FROM shop.items")\n    }\n}\n'
     cases.update({
         "SQL in a use case": ({service + "UseCases/Orders.swift": sql, service + "HTTP/C.swift": ""}, "SQL outside Repositories/"),
+        "a repository answering a tuple": ({service + "Repositories/Items.swift": "struct R {\n    func pair(_ id: Int)\n        async throws -> (\n        Int, String\n    ) {\n        (1, \"a\")\n    }\n}\n",
+                                             service + "HTTP/C.swift": ""}, "answers a tuple"),
         "an HTTP type in a use case": ({service + "UseCases/Orders.swift": "func f(_ r: Request) {}\n",
                                         service + "HTTP/C.swift": ""}, "an HTTP type, below HTTP/"),
         "a folder that is no layer": ({service + "Helpers/H.swift": "", service + "HTTP/C.swift": ""}, "not a layer"),
@@ -192,4 +200,4 @@ if __name__ == "__main__":
     if found:
         sys.exit("layout: " + "\nlayout: ".join(found))
     print(f"layout: no source file over {MAX_FILE} lines, no function over {MAX_FUNCTION}; services in layers, "
-          "SQL in Repositories/, no HTTP type below HTTP/; each module imports only its dependencies")
+          "SQL in Repositories/ and no tuple from one, no HTTP type below HTTP/; each module imports only its dependencies")

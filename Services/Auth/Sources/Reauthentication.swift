@@ -21,7 +21,7 @@ struct Reauthentication: Sendable {
     let passwords: PasswordChecks
 
     /// What the session's `auth_time` and `amr` are after a password or code was given.
-    typealias Proven = (at: Date, amr: [String])
+    typealias Proven = Sessions.Reauthenticated
 
     /// Checks the caller; returns the session's new `auth_time` and `amr` when a password, code or
     /// passkey proved it now (nil when a recent sign-in did).

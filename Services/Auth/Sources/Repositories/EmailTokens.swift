@@ -60,17 +60,28 @@ struct EmailTokens: Sendable {
             """)
     }
 
-    /// Marks a live token of `purpose` used; its user and address, or nil. A change of address
-    /// is live only while the session that asked for it is.
-    func consume(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> (user: UUID, email: String)? {
-        try await spend(hash, purpose).map { ($0.user, $0.email) }
+    /// A token spent: its account, the address it was mailed to, the session that asked for it
+    /// and the password an anonymous account asked for with the address.
+    struct Spent: PostgresRowDecodable, Sendable {
+        var user: UUID
+        var email: String
+        var session: UUID?
+        var passwordHash: String?
+
+        init(row: PostgresRow) throws {
+            (user, email) = (try row.decode("user_id"), try row.decode("email"))
+            (session, passwordHash) = (try row.decode("session_id"), try row.decode("password_hash"))
+        }
     }
 
-    /// ``consume(_:_:)``, with the session that asked and the password an anonymous account
-    /// asked for with the address.
-    func spend(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> (
-        user: UUID, email: String, session: UUID?, passwordHash: String?
-    )? {
+    /// Marks a live token of `purpose` used; what it was for, or nil. A change of address is live
+    /// only while the session that asked for it is.
+    func consume(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> Spent? {
+        try await spend(hash, purpose)
+    }
+
+    /// ``consume(_:_:)`` (the name the flows that read the session and password use).
+    func spend(_ hash: PostgresBytes, _ purpose: EmailToken.Purpose) async throws -> Spent? {
         try await database.query(
             """
             UPDATE auth.email_tokens t SET used_at = now()
@@ -79,14 +90,12 @@ struct EmailTokens: Sendable {
                     WHERE s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()))
             RETURNING user_id, email, session_id, password_hash
             """
-        ).first.map {
-            (try $0.decode("user_id"), try $0.decode("email"), try $0.decode("session_id"), try $0.decode("password_hash"))
-        }
+        ).first?.decode(Spent.self)
     }
 
     /// Marks a live approval link used, while the session that asked is live and the account
     /// still has the address it was mailed to; that account and session.
-    func consumeApproval(_ hash: PostgresBytes) async throws -> (user: UUID, session: UUID)? {
+    func consumeApproval(_ hash: PostgresBytes) async throws -> Spent? {
         try await database.query(
             """
             UPDATE auth.email_tokens t SET used_at = now()
@@ -94,20 +103,20 @@ struct EmailTokens: Sendable {
                 AND EXISTS (SELECT 1 FROM auth.sessions s
                     WHERE s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now())
                 AND EXISTS (SELECT 1 FROM auth.users u WHERE u.id = t.user_id AND u.email = t.email)
-            RETURNING user_id, session_id
+            RETURNING user_id, email, session_id, password_hash
             """
-        ).first.map { (try $0.decode("user_id"), try $0.decode("session_id")) }
+        ).first?.decode(Spent.self)
     }
 
     /// Marks a live cancel link used; its user and the session that asked for the change.
-    func consumeCancel(_ hash: PostgresBytes) async throws -> (user: UUID, session: UUID?)? {
+    func consumeCancel(_ hash: PostgresBytes) async throws -> Spent? {
         try await database.query(
             """
             UPDATE auth.email_tokens SET used_at = now()
             WHERE token_hash = \(hash) AND purpose = 'cancel-change' AND used_at IS NULL AND expires_at > now()
-            RETURNING user_id, session_id
+            RETURNING user_id, email, session_id, password_hash
             """
-        ).first.map { (try $0.decode("user_id"), try $0.decode("session_id")) }
+        ).first?.decode(Spent.self)
     }
 
     /// The account a live reset token is for, while the token was mailed to the address the

@@ -173,13 +173,25 @@ extension SecondFactors {
 
     /// The live session `session` of `user`: whether a second factor proved it, and where it
     /// signed in from (for the approval mail). Nil when it is not live.
-    func askingSession(_ session: UUID, of user: UUID) async throws -> (secondFactor: Bool, device: String?, address: String?)? {
+    struct AskingSession: PostgresRowDecodable, Sendable {
+        var secondFactor: Bool
+        var device: String?
+        var address: String?
+
+        init(row: PostgresRow) throws {
+            secondFactor = try row.decode("second_factor")
+            (device, address) = (try row.decode("device_name"), try row.decode("client_address"))
+        }
+    }
+
+    /// The session asking, nil when it is not `user`'s live one.
+    func askingSession(_ session: UUID, of user: UUID) async throws -> AskingSession? {
         try await database.query(
             """
             SELECT 'mfa' = ANY(amr) AS second_factor, device_name, client_address FROM auth.sessions
             WHERE id = \(session) AND user_id = \(user) AND revoked_at IS NULL AND expires_at > now()
             """
-        ).first.map { (try $0.decode("second_factor"), try $0.decode("device_name"), try $0.decode("client_address")) }
+        ).first?.decode(AskingSession.self)
     }
 
     func lockApproval(of session: UUID) async throws -> Approval {

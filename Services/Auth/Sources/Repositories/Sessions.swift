@@ -192,7 +192,7 @@ struct Sessions: Sendable {
     /// what proved it to the session's `amr`; returns when, and the session's `amr` now (nil
     /// when the session is not live).
     @discardableResult
-    func reauthenticated(_ session: UUID, adding amr: [String] = []) async throws -> (at: Date, amr: [String])? {
+    func reauthenticated(_ session: UUID, adding amr: [String] = []) async throws -> Reauthenticated? {
         try await database.query(
             """
             UPDATE auth.sessions SET authenticated_at = date_trunc('second', now()),
@@ -200,7 +200,17 @@ struct Sessions: Sendable {
             WHERE id = \(session) AND revoked_at IS NULL
             RETURNING authenticated_at, amr
             """
-        ).first.map { (try $0.decode("authenticated_at"), try $0.decode("amr", as: PostgresTextArray.self).values) }
+        ).first?.decode(Reauthenticated.self)
+    }
+
+    /// A session's `auth_time` and `amr` after it was proven again.
+    struct Reauthenticated: PostgresRowDecodable, Sendable {
+        var at: Date
+        var amr: [String]
+
+        init(row: PostgresRow) throws {
+            (at, amr) = (try row.decode("authenticated_at"), try row.decode("amr", as: PostgresTextArray.self).values)
+        }
     }
 
     /// Publishes that these sessions' access tokens are revoked until the last of them would

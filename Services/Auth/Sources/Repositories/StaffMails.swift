@@ -14,13 +14,19 @@ struct StaffMails: Sendable {
 
     /// How many mails staff sent `user` in the last hour, and the seconds until the oldest of
     /// them is an hour old (nil when there is none).
-    func lastHour(to user: UUID) async throws -> (count: Int, secondsToFirstExpiry: Int?) {
-        let row = try await database.query(
+    struct LastHour: PostgresRowDecodable, Sendable {
+        var count: Int
+        var secondsToFirstExpiry: Int?
+
+        init(row: PostgresRow) throws { (count, secondsToFirstExpiry) = (try row.decode("n"), try row.decode("wait")) }
+    }
+
+    func lastHour(to user: UUID) async throws -> LastHour {
+        try await database.query(
             """
             SELECT count(*)::int AS n, ceil(extract(epoch FROM min(at) + interval '1 hour' - now()))::int AS wait
             FROM auth.audit
             WHERE subject_id = \(user) AND action = 'user.mail_sent' AND at > now() - interval '1 hour'
-            """)[0]
-        return (try row.decode("n"), try row.decode("wait", as: Int?.self))
+            """)[0].decode(LastHour.self)
     }
 }

@@ -115,13 +115,13 @@ struct Users: Sendable {
     }
 
     /// The account of an address, its row locked: its id and whether the address was proven.
-    func lock(emailKey: String) async throws -> (id: UUID, email: String, verified: Bool)? {
+    func lock(emailKey: String) async throws -> AddressOwner? {
         try await database.query(
             """
             SELECT id, email, email_verified_at IS NOT NULL AS verified FROM auth.users WHERE email_key = \(emailKey)
             FOR UPDATE
             """
-        ).first.map { (try $0.decode("id"), try $0.decode("email"), try $0.decode("verified")) }
+        ).first?.decode(AddressOwner.self)
     }
 
     /// The account's address (nil in the inner optional when it has none), its row locked; nil
@@ -177,23 +177,19 @@ struct Users: Sendable {
 
     /// The account's address (none on an anonymous account), its row locked, whether it is
     /// anonymous, and whether another account has `newEmail`.
-    func lockForChange(of user: UUID, to newEmail: EmailAddress) async throws -> (
-        email: String?, anonymous: Bool, taken: Bool
-    )? {
+    func lockForChange(of user: UUID, to newEmail: EmailAddress) async throws -> ChangeStanding? {
         try await database.query(
             """
             SELECT u.email, u.anonymous_at IS NOT NULL AND u.permanent_at IS NULL AS anonymous,
                 EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
             FROM auth.users u WHERE u.id = \(user) FOR UPDATE
             """
-        ).first.map { (try $0.decode("email"), try $0.decode("anonymous"), try $0.decode("taken")) }
+        ).first?.decode(ChangeStanding.self)
     }
 
     /// The account of `user` or of `emailKey`, locked, with whether its address is proven and how
     /// many verification mails went out for it in the last 10 minutes.
-    func lockForVerification(of user: UUID?, emailKey: String?) async throws -> (
-        id: UUID, email: String, verified: Bool, recent: Int
-    )? {
+    func lockForVerification(of user: UUID?, emailKey: String?) async throws -> VerificationStanding? {
         try await database.query(
             """
             SELECT id, email, email_verified_at IS NOT NULL AS verified,
@@ -202,18 +198,18 @@ struct Users: Sendable {
             FROM auth.users u WHERE u.id = \(user) OR u.email_key = \(emailKey)
             FOR UPDATE
             """
-        ).first.map { (try $0.decode("id"), try $0.decode("email"), try $0.decode("verified"), try $0.decode("recent")) }
+        ).first?.decode(VerificationStanding.self)
     }
 
     /// The account of an address, locked, with its role and how many live sessions it has.
-    func lockForAdmin(emailKey: String) async throws -> (id: UUID, role: String, liveSessions: Int)? {
+    func lockForAdmin(emailKey: String) async throws -> AdminStanding? {
         try await database.query(
             """
             SELECT u.id, u.role, (SELECT count(*) FROM auth.sessions s
                 WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now())::int AS sessions
             FROM auth.users u WHERE u.email_key = \(emailKey) FOR UPDATE
             """
-        ).first.map { (try $0.decode("id"), try $0.decode("role"), try $0.decode("sessions")) }
+        ).first?.decode(AdminStanding.self)
     }
 
     /// Makes the account an admin with this password, its address counted as proven, enabled (the
@@ -235,7 +231,7 @@ struct Users: Sendable {
 
     /// The account's ways in, its row locked: whether it has a password, and how many identities
     /// besides `identity` (nil when `identity` is not the account's).
-    func lockWaysIn(of user: UUID, besides identity: UUID) async throws -> (hasPassword: Bool, otherIdentities: Int)? {
+    func lockWaysIn(of user: UUID, besides identity: UUID) async throws -> WaysIn? {
         try await database.query(
             """
             SELECT u.password_hash IS NOT NULL AS has_password,
@@ -243,7 +239,7 @@ struct Users: Sendable {
             FROM auth.users u JOIN auth.identities i ON i.user_id = u.id AND i.id = \(identity)
             WHERE u.id = \(user) FOR UPDATE OF u
             """
-        ).first.map { (try $0.decode("has_password"), try $0.decode("others")) }
+        ).first?.decode(WaysIn.self)
     }
 
     /// The address of an account left with no way in (no password, identity or passkey), if it is

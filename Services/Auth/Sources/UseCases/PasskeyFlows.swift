@@ -112,7 +112,7 @@ struct PasskeyFlows: Sendable {
 
     enum Reauthentication: Sendable {
         /// The session's new `auth_time` and `amr` (nil without a live session).
-        case proven((at: Date, amr: [String])?)
+        case proven(Sessions.Reauthenticated?)
         case failed(PasskeyProof.Failure)
     }
 

@@ -151,9 +151,9 @@ struct SecondFactorFlows: Sendable {
     /// session ended, the account's address changed since).
     func approve(link hash: PostgresBytes) async throws -> UUID? {
         try await database.withTransaction { connection in
-            guard let token = try await EmailTokens(connection).consumeApproval(hash),
+            guard let token = try await EmailTokens(connection).consumeApproval(hash), let session = token.session,
                 try await SecondFactors(connection).approve(
-                    of: token.user, session: token.session, by: nil, seconds: Self.approvalSeconds)
+                    of: token.user, session: session, by: nil, seconds: Self.approvalSeconds)
             else { return nil }
             return token.user
         }
@@ -270,7 +270,7 @@ struct SecondFactorFlows: Sendable {
 
     enum CodeCheck: Sendable {
         /// Right: the session's new `auth_time` and `amr` (nil without a live session).
-        case right((at: Date, amr: [String])?)
+        case right(Sessions.Reauthenticated?)
         case wrong
         case wait(Int)
     }

@@ -64,12 +64,13 @@ struct ReportsController: Sendable {
             repeat {
                 var chunk = [UInt8]()
                 if format == "csv" {
-                    let (items, next) = try await items.batch(matching: filter, after: cursor, count: 1000)
-                    for item in items { chunk += Array(CSVExport.line(item).utf8) }
-                    cursor = next
+                    let batch = try await items.batch(matching: filter, after: cursor, count: 1000)
+                    for item in batch.elements { chunk += Array(CSVExport.line(item).utf8) }
+                    cursor = batch.next
                 } else {
                     // NDJSON straight from the rows, as the list writes them.
-                    let (rows, next) = try await items.batchRows(matching: filter, after: cursor, count: 1000)
+                    let batch = try await items.batchRows(matching: filter, after: cursor, count: 1000)
+                    let (rows, next) = (batch.elements, batch.next)
                     var lines = JSONWriter(capacity: rows.count * 768)
                     if let first = rows.first {
                         let positions = try FeedbackRows.Positions(first.columns)

@@ -128,11 +128,15 @@ struct FeedbackItems: Sendable {
     }
 
     /// A batch of the export, as rows, and where the next starts.
-    func batchRows(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> (
-        [PostgresRow], PageCursor?
-    ) {
+    func batchRows(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> Batch<PostgresRow> {
         let rows = try await rows(where: filter.condition, after: cursor, limit: count)
-        return (rows, try rows.count == count ? rows.last.map(FeedbackRows.cursor(after:)) : nil)
+        return Batch(elements: rows, next: try rows.count == count ? rows.last.map(FeedbackRows.cursor(after:)) : nil)
+    }
+
+    /// Some of a list, and where the next part starts (nil at the end).
+    struct Batch<Element: Sendable>: Sendable {
+        var elements: [Element]
+        var next: PageCursor?
     }
 
     /// Items newest first: the one query behind pages and export batches.
@@ -156,10 +160,16 @@ struct FeedbackItems: Sendable {
     }
 
     /// One item (with the team's fields for `admin`) and who sent it.
-    func item(_ id: UUID, admin: Bool) async throws -> (value: FeedbackItem, owner: UUID?)? {
+    func item(_ id: UUID, admin: Bool) async throws -> Owned? {
         let rows = try await database.query("SELECT \(unsafeSQL: FeedbackRows.columns) FROM feedback.items WHERE id = \(id)")
         guard let row = rows.first else { return nil }
-        return (try FeedbackRows.item(row, admin: admin), try row.decode("user_id", as: UUID?.self))
+        return Owned(value: try FeedbackRows.item(row, admin: admin), owner: try row.decode("user_id", as: UUID?.self))
+    }
+
+    /// An item and who sent it (nil: anonymous, or an account since deleted).
+    struct Owned: Sendable {
+        var value: FeedbackItem
+        var owner: UUID?
     }
 
     func exists(_ id: UUID) async throws -> Bool {
@@ -178,11 +188,9 @@ struct FeedbackItems: Sendable {
     }
 
     /// Up to `count` items after `cursor`, and the cursor of the next batch (nil at the end).
-    func batch(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> (
-        [FeedbackItem], PageCursor?
-    ) {
-        let (rows, next) = try await batchRows(matching: filter, after: cursor, count: count)
-        return (try rows.map { try FeedbackRows.item($0, admin: true) }, next)
+    func batch(matching filter: FeedbackFilter, after cursor: PageCursor?, count: Int) async throws -> Batch<FeedbackItem> {
+        let rows = try await batchRows(matching: filter, after: cursor, count: count)
+        return Batch(elements: try rows.elements.map { try FeedbackRows.item($0, admin: true) }, next: rows.next)
     }
 
     // MARK: - Triage

@@ -46,10 +46,18 @@ struct FeedbackReplies: Sendable {
     }
 
     /// One reply with its item (the team's view), or nil.
-    func reply(_ id: UUID) async throws -> (item: UUID, reply: FeedbackReply)? {
+    func reply(_ id: UUID) async throws -> Stored? {
         try await database.query(
             "SELECT item_id, \(unsafeSQL: Self.columns) FROM feedback.replies WHERE id = \(id)"
-        ).first.map { row in (try row.decode("item_id"), try Self.reply(row, staff: true)) }
+        ).first?.decode(Stored.self)
+    }
+
+    /// A reply as the team sees it, and the item it answers.
+    struct Stored: PostgresRowDecodable, Sendable {
+        var item: UUID
+        var reply: FeedbackReply
+
+        init(row: PostgresRow) throws { (item, reply) = (try row.decode("item_id"), try FeedbackReplies.reply(row, staff: true)) }
     }
 
     /// `items` with their replies and, for their sender, their moves through the workflow: one

@@ -85,16 +85,6 @@ enum GooglePurchases {
         var offered: Bool
     }
 
-    /// The account a purchase token is bound to, if the token is known.
-    static func owner(of token: String, on connection: any PostgresExecutor) async throws -> (known: Bool, user: UUID?) {
-        guard
-            let row = try await connection.query(
-                "SELECT user_id FROM subscriptions.google_purchases WHERE purchase_token = \(token)"
-            ).first
-        else { return (false, nil) }
-        return (true, try row.decode("user_id", as: UUID?.self))
-    }
-
     /// The purchase tokens bound to `user` that no newer token replaced.
     static func tokens(of user: UUID, on connection: any PostgresExecutor) async throws -> [String] {
         try await connection.query(

@@ -59,7 +59,7 @@ struct Plans: Sendable {
     /// product. Plans are few, so one lock (until the transaction ends) keeps "a product belongs
     /// to one plan at most" exact.
     /// The product is named with its store ("Google Play product pro_monthly").
-    func productOwner(of plan: Plan) async throws -> (plan: String, product: String)? {
+    func productOwner(of plan: Plan) async throws -> ProductOwner? {
         try await database.execute("SELECT pg_advisory_xact_lock(hashtext('subscriptions-plan-products'))")
         guard
             let row = try await database.query(
@@ -75,7 +75,13 @@ struct Plans: Sendable {
         let named =
             plan.appStoreProductIds.first(where: products.contains).map { "App Store product " + $0 }
             ?? plan.googleProductIds.first(where: products.contains).map { "Google Play product " + $0 } ?? "product"
-        return (try row.decode("id"), named)
+        return ProductOwner(plan: try row.decode("id"), product: named)
+    }
+
+    /// The plan that has a product another plan asked for, and the product in words.
+    struct ProductOwner: Sendable {
+        var plan: String
+        var product: String
     }
 
     /// Whether anyone ever had the plan: a grant of it, or a purchase of one of its products.
