@@ -61,6 +61,9 @@ users = (work / "users").read_text().split()
 with open(work / "scripts", "a") as scripts:
     for n, user in enumerate(users, 1):
         text = query.replace("\\(user)", "'%s'" % user).replace("\\(now)", "now()").replace("\\(sandbox)", "true")
+        text = text.replace("\\(googleTests)", "true")
+        if "\\(" in text:
+            sys.exit("bench: the service's SELECT has an interpolation this script does not fill: " + text[text.index("\\("):][:40])
         (work / f"select-{n}.sql").write_text(text.rstrip() + ";\n")
         scripts.write(f"-f {work}/select-{n}.sql\n")
 PY
