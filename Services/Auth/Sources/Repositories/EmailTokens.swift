@@ -39,6 +39,16 @@ struct EmailTokens: Sendable {
 
     init(_ database: any PostgresExecutor) { self.database = database }
 
+    /// How many verification mails went to the account in the last 10 minutes.
+    func recentVerifications(of user: UUID) async throws -> Int {
+        try await database.query(
+            """
+            SELECT count(*)::int AS n FROM auth.email_tokens
+            WHERE user_id = \(user) AND purpose = 'verify' AND created_at > now() - interval '10 minutes'
+            """
+        )[0].decode("n")
+    }
+
     /// Stores the token and queues its mail. A change of address (and its cancel link), and an
     /// approval, belong to the session that asked for them.
     func issue(_ token: EmailToken, to user: UUID, session: UUID? = nil) async throws {

@@ -45,6 +45,14 @@ struct Identities: Sendable {
         try await database.execute("DELETE FROM auth.identities WHERE user_id = \(user) AND unverified_link")
     }
 
+    /// How many identities the account has besides `id`; nil when `id` is not one of its own.
+    func others(of user: UUID, besides id: UUID) async throws -> Int? {
+        let rows = try await database.query(
+            "SELECT id FROM auth.identities WHERE user_id = \(user)")
+        let ids: [UUID] = try rows.map { try $0.decode("id") }
+        return ids.contains(id) ? ids.count - 1 : nil
+    }
+
     func unlink(_ id: UUID, of user: UUID) async throws {
         try await database.execute("DELETE FROM auth.identities WHERE id = \(id) AND user_id = \(user)")
     }

@@ -157,6 +157,13 @@ struct Sessions: Sendable {
 
     /// Takes `anon` out of the session's `amr`: its account became permanent, and the tokens
     /// refreshed from now on no longer mark it anonymous to the other services.
+    /// How many of the account's sessions are live.
+    func liveCount(of user: UUID) async throws -> Int {
+        try await database.query(
+            "SELECT count(*)::int AS n FROM auth.sessions WHERE user_id = \(user) AND revoked_at IS NULL AND expires_at > now()"
+        )[0].decode("n")
+    }
+
     /// Whether `session` is `user`'s, not ended, not expired.
     func isLive(_ session: UUID, of user: UUID) async throws -> Bool {
         try await !database.query(

@@ -114,22 +114,25 @@ struct Users: Sendable {
         try await database.query("SELECT id FROM auth.users WHERE email_key = \(emailKey)").first?.decode("id")
     }
 
-    /// The account of an address, its row locked: its id and whether the address was proven.
-    func lock(emailKey: String) async throws -> AddressOwner? {
+    /// The account, its row locked until the transaction ends (`share`: against changes only, as
+    /// a sign-in holds it while a disable waits to end the session it opens): the one locking
+    /// read of an account, its flows checking what they need on the value it answers.
+    func lock(_ user: UUID, share: Bool = false) async throws -> User? {
         try await database.query(
-            """
-            SELECT id, email, email_verified_at IS NOT NULL AS verified FROM auth.users WHERE email_key = \(emailKey)
-            FOR UPDATE
-            """
-        ).first?.decode(AddressOwner.self)
+            "SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(user) \(unsafeSQL: share ? "FOR SHARE" : "FOR UPDATE")"
+        ).first?.decode(User.self)
     }
 
-    /// The account's address (nil in the inner optional when it has none), its row locked; nil
-    /// when there is no such account.
-    func lockEmail(of user: UUID) async throws -> String?? {
-        try await database.query("SELECT email FROM auth.users WHERE id = \(user) FOR UPDATE").first.map {
-            try $0.decode("email", as: String?.self)
-        }
+    /// The account of an address, its row locked (``lock(_:share:)``).
+    func lock(emailKey: String) async throws -> User? {
+        try await database.query(
+            "SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE email_key = \(emailKey) FOR UPDATE"
+        ).first?.decode(User.self)
+    }
+
+    /// Whether the account has a password.
+    func hasPassword(_ user: UUID) async throws -> Bool {
+        try await !database.query("SELECT 1 FROM auth.users WHERE id = \(user) AND password_hash IS NOT NULL").isEmpty
     }
 
     /// Marks the address proven (now, or when it was first).
@@ -175,43 +178,6 @@ struct Users: Sendable {
         return try rows[0].decode(User.self)
     }
 
-    /// The account's address (none on an anonymous account), its row locked, whether it is
-    /// anonymous, and whether another account has `newEmail`.
-    func lockForChange(of user: UUID, to newEmail: EmailAddress) async throws -> ChangeStanding? {
-        try await database.query(
-            """
-            SELECT u.email, u.anonymous_at IS NOT NULL AND u.permanent_at IS NULL AS anonymous,
-                EXISTS (SELECT 1 FROM auth.users o WHERE o.email_key = \(newEmail.key) AND o.id <> u.id) AS taken
-            FROM auth.users u WHERE u.id = \(user) FOR UPDATE
-            """
-        ).first?.decode(ChangeStanding.self)
-    }
-
-    /// The account of `user` or of `emailKey`, locked, with whether its address is proven and how
-    /// many verification mails went out for it in the last 10 minutes.
-    func lockForVerification(of user: UUID?, emailKey: String?) async throws -> VerificationStanding? {
-        try await database.query(
-            """
-            SELECT id, email, email_verified_at IS NOT NULL AS verified,
-                (SELECT count(*) FROM auth.email_tokens t WHERE t.user_id = u.id AND t.purpose = 'verify'
-                    AND t.created_at > now() - interval '10 minutes')::int AS recent
-            FROM auth.users u WHERE u.id = \(user) OR u.email_key = \(emailKey)
-            FOR UPDATE
-            """
-        ).first?.decode(VerificationStanding.self)
-    }
-
-    /// The account of an address, locked, with its role and how many live sessions it has.
-    func lockForAdmin(emailKey: String) async throws -> AdminStanding? {
-        try await database.query(
-            """
-            SELECT u.id, u.role, (SELECT count(*) FROM auth.sessions s
-                WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now())::int AS sessions
-            FROM auth.users u WHERE u.email_key = \(emailKey) FOR UPDATE
-            """
-        ).first?.decode(AdminStanding.self)
-    }
-
     /// Makes the account an admin with this password, its address counted as proven, enabled (the
     /// operator's way back in).
     func promote(_ user: UUID, passwordHash: String) async throws {
@@ -227,19 +193,6 @@ struct Users: Sendable {
     func claim(_ user: UUID) async throws {
         try await database.execute(
             "UPDATE auth.users SET password_hash = NULL, email_verified_at = now(), updated_at = now() WHERE id = \(user)")
-    }
-
-    /// The account's ways in, its row locked: whether it has a password, and how many identities
-    /// besides `identity` (nil when `identity` is not the account's).
-    func lockWaysIn(of user: UUID, besides identity: UUID) async throws -> WaysIn? {
-        try await database.query(
-            """
-            SELECT u.password_hash IS NOT NULL AS has_password,
-                (SELECT count(*) FROM auth.identities o WHERE o.user_id = u.id AND o.id <> \(identity))::int AS others
-            FROM auth.users u JOIN auth.identities i ON i.user_id = u.id AND i.id = \(identity)
-            WHERE u.id = \(user) FOR UPDATE OF u
-            """
-        ).first?.decode(WaysIn.self)
     }
 
     /// The address of an account left with no way in (no password, identity or passkey), if it is
@@ -274,12 +227,6 @@ struct Users: Sendable {
         ).first?.decode(User.self)
     }
 
-    /// The account, its row locked for a change by the team.
-    func lockForStaff(_ user: UUID) async throws -> User? {
-        try await database.query("SELECT \(unsafeSQL: Self.columns) FROM auth.users WHERE id = \(user) FOR UPDATE").first?
-            .decode(User.self)
-    }
-
     /// How many enabled admin accounts there are besides `user`, each of their rows locked (two admins
     /// demoting each other at once: the second waits and sees the first's change).
     func lockOtherAdmins(than user: UUID) async throws -> Int {
@@ -301,13 +248,6 @@ struct Users: Sendable {
             WHERE id = \(user) RETURNING \(unsafeSQL: Self.columns)
             """
         ).first?.decode(User.self)
-    }
-
-    /// Whether the account may open a session now (exists and is not disabled), its row share-locked
-    /// until the transaction ends: a concurrent disable waits for the session to be opened, and
-    /// then ends it.
-    func lockEnabled(_ user: UUID) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM auth.users WHERE id = \(user) AND disabled_at IS NULL FOR SHARE").isEmpty
     }
 
     /// Deletes the account; its address (nil inside when it had none), or nil when there was no

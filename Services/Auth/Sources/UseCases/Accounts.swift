@@ -63,7 +63,7 @@ struct Accounts: Sendable {
     func delete(_ user: UUID) async throws -> Bool {
         try await database.withTransaction { connection in
             let users = Users(connection)
-            if let account = try await users.lockForStaff(user), account.isEnabledAdmin,
+            if let account = try await users.lock(user), account.isEnabledAdmin,
                 try await users.lockOtherAdmins(than: user) == 0
             {
                 throw StaffActions.LastAdmin()
@@ -85,8 +85,11 @@ struct Accounts: Sendable {
     /// Unlinks `user`'s identity `id`, unless the account would be left with no way to sign in.
     func unlinkIdentity(_ id: UUID, of user: UUID) async throws -> Unlinked {
         try await database.withTransaction { connection in
-            guard let ways = try await Users(connection).lockWaysIn(of: user, besides: id) else { return .notFound }
-            guard ways.hasPassword || ways.otherIdentities > 0 else { return .lastWayIn }
+            let users = Users(connection)
+            guard try await users.lock(user) != nil,
+                let others = try await Identities(connection).others(of: user, besides: id)
+            else { return .notFound }
+            guard try await users.hasPassword(user) || others > 0 else { return .lastWayIn }
             try await Identities(connection).unlink(id, of: user)
             return .unlinked
         }
@@ -110,7 +113,7 @@ struct Accounts: Sendable {
     {
         try await database.withTransaction { connection in
             let users = Users(connection)
-            guard let existing = try await users.lockForAdmin(emailKey: email.key) else {
+            guard let existing = try await users.lock(emailKey: email.key) else {
                 let id = UUID.random()
                 _ = try await users.insert(
                     id, email: email, passwordHash: passwordHash, displayName: name, role: "admin", verified: true)
@@ -122,8 +125,10 @@ struct Accounts: Sendable {
                 return .created(id)
             }
             // An admin already (the command run again to replace the password) needs no flag.
-            let wasAdmin = existing.role == AccountRole.admin.rawValue
-            guard promoteExisting || wasAdmin else { return .exists(existing.id, liveSessions: existing.liveSessions) }
+            let wasAdmin = existing.role == .admin
+            guard promoteExisting || wasAdmin else {
+                return .exists(existing.id, liveSessions: try await Sessions(connection, lifetimes).liveCount(of: existing.id))
+            }
             try await users.promote(existing.id, passwordHash: passwordHash)
             if let name { _ = try await users.updateProfile(of: existing.id, displayName: name, locale: nil) }
             try await Identities(connection).unlinkAll(of: existing.id)
@@ -132,7 +137,7 @@ struct Accounts: Sendable {
             try await AuditLog.append(
                 .init(
                     wasAdmin ? .userAdminPasswordSet : .userRoleChanged, target: ("user", existing.id.text()),
-                    subject: existing.id, before: .object(["role": .string(existing.role)]),
+                    subject: existing.id, before: .object(["role": .string(existing.role.rawValue)]),
                     after: .object(["role": .string("admin")])),
                 by: .commandLine, schema: AuthService.schema, on: connection)
             return .promoted(existing.id, sessionsEnded: ended)

@@ -68,7 +68,7 @@ extension Accounts {
             let anonymous = found.user
             guard anonymous != into, !(try await Users(connection).isAnonymous(into)) else { return .intoAnonymous }
             guard let authenticatedAt, Double(authenticatedAt) >= found.createdAt.rounded(.down) else { return .signInFirst }
-            guard let session, try await Users(connection).lockEnabled(into),
+            guard let session, let account = try await Users(connection).lock(into, share: true), account.disabledAt == nil,
                 try await Sessions(connection, lifetimes).isLive(session, of: into)
             else { return .callerEnded }
             try await tokens.recordMerge(of: anonymous, into: into, anonymousAt: anonymousAt)

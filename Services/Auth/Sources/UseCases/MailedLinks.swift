@@ -31,11 +31,18 @@ struct MailedLinks: Sendable {
     /// `emailKey`), unless it is verified or three went out in the last 10 minutes.
     func resendVerification(of user: UUID?, emailKey: String?) async throws -> Issued {
         try await database.withTransaction { connection in
-            guard let account = try await Users(connection).lockForVerification(of: user, emailKey: emailKey),
-                !account.verified
-            else { return .nothing }
-            guard account.recent < 3 else { return .throttled(retryAfter: 600) }
-            let made = desk.verification(account.email)
+            let users = Users(connection)
+            var found: User?
+            if let user {
+                found = try await users.lock(user)
+            } else if let emailKey {
+                found = try await users.lock(emailKey: emailKey)
+            }
+            guard let account = found, let email = account.email, !account.emailVerified else { return .nothing }
+            guard try await EmailTokens(connection).recentVerifications(of: account.id) < 3 else {
+                return .throttled(retryAfter: 600)
+            }
+            let made = desk.verification(email)
             try await EmailTokens(connection).issue(made, to: account.id)
             return .queued(link: made.link)
         }
@@ -70,9 +77,9 @@ struct MailedLinks: Sendable {
                 guard let key = try await ResetRequests(connection).take() else { return (true, nil) }
                 let taken = try await MailThrottle.take("reset:" + key, windowSeconds: 3600, on: connection)
                 guard !taken.exceeds(Self.resetsPerAddressPerHour),
-                    let account = try await Users(connection).lock(emailKey: key)
+                    let account = try await Users(connection).lock(emailKey: key), let email = account.email
                 else { return (false, nil) }
-                let made = desk.reset(account.email)
+                let made = desk.reset(email)
                 try await EmailTokens(connection).issue(made, to: account.id)
                 return (false, made.link)
             }
@@ -133,15 +140,16 @@ struct MailedLinks: Sendable {
         of user: UUID, session: UUID?, to newEmail: EmailAddress, keeping passwordHash: String? = nil
     ) async throws -> EmailChange {
         try await database.withTransaction { connection in
-            guard let account = try await Users(connection).lockForChange(of: user, to: newEmail) else { return .invalid }
-            guard account.anonymous == (passwordHash != nil) else { return .anonymous(account.anonymous) }
+            let users = Users(connection)
+            guard let account = try await users.lock(user) else { return .invalid }
+            guard account.isAnonymous == (passwordHash != nil) else { return .anonymous(account.isAnonymous) }
             let perAccount = try await MailThrottle.take("change:" + user.text(), windowSeconds: 3600, on: connection)
             if perAccount.exceeds(Self.changesPerHour) { return .throttled(retryAfter: perAccount.retryAfter) }
-            if account.taken { return .taken }
+            if try await users.id(emailKey: newEmail.key).map({ $0 != user }) ?? false { return .taken }
             // The address counts only what is mailed to it, and anonymous accounts asking to be
             // kept count apart from permanent accounts changing their address: cheap anonymous
             // accounts cannot hold the address's owner off it.
-            let kind = account.anonymous ? "keep-to:" : "change-to:"
+            let kind = account.isAnonymous ? "keep-to:" : "change-to:"
             let perAddress = try await MailThrottle.take(kind + newEmail.key, windowSeconds: 3600, on: connection)
             if perAddress.exceeds(Self.changesPerHour) { return .throttled(retryAfter: perAddress.retryAfter) }
             let tokens = EmailTokens(connection)
@@ -178,7 +186,7 @@ struct MailedLinks: Sendable {
                     if let session = token.session { try await sessions.markPermanent(session) }
                     return .changed(user)
                 }
-                guard let old = try await users.lockEmail(of: token.user) else { return .invalid }
+                guard let old = try await users.lock(token.user).map(\.email) else { return .invalid }
                 let user = try await users.changeAddress(of: token.user, to: address)
                 try await tokens.void(of: user.id, [.verify, .reset, .change, .cancelChange])
                 if let old {

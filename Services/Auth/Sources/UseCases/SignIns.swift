@@ -53,7 +53,9 @@ struct SignIns: Sendable {
     func open(
         for user: User, refreshToken: String, device: Sessions.Device, on connection: PostgresConnection
     ) async throws -> Opening {
-        guard try await Users(connection).lockEnabled(user.id) else { throw AccountDisabled() }
+        guard let account = try await Users(connection).lock(user.id, share: true), account.disabledAt == nil else {
+            throw AccountDisabled()
+        }
         let factors = SecondFactors(connection)
         if !device.amr.contains("mfa"), try await factors.isEnrolled(user.id) {
             let token = TokenIssuer.randomToken()
@@ -162,7 +164,7 @@ struct SignIns: Sendable {
                 guard let email = claims.email.flatMap(EmailAddress.init) else { return .noEmail }
                 guard claims.emailVerified else { return .emailUnverified }
                 if let account = try await users.lock(emailKey: email.key) {
-                    if !account.verified { try await claimUnproven(account.id, on: connection) }
+                    if !account.emailVerified { try await claimUnproven(account.id, on: connection) }
                     userID = account.id
                 } else {
                     let id = UUID.random()

@@ -49,7 +49,7 @@ struct StaffActions: Sendable {
     func setRole(of user: UUID, to role: AccountRole, by actor: AuditActor) async throws -> RoleChanged {
         try await database.withTransaction { connection in
             let users = Users(connection)
-            guard var account = try await users.lockForStaff(user) else { return .missing }
+            guard var account = try await users.lock(user) else { return .missing }
             guard account.role != role else { return .unchanged(account) }
             if role.isStaff && account.isAnonymous { return .anonymous }
             if role.isStaff && !account.emailVerified { return .addressUnverified }
@@ -80,7 +80,7 @@ struct StaffActions: Sendable {
     func setDisabled(_ user: UUID, _ disabled: Bool, by actor: AuditActor) async throws -> Disabled {
         try await database.withTransaction { connection in
             let users = Users(connection)
-            guard let before = try await users.lockForStaff(user) else { return .missing }
+            guard let before = try await users.lock(user) else { return .missing }
             if disabled && actor.id == user { return .refused("An account cannot disable itself.") }
             try Self.mayAct(on: before, actor)
             if disabled {
@@ -108,7 +108,7 @@ struct StaffActions: Sendable {
     /// of address); nil when there is no such account.
     func endSessions(of user: UUID, only id: UUID?, by actor: AuditActor) async throws -> Int? {
         try await database.withTransaction { connection in
-            guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            guard let account = try await Users(connection).lock(user) else { return nil }
             try Self.mayAct(on: account, actor)
             if id == nil { try await EmailTokens(connection).void(of: user, [.reset, .change, .cancelChange]) }
             let ended = try await Sessions(connection, lifetimes).end(of: user, only: id, reason: "ended by the team")
@@ -129,7 +129,7 @@ struct StaffActions: Sendable {
     /// it had no second factor.
     func removeSecondFactor(of user: UUID, by actor: AuditActor, mails: Mails) async throws -> Bool? {
         try await database.withTransaction { connection in
-            guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            guard let account = try await Users(connection).lock(user) else { return nil }
             try Self.mayAct(on: account, actor)
             guard try await SecondFactors(connection).removeAll(of: user) else { return false }
             try await AuditLog.append(
@@ -145,7 +145,7 @@ struct StaffActions: Sendable {
     /// False when no such ask waits; nil when there is no such account.
     func approveSecondFactor(of user: UUID, session: UUID, by actor: AuditActor) async throws -> Bool? {
         try await database.withTransaction { connection in
-            guard let account = try await Users(connection).lockForStaff(user) else { return nil }
+            guard let account = try await Users(connection).lock(user) else { return nil }
             try Self.mayAct(on: account, actor)
             let approved = try await SecondFactors(connection).approve(
                 of: user, session: session, by: actor.id, seconds: SecondFactorFlows.approvalSeconds)
@@ -178,7 +178,7 @@ struct StaffActions: Sendable {
     /// an account gets at most ``mailsPerHour`` of them in an hour.
     func sendMail(_ kind: StaffMail, to user: UUID, by actor: AuditActor, desk: MailDesk) async throws -> Mailed {
         try await database.withTransaction { connection in
-            guard let account = try await Users(connection).lockForStaff(user) else { return .missing }
+            guard let account = try await Users(connection).lock(user) else { return .missing }
             // Counted under the account's row lock: concurrent requests count exactly.
             let recent = try await StaffMails(connection).lastHour(to: user)
             if recent.count >= Self.mailsPerHour { return .tooMany(retryAfter: max(1, recent.secondsToFirstExpiry ?? 3600)) }
@@ -204,7 +204,7 @@ struct StaffActions: Sendable {
     func delete(_ user: UUID, by actor: AuditActor, mails: Mails) async throws -> Bool {
         try await database.withTransaction { connection in
             let users = Users(connection)
-            guard let before = try await users.lockForStaff(user) else { return false }
+            guard let before = try await users.lock(user) else { return false }
             try Self.mayAct(on: before, actor)
             if before.isEnabledAdmin, try await users.lockOtherAdmins(than: user) == 0 {
                 throw LastAdmin()
