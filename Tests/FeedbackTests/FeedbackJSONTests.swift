@@ -46,17 +46,37 @@ import Testing
                 ] : nil)
     }
 
-    /// An idempotency key's request hash is of this output: it stays the encoder's, byte for byte.
-    @Test func aSentFeedbackIsWrittenAsEncodableWritesIt() throws {
-        for (n, text) in Self.awkward.enumerated() {
-            let full = CreateFeedback(
-                id: UUID(), message: text, name: text, rating: n, category: "bug", email: "a@example.com", appVersion: "1",
-                build: text, platform: "ios", osVersion: "18", device: text, locale: "fr", requestIds: [text, "r"],
-                metadata: ["k": .string(text), "n": .number(Double(n) + 0.5)])
-            #expect(written(full) == (try tree(full)))
-            let bare = CreateFeedback(message: text, requestIds: n % 2 == 0 ? [] : nil, metadata: n % 2 == 0 ? [:] : nil)
-            #expect(written(bare) == (try tree(bare)))
+    /// An idempotency key's request hash is of every field `CreateFeedback` declares, read from
+    /// the type: two submissions that differ in any one field hash apart (a field added to the
+    /// type without a variant here fails the first expectation), and one submission spelled
+    /// otherwise (`feedback` for `message`, members in another order) hashes the same.
+    @Test func theRequestHashCoversEveryDeclaredField() throws {
+        let base = CreateFeedback(
+            id: UUID(), message: "m", name: "n", rating: 3, category: "bug", email: "a@example.com", appVersion: "1",
+            build: "b", platform: "ios", osVersion: "18", device: "d", locale: "fr", requestIds: ["r"],
+            metadata: ["k": .string("v"), "n": .number(1)])
+        let variants: [String: @Sendable (inout CreateFeedback) -> Void] = [
+            "id": { $0.id = nil }, "message": { $0.message = "m " }, "name": { $0.name = "n2" }, "rating": { $0.rating = 4 },
+            "category": { $0.category = "idea" }, "email": { $0.email = nil }, "appVersion": { $0.appVersion = "1.0" },
+            "build": { $0.build = "b2" }, "platform": { $0.platform = "android" }, "osVersion": { $0.osVersion = "17" },
+            "device": { $0.device = "e" }, "locale": { $0.locale = "de" }, "requestIds": { $0.requestIds = [] },
+            "metadata": { $0.metadata?["n"] = .string("1") },
+        ]
+        #expect(Set(variants.keys) == Set(Mirror(reflecting: base).children.compactMap(\.label)))
+        let hash = CanonicalForm.bytes(of: base)
+        for (field, change) in variants {
+            var other = base
+            change(&other)
+            #expect(CanonicalForm.bytes(of: other) != hash, "\(field) is not in the request hash")
         }
+        let one = try JSONDecoder().decode(
+            CreateFeedback.self, from: Data(#"{"feedback":"m","metadata":{"a":1,"b":"x"},"requestIds":["p","q"]}"#.utf8))
+        let same = try JSONDecoder().decode(
+            CreateFeedback.self, from: Data(#"{"requestIds":["p","q"],"metadata":{"b":"x","a":1},"message":"m"}"#.utf8))
+        #expect(CanonicalForm.bytes(of: one) == CanonicalForm.bytes(of: same))
+        let reordered = try JSONDecoder().decode(
+            CreateFeedback.self, from: Data(#"{"message":"m","metadata":{"a":1,"b":"x"},"requestIds":["q","p"]}"#.utf8))
+        #expect(CanonicalForm.bytes(of: one) != CanonicalForm.bytes(of: reordered), "a list's order is its meaning")
     }
 
     @Test func itemsAndPagesAreWrittenAsEncodableWritesThem() throws {

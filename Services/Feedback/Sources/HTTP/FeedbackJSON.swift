@@ -61,33 +61,6 @@ extension FeedbackItem: JSONWritable {
     }
 }
 
-extension CreateFeedback: JSONWritable {
-    /// As sent, `feedback` written as `message` (what an idempotency key's request hash is of).
-    public func write(to writer: inout JSONWriter) {
-        // Its members are a feedback item's, by the same names.
-        let keys = FeedbackItem.Keys.shared
-        writer.beginObject()
-        writer.member(keys.appVersion, ifPresent: appVersion)
-        writer.member(keys.build, ifPresent: build)
-        writer.member(keys.category, ifPresent: category)
-        writer.member(keys.device, ifPresent: device)
-        writer.member(keys.email, ifPresent: email)
-        writer.member(keys.id, ifPresent: id)
-        writer.member(keys.locale, ifPresent: locale)
-        writer.member(keys.message, message)
-        if let metadata {
-            writer.member(keys.metadata)
-            writer.write(metadata)
-        }
-        writer.member(keys.name, ifPresent: name)
-        writer.member(keys.osVersion, ifPresent: osVersion)
-        writer.member(keys.platform, ifPresent: platform)
-        writer.member(keys.rating, ifPresent: rating)
-        writer.member(keys.requestIds, ifPresent: requestIds)
-        writer.endObject()
-    }
-}
-
 extension FeedbackChange: JSONWritable {
     static let actorKey = JSONKey("actor"), changedAtKey = JSONKey("changedAt"), changesKey = JSONKey("changes")
 

@@ -42,11 +42,11 @@ struct IntakeController: Sendable {
             id: body.id ?? UUID.random(), clientChoseID: body.id != nil, userID: principal?.userID, feedback: feedback,
             moderation: anonymous && configuration.moderateAnonymous ? .pending : .approved,
             clientAddress: request.clientAddress,
-            // The body as decoded and written again (sorted members, one spelling of each value,
-            // `feedback` as `message`): two bodies that mean the same hash the same, without a
-            // second parse of the bytes.
-            idempotency: try key.map {
-                .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(try JSON.encode(body))))
+            // The body as decoded, every property of CreateFeedback in one spelling (read from its
+            // declaration, ``CanonicalForm``): two bodies that mean the same hash the same, two that
+            // differ in any field differ, without a second parse of the bytes.
+            idempotency: key.map {
+                .init(scope: scope, key: $0, requestHash: PostgresBytes(SHA256.hash(CanonicalForm.bytes(of: body))))
             }, sender: sender)
         let outcome = try await intake.submit(submission)
         switch outcome {
