@@ -64,6 +64,35 @@ import Testing
         #expect(try UserSessionID.decoded(["id": user.uuidString.lowercased(), "session": user.uuidString]).get().user == user)
     }
 
+    /// A parameters type a plugin got wrong: a list member, a pattern that does not compile. The
+    /// app that calls it goes on (no trap), the list is not sent, and the broken pattern refuses
+    /// every value rather than checking none.
+    struct Faulty: EndpointParameters {
+        static let declared: [Parameter] = [
+            .query("tags", .string, "Tags."), .header("X-Code", .string, "A code.").matching("([unclosed"),
+        ]
+        var tags: [String]
+        var code: String?
+        enum CodingKeys: String, CodingKey {
+            case tags
+            case code = "X-Code"
+        }
+    }
+
+    @Test func aFaultyParametersTypeNeitherTrapsNorChecksNothing() {
+        #expect(Faulty(tags: ["a", "b"], code: "x").values.map(\.name) == [])
+        guard case .failure(let problems) = Faulty.decoded(["tags": "a", "X-Code": "x"]) else {
+            Issue.record("a value was read past a pattern that does not compile")
+            return
+        }
+        #expect(problems.fields.map(\.field) == ["X-Code"] && problems.fields[0].message == "has characters it may not have")
+        guard case .failure(let list) = Faulty.decoded(["tags": "a"]) else {
+            Issue.record("a list member was read from one text")
+            return
+        }
+        #expect(list.fields.map(\.field) == ["parameters"])
+    }
+
     @Test func aCallCarriesTheEndpointsMethodPathQueryHeadersAndRetryRule() {
         let id = UUID()
         let call = Call(FeedbackAPI.update, PathID(id), body: Data("{}".utf8))

@@ -187,7 +187,11 @@ public struct Parameter: Sendable, Equatable {
     public private(set) var minimum: Int?
     public private(set) var maximum: Int?
     public private(set) var length: ClosedRange<Int>?
-    public private(set) var pattern: String?
+    public private(set) var pattern: String? {
+        didSet { compiled = pattern.map(CompiledPattern.init) }
+    }
+    /// `pattern`, compiled once where the parameter is declared: requests only match it.
+    private(set) var compiled: CompiledPattern?
     public private(set) var values: [String]?
     /// What is meant when it is left out, when that is a value.
     public private(set) var defaultValue: String?

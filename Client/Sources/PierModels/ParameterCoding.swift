@@ -94,11 +94,28 @@ extension Parameter {
             return "must be "
                 + (values.count == 1 ? values[0] : values.dropLast().joined(separator: ", ") + " or " + values.last!)
         }
-        if let pattern, let expression = try? Regex(pattern), (try? expression.wholeMatch(in: text)) == nil {
-            return "has characters it may not have"
-        }
+        // A pattern that does not compile refuses every value (closed, and the endpoints' test
+        // fails on it), never checks nothing.
+        if pattern != nil, !(compiled?.matches(text) ?? false) { return "has characters it may not have" }
         return nil
     }
+}
+
+/// A parameter's pattern compiled once, at its declaration: a regular expression is never
+/// compiled per request. Immutable after its initializer, so shared between threads.
+final class CompiledPattern: @unchecked Sendable, Equatable {
+    private let expression: Regex<AnyRegexOutput>?
+
+    init(_ pattern: String) { expression = try? Regex(pattern) }
+
+    /// Whether the whole of `text` matches (false when the pattern did not compile).
+    func matches(_ text: String) -> Bool {
+        guard let expression else { return false }
+        return (try? expression.wholeMatch(in: text)) != nil
+    }
+
+    /// Parameters compare by their pattern's text; its compiled form follows from it.
+    static func == (lhs: CompiledPattern, rhs: CompiledPattern) -> Bool { true }
 }
 
 /// Writes a parameters value as text by name (``EndpointParameters/values``).
@@ -111,8 +128,8 @@ final class ParameterEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(Keyed(box: box))
     }
-    func unkeyedContainer() -> any UnkeyedEncodingContainer { fatalError("parameters are named, never a list") }
-    func singleValueContainer() -> any SingleValueEncodingContainer { fatalError("parameters are named") }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { Refused(codingPath: codingPath) }
+    func singleValueContainer() -> any SingleValueEncodingContainer { Refused(codingPath: codingPath) }
 
     struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let box: Box
@@ -138,7 +155,7 @@ final class ParameterEncoder: Encoder {
             -> KeyedEncodingContainer<NestedKey>
         { KeyedEncodingContainer(Keyed<NestedKey>(box: box)) }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            fatalError("parameters are named, never a list")
+            Refused(codingPath: codingPath + [key])
         }
         mutating func superEncoder() -> any Encoder { ParameterEncoder(sharing: box) }
         mutating func superEncoder(forKey key: Key) -> any Encoder { ParameterEncoder(sharing: box) }
@@ -154,9 +171,9 @@ final class ParameterEncoder: Encoder {
         var codingPath: [any CodingKey] = []
         var userInfo: [CodingUserInfoKey: Any] { [:] }
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-            fatalError("a parameter's value is one text")
+            KeyedEncodingContainer(Refused<Key>(codingPath: codingPath))
         }
-        func unkeyedContainer() -> any UnkeyedEncodingContainer { fatalError("a parameter's value is one text") }
+        func unkeyedContainer() -> any UnkeyedEncodingContainer { Refused(codingPath: codingPath) }
         func singleValueContainer() -> any SingleValueEncodingContainer { self }
         func encodeNil() {}
         func encode(_ value: String) { box.text = value }
@@ -171,6 +188,44 @@ final class ParameterEncoder: Encoder {
             }
         }
     }
+}
+
+/// What a parameters type cannot be written as: a list, or a value made of parts where one text
+/// goes. Every write throws (the value's `values` then hold what was written before it), so a
+/// plugin's type with such a member never stops the app that calls it.
+struct Refused<Key: CodingKey>: UnkeyedEncodingContainer, SingleValueEncodingContainer, KeyedEncodingContainerProtocol {
+    var codingPath: [any CodingKey]
+    var count: Int { 0 }
+
+    func refusal(_ value: Any) -> EncodingError {
+        .invalidValue(value, .init(codingPath: codingPath, debugDescription: "a parameter is one text, named"))
+    }
+    mutating func encodeNil() throws { throw refusal(()) }
+    mutating func encode<T: Encodable>(_ value: T) throws { throw refusal(value) }
+    mutating func encodeNil(forKey key: Key) throws { throw refusal(()) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { throw refusal(value) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(Refused<NestedKey>(codingPath: codingPath))
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    { KeyedEncodingContainer(Refused<NestedKey>(codingPath: codingPath)) }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { self }
+    mutating func superEncoder() -> any Encoder { ParameterEncoder() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { ParameterEncoder() }
+}
+
+extension Refused where Key == AnyKey {
+    init(codingPath: [any CodingKey]) { self.codingPath = codingPath }
+}
+
+/// The key of a container that has none.
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue }
+    init(intValue: Int) { (self.stringValue, self.intValue) = (String(intValue), intValue) }
 }
 
 /// Reads a parameters value from checked text by name (``EndpointParameters/decoded(_:)``).
